@@ -1,0 +1,76 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "Grove",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "Grove", targets: ["Grove"]),
+        .library(name: "GroveRuntime", targets: ["GroveRuntime"]),
+        .library(name: "GroveTesting", targets: ["GroveTesting"]),
+        .library(name: "GroveExamples", targets: ["GroveExamples"]),
+        .executable(name: "grove-demo", targets: ["GroveDemo"]),
+        .executable(name: "grove-bench", targets: ["GroveBench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        // Pure core: machines, effects, ids, dialect adapters. No Foundation, no runtime.
+        .target(name: "Grove", swiftSettings: strict),
+        // Local runtime: one actor per machine instance.
+        .target(
+            name: "GroveRuntime",
+            dependencies: [
+                "Grove",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ],
+            swiftSettings: strict
+        ),
+        // Deterministic test kit: test clock and exhaustive test store.
+        .target(name: "GroveTesting", dependencies: ["Grove", "GroveRuntime"], swiftSettings: strict),
+        // The seed patterns as real machines.
+        .target(name: "GroveExamples", dependencies: ["Grove", "GroveRuntime"], swiftSettings: strict),
+        .executableTarget(
+            name: "GroveDemo",
+            dependencies: [
+                "Grove", "GroveRuntime", "GroveExamples",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "GroveBench",
+            dependencies: [
+                "Grove", "GroveRuntime",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(name: "GroveTests", dependencies: ["Grove"], swiftSettings: strict),
+        .testTarget(
+            name: "GroveRuntimeTests",
+            dependencies: ["Grove", "GroveRuntime", "GroveTesting"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "GroveTestingTests",
+            dependencies: ["Grove", "GroveRuntime", "GroveTesting"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "GroveExamplesTests",
+            dependencies: ["Grove", "GroveRuntime", "GroveTesting", "GroveExamples"],
+            swiftSettings: strict
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,120 @@
+extension Effect {
+    /// No work.
+    public static var none: Effect { Effect(kind: .none) }
+
+    /// The machine has no transition for this (state, event) pair; the host keeps the state and
+    /// reports the pair to its diagnostics hook. `update` must not have changed the state.
+    public static var unhandled: Effect { Effect(kind: .unhandled) }
+
+    /// Events processed right after this transition, in array order, before any queued event.
+    public static func events(_ events: [M.Event]) -> Effect { Effect(kind: .events(events)) }
+
+    /// Events processed right after this transition, in order, before any queued event.
+    public static func events(_ events: M.Event...) -> Effect { Effect(kind: .events(events)) }
+
+    /// Emits `output` to the host's observers (and, in a topology, to its routes).
+    public static func output(_ output: M.Output) -> Effect { Effect(kind: .output(output)) }
+
+    /// Long-running async work that may send many events through `send`.
+    ///
+    /// ```swift
+    /// return .operation(id: "ticker") { env, send in
+    ///     for await reading in env.sensor.readings() { try send(.reading(reading)) }
+    /// }
+    /// ```
+    /// - Parameters:
+    ///   - id: Names the work for cancel and replace; a fresh generated id when `nil`.
+    ///   - onError: What a thrown error (other than cancellation) does; stops the machine by default.
+    ///   - body: The work. It receives the host's environment and a ``Send`` handle.
+    public static func operation(
+        id: EffectID? = nil,
+        onError: ErrorPolicy = .fail,
+        _ body: @escaping @Sendable (M.Env, Send<M.Event>) async throws -> Void
+    ) -> Effect {
+        Effect(kind: .work(Work(id: id, kind: .operation, onError: onError, run: body)))
+    }
+
+    /// Oak-style operation: `Effect(id: "load") { env, input in try input.send(.loaded(...)) }`.
+    public init(
+        id: EffectID? = nil,
+        onError: ErrorPolicy = .fail,
+        operation: @escaping @Sendable (M.Env, Send<M.Event>) async throws -> Void
+    ) {
+        self = .operation(id: id, onError: onError, operation)
+    }
+
+    /// A single async result turned into an event (or nothing, when `body` returns `nil`).
+    ///
+    /// ```swift
+    /// return .task(id: "search", onError: .map { .failed("\($0)") }) { env in
+    ///     .results(try await env.search(query))
+    /// }
+    /// ```
+    public static func task(
+        id: EffectID? = nil,
+        onError: ErrorPolicy = .fail,
+        _ body: @escaping @Sendable (M.Env) async throws -> M.Event?
+    ) -> Effect {
+        Effect(kind: .work(Work(id: id, kind: .task, onError: onError) { env, send in
+            if let event = try await body(env) { try send(event) }
+        }))
+    }
+
+    /// Delivers each element of the sequence `make` returns, in order, until it finishes or the
+    /// work is cancelled. Cancelling ends the iteration, so `AsyncStream` termination handlers run.
+    public static func stream<S: AsyncSequence & Sendable>(
+        id: EffectID? = nil,
+        onError: ErrorPolicy = .fail,
+        _ make: @escaping @Sendable (M.Env) -> S
+    ) -> Effect where S.Element == M.Event {
+        Effect(kind: .work(Work(id: id, kind: .stream, onError: onError) { env, send in
+            for try await event in make(env) { try send(event) }
+        }))
+    }
+
+    /// Sends `event` after `delay` on the host's clock. Timers are durable: a snapshot records the
+    /// absolute deadline and a restored machine fires it on time.
+    public static func after(_ delay: Duration, id: EffectID? = nil, send event: M.Event) -> Effect {
+        Effect(kind: .timer(id: id, delay: delay, event: event))
+    }
+
+    /// A Codable request executed by the effect handler registered for `R`, locally or in another
+    /// process; its result comes back as the event `result` makes.
+    ///
+    /// ```swift
+    /// return .io(id: "fetch", FetchItems(page: 1)) { result in
+    ///     switch result {
+    ///     case .success(let items): .loaded(items)
+    ///     case .failure(let failure): .failed(failure.message)
+    ///     }
+    /// }
+    /// ```
+    public static func io<R: IORequest>(
+        id: EffectID? = nil,
+        _ request: R,
+        result: @escaping @Sendable (Result<R.Response, IOFailure>) -> M.Event
+    ) -> Effect {
+        Effect(kind: .io(id: id, IOCall(request, result: result)))
+    }
+
+    /// Cancels the work named `id`. A no-op when nothing with that id is in flight.
+    public static func cancel(_ id: EffectID) -> Effect { Effect(kind: .cancel(id)) }
+
+    /// Oak spelling of ``cancel(_:)``.
+    public static func cancel(id: EffectID) -> Effect { Effect(kind: .cancel(id)) }
+
+    /// Cancels every piece of work of this machine instance.
+    public static var cancelAll: Effect { Effect(kind: .cancelAll) }
+
+    /// Runs `effects` one after another: a step starts when the previous one has finished (its
+    /// work completed and its events were processed). Cancelling `id` cancels the running step
+    /// and the steps not yet started.
+    public static func sequence(_ effects: [Effect], id: EffectID? = nil) -> Effect {
+        Effect(kind: .sequence(id: id, effects))
+    }
+
+    /// Runs `effects` concurrently. Cancelling `id` cancels all of them.
+    public static func merge(_ effects: [Effect], id: EffectID? = nil) -> Effect {
+        Effect(kind: .merge(id: id, effects))
+    }
+}

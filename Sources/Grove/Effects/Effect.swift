@@ -1,0 +1,81 @@
+/// Work a transition asks the host to do, described as a value.
+///
+/// Effects are built with the static constructors (`.task`, `.operation`, `.stream`, `.after`,
+/// `.io`, `.cancel`, `.sequence`, `.merge`, `.events`, `.output`) and composed freely. The host
+/// executes them after the transition commits. Every piece of async work has an ``EffectID``:
+/// starting work with an id that is in flight cancels the old work first, and cancelled work can
+/// never deliver an event afterwards.
+public struct Effect<M: Machine>: Sendable {
+    package let kind: Kind
+
+    package init(kind: Kind) { self.kind = kind }
+
+    package enum Kind: Sendable {
+        case none
+        case unhandled
+        case events([M.Event])
+        case output(M.Output)
+        case work(Work)
+        case timer(id: EffectID?, delay: Duration, event: M.Event)
+        case io(id: EffectID?, IOCall<M>)
+        case cancel(EffectID)
+        case cancelAll
+        case sequence(id: EffectID?, [Effect])
+        case merge(id: EffectID?, [Effect])
+    }
+
+    /// Async work that runs off the machine and talks back through ``Send``.
+    package struct Work: Sendable {
+        package let id: EffectID?
+        package let kind: WorkKind
+        package let onError: ErrorPolicy
+        package let run: @Sendable (M.Env, Send<M.Event>) async throws -> Void
+    }
+
+    package enum WorkKind: String, Sendable {
+        case operation, task, stream
+    }
+
+    /// What the host does when an effect throws an error that is not cancellation.
+    public enum ErrorPolicy: Sendable {
+        /// Stop the machine and report the error: `run()` throws it and later sends fail.
+        case fail
+        /// Turn the error into an event for the machine.
+        case map(@Sendable (any Error) -> M.Event)
+    }
+}
+
+extension Effect {
+    /// `true` for `.none`, and for sequences and merges that hold nothing but `.none`.
+    public var isNone: Bool {
+        switch kind {
+        case .none: true
+        case .sequence(_, let effects), .merge(_, let effects): effects.allSatisfy(\.isNone)
+        default: false
+        }
+    }
+
+    /// `true` when the transition reported that it does not handle the event in this state.
+    public var isUnhandled: Bool {
+        if case .unhandled = kind { return true }
+        return false
+    }
+}
+
+/// The handle async work uses to send events back to its machine.
+///
+/// Sending fails with `CancellationError` once the work was cancelled or replaced, or its machine
+/// has stopped; work should let that error end it.
+public struct Send<Event: Sendable>: Sendable {
+    let deliver: @Sendable (Event) throws -> Void
+
+    /// Wraps a delivery function. Hosts and test kits create these; user code receives them.
+    package init(_ deliver: @escaping @Sendable (Event) throws -> Void) { self.deliver = deliver }
+
+    /// Sends `event` to the machine that started this work.
+    /// - Throws: `CancellationError` when the work was cancelled or its machine stopped.
+    public func send(_ event: Event) throws { try deliver(event) }
+
+    /// Sends `event` to the machine that started this work: `try send(.loaded(items))`.
+    public func callAsFunction(_ event: Event) throws { try deliver(event) }
+}

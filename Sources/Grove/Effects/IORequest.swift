@@ -1,0 +1,68 @@
+/// A Codable request that an effect handler executes, in this process or another one.
+///
+/// Declare one type per kind of I/O, with the response it produces:
+/// ```swift
+/// struct FetchItems: IORequest {
+///     typealias Response = [Item]
+///     var page: Int
+/// }
+/// ```
+/// Handlers are registered by name (``name``), which must be the same in every process of a
+/// topology.
+public protocol IORequest: Codable, Sendable {
+    /// What the handler returns on success.
+    associatedtype Response: Codable & Sendable
+    /// The name handlers are registered under. Defaults to the type's name.
+    static var name: String { get }
+}
+
+extension IORequest {
+    public static var name: String { String(describing: Self.self) }
+}
+
+/// Why an io request produced no response. Always delivered to the machine as data, never thrown
+/// past it, so a machine decides what a failure means.
+public struct IOFailure: Error, Codable, Sendable, Hashable, CustomStringConvertible {
+    /// The kind of failure; equality of failures is equality of codes and messages.
+    public struct Code: RawRepresentable, Codable, Sendable, Hashable {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        /// No handler is registered for the request's name.
+        public static let noHandler = Code(rawValue: "no-handler")
+        /// The handler threw an error.
+        public static let handlerFailed = Code(rawValue: "handler-failed")
+        /// The process running the handler went away before answering.
+        public static let workerLost = Code(rawValue: "worker-lost")
+        /// The request or response could not be encoded or decoded.
+        public static let codec = Code(rawValue: "codec")
+    }
+
+    public var code: Code
+    public var message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code.rawValue): \(message)" }
+}
+
+/// Something that can execute io requests: local handlers, or a link to a remote worker.
+package protocol IOPerformer: Sendable {
+    func perform<R: IORequest>(_ request: R) async -> Result<R.Response, IOFailure>
+}
+
+/// A type-erased io request together with the mapping of its result to an event.
+package struct IOCall<M: Machine>: Sendable {
+    package let requestName: String
+    package let request: any IORequest
+    package let run: @Sendable (any IOPerformer) async -> M.Event
+
+    init<R: IORequest>(_ request: R, result: @escaping @Sendable (Result<R.Response, IOFailure>) -> M.Event) {
+        self.requestName = R.name
+        self.request = request
+        self.run = { performer in result(await performer.perform(request)) }
+    }
+}

@@ -1,0 +1,75 @@
+/// A finite state machine: a state, the events it accepts and a pure transition function.
+///
+/// `update` is synchronous and performs no I/O. Everything that touches the world is described by
+/// the returned ``Effect`` and executed by a host (`MachineHost` in GroveRuntime, or a worker
+/// process in the cluster runtime).
+///
+/// ```swift
+/// enum Counter: Machine {
+///     enum Event: Sendable, Codable { case increment, reset }
+///     static var initialState: Int { 0 }
+///     static func update(_ state: inout Int, event: Event) -> Effect {
+///         switch event {
+///         case .increment: state += 1
+///         case .reset: state = 0
+///         }
+///         return .none
+///     }
+/// }
+/// ```
+public protocol Machine: Sendable {
+    /// Everything the machine remembers between events. Codable when the machine is snapshotted or
+    /// distributed.
+    associatedtype State: Sendable
+    /// The inputs the machine accepts, from senders and from its own effects.
+    associatedtype Event: Sendable
+    /// Values the machine emits to observers and, in a topology, to other machines.
+    associatedtype Output: Sendable = Never
+    /// Dependencies handed to local effects (operations, tasks, streams). Never seen by `update`.
+    associatedtype Env: Sendable = Void
+
+    /// The state a new instance starts in.
+    static var initialState: State { get }
+
+    /// Computes the next state in place and returns the work to do.
+    ///
+    /// Return ``Effect/unhandled`` when the pair (state, event) has no transition; the state must
+    /// then be left untouched. The host reports such pairs to its diagnostics hook.
+    /// - Parameters:
+    ///   - state: The current state, updated in place.
+    ///   - event: The event being processed.
+    /// - Returns: The effect describing work for the host to run; `.none` when there is nothing.
+    static func update(_ state: inout State, event: Event) -> Grove.Effect<Self>
+
+    /// Whether `state` ends the machine's run. Defaults to `state.isTerminal` when `State` is
+    /// ``Terminable``, otherwise to `false`.
+    static func isTerminal(_ state: State) -> Bool
+
+    /// The output a run reports when the initial state is already terminal. Defaults to `nil`.
+    static var initialOutput: Output? { get }
+}
+
+extension Machine {
+    /// The effect type of this machine, so conforming types can write `Effect` unqualified.
+    public typealias Effect = Grove.Effect<Self>
+
+    public static func isTerminal(_ state: State) -> Bool { false }
+    public static var initialOutput: Output? { nil }
+}
+
+extension Machine where State: Terminable {
+    public static func isTerminal(_ state: State) -> Bool { state.isTerminal }
+}
+
+/// A state type that knows whether it ends the machine's run.
+public protocol Terminable {
+    /// `true` when the machine stops after entering this state.
+    var isTerminal: Bool { get }
+}
+
+/// A state type that never ends the machine's run.
+public protocol NonTerminal: Terminable {}
+
+extension NonTerminal {
+    public var isTerminal: Bool { false }
+}

@@ -1,0 +1,99 @@
+import Grove
+
+/// The work in flight for one machine instance, keyed by effect id.
+///
+/// Every start of work gets a fresh generation token. Reports from work carry the key (id + token)
+/// they were started with, and the host acts on a report only while that exact key is live here:
+/// that is what makes cancelled or replaced work unable to deliver, even if it ignores
+/// cancellation.
+struct EffectRegistry<M: Machine> {
+    enum Resource {
+        case task(Task<Void, Never>)
+        case timer(any ScheduledTimer, deadline: Timestamp, event: M.Event)
+        case group(Group)
+        /// Events of a sequence step, pending in the inline queue.
+        case inline
+    }
+
+    struct Group {
+        var isSequence: Bool
+        var remaining: ArraySlice<Effect<M>>
+        var active: Set<EffectID> = []
+    }
+
+    struct Node {
+        let token: UInt64
+        let parent: JobKey?
+        var resource: Resource
+    }
+
+    private(set) var nodes: [EffectID: Node] = [:]
+    private var lastToken: UInt64 = 0
+    private var lastGenerated: UInt64 = 0
+
+    var isEmpty: Bool { nodes.isEmpty }
+
+    /// A key for new work: the given id (or a generated one) with a fresh token.
+    mutating func makeKey(_ id: EffectID?) -> JobKey {
+        lastToken &+= 1
+        if let id { return JobKey(id: id, token: lastToken) }
+        lastGenerated &+= 1
+        return JobKey(id: .generated(lastGenerated), token: lastToken)
+    }
+
+    func isLive(_ key: JobKey) -> Bool { nodes[key.id]?.token == key.token }
+
+    func node(_ key: JobKey) -> Node? {
+        guard let node = nodes[key.id], node.token == key.token else { return nil }
+        return node
+    }
+
+    /// Registers work. The caller has cancelled anything registered under the same id.
+    mutating func insert(_ key: JobKey, parent: JobKey?, _ resource: Resource) {
+        assert(nodes[key.id] == nil, "replace must cancel before insert")
+        nodes[key.id] = Node(token: key.token, parent: parent, resource: resource)
+    }
+
+    /// Removes the node only if `key` is the live generation, so the late finish of replaced
+    /// work never removes its successor.
+    mutating func remove(_ key: JobKey) -> Node? {
+        guard isLive(key) else { return nil }
+        return nodes.removeValue(forKey: key.id)
+    }
+
+    /// Removes whatever generation is registered under `id`.
+    mutating func remove(id: EffectID) -> (JobKey, Node)? {
+        guard let node = nodes.removeValue(forKey: id) else { return nil }
+        return (JobKey(id: id, token: node.token), node)
+    }
+
+    mutating func updateGroup(_ key: JobKey, _ change: (inout Group) -> Void) -> Group? {
+        guard var node = node(key), case .group(var group) = node.resource else { return nil }
+        change(&group)
+        node.resource = .group(group)
+        nodes[key.id] = node
+        return group
+    }
+
+    /// Top-level timers, for snapshots.
+    var pendingTimers: [(id: EffectID, deadline: Timestamp, event: M.Event)] {
+        nodes.compactMap { id, node in
+            guard node.parent == nil, case .timer(_, let deadline, let event) = node.resource else { return nil }
+            return (id, deadline, event)
+        }.sorted { $0.deadline < $1.deadline }
+    }
+
+    /// Removes everything, returning the nodes so their resources can be released.
+    mutating func removeAll() -> [Node] {
+        defer { nodes.removeAll() }
+        return Array(nodes.values)
+    }
+
+    static func release(_ resource: Resource) {
+        switch resource {
+        case .task(let task): task.cancel()
+        case .timer(let timer, _, _): timer.cancel()
+        case .group, .inline: break
+        }
+    }
+}

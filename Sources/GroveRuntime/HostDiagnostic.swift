@@ -1,0 +1,61 @@
+public import Grove
+
+/// Something a host noticed that is not a normal transition. Delivered to
+/// `HostOptions.diagnostics` and logged; never silently lost.
+public enum HostDiagnostic<M: Machine>: Sendable {
+    /// `update` returned `.unhandled`: the state was left as it was.
+    case unhandled(state: M.State, event: M.Event)
+    /// Work threw an error that was not cancellation.
+    case effectFailed(id: EffectID, error: any Error)
+    /// Events that were accepted but will never be processed, because the machine ended.
+    case eventsDropped([M.Event], reason: HostError)
+    /// A send was refused because the mailbox was full.
+    case mailboxOverflow(event: M.Event)
+    /// Async work returned by the transition into a terminal state was not started.
+    case effectsSkippedAtTermination(count: Int)
+}
+
+/// How a host is configured.
+public struct HostOptions<M: Machine>: Sendable {
+    /// The machine address used in errors and logs (`name` or `name/key`).
+    public var address: String
+    /// How many external events may wait in the mailbox; a send beyond that fails with
+    /// `HostError.Code.mailboxFull`.
+    public var mailboxCapacity: Int
+    /// Called for every ``HostDiagnostic``, on the host's actor or the sender's thread.
+    public var diagnostics: (@Sendable (HostDiagnostic<M>) -> Void)?
+
+    /// - Parameters:
+    ///   - address: Defaults to the machine type's name.
+    ///   - mailboxCapacity: Defaults to 65,536 events.
+    ///   - diagnostics: Receives unhandled events, effect failures and dropped events.
+    public init(
+        address: String = String(describing: M.self),
+        mailboxCapacity: Int = 65_536,
+        diagnostics: (@Sendable (HostDiagnostic<M>) -> Void)? = nil
+    ) {
+        precondition(mailboxCapacity > 0, "mailboxCapacity must be at least 1")
+        self.address = address
+        self.mailboxCapacity = mailboxCapacity
+        self.diagnostics = diagnostics
+    }
+}
+
+/// How a run ended.
+public struct Termination<M: Machine>: Sendable {
+    /// Why the run ended.
+    public enum Reason: Sendable, Equatable {
+        /// The machine entered a terminal state.
+        case terminalState
+        /// `stop()` was called.
+        case stopped
+    }
+
+    public var reason: Reason
+    /// The state the machine ended in.
+    public var finalState: M.State
+    /// The last output emitted, or the initial output when the initial state was terminal.
+    public var lastOutput: M.Output?
+    /// Events accepted but never processed, oldest first.
+    public var droppedEvents: [M.Event]
+}

@@ -1,0 +1,155 @@
+import Grove
+
+extension MachineHost {
+    /// Starts `effect`. Returns the key of the registered work when something is now in flight
+    /// under `parent`, or `nil` when the effect completed immediately.
+    func execute(_ effect: Effect<M>, parent: JobKey?) -> JobKey? {
+        switch effect.kind {
+        case .none, .unhandled:
+            return nil
+        case .events(let events):
+            guard !events.isEmpty else { return nil }
+            guard let parent else {
+                for event in events { inlineBuffer.append(.event(event)) }
+                return nil
+            }
+            // Inside a sequence or merge: the step ends once its events were processed.
+            let key = registry.makeKey(nil)
+            registry.insert(key, parent: parent, .inline)
+            for event in events { inlineBuffer.append(.guarded(event, key)) }
+            inlineBuffer.append(.done(key))
+            return key
+        case .output(let output):
+            emit(output)
+            return nil
+        case .cancel(let id):
+            cancel(id)
+            return nil
+        case .cancelAll:
+            cancelAll()
+            return nil
+        case .work(let work):
+            let key = newKey(work.id)
+            let task = Self.spawn(work, key: key, env: env, mailbox: mailbox)
+            registry.insert(key, parent: parent, .task(task))
+            return key
+        case .timer(let id, let delay, let event):
+            return arm(event, id: id, deadline: clock.now() + delay, parent: parent)
+        case .io(let id, let call):
+            let key = newKey(id)
+            let task = Self.spawn(call, key: key, performer: io, mailbox: mailbox)
+            registry.insert(key, parent: parent, .task(task))
+            return key
+        case .sequence(let id, let effects):
+            let key = newKey(id)
+            registry.insert(key, parent: parent, .group(.init(isSequence: true, remaining: effects[...])))
+            advance(key)
+            return registry.isLive(key) ? key : nil
+        case .merge(let id, let effects):
+            let key = newKey(id)
+            registry.insert(key, parent: parent, .group(.init(isSequence: false, remaining: [])))
+            for child in effects {
+                guard registry.isLive(key) else { break }
+                if let childKey = execute(child, parent: key) {
+                    _ = registry.updateGroup(key) { $0.active.insert(childKey.id) }
+                }
+            }
+            advance(key)
+            return registry.isLive(key) ? key : nil
+        }
+    }
+
+    /// A key for new work; work already in flight under the same id is cancelled first (replace).
+    func newKey(_ id: EffectID?) -> JobKey {
+        if let id { cancel(id) }
+        return registry.makeKey(id)
+    }
+
+    @discardableResult
+    func arm(_ event: M.Event, id: EffectID?, deadline: Timestamp, parent: JobKey?) -> JobKey {
+        let key = newKey(id)
+        let mailbox = self.mailbox
+        let timer = clock.schedule(at: deadline) { try? mailbox.post(.timerFired(key)) }
+        registry.insert(key, parent: parent, .timer(timer, deadline: deadline, event: event))
+        return key
+    }
+
+    /// Cancels the work registered under `id` and everything it started. A no-op for unknown or
+    /// finished ids.
+    func cancel(_ id: EffectID) {
+        guard let (key, node) = registry.remove(id: id) else { return }
+        EffectRegistry<M>.release(node.resource)
+        if case .group(let group) = node.resource {
+            for child in group.active { cancelChild(child, of: key) }
+        }
+        if let parent = node.parent { childEnded(parent, id) }
+    }
+
+    private func cancelChild(_ id: EffectID, of parent: JobKey) {
+        guard let node = registry.nodes[id], node.parent == parent else { return }
+        cancel(id)
+    }
+
+    func cancelAll() {
+        for node in registry.removeAll() { EffectRegistry<M>.release(node.resource) }
+    }
+
+    /// A child of a sequence or merge ended (finished or was cancelled).
+    func childEnded(_ parent: JobKey, _ child: EffectID) {
+        guard let group = registry.updateGroup(parent, { $0.active.remove(child) }) else { return }
+        if group.active.isEmpty { advance(parent) }
+    }
+
+    /// Starts the next sequence step, or completes the group when nothing is left.
+    func advance(_ key: JobKey) {
+        while let node = registry.node(key), case .group(let group) = node.resource, group.active.isEmpty {
+            if group.isSequence, let step = group.remaining.first {
+                _ = registry.updateGroup(key) { $0.remaining.removeFirst() }
+                if let childKey = execute(step, parent: key) {
+                    _ = registry.updateGroup(key) { $0.active.insert(childKey.id) }
+                }
+                continue
+            }
+            _ = registry.remove(key)
+            if let parent = node.parent { childEnded(parent, key.id) }
+            return
+        }
+    }
+
+    /// Runs work off the actor. The task never touches the host: it reports through the mailbox,
+    /// so a released host can deinit and cancel it.
+    nonisolated static func spawn(
+        _ work: Effect<M>.Work, key: JobKey, env: M.Env, mailbox: Mailbox<M>
+    ) -> Task<Void, Never> {
+        Task {
+            let send = Send<M.Event> { event in
+                if Task.isCancelled { throw CancellationError() }
+                try mailbox.post(.delivered(event, key))
+            }
+            do {
+                try await work.run(env, send)
+                try? mailbox.post(.finished(key))
+            } catch {
+                if Task.isCancelled { return }
+                switch work.onError {
+                case .map(let transform):
+                    try? mailbox.post(.delivered(transform(error), key))
+                    try? mailbox.post(.finished(key))
+                case .fail:
+                    try? mailbox.post(.failed(key, error))
+                }
+            }
+        }
+    }
+
+    nonisolated static func spawn(
+        _ call: IOCall<M>, key: JobKey, performer: any IOPerformer, mailbox: Mailbox<M>
+    ) -> Task<Void, Never> {
+        Task {
+            let event = await call.run(performer)
+            if Task.isCancelled { return }
+            try? mailbox.post(.delivered(event, key))
+            try? mailbox.post(.finished(key))
+        }
+    }
+}

@@ -1,0 +1,206 @@
+import Grove
+import DequeModule
+
+extension MachineHost {
+    func drainWhenWoken() {
+        bootIfNeeded()
+        drainNow()
+    }
+
+    /// First run: arms restored timers, and ends at once when the initial state is terminal.
+    func bootIfNeeded() {
+        guard !booted else { return }
+        booted = true
+        for timer in timersToRestore {
+            arm(timer.event, id: timer.id.isGenerated ? nil : timer.id, deadline: timer.deadline, parent: nil)
+        }
+        timersToRestore = []
+        if outcome == nil, M.isTerminal(state) {
+            lastOutput = M.initialOutput
+            end(.ended(Termination(reason: .terminalState, finalState: state, lastOutput: lastOutput, droppedEvents: [])))
+            finishRun(droppedBefore: EmptyCollection())
+        }
+    }
+
+    /// Processes mailbox batches until the mailbox is empty or the machine ends.
+    func drainNow() {
+        while outcome == nil {
+            let batch = mailbox.takeAll()
+            if batch.isEmpty { return }
+            var index = batch.startIndex
+            while index < batch.endIndex {
+                handle(batch[index])
+                index += 1
+                if outcome != nil {
+                    finishRun(droppedBefore: batch[index...])
+                    return
+                }
+            }
+        }
+    }
+
+    /// Handles one mailbox item and everything it causes inline.
+    func handle(_ item: MailItem<M>) {
+        switch item {
+        case .event(let event):
+            apply(event, origin: .sent)
+        case .eventAwaitingState(let event, let waiter):
+            apply(event, origin: .sent)
+            runInline()
+            if let outcome, case .failed(let error) = outcome {
+                waiter.resume(returning: .failure(error))
+            } else {
+                waiter.resume(returning: .success(state))
+            }
+            return
+        case .delivered(let event, let key):
+            guard registry.isLive(key) else { return }
+            apply(event, origin: .effect(key.id))
+        case .finished(let key):
+            if let node = registry.remove(key), let parent = node.parent {
+                childEnded(parent, key.id)
+            }
+        case .failed(let key, let error):
+            guard registry.remove(key) != nil else { return }
+            report(.effectFailed(id: key.id, error: error))
+            end(.failed(.effectFailed(address: address, id: key.id, error: error)))
+        case .timerFired(let key):
+            guard let node = registry.remove(key), case .timer(_, _, let event) = node.resource else { return }
+            apply(event, origin: .timer(key.id))
+            if let parent = node.parent { childEnded(parent, key.id) }
+        }
+        runInline()
+    }
+
+    /// Processes inline events (and sequence bookkeeping) until none are left.
+    func runInline() {
+        flushInlineBuffer()
+        while outcome == nil, let item = inline.popFirst() {
+            switch item {
+            case .event(let event):
+                apply(event, origin: .inline)
+            case .guarded(let event, let key):
+                if registry.isLive(key) { apply(event, origin: .inline) }
+            case .done(let key):
+                if let node = registry.remove(key), let parent = node.parent { childEnded(parent, key.id) }
+            }
+            flushInlineBuffer()
+        }
+    }
+
+    /// Inline events produced while executing an effect go before everything already pending.
+    func flushInlineBuffer() {
+        guard !inlineBuffer.isEmpty else { return }
+        inline.prepend(contentsOf: inlineBuffer)
+        inlineBuffer.removeAll(keepingCapacity: true)
+    }
+
+    /// One transition: `update`, commit, observe, then run the effect.
+    func apply(_ event: M.Event, origin: EventOrigin) {
+        let effect = M.update(&state, event: event)
+        if case .unhandled = effect.kind {
+            trace?(.unhandled(event: event, origin: origin))
+            report(.unhandled(state: state, event: event))
+            return
+        }
+        if !stateObservers.isEmpty {
+            for observer in stateObservers.values { observer.yield(state) }
+        }
+        trace?(.processed(event: event, origin: origin, state: state))
+        if M.isTerminal(state) {
+            runTerminal(effect)
+            end(.ended(Termination(reason: .terminalState, finalState: state, lastOutput: lastOutput, droppedEvents: [])))
+            return
+        }
+        if case .none = effect.kind { return }
+        _ = execute(effect, parent: nil)
+    }
+
+    /// On the transition into a terminal state only outputs take effect: work started now could
+    /// never deliver, so it is not started, and inline events are dropped.
+    func runTerminal(_ effect: Effect<M>) {
+        var skipped = 0
+        var dropped: [M.Event] = []
+        func visit(_ effect: Effect<M>) {
+            switch effect.kind {
+            case .output(let output): emit(output)
+            case .events(let events): dropped += events
+            case .work, .timer, .io: skipped += 1
+            case .sequence(_, let effects), .merge(_, let effects): effects.forEach(visit)
+            case .none, .unhandled, .cancel, .cancelAll: break
+            }
+        }
+        visit(effect)
+        droppedOnEnd += dropped
+        if skipped > 0 { report(.effectsSkippedAtTermination(count: skipped)) }
+    }
+
+    func emit(_ output: M.Output) {
+        lastOutput = output
+        trace?(.output(output))
+        for observer in outputObservers.values { observer.yield(output) }
+    }
+
+    /// Marks the run as over: cancels all work and closes the mailbox. `finishRun` completes it.
+    func end(_ newOutcome: Outcome) {
+        guard outcome == nil else { return }
+        outcome = newOutcome
+        for node in registry.removeAll() { EffectRegistry<M>.release(node.resource) }
+        for item in inline {
+            if case .event(let event) = item { droppedOnEnd.append(event) }
+            if case .guarded(let event, _) = item { droppedOnEnd.append(event) }
+        }
+        inline.removeAll()
+        inlineBuffer.removeAll()
+    }
+
+    /// Reports dropped events, answers waiters and finishes observation streams.
+    func finishRun<C: Collection<MailItem<M>>>(droppedBefore batchRest: C) {
+        guard let outcome else { return }
+        let closeReason = error(for: outcome)
+        let leftovers = Array(batchRest) + Array(mailbox.close(closeReason))
+        var dropped = droppedOnEnd
+        for item in leftovers {
+            switch item {
+            case .event(let event):
+                dropped.append(event)
+            case .eventAwaitingState(let event, let waiter):
+                dropped.append(event)
+                waiter.resume(returning: .failure(closeReason))
+            default:
+                break
+            }
+        }
+        droppedOnEnd = []
+        if !dropped.isEmpty { report(.eventsDropped(dropped, reason: closeReason)) }
+        if case .ended(var termination) = outcome {
+            termination.droppedEvents = dropped
+            termination.lastOutput = lastOutput
+            self.outcome = .ended(termination)
+        }
+        let result = result(for: self.outcome!)
+        for waiter in completionWaiters { waiter.resume(returning: result) }
+        completionWaiters = []
+        for observer in stateObservers.values { observer.finish() }
+        for observer in outputObservers.values { observer.finish() }
+        stateObservers = [:]
+        outputObservers = [:]
+        log.debug("machine ended", metadata: ["reason": "\(closeReason.code.rawValue)", "dropped": "\(dropped.count)"])
+    }
+
+    func report(_ diagnostic: HostDiagnostic<M>) {
+        switch diagnostic {
+        case .unhandled:
+            log.debug("unhandled event; state unchanged")
+        case .effectFailed(let id, let error):
+            log.error("effect failed", metadata: ["effect": "\(id)", "error": "\(error)"])
+        case .eventsDropped(let events, let reason):
+            log.notice("events dropped", metadata: ["count": "\(events.count)", "reason": "\(reason.code.rawValue)"])
+        case .mailboxOverflow:
+            log.warning("mailbox full; send refused")
+        case .effectsSkippedAtTermination(let count):
+            log.debug("work returned with the terminal transition was not started", metadata: ["count": "\(count)"])
+        }
+        options.diagnostics?(diagnostic)
+    }
+}

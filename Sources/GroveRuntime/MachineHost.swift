@@ -1,0 +1,222 @@
+public import Grove
+public import Logging
+import DequeModule
+
+/// Runs one instance of a machine: a mailbox, an effect registry and observation, in an actor.
+///
+/// Events are processed one at a time in FIFO order. `update` runs on the actor; effects run as
+/// tasks off it and report back through the mailbox.
+///
+/// ```swift
+/// let host = MachineHost(DataLoader.self, env: .live, io: handlers)
+/// host.start()
+/// try host.send(.load)                       // fire and forget
+/// let state = try await host.sendAndWait(.reload)   // the state this event committed
+/// for await state in await host.states() { print(state) }
+/// ```
+public actor MachineHost<M: Machine> {
+    /// The machine address used in errors and logs.
+    public nonisolated let address: String
+    let env: M.Env
+    let clock: any HostClock
+    let io: any IOPerformer
+    let options: HostOptions<M>
+    let mailbox: Mailbox<M>
+    let log: Logger
+    let trace: (@Sendable (HostTrace<M>) -> Void)?
+
+    /// The current state.
+    public internal(set) var state: M.State
+    var registry = EffectRegistry<M>()
+    var inline: Deque<InlineItem> = []
+    var inlineBuffer: [InlineItem] = []
+    var booted = false
+    var outcome: Outcome?
+    var droppedOnEnd: [M.Event] = []
+    var lastOutput: M.Output?
+    var timersToRestore: [Snapshot<M>.PendingTimer] = []
+    var stateObservers: [Int: AsyncStream<M.State>.Continuation] = [:]
+    var outputObservers: [Int: AsyncStream<M.Output>.Continuation] = [:]
+    var nextObserverID = 0
+    var completionWaiters: [CheckedContinuation<Result<Termination<M>, HostError>, Never>] = []
+
+    enum InlineItem {
+        case event(M.Event)
+        case guarded(M.Event, JobKey)
+        case done(JobKey)
+    }
+
+    enum Outcome {
+        case ended(Termination<M>)
+        case failed(HostError)
+    }
+
+    package init(
+        machine: M.Type,
+        env: M.Env,
+        initialState: M.State?,
+        performer: any IOPerformer,
+        clock: any HostClock,
+        options: HostOptions<M>,
+        logger: Logger?,
+        trace: (@Sendable (HostTrace<M>) -> Void)?,
+        restoring snapshot: Snapshot<M>? = nil
+    ) {
+        self.address = options.address
+        self.env = env
+        self.clock = clock
+        self.io = performer
+        self.options = options
+        self.mailbox = Mailbox(capacity: options.mailboxCapacity)
+        var log = logger ?? Logger(label: "grove.host")
+        log[metadataKey: "machine"] = "\(options.address)"
+        self.log = log
+        self.trace = trace
+        self.state = initialState ?? M.initialState
+        if let snapshot {
+            timersToRestore = snapshot.timers
+            mailbox.restore(snapshot.queuedEvents)
+        }
+        mailbox.setWake { [weak self] in
+            guard let host = self else { return }
+            Task { await host.drainWhenWoken() }
+        }
+    }
+
+    /// Creates a host for `machine`. Call ``start()`` (or ``run()``) to begin processing; events
+    /// sent before that wait in the mailbox, in order.
+    /// - Parameters:
+    ///   - machine: The machine type.
+    ///   - env: Dependencies for the machine's local effects.
+    ///   - initialState: Overrides `M.initialState`.
+    ///   - io: Handlers for the machine's `.io` effects.
+    ///   - clock: The clock for `.after` timers; `TestClock` in tests.
+    ///   - options: Address, mailbox capacity, diagnostics.
+    ///   - logger: Defaults to a logger labelled `grove.host`.
+    public init(
+        _ machine: M.Type = M.self,
+        env: M.Env,
+        initialState: M.State? = nil,
+        io: IOHandlers = IOHandlers(),
+        clock: any HostClock = WallClock(),
+        options: HostOptions<M> = HostOptions(),
+        logger: Logger? = nil
+    ) {
+        self.init(machine: machine, env: env, initialState: initialState, performer: io,
+                  clock: clock, options: options, logger: logger, trace: nil)
+    }
+
+    /// Creates a host for a machine without an environment.
+    public init(
+        _ machine: M.Type = M.self,
+        initialState: M.State? = nil,
+        io: IOHandlers = IOHandlers(),
+        clock: any HostClock = WallClock(),
+        options: HostOptions<M> = HostOptions(),
+        logger: Logger? = nil
+    ) where M.Env == Void {
+        self.init(machine: machine, env: (), initialState: initialState, performer: io,
+                  clock: clock, options: options, logger: logger, trace: nil)
+    }
+
+    deinit {
+        for node in registry.removeAll() { EffectRegistry<M>.release(node.resource) }
+        for item in mailbox.close(.init(.hostReleased, address: address, message: "the host was released")) {
+            if case .eventAwaitingState(_, let waiter) = item {
+                waiter.resume(returning: .failure(.init(.hostReleased, address: address,
+                    message: "the host was released before processing this event; keep a reference to it")))
+            }
+        }
+        for observer in stateObservers.values { observer.finish() }
+        for observer in outputObservers.values { observer.finish() }
+    }
+
+    /// Begins processing events. Idempotent.
+    public nonisolated func start() { mailbox.start() }
+
+    /// Queues `event` without waiting for it to be processed.
+    /// - Throws: `HostError` with code `mailboxFull` when the mailbox is at capacity (the machine
+    ///   keeps running), or `terminated`, `stopped`, `effectFailed` once the machine has ended.
+    public nonisolated func send(_ event: M.Event) throws(HostError) {
+        do {
+            try mailbox.enqueueExternal(.event(event), address: address)
+        } catch {
+            if error.code == .mailboxFull { options.diagnostics?(.mailboxOverflow(event: event)) }
+            throw error
+        }
+    }
+
+    /// Sends `event` and returns the state committed by it: the state after `update` handled it
+    /// and after the inline events it returned were processed. Cancelling the waiting task does
+    /// not undo the event.
+    /// - Throws: `HostError` when the event was not accepted or the machine ended before it ran.
+    public func sendAndWait(_ event: M.Event) async throws(HostError) -> M.State {
+        if let outcome { throw error(for: outcome) }
+        guard mailbox.isStarted else {
+            let result = await withCheckedContinuation { waiter in
+                do throws(HostError) {
+                    try mailbox.enqueueExternal(.eventAwaitingState(event, waiter), address: address)
+                } catch {
+                    waiter.resume(returning: .failure(error))
+                }
+            }
+            return try result.get()
+        }
+        bootIfNeeded()
+        drainNow()
+        if let outcome { throw error(for: outcome) }
+        handle(.event(event))
+        if outcome != nil { finishRun(droppedBefore: EmptyCollection()) }
+        if let outcome, case .failed(let failure) = outcome { throw failure }
+        return state
+    }
+
+    /// Stops the machine: cancels all work, reports queued events as dropped, fails later sends.
+    public func stop() {
+        guard outcome == nil else { return }
+        end(.ended(Termination(reason: .stopped, finalState: state, lastOutput: lastOutput, droppedEvents: [])))
+        finishRun(droppedBefore: EmptyCollection())
+    }
+
+    /// Starts the machine if needed and waits until it ends.
+    /// - Returns: How the run ended: a terminal state or `stop()`.
+    /// - Throws: `HostError` with code `effectFailed` when an effect failed under the `.fail` policy.
+    public func run() async throws(HostError) -> Termination<M> {
+        start()
+        return try await termination()
+    }
+
+    /// Waits until the machine ends, without starting it.
+    public func termination() async throws(HostError) -> Termination<M> {
+        if let outcome { return try result(for: outcome).get() }
+        return try await withCheckedContinuation { completionWaiters.append($0) }.get()
+    }
+
+    /// The ids of work in flight, for tests and introspection.
+    public var inFlightEffects: Set<EffectID> { Set(registry.nodes.keys) }
+
+    /// `true` once the machine reached a terminal state, was stopped or failed.
+    public var hasEnded: Bool { outcome != nil }
+
+    /// Processes everything queued right now. Tests use it to settle a host deterministically.
+    package func flush() {
+        guard mailbox.isStarted else { return }
+        bootIfNeeded()
+        drainNow()
+    }
+
+    func error(for outcome: Outcome) -> HostError {
+        switch outcome {
+        case .failed(let error): error
+        case .ended(let termination):
+            termination.reason == .stopped ? .stopped(address: address) : .terminated(address: address)
+        }
+    }
+
+    func result(for outcome: Outcome) -> Result<Termination<M>, HostError> {
+        switch outcome {
+        case .failed(let error): .failure(error)
+        case .ended(let termination): .success(termination)
+        }
+    }
+}

@@ -1,0 +1,144 @@
+import Grove
+import DequeModule
+import Synchronization
+
+/// Identifies one start of one piece of work: its id plus the generation token it was started
+/// with. A key whose token is no longer live in the registry belongs to cancelled or replaced work.
+struct JobKey: Hashable, Sendable {
+    let id: EffectID
+    let token: UInt64
+}
+
+/// What reaches a host from outside its actor: sends, and reports from running work.
+enum MailItem<M: Machine>: Sendable {
+    case event(M.Event)
+    case eventAwaitingState(M.Event, CheckedContinuation<Result<M.State, HostError>, Never>)
+    case delivered(M.Event, JobKey)
+    case finished(JobKey)
+    case failed(JobKey, any Error)
+    case timerFired(JobKey)
+
+    /// Events a sender handed over (as opposed to reports from the machine's own work).
+    var isExternal: Bool {
+        switch self {
+        case .event, .eventAwaitingState: true
+        default: false
+        }
+    }
+}
+
+/// The host's inbox: a bounded FIFO for external events plus an unbounded lane for reports from
+/// work already accepted. Lock-protected so `send` is synchronous and callable from anywhere;
+/// the host drains it in batches on its actor.
+final class Mailbox<M: Machine>: Sendable {
+    private struct Inner: ~Copyable {
+        var queue: Deque<MailItem<M>> = []
+        var externalCount = 0
+        var started = false
+        var drainScheduled = false
+        var closedBy: HostError?
+        var wake: (@Sendable () -> Void)?
+    }
+
+    let capacity: Int
+    private let inner = Mutex(Inner())
+
+    init(capacity: Int) {
+        self.capacity = capacity
+    }
+
+    func setWake(_ wake: @escaping @Sendable () -> Void) {
+        inner.withLock { $0.wake = wake }
+    }
+
+    /// Marks the host as running and schedules a first drain.
+    func start() {
+        let wake: (@Sendable () -> Void)? = inner.withLock { state in
+            guard !state.started else { return nil }
+            state.started = true
+            state.drainScheduled = true
+            return state.wake
+        }
+        wake?()
+    }
+
+    var isStarted: Bool { inner.withLock { $0.started } }
+
+    /// Accepts an external event unless the mailbox is full or closed.
+    func enqueueExternal(_ item: MailItem<M>, address: String) throws(HostError) {
+        let result: Result<(@Sendable () -> Void)?, HostError> = inner.withLock { state in
+            if let closed = state.closedBy { return .failure(closed) }
+            guard state.externalCount < capacity else {
+                return .failure(.mailboxFull(address: address, capacity: capacity))
+            }
+            state.externalCount += 1
+            state.queue.append(item)
+            return .success(Self.scheduleDrain(&state))
+        }
+        switch result {
+        case .success(let wake): wake?()
+        case .failure(let error): throw error
+        }
+    }
+
+    /// Accepts a report from running work. Reports are never refused for capacity: the work was
+    /// already accepted. Fails only once the host has stopped.
+    func post(_ item: MailItem<M>) throws(CancellationError) {
+        let wake: (@Sendable () -> Void)?? = inner.withLock { state in
+            guard state.closedBy == nil else { return .none }
+            state.queue.append(item)
+            return .some(Self.scheduleDrain(&state))
+        }
+        guard let wake else { throw CancellationError() }
+        wake?()
+    }
+
+    private static func scheduleDrain(_ state: inout Inner) -> (@Sendable () -> Void)? {
+        guard state.started, !state.drainScheduled else { return nil }
+        state.drainScheduled = true
+        return state.wake
+    }
+
+    /// Takes everything queued. When nothing is queued, clears the drain flag so the next item
+    /// schedules a new drain.
+    func takeAll() -> Deque<MailItem<M>> {
+        inner.withLock { state in
+            if state.queue.isEmpty {
+                state.drainScheduled = false
+                return []
+            }
+            state.externalCount = 0
+            return Swift.exchange(&state.queue, with: [])
+        }
+    }
+
+    /// Closes the mailbox: later sends fail with `reason`. Returns what was still queued.
+    func close(_ reason: HostError) -> Deque<MailItem<M>> {
+        inner.withLock { state in
+            if state.closedBy == nil { state.closedBy = reason }
+            state.externalCount = 0
+            state.wake = nil
+            return Swift.exchange(&state.queue, with: [])
+        }
+    }
+
+    /// Puts restored events back in the queue, ahead of anything sent later, ignoring capacity.
+    func restore(_ events: [M.Event]) {
+        inner.withLock { state in
+            state.queue.append(contentsOf: events.map { .event($0) })
+            state.externalCount += events.count
+        }
+    }
+
+    /// The external events queued right now, oldest first (for snapshots).
+    func queuedEvents() -> [M.Event] {
+        inner.withLock { state in
+            state.queue.compactMap { item in
+                switch item {
+                case .event(let event), .eventAwaitingState(let event, _): event
+                default: nil
+                }
+            }
+        }
+    }
+}
