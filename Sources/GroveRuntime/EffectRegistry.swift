@@ -17,7 +17,7 @@ struct EffectRegistry<M: Machine> {
 
     struct Group {
         var isSequence: Bool
-        var remaining: ArraySlice<Effect<M>>
+        var remaining: ArraySlice<MachineEffect<M>>
         var active: Set<EffectID> = []
     }
 

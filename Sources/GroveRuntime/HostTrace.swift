@@ -17,4 +17,6 @@ package enum HostTrace<M: Machine>: Sendable {
     case processed(event: M.Event, origin: EventOrigin, state: M.State)
     case unhandled(event: M.Event, origin: EventOrigin)
     case output(M.Output)
+    /// Work with this id finished on its own.
+    case workEnded(EffectID)
 }

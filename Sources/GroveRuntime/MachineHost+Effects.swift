@@ -3,7 +3,7 @@ import Grove
 extension MachineHost {
     /// Starts `effect`. Returns the key of the registered work when something is now in flight
     /// under `parent`, or `nil` when the effect completed immediately.
-    func execute(_ effect: Effect<M>, parent: JobKey?) -> JobKey? {
+    func execute(_ effect: MachineEffect<M>, parent: JobKey?) -> JobKey? {
         switch effect.kind {
         case .none, .unhandled:
             return nil
@@ -119,7 +119,7 @@ extension MachineHost {
     /// Runs work off the actor. The task never touches the host: it reports through the mailbox,
     /// so a released host can deinit and cancel it.
     nonisolated static func spawn(
-        _ work: Effect<M>.Work, key: JobKey, env: M.Env, mailbox: Mailbox<M>
+        _ work: MachineEffect<M>.Work, key: JobKey, env: M.Env, mailbox: Mailbox<M>
     ) -> Task<Void, Never> {
         Task {
             let send = Send<M.Event> { event in

@@ -57,9 +57,9 @@ extension MachineHost {
             guard registry.isLive(key) else { return }
             apply(event, origin: .effect(key.id))
         case .finished(let key):
-            if let node = registry.remove(key), let parent = node.parent {
-                childEnded(parent, key.id)
-            }
+            guard let node = registry.remove(key) else { return }
+            if let parent = node.parent { childEnded(parent, key.id) }
+            trace?(.workEnded(key.id))
         case .failed(let key, let error):
             guard registry.remove(key) != nil else { return }
             report(.effectFailed(id: key.id, error: error))
@@ -118,10 +118,10 @@ extension MachineHost {
 
     /// On the transition into a terminal state only outputs take effect: work started now could
     /// never deliver, so it is not started, and inline events are dropped.
-    func runTerminal(_ effect: Effect<M>) {
+    func runTerminal(_ effect: MachineEffect<M>) {
         var skipped = 0
         var dropped: [M.Event] = []
-        func visit(_ effect: Effect<M>) {
+        func visit(_ effect: MachineEffect<M>) {
             switch effect.kind {
             case .output(let output): emit(output)
             case .events(let events): dropped += events

@@ -28,6 +28,9 @@ public protocol Machine: Sendable {
     /// Dependencies handed to local effects (operations, tasks, streams). Never seen by `update`.
     associatedtype Env: Sendable = Void
 
+    /// The effect type of this machine, so conforming types can write `Effect` unqualified.
+    typealias Effect = Grove.MachineEffect<Self>
+
     /// The state a new instance starts in.
     static var initialState: State { get }
 
@@ -39,7 +42,7 @@ public protocol Machine: Sendable {
     ///   - state: The current state, updated in place.
     ///   - event: The event being processed.
     /// - Returns: The effect describing work for the host to run; `.none` when there is nothing.
-    static func update(_ state: inout State, event: Event) -> Grove.Effect<Self>
+    static func update(_ state: inout State, event: Event) -> Grove.MachineEffect<Self>
 
     /// Whether `state` ends the machine's run. Defaults to `state.isTerminal` when `State` is
     /// ``Terminable``, otherwise to `false`.
@@ -50,9 +53,6 @@ public protocol Machine: Sendable {
 }
 
 extension Machine {
-    /// The effect type of this machine, so conforming types can write `Effect` unqualified.
-    public typealias Effect = Grove.Effect<Self>
-
     public static func isTerminal(_ state: State) -> Bool { false }
     public static var initialOutput: Output? { nil }
 }

@@ -1,19 +1,19 @@
-extension Effect {
+extension MachineEffect {
     /// No work.
-    public static var none: Effect { Effect(kind: .none) }
+    public static var none: MachineEffect { MachineEffect(kind: .none) }
 
     /// The machine has no transition for this (state, event) pair; the host keeps the state and
     /// reports the pair to its diagnostics hook. `update` must not have changed the state.
-    public static var unhandled: Effect { Effect(kind: .unhandled) }
+    public static var unhandled: MachineEffect { MachineEffect(kind: .unhandled) }
 
     /// Events processed right after this transition, in array order, before any queued event.
-    public static func events(_ events: [M.Event]) -> Effect { Effect(kind: .events(events)) }
+    public static func events(_ events: [M.Event]) -> MachineEffect { MachineEffect(kind: .events(events)) }
 
     /// Events processed right after this transition, in order, before any queued event.
-    public static func events(_ events: M.Event...) -> Effect { Effect(kind: .events(events)) }
+    public static func events(_ events: M.Event...) -> MachineEffect { MachineEffect(kind: .events(events)) }
 
     /// Emits `output` to the host's observers (and, in a topology, to its routes).
-    public static func output(_ output: M.Output) -> Effect { Effect(kind: .output(output)) }
+    public static func output(_ output: M.Output) -> MachineEffect { MachineEffect(kind: .output(output)) }
 
     /// Long-running async work that may send many events through `send`.
     ///
@@ -30,8 +30,8 @@ extension Effect {
         id: EffectID? = nil,
         onError: ErrorPolicy = .fail,
         _ body: @escaping @Sendable (M.Env, Send<M.Event>) async throws -> Void
-    ) -> Effect {
-        Effect(kind: .work(Work(id: id, kind: .operation, onError: onError, run: body)))
+    ) -> MachineEffect {
+        MachineEffect(kind: .work(Work(id: id, kind: .operation, onError: onError, run: body)))
     }
 
     /// Oak-style operation: `Effect(id: "load") { env, input in try input.send(.loaded(...)) }`.
@@ -54,8 +54,8 @@ extension Effect {
         id: EffectID? = nil,
         onError: ErrorPolicy = .fail,
         _ body: @escaping @Sendable (M.Env) async throws -> M.Event?
-    ) -> Effect {
-        Effect(kind: .work(Work(id: id, kind: .task, onError: onError) { env, send in
+    ) -> MachineEffect {
+        MachineEffect(kind: .work(Work(id: id, kind: .task, onError: onError) { env, send in
             if let event = try await body(env) { try send(event) }
         }))
     }
@@ -66,16 +66,16 @@ extension Effect {
         id: EffectID? = nil,
         onError: ErrorPolicy = .fail,
         _ make: @escaping @Sendable (M.Env) -> S
-    ) -> Effect where S.Element == M.Event {
-        Effect(kind: .work(Work(id: id, kind: .stream, onError: onError) { env, send in
+    ) -> MachineEffect where S.Element == M.Event {
+        MachineEffect(kind: .work(Work(id: id, kind: .stream, onError: onError) { env, send in
             for try await event in make(env) { try send(event) }
         }))
     }
 
     /// Sends `event` after `delay` on the host's clock. Timers are durable: a snapshot records the
     /// absolute deadline and a restored machine fires it on time.
-    public static func after(_ delay: Duration, id: EffectID? = nil, send event: M.Event) -> Effect {
-        Effect(kind: .timer(id: id, delay: delay, event: event))
+    public static func after(_ delay: Duration, id: EffectID? = nil, send event: M.Event) -> MachineEffect {
+        MachineEffect(kind: .timer(id: id, delay: delay, event: event))
     }
 
     /// A Codable request executed by the effect handler registered for `R`, locally or in another
@@ -93,28 +93,28 @@ extension Effect {
         id: EffectID? = nil,
         _ request: R,
         result: @escaping @Sendable (Result<R.Response, IOFailure>) -> M.Event
-    ) -> Effect {
-        Effect(kind: .io(id: id, IOCall(request, result: result)))
+    ) -> MachineEffect {
+        MachineEffect(kind: .io(id: id, IOCall(request, result: result)))
     }
 
     /// Cancels the work named `id`. A no-op when nothing with that id is in flight.
-    public static func cancel(_ id: EffectID) -> Effect { Effect(kind: .cancel(id)) }
+    public static func cancel(_ id: EffectID) -> MachineEffect { MachineEffect(kind: .cancel(id)) }
 
     /// Oak spelling of ``cancel(_:)``.
-    public static func cancel(id: EffectID) -> Effect { Effect(kind: .cancel(id)) }
+    public static func cancel(id: EffectID) -> MachineEffect { MachineEffect(kind: .cancel(id)) }
 
     /// Cancels every piece of work of this machine instance.
-    public static var cancelAll: Effect { Effect(kind: .cancelAll) }
+    public static var cancelAll: MachineEffect { MachineEffect(kind: .cancelAll) }
 
     /// Runs `effects` one after another: a step starts when the previous one has finished (its
     /// work completed and its events were processed). Cancelling `id` cancels the running step
     /// and the steps not yet started.
-    public static func sequence(_ effects: [Effect], id: EffectID? = nil) -> Effect {
-        Effect(kind: .sequence(id: id, effects))
+    public static func sequence(_ effects: [MachineEffect], id: EffectID? = nil) -> MachineEffect {
+        MachineEffect(kind: .sequence(id: id, effects))
     }
 
     /// Runs `effects` concurrently. Cancelling `id` cancels all of them.
-    public static func merge(_ effects: [Effect], id: EffectID? = nil) -> Effect {
-        Effect(kind: .merge(id: id, effects))
+    public static func merge(_ effects: [MachineEffect], id: EffectID? = nil) -> MachineEffect {
+        MachineEffect(kind: .merge(id: id, effects))
     }
 }

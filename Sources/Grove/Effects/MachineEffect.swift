@@ -5,7 +5,7 @@
 /// executes them after the transition commits. Every piece of async work has an ``EffectID``:
 /// starting work with an id that is in flight cancels the old work first, and cancelled work can
 /// never deliver an event afterwards.
-public struct Effect<M: Machine>: Sendable {
+public struct MachineEffect<M: Machine>: Sendable {
     package let kind: Kind
 
     package init(kind: Kind) { self.kind = kind }
@@ -20,8 +20,8 @@ public struct Effect<M: Machine>: Sendable {
         case io(id: EffectID?, IOCall<M>)
         case cancel(EffectID)
         case cancelAll
-        case sequence(id: EffectID?, [Effect])
-        case merge(id: EffectID?, [Effect])
+        case sequence(id: EffectID?, [MachineEffect])
+        case merge(id: EffectID?, [MachineEffect])
     }
 
     /// Async work that runs off the machine and talks back through ``Send``.
@@ -45,7 +45,7 @@ public struct Effect<M: Machine>: Sendable {
     }
 }
 
-extension Effect {
+extension MachineEffect {
     /// `true` for `.none`, and for sequences and merges that hold nothing but `.none`.
     public var isNone: Bool {
         switch kind {

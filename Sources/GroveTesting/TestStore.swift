@@ -1,0 +1,256 @@
+public import Grove
+public import GroveRuntime
+public import Testing
+
+/// An exhaustive test harness for a machine, in the spirit of TCA's `TestStore`.
+///
+/// Every state change must be asserted (`send`'s and `receive`'s closures describe it), every
+/// event the machine's effects or inline events produce must be received, every output must be
+/// received, and `finish()` fails the test when effects are still running.
+///
+/// ```swift
+/// let store = TestStore(DataLoader.self, io: handlers)
+/// await store.send(.load) { $0 = .loading }
+/// await store.receive(.loaded(["a"])) { $0 = .loaded(["a"]) }
+/// await store.finish()
+/// ```
+public final class TestStore<M: Machine> where M.State: Equatable, M.Event: Equatable {
+    /// The host under test.
+    public let host: MachineHost<M>
+    /// The store's clock: advance it with ``advance(by:sourceLocation:)``.
+    public let clock: TestClock
+    /// The last asserted state.
+    public private(set) var state: M.State
+    /// How long `receive` and `finish` wait for effects before failing.
+    public var timeout: Duration = .seconds(2)
+
+    private let recorder: TraceRecorder<M>
+    private var receivedEvents: [(event: M.Event, origin: EventOrigin, state: M.State?)] = []
+    private var receivedOutputs: [M.Output] = []
+    private var finished = false
+    private let createdAt: SourceLocation
+
+    /// - Parameters:
+    ///   - machine: The machine under test.
+    ///   - initialState: Overrides `M.initialState`.
+    ///   - env: The environment for local effects; use test doubles.
+    ///   - io: Handlers for `.io` effects.
+    ///   - clock: The clock timers use; advance it with ``advance(by:sourceLocation:)``.
+    public init(
+        _ machine: M.Type = M.self,
+        initialState: M.State? = nil,
+        env: M.Env,
+        io: IOHandlers = IOHandlers(),
+        clock: TestClock = TestClock(),
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        let recorder = TraceRecorder<M>()
+        self.recorder = recorder
+        self.clock = clock
+        self.state = initialState ?? M.initialState
+        self.createdAt = sourceLocation
+        self.host = MachineHost(machine: machine, env: env, initialState: initialState, performer: io,
+                                clock: clock, options: HostOptions(), logger: nil,
+                                trace: { recorder.record($0) })
+        host.start()
+    }
+
+    /// A store for a machine without an environment.
+    public convenience init(
+        _ machine: M.Type = M.self,
+        initialState: M.State? = nil,
+        io: IOHandlers = IOHandlers(),
+        clock: TestClock = TestClock(),
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) where M.Env == Void {
+        self.init(machine, initialState: initialState, env: (), io: io, clock: clock, sourceLocation: sourceLocation)
+    }
+
+    deinit {
+        if !finished {
+            fail("TestStore was never finished: call `await store.finish()` at the end of the test "
+                + "so it can check that no effect is left running", createdAt)
+        }
+    }
+
+    /// Sends `event` and asserts the state it commits.
+    /// - Parameters:
+    ///   - event: The event to send.
+    ///   - update: Turns the previous state into the expected one; omit when the state stays the same.
+    public func send(
+        _ event: M.Event,
+        assert update: ((inout M.State) throws -> Void)? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async {
+        await collect()
+        if let pending = receivedEvents.first {
+            fail("must receive \(pending.event) before sending \(event): the machine processed it "
+                + "and the test did not assert it", sourceLocation)
+        }
+        do {
+            _ = try await host.sendAndWait(event)
+        } catch {
+            fail("sending \(event) failed: \(error)", sourceLocation)
+            return
+        }
+        await collect()
+        guard let first = receivedEvents.first, first.origin == .sent, first.event == event else {
+            fail("the host did not report processing \(event)", sourceLocation)
+            return
+        }
+        receivedEvents.removeFirst()
+        guard let actual = first.state else {
+            fail("\(event) is unhandled in state \(state); use sendUnhandled(_:) when that is expected",
+                         sourceLocation)
+            return
+        }
+        check(actual, after: event, update, sourceLocation)
+    }
+
+    /// Sends `event` and asserts that the machine does not handle it in the current state.
+    public func sendUnhandled(_ event: M.Event, sourceLocation: SourceLocation = #_sourceLocation) async {
+        await collect()
+        _ = try? await host.sendAndWait(event)
+        await collect()
+        guard let first = receivedEvents.first, first.event == event else {
+            fail("the host did not report \(event)", sourceLocation)
+            return
+        }
+        receivedEvents.removeFirst()
+        if let actual = first.state {
+            fail("expected \(event) to be unhandled, but it moved the machine to \(actual)",
+                         sourceLocation)
+            state = actual
+        }
+    }
+
+    /// Waits for the next event the machine processed on its own (from an effect, a timer or an
+    /// inline `.events`) and asserts it and the state it committed.
+    public func receive(
+        _ event: M.Event,
+        assert update: ((inout M.State) throws -> Void)? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async {
+        guard await waitFor({ !$0.receivedEvents.isEmpty }) else {
+            fail("expected to receive \(event), but nothing arrived within \(timeout)",
+                         sourceLocation)
+            return
+        }
+        let next = receivedEvents.removeFirst()
+        guard next.event == event else {
+            fail("expected to receive \(event), but received \(next.event)", sourceLocation)
+            if let actual = next.state { state = actual }
+            return
+        }
+        guard let actual = next.state else {
+            fail("received \(event), but it is unhandled in state \(state)", sourceLocation)
+            return
+        }
+        check(actual, after: event, update, sourceLocation)
+    }
+
+    /// Moves the store's clock forward, firing due timers and processing what they cause.
+    public func advance(by duration: Duration, sourceLocation: SourceLocation = #_sourceLocation) async {
+        let host = host
+        await clock.advance(by: duration) { await host.flush() }
+        await collect()
+    }
+
+    /// Checks the test left nothing behind: waits up to ``timeout`` for in-flight effects, then
+    /// fails for effects still running and for events or outputs not received. Stops the host.
+    public func finish(sourceLocation: SourceLocation = #_sourceLocation) async {
+        finished = true
+        let deadline = ContinuousClock.now + timeout
+        while await !host.inFlightEffects.isEmpty, ContinuousClock.now < deadline {
+            await recorder.waitForActivity(timeout: deadline - ContinuousClock.now)
+            await collect()
+        }
+        await collect()
+        let running = await host.inFlightEffects
+        if !running.isEmpty {
+            let ids = running.map(\.description).sorted().joined(separator: ", ")
+            fail("effects still running at the end of the test: \(ids). Cancel them from the machine, "
+                + "advance the clock past their timers, or receive their results", sourceLocation)
+        }
+        if !receivedEvents.isEmpty {
+            let events = receivedEvents.map { "\($0.event)" }.joined(separator: ", ")
+            fail("events processed but not received by the test: \(events)", sourceLocation)
+        }
+        if !receivedOutputs.isEmpty {
+            fail("outputs emitted but not received by the test: \(receivedOutputs)",
+                         sourceLocation)
+        }
+        await host.stop()
+    }
+
+    private func fail(_ message: String, _ sourceLocation: SourceLocation) {
+        Issue.record(Comment(rawValue: message), sourceLocation: sourceLocation)
+    }
+
+    /// Drains the host and moves what it recorded into the store's queues.
+    private func collect() async {
+        await host.flush()
+        for trace in recorder.take() {
+            switch trace {
+            case .processed(let event, let origin, let state):
+                receivedEvents.append((event, origin, state))
+            case .unhandled(let event, let origin):
+                receivedEvents.append((event, origin, nil))
+            case .output(let output):
+                receivedOutputs.append(output)
+            case .workEnded:
+                break
+            }
+        }
+    }
+
+    /// Collects until `condition` holds or ``timeout`` passes.
+    private func waitFor(_ condition: (TestStore) -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        await collect()
+        while !condition(self) {
+            guard ContinuousClock.now < deadline else { return false }
+            await recorder.waitForActivity(timeout: deadline - ContinuousClock.now)
+            await collect()
+        }
+        return true
+    }
+
+    private func check(
+        _ actual: M.State, after event: M.Event,
+        _ update: ((inout M.State) throws -> Void)?, _ sourceLocation: SourceLocation
+    ) {
+        var expected = state
+        do {
+            try update?(&expected)
+        } catch {
+            fail("the assertion closure for \(event) threw \(error)", sourceLocation)
+        }
+        if expected != actual {
+            fail("""
+                state after \(event) differs from the expected one
+                  expected: \(expected)
+                    actual: \(actual)
+                """, sourceLocation)
+        }
+        state = actual
+    }
+}
+
+extension TestStore where M.Output: Equatable {
+    private func fail(_ message: String, _ sourceLocation: SourceLocation) {
+        Issue.record(Comment(rawValue: message), sourceLocation: sourceLocation)
+    }
+
+    /// Waits for the next output and asserts it.
+    public func receiveOutput(_ output: M.Output, sourceLocation: SourceLocation = #_sourceLocation) async {
+        guard await waitFor({ !$0.receivedOutputs.isEmpty }) else {
+            fail("expected output \(output), but none arrived within \(timeout)", sourceLocation)
+            return
+        }
+        let next = receivedOutputs.removeFirst()
+        if next != output {
+            fail("expected output \(output), but the machine emitted \(next)", sourceLocation)
+        }
+    }
+}
