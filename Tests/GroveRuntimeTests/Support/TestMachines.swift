@@ -1,6 +1,7 @@
 import Grove
+import GroveRuntime
 
-/// A counter whose events exercise every effect kind. Tests configure the work through `Env`.
+/// A machine whose events exercise every effect kind. Tests control the work through `Env`.
 enum Probe: Machine {
     struct State: Equatable, Sendable, Codable, Terminable {
         var log: [String] = []
@@ -11,10 +12,14 @@ enum Probe: Machine {
     enum Event: Equatable, Sendable, Codable {
         case note(String)
         case inline([String])
+        case nestedInline
         case finish
         case finishWith([String])
         case startTask(id: String?, value: String)
-        case startBlocking(id: String)
+        /// A task that waits for the gate named `value`, ignoring cancellation, then reports.
+        case startGated(id: String?, value: String)
+        /// Work whose result is sent from a detached task, where cancellation is invisible.
+        case startDetached(id: String, value: String)
         case startTimer(id: String, seconds: Int, value: String)
         case cancel(String)
         case cancelAll
@@ -26,15 +31,18 @@ enum Probe: Machine {
     }
 
     enum Step: Equatable, Sendable, Codable {
-        case task(String)
+        case gated(String)
         case timer(seconds: Int, value: String)
         case note(String)
     }
 
     struct Env: Sendable {
-        var taskResult: @Sendable (String) async throws -> String = { $0 }
-        var block: @Sendable () async -> Void = {}
-        var stream: @Sendable () -> AsyncStream<String> = { AsyncStream { $0.finish() } }
+        var gate = Gate()
+        /// Opened with the value after a detached result was handed to the host.
+        var delivered = Gate()
+        /// Each stream effect gets its elements from here; `onTermination` opens "<id>-ended".
+        var streamElements: @Sendable (String) -> [String] = { _ in [] }
+        var keepStreamsOpen = false
     }
 
     struct Failure: Error, Equatable {}
@@ -51,22 +59,30 @@ enum Probe: Machine {
         case .inline(let texts):
             state.log.append("inline")
             return .events(texts.map(Event.note))
+        case .nestedInline:
+            state.log.append("nested")
+            return .events(.inline(["a1", "a2"]), .note("b"))
         case .finish:
             state.done = true
             return .none
         case .finishWith(let texts):
             state.done = true
-            return .merge([
-                .output("final"),
-                .events(texts.map(Event.note)),
-                .task { _ in .note("late") },
-            ])
+            return .merge([.output("final"), .events(texts.map(Event.note)), .task { _ in .note("late") }])
         case .startTask(let id, let value):
-            return .task(id: id.map { EffectID($0) }) { env in .note(try await env.taskResult(value)) }
-        case .startBlocking(let id):
-            return .task(id: EffectID(id)) { env in
-                await env.block()
-                return .note("unblocked \(id)")
+            return .task(id: id.map { EffectID($0) }) { _ in .note(value) }
+        case .startGated(let id, let value):
+            return .task(id: id.map { EffectID($0) }) { env in
+                await env.gate.wait(value)
+                return .note(value)
+            }
+        case .startDetached(let id, let value):
+            return .operation(id: EffectID(id)) { env, send in
+                let sender = Task.detached {
+                    await env.gate.wait(value)
+                    try? send(.note(value))
+                    env.delivered.open(value)
+                }
+                await sender.value
             }
         case .startTimer(let id, let seconds, let value):
             return .after(.seconds(seconds), id: EffectID(id), send: .note(value))
@@ -75,15 +91,15 @@ enum Probe: Machine {
         case .cancelAll:
             return .cancelAll
         case .sequence(let id, let steps):
-            return .sequence(steps.map { step in
-                switch step {
-                case .task(let value): .task { env in .note(try await env.taskResult(value)) }
-                case .timer(let seconds, let value): .after(.seconds(seconds), send: .note(value))
-                case .note(let value): .events(.note(value))
-                }
-            }, id: EffectID(id))
+            return .sequence(steps.map(effect(for:)), id: EffectID(id))
         case .stream(let id):
-            return .stream(id: EffectID(id)) { env in env.stream().map(Event.note) }
+            return .stream(id: EffectID(id)) { env in
+                AsyncStream<Event> { continuation in
+                    for element in env.streamElements(id) { continuation.yield(.note(element)) }
+                    continuation.onTermination = { _ in env.gate.open("\(id)-ended") }
+                    if !env.keepStreamsOpen { continuation.finish() }
+                }
+            }
         case .failing(let mapped):
             let policy: Effect.ErrorPolicy = mapped ? .map { _ in .note("mapped failure") } : .fail
             return .task(id: "failing", onError: policy) { _ in throw Failure() }
@@ -92,5 +108,56 @@ enum Probe: Machine {
         case .unknown:
             return .unhandled
         }
+    }
+
+    private static func effect(for step: Step) -> Effect {
+        switch step {
+        case .gated(let value):
+            .task { env in
+                await env.gate.wait(value)
+                return .note(value)
+            }
+        case .timer(let seconds, let value):
+            .after(.seconds(seconds), send: .note(value))
+        case .note(let value):
+            .events(.note(value))
+        }
+    }
+}
+
+/// A machine that starts in a terminal state.
+enum AlreadyDone: Machine {
+    struct State: Equatable, Sendable, Terminable {
+        var isTerminal: Bool { true }
+    }
+    typealias Event = String
+    typealias Output = String
+    static var initialState: State { State() }
+    static var initialOutput: String? { "nothing to do" }
+    static func update(_ state: inout State, event: String) -> Effect { .none }
+}
+
+/// Diagnostics reduced to what tests compare.
+enum DiagnosticSummary: Equatable, Sendable {
+    case unhandled(Probe.Event)
+    case effectFailed(EffectID)
+    case dropped([Probe.Event])
+    case overflow(Probe.Event)
+    case skipped(Int)
+}
+
+typealias DiagnosticLog = Gate.Box<[DiagnosticSummary]>
+
+/// Options for a probe host that record every diagnostic into `log`.
+func probeOptions(capacity: Int = 1024, log: DiagnosticLog) -> HostOptions<Probe> {
+    HostOptions(address: "probe", mailboxCapacity: capacity) { diagnostic in
+        let summary: DiagnosticSummary = switch diagnostic {
+        case .unhandled(_, let event): .unhandled(event)
+        case .effectFailed(let id, _): .effectFailed(id)
+        case .eventsDropped(let events, _): .dropped(events)
+        case .mailboxOverflow(let event): .overflow(event)
+        case .effectsSkippedAtTermination(let count): .skipped(count)
+        }
+        log.mutate { $0.append(summary) }
     }
 }

@@ -1,0 +1,86 @@
+import Testing
+import Foundation
+import Grove
+import GroveRuntime
+import GroveTesting
+
+@Suite("Snapshots")
+struct SnapshotTests {
+    /// Encodes and decodes through JSON, as a snapshot written to disk would be.
+    private func roundTrip(_ snapshot: Snapshot<Probe>) throws -> Snapshot<Probe> {
+        try JSONDecoder().decode(Snapshot<Probe>.self, from: JSONEncoder().encode(snapshot))
+    }
+
+    @Test("Scenario 21: state, queued events and pending timers round-trip through Codable")
+    func snapshotRoundTripsThroughCodable() async throws {
+        let clock = TestClock()
+        let original = MachineHost(Probe.self, env: .init(), clock: clock)
+        original.start()
+        _ = try await original.sendAndWait(.note("before"))
+        _ = try await original.sendAndWait(.startTimer(id: "reminder", seconds: 10, value: "ring"))
+        let snapshot = try roundTrip(await original.snapshot())
+        #expect(snapshot.state.log == ["before"])
+        #expect(snapshot.timers.map(\.id) == ["reminder"])
+        #expect(snapshot.timers.first?.deadline == clock.now() + .seconds(10))
+        await original.stop()
+
+        let restored = MachineHost(restoring: snapshot, env: .init(), clock: clock)
+        try restored.send(.note("after restore"))
+        restored.start()
+        await restored.flush()
+        #expect(await restored.state.log == ["before", "after restore"])
+        await clock.advance(by: .seconds(9)) { await restored.flush() }
+        #expect(await restored.state.log == ["before", "after restore"])
+        await clock.advance(by: .seconds(1)) { await restored.flush() }
+        #expect(await restored.state.log == ["before", "after restore", "ring"])
+    }
+
+    @Test("Scenario 21: a restored timer keeps its absolute deadline")
+    func restoredTimerKeepsAbsoluteDeadline() async throws {
+        let clock = TestClock()
+        let original = MachineHost(Probe.self, env: .init(), clock: clock)
+        original.start()
+        _ = try await original.sendAndWait(.startTimer(id: "t", seconds: 10, value: "ring"))
+        let snapshot = try roundTrip(await original.snapshot())
+        await original.stop()
+
+        await clock.advance(by: .seconds(6))
+        let restored = MachineHost(restoring: snapshot, env: .init(), clock: clock)
+        restored.start()
+        await restored.flush()
+        await clock.advance(by: .seconds(3)) { await restored.flush() }
+        #expect(await restored.state.log.isEmpty, "9 s after the snapshot the 10 s timer must not have fired")
+        await clock.advance(by: .seconds(1)) { await restored.flush() }
+        #expect(await restored.state.log == ["ring"])
+    }
+
+    @Test("Scenario 21: a timer whose deadline passed while the machine was down fires at once on restore")
+    func overdueTimerFiresOnRestore() async throws {
+        let clock = TestClock()
+        let original = MachineHost(Probe.self, env: .init(), clock: clock)
+        original.start()
+        _ = try await original.sendAndWait(.startTimer(id: "t", seconds: 10, value: "ring"))
+        let snapshot = try roundTrip(await original.snapshot())
+        await original.stop()
+
+        await clock.advance(by: .seconds(60))
+        let restored = MachineHost(restoring: snapshot, env: .init(), clock: clock)
+        restored.start()
+        await restored.flush()
+        await clock.advance(by: .zero) { await restored.flush() }
+        #expect(await restored.state.log == ["ring"])
+    }
+
+    @Test("Scenario 21: events queued at snapshot time are processed first after restore")
+    func queuedEventsSurviveSnapshot() async throws {
+        let original = MachineHost(Probe.self, env: .init())
+        try original.send(.note("queued-1"))
+        try original.send(.note("queued-2"))
+        let snapshot = try roundTrip(await original.snapshot())
+        #expect(snapshot.queuedEvents == [.note("queued-1"), .note("queued-2")])
+
+        let restored = MachineHost(restoring: snapshot, env: .init())
+        restored.start()
+        #expect(try await restored.sendAndWait(.note("new")).log == ["queued-1", "queued-2", "new"])
+    }
+}
