@@ -1,4 +1,4 @@
-import Grove
+public import Grove
 
 /// The work in flight for one machine instance, keyed by effect id.
 ///
@@ -6,8 +6,10 @@ import Grove
 /// they were started with, and the host acts on a report only while that exact key is live here:
 /// that is what makes cancelled or replaced work unable to deliver, even if it ignores
 /// cancellation.
-struct EffectRegistry<M: Machine> {
-    enum Resource {
+@usableFromInline
+struct EffectRegistry<M: Machine>: Sendable {
+    @usableFromInline
+    enum Resource: Sendable {
         case task(Task<Void, Never>)
         case timer(any ScheduledTimer, deadline: Timestamp, event: M.Event)
         case group(Group)
@@ -15,21 +17,25 @@ struct EffectRegistry<M: Machine> {
         case inline
     }
 
-    struct Group {
+    @usableFromInline
+    struct Group: Sendable {
         var isSequence: Bool
         var remaining: ArraySlice<MachineEffect<M>>
         var active: Set<EffectID> = []
     }
 
-    struct Node {
-        let token: UInt64
+    @usableFromInline
+    struct Node: Sendable {
+        @usableFromInline let token: UInt64
         let parent: JobKey?
         var resource: Resource
     }
 
-    private(set) var nodes: [EffectID: Node] = [:]
+    @usableFromInline private(set) var nodes: [EffectID: Node] = [:]
     private var lastToken: UInt64 = 0
     private var lastGenerated: UInt64 = 0
+
+    @usableFromInline init() {}
 
     var isEmpty: Bool { nodes.isEmpty }
 
@@ -41,6 +47,7 @@ struct EffectRegistry<M: Machine> {
         return JobKey(id: .generated(lastGenerated), token: lastToken)
     }
 
+    @inlinable
     func isLive(_ key: JobKey) -> Bool { nodes[key.id]?.token == key.token }
 
     func node(_ key: JobKey) -> Node? {

@@ -42,6 +42,7 @@ public struct HostError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { "\(code.rawValue) at \(address): \(message)" }
 
+    @usableFromInline
     static func mailboxFull(address: String, capacity: Int) -> HostError {
         HostError(.mailboxFull, address: address, message:
             "mailbox is full (\(capacity) events waiting); the event was not accepted. Retry later, "

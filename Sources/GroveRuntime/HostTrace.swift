@@ -1,7 +1,7 @@
-package import Grove
+public import Grove
 
 /// Where a processed event came from.
-package enum EventOrigin: Sendable, Equatable {
+@usableFromInline package enum EventOrigin: Sendable, Equatable {
     /// `send` or `sendAndWait`.
     case sent
     /// Returned inline by a transition (`.events`).
@@ -13,7 +13,7 @@ package enum EventOrigin: Sendable, Equatable {
 }
 
 /// A record of what a host did, for the test store. Called on the host's actor, in order.
-package enum HostTrace<M: Machine>: Sendable {
+@usableFromInline package enum HostTrace<M: Machine>: Sendable {
     case processed(event: M.Event, origin: EventOrigin, state: M.State)
     case unhandled(event: M.Event, origin: EventOrigin)
     case output(M.Output)

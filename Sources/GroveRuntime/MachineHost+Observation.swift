@@ -5,7 +5,7 @@ extension MachineHost {
     /// machine ends.
     public func states() -> AsyncStream<M.State> {
         let (stream, continuation) = AsyncStream.makeStream(of: M.State.self)
-        continuation.yield(state)
+        continuation.yield(_state)
         guard outcome == nil else {
             continuation.finish()
             return stream

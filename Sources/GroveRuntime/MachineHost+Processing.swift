@@ -1,5 +1,5 @@
-import Grove
-import DequeModule
+public import Grove
+public import DequeModule
 
 extension MachineHost {
     func drainWhenWoken() {
@@ -7,22 +7,28 @@ extension MachineHost {
         drainNow()
     }
 
-    /// First run: arms restored timers, and ends at once when the initial state is terminal.
+    @inlinable
     func bootIfNeeded() {
-        guard !booted else { return }
+        if !booted { boot() }
+    }
+
+    /// First run: arms restored timers, and ends at once when the initial state is terminal.
+    @usableFromInline
+    func boot() {
         booted = true
         for timer in timersToRestore {
             arm(timer.event, id: timer.id.isGenerated ? nil : timer.id, deadline: timer.deadline, parent: nil)
         }
         timersToRestore = []
-        if outcome == nil, M.isTerminal(state) {
+        if outcome == nil, M.isTerminal(_state) {
             lastOutput = M.initialOutput
-            end(.ended(Termination(reason: .terminalState, finalState: state, lastOutput: lastOutput, droppedEvents: [])))
+            end(.ended(Termination(reason: .terminalState, finalState: _state, lastOutput: lastOutput, droppedEvents: [])))
             finishRun(droppedBefore: EmptyCollection())
         }
     }
 
     /// Processes mailbox batches until the mailbox is empty or the machine ends.
+    @inlinable
     func drainNow() {
         while outcome == nil {
             let batch = mailbox.takeAll()
@@ -40,22 +46,34 @@ extension MachineHost {
     }
 
     /// Handles one mailbox item and everything it causes inline.
+    @inlinable
     func handle(_ item: MailItem<M>) {
         switch item {
         case .event(let event):
             apply(event, origin: .sent)
+        case .delivered(let event, let key):
+            guard registry.isLive(key) else { return }
+            apply(event, origin: .effect(key.id))
+        default:
+            handleReport(item)
+        }
+        if !inline.isEmpty || !inlineBuffer.isEmpty { runInline() }
+    }
+
+    /// The less frequent mailbox items: waiting sends, work reports, timers.
+    @usableFromInline
+    func handleReport(_ item: MailItem<M>) {
+        switch item {
+        case .event, .delivered:
+            handle(item)
         case .eventAwaitingState(let event, let waiter):
             apply(event, origin: .sent)
             runInline()
             if let outcome, case .failed(let error) = outcome {
                 waiter.resume(returning: .failure(error))
             } else {
-                waiter.resume(returning: .success(state))
+                waiter.resume(returning: .success(_state))
             }
-            return
-        case .delivered(let event, let key):
-            guard registry.isLive(key) else { return }
-            apply(event, origin: .effect(key.id))
         case .finished(let key):
             guard let node = registry.remove(key) else { return }
             if let parent = node.parent { childEnded(parent, key.id) }
@@ -69,10 +87,10 @@ extension MachineHost {
             apply(event, origin: .timer(key.id))
             if let parent = node.parent { childEnded(parent, key.id) }
         }
-        runInline()
     }
 
     /// Processes inline events (and sequence bookkeeping) until none are left.
+    @usableFromInline
     func runInline() {
         flushInlineBuffer()
         while outcome == nil, let item = inline.popFirst() {
@@ -95,24 +113,29 @@ extension MachineHost {
         inlineBuffer.removeAll(keepingCapacity: true)
     }
 
-    /// One transition: `update`, commit, observe, then run the effect.
+    /// One transition: `update`, then commit, observe and run the effect. The common case (no
+    /// effect, no observer, not terminal) stays on the inlined fast path.
+    @inlinable
     func apply(_ event: M.Event, origin: EventOrigin) {
-        let effect = M.update(&state, event: event)
+        let effect = M.update(&_state, event: event)
+        if case .none = effect.kind, stateObservers.isEmpty, trace == nil, !M.isTerminal(_state) { return }
+        committed(effect, event: event, origin: origin)
+    }
+
+    @usableFromInline
+    func committed(_ effect: MachineEffect<M>, event: M.Event, origin: EventOrigin) {
         if case .unhandled = effect.kind {
             trace?(.unhandled(event: event, origin: origin))
-            report(.unhandled(state: state, event: event))
+            report(.unhandled(state: _state, event: event))
             return
         }
-        if !stateObservers.isEmpty {
-            for observer in stateObservers.values { observer.yield(state) }
-        }
-        trace?(.processed(event: event, origin: origin, state: state))
-        if M.isTerminal(state) {
+        for observer in stateObservers.values { observer.yield(_state) }
+        trace?(.processed(event: event, origin: origin, state: _state))
+        if M.isTerminal(_state) {
             runTerminal(effect)
-            end(.ended(Termination(reason: .terminalState, finalState: state, lastOutput: lastOutput, droppedEvents: [])))
+            end(.ended(Termination(reason: .terminalState, finalState: _state, lastOutput: lastOutput, droppedEvents: [])))
             return
         }
-        if case .none = effect.kind { return }
         _ = execute(effect, parent: nil)
     }
 
@@ -155,6 +178,7 @@ extension MachineHost {
     }
 
     /// Reports dropped events, answers waiters and finishes observation streams.
+    @usableFromInline
     func finishRun<C: Collection<MailItem<M>>>(droppedBefore batchRest: C) {
         guard let outcome else { return }
         let closeReason = error(for: outcome)

@@ -1,6 +1,6 @@
 public import Grove
 public import Logging
-import DequeModule
+public import DequeModule
 
 /// Runs one instance of a machine: a mailbox, an effect registry and observation, in an actor.
 ///
@@ -20,32 +20,38 @@ public actor MachineHost<M: Machine> {
     let env: M.Env
     let clock: any HostClock
     let io: any IOPerformer
-    let options: HostOptions<M>
-    let mailbox: Mailbox<M>
-    let log: Logger
-    let trace: (@Sendable (HostTrace<M>) -> Void)?
+    @usableFromInline let options: HostOptions<M>
+    @usableFromInline let mailbox: Mailbox<M>
+    @usableFromInline let log: Logger
+    @usableFromInline let trace: (@Sendable (HostTrace<M>) -> Void)?
 
     /// The current state.
-    public internal(set) var state: M.State
-    var registry = EffectRegistry<M>()
-    var inline: Deque<InlineItem> = []
-    var inlineBuffer: [InlineItem] = []
-    var booted = false
-    var outcome: Outcome?
+    @usableFromInline
+    var _state: M.State
+
+    /// The current state.
+    public var state: M.State { _state }
+    @usableFromInline var registry = EffectRegistry<M>()
+    @usableFromInline var inline: Deque<InlineItem> = []
+    @usableFromInline var inlineBuffer: [InlineItem] = []
+    @usableFromInline var booted = false
+    @usableFromInline var outcome: Outcome?
     var droppedOnEnd: [M.Event] = []
     var lastOutput: M.Output?
     var timersToRestore: [Snapshot<M>.PendingTimer] = []
-    var stateObservers: [Int: AsyncStream<M.State>.Continuation] = [:]
+    @usableFromInline var stateObservers: [Int: AsyncStream<M.State>.Continuation] = [:]
     var outputObservers: [Int: AsyncStream<M.Output>.Continuation] = [:]
     var nextObserverID = 0
     var completionWaiters: [CheckedContinuation<Result<Termination<M>, HostError>, Never>] = []
 
+    @usableFromInline
     enum InlineItem {
         case event(M.Event)
         case guarded(M.Event, JobKey)
         case done(JobKey)
     }
 
+    @usableFromInline
     enum Outcome {
         case ended(Termination<M>)
         case failed(HostError)
@@ -72,7 +78,7 @@ public actor MachineHost<M: Machine> {
         log[metadataKey: "machine"] = "\(options.address)"
         self.log = log
         self.trace = trace
-        self.state = initialState ?? M.initialState
+        self._state = initialState ?? M.initialState
         if let snapshot {
             timersToRestore = snapshot.timers
             mailbox.restore(snapshot.queuedEvents)
@@ -137,44 +143,60 @@ public actor MachineHost<M: Machine> {
     /// Queues `event` without waiting for it to be processed.
     /// - Throws: `HostError` with code `mailboxFull` when the mailbox is at capacity (the machine
     ///   keeps running), or `terminated`, `stopped`, `effectFailed` once the machine has ended.
+    @inlinable
     public nonisolated func send(_ event: M.Event) throws(HostError) {
         do {
             try mailbox.enqueueExternal(.event(event), address: address)
         } catch {
-            if error.code == .mailboxFull { options.diagnostics?(.mailboxOverflow(event: event)) }
+            refused(event, error)
             throw error
         }
+    }
+
+    @usableFromInline
+    nonisolated func refused(_ event: M.Event, _ error: HostError) {
+        if error.code == .mailboxFull { options.diagnostics?(.mailboxOverflow(event: event)) }
     }
 
     /// Sends `event` and returns the state committed by it: the state after `update` handled it
     /// and after the inline events it returned were processed. Cancelling the waiting task does
     /// not undo the event.
     /// - Throws: `HostError` when the event was not accepted or the machine ended before it ran.
+    @inlinable
     public func sendAndWait(_ event: M.Event) async throws(HostError) -> M.State {
         if let outcome { throw error(for: outcome) }
-        guard mailbox.isStarted else {
-            let result = await withCheckedContinuation { waiter in
-                do throws(HostError) {
-                    try mailbox.enqueueExternal(.eventAwaitingState(event, waiter), address: address)
-                } catch {
-                    waiter.resume(returning: .failure(error))
-                }
-            }
-            return try result.get()
-        }
+        guard booted || mailbox.isStarted else { return try await sendAndWaitBeforeStart(event) }
         bootIfNeeded()
         drainNow()
         if let outcome { throw error(for: outcome) }
         handle(.event(event))
-        if outcome != nil { finishRun(droppedBefore: EmptyCollection()) }
+        if outcome != nil { return try finishedDuringSendAndWait() }
+        return _state
+    }
+
+    @usableFromInline
+    func sendAndWaitBeforeStart(_ event: M.Event) async throws(HostError) -> M.State {
+        let result = await withCheckedContinuation { waiter in
+            do throws(HostError) {
+                try mailbox.enqueueExternal(.eventAwaitingState(event, waiter), address: address)
+            } catch {
+                waiter.resume(returning: .failure(error))
+            }
+        }
+        return try result.get()
+    }
+
+    @usableFromInline
+    func finishedDuringSendAndWait() throws(HostError) -> M.State {
+        finishRun(droppedBefore: EmptyCollection())
         if let outcome, case .failed(let failure) = outcome { throw failure }
-        return state
+        return _state
     }
 
     /// Stops the machine: cancels all work, reports queued events as dropped, fails later sends.
     public func stop() {
         guard outcome == nil else { return }
-        end(.ended(Termination(reason: .stopped, finalState: state, lastOutput: lastOutput, droppedEvents: [])))
+        end(.ended(Termination(reason: .stopped, finalState: _state, lastOutput: lastOutput, droppedEvents: [])))
         finishRun(droppedBefore: EmptyCollection())
     }
 
@@ -205,6 +227,7 @@ public actor MachineHost<M: Machine> {
         drainNow()
     }
 
+    @usableFromInline
     func error(for outcome: Outcome) -> HostError {
         switch outcome {
         case .failed(let error): error

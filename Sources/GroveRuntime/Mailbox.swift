@@ -1,15 +1,22 @@
-import Grove
-import DequeModule
-import Synchronization
+public import Grove
+public import DequeModule
+public import Synchronization
 
 /// Identifies one start of one piece of work: its id plus the generation token it was started
 /// with. A key whose token is no longer live in the registry belongs to cancelled or replaced work.
+@usableFromInline
 struct JobKey: Hashable, Sendable {
-    let id: EffectID
-    let token: UInt64
+    @usableFromInline let id: EffectID
+    @usableFromInline let token: UInt64
+
+    @usableFromInline init(id: EffectID, token: UInt64) {
+        self.id = id
+        self.token = token
+    }
 }
 
 /// What reaches a host from outside its actor: sends, and reports from running work.
+@usableFromInline
 enum MailItem<M: Machine>: Sendable {
     case event(M.Event)
     case eventAwaitingState(M.Event, CheckedContinuation<Result<M.State, HostError>, Never>)
@@ -30,18 +37,30 @@ enum MailItem<M: Machine>: Sendable {
 /// The host's inbox: a bounded FIFO for external events plus an unbounded lane for reports from
 /// work already accepted. Lock-protected so `send` is synchronous and callable from anywhere;
 /// the host drains it in batches on its actor.
+@usableFromInline
 final class Mailbox<M: Machine>: Sendable {
-    private struct Inner: ~Copyable {
-        var queue: Deque<MailItem<M>> = []
-        var externalCount = 0
-        var started = false
-        var drainScheduled = false
-        var closedBy: HostError?
-        var wake: (@Sendable () -> Void)?
+    @usableFromInline
+    struct Inner: ~Copyable {
+        @usableFromInline var queue: Deque<MailItem<M>> = []
+        @usableFromInline var externalCount = 0
+        @usableFromInline var started = false
+        @usableFromInline var drainScheduled = false
+        @usableFromInline var closedBy: HostError?
+        @usableFromInline var wake: (@Sendable () -> Void)?
+
+        @usableFromInline init() {}
     }
 
-    let capacity: Int
-    private let inner = Mutex(Inner())
+    /// What an attempt to enqueue found.
+    @usableFromInline
+    enum Admission {
+        case accepted(wake: (@Sendable () -> Void)?)
+        case full
+        case closed(HostError)
+    }
+
+    @usableFromInline let capacity: Int
+    @usableFromInline let inner = Mutex(Inner())
 
     init(capacity: Int) {
         self.capacity = capacity
@@ -62,22 +81,23 @@ final class Mailbox<M: Machine>: Sendable {
         wake?()
     }
 
+    @inlinable
     var isStarted: Bool { inner.withLock { $0.started } }
 
     /// Accepts an external event unless the mailbox is full or closed.
+    @inlinable
     func enqueueExternal(_ item: MailItem<M>, address: String) throws(HostError) {
-        let result: Result<(@Sendable () -> Void)?, HostError> = inner.withLock { state in
-            if let closed = state.closedBy { return .failure(closed) }
-            guard state.externalCount < capacity else {
-                return .failure(.mailboxFull(address: address, capacity: capacity))
-            }
+        let admission: Admission = inner.withLock { state in
+            if let closed = state.closedBy { return .closed(closed) }
+            guard state.externalCount < capacity else { return .full }
             state.externalCount += 1
             state.queue.append(item)
-            return .success(Self.scheduleDrain(&state))
+            return .accepted(wake: Self.scheduleDrain(&state))
         }
-        switch result {
-        case .success(let wake): wake?()
-        case .failure(let error): throw error
+        switch admission {
+        case .accepted(let wake): wake?()
+        case .full: throw .mailboxFull(address: address, capacity: capacity)
+        case .closed(let error): throw error
         }
     }
 
@@ -93,7 +113,8 @@ final class Mailbox<M: Machine>: Sendable {
         wake?()
     }
 
-    private static func scheduleDrain(_ state: inout Inner) -> (@Sendable () -> Void)? {
+    @inlinable
+    static func scheduleDrain(_ state: inout Inner) -> (@Sendable () -> Void)? {
         guard state.started, !state.drainScheduled else { return nil }
         state.drainScheduled = true
         return state.wake
@@ -101,6 +122,7 @@ final class Mailbox<M: Machine>: Sendable {
 
     /// Takes everything queued. When nothing is queued, clears the drain flag so the next item
     /// schedules a new drain.
+    @inlinable
     func takeAll() -> Deque<MailItem<M>> {
         inner.withLock { state in
             if state.queue.isEmpty {

@@ -27,7 +27,7 @@ extension MachineHost {
     /// The machine at rest, between two events.
     public func snapshot() -> Snapshot<M> {
         Snapshot(
-            state: state,
+            state: _state,
             timers: registry.pendingTimers.map { .init(id: $0.id, deadline: $0.deadline, event: $0.event) }
                 + timersToRestore,
             queuedEvents: mailbox.queuedEvents()

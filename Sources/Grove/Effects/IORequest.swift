@@ -55,7 +55,7 @@ package protocol IOPerformer: Sendable {
 }
 
 /// A type-erased io request together with the mapping of its result to an event.
-package struct IOCall<M: Machine>: Sendable {
+@usableFromInline package struct IOCall<M: Machine>: Sendable {
     package let requestName: String
     package let request: any IORequest
     package let run: @Sendable (any IOPerformer) async -> M.Event

@@ -1,19 +1,19 @@
 extension MachineEffect {
     /// No work.
-    public static var none: MachineEffect { MachineEffect(kind: .none) }
+    @inlinable public static var none: MachineEffect { MachineEffect(kind: .none) }
 
     /// The machine has no transition for this (state, event) pair; the host keeps the state and
     /// reports the pair to its diagnostics hook. `update` must not have changed the state.
-    public static var unhandled: MachineEffect { MachineEffect(kind: .unhandled) }
+    @inlinable public static var unhandled: MachineEffect { MachineEffect(kind: .unhandled) }
 
     /// Events processed right after this transition, in array order, before any queued event.
-    public static func events(_ events: [M.Event]) -> MachineEffect { MachineEffect(kind: .events(events)) }
+    @inlinable public static func events(_ events: [M.Event]) -> MachineEffect { MachineEffect(kind: .events(events)) }
 
     /// Events processed right after this transition, in order, before any queued event.
-    public static func events(_ events: M.Event...) -> MachineEffect { MachineEffect(kind: .events(events)) }
+    @inlinable public static func events(_ events: M.Event...) -> MachineEffect { MachineEffect(kind: .events(events)) }
 
     /// Emits `output` to the host's observers (and, in a topology, to its routes).
-    public static func output(_ output: M.Output) -> MachineEffect { MachineEffect(kind: .output(output)) }
+    @inlinable public static func output(_ output: M.Output) -> MachineEffect { MachineEffect(kind: .output(output)) }
 
     /// Long-running async work that may send many events through `send`.
     ///

@@ -6,11 +6,11 @@
 /// starting work with an id that is in flight cancels the old work first, and cancelled work can
 /// never deliver an event afterwards.
 public struct MachineEffect<M: Machine>: Sendable {
-    package let kind: Kind
+    @usableFromInline package let kind: Kind
 
-    package init(kind: Kind) { self.kind = kind }
+    @inlinable package init(kind: Kind) { self.kind = kind }
 
-    package enum Kind: Sendable {
+    @usableFromInline package enum Kind: Sendable {
         case none
         case unhandled
         case events([M.Event])
@@ -25,14 +25,14 @@ public struct MachineEffect<M: Machine>: Sendable {
     }
 
     /// Async work that runs off the machine and talks back through ``Send``.
-    package struct Work: Sendable {
+    @usableFromInline package struct Work: Sendable {
         package let id: EffectID?
         package let kind: WorkKind
         package let onError: ErrorPolicy
         package let run: @Sendable (M.Env, Send<M.Event>) async throws -> Void
     }
 
-    package enum WorkKind: String, Sendable {
+    @usableFromInline package enum WorkKind: String, Sendable {
         case operation, task, stream
     }
 
