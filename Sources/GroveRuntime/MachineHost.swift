@@ -14,7 +14,7 @@ public import DequeModule
 /// let state = try await host.sendAndWait(.reload)   // the state this event committed
 /// for await state in await host.states() { print(state) }
 /// ```
-public actor MachineHost<M: Machine> {
+public final actor MachineHost<M: Machine> {
     /// The machine address used in errors and logs.
     public nonisolated let address: String
     let env: M.Env

@@ -92,7 +92,7 @@ final class Mailbox<M: Machine>: Sendable {
             guard state.externalCount < capacity else { return .full }
             state.externalCount += 1
             state.queue.append(item)
-            return .accepted(wake: Self.scheduleDrain(&state))
+            return .accepted(wake: Mailbox.scheduleDrain(&state))
         }
         switch admission {
         case .accepted(let wake): wake?()
@@ -107,7 +107,7 @@ final class Mailbox<M: Machine>: Sendable {
         let wake: (@Sendable () -> Void)?? = inner.withLock { state in
             guard state.closedBy == nil else { return .none }
             state.queue.append(item)
-            return .some(Self.scheduleDrain(&state))
+            return .some(Mailbox.scheduleDrain(&state))
         }
         guard let wake else { throw CancellationError() }
         wake?()
