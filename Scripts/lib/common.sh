@@ -1,0 +1,42 @@
+# Shared by Scripts/run.sh and Scripts/test.sh. Source it; do not run it.
+set -euo pipefail
+
+repo_root() { cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd; }
+
+say() { printf '==> %s\n' "$*" >&2; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# Puts the Swift toolchain on PATH when it is installed at /opt/swift but not on PATH.
+ensure_swift() {
+    if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
+        export PATH="/opt/swift/usr/bin:$PATH"
+    fi
+    command -v swift >/dev/null 2>&1 \
+        || die "the Swift toolchain (6.1 or later) is not installed; install it from swift.org and re-run"
+}
+
+# Installs the Debian packages named in $@ that are not installed yet. Needs root (or sudo).
+ensure_debian_packages() {
+    local missing=()
+    for package in "$@"; do
+        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" \
+            || missing+=("$package")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    command -v apt-get >/dev/null 2>&1 \
+        || die "missing system packages: ${missing[*]}; install them with your package manager"
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    say "installing ${missing[*]}"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+# What every Grove build needs besides Swift. The local runtime needs no system library yet;
+# the ZeroMQ transport will add libzmq3-dev and pkg-config here.
+SYSTEM_PACKAGES=()
+
+ensure_dependencies() {
+    ensure_swift
+    if [ ${#SYSTEM_PACKAGES[@]} -gt 0 ]; then ensure_debian_packages "${SYSTEM_PACKAGES[@]}"; fi
+}
