@@ -24,20 +24,26 @@ public struct HostOptions<M: Machine>: Sendable {
     public var mailboxCapacity: Int
     /// Called for every ``HostDiagnostic``, on the host's actor or the sender's thread.
     public var diagnostics: (@Sendable (HostDiagnostic<M>) -> Void)?
+    /// Called with every transition, unhandled event, output and finished piece of work, in
+    /// order, on the host's actor. `nil` (the default) costs nothing on the hot path.
+    public var trace: (@Sendable (HostTrace<M>) -> Void)?
 
     /// - Parameters:
     ///   - address: Defaults to the machine type's name.
     ///   - mailboxCapacity: Defaults to 65,536 events.
     ///   - diagnostics: Receives unhandled events, effect failures and dropped events.
+    ///   - trace: Receives every transition; see ``trace``.
     public init(
         address: String = String(describing: M.self),
         mailboxCapacity: Int = 65_536,
-        diagnostics: (@Sendable (HostDiagnostic<M>) -> Void)? = nil
+        diagnostics: (@Sendable (HostDiagnostic<M>) -> Void)? = nil,
+        trace: (@Sendable (HostTrace<M>) -> Void)? = nil
     ) {
         precondition(mailboxCapacity > 0, "mailboxCapacity must be at least 1")
         self.address = address
         self.mailboxCapacity = mailboxCapacity
         self.diagnostics = diagnostics
+        self.trace = trace
     }
 }
 

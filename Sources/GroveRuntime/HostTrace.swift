@@ -1,7 +1,7 @@
 public import Grove
 
 /// Where a processed event came from.
-@usableFromInline package enum EventOrigin: Sendable, Equatable {
+public enum EventOrigin: Sendable, Equatable, CustomStringConvertible {
     /// `send` or `sendAndWait`.
     case sent
     /// Returned inline by a transition (`.events`).
@@ -12,10 +12,25 @@ public import Grove
     case timer(EffectID)
 }
 
-/// A record of what a host did, for the test store. Called on the host's actor, in order.
-@usableFromInline package enum HostTrace<M: Machine>: Sendable {
+extension EventOrigin {
+    public var description: String {
+        switch self {
+        case .sent: "sent"
+        case .inline: "inline"
+        case .effect(let id): "effect \(id)"
+        case .timer(let id): "timer \(id)"
+        }
+    }
+}
+
+/// A record of what a host did, delivered in order on the host's actor to `HostOptions.trace`.
+/// Use it to log or inspect transitions; keep the handler fast, it runs on every event.
+public enum HostTrace<M: Machine>: Sendable {
+    /// `event` was handled and committed `state`.
     case processed(event: M.Event, origin: EventOrigin, state: M.State)
+    /// `event` was not handled; the state did not change.
     case unhandled(event: M.Event, origin: EventOrigin)
+    /// The machine emitted an output.
     case output(M.Output)
     /// Work with this id finished on its own.
     case workEnded(EffectID)

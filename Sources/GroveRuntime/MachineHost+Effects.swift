@@ -1,4 +1,4 @@
-public import Grove
+import Grove
 
 extension MachineHost {
     /// Starts `effect`. Returns the key of the registered work when something is now in flight

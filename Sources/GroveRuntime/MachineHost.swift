@@ -65,7 +65,6 @@ public final actor MachineHost<M: Machine> {
         clock: any HostClock,
         options: HostOptions<M>,
         logger: Logger?,
-        trace: (@Sendable (HostTrace<M>) -> Void)?,
         restoring snapshot: Snapshot<M>? = nil
     ) {
         self.address = options.address
@@ -77,7 +76,7 @@ public final actor MachineHost<M: Machine> {
         var log = logger ?? Logger(label: "grove.host")
         log[metadataKey: "machine"] = "\(options.address)"
         self.log = log
-        self.trace = trace
+        self.trace = options.trace
         self._state = initialState ?? M.initialState
         if let snapshot {
             timersToRestore = snapshot.timers
@@ -109,7 +108,7 @@ public final actor MachineHost<M: Machine> {
         logger: Logger? = nil
     ) {
         self.init(machine: machine, env: env, initialState: initialState, performer: io,
-                  clock: clock, options: options, logger: logger, trace: nil)
+                  clock: clock, options: options, logger: logger)
     }
 
     /// Creates a host for a machine without an environment.
@@ -122,7 +121,7 @@ public final actor MachineHost<M: Machine> {
         logger: Logger? = nil
     ) where M.Env == Void {
         self.init(machine: machine, env: (), initialState: initialState, performer: io,
-                  clock: clock, options: options, logger: logger, trace: nil)
+                  clock: clock, options: options, logger: logger)
     }
 
     deinit {

@@ -45,6 +45,6 @@ extension MachineHost {
         logger: Logger? = nil
     ) {
         self.init(machine: M.self, env: env, initialState: snapshot.state, performer: io,
-                  clock: clock, options: options, logger: logger, trace: nil, restoring: snapshot)
+                  clock: clock, options: options, logger: logger, restoring: snapshot)
     }
 }

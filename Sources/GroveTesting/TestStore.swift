@@ -49,9 +49,8 @@ public final class TestStore<M: Machine> where M.State: Equatable, M.Event: Equa
         self.clock = clock
         self.state = initialState ?? M.initialState
         self.createdAt = sourceLocation
-        self.host = MachineHost(machine: machine, env: env, initialState: initialState, performer: io,
-                                clock: clock, options: HostOptions(), logger: nil,
-                                trace: { recorder.record($0) })
+        self.host = MachineHost(machine, env: env, initialState: initialState, io: io, clock: clock,
+                                options: HostOptions(trace: { recorder.record($0) }))
         host.start()
     }
 
