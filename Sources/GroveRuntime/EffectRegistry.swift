@@ -55,9 +55,11 @@ struct EffectRegistry<M: Machine>: Sendable {
         return node
     }
 
-    /// Registers work. The caller has cancelled anything registered under the same id.
+    /// Registers work. The caller has already cancelled what was registered under the same id;
+    /// should cancelling it have started new work under that id (a sequence moving on to a step
+    /// with the same id), that work is released here so nothing is left running unowned.
     mutating func insert(_ key: JobKey, parent: JobKey?, _ resource: Resource) {
-        assert(nodes[key.id] == nil, "replace must cancel before insert")
+        if let displaced = nodes[key.id] { Self.release(displaced.resource) }
         nodes[key.id] = Node(token: key.token, parent: parent, resource: resource)
     }
 
