@@ -84,12 +84,23 @@ struct EffectRegistry<M: Machine>: Sendable {
         return group
     }
 
-    /// Top-level timers, for snapshots.
+    /// Timers a snapshot can carry: those not inside a sequence. A timer inside a merge is
+    /// independent of its siblings, so it restores as a top-level timer; a timer that is a
+    /// sequence step is not, because the steps after it are closures a snapshot cannot hold.
     var pendingTimers: [(id: EffectID, deadline: Timestamp, event: M.Event)] {
         nodes.compactMap { id, node in
-            guard node.parent == nil, case .timer(_, let deadline, let event) = node.resource else { return nil }
+            guard case .timer(_, let deadline, let event) = node.resource, !isInsideSequence(node) else { return nil }
             return (id, deadline, event)
         }.sorted { $0.deadline < $1.deadline }
+    }
+
+    private func isInsideSequence(_ node: Node) -> Bool {
+        var parentKey = node.parent
+        while let key = parentKey, let parent = self.node(key) {
+            if case .group(let group) = parent.resource, group.isSequence { return true }
+            parentKey = parent.parent
+        }
+        return false
     }
 
     /// Removes everything, returning the nodes so their resources can be released.

@@ -146,6 +146,8 @@ extension MachineHost {
         _ call: IOCall<M>, key: JobKey, performer: any IOPerformer, mailbox: Mailbox<M>
     ) -> Task<Void, Never> {
         Task {
+            // Cancelled before it started (a reload right after a load): never send the request.
+            if Task.isCancelled { return }
             let event = await call.run(performer)
             if Task.isCancelled { return }
             try? mailbox.post(.delivered(event, key))

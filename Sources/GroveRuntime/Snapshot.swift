@@ -4,9 +4,10 @@ public import Logging
 /// A machine instance at rest: its state, its pending timers (with absolute deadlines) and the
 /// events waiting in its mailbox. Codable when the machine's state and events are.
 ///
-/// Only top-level timers are recorded; tasks, streams and io requests in flight are not (their
-/// closures cannot be encoded), so a machine that must survive a restart keeps what it is waiting
-/// for in its state.
+/// Timers are recorded unless they are a step of a sequence (the steps after them are closures);
+/// a timer inside a merge restores as a top-level timer. Tasks, streams and io requests in flight
+/// are not recorded (their closures cannot be encoded), so a machine that must survive a restart
+/// keeps what it is waiting for in its state.
 public struct Snapshot<M: Machine>: Sendable {
     /// A timer that had not fired when the snapshot was taken.
     public struct PendingTimer: Sendable {

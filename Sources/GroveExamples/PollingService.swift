@@ -1,0 +1,108 @@
+public import Grove
+
+/// Fetches data at a fixed interval, with pause, resume and stop: the "Timer and Polling" pattern
+/// of Oak's *Common Patterns*.
+///
+/// The seed looped over `Task.sleep` inside one long effect. Here each tick is a Grove timer,
+/// `.after(interval, id: "poll-tick", send: .tick)`, re-armed by the tick itself: timers are
+/// durable (a snapshot records their deadline) and run on the host's clock, so tests drive them
+/// with a test clock. Each tick sends a Codable ``FetchData`` request under the id `"poll-fetch"`,
+/// which may run on another worker; a fetch still in flight at the next tick is replaced by the
+/// new one. Pause and stop cancel both the timer and the fetch in flight.
+///
+/// Time enters the state only through the service's answers (``PolledData/updatedAt``), never
+/// from a clock read in `update`.
+///
+/// ```swift
+/// let poller = MachineHost(PollingService.self, io: handlers)
+/// poller.start()
+/// try poller.send(.start(interval: 30))   // fetch now, then every 30 s
+/// ```
+public enum PollingService: Machine {
+    /// `interval` is in seconds, as the seed's `TimeInterval`. `failures` counts fetches that
+    /// failed since polling started; polling goes on after a failure.
+    public enum State: Codable, Sendable, Equatable, NonTerminal {
+        /// Not polling; `start` begins.
+        case idle
+        /// A tick is armed; a fetch may be in flight. `lastUpdate` is the `updatedAt` of the
+        /// last data received.
+        case polling(interval: Double, lastUpdate: Timestamp?, failures: Int)
+        /// Nothing armed, nothing in flight; `resume` goes on where polling stopped.
+        case paused(interval: Double, lastUpdate: Timestamp?, failures: Int)
+    }
+
+    /// Commands from the user, ticks from the timer and results from the fetch.
+    public enum Event: Codable, Sendable, Equatable {
+        /// Fetches now, then every `interval` seconds. Unhandled unless `interval` is positive.
+        case start(interval: Double)
+        /// Stops fetching but remembers the interval and the last update.
+        case pause
+        /// Fetches now and goes on at the remembered interval.
+        case resume
+        /// Back to `idle`, forgetting everything.
+        case stop
+        /// The timer fired: fetch, and arm the next tick.
+        case tick
+        /// A fetch succeeded.
+        case dataUpdated(PolledData)
+        /// A fetch failed.
+        case fetchFailed(message: String)
+    }
+
+    /// The id of the timer that sends the next `.tick`.
+    public static let tickID: EffectID = "poll-tick"
+    /// The id of the fetch in flight.
+    public static let fetchID: EffectID = "poll-fetch"
+
+    public static var initialState: State { .idle }
+
+    public static func update(_ state: inout State, event: Event) -> Effect {
+        switch (state, event) {
+        case (.idle, .start(let interval)):
+            guard interval > 0, interval.isFinite else { return .unhandled }
+            state = .polling(interval: interval, lastUpdate: nil, failures: 0)
+            return poll(every: interval, since: nil)
+
+        case (.polling(let interval, let lastUpdate, _), .tick):
+            return poll(every: interval, since: lastUpdate)
+
+        case (.polling(let interval, _, let failures), .dataUpdated(let data)):
+            state = .polling(interval: interval, lastUpdate: data.updatedAt, failures: failures)
+            return .none
+
+        case (.polling(let interval, let lastUpdate, let failures), .fetchFailed):
+            state = .polling(interval: interval, lastUpdate: lastUpdate, failures: failures + 1)
+            return .none
+
+        case (.polling(let interval, let lastUpdate, let failures), .pause):
+            state = .paused(interval: interval, lastUpdate: lastUpdate, failures: failures)
+            return cancelPolling
+
+        case (.paused(let interval, let lastUpdate, let failures), .resume):
+            state = .polling(interval: interval, lastUpdate: lastUpdate, failures: failures)
+            return poll(every: interval, since: lastUpdate)
+
+        case (.polling, .stop), (.paused, .stop):
+            state = .idle
+            return cancelPolling
+
+        default:
+            return .unhandled
+        }
+    }
+
+    /// Fetches now and arms the next tick.
+    static func poll(every interval: Double, since lastUpdate: Timestamp?) -> Effect {
+        .merge([
+            .after(.seconds(interval), id: tickID, send: .tick),
+            .io(id: fetchID, FetchData(since: lastUpdate)) { result in
+                switch result {
+                case .success(let data): .dataUpdated(data)
+                case .failure(let failure): .fetchFailed(message: failure.message)
+                }
+            },
+        ])
+    }
+
+    static var cancelPolling: Effect { .merge([.cancel(tickID), .cancel(fetchID)]) }
+}
