@@ -1,0 +1,95 @@
+public import Grove
+
+/// What an effect will do, as a value tests can compare: the pure side of testing a machine.
+///
+/// ```swift
+/// var state = DataLoader.State.loaded([])
+/// let effect = DataLoader.update(&state, event: .reload)
+/// #expect(effect.shape == .io(id: "fetch-items", FetchItems(forceRefresh: true)))
+/// ```
+/// Closures (operations, tasks, streams) cannot be compared, so they appear by kind and id only.
+public indirect enum EffectShape<M: Machine>: Sendable {
+    case none
+    case unhandled
+    case events([M.Event])
+    case output(M.Output)
+    case operation(id: EffectID?)
+    case task(id: EffectID?)
+    case stream(id: EffectID?)
+    case timer(id: EffectID?, delay: Duration, event: M.Event)
+    /// An io request, with its handler name and the request value.
+    case io(id: EffectID?, name: String, request: any IORequest)
+    case cancel(EffectID)
+    case cancelAll
+    case sequence(id: EffectID?, [EffectShape])
+    case merge(id: EffectID?, [EffectShape])
+
+    /// An io shape for comparisons: `effect.shape == .io(id: "fetch", FetchItems(page: 1))`.
+    public static func io<R: IORequest>(id: EffectID?, _ request: R) -> EffectShape {
+        .io(id: id, name: R.name, request: request)
+    }
+
+    /// The request of an io shape, if it is one of type `R`.
+    public func request<R: IORequest>(as type: R.Type) -> R? {
+        if case .io(_, _, let request) = self { return request as? R }
+        return nil
+    }
+
+    /// The leaves in order, with sequences and merges flattened and `.none` left out.
+    public var flattened: [EffectShape] {
+        switch self {
+        case .none: []
+        case .sequence(_, let children), .merge(_, let children): children.flatMap(\.flattened)
+        default: [self]
+        }
+    }
+}
+
+extension MachineEffect {
+    /// This effect as a comparable value.
+    public var shape: EffectShape<M> {
+        switch kind {
+        case .none: .none
+        case .unhandled: .unhandled
+        case .events(let events): .events(events)
+        case .output(let output): .output(output)
+        case .work(let work):
+            switch work.kind {
+            case .operation: .operation(id: work.id)
+            case .task: .task(id: work.id)
+            case .stream: .stream(id: work.id)
+            }
+        case .timer(let id, let delay, let event): .timer(id: id, delay: delay, event: event)
+        case .io(let id, let call): .io(id: id, name: call.requestName, request: call.request)
+        case .cancel(let id): .cancel(id)
+        case .cancelAll: .cancelAll
+        case .sequence(let id, let effects): .sequence(id: id, effects.map(\.shape))
+        case .merge(let id, let effects): .merge(id: id, effects.map(\.shape))
+        }
+    }
+}
+
+extension EffectShape: Equatable where M.Event: Equatable, M.Output: Equatable {
+    /// io requests compare by name, and by value when the request type is `Hashable`.
+    public static func == (lhs: EffectShape, rhs: EffectShape) -> Bool {
+        switch (lhs, rhs) {
+        case (.none, .none), (.unhandled, .unhandled), (.cancelAll, .cancelAll): true
+        case (.events(let a), .events(let b)): a == b
+        case (.output(let a), .output(let b)): a == b
+        case (.operation(let a), .operation(let b)), (.task(let a), .task(let b)), (.stream(let a), .stream(let b)):
+            a == b
+        case (.timer(let a, let d1, let e1), .timer(let b, let d2, let e2)): a == b && d1 == d2 && e1 == e2
+        case (.io(let a, let n1, let r1), .io(let b, let n2, let r2)):
+            a == b && n1 == n2 && sameRequest(r1, r2)
+        case (.cancel(let a), .cancel(let b)): a == b
+        case (.sequence(let a, let c1), .sequence(let b, let c2)), (.merge(let a, let c1), .merge(let b, let c2)):
+            a == b && c1 == c2
+        default: false
+        }
+    }
+
+    private static func sameRequest(_ lhs: any IORequest, _ rhs: any IORequest) -> Bool {
+        guard let left = lhs as? any Hashable, let right = rhs as? any Hashable else { return true }
+        return AnyHashable(left) == AnyHashable(right)
+    }
+}
