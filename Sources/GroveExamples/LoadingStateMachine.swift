@@ -1,0 +1,77 @@
+public import Grove
+public import GroveRuntime
+
+/// Loads a value by id: the StateMachinePackage example, a ``StateMachine`` closure whose side
+/// effect comes from an injected ``Load``, run as an ``AsyncStateMachine`` whose states a UI
+/// iterates.
+///
+/// ```swift
+/// let machine = LoadingStateMachine.asyncStateMachine(load: Load { id in try await api.value(id) })
+/// Task { for await state in machine { render(state) } }
+/// try machine.send(.loadingWasRequested(id: "3"))
+/// ```
+public enum LoadingStateMachine {
+    /// Where the loading is.
+    public enum State: Codable, Sendable, Equatable {
+        /// Nothing requested yet.
+        case idle
+        /// A load is in flight.
+        case loading
+        /// The load succeeded.
+        case loaded(value: Int)
+        /// The load failed; a new request tries again.
+        case failed(message: String)
+    }
+
+    /// Requests and what the load reports.
+    public enum Event: Codable, Sendable, Equatable {
+        /// Load the value with this id, from `idle` or after a failure.
+        case loadingWasRequested(id: String)
+        /// The load succeeded.
+        case loadingHasSucceeded(value: Int)
+        /// The load failed.
+        case loadingHasFailed(message: String)
+    }
+
+    /// The side effect that loads a value: wraps the loading function the app injects.
+    public struct Load: Sendable {
+        /// Loads the value with an id.
+        public let loadFunction: @Sendable (String) async throws -> Int
+
+        public init(_ loadFunction: @escaping @Sendable (String) async throws -> Int) {
+            self.loadFunction = loadFunction
+        }
+
+        /// The side effect loading `id`; errors become `loadingHasFailed`.
+        public func callAsFunction(id: String) -> SideEffect<State, Event> {
+            SideEffect(id: "load") {
+                do {
+                    return .loadingHasSucceeded(value: try await loadFunction(id))
+                } catch {
+                    return .loadingHasFailed(message: "\(error)")
+                }
+            }
+        }
+    }
+
+    /// The machine, with its side effect injected.
+    public static func makeStateMachine(load: Load) -> StateMachine<State, Event> {
+        StateMachine(initial: .idle) { state, event in
+            switch (state, event) {
+            case (.idle, .loadingWasRequested(let id)), (.failed, .loadingWasRequested(let id)):
+                return .newState(.loading, output: load(id: id))
+            case (.loading, .loadingHasSucceeded(let value)):
+                return .newState(.loaded(value: value))
+            case (.loading, .loadingHasFailed(let message)):
+                return .newState(.failed(message: message))
+            default:
+                return .sameState()
+            }
+        }
+    }
+
+    /// The machine running in a host, as an async sequence of its states.
+    public static func asyncStateMachine(load: Load) -> AsyncStateMachine<State, Event> {
+        AsyncStateMachine(makeStateMachine(load: load))
+    }
+}

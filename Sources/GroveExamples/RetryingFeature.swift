@@ -1,0 +1,96 @@
+public import Grove
+
+/// Fetches a document and retries a failed fetch up to three times before giving up: TCA-SM's
+/// retry pattern, written as an ``IOStateMachine``.
+///
+/// The decision to retry is in the pure reducer; ``runIOEffect(_:)`` only performs the fetch with
+/// the injected ``fetch`` and reports success or failure as data.
+///
+/// ```swift
+/// let feature = MachineHost(IOMachine<RetryingFeature>.self, env: RetryingFeature { try await api.document() })
+/// feature.start()
+/// try feature.send(.input(.start))
+/// ```
+public struct RetryingFeature: IOStateMachine {
+    /// Where the fetch is. `retryCount` counts retries after the first attempt.
+    public enum State: Codable, Sendable, Equatable {
+        /// Nothing requested yet, or cancelled.
+        case idle
+        /// A fetch is in flight.
+        case active(retryCount: Int)
+        /// The fetch succeeded.
+        case loaded(String)
+        /// Every attempt failed; `message` is the last failure.
+        case failed(message: String, retryCount: Int)
+    }
+
+    /// What the user does.
+    public enum Input: Codable, Sendable, Equatable {
+        /// Fetch, from `idle` or after giving up.
+        case start
+        /// Stop fetching; the fetch in flight is cancelled.
+        case cancel
+    }
+
+    /// The IO the feature performs.
+    public enum IOEffect: Codable, Sendable, Hashable {
+        /// The first attempt.
+        case request
+        /// A retry after a failure.
+        case retryRequest
+    }
+
+    /// What the IO reports.
+    public enum IOResult: Codable, Sendable, Equatable {
+        /// The fetch returned the document.
+        case requestSucceeded(String)
+        /// The fetch failed.
+        case requestFailed(String)
+    }
+
+    /// How many retries follow a failed first attempt before the feature gives up.
+    public static let maxRetries = 3
+
+    /// Fetches the document; the dependency the feature's instance carries.
+    public let fetch: @Sendable () async throws -> String
+
+    /// A feature fetching with `fetch`.
+    public init(fetch: @escaping @Sendable () async throws -> String) { self.fetch = fetch }
+
+    public static var initialState: State { .idle }
+
+    public static func reduceInput(_ state: State, _ input: Input) -> Transition {
+        switch (state, input) {
+        case (.idle, .start), (.failed, .start):
+            transition(.active(retryCount: 0), effect: .request)
+        case (.active, .cancel):
+            nextState(.idle, cancellingIOEffect: true)
+        default:
+            undefined
+        }
+    }
+
+    public static func reduceIOResult(_ state: State, _ ioResult: IOResult) -> Transition {
+        switch (state, ioResult) {
+        case (.active, .requestSucceeded(let document)):
+            nextState(.loaded(document))
+        case (.active(let count), .requestFailed(let message)):
+            count < maxRetries
+                ? transition(.active(retryCount: count + 1), effect: .retryRequest)
+                : nextState(.failed(message: message, retryCount: count))
+        default:
+            undefined
+        }
+    }
+
+    public func runIOEffect(_ ioEffect: IOEffect) async -> IOResult? {
+        switch ioEffect {
+        case .request, .retryRequest:
+            do {
+                return .requestSucceeded(try await fetch())
+            } catch {
+                return .requestFailed("\(error)")
+            }
+        }
+    }
+}
