@@ -21,6 +21,8 @@ enum TransitionPrinter {
                     line(address, "\(origin)", "\(event)", "→ \(state)")
                 case .output(let output):
                     line(address, "output", "\(output)", "")
+                case .resultDiscarded(let id):
+                    line(address, "discarded", "late result of \(id)", "(its work was cancelled or replaced)")
                 case .unhandled, .workEnded:
                     break
                 }

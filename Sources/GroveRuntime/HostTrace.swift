@@ -34,4 +34,6 @@ public enum HostTrace<M: Machine>: Sendable {
     case output(M.Output)
     /// Work with this id finished on its own.
     case workEnded(EffectID)
+    /// An event from work that was cancelled or replaced arrived and was discarded unprocessed.
+    case resultDiscarded(EffectID)
 }

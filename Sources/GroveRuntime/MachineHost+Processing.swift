@@ -52,7 +52,10 @@ extension MachineHost {
         case .event(let event):
             apply(event, origin: .sent)
         case .delivered(let event, let key):
-            guard registry.isLive(key) else { return }
+            guard registry.isLive(key) else {
+                trace?(.resultDiscarded(key.id))
+                return
+            }
             apply(event, origin: .effect(key.id))
         default:
             handleReport(item)

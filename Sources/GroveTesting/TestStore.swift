@@ -200,7 +200,7 @@ public final class TestStore<M: Machine> where M.State: Equatable, M.Event: Equa
                 receivedEvents.append((event, origin, nil))
             case .output(let output):
                 receivedOutputs.append(output)
-            case .workEnded:
+            case .workEnded, .resultDiscarded:
                 break
             }
         }

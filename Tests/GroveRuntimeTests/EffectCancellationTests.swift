@@ -56,12 +56,18 @@ struct EffectCancellationTests {
     @Test("Scenario 10: replaced work cannot deliver afterwards, even when it never sees the cancellation")
     func replacedWorkCannotDeliver() async throws {
         let env = Probe.Env()
-        let host = MachineHost(Probe.self, env: env)
+        let discarded = Gate.Box<[EffectID]>([])
+        let options = HostOptions<Probe>(trace: { trace in
+            if case .resultDiscarded(let id) = trace { discarded.mutate { $0.append(id) } }
+        })
+        let host = MachineHost(Probe.self, env: env, options: options)
         host.start()
         _ = try await host.sendAndWait(.startDetached(id: "d", value: "old"))
         _ = try await host.sendAndWait(.startDetached(id: "d", value: "new"))
         env.gate.open("old")
         #expect(await env.delivered.wait("old", within: .seconds(2)))
+        await host.flush()
+        #expect(discarded.value == ["d"], "the old result reached the host and was discarded")
         env.gate.open("new")
         #expect(await env.delivered.wait("new", within: .seconds(2)))
         await host.flush()

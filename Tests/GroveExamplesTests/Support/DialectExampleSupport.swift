@@ -97,7 +97,7 @@ func recordingOptions<M: Machine>(_ log: ExampleLog<M.Event>, for machine: M.Typ
     HostOptions(trace: { trace in
         switch trace {
         case .processed(let event, _, _), .unhandled(let event, _): log.append(event)
-        case .output, .workEnded: break
+        case .output, .workEnded, .resultDiscarded: break
         }
     })
 }
