@@ -1,6 +1,7 @@
 import Grove
 import GroveRuntime
 import GroveExamples
+import Synchronization
 
 /// One demonstration: a machine driven through a representative flow.
 struct Scene: Sendable {
@@ -8,7 +9,7 @@ struct Scene: Sendable {
     var summary: String
     var run: @Sendable () async throws -> Void
 
-    static let all: [Scene] = [loader, auth, polling, navigator, login]
+    static let all: [Scene] = [loader, auth, polling, navigator, login, search, loading, retrying]
 
     static let loader = Scene(name: "loader", summary: "DataLoader: load, reload replacing the fetch in flight") {
         var handlers = ExampleHandlers.inMemory()
@@ -89,5 +90,58 @@ struct Scene: Sendable {
         let termination = try await host.run()
         print("login run ended: \(termination.reason), final state \(termination.finalState)")
     }
+
+    static let search = Scene(name: "search", summary: "Search (SwiftTea style): a newer search replaces the one in flight") {
+        let catalog = [SearchResult(id: "1", title: "Oak"), SearchResult(id: "2", title: "Oakmoss"),
+                       SearchResult(id: "3", title: "Rowan")]
+        let env = Search.Environment { query in
+            try await Task.sleep(for: .milliseconds(query.count < 3 ? 300 : 50))   // the older query is slower
+            return try await Search.Environment.inMemory(catalog).search(query)
+        }
+        let host = MachineHost(Tea<Search>.self, env: env, options: TransitionPrinter.options("search"))
+        host.start()
+        _ = try await host.sendAndWait(.search("oa"))
+        _ = try await host.sendAndWait(.search("oak"))
+        try await awaitState(host, "results for 'oak'") { !$0.isSearching }
+        try await Task.sleep(for: .milliseconds(400))   // the replaced 'oa' search would have answered by now
+        print("results: \(await host.state.results.map(\.title)) for query '\(await host.state.query)'")
+        await host.stop()
+    }
+
+    static let loading = Scene(name: "loading", summary: "Loading (StateMachinePackage style): states as an async sequence") {
+        let attempts = Counter()
+        let machine = LoadingStateMachine.asyncStateMachine(load: .init { id in
+            if attempts.next() == 1 { throw DemoError("the first load of \(id) fails") }
+            return 42
+        })
+        var iterator = machine.makeAsyncIterator()
+        print("loading  state: \(await iterator.next().map { "\($0)" } ?? "-")")
+        try machine.send(.loadingWasRequested(id: "answer"))
+        print("loading  state: \(await iterator.next().map { "\($0)" } ?? "-")")
+        print("loading  state: \(await iterator.next().map { "\($0)" } ?? "-")")
+        try machine.send(.loadingWasRequested(id: "answer"))
+        print("loading  state: \(await iterator.next().map { "\($0)" } ?? "-")")
+        print("loading  state: \(await iterator.next().map { "\($0)" } ?? "-")")
+        await machine.stop()
+    }
+
+    static let retrying = Scene(name: "retrying", summary: "RetryingFeature (TCA-SM style): two failures, then success") {
+        let attempts = Counter()
+        let feature = RetryingFeature {
+            let attempt = attempts.next()
+            if attempt <= 2 { throw DemoError("attempt \(attempt) timed out") }
+            return "document after \(attempt) attempts"
+        }
+        let host = MachineHost(IOMachine<RetryingFeature>.self, env: feature, options: TransitionPrinter.options("retry"))
+        host.start()
+        _ = try await host.sendAndWait(.input(.start))
+        try await awaitState(host, "loaded") { if case .loaded = $0 { true } else { false } }
+        await host.stop()
+    }
 }
 
+/// Counts calls from any task.
+final class Counter: Sendable {
+    private let value = Mutex(0)
+    func next() -> Int { value.withLock { $0 += 1; return $0 } }
+}
