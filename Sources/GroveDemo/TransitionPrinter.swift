@@ -59,21 +59,9 @@ func awaitState<M: Machine>(
     within timeout: Duration = .seconds(5),
     where condition: @escaping @Sendable (M.State) -> Bool
 ) async throws {
-    let states = await host.states()
-    let reached = await withTaskGroup(of: Bool.self) { group in
-        group.addTask {
-            for await state in states where condition(state) { return true }
-            return false
-        }
-        group.addTask {
-            try? await Task.sleep(for: timeout)
-            return false
-        }
-        let first = await group.next() ?? false
-        group.cancelAll()
-        return first
+    guard await host.firstState(within: timeout, where: condition) != nil else {
+        throw DemoError("\(host.address) did not reach \(description) within \(timeout)")
     }
-    guard reached else { throw DemoError("\(host.address) did not reach \(description) within \(timeout)") }
 }
 
 struct DemoError: Error, CustomStringConvertible {

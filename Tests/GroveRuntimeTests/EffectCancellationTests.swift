@@ -100,7 +100,7 @@ struct EffectCancellationTests {
         await host.flush()
         #expect(await host.inFlightEffects == ["w"], "the successor must still be registered")
         env.gate.open("second")
-        let state = await firstState(of: host.states()) { $0.log == ["second"] }
+        let state = await host.firstState(within: .seconds(2)) { $0.log == ["second"] }
         #expect(state != nil)
     }
 
@@ -144,7 +144,7 @@ struct EffectCancellationTests {
         #expect(await first.inFlightEffects.isEmpty)
         #expect(await second.inFlightEffects == ["w"])
         env.gate.open("shared")
-        #expect(await firstState(of: second.states()) { $0.log == ["shared"] } != nil)
+        #expect(await second.firstState(within: .seconds(2)) { $0.log == ["shared"] } != nil)
         await first.flush()
         #expect(await first.state.log.isEmpty)
     }

@@ -28,11 +28,7 @@ func awaitState<M: Machine>(
     within timeout: Duration = .seconds(2),
     where condition: @escaping @Sendable (M.State) -> Bool
 ) async -> M.State? {
-    let states = await host.states()
-    return await withinDeadline(timeout) {
-        for await state in states where condition(state) { return state }
-        return nil
-    } ?? nil
+    await host.firstState(within: timeout, where: condition)
 }
 
 /// A one-shot signal that work fires and a test awaits with a deadline.

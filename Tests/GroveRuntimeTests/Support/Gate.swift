@@ -58,28 +58,6 @@ final class Gate: Sendable {
     func isOpen(_ name: String) -> Bool { latches.withLock { $0[name]?.isOpen ?? false } }
 }
 
-/// Awaits `condition` on every state the host commits, up to `timeout`.
-/// Returns the first state that satisfies it, or `nil` when the deadline passes first.
-func firstState<S: Sendable>(
-    of states: AsyncStream<S>,
-    within timeout: Duration = .seconds(2),
-    where condition: @escaping @Sendable (S) -> Bool
-) async -> S? {
-    await withTaskGroup(of: S?.self) { group in
-        group.addTask {
-            for await state in states where condition(state) { return state }
-            return nil
-        }
-        group.addTask {
-            try? await Task.sleep(for: timeout)
-            return nil
-        }
-        let first = await group.next() ?? nil
-        group.cancelAll()
-        return first
-    }
-}
-
 extension Gate {
     /// A value shared between a test and the work it observes.
     final class Box<Value: Sendable>: Sendable {
