@@ -35,14 +35,20 @@ struct SnapshotTests {
         #expect(await restored.state.log == ["before", "after restore", "ring"])
     }
 
-    @Test("Scenario 21: a restored timer keeps its absolute deadline")
-    func restoredTimerKeepsAbsoluteDeadline() async throws {
-        let clock = TestClock()
+    /// A stopped machine's snapshot taken right after it armed timer "t" for 10 s on `clock`.
+    private func snapshotWithTenSecondTimer(_ clock: TestClock) async throws -> Snapshot<Probe> {
         let original = MachineHost(Probe.self, env: .init(), clock: clock)
         original.start()
         _ = try await original.sendAndWait(.startTimer(id: "t", seconds: 10, value: "ring"))
         let snapshot = try roundTrip(await original.snapshot())
         await original.stop()
+        return snapshot
+    }
+
+    @Test("Scenario 21: a restored timer keeps its absolute deadline")
+    func restoredTimerKeepsAbsoluteDeadline() async throws {
+        let clock = TestClock()
+        let snapshot = try await snapshotWithTenSecondTimer(clock)
 
         await clock.advance(by: .seconds(6))
         let restored = MachineHost(restoring: snapshot, env: .init(), clock: clock)
@@ -57,11 +63,7 @@ struct SnapshotTests {
     @Test("Scenario 21: a timer whose deadline passed while the machine was down fires at once on restore")
     func overdueTimerFiresOnRestore() async throws {
         let clock = TestClock()
-        let original = MachineHost(Probe.self, env: .init(), clock: clock)
-        original.start()
-        _ = try await original.sendAndWait(.startTimer(id: "t", seconds: 10, value: "ring"))
-        let snapshot = try roundTrip(await original.snapshot())
-        await original.stop()
+        let snapshot = try await snapshotWithTenSecondTimer(clock)
 
         await clock.advance(by: .seconds(60))
         let restored = MachineHost(restoring: snapshot, env: .init(), clock: clock)
