@@ -5,7 +5,7 @@ import GroveRuntime
 import GroveTesting
 
 // README tour: begin
-struct Lookup: IORequest {
+struct Lookup: IORequest, Hashable {
     typealias Response = [String]
     var query: String
 }
@@ -75,6 +75,13 @@ struct ReadmeTourTests {
         await store.receive(.found(["grove 1", "grove 2"])) { $0.results = ["grove 1", "grove 2"] }
         await store.send(.cleared) { $0 = Search.State() }
         await store.finish()
+    }
+
+    @Test("The tour's pure effect check holds")
+    func tourShapeCheck() {
+        var state = Search.State(query: "grove")
+        #expect(Search.update(&state, event: .debounced).shape == .io(id: "lookup", Lookup(query: "grove")))
+        #expect(Search.update(&state, event: .debounced).shape != .io(id: "lookup", Lookup(query: "oak")))
     }
 
     @Test("The tour's host example runs")
