@@ -22,6 +22,9 @@ struct EffectRegistry<M: Machine>: Sendable {
         var isSequence: Bool
         var remaining: ArraySlice<MachineEffect<M>>
         var active: Set<EffectID> = []
+        /// A merge is starting its children: a child ending now (one replaced or cancelled by a
+        /// later sibling) must not complete the merge before the rest have started.
+        var isStarting = false
     }
 
     @usableFromInline

@@ -47,13 +47,14 @@ extension MachineHost {
             return registry.isLive(key) ? key : nil
         case .merge(let id, let effects):
             let key = newKey(id)
-            registry.insert(key, parent: parent, .group(.init(isSequence: false, remaining: [])))
+            registry.insert(key, parent: parent, .group(.init(isSequence: false, remaining: [], isStarting: true)))
             for child in effects {
                 guard registry.isLive(key) else { break }
                 if let childKey = execute(child, parent: key) {
                     _ = registry.updateGroup(key) { $0.active.insert(childKey.id) }
                 }
             }
+            _ = registry.updateGroup(key) { $0.isStarting = false }
             advance(key)
             return registry.isLive(key) ? key : nil
         }
@@ -102,7 +103,8 @@ extension MachineHost {
 
     /// Starts the next sequence step, or completes the group when nothing is left.
     func advance(_ key: JobKey) {
-        while let node = registry.node(key), case .group(let group) = node.resource, group.active.isEmpty {
+        while let node = registry.node(key), case .group(let group) = node.resource,
+              group.active.isEmpty, !group.isStarting {
             if group.isSequence, let step = group.remaining.first {
                 _ = registry.updateGroup(key) { $0.remaining.removeFirst() }
                 if let childKey = execute(step, parent: key) {

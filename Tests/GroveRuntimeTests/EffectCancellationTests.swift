@@ -18,6 +18,20 @@ struct EffectCancellationTests {
         await store.finish()
     }
 
+    @Test("Scenario 8: a merge child replacing an earlier sibling does not stop the later siblings")
+    func replacingInsideMergeKeepsLaterChildren() async throws {
+        let env = Probe.Env()
+        let host = MachineHost(Probe.self, env: env)
+        host.start()
+        _ = try await host.sendAndWait(.mergeReplacingSibling)
+        let state = await host.firstState(within: .seconds(2)) { Set($0.log) == ["second", "third"] }
+        #expect(state != nil)
+        env.gate.open("first")
+        await host.flush()
+        #expect(await host.firstState(within: .milliseconds(200)) { $0.log.contains("first") } == nil)
+        #expect(await host.inFlightEffects.isEmpty, "the merge completes once its children have")
+    }
+
     @Test("Scenario 9: a user-chosen id never collides with ids the runtime generates")
     func userIDsNeverCollideWithGenerated() async throws {
         #expect(EffectID("1") != EffectID.generated(1))

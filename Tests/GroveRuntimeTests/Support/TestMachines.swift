@@ -28,6 +28,8 @@ enum Probe: Machine {
         case failing(mapped: Bool)
         case emit(String)
         case unknown
+        /// A merge whose second child replaces the first (same id) and whose third is anonymous.
+        case mergeReplacingSibling
     }
 
     enum Step: Equatable, Sendable, Codable {
@@ -107,6 +109,15 @@ enum Probe: Machine {
             return .output(text)
         case .unknown:
             return .unhandled
+        case .mergeReplacingSibling:
+            return .merge([
+                .task(id: "x") { env in
+                    await env.gate.wait("first")
+                    return .note("first")
+                },
+                .task(id: "x") { _ in .note("second") },
+                .task { _ in .note("third") },
+            ], id: "group")
         }
     }
 
