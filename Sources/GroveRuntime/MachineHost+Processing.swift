@@ -34,14 +34,18 @@ extension MachineHost {
             let batch = mailbox.takeAll()
             if batch.isEmpty { return }
             var index = batch.startIndex
+            var external = 0
             while index < batch.endIndex {
-                handle(batch[index])
+                let item = batch[index]
+                if item.isExternal { external += 1 }
+                handle(item)
                 index += 1
                 if outcome != nil {
                     finishRun(droppedBefore: batch[index...])
                     return
                 }
             }
+            mailbox.processed(external)
         }
     }
 

@@ -26,6 +26,7 @@ enum MailItem<M: Machine>: Sendable {
     case timerFired(JobKey)
 
     /// Events a sender handed over (as opposed to reports from the machine's own work).
+    @inlinable
     var isExternal: Bool {
         switch self {
         case .event, .eventAwaitingState: true
@@ -121,7 +122,8 @@ final class Mailbox<M: Machine>: Sendable {
     }
 
     /// Takes everything queued. When nothing is queued, clears the drain flag so the next item
-    /// schedules a new drain.
+    /// schedules a new drain. External events taken still count against the capacity until the
+    /// host reports them ``processed(_:)``.
     @inlinable
     func takeAll() -> Deque<MailItem<M>> {
         inner.withLock { state in
@@ -129,9 +131,15 @@ final class Mailbox<M: Machine>: Sendable {
                 state.drainScheduled = false
                 return []
             }
-            state.externalCount = 0
             return Swift.exchange(&state.queue, with: [])
         }
+    }
+
+    /// Frees capacity for `count` external events the host has processed.
+    @inlinable
+    func processed(_ count: Int) {
+        guard count > 0 else { return }
+        inner.withLock { $0.externalCount -= count }
     }
 
     /// Closes the mailbox: later sends fail with `reason`. Returns what was still queued.

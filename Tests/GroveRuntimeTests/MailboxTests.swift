@@ -1,0 +1,26 @@
+import Testing
+import Grove
+@testable import GroveRuntime
+
+@Suite("Mailbox")
+struct MailboxTests {
+    @Test("Scenario 5: events taken for processing still count against the capacity until processed")
+    func capacityCoversEventsBeingProcessed() throws {
+        let mailbox = Mailbox<Probe>(capacity: 2)
+        try mailbox.enqueueExternal(.event(.note("a")), address: "probe")
+        try mailbox.enqueueExternal(.event(.note("b")), address: "probe")
+        #expect(mailbox.takeAll().count == 2)
+        let error = #expect(throws: HostError.self) { try mailbox.enqueueExternal(.event(.note("c")), address: "probe") }
+        #expect(error?.code == .mailboxFull)
+        mailbox.processed(2)
+        try mailbox.enqueueExternal(.event(.note("c")), address: "probe")
+    }
+
+    @Test("Reports from running work are never refused for capacity")
+    func reportsBypassCapacity() throws {
+        let mailbox = Mailbox<Probe>(capacity: 1)
+        try mailbox.enqueueExternal(.event(.note("a")), address: "probe")
+        try mailbox.post(.finished(JobKey(id: "w", token: 1)))
+        #expect(mailbox.takeAll().count == 2)
+    }
+}
