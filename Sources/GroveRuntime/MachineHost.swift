@@ -124,13 +124,26 @@ public final actor MachineHost<M: Machine> {
                   clock: clock, options: options, logger: logger)
     }
 
+    /// Releasing the host is a stop: work is cancelled and events still queued are reported.
     deinit {
         for node in registry.removeAll() { EffectRegistry<M>.release(node.resource) }
-        for item in mailbox.close(.init(.hostReleased, address: address, message: "the host was released")) {
-            if case .eventAwaitingState(_, let waiter) = item {
-                waiter.resume(returning: .failure(.init(.hostReleased, address: address,
-                    message: "the host was released before processing this event; keep a reference to it")))
+        let released = HostError(.hostReleased, address: address, message:
+            "the host was released before processing this event; keep a reference to it while it has work")
+        var dropped: [M.Event] = []
+        for item in mailbox.close(released) {
+            switch item {
+            case .event(let event):
+                dropped.append(event)
+            case .eventAwaitingState(let event, let waiter):
+                dropped.append(event)
+                waiter.resume(returning: .failure(released))
+            default:
+                break
             }
+        }
+        if !dropped.isEmpty {
+            log.notice("events dropped", metadata: ["count": "\(dropped.count)", "reason": "\(released.code.rawValue)"])
+            options.diagnostics?(.eventsDropped(dropped, reason: released))
         }
         for observer in stateObservers.values { observer.finish() }
         for observer in outputObservers.values { observer.finish() }

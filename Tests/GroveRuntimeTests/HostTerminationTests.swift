@@ -92,6 +92,18 @@ struct HostTerminationTests {
         #expect(termination.reason == .stopped)
     }
 
+    @Test("Scenario 2: releasing a host with queued events reports them as dropped")
+    func releasingHostReportsQueuedEvents() async throws {
+        let log = DiagnosticLog([])
+        var host: MachineHost<Probe>? = MachineHost(Probe.self, env: .init(), options: probeOptions(log: log))
+        try host?.send(.note("a"))
+        try host?.send(.note("b"))
+        weak let released = host
+        host = nil
+        #expect(released == nil)
+        #expect(log.value == [.dropped([.note("a"), .note("b")])])
+    }
+
     @Test("Scenario 13: releasing the host cancels every in-flight effect and ends streams")
     func hostDeinitCancelsWork() async throws {
         let env = Probe.Env(keepStreamsOpen: true)
