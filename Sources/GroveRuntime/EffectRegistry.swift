@@ -87,23 +87,36 @@ struct EffectRegistry<M: Machine>: Sendable {
         return group
     }
 
-    /// Timers a snapshot can carry: those not inside a sequence. A timer inside a merge is
-    /// independent of its siblings, so it restores as a top-level timer; a timer that is a
-    /// sequence step is not, because the steps after it are closures a snapshot cannot hold.
+    /// Timers a snapshot can carry: top-level ones, and those inside merges nobody can cancel
+    /// by id (anonymous merges), which restore as top-level timers with the same behaviour. A
+    /// timer that is a sequence step, or inside a named merge, is not carried: restored on its
+    /// own it would outlive the steps after it or escape `.cancel(mergeID)`.
     var pendingTimers: [(id: EffectID, deadline: Timestamp, event: M.Event)] {
         nodes.compactMap { id, node in
-            guard case .timer(_, let deadline, let event) = node.resource, !isInsideSequence(node) else { return nil }
+            guard case .timer(_, let deadline, let event) = node.resource, restoresOnItsOwn(node) else { return nil }
             return (id, deadline, event)
         }.sorted { $0.deadline < $1.deadline }
     }
 
-    private func isInsideSequence(_ node: Node) -> Bool {
+    /// Work a snapshot cannot carry: tasks, streams and io in flight, and timers that are not in
+    /// ``pendingTimers``.
+    var unsnapshottable: [EffectID] {
+        nodes.compactMap { id, node in
+            switch node.resource {
+            case .task: id
+            case .timer: restoresOnItsOwn(node) ? nil : id
+            case .group, .inline: nil
+            }
+        }.sorted { $0.description < $1.description }
+    }
+
+    private func restoresOnItsOwn(_ node: Node) -> Bool {
         var parentKey = node.parent
         while let key = parentKey, let parent = self.node(key) {
-            if case .group(let group) = parent.resource, group.isSequence { return true }
+            guard case .group(let group) = parent.resource, !group.isSequence, key.id.isGenerated else { return false }
             parentKey = parent.parent
         }
-        return false
+        return true
     }
 
     /// Removes everything, returning the nodes so their resources can be released.

@@ -4,21 +4,31 @@ public import Logging
 /// A machine instance at rest: its state, its pending timers (with absolute deadlines) and the
 /// events waiting in its mailbox. Codable when the machine's state and events are.
 ///
-/// Timers are recorded unless they are a step of a sequence (the steps after them are closures);
-/// a timer inside a merge restores as a top-level timer. Tasks, streams and io requests in flight
-/// are not recorded (their closures cannot be encoded), so a machine that must survive a restart
-/// keeps what it is waiting for in its state.
+/// Timers restore at their original deadlines. A timer inside an anonymous merge restores as a
+/// top-level timer. Work whose closures cannot be encoded (tasks, streams, io in flight) and timers
+/// that are sequence steps or inside a named merge are not carried; they are listed in
+/// ``omittedEffects`` so the caller can decide whether the snapshot is good enough. A machine that
+/// must survive a restart keeps what it is waiting for in its state and restarts that work when
+/// restored.
 public struct Snapshot<M: Machine>: Sendable {
     /// A timer that had not fired when the snapshot was taken.
     public struct PendingTimer: Sendable {
+        /// The timer's effect id; generated ids get a fresh one on restore.
         public var id: EffectID
+        /// When it fires, as an absolute time.
         public var deadline: Timestamp
+        /// The event it sends.
         public var event: M.Event
     }
 
+    /// The machine's state.
     public var state: M.State
+    /// Pending timers, earliest first.
     public var timers: [PendingTimer]
+    /// External events accepted but not yet processed, oldest first.
     public var queuedEvents: [M.Event]
+    /// Work that was in flight but is not in this snapshot.
+    public var omittedEffects: [EffectID]
 }
 
 extension Snapshot: Codable where M.State: Codable, M.Event: Codable {}
@@ -31,7 +41,8 @@ extension MachineHost {
             state: _state,
             timers: registry.pendingTimers.map { .init(id: $0.id, deadline: $0.deadline, event: $0.event) }
                 + timersToRestore,
-            queuedEvents: mailbox.queuedEvents()
+            queuedEvents: mailbox.queuedEvents(),
+            omittedEffects: registry.unsnapshottable
         )
     }
 

@@ -73,6 +73,21 @@ struct SnapshotTests {
         #expect(await restored.state.log == ["ring"])
     }
 
+    @Test("Scenario 21: work a snapshot cannot carry is listed, never silently lost")
+    func snapshotListsWhatItOmits() async throws {
+        let clock = TestClock()
+        let host = MachineHost(Probe.self, env: .init(), clock: clock)
+        host.start()
+        _ = try await host.sendAndWait(.startGated(id: "task", value: "never"))
+        _ = try await host.sendAndWait(.sequence(id: "seq", steps: [.timer(seconds: 5, value: "step")]))
+        _ = try await host.sendAndWait(.startTimer(id: "plain", seconds: 5, value: "ring"))
+        let snapshot = try roundTrip(await host.snapshot())
+        #expect(snapshot.timers.map(\.id) == ["plain"])
+        #expect(snapshot.omittedEffects.contains("task"))
+        #expect(snapshot.omittedEffects.count == 2, "the task and the timer that is a sequence step")
+        await host.stop()
+    }
+
     @Test("Scenario 21: events queued at snapshot time are processed first after restore")
     func queuedEventsSurviveSnapshot() async throws {
         let original = MachineHost(Probe.self, env: .init())
