@@ -40,7 +40,7 @@ struct GroveBench: AsyncParsableCommand {
             bare.append(measureBare(workload))
             fireAndForget.append(try await measureFireAndForget(workload))
             sendAndWait.append(try await measureSendAndWait(workload))
-            if !json { printError("round \(round)/\(runs) done") }
+            if isatty(2) == 1 { printError("round \(round)/\(runs) done") }
         }
         let report = Report(events: events, runs: runs,
                             bare: median(bare), fireAndForget: median(fireAndForget), sendAndWait: median(sendAndWait))

@@ -23,6 +23,7 @@ public protocol ScheduledTimer: Sendable {
 
 /// Real time: `CLOCK_REALTIME` for deadlines, a sleeping task per timer.
 public struct WallClock: HostClock {
+    /// The system's real-time clock.
     public init() {}
 
     public func now() -> Timestamp {

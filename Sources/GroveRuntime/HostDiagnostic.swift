@@ -57,6 +57,7 @@ public struct Termination<M: Machine>: Sendable {
         case stopped
     }
 
+    /// Why the run ended.
     public var reason: Reason
     /// The state the machine ended in.
     public var finalState: M.State

@@ -4,7 +4,9 @@ public import Grove
 public struct HostError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The kind of error.
     public struct Code: RawRepresentable, Hashable, Sendable {
+        /// The code as text, e.g. `"mailbox-full"`.
         public var rawValue: String
+        /// A code; prefer the named ones.
         public init(rawValue: String) { self.rawValue = rawValue }
 
         /// The bounded mailbox is full; the machine keeps running.
@@ -19,6 +21,7 @@ public struct HostError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let hostReleased = Code(rawValue: "host-released")
     }
 
+    /// What kind of error this is; equality of errors is equality of codes.
     public var code: Code
     /// What happened and what to do about it.
     public var message: String

@@ -28,8 +28,9 @@ extension EventOrigin {
 public enum HostTrace<M: Machine>: Sendable {
     /// `event` was handled and committed `state`.
     case processed(event: M.Event, origin: EventOrigin, state: M.State)
-    /// `event` was not handled; the state did not change.
-    case unhandled(event: M.Event, origin: EventOrigin)
+    /// `update` returned `.unhandled` for `event`; `state` is the state after that call, which a
+    /// correct machine left untouched (the test store checks).
+    case unhandled(event: M.Event, origin: EventOrigin, state: M.State)
     /// The machine emitted an output.
     case output(M.Output)
     /// Work with this id finished on its own.

@@ -10,6 +10,7 @@ public import Grove
 public struct IOHandlers: Sendable, IOPerformer {
     private var handlers: [String: @Sendable (any IORequest) async throws -> any Sendable] = [:]
 
+    /// An empty set: every request fails with `IOFailure.Code.noHandler` until registered.
     public init() {}
 
     /// Registers the handler for requests of type `R` (by `R.name`), replacing any earlier one.

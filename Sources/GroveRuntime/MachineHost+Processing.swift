@@ -132,7 +132,7 @@ extension MachineHost {
     @usableFromInline
     func committed(_ effect: MachineEffect<M>, event: M.Event, origin: EventOrigin) {
         if case .unhandled = effect.kind {
-            trace?(.unhandled(event: event, origin: origin))
+            trace?(.unhandled(event: event, origin: origin, state: _state))
             report(.unhandled(state: _state, event: event))
             return
         }

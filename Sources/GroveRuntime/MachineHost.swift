@@ -232,8 +232,10 @@ public final actor MachineHost<M: Machine> {
     /// `true` once the machine reached a terminal state, was stopped or failed.
     public var hasEnded: Bool { outcome != nil }
 
-    /// Processes everything queued right now. Tests use it to settle a host deterministically.
-    package func flush() {
+    /// Processes everything queued right now, on the caller's turn of the actor. Work still
+    /// running is not awaited. Tests driving a `TestClock` by hand use it to settle the host after
+    /// each timer fires: `await clock.advance(by: .seconds(1)) { await host.flush() }`.
+    public func flush() {
         guard mailbox.isStarted else { return }
         bootIfNeeded()
         drainNow()

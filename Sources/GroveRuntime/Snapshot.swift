@@ -59,4 +59,15 @@ extension MachineHost {
         self.init(machine: M.self, env: env, initialState: snapshot.state, performer: io,
                   clock: clock, options: options, logger: logger, restoring: snapshot)
     }
+
+    /// Creates a host that continues from `snapshot`, for a machine without an environment.
+    public init(
+        restoring snapshot: Snapshot<M>,
+        io: IOHandlers = IOHandlers(),
+        clock: any HostClock = WallClock(),
+        options: HostOptions<M> = HostOptions(),
+        logger: Logger? = nil
+    ) where M.Env == Void {
+        self.init(restoring: snapshot, env: (), io: io, clock: clock, options: options, logger: logger)
+    }
 }

@@ -1,4 +1,5 @@
 public import Grove
+import Foundation
 
 /// What an effect will do, as a value tests can compare: the pure side of testing a machine.
 ///
@@ -70,7 +71,7 @@ extension MachineEffect {
 }
 
 extension EffectShape: Equatable where M.Event: Equatable, M.Output: Equatable {
-    /// io requests compare by name, and by value when the request type is `Hashable`.
+    /// io requests compare by name and by value (`Hashable` equality, or else their JSON encoding).
     public static func == (lhs: EffectShape, rhs: EffectShape) -> Bool {
         switch (lhs, rhs) {
         case (.none, .none), (.unhandled, .unhandled), (.cancelAll, .cancelAll): true
@@ -88,8 +89,16 @@ extension EffectShape: Equatable where M.Event: Equatable, M.Output: Equatable {
         }
     }
 
+    /// Hashable requests compare by value; others by their JSON encoding (keys sorted), so two
+    /// requests are equal exactly when they would cross a process boundary as the same bytes.
     private static func sameRequest(_ lhs: any IORequest, _ rhs: any IORequest) -> Bool {
-        guard let left = lhs as? any Hashable, let right = rhs as? any Hashable else { return true }
-        return AnyHashable(left) == AnyHashable(right)
+        if let left = lhs as? any Hashable, let right = rhs as? any Hashable {
+            return AnyHashable(left) == AnyHashable(right)
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        guard type(of: lhs) == type(of: rhs),
+              let left = try? encoder.encode(lhs), let right = try? encoder.encode(rhs) else { return false }
+        return left == right
     }
 }

@@ -25,7 +25,8 @@ public final class TestStore<M: Machine> where M.State: Equatable, M.Event: Equa
     public var timeout: Duration = .seconds(2)
 
     private let recorder: TraceRecorder<M>
-    private var receivedEvents: [(event: M.Event, origin: EventOrigin, state: M.State?)] = []
+    /// What the host processed, in order; `handled` is `false` for `.unhandled` transitions.
+    private var receivedEvents: [(event: M.Event, origin: EventOrigin, state: M.State, handled: Bool)] = []
     private var receivedOutputs: [M.Output] = []
     private var finished = false
     private let createdAt: SourceLocation
@@ -81,49 +82,21 @@ public final class TestStore<M: Machine> where M.State: Equatable, M.Event: Equa
         assert update: ((inout M.State) throws -> Void)? = nil,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async {
-        await collect()
-        if let pending = receivedEvents.first {
-            fail("must receive \(pending.event) before sending \(event): the machine processed it "
-                + "and the test did not assert it", sourceLocation)
-            // Skip what was missed so the rest of the test reports its own problems, not echoes.
-            if let last = receivedEvents.last(where: { $0.state != nil })?.state { state = last }
-            receivedEvents.removeAll()
-        }
-        do {
-            _ = try await host.sendAndWait(event)
-        } catch {
-            fail("sending \(event) failed: \(error)", sourceLocation)
-            return
-        }
-        await collect()
-        guard let first = receivedEvents.first, first.origin == .sent, first.event == event else {
-            fail("the host did not report processing \(event)", sourceLocation)
-            return
-        }
-        receivedEvents.removeFirst()
-        guard let actual = first.state else {
+        guard let processed = await sendAndCollect(event, sourceLocation) else { return }
+        guard processed.handled else {
             fail("\(event) is unhandled in state \(state); use sendUnhandled(_:) when that is expected",
-                         sourceLocation)
+                 sourceLocation)
+            checkUntouched(processed.state, by: event, sourceLocation)
             return
         }
-        check(actual, after: event, update, sourceLocation)
+        check(processed.state, after: event, update, sourceLocation)
     }
 
-    /// Sends `event` and asserts that the machine does not handle it in the current state.
+    /// Sends `event` and asserts that the machine does not handle it in the current state, and
+    /// that `update` left the state untouched, as `.unhandled` requires.
     public func sendUnhandled(_ event: M.Event, sourceLocation: SourceLocation = #_sourceLocation) async {
-        await collect()
-        _ = try? await host.sendAndWait(event)
-        await collect()
-        guard let first = receivedEvents.first, first.event == event else {
-            fail("the host did not report \(event)", sourceLocation)
-            return
-        }
-        receivedEvents.removeFirst()
-        if let actual = first.state {
-            fail("expected \(event) to be unhandled, but it moved the machine to \(actual)",
-                         sourceLocation)
-            state = actual
-        }
+        guard let processed = await sendAndCollect(event, sourceLocation) else { return }
+        expectUnhandled(processed, sourceLocation)
     }
 
     /// Waits for the next event the machine processed on its own (from an effect, a timer or an
@@ -133,22 +106,91 @@ public final class TestStore<M: Machine> where M.State: Equatable, M.Event: Equa
         assert update: ((inout M.State) throws -> Void)? = nil,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async {
-        guard await waitFor({ !$0.receivedEvents.isEmpty }) else {
-            fail("expected to receive \(event), but nothing arrived within \(timeout)",
-                         sourceLocation)
+        guard let next = await nextReceived(event, sourceLocation) else { return }
+        guard next.handled else {
+            fail("received \(event), but it is unhandled in state \(state); use receiveUnhandled(_:) "
+                + "when that is expected", sourceLocation)
+            checkUntouched(next.state, by: event, sourceLocation)
             return
+        }
+        check(next.state, after: event, update, sourceLocation)
+    }
+
+    /// Waits for the next event the machine processed on its own and asserts that it was
+    /// unhandled, leaving the state untouched.
+    public func receiveUnhandled(_ event: M.Event, sourceLocation: SourceLocation = #_sourceLocation) async {
+        guard let next = await nextReceived(event, sourceLocation) else { return }
+        expectUnhandled(next, sourceLocation)
+    }
+
+    private typealias Processed = (event: M.Event, origin: EventOrigin, state: M.State, handled: Bool)
+
+    /// Sends `event` after checking nothing is left to receive; returns what the host did with it.
+    private func sendAndCollect(_ event: M.Event, _ sourceLocation: SourceLocation) async -> Processed? {
+        await collect()
+        if let pending = receivedEvents.first {
+            fail("must receive \(pending.event) before sending \(event): the machine processed it "
+                + "and the test did not assert it", sourceLocation)
+            // Skip what was missed so the rest of the test reports its own problems, not echoes.
+            if let last = receivedEvents.last { state = last.state }
+            receivedEvents.removeAll()
+        }
+        do {
+            _ = try await host.sendAndWait(event)
+        } catch {
+            fail("sending \(event) failed: \(error)", sourceLocation)
+            return nil
+        }
+        await collect()
+        guard let index = receivedEvents.firstIndex(where: { $0.origin == .sent && $0.event == event }) else {
+            fail("the host did not report processing \(event)", sourceLocation)
+            return nil
+        }
+        if index > 0 {
+            let missed = receivedEvents[..<index].map { "\($0.event)" }.joined(separator: ", ")
+            fail("must receive \(missed) before sending \(event): the machine processed them first", sourceLocation)
+            state = receivedEvents[index - 1].state
+        }
+        let processed = receivedEvents[index]
+        receivedEvents.removeFirst(index + 1)
+        return processed
+    }
+
+    /// The next event the machine processed on its own, which must be `event`.
+    private func nextReceived(_ event: M.Event, _ sourceLocation: SourceLocation) async -> Processed? {
+        guard await waitFor({ !$0.receivedEvents.isEmpty }) else {
+            fail("expected to receive \(event), but nothing arrived within \(timeout)", sourceLocation)
+            return nil
         }
         let next = receivedEvents.removeFirst()
         guard next.event == event else {
             fail("expected to receive \(event), but received \(next.event)", sourceLocation)
-            if let actual = next.state { state = actual }
-            return
+            state = next.state
+            return nil
         }
-        guard let actual = next.state else {
-            fail("received \(event), but it is unhandled in state \(state)", sourceLocation)
-            return
+        return next
+    }
+
+    private func expectUnhandled(_ processed: Processed, _ sourceLocation: SourceLocation) {
+        if processed.handled {
+            fail("expected \(processed.event) to be unhandled, but it moved the machine to \(processed.state)",
+                 sourceLocation)
+            state = processed.state
+        } else {
+            checkUntouched(processed.state, by: processed.event, sourceLocation)
         }
-        check(actual, after: event, update, sourceLocation)
+    }
+
+    /// `.unhandled` promises the state is as it was; a machine that changed it anyway is wrong.
+    private func checkUntouched(_ actual: M.State, by event: M.Event, _ sourceLocation: SourceLocation) {
+        guard actual != state else { return }
+        fail("""
+            update returned .unhandled for \(event) but changed the state; an unhandled transition must \
+            leave it untouched
+              before: \(state)
+               after: \(actual)
+            """, sourceLocation)
+        state = actual
     }
 
     /// Moves the store's clock forward, firing due timers and processing what they cause.
@@ -195,9 +237,9 @@ public final class TestStore<M: Machine> where M.State: Equatable, M.Event: Equa
         for trace in recorder.take() {
             switch trace {
             case .processed(let event, let origin, let state):
-                receivedEvents.append((event, origin, state))
-            case .unhandled(let event, let origin):
-                receivedEvents.append((event, origin, nil))
+                receivedEvents.append((event, origin, state, true))
+            case .unhandled(let event, let origin, let state):
+                receivedEvents.append((event, origin, state, false))
             case .output(let output):
                 receivedOutputs.append(output)
             case .workEnded, .resultDiscarded:

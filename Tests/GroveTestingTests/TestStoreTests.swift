@@ -5,7 +5,7 @@ import GroveTesting
 
 /// A small machine for exercising the test store itself.
 private enum Pinger: Machine {
-    enum Event: Equatable, Sendable { case ping, chain, pong, hang, wait(seconds: Int) }
+    enum Event: Equatable, Sendable { case ping, chain, pong, hang, wait(seconds: Int), ignored, sneaky }
     struct Env: Sendable { var hang: @Sendable () async -> Void }
     static var initialState: Int { 0 }
     static func update(_ state: inout Int, event: Event) -> Effect {
@@ -13,6 +13,11 @@ private enum Pinger: Machine {
         case .ping:
             state += 1
             return .task { _ in .pong }
+        case .ignored:
+            return .unhandled
+        case .sneaky:
+            state += 100
+            return .unhandled
         case .chain:
             state += 1
             return .events(.pong)
@@ -91,6 +96,22 @@ struct TestStoreTests {
             await store.send(.pong) { $0 = 21 }
             await store.finish()
         } matching: { $0.comments.contains { $0.rawValue.contains("must receive pong") } }
+    }
+
+    @Test("Scenario 17: sendUnhandled passes for an event the machine does not handle")
+    func unhandledEventPasses() async {
+        let store = TestStore(Pinger.self, env: neverEnds)
+        await store.sendUnhandled(.ignored)
+        await store.finish()
+    }
+
+    @Test("Scenario 17: the test store fails a machine that changes the state and returns .unhandled")
+    func failsWhenUnhandledChangesState() async {
+        await withKnownIssue {
+            let store = TestStore(Pinger.self, env: neverEnds)
+            await store.sendUnhandled(.sneaky)
+            await store.finish()
+        } matching: { $0.comments.contains { $0.rawValue.contains("returned .unhandled for sneaky but changed the state") } }
     }
 
     @Test("The test store fails a test that never calls finish")

@@ -50,6 +50,13 @@ public protocol EffectTransducer: Sendable {
     ///   - event: The event being processed.
     /// - Returns: The effect for the host to run, or `nil` when there is nothing to do.
     static func update(_ state: inout State, event: Event) -> Effect?
+
+    /// The output a run reports when the initial state is already terminal. Defaults to `nil`.
+    static var initialOutput: Output? { get }
+}
+
+extension EffectTransducer {
+    public static var initialOutput: Output? { nil }
 }
 
 /// Runs an ``EffectTransducer`` as a Grove ``Machine``: `MachineHost(Oak<MyTransducer>.self, env: env)`.
@@ -67,4 +74,6 @@ public enum Oak<T: EffectTransducer>: Machine {
     }
 
     public static func isTerminal(_ state: T.State) -> Bool { state.isTerminal }
+
+    public static var initialOutput: T.Output? { T.initialOutput }
 }

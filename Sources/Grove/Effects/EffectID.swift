@@ -22,6 +22,7 @@ public struct EffectID: Hashable, Sendable, Codable, CustomStringConvertible, Ex
     /// A user-chosen id.
     public init(_ name: String) { storage = .user(name) }
 
+    /// A user-chosen id written as a literal: `.cancel("search")`.
     public init(stringLiteral value: String) { storage = .user(value) }
 
     /// An id the runtime generates for anonymous work. Not API: hosts call it.

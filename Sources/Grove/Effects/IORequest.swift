@@ -21,11 +21,14 @@ extension IORequest {
 }
 
 /// Why an io request produced no response. Always delivered to the machine as data, never thrown
-/// past it, so a machine decides what a failure means.
+/// past it, so a machine decides what a failure means. Equality compares codes only: the message
+/// is for people.
 public struct IOFailure: Error, Codable, Sendable, Hashable, CustomStringConvertible {
-    /// The kind of failure; equality of failures is equality of codes and messages.
+    /// The kind of failure. Extend it with codes of your own for your handlers.
     public struct Code: RawRepresentable, Codable, Sendable, Hashable {
+        /// The code as it crosses process boundaries, e.g. `"handler-failed"`.
         public var rawValue: String
+        /// A code; prefer the named ones.
         public init(rawValue: String) { self.rawValue = rawValue }
 
         /// No handler is registered for the request's name.
@@ -38,13 +41,20 @@ public struct IOFailure: Error, Codable, Sendable, Hashable, CustomStringConvert
         public static let codec = Code(rawValue: "codec")
     }
 
+    /// What kind of failure this is.
     public var code: Code
+    /// What happened and what to do about it, for people.
     public var message: String
 
+    /// A failure with `code`, explained by `message`.
     public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
+
+    public static func == (lhs: IOFailure, rhs: IOFailure) -> Bool { lhs.code == rhs.code }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 
     public var description: String { "\(code.rawValue): \(message)" }
 }

@@ -6,6 +6,7 @@ public struct Timestamp: Hashable, Comparable, Sendable, Codable, CustomStringCo
     /// Time elapsed since 1970-01-01T00:00:00Z.
     public var sinceEpoch: Duration
 
+    /// The moment `sinceEpoch` after 1970-01-01T00:00:00Z.
     public init(sinceEpoch: Duration) { self.sinceEpoch = sinceEpoch }
 
     public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool { lhs.sinceEpoch < rhs.sinceEpoch }

@@ -92,7 +92,7 @@ final class ExampleLog<Value: Sendable>: Sendable {
 func recordingOptions<M: Machine>(_ log: ExampleLog<M.Event>, for machine: M.Type = M.self) -> HostOptions<M> {
     HostOptions(trace: { trace in
         switch trace {
-        case .processed(let event, _, _), .unhandled(let event, _): log.append(event)
+        case .processed(let event, _, _), .unhandled(let event, _, _): log.append(event)
         case .output, .workEnded, .resultDiscarded: break
         }
     })
