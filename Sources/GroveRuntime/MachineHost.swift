@@ -229,6 +229,11 @@ public final actor MachineHost<M: Machine> {
     /// The ids of work in flight, for tests and introspection.
     public var inFlightEffects: Set<EffectID> { Set(registry.nodes.keys) }
 
+    /// How many tasks (operations, tasks, streams, io) are in flight; timers are not counted.
+    package var runningTaskCount: Int {
+        registry.nodes.values.count { if case .task = $0.resource { true } else { false } }
+    }
+
     /// `true` once the machine reached a terminal state, was stopped or failed.
     public var hasEnded: Bool { outcome != nil }
 

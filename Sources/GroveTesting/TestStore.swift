@@ -205,7 +205,8 @@ public final class TestStore<M: Machine> where M.State: Equatable, M.Event: Equa
     public func finish(sourceLocation: SourceLocation = #_sourceLocation) async {
         finished = true
         let deadline = ContinuousClock.now + timeout
-        while await !host.inFlightEffects.isEmpty, ContinuousClock.now < deadline {
+        // Only running tasks can end by waiting; pending timers need the clock advanced.
+        while await host.runningTaskCount > 0, ContinuousClock.now < deadline {
             await recorder.waitForActivity(timeout: deadline - ContinuousClock.now)
             await collect()
         }

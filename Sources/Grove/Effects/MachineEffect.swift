@@ -36,7 +36,9 @@ public struct MachineEffect<M: Machine>: Sendable {
         case operation, task, stream
     }
 
-    /// What the host does when an effect throws an error that is not cancellation.
+    /// What the host does when an effect throws an error that is not cancellation. A
+    /// `CancellationError` thrown by work that was not cancelled counts as an error: something
+    /// inside it gave up, and the machine should hear about it.
     public enum ErrorPolicy: Sendable {
         /// Stop the machine and report the error: `run()` throws it and later sends fail.
         case fail
