@@ -189,19 +189,8 @@ extension MachineHost {
     func finishRun<C: Collection<MailItem<M>>>(droppedBefore batchRest: C) {
         guard let outcome else { return }
         let closeReason = error(for: outcome)
-        let leftovers = Array(batchRest) + Array(mailbox.close(closeReason))
-        var dropped = droppedOnEnd
-        for item in leftovers {
-            switch item {
-            case .event(let event):
-                dropped.append(event)
-            case .eventAwaitingState(let event, let waiter):
-                dropped.append(event)
-                waiter.resume(returning: .failure(closeReason))
-            default:
-                break
-            }
-        }
+        let dropped = droppedOnEnd
+            + Self.refuse(Array(batchRest) + Array(mailbox.close(closeReason)), with: closeReason)
         droppedOnEnd = []
         if !dropped.isEmpty { report(.eventsDropped(dropped, reason: closeReason)) }
         if case .ended(var termination) = outcome {
@@ -217,6 +206,21 @@ extension MachineHost {
         stateObservers = [:]
         outputObservers = [:]
         log.debug("machine ended", metadata: ["reason": "\(closeReason.code.rawValue)", "dropped": "\(dropped.count)"])
+    }
+
+    /// The external events among `items`, oldest first; their waiting senders get `error`.
+    nonisolated static func refuse(_ items: [MailItem<M>], with error: HostError) -> [M.Event] {
+        items.compactMap { item in
+            switch item {
+            case .event(let event):
+                return event
+            case .eventAwaitingState(let event, let waiter):
+                waiter.resume(returning: .failure(error))
+                return event
+            default:
+                return nil
+            }
+        }
     }
 
     func report(_ diagnostic: HostDiagnostic<M>) {

@@ -129,18 +129,7 @@ public final actor MachineHost<M: Machine> {
         for node in registry.removeAll() { EffectRegistry<M>.release(node.resource) }
         let released = HostError(.hostReleased, address: address, message:
             "the host was released before processing this event; keep a reference to it while it has work")
-        var dropped: [M.Event] = []
-        for item in mailbox.close(released) {
-            switch item {
-            case .event(let event):
-                dropped.append(event)
-            case .eventAwaitingState(let event, let waiter):
-                dropped.append(event)
-                waiter.resume(returning: .failure(released))
-            default:
-                break
-            }
-        }
+        let dropped = Self.refuse(Array(mailbox.close(released)), with: released)
         if !dropped.isEmpty {
             log.notice("events dropped", metadata: ["count": "\(dropped.count)", "reason": "\(released.code.rawValue)"])
             options.diagnostics?(.eventsDropped(dropped, reason: released))
