@@ -135,13 +135,7 @@ struct UserFormTests {
 
     @Test("a failed submission ends the form with the failure")
     func failedSubmission() async throws {
-        let submissions = PendingCalls<SubmitForm>()
-        var io = IOHandlers()
-        io.register(SubmitForm.self) { try await submissions.handle($0) }
-        let store = TestStore(UserForm.self, initialState: .editing(valid, errors: []), io: io)
-
-        await store.send(.submit) { $0 = .submitting(self.valid) }
-        let call = try #require(await submissions.next())
+        let (store, call) = try await submittedValidForm()
         #expect(call.request.form == valid)
         await call.fail(IOFailure(.workerLost, "the worker running SubmitForm went away"))
         await store.receive(.submissionComplete(.failed(message: "the worker running SubmitForm went away"))) {
@@ -152,13 +146,7 @@ struct UserFormTests {
 
     @Test("cancel while submitting cancels the submission; its late answer is never delivered")
     func cancelDuringSubmission() async throws {
-        let submissions = PendingCalls<SubmitForm>()
-        var io = IOHandlers()
-        io.register(SubmitForm.self) { try await submissions.handle($0) }
-        let store = TestStore(UserForm.self, initialState: .editing(valid, errors: []), io: io)
-
-        await store.send(.submit) { $0 = .submitting(self.valid) }
-        let call = try #require(await submissions.next())
+        let (store, call) = try await submittedValidForm()
         await store.send(.cancel) { $0 = .cancelled }
         #expect(await call.cancellation(), "cancel must cancel the submission in flight")
         await call.succeed(SubmitForm.Receipt(confirmation: "too late"))
@@ -166,5 +154,15 @@ struct UserFormTests {
         #expect(await store.host.hasEnded)
         #expect(throws: HostError.self) { try store.host.send(.updateName("again")) }
         await store.finish()
+    }
+
+    /// A store whose valid form was just submitted, and the submission call the test answers.
+    private func submittedValidForm() async throws -> (TestStore<UserForm>, PendingCalls<SubmitForm>.Call) {
+        let submissions = PendingCalls<SubmitForm>()
+        var io = IOHandlers()
+        io.register(SubmitForm.self) { try await submissions.handle($0) }
+        let store = TestStore(UserForm.self, initialState: .editing(valid, errors: []), io: io)
+        await store.send(.submit) { $0 = .submitting(self.valid) }
+        return (store, try #require(await submissions.next()))
     }
 }
