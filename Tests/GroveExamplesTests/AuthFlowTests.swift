@@ -22,8 +22,7 @@ struct AuthFlowTests {
 
         let effect = AuthFlow.update(&state, event: .login)
         #expect(state == State(step: .authenticating(email: "ada@example.com")))
-        #expect(effect.outline == [.io(id: AuthFlow.authenticateID,
-                                       request: Authenticate(email: "ada@example.com", password: "secret"))])
+        #expect(effect.shape.flattened == [.io(id: AuthFlow.authenticateID, Authenticate(email: "ada@example.com", password: "secret"))])
     }
 
     @Test("a rejected password counts; the last allowed failure locks the account and ends the run")
@@ -71,7 +70,7 @@ struct AuthFlowTests {
 
         let effect = AuthFlow.update(&state, event: .submitTwoFactor)
         #expect(state.step == .verifyingTwoFactor(token: "t1", email: "g@h.i", code: "1234"))
-        #expect(effect.outline == [.io(id: AuthFlow.verifyID, request: VerifyTwoFactor(token: "t1", code: "1234"))])
+        #expect(effect.shape.flattened == [.io(id: AuthFlow.verifyID, VerifyTwoFactor(token: "t1", code: "1234"))])
 
         let user = User(id: "g", name: "G", email: "g@h.i")
         #expect(AuthFlow.update(&state, event: .twoFactorVerified(user)).isNone)
@@ -107,7 +106,7 @@ struct AuthFlowTests {
         var state = State(step: step, failedAttempts: 1)
         let effect = AuthFlow.update(&state, event: .logout)
         #expect(state == State(step: .unauthenticated, failedAttempts: 1))
-        #expect(effect.outline == [.cancelAll])
+        #expect(effect.shape.flattened == [.cancelAll])
     }
 
     @Test("events out of place are unhandled and change nothing", arguments: [

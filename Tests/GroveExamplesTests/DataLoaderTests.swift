@@ -17,7 +17,7 @@ struct DataLoaderTests {
         var state = DataLoader.State.idle
         let effect = DataLoader.update(&state, event: .load)
         #expect(state == .loading)
-        #expect(effect.outline == [.io(id: DataLoader.fetchID, request: FetchItems(forceRefresh: false))])
+        #expect(effect.shape.flattened == [.io(id: DataLoader.fetchID, FetchItems(forceRefresh: false))])
     }
 
     @Test("reload from loaded, and while loading, fetches fresh data under the same id")
@@ -26,7 +26,7 @@ struct DataLoaderTests {
             var state = start
             let effect = DataLoader.update(&state, event: .reload)
             #expect(state == .loading)
-            #expect(effect.outline == [.io(id: DataLoader.fetchID, request: FetchItems(forceRefresh: true))])
+            #expect(effect.shape.flattened == [.io(id: DataLoader.fetchID, FetchItems(forceRefresh: true))])
         }
     }
 
@@ -46,7 +46,7 @@ struct DataLoaderTests {
         var state = DataLoader.State.error(message: "offline", canRetry: true)
         let effect = DataLoader.update(&state, event: .retry)
         #expect(state == .loading)
-        #expect(effect.outline == [.io(id: DataLoader.fetchID, request: FetchItems(forceRefresh: false))])
+        #expect(effect.shape.flattened == [.io(id: DataLoader.fetchID, FetchItems(forceRefresh: false))])
 
         state = .error(message: "gone", canRetry: false)
         #expect(DataLoader.update(&state, event: .retry).isUnhandled)
@@ -178,38 +178,3 @@ func roundTrip<T: Codable>(_ value: T) throws -> T {
     try JSONDecoder().decode(T.self, from: JSONEncoder().encode(value))
 }
 
-/// One thing an effect asks the host to do, for comparing effects in pure tests.
-enum OutlinedEffect<Event: Equatable>: Equatable {
-    case io(id: EffectID?, request: AnyHashable)
-    case timer(id: EffectID?, delay: Duration, event: Event)
-    case cancel(EffectID)
-    case cancelAll
-    case events([Event])
-    case work(id: EffectID?)
-}
-
-extension MachineEffect where M.Event: Equatable {
-    /// The effect's steps, with sequences and merges flattened in order and `.none` left out.
-    var outline: [OutlinedEffect<M.Event>] {
-        switch kind {
-        case .none, .unhandled, .output:
-            []
-        case .events(let events):
-            [.events(events)]
-        case .work(let work):
-            [.work(id: work.id)]
-        case .timer(let id, let delay, let event):
-            [.timer(id: id, delay: delay, event: event)]
-        case .io(let id, let call):
-            // Requests that are not Hashable compare by name only.
-            [.io(id: id, request: (call.request as? any Hashable).map { AnyHashable($0) }
-                ?? AnyHashable(call.requestName))]
-        case .cancel(let id):
-            [.cancel(id)]
-        case .cancelAll:
-            [.cancelAll]
-        case .sequence(_, let effects), .merge(_, let effects):
-            effects.flatMap(\.outline)
-        }
-    }
-}

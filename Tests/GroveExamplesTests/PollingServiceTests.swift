@@ -19,9 +19,9 @@ struct PollingServiceTests {
         var state = PollingService.initialState
         let effect = PollingService.update(&state, event: .start(interval: 5))
         #expect(state == .polling(interval: 5, lastUpdate: nil, failures: 0))
-        #expect(effect.outline == [
+        #expect(effect.shape.flattened == [
             .timer(id: PollingService.tickID, delay: .seconds(5), event: .tick),
-            .io(id: PollingService.fetchID, request: FetchData(since: nil)),
+            .io(id: PollingService.fetchID, FetchData(since: nil)),
         ])
     }
 
@@ -37,9 +37,9 @@ struct PollingServiceTests {
         var state = PollingService.State.polling(interval: 0.5, lastUpdate: data(1).updatedAt, failures: 2)
         let effect = PollingService.update(&state, event: .tick)
         #expect(state == .polling(interval: 0.5, lastUpdate: data(1).updatedAt, failures: 2))
-        #expect(effect.outline == [
+        #expect(effect.shape.flattened == [
             .timer(id: PollingService.tickID, delay: .milliseconds(500), event: .tick),
-            .io(id: PollingService.fetchID, request: FetchData(since: data(1).updatedAt)),
+            .io(id: PollingService.fetchID, FetchData(since: data(1).updatedAt)),
         ])
     }
 
@@ -55,24 +55,24 @@ struct PollingServiceTests {
 
     @Test("pause and stop cancel the timer and the fetch; resume polls again at once")
     func pauseResumeStop() {
-        let cancelBoth: [OutlinedEffect<PollingService.Event>] = [
+        let cancelBoth: [EffectShape<PollingService>] = [
             .cancel(PollingService.tickID), .cancel(PollingService.fetchID),
         ]
         var state = PollingService.State.polling(interval: 5, lastUpdate: data(1).updatedAt, failures: 1)
-        #expect(PollingService.update(&state, event: .pause).outline == cancelBoth)
+        #expect(PollingService.update(&state, event: .pause).shape.flattened == cancelBoth)
         #expect(state == .paused(interval: 5, lastUpdate: data(1).updatedAt, failures: 1))
 
-        #expect(PollingService.update(&state, event: .resume).outline == [
+        #expect(PollingService.update(&state, event: .resume).shape.flattened == [
             .timer(id: PollingService.tickID, delay: .seconds(5), event: .tick),
-            .io(id: PollingService.fetchID, request: FetchData(since: data(1).updatedAt)),
+            .io(id: PollingService.fetchID, FetchData(since: data(1).updatedAt)),
         ])
         #expect(state == .polling(interval: 5, lastUpdate: data(1).updatedAt, failures: 1))
 
-        #expect(PollingService.update(&state, event: .stop).outline == cancelBoth)
+        #expect(PollingService.update(&state, event: .stop).shape.flattened == cancelBoth)
         #expect(state == .idle)
 
         state = .paused(interval: 5, lastUpdate: nil, failures: 0)
-        #expect(PollingService.update(&state, event: .stop).outline == cancelBoth)
+        #expect(PollingService.update(&state, event: .stop).shape.flattened == cancelBoth)
         #expect(state == .idle)
     }
 

@@ -60,7 +60,7 @@ struct UserFormTests {
         var state = UserForm.State.editing(valid, errors: [])
         let effect = UserForm.update(&state, event: .submit)
         #expect(state == .submitting(valid))
-        #expect(effect.outline == [.io(id: "submit", request: SubmitForm(form: valid))])
+        #expect(effect.shape.flattened == [.io(id: "submit", SubmitForm(form: valid))])
     }
 
     @Test("cancel ends the form and cancels a submission in flight")
@@ -70,7 +70,7 @@ struct UserFormTests {
             let effect = UserForm.update(&state, event: .cancel)
             #expect(state == .cancelled)
             #expect(state.isTerminal)
-            #expect(effect.outline == [.cancel(UserForm.submitID)])
+            #expect(effect.shape.flattened == [.cancel(UserForm.submitID)])
         }
     }
 
