@@ -16,6 +16,10 @@ let package = Package(
         .library(name: "GroveExamples", targets: ["GroveExamples"]),
         .executable(name: "grove-demo", targets: ["GroveDemo"]),
         .executable(name: "grove-bench", targets: ["GroveBench"]),
+        .library(name: "GroveCluster", targets: ["GroveCluster"]),
+        .executable(name: "fsm-launch", targets: ["FSMLaunch"]),
+        .executable(name: "fsm-worker", targets: ["FSMWorker"]),
+        .executable(name: "fsm-send", targets: ["FSMSend"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -53,6 +57,71 @@ let package = Package(
                 "Grove", "GroveRuntime",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
+            swiftSettings: strict
+        ),
+        // libzmq from the system (apt: libzmq3-dev). Never API: only ZeroMQ imports it.
+        .systemLibrary(
+            name: "CZeroMQ",
+            pkgConfig: "libzmq",
+            providers: [.apt(["libzmq3-dev"])]
+        ),
+        // Our thin libzmq wrapper: context, sockets, options, one I/O thread per process.
+        .target(
+            name: "ZeroMQ",
+            dependencies: [
+                "CZeroMQ",
+                .product(name: "DequeModule", package: "swift-collections"),
+            ],
+            swiftSettings: strict
+        ),
+        // Wire protocol v1: frame header, message kinds, control payloads.
+        .target(name: "GroveWire", dependencies: ["Grove"], swiftSettings: strict),
+        // Multi-process runtime: topology, coordinator, worker, client.
+        .target(
+            name: "GroveCluster",
+            dependencies: [
+                "Grove", "GroveRuntime", "GroveWire", "ZeroMQ",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "FSMLaunch",
+            dependencies: [
+                "GroveCluster",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "FSMWorker",
+            dependencies: [
+                "GroveCluster", "GroveExamples",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "FSMSend",
+            dependencies: [
+                "GroveCluster",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"], swiftSettings: strict),
+        .testTarget(name: "GroveWireTests", dependencies: ["GroveWire"], swiftSettings: strict),
+        .testTarget(
+            name: "GroveClusterTests",
+            dependencies: ["GroveCluster", "GroveWire", "Grove", "GroveRuntime", "GroveExamples"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "GroveEndToEndTests",
+            dependencies: ["GroveWire", "ZeroMQ"],
             swiftSettings: strict
         ),
         .testTarget(name: "GroveTests", dependencies: ["Grove"], swiftSettings: strict),

@@ -32,9 +32,8 @@ ensure_debian_packages() {
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 }
 
-# What every Grove build needs besides Swift. The local runtime needs no system library yet;
-# the ZeroMQ transport will add libzmq3-dev and pkg-config here.
-SYSTEM_PACKAGES=()
+# What every Grove build needs besides Swift: libzmq for the multi-process runtime.
+SYSTEM_PACKAGES=(libzmq3-dev pkg-config)
 
 ensure_dependencies() {
     ensure_swift

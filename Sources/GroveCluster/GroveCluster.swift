@@ -1,0 +1,1 @@
+// The multi-process runtime lives here.

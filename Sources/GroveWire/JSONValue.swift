@@ -1,0 +1,72 @@
+public import Foundation
+
+/// Any JSON value, kept as parsed. Used where Grove handles JSON it has no type for: client
+/// payloads it forwards, route events from a topology, errors it reports.
+public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
+    case null
+    case bool(Bool)
+    case number(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .number(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([JSONValue].self) {
+            self = .array(value)
+        } else {
+            self = .object(try container.decode([String: JSONValue].self))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .bool(let value): try container.encode(value)
+        case .number(let value):
+            if value.rounded() == value, abs(value) < 9.0e15 {
+                try container.encode(Int64(value))
+            } else {
+                try container.encode(value)
+            }
+        case .string(let value): try container.encode(value)
+        case .array(let value): try container.encode(value)
+        case .object(let value): try container.encode(value)
+        }
+    }
+
+    /// Parses `data` as one JSON value (objects, arrays or scalars at the top level).
+    /// - Throws: `DecodingError` when `data` is not JSON.
+    public init(parsing data: Data) throws {
+        self = try JSONDecoder().decode(JSONValue.self, from: data)
+    }
+
+    /// The value as compact JSON with sorted keys.
+    public var jsonData: Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(self)) ?? Data("null".utf8)
+    }
+
+    /// The value as compact JSON with sorted keys.
+    public var description: String { String(decoding: jsonData, as: UTF8.self) }
+
+    /// The members of an object, or `nil`.
+    public var objectValue: [String: JSONValue]? {
+        if case .object(let members) = self { members } else { nil }
+    }
+
+    /// The text of a string, or `nil`.
+    public var stringValue: String? {
+        if case .string(let text) = self { text } else { nil }
+    }
+}

@@ -1,0 +1,1 @@
+// The libzmq wrapper lives here.
