@@ -59,12 +59,10 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // libzmq from the system (apt: libzmq3-dev). Never API: only ZeroMQ imports it.
-        .systemLibrary(
-            name: "CZeroMQ",
-            pkgConfig: "libzmq",
-            providers: [.apt(["libzmq3-dev"])]
-        ),
+        // libzmq from the system (apt: libzmq3-dev). Never API: only ZeroMQ imports it. No
+        // pkgConfig: Debian's libzmq.pc adds -isystem flags SwiftPM refuses with a warning, and
+        // zmq.h is in /usr/include, so the module map's `link "zmq"` is all it takes.
+        .systemLibrary(name: "CZeroMQ", providers: [.apt(["libzmq3-dev"])]),
         // Our thin libzmq wrapper: context, sockets, options, one I/O thread per process.
         .target(
             name: "ZeroMQ",

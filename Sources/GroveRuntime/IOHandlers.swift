@@ -9,6 +9,7 @@ public import Grove
 /// ```
 public struct IOHandlers: Sendable, IOPerformer {
     private var handlers: [String: @Sendable (any IORequest) async throws -> any Sendable] = [:]
+    private var requestTypes: [String: any IORequest.Type] = [:]
 
     /// An empty set: every request fails with `IOFailure.Code.noHandler` until registered.
     public init() {}
@@ -22,6 +23,7 @@ public struct IOHandlers: Sendable, IOPerformer {
         _ type: R.Type,
         _ handler: @escaping @Sendable (R) async throws -> R.Response
     ) {
+        requestTypes[R.name] = R.self
         handlers[R.name] = { request in
             guard let typed = request as? R else {
                 throw IOFailure(.codec, "handler for '\(R.name)' received a \(Swift.type(of: request))")
@@ -32,6 +34,18 @@ public struct IOHandlers: Sendable, IOPerformer {
 
     /// The names of the requests this set can run.
     public var names: Set<String> { Set(handlers.keys) }
+
+    /// The request type registered under `name`, so a transport can decode requests by name.
+    package func requestType(named name: String) -> (any IORequest.Type)? { requestTypes[name] }
+
+    /// Runs a request whose type is only known at run time (decoded from the wire).
+    package func perform(erased request: any IORequest) async -> Result<any Encodable & Sendable, IOFailure> {
+        await performOpened(request)
+    }
+
+    private func performOpened<R: IORequest>(_ request: R) async -> Result<any Encodable & Sendable, IOFailure> {
+        await perform(request).map { $0 }
+    }
 
     package func perform<R: IORequest>(_ request: R) async -> Result<R.Response, IOFailure> {
         guard let handler = handlers[R.name] else {

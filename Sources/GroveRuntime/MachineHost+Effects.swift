@@ -150,7 +150,7 @@ extension MachineHost {
         Task {
             // Cancelled before it started (a reload right after a load): never send the request.
             if Task.isCancelled { return }
-            let event = await call.run(performer)
+            let event = await call.run(performer, key.id)
             if Task.isCancelled { return }
             try? mailbox.post(.delivered(event, key))
             try? mailbox.post(.finished(key))

@@ -77,9 +77,9 @@ extension MachineHost {
             apply(event, origin: .sent)
             runInline()
             if let outcome, case .failed(let error) = outcome {
-                waiter.resume(returning: .failure(error))
+                waiter(.failure(error))
             } else {
-                waiter.resume(returning: .success(_state))
+                waiter(.success(_state))
             }
         case .finished(let key):
             guard let node = registry.remove(key) else { return }
@@ -215,7 +215,7 @@ extension MachineHost {
             case .event(let event):
                 return event
             case .eventAwaitingState(let event, let waiter):
-                waiter.resume(returning: .failure(error))
+                waiter(.failure(error))
                 return event
             default:
                 return nil

@@ -179,7 +179,7 @@ public final actor MachineHost<M: Machine> {
     func sendAndWaitBeforeStart(_ event: M.Event) async throws(HostError) -> M.State {
         let result = await withCheckedContinuation { waiter in
             do throws(HostError) {
-                try mailbox.enqueueExternal(.eventAwaitingState(event, waiter), address: address)
+                try mailbox.enqueueExternal(.eventAwaitingState(event, { waiter.resume(returning: $0) }), address: address)
             } catch {
                 waiter.resume(returning: .failure(error))
             }
@@ -192,6 +192,29 @@ public final actor MachineHost<M: Machine> {
         finishRun(droppedBefore: EmptyCollection())
         if let outcome, case .failed(let failure) = outcome { throw failure }
         return _state
+    }
+
+    /// Queues `event` like ``send(_:)`` and calls `onCommitted` on the host's actor with the state
+    /// the event committed (after its inline events), or with the error that kept it from running.
+    /// Sends from one thread are processed in the order they were made, which is what a transport
+    /// needs to keep per-machine FIFO while answering each sender.
+    /// - Throws: `HostError` when the event was not accepted; `onCommitted` is then never called.
+    package nonisolated func send(
+        _ event: M.Event, onCommitted: @escaping @Sendable (Result<M.State, HostError>) -> Void
+    ) throws(HostError) {
+        do {
+            try mailbox.enqueueExternal(.eventAwaitingState(event, onCommitted), address: address)
+        } catch {
+            refused(event, error)
+            throw error
+        }
+    }
+
+    /// Cancels the work running under `id`, as the machine's own `.cancel(id)` would: its late
+    /// results are never delivered. A no-op for unknown or finished ids.
+    /// - Parameter id: The effect id, e.g. `"fetch"`.
+    public func cancelEffect(_ id: EffectID) {
+        cancel(id)
     }
 
     /// Stops the machine: cancels all work, reports queued events as dropped, fails later sends.

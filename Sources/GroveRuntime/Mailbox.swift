@@ -19,7 +19,8 @@ struct JobKey: Hashable, Sendable {
 @usableFromInline
 enum MailItem<M: Machine>: Sendable {
     case event(M.Event)
-    case eventAwaitingState(M.Event, CheckedContinuation<Result<M.State, HostError>, Never>)
+    /// An event whose sender is told the state it committed (or why it never ran).
+    case eventAwaitingState(M.Event, @Sendable (Result<M.State, HostError>) -> Void)
     case delivered(M.Event, JobKey)
     case finished(JobKey)
     case failed(JobKey, any Error)

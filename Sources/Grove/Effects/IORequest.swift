@@ -62,17 +62,26 @@ public struct IOFailure: Error, Codable, Sendable, Hashable, CustomStringConvert
 /// Something that can execute io requests: local handlers, or a link to a remote worker.
 package protocol IOPerformer: Sendable {
     func perform<R: IORequest>(_ request: R) async -> Result<R.Response, IOFailure>
+    /// Runs `request` for the effect `effect` of one machine; performers that report or route
+    /// work per effect (the cluster's) use the id, local handlers ignore it.
+    func perform<R: IORequest>(_ request: R, effect: EffectID) async -> Result<R.Response, IOFailure>
+}
+
+extension IOPerformer {
+    package func perform<R: IORequest>(_ request: R, effect: EffectID) async -> Result<R.Response, IOFailure> {
+        await perform(request)
+    }
 }
 
 /// A type-erased io request together with the mapping of its result to an event.
 @usableFromInline package struct IOCall<M: Machine>: Sendable {
     package let requestName: String
     package let request: any IORequest
-    package let run: @Sendable (any IOPerformer) async -> M.Event
+    package let run: @Sendable (any IOPerformer, EffectID) async -> M.Event
 
     init<R: IORequest>(_ request: R, result: @escaping @Sendable (Result<R.Response, IOFailure>) -> M.Event) {
         self.requestName = R.name
         self.request = request
-        self.run = { performer in result(await performer.perform(request)) }
+        self.run = { performer, effect in result(await performer.perform(request, effect: effect)) }
     }
 }

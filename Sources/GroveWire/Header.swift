@@ -1,0 +1,151 @@
+/// What a message is. The numbers are part of protocol v1 (see docs/PROTOCOL.md).
+public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
+    // Client requests (client → coordinator; events and reads travel on to the worker).
+    /// An event for a machine. Answered with `state` (or `accepted` with the no-wait flag).
+    case event = 0x01
+    /// Reads a machine's current state. Answered with `state`.
+    case get = 0x02
+    /// Cancels one effect of a machine by id (payload: the id as JSON). Answered with `accepted`.
+    case cancel = 0x03
+    /// Stops a machine: its work is cancelled, later events fail. Answered with `state`.
+    case stop = 0x04
+    /// Lists machines and workers. Answered with `listing`.
+    case list = 0x05
+
+    // Replies (coordinator → client; worker → coordinator).
+    /// A machine's state as JSON.
+    case state = 0x10
+    /// The request was accepted; nothing else to say.
+    case accepted = 0x11
+    /// The request failed; payload is an ``ErrorReply``.
+    case error = 0x12
+    /// Payload is a ``Listing``.
+    case listing = 0x13
+
+    // Worker ↔ coordinator control.
+    /// A worker announces itself (payload ``Registration``).
+    case register = 0x20
+    /// The coordinator's answer to `register` (payload ``Welcome``).
+    case welcome = 0x21
+    /// Liveness, both directions; empty payload.
+    case heartbeat = 0x22
+
+    // io effects between workers, through the coordinator.
+    /// Run an io request (payload ``IOCallRequest``); correlation = call id.
+    case ioRequest = 0x30
+    /// The result of an io request (payload ``IOCallResult``); correlation = call id.
+    case ioResult = 0x31
+    /// Cancel an io request in flight; correlation = call id.
+    case ioCancel = 0x32
+
+    // Observation (worker → coordinator → PUB).
+    /// A machine committed a state (payload ``StateChange``).
+    case stateChanged = 0x40
+    /// An effect started, completed, failed, was cancelled or lost (payload ``EffectEvent``).
+    case effect = 0x41
+    /// A worker registered, was lost or came back (payload ``WorkerEvent``).
+    case worker = 0x42
+    /// A machine emitted an output (payload ``OutputEvent``); the coordinator applies routes.
+    case output = 0x43
+
+    public var description: String { name }
+
+    /// The kind's name as written in docs/PROTOCOL.md.
+    public var name: String {
+        switch self {
+        case .event: "event"
+        case .get: "get"
+        case .cancel: "cancel"
+        case .stop: "stop"
+        case .list: "list"
+        case .state: "state"
+        case .accepted: "accepted"
+        case .error: "error"
+        case .listing: "listing"
+        case .register: "register"
+        case .welcome: "welcome"
+        case .heartbeat: "heartbeat"
+        case .ioRequest: "io-request"
+        case .ioResult: "io-result"
+        case .ioCancel: "io-cancel"
+        case .stateChanged: "state-changed"
+        case .effect: "effect"
+        case .worker: "worker"
+        case .output: "output"
+        }
+    }
+}
+
+/// The fixed 12-byte header, the first frame of every Grove message. The coordinator routes on
+/// it and the address frame without decoding payloads.
+///
+/// ```
+/// offset size
+/// 0      1    magic 0x47 ("G")
+/// 1      1    protocol version (1)
+/// 2      1    kind (MessageKind)
+/// 3      1    flags (bit 0: payload is binary, else JSON; bit 1: no-wait)
+/// 4      8    correlation id, unsigned, big-endian; echoed in the reply
+/// ```
+public struct Header: Sendable, Hashable {
+    /// The first byte of every header.
+    public static let magic: UInt8 = 0x47
+    /// The protocol version this build speaks.
+    public static let version: UInt8 = 1
+    /// The header's size in bytes.
+    public static let size = 12
+
+    /// Flag bits.
+    public struct Flags: OptionSet, Sendable, Hashable {
+        public var rawValue: UInt8
+        public init(rawValue: UInt8) { self.rawValue = rawValue }
+        /// The payload uses the binary codec instead of JSON.
+        public static let binary = Flags(rawValue: 1 << 0)
+        /// For `event`: answer `accepted` once the machine queued it, not its committed state.
+        public static let noWait = Flags(rawValue: 1 << 1)
+    }
+
+    public var kind: MessageKind
+    public var flags: Flags
+    public var correlation: UInt64
+
+    public init(_ kind: MessageKind, flags: Flags = [], correlation: UInt64 = 0) {
+        self.kind = kind
+        self.flags = flags
+        self.correlation = correlation
+    }
+
+    /// The header's 12 bytes.
+    public var bytes: [UInt8] {
+        var out: [UInt8] = [Self.magic, Self.version, kind.rawValue, flags.rawValue]
+        out.reserveCapacity(Self.size)
+        for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: correlation >> UInt64(shift))) }
+        return out
+    }
+
+    /// Reads a header frame.
+    /// - Throws: ``WireError`` `malformed-frame` (wrong size or magic), `unsupported-version`, or
+    ///   `unknown-kind`; ``WireError/correlation`` carries the correlation id whenever it could be
+    ///   read, so the error reply can still be matched to its request.
+    public init(_ frame: [UInt8]) throws(WireError) {
+        guard frame.count == Self.size, frame[0] == Self.magic else {
+            throw WireError(.malformedFrame,
+                "the first frame must be the \(Self.size)-byte Grove header starting with 0x47 ('G'); got \(frame.count) bytes"
+                + (frame.isEmpty ? "" : " starting with 0x\(String(frame[0], radix: 16))")
+                + ". See docs/PROTOCOL.md, 'Frames'")
+        }
+        var correlation: UInt64 = 0
+        for byte in frame[4..<12] { correlation = correlation << 8 | UInt64(byte) }
+        guard frame[1] == Self.version else {
+            throw WireError(.unsupportedVersion,
+                "protocol version \(frame[1]) is not supported; this coordinator speaks version \(Self.version)",
+                correlation: correlation)
+        }
+        guard let kind = MessageKind(rawValue: frame[2]) else {
+            throw WireError(.unknownKind,
+                "message kind 0x\(String(frame[2], radix: 16)) is not part of protocol v1; see docs/PROTOCOL.md, 'Message kinds'",
+                correlation: correlation)
+        }
+        self.init(kind, flags: Flags(rawValue: frame[3]), correlation: correlation)
+    }
+}

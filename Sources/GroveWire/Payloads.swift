@@ -1,0 +1,209 @@
+/// The JSON payloads of protocol v1 other than events and states, which are the machines' own
+/// Codable forms. Field names are part of the protocol (docs/PROTOCOL.md).
+
+/// `register`: a worker announces itself and what it can host.
+public struct Registration: Codable, Sendable, Hashable {
+    /// The worker instance name, e.g. `data-io-2`; also its ZeroMQ routing id.
+    public var worker: String
+    public var pid: Int32
+    /// Machine type names this worker can host.
+    public var machineTypes: [String]
+    /// io request names this worker has handlers for.
+    public var ioHandlers: [String]
+
+    public init(worker: String, pid: Int32, machineTypes: [String], ioHandlers: [String]) {
+        self.worker = worker
+        self.pid = pid
+        self.machineTypes = machineTypes
+        self.ioHandlers = ioHandlers
+    }
+}
+
+/// `welcome`: what the coordinator wants the worker to host, and where io requests run.
+public struct Welcome: Codable, Sendable, Hashable {
+    /// One machine (or family of keyed instances) placed on the worker.
+    public struct HostedMachine: Codable, Sendable, Hashable {
+        public var name: String
+        public var type: String
+        public var keyed: Bool
+        public init(name: String, type: String, keyed: Bool) {
+            self.name = name
+            self.type = type
+            self.keyed = keyed
+        }
+    }
+
+    public var machines: [HostedMachine]
+    /// io request names that run on other workers: the worker sends these to the coordinator.
+    /// Everything else runs on the worker's own handlers.
+    public var remoteIO: [String]
+    public var heartbeatIntervalMs: Int
+    public var heartbeatTimeoutMs: Int
+    public var mailboxCapacity: Int
+
+    public init(machines: [HostedMachine], remoteIO: [String], heartbeatIntervalMs: Int, heartbeatTimeoutMs: Int, mailboxCapacity: Int) {
+        self.machines = machines
+        self.remoteIO = remoteIO
+        self.heartbeatIntervalMs = heartbeatIntervalMs
+        self.heartbeatTimeoutMs = heartbeatTimeoutMs
+        self.mailboxCapacity = mailboxCapacity
+    }
+}
+
+/// `io-request`: run `request` (the Codable request as JSON) with the handler named `name`.
+/// The address frame is the machine that started it.
+public struct IOCallRequest: Codable, Sendable, Hashable {
+    public var name: String
+    /// The effect id in the machine (string or integer JSON).
+    public var effect: JSONValue
+    public var request: JSONValue
+
+    public init(name: String, effect: JSONValue, request: JSONValue) {
+        self.name = name
+        self.effect = effect
+        self.request = request
+    }
+}
+
+/// `io-result`: either `response` or `failure` is set.
+public struct IOCallResult: Codable, Sendable, Hashable {
+    /// Mirrors `IOFailure` in the Grove module: a code and a message.
+    public struct Failure: Codable, Sendable, Hashable {
+        public var code: String
+        public var message: String
+        public init(code: String, message: String) {
+            self.code = code
+            self.message = message
+        }
+    }
+
+    public var response: JSONValue?
+    public var failure: Failure?
+
+    public init(response: JSONValue) {
+        self.response = response
+        self.failure = nil
+    }
+
+    public init(failure: Failure) {
+        self.response = nil
+        self.failure = failure
+    }
+}
+
+/// `state-changed`, published on topic `state:<address>`.
+public struct StateChange: Codable, Sendable, Hashable {
+    public var address: String
+    public var worker: String
+    public var state: JSONValue
+
+    public init(address: String, worker: String, state: JSONValue) {
+        self.address = address
+        self.worker = worker
+        self.state = state
+    }
+}
+
+/// `effect`, published on topic `effect:<address>`: the lifecycle of one io effect.
+public struct EffectEvent: Codable, Sendable, Hashable {
+    public enum Phase: String, Codable, Sendable, Hashable {
+        /// Sent to the worker that runs it.
+        case started
+        /// A response came back and was delivered to the machine's worker.
+        case completed
+        /// A failure came back.
+        case failed
+        /// Cancelled (by id, replaced, terminal state, stop); `reason` says which.
+        case cancelled
+        /// The worker running it, or the machine's worker, went away.
+        case lost
+    }
+
+    public var address: String
+    public var effect: JSONValue
+    public var request: String
+    /// The worker running the request.
+    public var worker: String
+    public var phase: Phase
+    public var reason: String?
+
+    public init(address: String, effect: JSONValue, request: String, worker: String, phase: Phase, reason: String? = nil) {
+        self.address = address
+        self.effect = effect
+        self.request = request
+        self.worker = worker
+        self.phase = phase
+        self.reason = reason
+    }
+}
+
+/// `worker`, published on topic `worker:<name>`.
+public struct WorkerEvent: Codable, Sendable, Hashable {
+    public enum Phase: String, Codable, Sendable, Hashable { case registered, lost }
+    public var worker: String
+    public var phase: Phase
+    public var reason: String?
+    /// Machine addresses that became unavailable (on `lost`).
+    public var machines: [String]
+
+    public init(worker: String, phase: Phase, reason: String? = nil, machines: [String] = []) {
+        self.worker = worker
+        self.phase = phase
+        self.reason = reason
+        self.machines = machines
+    }
+}
+
+/// `output`: a machine emitted an output; the coordinator applies the topology's routes.
+public struct OutputEvent: Codable, Sendable, Hashable {
+    public var output: JSONValue
+    public init(output: JSONValue) { self.output = output }
+}
+
+/// `listing`: the reply to `list`.
+public struct Listing: Codable, Sendable, Hashable {
+    public struct Machine: Codable, Sendable, Hashable {
+        public var name: String
+        public var type: String
+        public var keyed: Bool
+        /// The worker group, and for a non-keyed machine the instance hosting it.
+        public var worker: String
+        /// Keyed instances spawned so far.
+        public var instances: [String]
+        public var available: Bool
+        public init(name: String, type: String, keyed: Bool, worker: String, instances: [String], available: Bool) {
+            self.name = name
+            self.type = type
+            self.keyed = keyed
+            self.worker = worker
+            self.instances = instances
+            self.available = available
+        }
+    }
+
+    public struct Worker: Codable, Sendable, Hashable {
+        public var name: String
+        public var group: String
+        public var registered: Bool
+        public var pid: Int32?
+        public init(name: String, group: String, registered: Bool, pid: Int32?) {
+            self.name = name
+            self.group = group
+            self.registered = registered
+            self.pid = pid
+        }
+    }
+
+    public var topology: String
+    /// The PUB endpoint to subscribe to for `state:`, `effect:` and `worker:` topics.
+    public var events: String
+    public var machines: [Machine]
+    public var workers: [Worker]
+
+    public init(topology: String, events: String, machines: [Machine], workers: [Worker]) {
+        self.topology = topology
+        self.events = events
+        self.machines = machines
+        self.workers = workers
+    }
+}

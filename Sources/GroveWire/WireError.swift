@@ -1,0 +1,82 @@
+/// A protocol-level error: what an `error` reply carries and what parsing throws. Equality
+/// compares codes only; the message is for people and says what to do next.
+public struct WireError: Error, Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The kind of error, as it appears in `error` replies.
+    public struct Code: RawRepresentable, Sendable, Hashable, Codable {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        public init(from decoder: any Decoder) throws {
+            rawValue = try decoder.singleValueContainer().decode(String.self)
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(rawValue)
+        }
+
+        /// Frames that are not a Grove message (wrong count, size, magic or encoding).
+        public static let malformedFrame = Code(rawValue: "malformed-frame")
+        /// A protocol version this process does not speak.
+        public static let unsupportedVersion = Code(rawValue: "unsupported-version")
+        /// A message kind that protocol v1 does not define, or one not valid in this direction.
+        public static let unknownKind = Code(rawValue: "unknown-kind")
+        /// A message larger than the coordinator accepts.
+        public static let oversized = Code(rawValue: "oversized")
+        /// The payload is not valid JSON.
+        public static let malformedJSON = Code(rawValue: "malformed-json")
+        /// No machine of the topology has this address.
+        public static let unknownMachine = Code(rawValue: "unknown-machine")
+        /// The payload is JSON but not an event (or id) the machine understands.
+        public static let undecodableEvent = Code(rawValue: "undecodable-event")
+        /// The machine's worker is not registered or was lost.
+        public static let unavailable = Code(rawValue: "unavailable")
+        /// The worker died before answering.
+        public static let workerLost = Code(rawValue: "worker-lost")
+        /// A queue on the way is full; retry later.
+        public static let busy = Code(rawValue: "busy")
+        /// The machine's mailbox is full; retry later.
+        public static let mailboxFull = Code(rawValue: "mailbox-full")
+        /// The machine reached a terminal state, was stopped or failed.
+        public static let machineEnded = Code(rawValue: "machine-ended")
+        /// A worker's registration does not match the topology.
+        public static let registrationRejected = Code(rawValue: "registration-rejected")
+        /// No answer within the client's timeout.
+        public static let timeout = Code(rawValue: "timeout")
+        /// The coordinator cannot be reached.
+        public static let unreachable = Code(rawValue: "unreachable")
+    }
+
+    public var code: Code
+    public var message: String
+    /// The machine address involved, if any.
+    public var address: String?
+    /// Where in the payload decoding failed, e.g. `$.updateEmail._0`.
+    public var path: String?
+    /// The correlation id of the request this error answers, when known. Not encoded: it travels
+    /// in the header.
+    public var correlation: UInt64?
+
+    public init(_ code: Code, _ message: String, address: String? = nil, path: String? = nil, correlation: UInt64? = nil) {
+        self.code = code
+        self.message = message
+        self.address = address
+        self.path = path
+        self.correlation = correlation
+    }
+
+    enum CodingKeys: String, CodingKey { case code, message, address, path }
+
+    public static func == (lhs: WireError, rhs: WireError) -> Bool { lhs.code == rhs.code }
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+
+    public var description: String {
+        var text = code.rawValue
+        if let address { text += " at \(address)" }
+        if let path { text += " (\(path))" }
+        return text + ": " + message
+    }
+
+    /// The error as an `error` reply payload.
+    public var payload: [UInt8] { (try? WireJSON.encode(self)) ?? Array(#"{"code":"internal","message":"unencodable error"}"#.utf8) }
+}

@@ -1,0 +1,55 @@
+import Foundation
+
+/// The JSON codec for payloads, with errors that name the failing path.
+public enum WireJSON {
+    /// Encodes `value` as compact JSON with sorted keys.
+    public static func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return Array(try encoder.encode(value))
+    }
+
+    /// Decodes `bytes` as `T`.
+    /// - Throws: ``WireError`` `malformed-json` when the bytes are not JSON, or `code` when they
+    ///   are JSON of the wrong shape; ``WireError/path`` names where, e.g. `$.updateEmail._0`.
+    public static func decode<T: Decodable>(
+        _ type: T.Type, from bytes: [UInt8], code: WireError.Code = .undecodableEvent, what: String = "payload"
+    ) throws(WireError) -> T {
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(bytes))
+        } catch let error as DecodingError {
+            throw describe(error, bytes: bytes, code: code, what: what, type: "\(T.self)")
+        } catch {
+            throw WireError(code, "\(what) could not be decoded as \(T.self): \(error)")
+        }
+    }
+
+    /// The JSON path of a coding path: `$.machines[2].worker`.
+    public static func path(_ codingPath: [any CodingKey]) -> String {
+        codingPath.reduce("$") { path, key in
+            if let index = key.intValue { return "\(path)[\(index)]" }
+            return "\(path).\(key.stringValue)"
+        }
+    }
+
+    static func describe(_ error: DecodingError, bytes: [UInt8], code: WireError.Code, what: String, type: String) -> WireError {
+        if (try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed])) == nil {
+            let preview = String(decoding: bytes.prefix(60), as: UTF8.self)
+            return WireError(.malformedJSON, "\(what) is not valid JSON: '\(preview)'")
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            return WireError(code, "\(what) is missing key '\(key.stringValue)' needed for \(type)",
+                             path: path(context.codingPath + [key]))
+        case .typeMismatch(let expected, let context):
+            return WireError(code, "\(what) has the wrong type here: expected \(expected) for \(type). \(context.debugDescription)",
+                             path: path(context.codingPath))
+        case .valueNotFound(let expected, let context):
+            return WireError(code, "\(what) has null where \(expected) is needed for \(type)", path: path(context.codingPath))
+        case .dataCorrupted(let context):
+            return WireError(code, "\(what) does not decode as \(type): \(context.debugDescription)", path: path(context.codingPath))
+        @unknown default:
+            return WireError(code, "\(what) does not decode as \(type): \(error)")
+        }
+    }
+}

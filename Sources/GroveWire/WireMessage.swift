@@ -1,0 +1,38 @@
+/// One Grove message as it crosses a socket: header, address, payload. A ROUTER socket adds the
+/// peer's routing id in front; ``frames`` and ``init(frames:)`` do not include it.
+public struct WireMessage: Sendable, Hashable {
+    public var header: Header
+    /// A machine address (`name` or `name/key`), a worker name, or empty.
+    public var address: String
+    /// JSON (or binary with ``Header/Flags/binary``); may be empty.
+    public var payload: [UInt8]
+
+    public init(_ header: Header, address: String = "", payload: [UInt8] = []) {
+        self.header = header
+        self.address = address
+        self.payload = payload
+    }
+
+    /// The three frames: header, address, payload.
+    public var frames: [[UInt8]] { [header.bytes, Array(address.utf8), payload] }
+
+    /// Parses the three frames of a message.
+    /// - Throws: ``WireError`` when the header is malformed, the frame count is not 3 or the
+    ///   address is not UTF-8.
+    public init<C: Collection<[UInt8]>>(frames: C) throws(WireError) {
+        guard let first = frames.first else {
+            throw WireError(.malformedFrame, "an empty message; send three frames: header, address, payload")
+        }
+        let header = try Header(first)
+        guard frames.count == 3 else {
+            throw WireError(.malformedFrame,
+                "a \(header.kind.name) message has \(frames.count) frames; send exactly three: header, address, payload (empty frames are fine)",
+                correlation: header.correlation)
+        }
+        let rest = Array(frames.dropFirst())
+        guard let address = String(validating: rest[0], as: UTF8.self) else {
+            throw WireError(.malformedFrame, "the address frame is not UTF-8", correlation: header.correlation)
+        }
+        self.init(header, address: address, payload: rest[1])
+    }
+}
