@@ -5,6 +5,10 @@ public import Grove
 /// authentication service as Codable ``Authenticate`` and ``VerifyTwoFactor`` requests, which may
 /// run on another worker.
 ///
+/// When a user is authenticated, with or without a second factor, the machine emits
+/// ``Output/signedIn(_:)`` with that user, so a topology can route a successful sign-in to another
+/// machine.
+///
 /// Differences from the seed, and why:
 /// - Only `locked` is terminal. The seed also made `authenticated` terminal yet handled `logout`
 ///   from it, which no host can deliver: a terminal state refuses later events. A signed-in
@@ -115,6 +119,12 @@ public enum AuthFlow: Machine {
         case accountLocked
     }
 
+    /// What the machine tells the rest of a topology.
+    public enum Output: Codable, Sendable, Equatable {
+        /// A user was authenticated: emitted once per successful sign-in, on entering `authenticated`.
+        case signedIn(User)
+    }
+
     /// Failed attempts that lock the account when the state does not say otherwise.
     public static let defaultMaxAttempts = 3
     /// The id of the ``Authenticate`` request in flight.
@@ -146,7 +156,7 @@ public enum AuthFlow: Machine {
              (.verifyingTwoFactor, .twoFactorVerified(let user)):
             state.step = .authenticated(user)
             state.failedAttempts = 0
-            return .none
+            return .output(.signedIn(user))
 
         case (.authenticating(let email), .twoFactorRequired(let token)):
             state.step = .requiresTwoFactor(token: token, email: email)

@@ -73,8 +73,47 @@ struct AuthFlowTests {
         #expect(effect.shape.flattened == [.io(id: AuthFlow.verifyID, VerifyTwoFactor(token: "t1", code: "1234"))])
 
         let user = User(id: "g", name: "G", email: "g@h.i")
-        #expect(AuthFlow.update(&state, event: .twoFactorVerified(user)).isNone)
+        #expect(AuthFlow.update(&state, event: .twoFactorVerified(user)).shape == .output(.signedIn(user)))
         #expect(state == State(step: .authenticated(user), failedAttempts: 0))
+    }
+
+    @Test("signedIn is emitted exactly on a successful sign-in, with or without a second factor, never on failure")
+    func signedInOnlyOnSuccess() {
+        let user = User(id: "a", name: "A", email: "a@b.c")
+        let credentials: [AuthFlow.Event] = [.startLogin, .updateEmail("a@b.c"), .updatePassword("p"), .login]
+
+        // Password only: the success, and nothing before it, emits the output.
+        var state = AuthFlow.initialState
+        var outputs = Self.outputs(&state, credentials + [.authenticationSucceeded(user)])
+        #expect(outputs == Array(repeating: [], count: credentials.count) + [[.signedIn(user)]])
+
+        // Second factor: the verified code emits it, the password alone does not.
+        state = AuthFlow.initialState
+        let twoFactor: [AuthFlow.Event] = credentials + [
+            .twoFactorRequired(token: "t"), .updateTwoFactorCode("1234"), .submitTwoFactor,
+        ]
+        outputs = Self.outputs(&state, twoFactor + [.twoFactorVerified(user)])
+        #expect(outputs == Array(repeating: [], count: twoFactor.count) + [[.signedIn(user)]])
+        #expect(state.step == .authenticated(user))
+
+        // Failures, lockouts and successes out of place emit nothing.
+        let silent: [(AuthFlow.Step, AuthFlow.Event)] = [
+            (.authenticating(email: "a@b.c"), .authenticationFailed(.rejected(message: "wrong"))),
+            (.authenticating(email: "a@b.c"), .authenticationFailed(.unavailable(message: "down", canRetry: true))),
+            (.authenticating(email: "a@b.c"), .accountLocked),
+            (.verifyingTwoFactor(token: "t", email: "a@b.c", code: "0"), .twoFactorFailed(.rejected(message: "wrong"))),
+            (.verifyingTwoFactor(token: "t", email: "a@b.c", code: "0"),
+             .twoFactorFailed(.unavailable(message: "down", canRetry: true))),
+            (.verifyingTwoFactor(token: "t", email: "a@b.c", code: "0"), .accountLocked),
+            (.authenticating(email: "a@b.c"), .twoFactorVerified(user)),
+            (.unauthenticated, .authenticationSucceeded(user)),
+            (.authenticated(user), .authenticationSucceeded(user)),
+            (.authenticated(user), .logout),
+        ]
+        for (step, event) in silent {
+            var single = State(step: step, maxAttempts: 1)
+            #expect(Self.outputs(&single, [event]) == [[]], "\(event) in \(step)")
+        }
     }
 
     @Test("a wrong code counts and asks for a new one; an unreachable service keeps the code")
@@ -156,6 +195,7 @@ struct AuthFlowTests {
         await enterCredentials(store, email: ada.user.email, password: ada.password)
         await store.send(.login) { $0.step = .authenticating(email: self.ada.user.email) }
         await store.receive(.authenticationSucceeded(ada.user)) { $0.step = .authenticated(self.ada.user) }
+        await store.receiveOutput(.signedIn(ada.user))
         await store.send(.logout) { $0.step = .unauthenticated }
         await store.finish()
     }
@@ -176,6 +216,7 @@ struct AuthFlowTests {
             $0.step = .verifyingTwoFactor(token: token, email: self.grace.user.email, code: "424242")
         }
         await store.receive(.twoFactorVerified(grace.user)) { $0.step = .authenticated(self.grace.user) }
+        await store.receiveOutput(.signedIn(grace.user))
         await store.finish()
     }
 
@@ -206,6 +247,7 @@ struct AuthFlowTests {
             $0.step = .authenticated(self.grace.user)
             $0.failedAttempts = 0
         }
+        await store.receiveOutput(.signedIn(grace.user))
         await store.finish()
     }
 
@@ -261,6 +303,7 @@ struct AuthFlowTests {
         let second = try #require(await logins.next())
         await second.succeed(.authenticated(ada.user))
         await store.receive(.authenticationSucceeded(ada.user)) { $0.step = .authenticated(self.ada.user) }
+        await store.receiveOutput(.signedIn(ada.user))
         await store.finish()
     }
 
@@ -299,6 +342,15 @@ struct AuthFlowTests {
         #expect(await call.cancellation())
         await call.succeed(.verified(grace.user))
         await store.finish()
+    }
+
+    /// Applies `events` in order and returns the outputs each one's effect emits.
+    private static func outputs(_ state: inout State, _ events: [AuthFlow.Event]) -> [[AuthFlow.Output]] {
+        events.map { event in
+            AuthFlow.update(&state, event: event).shape.flattened.compactMap { shape in
+                if case .output(let output) = shape { output } else { nil }
+            }
+        }
     }
 
     private func enterCredentials(

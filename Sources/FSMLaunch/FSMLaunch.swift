@@ -1,0 +1,113 @@
+import ArgumentParser
+import Foundation
+import GroveCluster
+import Logging
+
+@main
+struct FSMLaunch: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fsm-launch",
+        abstract: "Runs a topology: the coordinator, and a process for every worker.",
+        discussion: """
+            Starts the coordinator in this process, spawns the topology's workers, and prints one line \
+            `ready <clients-endpoint>` on stdout once every worker has registered. A worker that exits \
+            unexpectedly is restarted (its in-flight effects fail back to their machines first). \
+            SIGINT or SIGTERM stops everything. Workers marked "external" are not spawned: start them by \
+            hand with `--name NAME --coordinator ENDPOINT`.
+
+            Without a topology file, runs the embedded default (Topologies/default.json).
+
+            Exit status: 0 after a clean stop (or a valid --check), 2 for an invalid topology, 1 when the \
+            coordinator cannot start or workers do not register in time.
+            """
+    )
+
+    @Argument(help: "The topology JSON file. Defaults to the embedded default topology.")
+    var topology: String?
+
+    @Flag(help: "Validate the topology, print a summary, and exit.")
+    var check = false
+
+    @Option(help: "Seconds to wait for every worker to register before giving up.")
+    var readyTimeout: Double = 30
+
+    @Option(help: "Log level for the coordinator and supervisor: trace, debug, info, notice, warning, error.")
+    var logLevel: String = "notice"
+
+    func run() async throws {
+        let topology = try loadTopology()
+        if check {
+            let instances = topology.workerInstances.count
+            print("ok: topology '\(topology.name)': \(instances) worker\(instances == 1 ? "" : "s"), "
+                  + "\(topology.machines.count) machines, \(topology.io.count) io placements, \(topology.routes.count) routes")
+            return
+        }
+        let level = Logger.Level(rawValue: logLevel) ?? .notice
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let coordinator: Coordinator
+        do {
+            coordinator = try Coordinator(topology: topology)
+        } catch {
+            printError("error: \(error)")
+            throw ExitCode(1)
+        }
+        coordinator.start()
+        let supervisor = Supervisor(topology: topology, coordinator: coordinator,
+                                    executableDirectory: Self.executableDirectory(), log: Logger(label: "grove.launch"))
+        let signals = SignalWatcher()
+        do {
+            try supervisor.spawnAll()
+        } catch {
+            printError("error: \(error)")
+            supervisor.shutdown()
+            coordinator.stop()
+            throw ExitCode(1)
+        }
+        let deadline = ContinuousClock.now + .seconds(readyTimeout)
+        while !coordinator.allWorkersRegistered {
+            if signals.received != nil || ContinuousClock.now > deadline {
+                if signals.received == nil {
+                    printError("error: workers \(coordinator.workersNotRegistered.joined(separator: ", ")) did not register within "
+                        + "\(readyTimeout) s; see their output above, or start external workers with --coordinator \(coordinator.workersConnectEndpoint)")
+                }
+                supervisor.shutdown()
+                coordinator.stop()
+                throw ExitCode(signals.received == nil ? 1 : 0)
+            }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        print("ready \(Self.connectable(coordinator.endpoints.clients))")
+        fflush(nil)
+        await signals.wait()
+        supervisor.shutdown()
+        coordinator.stop()
+    }
+
+    func loadTopology() throws -> Topology {
+        guard let path = topology else { return Topology.defaultTopology }
+        do {
+            return try Topology.load(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            printError("\(error)")
+            throw ExitCode(2)
+        }
+    }
+
+    static func connectable(_ endpoint: String) -> String {
+        endpoint.replacingOccurrences(of: "tcp://0.0.0.0:", with: "tcp://127.0.0.1:")
+    }
+
+    /// Where fsm-launch itself lives: worker executables named without a path are looked up here.
+    static func executableDirectory() -> URL {
+        let path = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return URL(fileURLWithPath: path).deletingLastPathComponent()
+    }
+}
+
+func printError(_ text: String) {
+    FileHandle.standardError.write(Data((text + "\n").utf8))
+}

@@ -1,0 +1,98 @@
+import Foundation
+import GroveCluster
+import Logging
+import Synchronization
+
+/// Spawns the topology's worker processes and restarts those that exit unexpectedly.
+final class Supervisor: Sendable {
+    struct LaunchError: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    private struct Child {
+        var process: Process
+        var restarts: Int
+        var started: ContinuousClock.Instant
+    }
+
+    let topology: Topology
+    let coordinator: Coordinator
+    let executableDirectory: URL
+    let log: Logger
+    private let children = Mutex<[String: Child]>([:])
+    private let stopping = Atomic<Bool>(false)
+
+    init(topology: Topology, coordinator: Coordinator, executableDirectory: URL, log: Logger) {
+        self.topology = topology
+        self.coordinator = coordinator
+        self.executableDirectory = executableDirectory
+        self.log = log
+    }
+
+    func spawnAll() throws {
+        for group in topology.workers where !group.external {
+            let executable = try resolve(group.executable)
+            for name in group.instanceNames {
+                try spawn(name, executable: executable, arguments: group.arguments, restarts: 0)
+            }
+        }
+    }
+
+    func resolve(_ executable: String) throws -> URL {
+        let candidates = executable.contains("/")
+            ? [URL(fileURLWithPath: executable)]
+            : [executableDirectory.appendingPathComponent(executable)]
+                + (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map {
+                    URL(fileURLWithPath: String($0)).appendingPathComponent(executable)
+                }
+        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
+            throw LaunchError(description: "worker executable '\(executable)' not found (looked in \(executableDirectory.path) and PATH); "
+                + "build it with `swift build` or fix workers[].executable")
+        }
+        return found
+    }
+
+    private func spawn(_ name: String, executable: URL, arguments: [String], restarts: Int) throws {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["--name", name, "--coordinator", coordinator.workersConnectEndpoint, "--exit-with-parent"] + arguments
+        process.standardOutput = FileHandle.standardError  // stdout is fsm-launch's data: the ready line
+        process.standardInput = FileHandle.nullDevice
+        process.terminationHandler = { [weak self] process in
+            self?.exited(name, executable: executable, arguments: arguments, status: process.terminationStatus,
+                         reason: process.terminationReason)
+        }
+        try process.run()
+        log.info("worker started", metadata: ["worker": "\(name)", "pid": "\(process.processIdentifier)"])
+        children.withLock { $0[name] = Child(process: process, restarts: restarts, started: .now) }
+    }
+
+    private func exited(_ name: String, executable: URL, arguments: [String], status: Int32, reason: Process.TerminationReason) {
+        guard !stopping.load(ordering: .acquiring) else { return }
+        let how = reason == .uncaughtSignal ? "killed by signal \(status)" : "exited with status \(status)"
+        log.warning("worker \(how); restarting", metadata: ["worker": "\(name)"])
+        coordinator.workerExited(name, reason: "process \(how)")
+        let restarts = children.withLock { ($0[name]?.restarts ?? 0) + 1 }
+        // Back off when a worker keeps dying: 0.1 s, 0.2 s, ... up to 5 s.
+        let delay = min(5.0, 0.1 * pow(2.0, Double(min(restarts - 1, 6))))
+        DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in
+            guard let self, !self.stopping.load(ordering: .acquiring) else { return }
+            do {
+                try self.spawn(name, executable: executable, arguments: arguments, restarts: restarts)
+            } catch {
+                self.log.error("could not restart worker", metadata: ["worker": "\(name)", "error": "\(error)"])
+            }
+        }
+    }
+
+    /// Stops every worker: SIGTERM, then SIGKILL for those still running after two seconds.
+    func shutdown() {
+        stopping.store(true, ordering: .releasing)
+        let processes = children.withLock { $0.values.map(\.process) }
+        for process in processes where process.isRunning { process.terminate() }
+        let deadline = Date().addingTimeInterval(2)
+        while processes.contains(where: \.isRunning), Date() < deadline { usleep(10_000) }
+        for process in processes where process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        for process in processes { process.waitUntilExit() }
+    }
+}

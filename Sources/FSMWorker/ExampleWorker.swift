@@ -1,0 +1,58 @@
+import Grove
+import GroveCluster
+import GroveExamples
+import GroveRuntime
+
+/// The example machines and in-memory io handlers the shipped `fsm-worker` offers.
+enum ExampleWorker {
+    /// - Parameter ioDelay: How long every io request takes, so that cancellation and worker loss
+    ///   can be seen in flight (`--io-delay-ms`).
+    static func configuration(ioDelay: Duration = .zero) -> WorkerConfiguration {
+        var worker = WorkerConfiguration()
+        worker.register(AuthFlow.self)
+        worker.register(DataLoader.self)
+        worker.register(PollingService.self)
+        worker.register(UserForm.self)
+        worker.register(LoginFlow.self)
+        worker.register(AppNavigator.self)
+        worker.register(Tea<Search>.self, as: "Search", env: .inMemory(catalog))
+        worker.register(Counter.self)
+        worker.io = delayed(ExampleHandlers.inMemory(), by: ioDelay)
+        return worker
+    }
+
+    static let catalog = [SearchResult(id: "1", title: "Oak"), SearchResult(id: "2", title: "Oakmoss"),
+                          SearchResult(id: "3", title: "Rowan")]
+
+    static func delayed(_ inner: IOHandlers, by delay: Duration) -> IOHandlers {
+        guard delay > .zero else { return inner }
+        var handlers = IOHandlers()
+        func wrap<R: IORequest>(_ type: R.Type) {
+            handlers.register(R.self) { request in
+                try await Task.sleep(for: delay)
+                return try await inner.perform(request).get()
+            }
+        }
+        wrap(FetchItems.self)
+        wrap(SubmitForm.self)
+        wrap(Authenticate.self)
+        wrap(VerifyTwoFactor.self)
+        wrap(FetchData.self)
+        return handlers
+    }
+}
+
+/// A trivial machine for load tests: counts events.
+enum Counter: Machine {
+    enum Event: Codable, Sendable { case increment, add(Int), reset }
+    struct State: Codable, Sendable { var count = 0 }
+    static var initialState: State { State() }
+    static func update(_ state: inout State, event: Event) -> Effect {
+        switch event {
+        case .increment: state.count += 1
+        case .add(let amount): state.count += amount
+        case .reset: state.count = 0
+        }
+        return .none
+    }
+}

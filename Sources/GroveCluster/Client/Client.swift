@@ -1,0 +1,113 @@
+public import GroveWire
+import Foundation
+import ZeroMQ
+
+/// A synchronous client of a running topology: what `fsm-send` uses. One request at a time;
+/// every call fails cleanly within `timeout` when the coordinator is not there.
+///
+/// ```swift
+/// let client = try Client(endpoint: "ipc://@grove-default/clients")
+/// let state = try client.send(#"{"startLogin":{}}"#, to: "auth")   // the committed state, JSON
+/// ```
+public final class Client {
+    public let endpoint: String
+    public let timeout: Duration
+    private let context: ZMQContext
+    private let socket: Socket
+    private var nextCorrelation: UInt64 = 1
+
+    /// Connects (lazily, as ZeroMQ does) to a coordinator's clients endpoint.
+    /// - Throws: ``WireError`` `unreachable` when the endpoint is malformed.
+    public init(endpoint: String, timeout: Duration = .seconds(5)) throws(WireError) {
+        self.endpoint = endpoint
+        self.timeout = timeout
+        let milliseconds = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        do {
+            context = try ZMQContext()
+            socket = try Socket(context, .dealer)
+            try socket.setLinger(milliseconds: 0)
+            try socket.setImmediate(true)
+            try socket.setSendTimeout(milliseconds: milliseconds)
+            try socket.setReceiveTimeout(milliseconds: milliseconds)
+            try socket.connect(endpoint)
+        } catch {
+            throw WireError(.unreachable, "cannot connect to \(endpoint): \(error)")
+        }
+    }
+
+    deinit {
+        socket.close()
+        context.terminate()
+    }
+
+    /// Sends one request and waits for its reply.
+    /// - Returns: The reply (`state`, `accepted` or `listing`).
+    /// - Throws: The ``WireError`` of an `error` reply, or `unreachable`/`timeout`.
+    @discardableResult
+    public func request(_ kind: MessageKind, address: String = "", payload: [UInt8] = [], flags: Header.Flags = []) throws(WireError) -> WireMessage {
+        let correlation = nextCorrelation
+        nextCorrelation += 1
+        let message = WireMessage(Header(kind, flags: flags, correlation: correlation), address: address, payload: payload)
+        do {
+            guard try socket.send(message.frames, dontWait: false) else {
+                throw WireError(.unreachable, "no coordinator at \(endpoint) within \(timeout); is fsm-launch running? "
+                    + "Pass --endpoint or set FSM_ENDPOINT to its clients endpoint")
+            }
+        } catch let error as WireError {
+            throw error
+        } catch {
+            throw WireError(.unreachable, "sending to \(endpoint) failed: \(error)")
+        }
+        while true {
+            let frames: [[UInt8]]?
+            do {
+                frames = try socket.receive(dontWait: false)
+            } catch {
+                throw WireError(.unreachable, "receiving from \(endpoint) failed: \(error)")
+            }
+            guard let frames else {
+                throw WireError(.timeout, "no reply from \(endpoint) within \(timeout) for \(kind.name) \(address); "
+                    + "the coordinator may be down or overloaded")
+            }
+            let reply = try WireMessage(frames: frames)
+            guard reply.header.correlation == correlation else { continue } // a late reply to an earlier request
+            if reply.header.kind == .error {
+                var error = (try? WireJSON.decode(WireError.self, from: reply.payload))
+                    ?? WireError(.malformedFrame, "an error reply that could not be decoded")
+                error.correlation = correlation
+                throw error
+            }
+            return reply
+        }
+    }
+
+    /// Sends an event (JSON) and returns the state it committed, as JSON.
+    public func send(_ event: [UInt8], to address: String) throws(WireError) -> [UInt8] {
+        try request(.event, address: address, payload: event).payload
+    }
+
+    /// Sends an event and returns once the machine queued it.
+    public func post(_ event: [UInt8], to address: String) throws(WireError) {
+        try request(.event, address: address, payload: event, flags: .noWait)
+    }
+
+    /// The machine's current state, as JSON.
+    public func state(of address: String) throws(WireError) -> [UInt8] {
+        try request(.get, address: address).payload
+    }
+
+    /// Stops a machine; returns its final state.
+    public func stop(_ address: String) throws(WireError) -> [UInt8] {
+        try request(.stop, address: address).payload
+    }
+
+    /// Cancels the effect `id` (JSON: `"fetch"` or `17`) of a machine.
+    public func cancel(effect id: [UInt8], of address: String) throws(WireError) {
+        try request(.cancel, address: address, payload: id)
+    }
+
+    /// The topology's machines and workers.
+    public func list() throws(WireError) -> Listing {
+        try WireJSON.decode(Listing.self, from: request(.list).payload, code: .malformedFrame, what: "the listing")
+    }
+}

@@ -1,0 +1,176 @@
+import Foundation
+import GroveWire
+public import Logging
+import Synchronization
+import ZeroMQ
+
+/// The coordinator: binds the clients ROUTER, the workers ROUTER and the events PUB of a
+/// topology and routes between them on one I/O thread. `fsm-launch` runs one; embed one the same
+/// way to run a topology inside your own process.
+public final class Coordinator: Sendable {
+    /// The endpoints actually bound (a `tcp://host:*` port resolved to the real one).
+    public let endpoints: Topology.Endpoints
+    /// The workers endpoint as workers on this host should connect to it (`*` → `127.0.0.1`).
+    public let workersConnectEndpoint: String
+    private let loop: IOLoop
+    private let driver: CoordinatorDriver
+
+    /// Binds the topology's three endpoints.
+    /// - Throws: ``CoordinatorError`` naming the endpoint that could not be bound and why.
+    public init(topology: Topology, logger: Logger = Logger(label: "grove.coordinator")) throws(CoordinatorError) {
+        let context: ZMQContext
+        let sockets: (clients: Socket, workers: Socket, events: Socket)
+        do {
+            context = try ZMQContext()
+            sockets = (try Socket(context, .router), try Socket(context, .router), try Socket(context, .pub))
+            for router in [sockets.clients, sockets.workers] {
+                try router.setRouterMandatory(true)
+                try router.setLinger(milliseconds: 0)
+                try router.setMaxMessageSize(16 << 20)
+            }
+            try sockets.workers.setRouterHandover(true)
+            try sockets.clients.setSendHighWaterMark(Int32(clamping: topology.queues.clientOutbox))
+            try sockets.clients.setReceiveHighWaterMark(Int32(clamping: topology.queues.clientOutbox))
+            try sockets.workers.setSendHighWaterMark(Int32(clamping: topology.queues.workerOutbox))
+            try sockets.workers.setReceiveHighWaterMark(Int32(clamping: topology.queues.workerOutbox))
+            try sockets.workers.setHeartbeat(interval: Int32(clamping: topology.heartbeat.intervalMs),
+                                             timeout: Int32(clamping: topology.heartbeat.timeoutMs),
+                                             ttl: Int32(clamping: topology.heartbeat.timeoutMs * 2))
+            try sockets.events.setLinger(milliseconds: 0)
+            try sockets.events.setSendHighWaterMark(100_000)
+        } catch {
+            throw CoordinatorError("could not create the coordinator's sockets: \(error)")
+        }
+        var bound: [String] = []
+        for (socket, endpoint, role) in [(sockets.clients, topology.coordinator.clients, "clients"),
+                                         (sockets.workers, topology.coordinator.workers, "workers"),
+                                         (sockets.events, topology.coordinator.events, "events")] {
+            do {
+                try socket.bind(endpoint)
+                bound.append(socket.lastEndpoint)
+            } catch {
+                let hint = error.errno == EADDRINUSE
+                    ? "it is in use: is another fsm-launch running this topology? Stop it or change coordinator.\(role)"
+                    : "check coordinator.\(role) in the topology"
+                throw CoordinatorError("cannot bind the \(role) endpoint \(endpoint): \(error.message); \(hint)")
+            }
+        }
+        endpoints = Topology.Endpoints(clients: bound[0], workers: bound[1], events: bound[2])
+        workersConnectEndpoint = Self.connectable(bound[1])
+        do {
+            loop = try IOLoop(name: "grove-coordinator-io", tickInterval: .milliseconds(max(10, topology.heartbeat.intervalMs / 5)))
+        } catch {
+            throw CoordinatorError("could not start the coordinator's I/O thread: \(error)")
+        }
+        let ids = (clients: loop.add(sockets.clients), workers: loop.add(sockets.workers), events: loop.add(sockets.events))
+        driver = CoordinatorDriver(
+            core: CoordinatorCore(topology: topology, eventsEndpoint: Self.connectable(bound[2])),
+            clients: ids.clients, workers: ids.workers, events: ids.events, context: context, log: logger)
+    }
+
+    /// Starts routing.
+    public func start() { loop.start(driver) }
+
+    /// `true` once every worker of the topology has registered.
+    public var allWorkersRegistered: Bool { driver.ready.withLock { $0.all } }
+
+    /// The workers that have not registered yet.
+    public var workersNotRegistered: [String] { driver.ready.withLock { $0.missing } }
+
+    /// Tells the coordinator a worker process ended, so its effects and requests fail at once
+    /// instead of after the heartbeat timeout.
+    public func workerExited(_ name: String, reason: String) {
+        let driver = driver
+        loop.execute { io in driver.apply(driver.withCore { $0.lose(name, reason: reason) }, io: io) }
+    }
+
+    /// Stops routing and closes the sockets.
+    public func stop() { loop.stop() }
+
+    /// `tcp://*:5555` and `tcp://0.0.0.0:5555` are bound on every interface; local peers
+    /// connect to `127.0.0.1`.
+    static func connectable(_ endpoint: String) -> String {
+        endpoint.replacingOccurrences(of: "tcp://*:", with: "tcp://127.0.0.1:")
+            .replacingOccurrences(of: "tcp://0.0.0.0:", with: "tcp://127.0.0.1:")
+    }
+}
+
+/// Why a coordinator could not start.
+public struct CoordinatorError: Error, CustomStringConvertible {
+    public var message: String
+    init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// Runs ``CoordinatorCore`` on the I/O thread and executes its actions. Touched only on that
+/// thread, except `ready`.
+final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
+    struct Readiness {
+        var all = false
+        var missing: [String] = []
+    }
+
+    private var core: CoordinatorCore
+    let clients: SocketID
+    let workers: SocketID
+    let events: SocketID
+    let context: ZMQContext
+    let log: Logger
+    let ready = Mutex(Readiness())
+
+    init(core: CoordinatorCore, clients: SocketID, workers: SocketID, events: SocketID, context: ZMQContext, log: Logger) {
+        self.core = core
+        self.clients = clients
+        self.workers = workers
+        self.events = events
+        self.context = context
+        self.log = log
+        ready.withLock { $0.missing = core.unregistered }
+    }
+
+    func withCore<T>(_ body: (inout CoordinatorCore) -> T) -> T { body(&core) }
+
+    func received(_ batch: [Inbound], io: LoopIO) {
+        for inbound in batch {
+            guard let identity = inbound.frames.first else { continue }
+            let rest = inbound.frames.dropFirst()
+            if inbound.socket == clients {
+                apply(core.fromClient(identity, rest, backlog: { io.pending(self.workers, peer: Array($0.utf8)) }), io: io)
+            } else if inbound.socket == workers {
+                apply(core.fromWorker(identity, rest, now: io.now), io: io)
+            }
+        }
+    }
+
+    func sendFailed(_ socket: SocketID, frames: [[UInt8]], error: ZMQError, io: LoopIO) {
+        guard let peer = frames.first else { return }
+        let name = String(decoding: peer, as: UTF8.self)
+        if socket == workers {
+            log.warning("worker unreachable", metadata: ["worker": "\(name)", "error": "\(error)"])
+            apply(core.lose(name, reason: "unreachable: \(error.message)"), io: io)
+        } else {
+            log.debug("client went away before its reply", metadata: ["error": "\(error)"])
+        }
+    }
+
+    func tick(io: LoopIO) { apply(core.tick(now: io.now), io: io) }
+
+    func posted(_ messages: [Outbound], io: LoopIO) {}
+
+    func apply(_ actions: [CoordinatorAction], io: LoopIO) {
+        for action in actions {
+            switch action {
+            case .toClient(let identity, let message):
+                io.send(clients, [identity] + message.frames)
+            case .toWorker(let name, let message):
+                io.send(workers, [Array(name.utf8)] + message.frames)
+            case .publish(let topic, let message):
+                io.send(events, [Array(topic.utf8)] + message.frames)
+            case .dropQueued(let worker):
+                _ = io.dropPending(workers, peer: Array(worker.utf8))
+            }
+        }
+        let (all, missing) = (core.allRegistered, core.unregistered)
+        ready.withLock { $0 = Readiness(all: all, missing: missing) }
+    }
+}

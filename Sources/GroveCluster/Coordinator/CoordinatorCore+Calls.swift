@@ -1,0 +1,95 @@
+import Foundation
+import GroveWire
+
+extension CoordinatorCore {
+    /// An io request from a machine's worker: sent to a registered worker of the group the
+    /// topology places the request on (round robin over the pool).
+    mutating func startCall(from origin: String, _ message: WireMessage) -> [CoordinatorAction] {
+        let originID = message.header.correlation
+        func fail(_ code: String, _ text: String) -> [CoordinatorAction] {
+            let result = IOCallResult(failure: .init(code: code, message: text))
+            return [.toWorker(origin, WireMessage(Header(.ioResult, correlation: originID), address: message.address,
+                                                  payload: (try? WireJSON.encode(result)) ?? []))]
+        }
+        guard let request = try? WireJSON.decode(IOCallRequest.self, from: message.payload, code: .malformedFrame) else {
+            return fail("codec", "the io request could not be decoded by the coordinator")
+        }
+        guard let group = topology.ioWorkerGroup(for: request.name) else {
+            return fail("no-handler", "topology '\(topology.name)' places no worker for io request '\(request.name)'; add it to io[]")
+        }
+        let candidates = topology.instances(of: group).filter { workers[$0]?.registered == true }
+        guard !candidates.isEmpty else {
+            return fail("worker-lost", "no worker of group '\(group)' is registered to run '\(request.name)'; retry shortly")
+        }
+        let turn = roundRobin[group, default: 0]
+        roundRobin[group] = turn &+ 1
+        let target = candidates[turn % candidates.count]
+        let id = takeID()
+        let call = Call(origin: origin, originID: originID, target: target, address: message.address,
+                        request: request.name, effect: request.effect)
+        calls[id] = call
+        callsByOrigin[origin, default: [:]][originID] = id
+        var forwarded = message
+        forwarded.header.correlation = id
+        return [.toWorker(target, forwarded), publishEffect(call, .started)]
+    }
+
+    /// A result from the worker that ran a call: back to the machine's worker, once.
+    mutating func finishCall(_ id: UInt64, _ message: WireMessage) -> [CoordinatorAction] {
+        guard let call = calls[id] else { return [] } // cancelled meanwhile: never delivered
+        forget(id)
+        var result = message
+        result.header.correlation = call.originID
+        let failed = (try? WireJSON.decode(IOCallResult.self, from: message.payload))?.failure
+        return [.toWorker(call.origin, result),
+                publishEffect(call, failed == nil ? .completed : .failed, reason: failed.map { "\($0.code): \($0.message)" })]
+    }
+
+    /// The machine's worker cancelled a call (cancel by id, replace, terminal state, stop).
+    mutating func cancelCall(from origin: String, originID: UInt64, reason payload: [UInt8]) -> [CoordinatorAction] {
+        guard let id = callsByOrigin[origin]?[originID], let call = calls[id] else { return [] }
+        forget(id)
+        let reason = (try? JSONValue(parsing: Data(payload)))?.objectValue?["reason"]?.stringValue ?? "cancelled"
+        return [.toWorker(call.target, WireMessage(Header(.ioCancel, correlation: id), address: call.address)),
+                publishEffect(call, .cancelled, reason: reason)]
+    }
+
+    mutating func forget(_ id: UInt64) {
+        guard let call = calls.removeValue(forKey: id) else { return }
+        callsByOrigin[call.origin]?[call.originID] = nil
+    }
+
+    /// An output: each matching route becomes an event for its target, sent like a client's.
+    mutating func route(output message: WireMessage) -> [CoordinatorAction] {
+        let name = String(message.address.split(separator: "/", maxSplits: 1).first ?? "")
+        var actions: [CoordinatorAction] = [.publish(topic: "output:" + message.address, message)]
+        let routes = topology.routes.filter { $0.from == name }
+        guard !routes.isEmpty, let output = try? WireJSON.decode(OutputEvent.self, from: message.payload).output else { return actions }
+        for route in routes {
+            if let when = route.when, Self.caseName(of: output) != when { continue }
+            let event = route.event.map(Self.expandBareCase) ?? output
+            guard let worker = try? resolve(route.to) else { continue }
+            noteInstance(route.to)
+            let id = takeID()
+            pending[id] = Pending(origin: .route(message.address), worker: worker, address: route.to)
+            actions.append(.toWorker(worker, WireMessage(Header(.event, flags: .noWait, correlation: id), address: route.to,
+                                                         payload: Array(event.jsonData))))
+        }
+        return actions
+    }
+
+    /// The case name of an enum value as Codable writes it: the single key of an object, or a string.
+    static func caseName(of value: JSONValue) -> String? {
+        switch value {
+        case .string(let name): name
+        case .object(let members) where members.count == 1: members.keys.first
+        default: nil
+        }
+    }
+
+    /// `"load"` is short for `{"load":{}}`.
+    static func expandBareCase(_ event: JSONValue) -> JSONValue {
+        if case .string(let name) = event { return .object([name: .object([:])]) }
+        return event
+    }
+}

@@ -1,0 +1,156 @@
+import Foundation
+import GroveWire
+
+extension CoordinatorCore {
+    /// A message from a worker connection; `identity` is the worker's routing id (its name).
+    mutating func fromWorker(_ identity: [UInt8], _ frames: ArraySlice<[UInt8]>, now: ContinuousClock.Instant) -> [CoordinatorAction] {
+        let name = String(decoding: identity, as: UTF8.self)
+        let message: WireMessage
+        do {
+            message = try WireMessage(frames: frames)
+        } catch {
+            return [.toWorker(name, Self.errorMessage(error, correlation: error.correlation ?? 0))]
+        }
+        if message.header.kind == .register { return register(name, message, now: now) }
+        guard workers[name]?.registered == true else {
+            // Unknown or forgotten (e.g. declared lost while it was only slow): ask it to register.
+            return [.toWorker(name, Self.errorMessage(WireError(.unavailable,
+                "worker \(name) is not registered with this coordinator; send register first"), correlation: 0))]
+        }
+        workers[name]?.lastHeard = now
+        let correlation = message.header.correlation
+        switch message.header.kind {
+        case .heartbeat:
+            return []
+        case .state, .accepted, .error:
+            guard let request = pending.removeValue(forKey: correlation) else { return [] }
+            switch request.origin {
+            case .client(let client, let clientCorrelation):
+                var reply = message
+                reply.header.correlation = clientCorrelation
+                return [.toClient(client, reply)]
+            case .route:
+                return []
+            }
+        case .stateChanged:
+            return [.publish(topic: "state:" + message.address, message)]
+        case .output:
+            return route(output: message)
+        case .ioRequest:
+            return startCall(from: name, message)
+        case .ioResult:
+            return finishCall(correlation, message)
+        case .ioCancel:
+            return cancelCall(from: name, originID: correlation, reason: message.payload)
+        default:
+            return [.toWorker(name, Self.errorMessage(WireError(.unknownKind,
+                "workers may not send \(message.header.kind.name) messages"), correlation: correlation))]
+        }
+    }
+
+    mutating func register(_ name: String, _ message: WireMessage, now: ContinuousClock.Instant) -> [CoordinatorAction] {
+        func reject(_ text: String) -> [CoordinatorAction] {
+            [.toWorker(name, Self.errorMessage(WireError(.registrationRejected, text), correlation: message.header.correlation))]
+        }
+        guard let slot = workers[name] else {
+            let known = topology.workerInstances.map(\.name).joined(separator: ", ")
+            return reject("worker name '\(name)' is not in topology '\(topology.name)'; known workers: \(known)")
+        }
+        guard let registration = try? WireJSON.decode(Registration.self, from: message.payload, code: .malformedFrame) else {
+            return reject("the registration payload could not be decoded; is the worker built from the same Grove version?")
+        }
+        let hosted = topology.machines.filter { $0.worker == slot.group }
+        let missingTypes = Set(hosted.map(\.type)).subtracting(registration.machineTypes).sorted()
+        guard missingTypes.isEmpty else {
+            return reject("worker \(name) cannot host machine types \(missingTypes.joined(separator: ", ")) that topology '\(topology.name)' "
+                + "places on group '\(slot.group)'; register them in its WorkerConfiguration or fix machines[].type")
+        }
+        let served = topology.io.filter { $0.worker == slot.group }.map(\.request)
+        let missingHandlers = Set(served).subtracting(registration.ioHandlers).sorted()
+        guard missingHandlers.isEmpty else {
+            return reject("worker \(name) has no handlers for io requests \(missingHandlers.joined(separator: ", ")) that topology '\(topology.name)' "
+                + "places on group '\(slot.group)'; register them with configuration.io.register or fix io[].worker")
+        }
+        var actions: [CoordinatorAction] = []
+        if slot.registered { actions += lose(name, reason: "it registered again (restarted)") }
+        workers[name]?.registered = true
+        workers[name]?.pid = registration.pid
+        workers[name]?.lastHeard = now
+        let remote = topology.io.filter { $0.worker != slot.group }.map(\.request)
+        let welcome = Welcome(
+            machines: hosted.map { Welcome.HostedMachine(name: $0.name, type: $0.type, keyed: $0.keyed) },
+            remoteIO: remote, heartbeatIntervalMs: topology.heartbeat.intervalMs,
+            heartbeatTimeoutMs: topology.heartbeat.timeoutMs, mailboxCapacity: topology.queues.mailboxCapacity)
+        if let payload = try? WireJSON.encode(welcome) {
+            actions.append(.toWorker(name, WireMessage(Header(.welcome, correlation: message.header.correlation), address: name, payload: payload)))
+        }
+        actions.append(publishWorker(WorkerEvent(worker: name, phase: .registered)))
+        return actions
+    }
+
+    /// Heartbeats to workers and loss of the silent ones.
+    mutating func tick(now: ContinuousClock.Instant) -> [CoordinatorAction] {
+        var actions: [CoordinatorAction] = []
+        let interval = Duration.milliseconds(topology.heartbeat.intervalMs)
+        if lastHeartbeat.map({ now - $0 >= interval }) ?? true {
+            lastHeartbeat = now
+            for slot in workers.values where slot.registered {
+                actions.append(.toWorker(slot.name, WireMessage(Header(.heartbeat), address: slot.name)))
+            }
+        }
+        let timeout = Duration.milliseconds(topology.heartbeat.timeoutMs)
+        for slot in workers.values where slot.registered {
+            if let heard = slot.lastHeard, now - heard > timeout {
+                actions += lose(slot.name, reason: "no heartbeat for \(topology.heartbeat.timeoutMs) ms")
+            }
+        }
+        return actions
+    }
+
+    /// Declares a worker lost: its pending requests fail, io calls it ran return to their
+    /// machines as `worker-lost` failures, calls its machines started are cancelled, and its
+    /// machines are reported unavailable. Everything else keeps working.
+    mutating func lose(_ name: String, reason: String) -> [CoordinatorAction] {
+        guard workers[name]?.registered == true else { return [] }
+        workers[name]?.registered = false
+        workers[name]?.pid = nil
+        var actions: [CoordinatorAction] = [.dropQueued(worker: name)]
+        for (id, request) in pending where request.worker == name {
+            pending[id] = nil
+            guard case .client(let client, let correlation) = request.origin else { continue }
+            let error = WireError(.workerLost, "worker \(name) was lost (\(reason)) before answering; the event may not have been processed",
+                                  address: request.address)
+            actions.append(.toClient(client, Self.errorMessage(error, correlation: correlation)))
+        }
+        for (id, call) in calls where call.target == name {
+            forget(id)
+            let failure = IOCallResult(failure: .init(code: "worker-lost",
+                message: "worker \(name) running '\(call.request)' was lost (\(reason))"))
+            if let payload = try? WireJSON.encode(failure) {
+                actions.append(.toWorker(call.origin, WireMessage(Header(.ioResult, correlation: call.originID), address: call.address, payload: payload)))
+            }
+            actions.append(publishEffect(call, .lost, reason: "worker \(name) lost: \(reason)"))
+        }
+        for (id, call) in calls where call.origin == name {
+            forget(id)
+            actions.append(.toWorker(call.target, WireMessage(Header(.ioCancel, correlation: id), address: call.address)))
+            actions.append(publishEffect(call, .lost, reason: "the machine's worker \(name) was lost: \(reason)"))
+        }
+        let group = workers[name]?.group
+        let machines = topology.machines.filter { $0.worker == group }.map(\.name)
+        actions.append(publishWorker(WorkerEvent(worker: name, phase: .lost, reason: reason, machines: machines)))
+        return actions
+    }
+
+    func publishWorker(_ event: WorkerEvent) -> CoordinatorAction {
+        .publish(topic: "worker:" + event.worker,
+                 WireMessage(Header(.worker), address: event.worker, payload: (try? WireJSON.encode(event)) ?? []))
+    }
+
+    func publishEffect(_ call: Call, _ phase: EffectEvent.Phase, reason: String? = nil) -> CoordinatorAction {
+        let event = EffectEvent(address: call.address, effect: call.effect, request: call.request, worker: call.target,
+                                phase: phase, reason: reason)
+        return .publish(topic: "effect:" + call.address,
+                        WireMessage(Header(.effect), address: call.address, payload: (try? WireJSON.encode(event)) ?? []))
+    }
+}

@@ -1,0 +1,182 @@
+import Foundation
+import GroveWire
+
+/// What the coordinator's I/O thread should do; produced by ``CoordinatorCore``.
+enum CoordinatorAction: Sendable, Equatable {
+    case toClient([UInt8], WireMessage)
+    case toWorker(String, WireMessage)
+    case publish(topic: String, WireMessage)
+    /// Discard messages still queued for a worker that was declared lost.
+    case dropQueued(worker: String)
+}
+
+/// The coordinator's routing logic as a pure state machine: messages and clock ticks in,
+/// actions out. No sockets, no threads, so every rule is unit-tested without ZeroMQ.
+///
+/// It routes on the header and the address frame; it decodes only control payloads
+/// (registration, io call bookkeeping, outputs that routes need).
+struct CoordinatorCore {
+    struct WorkerSlot {
+        let name: String
+        let group: String
+        var registered = false
+        var pid: Int32?
+        var lastHeard: ContinuousClock.Instant?
+    }
+
+    /// A request forwarded to a worker, waiting for its reply.
+    struct Pending {
+        enum Origin { case client([UInt8], UInt64), route(String) }
+        let origin: Origin
+        let worker: String
+        let address: String
+    }
+
+    /// An io call in flight between two workers.
+    struct Call {
+        let origin: String
+        let originID: UInt64
+        let target: String
+        let address: String
+        let request: String
+        let effect: JSONValue
+    }
+
+    let topology: Topology
+    let maxPayload: Int
+    let eventsEndpoint: String
+    var workers: [String: WorkerSlot] = [:]
+    var pending: [UInt64: Pending] = [:]
+    var calls: [UInt64: Call] = [:]
+    var callsByOrigin: [String: [UInt64: UInt64]] = [:]
+    var keyedInstances: [String: Set<String>] = [:]
+    var nextID: UInt64 = 1
+    var roundRobin: [String: Int] = [:]
+    var lastHeartbeat: ContinuousClock.Instant?
+
+    init(topology: Topology, eventsEndpoint: String, maxPayload: Int = 1 << 20) {
+        self.topology = topology
+        self.eventsEndpoint = eventsEndpoint
+        self.maxPayload = maxPayload
+        for instance in topology.workerInstances {
+            workers[instance.name] = WorkerSlot(name: instance.name, group: instance.group)
+        }
+    }
+
+    var allRegistered: Bool { workers.values.allSatisfy(\.registered) }
+
+    var unregistered: [String] { workers.values.filter { !$0.registered }.map(\.name).sorted() }
+
+    mutating func takeID() -> UInt64 {
+        defer { nextID += 1 }
+        return nextID
+    }
+
+    // MARK: - Clients
+
+    /// A message from a client connection. `backlog` tells how many messages wait for a worker.
+    mutating func fromClient(_ identity: [UInt8], _ frames: ArraySlice<[UInt8]>, backlog: (String) -> Int) -> [CoordinatorAction] {
+        let message: WireMessage
+        do {
+            message = try WireMessage(frames: frames)
+        } catch {
+            return [.toClient(identity, Self.errorMessage(error, correlation: error.correlation ?? 0))]
+        }
+        let correlation = message.header.correlation
+        func refuse(_ error: WireError) -> [CoordinatorAction] {
+            [.toClient(identity, Self.errorMessage(error, correlation: correlation))]
+        }
+        guard message.payload.count <= maxPayload else {
+            return refuse(WireError(.oversized,
+                "the payload has \(message.payload.count) bytes; the coordinator accepts at most \(maxPayload)",
+                address: message.address))
+        }
+        switch message.header.kind {
+        case .event, .get, .cancel, .stop:
+            if message.header.kind == .event || message.header.kind == .cancel, !Self.isJSON(message.payload) {
+                let preview = String(decoding: message.payload.prefix(60), as: UTF8.self)
+                return refuse(WireError(.malformedJSON, "the payload is not valid JSON: '\(preview)'", address: message.address))
+            }
+            let worker: String
+            do {
+                worker = try resolve(message.address)
+            } catch {
+                return refuse(error)
+            }
+            guard backlog(worker) < topology.queues.workerOutbox else {
+                return refuse(WireError(.busy,
+                    "worker \(worker) has \(topology.queues.workerOutbox) messages waiting; retry later",
+                    address: message.address))
+            }
+            noteInstance(message.address)
+            let id = takeID()
+            pending[id] = Pending(origin: .client(identity, correlation), worker: worker, address: message.address)
+            var forwarded = message
+            forwarded.header.correlation = id
+            return [.toWorker(worker, forwarded)]
+        case .list:
+            guard let payload = try? WireJSON.encode(listing()) else { return [] }
+            return [.toClient(identity, WireMessage(Header(.listing, correlation: correlation), payload: payload))]
+        default:
+            return refuse(WireError(.unknownKind,
+                "clients may send event, get, cancel, stop and list; \(message.header.kind.name) is for workers"))
+        }
+    }
+
+    /// The worker instance hosting `address`.
+    /// - Throws: ``WireError`` `unknown-machine` or `unavailable`, with what to do next.
+    func resolve(_ address: String) throws(WireError) -> String {
+        let parts = address.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+        let name = parts[0]
+        guard let spec = topology.machine(named: name) else {
+            let known = topology.machines.map(\.name).joined(separator: ", ")
+            throw WireError(.unknownMachine, "no machine named '\(name)' in topology '\(topology.name)'; known machines: \(known)",
+                            address: address)
+        }
+        let key = parts.count > 1 ? parts[1] : nil
+        if spec.keyed, key == nil || key!.isEmpty {
+            throw WireError(.unknownMachine, "machine '\(name)' is keyed; address an instance as \(name)/<key>", address: address)
+        }
+        if !spec.keyed, key != nil {
+            throw WireError(.unknownMachine, "machine '\(name)' is not keyed; address it as \(name)", address: address)
+        }
+        guard let worker = topology.placement(ofMachine: name, key: key) else {
+            throw WireError(.unknownMachine, "machine '\(name)' has no worker", address: address)
+        }
+        guard workers[worker]?.registered == true else {
+            throw WireError(.unavailable,
+                "machine '\(address)' lives on worker \(worker), which is not registered (starting, restarting or lost); retry shortly",
+                address: address)
+        }
+        return worker
+    }
+
+    mutating func noteInstance(_ address: String) {
+        let parts = address.split(separator: "/", maxSplits: 1)
+        guard parts.count == 2 else { return }
+        keyedInstances[String(parts[0]), default: []].insert(address)
+    }
+
+    func listing() -> Listing {
+        let machines = topology.machines.map { spec in
+            let worker = spec.keyed ? spec.worker : (topology.placement(ofMachine: spec.name, key: nil) ?? spec.worker)
+            let available = topology.instances(of: spec.worker).contains { workers[$0]?.registered == true }
+            return Listing.Machine(name: spec.name, type: spec.type, keyed: spec.keyed, worker: worker,
+                                   instances: (keyedInstances[spec.name] ?? []).sorted(), available: available)
+        }
+        let slots = workers
+        let workerList = topology.workerInstances.map { instance in
+            Listing.Worker(name: instance.name, group: instance.group,
+                           registered: slots[instance.name]?.registered ?? false, pid: slots[instance.name]?.pid)
+        }
+        return Listing(topology: topology.name, events: eventsEndpoint, machines: machines, workers: workerList)
+    }
+
+    static func isJSON(_ bytes: [UInt8]) -> Bool {
+        (try? JSONValue(parsing: .init(bytes))) != nil
+    }
+
+    static func errorMessage(_ error: WireError, correlation: UInt64) -> WireMessage {
+        WireMessage(Header(.error, correlation: correlation), address: error.address ?? "", payload: error.payload)
+    }
+}

@@ -1,1 +1,0 @@
-// The multi-process runtime lives here.

@@ -1,0 +1,39 @@
+extension Topology {
+    /// The text of `Topologies/default.json`; a test keeps the two equal.
+    static let defaultJSON = #"""
+        {
+          "$schema": "../docs/topology.schema.json",
+          "name": "default",
+          "coordinator": {
+            "clients": "ipc://@grove-default/clients",
+            "workers": "ipc://@grove-default/workers",
+            "events": "ipc://@grove-default/events"
+          },
+          "workers": [
+            { "name": "main" },
+            { "name": "io" }
+          ],
+          "machines": [
+            { "name": "auth", "type": "AuthFlow", "worker": "main" },
+            { "name": "loader", "type": "DataLoader", "worker": "main" },
+            { "name": "poller", "type": "PollingService", "worker": "main", "keyed": true },
+            { "name": "form", "type": "UserForm", "worker": "main" },
+            { "name": "search", "type": "Search", "worker": "main" },
+            { "name": "login", "type": "LoginFlow", "worker": "main" },
+            { "name": "navigator", "type": "AppNavigator", "worker": "main" }
+          ],
+          "io": [
+            { "request": "Authenticate", "worker": "io" },
+            { "request": "VerifyTwoFactor", "worker": "io" },
+            { "request": "FetchItems", "worker": "io" },
+            { "request": "FetchData", "worker": "io" },
+            { "request": "SubmitForm", "worker": "io" }
+          ],
+          "routes": [
+            { "from": "auth", "when": "signedIn", "to": "loader", "event": "load" }
+          ],
+          "heartbeat": { "intervalMs": 250, "timeoutMs": 1500 },
+          "queues": { "mailboxCapacity": 1024, "workerOutbox": 10000, "clientOutbox": 10000 }
+        }
+        """#
+}

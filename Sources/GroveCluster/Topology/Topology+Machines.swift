@@ -1,0 +1,43 @@
+extension Topology {
+    /// A machine of the topology and the worker group that hosts it.
+    public struct MachineSpec: Sendable, Equatable {
+        /// The machine's name: not empty, no `/`. Its address is the name, or `"name/key"` for an
+        /// instance of a keyed machine.
+        public var name: String
+        /// The machine type name a worker registered, e.g. `"AuthFlow"`.
+        public var type: String
+        /// The name of the worker group that hosts it.
+        public var worker: String
+        /// `true` when the machine has one instance per key, addressed `"name/key"`, created on
+        /// its first event. Defaults to `false`: a single instance.
+        public var keyed: Bool
+
+        /// - Parameters:
+        ///   - name: The machine's name.
+        ///   - type: The registered machine type name.
+        ///   - worker: The hosting worker group.
+        ///   - keyed: `true` for one instance per key.
+        public init(name: String, type: String, worker: String, keyed: Bool = false) {
+            self.name = name
+            self.type = type
+            self.worker = worker
+            self.keyed = keyed
+        }
+    }
+
+    /// Runs one io request on a given worker group rather than beside the machine that starts it.
+    public struct IOPlacement: Sendable, Equatable {
+        /// The io request name (`IORequest.name`), e.g. `"Authenticate"`.
+        public var request: String
+        /// The worker group whose handler executes it.
+        public var worker: String
+
+        /// - Parameters:
+        ///   - request: The io request name.
+        ///   - worker: The executing worker group.
+        public init(request: String, worker: String) {
+            self.request = request
+            self.worker = worker
+        }
+    }
+}

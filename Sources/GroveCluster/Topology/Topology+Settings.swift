@@ -1,0 +1,64 @@
+extension Topology {
+    /// The ZeroMQ endpoints the coordinator binds. Each starts with `ipc://`, `tcp://` or
+    /// `inproc://`, and the three differ.
+    public struct Endpoints: Sendable, Equatable {
+        /// Where clients (`fsm-send`, `fsm-load`, any ZeroMQ DEALER) send events.
+        public var clients: String
+        /// Where worker processes register and exchange work.
+        public var workers: String
+        /// Where the coordinator publishes state changes and inspection events.
+        public var events: String
+
+        /// - Parameters:
+        ///   - clients: The client endpoint, e.g. `"ipc://@grove-default/clients"`.
+        ///   - workers: The worker endpoint.
+        ///   - events: The publishing endpoint.
+        public init(clients: String, workers: String, events: String) {
+            self.clients = clients
+            self.workers = workers
+            self.events = events
+        }
+    }
+
+    /// How often processes send heartbeats, and how long silence lasts before one counts as dead.
+    public struct Heartbeat: Sendable, Equatable {
+        /// Milliseconds between heartbeats; greater than 0. Defaults to 250.
+        public var intervalMs: Int
+        /// Milliseconds of silence after which a peer counts as dead; greater than
+        /// ``intervalMs``. Defaults to 1500.
+        public var timeoutMs: Int
+
+        /// - Parameters:
+        ///   - intervalMs: Milliseconds between heartbeats.
+        ///   - timeoutMs: Milliseconds of silence before a peer counts as dead.
+        public init(intervalMs: Int = 250, timeoutMs: Int = 1500) {
+            self.intervalMs = intervalMs
+            self.timeoutMs = timeoutMs
+        }
+
+        /// ``intervalMs`` as a duration.
+        public var interval: Duration { .milliseconds(intervalMs) }
+        /// ``timeoutMs`` as a duration.
+        public var timeout: Duration { .milliseconds(timeoutMs) }
+    }
+
+    /// Capacities of the queues; all greater than 0.
+    public struct Queues: Sendable, Equatable {
+        /// Events a machine instance may have waiting before senders are refused. Defaults to 1024.
+        public var mailboxCapacity: Int
+        /// Messages the coordinator holds for one worker before it pushes back. Defaults to 10000.
+        public var workerOutbox: Int
+        /// Messages the coordinator holds for one client before it drops. Defaults to 10000.
+        public var clientOutbox: Int
+
+        /// - Parameters:
+        ///   - mailboxCapacity: Events waiting per machine instance.
+        ///   - workerOutbox: Messages held per worker.
+        ///   - clientOutbox: Messages held per client.
+        public init(mailboxCapacity: Int = 1024, workerOutbox: Int = 10000, clientOutbox: Int = 10000) {
+            self.mailboxCapacity = mailboxCapacity
+            self.workerOutbox = workerOutbox
+            self.clientOutbox = clientOutbox
+        }
+    }
+}

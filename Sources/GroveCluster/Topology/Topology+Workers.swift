@@ -1,0 +1,67 @@
+extension Topology {
+    /// A group of identical worker processes. A group with a ``count`` above 1 is a pool: keyed
+    /// machine instances spread over its instances by key.
+    public struct WorkerGroup: Sendable, Equatable {
+        /// The executable started for a group that names none.
+        public static let defaultExecutable = "fsm-worker"
+
+        /// The group's name; also the instance name when ``count`` is 1.
+        public var name: String
+        /// How many worker processes the group runs; at least 1. Defaults to 1.
+        public var count: Int
+        /// The worker executable: a path, or a name resolved next to `fsm-launch`.
+        /// Defaults to `"fsm-worker"`.
+        public var executable: String
+        /// Extra arguments passed to every instance. Defaults to none.
+        public var arguments: [String]
+        /// `true` when `fsm-launch` does not start the group: its instances are started by hand
+        /// (on another host, say) and register themselves. Defaults to `false`.
+        public var external: Bool
+
+        /// - Parameters:
+        ///   - name: The group's name.
+        ///   - count: How many worker processes it runs.
+        ///   - executable: The worker executable.
+        ///   - arguments: Extra arguments for every instance.
+        ///   - external: `true` when the instances are started by hand.
+        public init(
+            name: String,
+            count: Int = 1,
+            executable: String = WorkerGroup.defaultExecutable,
+            arguments: [String] = [],
+            external: Bool = false
+        ) {
+            self.name = name
+            self.count = count
+            self.executable = executable
+            self.arguments = arguments
+            self.external = external
+        }
+
+        /// The names of the group's instances: the group name when ``count`` is 1, otherwise
+        /// `"<name>-1"` through `"<name>-<count>"`.
+        public var instanceNames: [String] {
+            count == 1 ? [name] : (0..<max(count, 0)).map { "\(name)-\($0 + 1)" }
+        }
+    }
+
+    /// One worker process of a group.
+    public struct WorkerInstance: Sendable, Hashable {
+        /// The instance's name, which is also its ZeroMQ routing id, e.g. `"data-io-2"`.
+        public var name: String
+        /// The name of its group, e.g. `"data-io"`.
+        public var group: String
+        /// Its position in the group, from 0; a pool instance's name ends in `index + 1`.
+        public var index: Int
+
+        /// - Parameters:
+        ///   - name: The instance name.
+        ///   - group: The group name.
+        ///   - index: The position in the group, from 0.
+        public init(name: String, group: String, index: Int) {
+            self.name = name
+            self.group = group
+            self.index = index
+        }
+    }
+}

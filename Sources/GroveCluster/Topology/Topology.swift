@@ -1,0 +1,60 @@
+/// Where every part of a Grove cluster runs: the coordinator's endpoints, the worker processes,
+/// the machines they host, where io requests execute, how outputs become events of other
+/// machines, and the heartbeat and queue settings.
+///
+/// Topologies are JSON files (see `Topologies/` and `docs/topology.schema.json`); load one with
+/// ``load(contentsOf:)`` or ``init(json:source:)``, which validate it and report every problem at
+/// once. Values built in code are not validated.
+///
+/// ```swift
+/// let topology = try Topology.load(contentsOf: URL(filePath: "Topologies/default.json"))
+/// topology.placement(ofMachine: "auth", key: nil)   // "main"
+/// ```
+public struct Topology: Sendable, Equatable {
+    /// A name for people and logs, e.g. `"default"`.
+    public var name: String
+    /// The three endpoints the coordinator binds.
+    public var coordinator: Endpoints
+    /// The worker groups; each group runs one or more worker processes.
+    public var workers: [WorkerGroup]
+    /// The machines and the worker group that hosts each.
+    public var machines: [MachineSpec]
+    /// The io requests that run on a group other than the one of the machine that starts them.
+    public var io: [IOPlacement]
+    /// The outputs that become events of other machines.
+    public var routes: [Route]
+    /// How often processes prove they are alive, and when they count as dead.
+    public var heartbeat: Heartbeat
+    /// Capacities of the queues between and inside processes.
+    public var queues: Queues
+
+    /// A topology from its parts. Not validated: prefer loading JSON.
+    /// - Parameters:
+    ///   - name: A name for people and logs.
+    ///   - coordinator: The endpoints the coordinator binds.
+    ///   - workers: The worker groups.
+    ///   - machines: The machines and where they run.
+    ///   - io: Placement of io requests; requests not listed run beside their machine.
+    ///   - routes: Outputs forwarded as events.
+    ///   - heartbeat: Heartbeat settings.
+    ///   - queues: Queue capacities.
+    public init(
+        name: String,
+        coordinator: Endpoints,
+        workers: [WorkerGroup],
+        machines: [MachineSpec],
+        io: [IOPlacement] = [],
+        routes: [Route] = [],
+        heartbeat: Heartbeat = Heartbeat(),
+        queues: Queues = Queues()
+    ) {
+        self.name = name
+        self.coordinator = coordinator
+        self.workers = workers
+        self.machines = machines
+        self.io = io
+        self.routes = routes
+        self.heartbeat = heartbeat
+        self.queues = queues
+    }
+}

@@ -1,0 +1,136 @@
+import GroveWire
+
+extension TopologyDecoder {
+    mutating func decodeWorkers(in root: [String: JSONValue]) -> (groups: [Topology.WorkerGroup], names: KnownNames) {
+        let field = Field("workers", "{ \"name\": \"main\" }", "the worker groups")
+        var names = KnownNames()
+        var groups: [Topology.WorkerGroup] = []
+        var pools: [(path: JSONPath, group: Topology.WorkerGroup)] = []
+        guard case .array(let list) = root[field.key] else {
+            names.complete = false
+            _ = elements(field, in: root, at: .root, required: true)
+            return (groups, names)
+        }
+        if list.isEmpty {
+            report(.invalidValue, JSONPath.root.appending(field.key), "no worker groups; add one, e.g. \"workers\": [{ \"name\": \"main\" }]")
+        }
+        for (path, value) in elements(field, in: root, at: .root, required: true) {
+            guard let members = members(
+                of: value, at: path, known: ["name", "count", "executable", "arguments", "external"],
+                what: "a worker group like { \"name\": \"edge\" }"
+            ) else {
+                names.complete = false
+                continue
+            }
+            let name = requiredText(Field("name", "\"edge\"", "the group's name"), in: members, at: path)
+            if let name {
+                checkName(name, at: path.appending("name"), kind: "worker group")
+                declare(name, at: path.appending("name"), in: &names, kind: "worker group")
+            } else {
+                names.complete = false
+            }
+            let count = optionalCount(
+                Field("count", "2", "how many worker processes the group runs"),
+                in: members, at: path, default: 1, minimum: 1
+            )
+            let executable = optionalText(
+                Field("executable", "\"fsm-worker\"", "the worker executable, a path or a name next to fsm-launch"),
+                in: members, at: path, default: Topology.WorkerGroup.defaultExecutable
+            )
+            let arguments = optionalTexts(Field("arguments", "\"--verbose\"", "extra arguments"), in: members, at: path)
+            let external = optionalFlag(
+                Field("external", "true", "whether the group is started by hand"),
+                in: members, at: path, default: false
+            )
+            guard let name, let count, let executable, let arguments, let external else { continue }
+            let group = Topology.WorkerGroup(
+                name: name, count: count, executable: executable, arguments: arguments, external: external
+            )
+            groups.append(group)
+            if count > 1 { pools.append((path, group)) }
+        }
+        // A pool's instance "data-io-1" must not take the name of another group.
+        for (path, pool) in pools {
+            for instance in pool.instanceNames {
+                if let other = names.paths[instance] {
+                    report(.duplicateName, path.appending("name"), "instance '\(instance)' of the pool '\(pool.name)' has the name of the worker group at \(other); rename one of the groups")
+                }
+            }
+        }
+        return (groups, names)
+    }
+
+    mutating func decodeMachines(
+        in root: [String: JSONValue], groups: KnownNames
+    ) -> (specs: [Topology.MachineSpec], names: KnownNames, keyed: [String: Bool]) {
+        let field = Field("machines", "{ \"name\": \"auth\", \"type\": \"AuthFlow\", \"worker\": \"main\" }", "the machines")
+        var names = KnownNames()
+        names.complete = root[field.key].map { if case .array = $0 { true } else { false } } ?? false
+        var specs: [Topology.MachineSpec] = []
+        var keyed: [String: Bool] = [:]
+        for (path, value) in elements(field, in: root, at: .root, required: true) {
+            guard let members = members(
+                of: value, at: path, known: ["name", "type", "worker", "keyed"],
+                what: "a machine like \(field.example)"
+            ) else {
+                names.complete = false
+                continue
+            }
+            let name = requiredText(Field("name", "\"auth\"", "the machine's name"), in: members, at: path)
+            if let name {
+                checkName(name, at: path.appending("name"), kind: "machine")
+                declare(name, at: path.appending("name"), in: &names, kind: "machine")
+            } else {
+                names.complete = false
+            }
+            let type = requiredText(
+                Field("type", "\"AuthFlow\"", "the machine type name a worker registered"), in: members, at: path
+            )
+            let worker = requiredText(
+                Field("worker", "\"main\"", "the worker group that hosts this machine"), in: members, at: path
+            )
+            if let worker {
+                resolve(worker, at: path.appending("worker"), in: groups, kind: "worker group", section: "$.workers")
+            }
+            let isKeyed = optionalFlag(
+                Field("keyed", "true", "whether the machine has one instance per key"),
+                in: members, at: path, default: false
+            )
+            if let name, let isKeyed, keyed[name] == nil { keyed[name] = isKeyed }
+            guard let name, let type, let worker, let isKeyed else { continue }
+            specs.append(Topology.MachineSpec(name: name, type: type, worker: worker, keyed: isKeyed))
+        }
+        return (specs, names, keyed)
+    }
+
+    mutating func decodeIO(in root: [String: JSONValue], groups: KnownNames) -> [Topology.IOPlacement] {
+        let field = Field("io", "{ \"request\": \"Authenticate\", \"worker\": \"io\" }", "where io requests run")
+        var requests = KnownNames()
+        var placements: [Topology.IOPlacement] = []
+        for (path, value) in elements(field, in: root, at: .root, required: false) {
+            guard let members = members(
+                of: value, at: path, known: ["request", "worker"], what: "an io placement like \(field.example)"
+            ) else { continue }
+            let request = requiredText(
+                Field("request", "\"Authenticate\"", "the io request name its handler is registered under"),
+                in: members, at: path
+            )
+            if let request {
+                if let first = requests.paths[request] {
+                    report(.duplicateName, path.appending("request"), "'\(request)' is placed already (at \(first)); a request runs on one group, so keep one entry")
+                } else {
+                    declare(request, at: path.appending("request"), in: &requests, kind: "io request")
+                }
+            }
+            let worker = requiredText(
+                Field("worker", "\"io\"", "the worker group whose handler executes the request"), in: members, at: path
+            )
+            if let worker {
+                resolve(worker, at: path.appending("worker"), in: groups, kind: "worker group", section: "$.workers")
+            }
+            guard let request, let worker else { continue }
+            placements.append(Topology.IOPlacement(request: request, worker: worker))
+        }
+        return placements
+    }
+}

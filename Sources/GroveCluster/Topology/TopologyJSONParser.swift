@@ -1,0 +1,335 @@
+import GroveWire
+
+/// A strict JSON parser that knows where it is. Foundation's decoder reports neither where a
+/// syntax error is nor duplicate keys; topology authors need both.
+struct TopologyJSONParser {
+    /// The first syntax error, with where it happened.
+    struct SyntaxError: Error {
+        var path: JSONPath
+        var line: Int
+        var column: Int
+        var message: String
+    }
+
+    /// A key given twice in one object; the later value wins.
+    struct DuplicateKey {
+        var path: JSONPath
+        var line: Int
+        var column: Int
+    }
+
+    /// Deeper nesting is refused instead of risking the stack; no topology comes close.
+    private static let maximumDepth = 128
+
+    private let bytes: [UInt8]
+    private var offset = 0
+    /// Duplicate keys found so far, in document order.
+    private(set) var duplicateKeys: [DuplicateKey] = []
+
+    init(_ bytes: [UInt8]) {
+        self.bytes = bytes
+    }
+
+    /// Parses the whole input as one JSON value.
+    mutating func parse() throws(SyntaxError) -> JSONValue {
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { offset = 3 }
+        skipWhitespace()
+        guard offset < bytes.count else {
+            throw failure(.root, "the file is empty; a topology is a JSON object: { \"name\": ... }")
+        }
+        let value = try parseValue(.root, depth: 0)
+        skipWhitespace()
+        guard offset == bytes.count else {
+            throw failure(.root, "unexpected \(describeHere()) after the end of the document; remove it, or look for an extra closing bracket")
+        }
+        return value
+    }
+
+    // MARK: - Values
+
+    private mutating func parseValue(_ path: JSONPath, depth: Int) throws(SyntaxError) -> JSONValue {
+        guard depth < Self.maximumDepth else {
+            throw failure(path, "nesting deeper than \(Self.maximumDepth) levels; flatten the document")
+        }
+        skipWhitespace()
+        guard let byte = peek() else {
+            throw failure(path, "unexpected end of the file; expected a value")
+        }
+        switch byte {
+        case UInt8(ascii: "{"): return try parseObject(path, depth: depth)
+        case UInt8(ascii: "["): return try parseArray(path, depth: depth)
+        case UInt8(ascii: "\""): return .string(try parseString(path))
+        case UInt8(ascii: "t"): try parseLiteral("true", path); return .bool(true)
+        case UInt8(ascii: "f"): try parseLiteral("false", path); return .bool(false)
+        case UInt8(ascii: "n"): try parseLiteral("null", path); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber(path)
+        default: throw unexpectedValue(path)
+        }
+    }
+
+    private mutating func parseObject(_ path: JSONPath, depth: Int) throws(SyntaxError) -> JSONValue {
+        offset += 1
+        var members: [String: JSONValue] = [:]
+        skipWhitespace()
+        if peek() == UInt8(ascii: "}") {
+            offset += 1
+            return .object(members)
+        }
+        while true {
+            skipWhitespace()
+            switch peek() {
+            case nil:
+                throw failure(path, "unexpected end of the file inside an object; close it with '}'")
+            case UInt8(ascii: "}"):
+                throw failure(path, "trailing comma before '}'; remove the comma")
+            case UInt8(ascii: "\""):
+                break
+            case UInt8(ascii: "'"):
+                throw failure(path, "keys need double quotes, not single quotes")
+            default:
+                throw failure(path, "expected a key in double quotes, found \(describeHere())")
+            }
+            let keyOffset = offset
+            let key = try parseString(path)
+            skipWhitespace()
+            guard peek() == UInt8(ascii: ":") else {
+                throw failure(path.appending(key), "expected ':' after the key \(JSONValue.string(key)), found \(describeHere())")
+            }
+            offset += 1
+            let value = try parseValue(path.appending(key), depth: depth + 1)
+            if members.updateValue(value, forKey: key) != nil {
+                let (line, column) = location(of: keyOffset)
+                duplicateKeys.append(DuplicateKey(path: path.appending(key), line: line, column: column))
+            }
+            skipWhitespace()
+            switch peek() {
+            case UInt8(ascii: ","):
+                offset += 1
+            case UInt8(ascii: "}"):
+                offset += 1
+                return .object(members)
+            case nil:
+                throw failure(path, "unexpected end of the file inside an object; close it with '}'")
+            default:
+                throw failure(path, "expected ',' or '}' after the value of \(JSONValue.string(key)), found \(describeHere()); a comma is probably missing")
+            }
+        }
+    }
+
+    private mutating func parseArray(_ path: JSONPath, depth: Int) throws(SyntaxError) -> JSONValue {
+        offset += 1
+        var elements: [JSONValue] = []
+        skipWhitespace()
+        if peek() == UInt8(ascii: "]") {
+            offset += 1
+            return .array(elements)
+        }
+        while true {
+            skipWhitespace()
+            if peek() == UInt8(ascii: "]") {
+                throw failure(path, "trailing comma before ']'; remove the comma")
+            }
+            elements.append(try parseValue(path.appending(index: elements.count), depth: depth + 1))
+            skipWhitespace()
+            switch peek() {
+            case UInt8(ascii: ","):
+                offset += 1
+            case UInt8(ascii: "]"):
+                offset += 1
+                return .array(elements)
+            case nil:
+                throw failure(path, "unexpected end of the file inside an array; close it with ']'")
+            default:
+                throw failure(path, "expected ',' or ']' after an element, found \(describeHere()); a comma is probably missing")
+            }
+        }
+    }
+
+    private mutating func parseLiteral(_ literal: String, _ path: JSONPath) throws(SyntaxError) {
+        let expected = Array(literal.utf8)
+        guard bytes[offset...].starts(with: expected) else { throw unexpectedValue(path) }
+        offset += expected.count
+    }
+
+    private mutating func parseNumber(_ path: JSONPath) throws(SyntaxError) -> JSONValue {
+        let start = offset
+        if peek() == UInt8(ascii: "-") { offset += 1 }
+        guard let first = peek(), Self.isDigit(first) else {
+            throw failure(path, "expected a digit after '-'")
+        }
+        offset += 1
+        if first == UInt8(ascii: "0"), let next = peek(), Self.isDigit(next) {
+            throw failure(path, "numbers cannot start with 0; remove the leading zeros")
+        }
+        skipDigits()
+        if peek() == UInt8(ascii: ".") {
+            offset += 1
+            guard let next = peek(), Self.isDigit(next) else { throw failure(path, "expected a digit after '.'") }
+            skipDigits()
+        }
+        if peek() == UInt8(ascii: "e") || peek() == UInt8(ascii: "E") {
+            offset += 1
+            if peek() == UInt8(ascii: "+") || peek() == UInt8(ascii: "-") { offset += 1 }
+            guard let next = peek(), Self.isDigit(next) else { throw failure(path, "expected a digit in the exponent") }
+            skipDigits()
+        }
+        let text = String(decoding: bytes[start..<offset], as: UTF8.self)
+        guard let number = Double(text), number.isFinite else {
+            offset = start
+            throw failure(path, "the number \(text) is out of range")
+        }
+        return .number(number)
+    }
+
+    // MARK: - Strings
+
+    private mutating func parseString(_ path: JSONPath) throws(SyntaxError) -> String {
+        let start = offset
+        offset += 1
+        var buffer: [UInt8] = []
+        while offset < bytes.count {
+            let byte = bytes[offset]
+            switch byte {
+            case UInt8(ascii: "\""):
+                offset += 1
+                guard let text = String(validating: buffer, as: UTF8.self) else {
+                    offset = start
+                    throw failure(path, "the string is not valid UTF-8; save the file as UTF-8")
+                }
+                return text
+            case UInt8(ascii: "\\"):
+                offset += 1
+                try parseEscape(into: &buffer, path)
+            case UInt8(ascii: "\n"):
+                throw failure(path, "line break inside a string; close the string with '\"' or write \\n")
+            case 0..<0x20:
+                throw failure(path, "control character inside a string; escape it, e.g. \\t")
+            default:
+                buffer.append(byte)
+                offset += 1
+            }
+        }
+        offset = start
+        throw failure(path, "unterminated string; close it with '\"'")
+    }
+
+    private mutating func parseEscape(into buffer: inout [UInt8], _ path: JSONPath) throws(SyntaxError) {
+        guard let byte = peek() else { throw failure(path, "unterminated string; close it with '\"'") }
+        offset += 1
+        switch byte {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): buffer.append(byte)
+        case UInt8(ascii: "b"): buffer.append(0x08)
+        case UInt8(ascii: "f"): buffer.append(0x0C)
+        case UInt8(ascii: "n"): buffer.append(0x0A)
+        case UInt8(ascii: "r"): buffer.append(0x0D)
+        case UInt8(ascii: "t"): buffer.append(0x09)
+        case UInt8(ascii: "u"):
+            var value = try parseHex4(path)
+            if (0xD800..<0xDC00).contains(value) {
+                guard bytes[offset...].starts(with: [UInt8(ascii: "\\"), UInt8(ascii: "u")]) else {
+                    throw failure(path, "a \\u escape of a high surrogate must be followed by a low surrogate")
+                }
+                offset += 2
+                let low = try parseHex4(path)
+                guard (0xDC00..<0xE000).contains(low) else {
+                    throw failure(path, "a \\u escape of a high surrogate must be followed by a low surrogate")
+                }
+                value = 0x10000 + ((value - 0xD800) << 10) + (low - 0xDC00)
+            }
+            guard let scalar = Unicode.Scalar(value) else {
+                throw failure(path, "the \\u escape is a lone surrogate; escape the full character")
+            }
+            buffer.append(contentsOf: Array(String(Character(scalar)).utf8))
+        default:
+            offset -= 1
+            throw failure(path, "unknown escape '\\\(Self.describe(byte))'; the escapes are \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX")
+        }
+    }
+
+    private mutating func parseHex4(_ path: JSONPath) throws(SyntaxError) -> UInt32 {
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            guard let byte = peek(), let digit = Self.hexValue(byte) else {
+                throw failure(path, "expected four hex digits after \\u")
+            }
+            value = value << 4 | digit
+            offset += 1
+        }
+        return value
+    }
+
+    // MARK: - Scanning and reporting
+
+    private func peek() -> UInt8? {
+        offset < bytes.count ? bytes[offset] : nil
+    }
+
+    private mutating func skipWhitespace() {
+        while let byte = peek(), byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 {
+            offset += 1
+        }
+    }
+
+    private mutating func skipDigits() {
+        while let byte = peek(), Self.isDigit(byte) { offset += 1 }
+    }
+
+    private func unexpectedValue(_ path: JSONPath) -> SyntaxError {
+        switch peek() {
+        case UInt8(ascii: "'"):
+            failure(path, "strings need double quotes, not single quotes")
+        case UInt8(ascii: "/"), UInt8(ascii: "#"):
+            failure(path, "JSON has no comments; remove the comment")
+        case let byte? where Self.isLetter(byte):
+            failure(path, "unexpected \(describeHere()); strings need double quotes, and true, false and null are lowercase")
+        default:
+            failure(path, "unexpected \(describeHere()); expected a value: an object, array, string, number, true, false or null")
+        }
+    }
+
+    private func failure(_ path: JSONPath, _ message: String) -> SyntaxError {
+        let (line, column) = location(of: offset)
+        return SyntaxError(path: path, line: line, column: column, message: message)
+    }
+
+    /// Line and column, both from 1; columns count characters, not bytes.
+    private func location(of target: Int) -> (line: Int, column: Int) {
+        var line = 1
+        var column = 1
+        for byte in bytes[..<min(target, bytes.count)] {
+            if byte == UInt8(ascii: "\n") {
+                line += 1
+                column = 1
+            } else if byte & 0xC0 != 0x80 {
+                column += 1
+            }
+        }
+        return (line, column)
+    }
+
+    private func describeHere() -> String {
+        guard let byte = peek() else { return "end of file" }
+        if byte < 0x80 { return "'\(Self.describe(byte))'" }
+        let character = String(decoding: bytes[offset..<min(offset + 4, bytes.count)], as: UTF8.self).first
+        return character.map { "'\($0)'" } ?? "a byte that is not UTF-8"
+    }
+
+    private static func describe(_ byte: UInt8) -> String {
+        (0x20..<0x7F).contains(byte) ? String(UnicodeScalar(byte)) : "\\u{\(String(byte, radix: 16))}"
+    }
+
+    private static func isDigit(_ byte: UInt8) -> Bool { (0x30...0x39).contains(byte) }
+
+    private static func isLetter(_ byte: UInt8) -> Bool {
+        (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt32? {
+        switch byte {
+        case 0x30...0x39: UInt32(byte - 0x30)
+        case 0x41...0x46: UInt32(byte - 0x41 + 10)
+        case 0x61...0x66: UInt32(byte - 0x61 + 10)
+        default: nil
+        }
+    }
+}

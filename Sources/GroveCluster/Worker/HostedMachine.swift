@@ -1,0 +1,111 @@
+import Foundation
+import Grove
+import GroveRuntime
+import GroveWire
+
+/// One machine instance on a worker, seen through JSON: what the worker's message loop drives.
+protocol HostedMachine: Sendable {
+    /// Decodes and queues an event; `reply` gets the committed state (or `accepted` at once
+    /// with `noWait`). Calls from one thread keep their order.
+    func send(_ payload: [UInt8], noWait: Bool, reply: @escaping @Sendable (Result<[UInt8], WireError>) -> Void)
+    func state() async -> [UInt8]
+    func cancel(effect payload: [UInt8]) async throws(WireError)
+    func stop() async -> [UInt8]
+}
+
+final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: Codable, M.Output: Encodable {
+    let address: String
+    let host: MachineHost<M>
+
+    init(address: String, env: M.Env, mailboxCapacity: Int, io: any IOPerformer, link: WorkerLink) {
+        self.address = address
+        var options = HostOptions<M>()
+        options.address = address
+        options.mailboxCapacity = mailboxCapacity
+        host = MachineHost(machine: M.self, env: env, initialState: nil, performer: io,
+                           clock: WallClock(), options: options, logger: nil)
+        host.start()
+        let host = host
+        Task {
+            for await state in await host.states() {
+                guard let json = try? WireJSON.encode(state), let value = try? JSONValue(parsing: Data(json)) else { continue }
+                link.publish(.stateChanged, address: address,
+                             payload: StateChange(address: address, worker: link.worker, state: value))
+            }
+        }
+        if M.Output.self != Never.self {
+            Task {
+                for await output in await host.outputs() {
+                    guard let json = try? WireJSON.encode(output), let value = try? JSONValue(parsing: Data(json)) else { continue }
+                    link.publish(.output, address: address, payload: OutputEvent(output: value))
+                }
+            }
+        }
+    }
+
+    func send(_ payload: [UInt8], noWait: Bool, reply: @escaping @Sendable (Result<[UInt8], WireError>) -> Void) {
+        let event: M.Event
+        do {
+            event = try decodeEvent(payload)
+        } catch {
+            reply(.failure(error))
+            return
+        }
+        let address = address
+        do {
+            if noWait {
+                try host.send(event)
+                reply(.success([]))
+            } else {
+                try host.send(event) { result in
+                    switch result {
+                    case .success(let state):
+                        reply(Result { try WireJSON.encode(state) }.mapError { error in
+                            WireError(.undecodableEvent, "the committed state could not be encoded: \(error)", address: address)
+                        })
+                    case .failure(let error):
+                        reply(.failure(Self.wireError(error, address: address)))
+                    }
+                }
+            }
+        } catch {
+            reply(.failure(Self.wireError(error, address: address)))
+        }
+    }
+
+    /// The machine's `Event` as Swift's Codable writes it; a bare JSON string `"login"` is short
+    /// for `{"login":{}}`, a case without payload.
+    func decodeEvent(_ payload: [UInt8]) throws(WireError) -> M.Event {
+        do {
+            return try WireJSON.decode(M.Event.self, from: payload, what: "the event for \(address)")
+        } catch {
+            if case .string(let name)? = try? JSONValue(parsing: Data(payload)),
+               let event = try? WireJSON.decode(M.Event.self, from: Array(#"{"\#(name)":{}}"#.utf8)) {
+                return event
+            }
+            var failure = error
+            failure.address = address
+            failure.message += ". Events are JSON as Swift's Codable encodes \(M.self).Event, e.g. {\"caseName\":{\"label\":value}}"
+            throw failure
+        }
+    }
+
+    func state() async -> [UInt8] {
+        (try? WireJSON.encode(await host.state)) ?? []
+    }
+
+    func cancel(effect payload: [UInt8]) async throws(WireError) {
+        let id = try WireJSON.decode(EffectID.self, from: payload, what: "the effect id")
+        await host.cancelEffect(id)
+    }
+
+    func stop() async -> [UInt8] {
+        await host.stop()
+        return await state()
+    }
+
+    static func wireError(_ error: HostError, address: String) -> WireError {
+        let code: WireError.Code = error.code == .mailboxFull ? .mailboxFull : .machineEnded
+        return WireError(code, error.message, address: address)
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import GroveWire
+import Logging
+import ZeroMQ
+
+/// Runs a worker process: connects to the coordinator, registers, hosts the machines the
+/// topology places here and serves io requests.
+public enum Worker {
+    /// Where a worker connects and who it is; what `fsm-launch` passes on the command line.
+    public struct Options: Sendable {
+        /// The worker instance name from the topology, e.g. `data-io-2`.
+        public var name: String
+        /// The coordinator's workers endpoint, e.g. `ipc://@grove-default/workers`.
+        public var coordinator: String
+        /// Exit when the process that started this one goes away (set by `fsm-launch`).
+        public var exitWithParent = false
+
+        public init(name: String, coordinator: String, exitWithParent: Bool = false) {
+            self.name = name
+            self.coordinator = coordinator
+            self.exitWithParent = exitWithParent
+        }
+
+        /// Reads `--name NAME --coordinator ENDPOINT [--exit-with-parent]`.
+        /// - Throws: ``WorkerUsageError`` naming the missing or unknown argument.
+        public init(arguments: [String]) throws(WorkerUsageError) {
+            var name: String?
+            var coordinator: String?
+            var exitWithParent = false
+            var rest = arguments[...]
+            while let argument = rest.popFirst() {
+                switch argument {
+                case "--name": name = rest.popFirst()
+                case "--coordinator": coordinator = rest.popFirst()
+                case "--exit-with-parent": exitWithParent = true
+                case "-h", "--help": throw WorkerUsageError(message: "")
+                default: throw WorkerUsageError(message: "unknown argument '\(argument)'")
+                }
+            }
+            guard let name, !name.isEmpty else { throw WorkerUsageError(message: "missing --name NAME (the worker instance name from the topology)") }
+            guard let coordinator, !coordinator.isEmpty else {
+                throw WorkerUsageError(message: "missing --coordinator ENDPOINT (the topology's coordinator.workers endpoint)")
+            }
+            self.init(name: name, coordinator: coordinator, exitWithParent: exitWithParent)
+        }
+    }
+
+    /// A worker command line that could not be read.
+    public struct WorkerUsageError: Error, CustomStringConvertible {
+        public var message: String
+        public var description: String {
+            (message.isEmpty ? "" : "error: \(message)\n")
+                + "usage: <worker> --name NAME --coordinator ENDPOINT [--exit-with-parent]\n"
+                + "Usually started by fsm-launch; start it by hand for workers marked \"external\" in the topology."
+        }
+    }
+
+    /// Reads the command line, runs the worker until the process is killed, and exits with
+    /// status 2 on a bad command line or 1 when the socket cannot be set up.
+    /// - Parameters:
+    ///   - configuration: The machines and handlers this worker offers.
+    ///   - arguments: The command line without the program name; defaults to the process's.
+    public static func main(_ configuration: WorkerConfiguration, arguments: [String] = Array(CommandLine.arguments.dropFirst())) async -> Never {
+        do {
+            let options = try Options(arguments: arguments)
+            try await run(configuration, options: options)
+            exit(0)
+        } catch let usage as WorkerUsageError {
+            FileHandle.standardError.write(Data((usage.description + "\n").utf8))
+            exit(usage.message.isEmpty ? 0 : 2)
+        } catch {
+            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+
+    /// Runs a worker until the process ends.
+    /// - Throws: `ZMQError` when the socket cannot be created or connected.
+    public static func run(_ configuration: WorkerConfiguration, options: Options) async throws {
+        var log = Logger(label: "grove.worker")
+        log[metadataKey: "worker"] = "\(options.name)"
+        let context = try ZMQContext()
+        let socket = try Socket(context, .dealer)
+        try socket.setRoutingID(Array(options.name.utf8))
+        try socket.setLinger(milliseconds: 0)
+        try socket.setSendHighWaterMark(100_000)
+        try socket.setReceiveHighWaterMark(100_000)
+        try socket.setReconnectInterval(milliseconds: 100)
+        try socket.setHeartbeat(interval: 250, timeout: 1500, ttl: 3000)
+        try socket.connect(options.coordinator)
+        let loop = try IOLoop(name: "grove-worker-io")
+        let socketID = loop.add(socket)
+        let (batches, continuation) = AsyncStream.makeStream(of: [Inbound].self)
+        loop.start(ForwardingDelegate(onBatch: { continuation.yield($0) }))
+        let link = WorkerLink(worker: options.name, loop: loop, socket: socketID)
+        let runtime = WorkerRuntime(configuration: configuration, link: link, log: log)
+        await runtime.register()
+        let parent = getppid()
+        let keeper = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(250))
+                if options.exitWithParent, getppid() != parent {
+                    log.notice("the launching process is gone; exiting")
+                    exit(0)
+                }
+                if await runtime.isWelcomed {
+                    link.send(.heartbeat, address: options.name)
+                } else {
+                    await runtime.register()
+                }
+            }
+        }
+        for await batch in batches {
+            for inbound in batch {
+                do {
+                    await runtime.handle(try WireMessage(frames: inbound.frames))
+                } catch {
+                    log.warning("dropped a malformed message from the coordinator", metadata: ["error": "\(error)"])
+                }
+            }
+        }
+        keeper.cancel()
+    }
+}

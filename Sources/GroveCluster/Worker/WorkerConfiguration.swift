@@ -1,0 +1,57 @@
+public import Grove
+public import GroveRuntime
+
+/// What a worker process can host: machine types by name, and io handlers.
+///
+/// Build your own worker executable by registering your machines and handlers, then calling
+/// ``Worker/main(_:)``; point a topology's worker group at it with `"executable"`:
+/// ```swift
+/// @main enum MyWorker {
+///     static func main() async {
+///         var worker = WorkerConfiguration()
+///         worker.register(Checkout.self)                       // hosted as type "Checkout"
+///         worker.io.register(ChargeCard.self) { try await payments.charge($0) }
+///         await Worker.main(worker)                           // reads --name and --coordinator
+///     }
+/// }
+/// ```
+public struct WorkerConfiguration: Sendable {
+    /// Handlers for io requests this worker runs, for its own machines and for other workers'.
+    public var io = IOHandlers()
+    var factories: [String: any HostedMachineFactory] = [:]
+
+    /// An empty configuration.
+    public init() {}
+
+    /// The machine type names registered so far.
+    public var machineTypes: [String] { factories.keys.sorted() }
+
+    /// Registers a machine type under `name`, with the environment its instances get.
+    /// - Parameters:
+    ///   - machine: The machine type. Its state and events cross processes as JSON.
+    ///   - name: The type name topologies use in `machines[].type`; defaults to the type's name.
+    ///   - env: Dependencies for the machine's local effects.
+    public mutating func register<M: Machine>(_ machine: M.Type, as name: String? = nil, env: M.Env)
+    where M.State: Codable, M.Event: Codable, M.Output: Encodable {
+        factories[name ?? String(describing: M.self)] = Factory<M>(env: env)
+    }
+
+    /// Registers a machine type without an environment under `name`.
+    public mutating func register<M: Machine>(_ machine: M.Type, as name: String? = nil)
+    where M.State: Codable, M.Event: Codable, M.Output: Encodable, M.Env == Void {
+        register(machine, as: name, env: ())
+    }
+}
+
+/// Makes hosted instances of one registered machine type.
+protocol HostedMachineFactory: Sendable {
+    func make(address: String, mailboxCapacity: Int, io: any IOPerformer, link: WorkerLink) -> any HostedMachine
+}
+
+struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event: Codable, M.Output: Encodable {
+    let env: M.Env
+
+    func make(address: String, mailboxCapacity: Int, io: any IOPerformer, link: WorkerLink) -> any HostedMachine {
+        Hosted<M>(address: address, env: env, mailboxCapacity: mailboxCapacity, io: io, link: link)
+    }
+}

@@ -1,0 +1,196 @@
+import Foundation
+import Grove
+import GroveRuntime
+import GroveWire
+import Logging
+
+/// The machines and io work of one worker process. Messages from the coordinator arrive in
+/// order through ``handle(_:)``, called by a single consumer, so per-machine FIFO holds: events
+/// are queued on their hosts synchronously, in arrival order.
+actor WorkerRuntime {
+    let configuration: WorkerConfiguration
+    let link: WorkerLink
+    let calls: RemoteCalls
+    let log: Logger
+    private var welcome: Welcome?
+    private var placed: [String: Welcome.HostedMachine] = [:]
+    private var instances: [String: any HostedMachine] = [:]
+    private var serving: [UInt64: Task<Void, Never>] = [:]
+    private(set) var lastHeard = ContinuousClock.now
+
+    init(configuration: WorkerConfiguration, link: WorkerLink, log: Logger) {
+        self.configuration = configuration
+        self.link = link
+        self.calls = RemoteCalls(link: link)
+        self.log = log
+    }
+
+    var isWelcomed: Bool { welcome != nil }
+
+    func register() {
+        let registration = Registration(worker: link.worker, pid: getpid(), machineTypes: configuration.machineTypes,
+                                        ioHandlers: configuration.io.names.sorted())
+        link.publish(.register, address: link.worker, payload: registration)
+    }
+
+    func handle(_ message: WireMessage) {
+        lastHeard = .now
+        let header = message.header
+        switch header.kind {
+        case .welcome:
+            accept(welcome: message.payload)
+        case .event:
+            deliver(message)
+        case .get:
+            withInstance(message) { instance in
+                let state = await instance.state()
+                return WireMessage(Header(.state, correlation: header.correlation), address: message.address, payload: state)
+            }
+        case .stop:
+            withInstance(message) { instance in
+                let state = await instance.stop()
+                return WireMessage(Header(.state, correlation: header.correlation), address: message.address, payload: state)
+            }
+        case .cancel:
+            withInstance(message) { instance in
+                do {
+                    try await instance.cancel(effect: message.payload)
+                    return WireMessage(Header(.accepted, correlation: header.correlation), address: message.address)
+                } catch {
+                    return Self.errorReply(error as? WireError ?? WireError(.undecodableEvent, "\(error)"), to: message)
+                }
+            }
+        case .ioRequest:
+            serve(message)
+        case .ioCancel:
+            if let task = serving.removeValue(forKey: header.correlation) {
+                task.cancel()
+                log.notice("io request cancelled", metadata: ["machine": "\(message.address)", "call": "\(header.correlation)"])
+            }
+        case .ioResult:
+            let result = (try? WireJSON.decode(IOCallResult.self, from: message.payload))
+                ?? IOCallResult(failure: .init(code: IOFailure.Code.codec.rawValue, message: "the io result could not be decoded"))
+            calls.complete(header.correlation, with: result)
+        case .heartbeat:
+            break
+        case .error:
+            let error = (try? WireJSON.decode(WireError.self, from: message.payload))
+            if error?.code == .unavailable || error?.code == .registrationRejected {
+                log.warning("coordinator refused this worker", metadata: ["error": "\(error.map { "\($0)" } ?? "")"])
+                if error?.code == .unavailable { register() }
+            }
+        default:
+            link.send(Self.errorReply(WireError(.unknownKind, "a worker does not accept \(header.kind.name) messages"), to: message))
+        }
+    }
+
+    private func accept(welcome payload: [UInt8]) {
+        guard let welcome = try? WireJSON.decode(Welcome.self, from: payload, code: .malformedFrame) else {
+            log.error("the coordinator's welcome could not be decoded; is it the same Grove version?")
+            return
+        }
+        // A second welcome (the coordinator restarted) starts every machine afresh.
+        instances = [:]
+        self.welcome = welcome
+        placed = Dictionary(welcome.machines.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        log.info("registered", metadata: ["machines": "\(welcome.machines.map(\.name))"])
+    }
+
+    private func instance(for address: String) throws(WireError) -> any HostedMachine {
+        if let existing = instances[address] { return existing }
+        let parts = address.split(separator: "/", maxSplits: 1)
+        guard let welcome, let name = parts.first.map(String.init), let spec = placed[name] else {
+            throw WireError(.unknownMachine, "machine '\(address)' is not placed on worker \(link.worker)", address: address)
+        }
+        guard let factory = configuration.factories[spec.type] else {
+            throw WireError(.unknownMachine, "worker \(link.worker) has no machine type '\(spec.type)'", address: address)
+        }
+        let io = ClusterIOPerformer(address: address, local: configuration.io, remoteNames: Set(welcome.remoteIO), calls: calls)
+        let made = factory.make(address: address, mailboxCapacity: welcome.mailboxCapacity, io: io, link: link)
+        instances[address] = made
+        return made
+    }
+
+    private func deliver(_ message: WireMessage) {
+        let header = message.header
+        let link = link
+        do {
+            let target = try instance(for: message.address)
+            let noWait = header.flags.contains(.noWait)
+            target.send(message.payload, noWait: noWait) { result in
+                switch result {
+                case .success(let state):
+                    link.send(WireMessage(Header(noWait ? .accepted : .state, correlation: header.correlation),
+                                          address: message.address, payload: state))
+                case .failure(let error):
+                    link.send(Self.errorReply(error, to: message))
+                }
+            }
+        } catch {
+            link.send(Self.errorReply(error, to: message))
+        }
+    }
+
+    private func withInstance(_ message: WireMessage, _ body: @escaping @Sendable (any HostedMachine) async -> WireMessage) {
+        let link = link
+        do {
+            let target = try instance(for: message.address)
+            Task { link.send(await body(target)) }
+        } catch {
+            link.send(Self.errorReply(error, to: message))
+        }
+    }
+
+    /// Runs an io request for a machine on another worker.
+    private func serve(_ message: WireMessage) {
+        let id = message.header.correlation
+        let io = configuration.io
+        let link = link
+        let request: any IORequest
+        do {
+            let call = try WireJSON.decode(IOCallRequest.self, from: message.payload, code: .malformedFrame, what: "the io request")
+            guard let type = io.requestType(named: call.name) else {
+                let failure = IOCallResult(failure: .init(code: IOFailure.Code.noHandler.rawValue,
+                    message: "worker \(link.worker) has no handler for io request '\(call.name)'; register one in its WorkerConfiguration"))
+                link.send(.ioResult, correlation: id, address: message.address, payload: (try? WireJSON.encode(failure)) ?? [])
+                return
+            }
+            request = try Self.decode(type, from: call.request)
+        } catch {
+            let failure = IOCallResult(failure: .init(code: IOFailure.Code.codec.rawValue, message: "\(error)"))
+            link.send(.ioResult, correlation: id, address: message.address, payload: (try? WireJSON.encode(failure)) ?? [])
+            return
+        }
+        serving[id] = Task {
+            let result = await io.perform(erased: request)
+            let answer: IOCallResult
+            switch result {
+            case .success(let response):
+                if let value = try? JSONValue(parsing: Data(WireJSON.encode(response))) {
+                    answer = IOCallResult(response: value)
+                } else {
+                    answer = IOCallResult(failure: .init(code: IOFailure.Code.codec.rawValue, message: "the response could not be encoded"))
+                }
+            case .failure(let failure):
+                answer = IOCallResult(failure: .init(code: failure.code.rawValue, message: failure.message))
+            }
+            self.finish(id, answer, address: message.address)
+        }
+    }
+
+    private func finish(_ id: UInt64, _ answer: IOCallResult, address: String) {
+        // Cancelled meanwhile: the late result is never sent.
+        guard serving.removeValue(forKey: id) != nil, let payload = try? WireJSON.encode(answer) else { return }
+        link.send(.ioResult, correlation: id, address: address, payload: payload)
+    }
+
+    private static func decode<R: IORequest>(_ type: R.Type, from value: JSONValue) throws -> any IORequest {
+        try WireJSON.decode(R.self, from: Array(value.jsonData), code: .malformedFrame, what: "the io request")
+    }
+
+    static func errorReply(_ error: WireError, to message: WireMessage) -> WireMessage {
+        var error = error
+        if error.address == nil, !message.address.isEmpty { error.address = message.address }
+        return WireMessage(Header(.error, correlation: message.header.correlation), address: message.address, payload: error.payload)
+    }
+}

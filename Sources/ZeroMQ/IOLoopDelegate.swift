@@ -1,0 +1,79 @@
+/// Identifies a socket inside one `IOLoop`: the value `IOLoop.add(_:)` returned.
+public typealias SocketID = Int
+
+/// A message the loop received on one of its sockets.
+public struct Inbound: Sendable {
+    /// The socket it arrived on.
+    public let socket: SocketID
+    /// The frames; on a ROUTER frame 0 is the sender's routing id.
+    public let frames: [[UInt8]]
+
+    /// Creates an inbound message.
+    /// - Parameters:
+    ///   - socket: The socket it arrived on.
+    ///   - frames: Its frames.
+    public init(socket: SocketID, frames: [[UInt8]]) {
+        self.socket = socket
+        self.frames = frames
+    }
+}
+
+/// A message another thread hands to the loop with `IOLoop.post(_:)`.
+public struct Outbound: Sendable {
+    /// The socket it is meant for.
+    public let socket: SocketID
+    /// The frames; on a ROUTER frame 0 is the recipient's routing id.
+    public let frames: [[UInt8]]
+
+    /// Creates an outbound message.
+    /// - Parameters:
+    ///   - socket: The socket it is meant for.
+    ///   - frames: Its frames, at least one.
+    public init(socket: SocketID, frames: [[UInt8]]) {
+        self.socket = socket
+        self.frames = frames
+    }
+}
+
+/// What an `IOLoop` calls, always on its own thread, one call at a time.
+///
+/// Callbacks must not block: every socket of the process waits for them to return.
+public protocol IOLoopDelegate: AnyObject {
+    /// Everything received in one loop iteration (at most `IOLoop.maxBatch` messages), in
+    /// arrival order per socket.
+    /// - Parameters:
+    ///   - batch: The messages.
+    ///   - io: Sends and outbox queries, valid during this call.
+    func received(_ batch: [Inbound], io: LoopIO)
+
+    /// A message could not be sent for a reason other than lack of room, e.g. `EHOSTUNREACH`
+    /// when a ROUTER peer is unknown or gone. Called after the callback that sent it returns,
+    /// before the loop polls again.
+    /// - Parameters:
+    ///   - socket: The socket it was sent on.
+    ///   - frames: The message.
+    ///   - error: Why it failed.
+    ///   - io: Sends and outbox queries, valid during this call.
+    func sendFailed(_ socket: SocketID, frames: [[UInt8]], error: ZMQError, io: LoopIO)
+
+    /// Called at least every `tickInterval` (later when a callback overruns), for timers.
+    /// - Parameter io: Sends and outbox queries, valid during this call.
+    func tick(io: LoopIO)
+
+    /// Messages other threads posted with `IOLoop.post`, in posting order. The delegate decides
+    /// what to send.
+    /// - Parameters:
+    ///   - messages: The posted messages.
+    ///   - io: Sends and outbox queries, valid during this call.
+    func posted(_ messages: [Outbound], io: LoopIO)
+
+    /// The loop is ending: last chance to send (the sockets close right after, `LINGER` applies).
+    /// Defaults to doing nothing.
+    /// - Parameter io: Sends and outbox queries, valid during this call.
+    func stopping(io: LoopIO)
+}
+
+extension IOLoopDelegate {
+    /// Does nothing.
+    public func stopping(io: LoopIO) {}
+}

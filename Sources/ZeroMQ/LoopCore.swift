@@ -1,0 +1,184 @@
+internal import CZeroMQ
+import DequeModule
+import Foundation
+import Glibc
+
+/// Everything the loop thread owns. Before `start` only the starting thread touches it; after,
+/// only the loop thread does — hence `@unchecked Sendable`.
+final class LoopCore: @unchecked Sendable {
+    let name: String
+    let tickInterval: Duration
+    let maxBatch: Int
+    let mailbox: LoopMailbox
+    var sockets: [Socket] = []
+    var outboxes: [Outbox] = []
+    var delegate: (any IOLoopDelegate)?
+    /// Send failures waiting to be reported once the current callback returns.
+    private var failures: [(SocketID, [[UInt8]], ZMQError)] = []
+    private var pendingTotal: Int { outboxes.reduce(0) { $0 + $1.count } }
+    /// Where draining starts next time, so one busy socket cannot starve the others.
+    private var firstToDrain = 0
+
+    init(name: String, tickInterval: Duration, maxBatch: Int, mailbox: LoopMailbox) {
+        self.name = name
+        self.tickInterval = tickInterval
+        self.maxBatch = maxBatch
+        self.mailbox = mailbox
+    }
+
+    func add(_ socket: Socket) -> SocketID {
+        sockets.append(socket)
+        outboxes.append(Outbox(keyedByPeer: socket.type == .router))
+        return sockets.count - 1
+    }
+
+    // MARK: Sending
+
+    func send(_ socket: SocketID, _ frames: [[UInt8]]) {
+        if outboxes[socket].isBlocked(for: frames) {
+            outboxes[socket].enqueue(frames)
+            return
+        }
+        switch attempt(socket, frames) {
+        case .sent: break
+        case .wouldBlock: outboxes[socket].enqueue(frames)
+        case .failed(let error): failures.append((socket, frames, error))
+        }
+    }
+
+    private func attempt(_ socket: SocketID, _ frames: [[UInt8]]) -> SendAttempt {
+        do {
+            return try sockets[socket].send(frames, dontWait: true) ? .sent : .wouldBlock
+        } catch {
+            return .failed(error)
+        }
+    }
+
+    private func retryOutboxes() {
+        for id in outboxes.indices where !outboxes[id].isEmpty {
+            let socket = sockets[id]
+            let failed = outboxes[id].retry { frames in
+                do throws(ZMQError) {
+                    return try socket.send(frames, dontWait: true) ? .sent : .wouldBlock
+                } catch {
+                    return .failed(error)
+                }
+            }
+            failures.append(contentsOf: failed.map { (id, $0.0, $0.1) })
+        }
+    }
+
+    /// Reports failures until none are left (a `sendFailed` handler may send and fail again).
+    private func reportFailures() {
+        while !failures.isEmpty, let delegate {
+            let batch = failures
+            failures.removeAll()
+            for (socket, frames, error) in batch {
+                delegate.sendFailed(socket, frames: frames, error: error, io: LoopIO(core: self))
+            }
+        }
+    }
+
+    // MARK: The loop
+
+    func run() {
+        // Linux keeps 15 bytes of a thread name and refuses longer ones.
+        Thread.current.name = String(decoding: name.utf8.prefix(15), as: UTF8.self)
+        var items = sockets.map {
+            zmq_pollitem_t(socket: $0.handle, fd: 0, events: Int16(ZMQ_POLLIN), revents: 0)
+        }
+        items.append(zmq_pollitem_t(socket: nil, fd: mailbox.wakeFD, events: Int16(ZMQ_POLLIN), revents: 0))
+        let clock = ContinuousClock()
+        var nextTick = clock.now.advanced(by: tickInterval)
+        var backlog = false
+        while true {
+            let timeout = backlog ? 0 : pendingTotal > 0 ? 1 : milliseconds(until: nextTick, clock)
+            if zmq_poll(&items, Int32(items.count), timeout) < 0 {
+                let code = zmq_errno()
+                if code == EINTR { continue }
+                break  // ETERM: the context is gone, so are the sockets.
+            }
+            let (commands, stopRequested) = mailbox.take()
+            deliver(commands)
+            let (batch, more, terminated) = drain(items)
+            backlog = more
+            if !batch.isEmpty {
+                delegate?.received(batch, io: LoopIO(core: self))
+                reportFailures()
+            }
+            retryOutboxes()
+            reportFailures()
+            if clock.now >= nextTick {
+                delegate?.tick(io: LoopIO(core: self))
+                reportFailures()
+                nextTick = clock.now.advanced(by: tickInterval)
+            }
+            if stopRequested || terminated { break }
+        }
+        finish()
+    }
+
+    /// Last commands, last chance for the delegate, one more flush; then the sockets close and
+    /// `LINGER` takes over.
+    private func finish() {
+        deliver(mailbox.take().commands)
+        delegate?.stopping(io: LoopIO(core: self))
+        reportFailures()
+        retryOutboxes()
+        reportFailures()
+        for socket in sockets { socket.close() }
+        delegate = nil
+    }
+
+    private func deliver(_ commands: Deque<LoopCommand>) {
+        guard let delegate, !commands.isEmpty else { return }
+        var messages: [Outbound] = []
+        func flush() {
+            guard !messages.isEmpty else { return }
+            delegate.posted(messages, io: LoopIO(core: self))
+            messages.removeAll()
+            reportFailures()
+        }
+        for command in commands {
+            switch command {
+            case .message(let message):
+                messages.append(message)
+            case .run(let body):
+                flush()
+                body(LoopIO(core: self))
+                reportFailures()
+            }
+        }
+        flush()
+    }
+
+    /// Receives from readable sockets, round-robin from `firstToDrain`, up to `maxBatch` messages.
+    private func drain(_ items: [zmq_pollitem_t]) -> (batch: [Inbound], more: Bool, terminated: Bool) {
+        var batch: [Inbound] = []
+        let count = sockets.count
+        guard count > 0 else { return ([], false, false) }
+        defer { firstToDrain = (firstToDrain + 1) % count }
+        for step in 0..<count {
+            let id = (firstToDrain + step) % count
+            guard items[id].revents & Int16(ZMQ_POLLIN) != 0 else { continue }
+            while batch.count < maxBatch {
+                do {
+                    guard let frames = try sockets[id].receive(dontWait: true) else { break }
+                    batch.append(Inbound(socket: id, frames: frames))
+                } catch {
+                    if error.errno == ETERM { return (batch, false, true) }
+                    break
+                }
+            }
+            if batch.count >= maxBatch { return (batch, true, false) }
+        }
+        return (batch, false, false)
+    }
+
+    private func milliseconds(until deadline: ContinuousClock.Instant, _ clock: ContinuousClock) -> Int {
+        let remaining = clock.now.duration(to: deadline)
+        guard remaining > .zero else { return 0 }
+        let (seconds, attoseconds) = remaining.components
+        return Int(seconds) * 1000 + Int((attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
+    }
+}

@@ -1,0 +1,64 @@
+/// The loop's side of a delegate callback: send, inspect and drop outboxes.
+///
+/// Valid only inside delegate callbacks (and `IOLoop.execute` closures), on the loop thread.
+public struct LoopIO {
+    let core: LoopCore
+
+    /// Sends without blocking.
+    ///
+    /// When the socket has no room (`EAGAIN`) the message waits in an outbox and is retried, in
+    /// order, every loop iteration. A ROUTER keeps one outbox per peer (keyed by frame 0), so one
+    /// slow peer does not hold up the others; other sockets keep one outbox each. While an outbox
+    /// is non-empty, later messages for it queue behind it, preserving order.
+    ///
+    /// Other failures (e.g. `EHOSTUNREACH`, or an empty message) are reported to
+    /// `IOLoopDelegate.sendFailed` after the current callback returns, before the next poll.
+    /// - Parameters:
+    ///   - socket: The socket to send on.
+    ///   - frames: The message; on a ROUTER frame 0 is the peer's routing id.
+    public func send(_ socket: SocketID, _ frames: [[UInt8]]) {
+        core.send(socket, frames)
+    }
+
+    /// Messages waiting in `socket`'s outboxes, all peers together.
+    /// - Parameter socket: The socket.
+    /// - Returns: The number of queued messages.
+    public func pending(_ socket: SocketID) -> Int {
+        core.outboxes[socket].count
+    }
+
+    /// Messages waiting for one ROUTER peer. For other socket types `peer` is ignored and the
+    /// socket's single outbox is counted.
+    /// - Parameters:
+    ///   - socket: The socket.
+    ///   - peer: The peer's routing id.
+    /// - Returns: The number of queued messages.
+    public func pending(_ socket: SocketID, peer: [UInt8]) -> Int {
+        core.outboxes[socket].pending(peer: peer)
+    }
+
+    /// Drops the messages waiting for one peer, e.g. when it is declared lost. For other socket
+    /// types than ROUTER `peer` is ignored and the socket's outbox is emptied.
+    /// - Parameters:
+    ///   - socket: The socket.
+    ///   - peer: The peer's routing id.
+    /// - Returns: The dropped messages, oldest first.
+    @discardableResult
+    public func dropPending(_ socket: SocketID, peer: [UInt8]) -> [[[UInt8]]] {
+        core.outboxes[socket].drop(peer: peer)
+    }
+
+    /// The socket behind `socket`, for control operations such as `connect` on the loop thread.
+    /// Do not send or receive on it directly, and do not keep it.
+    /// - Parameter socket: The socket id.
+    /// - Returns: The socket.
+    public func socket(_ socket: SocketID) -> Socket {
+        core.sockets[socket]
+    }
+
+    /// The current time.
+    public var now: ContinuousClock.Instant { .now }
+}
+
+@available(*, unavailable, message: "LoopIO is valid only on the loop thread")
+extension LoopIO: Sendable {}

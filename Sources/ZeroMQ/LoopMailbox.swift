@@ -1,0 +1,68 @@
+internal import CZeroMQ
+import DequeModule
+import Glibc
+import Synchronization
+
+/// One thing another thread handed to the loop.
+enum LoopCommand: Sendable {
+    case message(Outbound)
+    case run(@Sendable (LoopIO) -> Void)
+}
+
+/// The only state shared between other threads and the loop thread: a queue of commands, a stop
+/// flag, and an eventfd that wakes `zmq_poll`.
+final class LoopMailbox: Sendable {
+    private struct State {
+        var commands: Deque<LoopCommand> = []
+        var stopRequested = false
+    }
+
+    private let state = Mutex(State())
+    /// Non-blocking, close-on-exec eventfd; closed when the last of the loop and its thread let go.
+    let wakeFD: Int32
+
+    init(loopName: String) throws(ZMQError) {
+        let fd = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+        guard fd >= 0 else {
+            throw ZMQError(errno: errno, operation: "create eventfd for I/O loop \(loopName)")
+        }
+        wakeFD = fd
+    }
+
+    deinit { close(wakeFD) }
+
+    /// Queues commands and wakes the loop when the queue was empty; a non-empty queue means a
+    /// wake-up is already on its way (the loop resets the eventfd before taking the queue).
+    func post(_ commands: some Sequence<LoopCommand>) {
+        let wake = state.withLock { state -> Bool in
+            guard !state.stopRequested else { return false }
+            let wasEmpty = state.commands.isEmpty
+            state.commands.append(contentsOf: commands)
+            return wasEmpty && !state.commands.isEmpty
+        }
+        if wake { signal() }
+    }
+
+    func requestStop() {
+        let first = state.withLock { state -> Bool in
+            defer { state.stopRequested = true }
+            return !state.stopRequested
+        }
+        if first { signal() }
+    }
+
+    /// Resets the eventfd, then takes everything queued.
+    func take() -> (commands: Deque<LoopCommand>, stopRequested: Bool) {
+        var counter: UInt64 = 0
+        _ = read(wakeFD, &counter, MemoryLayout<UInt64>.size)
+        return state.withLock { state in
+            defer { state.commands.removeAll() }
+            return (state.commands, state.stopRequested)
+        }
+    }
+
+    private func signal() {
+        var one: UInt64 = 1
+        while write(wakeFD, &one, MemoryLayout<UInt64>.size) < 0 && errno == EINTR {}
+    }
+}

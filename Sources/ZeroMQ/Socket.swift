@@ -1,0 +1,227 @@
+internal import CZeroMQ
+
+/// The ZeroMQ socket patterns Grove uses.
+public enum SocketType: Sendable, CustomStringConvertible {
+    /// Addresses peers by routing id (frame 0); use with `setRouterMandatory(true)`.
+    case router
+    /// Round-robins to connected peers; the usual client of a ROUTER.
+    case dealer
+    /// Publishes to every matching subscriber; drops at the high-water mark.
+    case pub
+    /// Receives publications whose first frame starts with a subscribed prefix.
+    case sub
+    /// Exactly one peer, both directions.
+    case pair
+    /// Load-balances messages to pullers.
+    case push
+    /// Fair-queues messages from pushers.
+    case pull
+
+    /// The lower-case pattern name, e.g. `"router"`.
+    public var description: String {
+        switch self {
+        case .router: "router"
+        case .dealer: "dealer"
+        case .pub: "pub"
+        case .sub: "sub"
+        case .pair: "pair"
+        case .push: "push"
+        case .pull: "pull"
+        }
+    }
+
+    var raw: Int32 {
+        switch self {
+        case .router: ZMQ_ROUTER
+        case .dealer: ZMQ_DEALER
+        case .pub: ZMQ_PUB
+        case .sub: ZMQ_SUB
+        case .pair: ZMQ_PAIR
+        case .push: ZMQ_PUSH
+        case .pull: ZMQ_PULL
+        }
+    }
+}
+
+/// A ZeroMQ socket. Not thread-safe: one thread uses it at a time. It may be handed to an
+/// `IOLoop` before the loop starts, after which only the loop thread touches it.
+///
+/// ```swift
+/// let socket = try Socket(context, .dealer)
+/// try socket.setLinger(milliseconds: 0)
+/// try socket.connect("ipc://@grove")
+/// _ = try socket.send([Array("hello".utf8)], dontWait: false)
+/// ```
+public final class Socket {
+    /// The socket's pattern.
+    public let type: SocketType
+    /// Keeps the context alive until this socket is gone.
+    private let context: ZMQContext
+    private(set) var handle: UnsafeMutableRawPointer?
+
+    /// Creates a socket of `type` in `context`.
+    /// - Parameters:
+    ///   - context: The context whose I/O threads serve the socket.
+    ///   - type: The socket pattern.
+    /// - Throws: `ZMQError`, e.g. `ETERM` when the context is terminated, `EMFILE` when out of sockets.
+    public init(_ context: ZMQContext, _ type: SocketType) throws(ZMQError) {
+        guard let handle = zmq_socket(context.handle, type.raw) else {
+            throw ZMQError.last("create \(type) socket")
+        }
+        self.context = context
+        self.type = type
+        self.handle = handle
+    }
+
+    deinit { close() }
+
+    /// Closes the socket. Idempotent. Unsent messages linger per `setLinger`.
+    public func close() {
+        guard let handle else { return }
+        zmq_close(handle)
+        self.handle = nil
+    }
+
+    /// Binds to a local endpoint, e.g. `tcp://127.0.0.1:*` or `ipc://@name`.
+    /// - Parameter endpoint: The endpoint to listen on.
+    /// - Throws: `ZMQError` naming the endpoint, e.g. `EADDRINUSE` when it is taken.
+    public func bind(_ endpoint: String) throws(ZMQError) {
+        let handle = try open("bind \(endpoint)")
+        if zmq_bind(handle, endpoint) != 0 { throw ZMQError.last("bind \(endpoint)") }
+    }
+
+    /// Connects to an endpoint. Succeeds before the peer exists; libzmq reconnects in the background.
+    /// - Parameter endpoint: The endpoint to connect to.
+    /// - Throws: `ZMQError` naming the endpoint, e.g. `EINVAL` for a malformed endpoint.
+    public func connect(_ endpoint: String) throws(ZMQError) {
+        let handle = try open("connect \(endpoint)")
+        if zmq_connect(handle, endpoint) != 0 { throw ZMQError.last("connect \(endpoint)") }
+    }
+
+    /// Disconnects from an endpoint previously connected with `connect(_:)`.
+    /// - Parameter endpoint: The endpoint given to `connect(_:)`.
+    /// - Throws: `ZMQError`, e.g. `ENOENT` when the socket was not connected to it.
+    public func disconnect(_ endpoint: String) throws(ZMQError) {
+        let handle = try open("disconnect \(endpoint)")
+        if zmq_disconnect(handle, endpoint) != 0 { throw ZMQError.last("disconnect \(endpoint)") }
+    }
+
+    /// `ZMQ_LAST_ENDPOINT`: the endpoint last bound, with the real port after binding `tcp://…:*`.
+    /// Empty when closed or never bound.
+    public var lastEndpoint: String {
+        guard let handle else { return "" }
+        var buffer = [CChar](repeating: 0, count: 1024)
+        var size = buffer.count
+        guard zmq_getsockopt(handle, ZMQ_LAST_ENDPOINT, &buffer, &size) == 0 else { return "" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// `ZMQ_EVENTS & ZMQ_POLLIN`: a whole message can be received now without blocking.
+    public var canReceive: Bool {
+        guard let handle else { return false }
+        var events: Int32 = 0
+        var size = MemoryLayout<Int32>.size
+        guard zmq_getsockopt(handle, ZMQ_EVENTS, &events, &size) == 0 else { return false }
+        return events & Int32(ZMQ_POLLIN) != 0
+    }
+
+    /// Sends a multipart message, all or nothing: a message is never left half-sent.
+    ///
+    /// libzmq decides on the first frame whether a message can be queued (a ROUTER checks its
+    /// peer there); once it accepts the first frame it accepts the rest.
+    /// - Parameters:
+    ///   - frames: The frames, at least one; for a ROUTER frame 0 is the peer's routing id.
+    ///   - dontWait: Return at once instead of waiting (up to the send timeout) for room.
+    /// - Returns: `false` when the message could not be queued (`EAGAIN`: high-water mark, no
+    ///   peer, or send timeout); `true` when queued.
+    /// - Throws: `ZMQError` for other failures, e.g. `EHOSTUNREACH` when a ROUTER with
+    ///   `ROUTER_MANDATORY` does not know the peer, `EINVAL` for an empty message.
+    public func send(_ frames: [[UInt8]], dontWait: Bool) throws(ZMQError) -> Bool {
+        let handle = try open(sendOperation(frames))
+        guard !frames.isEmpty else {
+            throw ZMQError(errno: EINVAL, operation: "send an empty message (it needs at least one frame)")
+        }
+        let last = frames.count - 1
+        for (index, frame) in frames.enumerated() {
+            var flags = (dontWait ? ZMQ_DONTWAIT : 0) | (index < last ? ZMQ_SNDMORE : 0)
+            while true {
+                let rc = frame.withUnsafeBytes { zmq_send(handle, $0.baseAddress, $0.count, flags) }
+                if rc >= 0 { break }
+                let code = zmq_errno()
+                if code == EINTR { continue }
+                if index == 0 {
+                    if code == EAGAIN { return false }
+                    throw ZMQError(errno: code, operation: sendOperation(frames))
+                }
+                // Past the first frame libzmq does not refuse for lack of room; should it ever,
+                // finish the message blocking rather than leave half of it queued.
+                if code == EAGAIN && flags & ZMQ_DONTWAIT != 0 {
+                    flags &= ~ZMQ_DONTWAIT
+                    continue
+                }
+                throw ZMQError(errno: code, operation: sendOperation(frames))
+            }
+        }
+        return true
+    }
+
+    /// Receives one whole multipart message.
+    /// - Parameter dontWait: Return at once when nothing is waiting instead of blocking (up to
+    ///   the receive timeout).
+    /// - Returns: The frames (empty frames preserved), or `nil` on `EAGAIN` — nothing waiting
+    ///   with `dontWait`, or the receive timeout expired.
+    /// - Throws: `ZMQError` for other failures, e.g. `ETERM` or `ENOTSOCK` after `close()`.
+    public func receive(dontWait: Bool) throws(ZMQError) -> [[UInt8]]? {
+        let handle = try open("receive on \(type)")
+        var message = zmq_msg_t()
+        zmq_msg_init(&message)
+        defer { zmq_msg_close(&message) }
+        var frames: [[UInt8]] = []
+        var flags = dontWait ? ZMQ_DONTWAIT : 0
+        while true {
+            if zmq_msg_recv(&message, handle, flags) < 0 {
+                let code = zmq_errno()
+                if code == EINTR { continue }
+                if code == EAGAIN && frames.isEmpty { return nil }
+                // The parts of a message arrive together; wait for the rest should that ever differ.
+                if code == EAGAIN && flags != 0 {
+                    flags = 0
+                    continue
+                }
+                throw ZMQError(errno: code, operation: "receive on \(type)")
+            }
+            let size = zmq_msg_size(&message)
+            if size == 0 {
+                frames.append([])
+            } else {
+                frames.append(Array(UnsafeRawBufferPointer(start: zmq_msg_data(&message), count: size)))
+            }
+            if zmq_msg_more(&message) == 0 { return frames }
+        }
+    }
+
+    /// The open handle, or `ENOTSOCK` naming `operation` when closed.
+    func open(_ operation: @autoclosure () -> String) throws(ZMQError) -> UnsafeMutableRawPointer {
+        guard let handle else { throw ZMQError(errno: ENOTSOCK, operation: operation()) }
+        return handle
+    }
+
+    private func sendOperation(_ frames: [[UInt8]]) -> String {
+        guard type == .router, let peer = frames.first else { return "send to \(type)" }
+        return "send to router peer \(peerDescription(peer))"
+    }
+}
+
+/// A routing id for humans: UTF-8 when printable, otherwise hex.
+func peerDescription(_ id: [UInt8]) -> String {
+    if !id.isEmpty, id.allSatisfy({ (0x20..<0x7F).contains($0) }) {
+        return "\"\(String(decoding: id, as: UTF8.self))\""
+    }
+    return "0x" + id.map { byte in
+        let hex = String(byte, radix: 16)
+        return hex.count == 1 ? "0" + hex : hex
+    }.joined()
+}
+
+@available(*, unavailable, message: "a Socket is used by one thread at a time")
+extension Socket: Sendable {}

@@ -1,1 +1,0 @@
-// The libzmq wrapper lives here.

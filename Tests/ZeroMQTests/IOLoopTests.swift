@@ -1,0 +1,152 @@
+import Foundation
+import Testing
+@testable import ZeroMQ
+
+@Suite struct IOLoopTests {
+    @Test func dealerToRouterRoundTripThroughTwoLoops() async throws {
+        let context = try ZMQContext()
+        let (router, endpoint) = try makeRouter(context)
+        let server = try IOLoop(name: "grove-test-srv")
+        _ = server.add(router)
+        server.start(EchoDelegate())
+        let client = try LoopHarness(name: "grove-test-cli", socket: makeDealer(context, id: "client-1", endpoint: endpoint))
+
+        client.send([bytes("ping"), bytes("1")])
+
+        #expect(await client.inbox.wait(forCount: 1))
+        #expect(client.inbox.items.map(\.frames) == [[bytes("ping"), bytes("1")]])
+        #expect(client.inbox.items.first?.socket == client.socket)
+        #expect(threadNames().contains("grove-test-srv"))
+        client.loop.stop()
+        server.stop()
+        #expect(client.stops.items == [true])
+        #expect(await finishes { context.terminate() })
+    }
+
+    @Test func routerMandatorySendToUnknownPeerReportsUnreachable() async throws {
+        let context = try ZMQContext()
+        let (router, _) = try makeRouter(context)
+        let server = try LoopHarness(name: "mandatory", socket: router)
+
+        server.send([bytes("nobody"), bytes("hello")])
+
+        #expect(await server.failures.wait(forCount: 1))
+        let failure = try #require(server.failures.items.first)
+        #expect(failure.error.isPeerUnreachable)
+        #expect(failure.socket == server.socket)
+        #expect(failure.frames == [bytes("nobody"), bytes("hello")])
+        #expect(failure.error.description.contains("nobody"))
+        #expect(await server.ask { $0.pending(server.socket) } == 0)
+        server.loop.stop()
+        #expect(await finishes { context.terminate() })
+    }
+
+    @Test func multipartFramesSurviveTheLoopsIncludingEmptyOnes() async throws {
+        let context = try ZMQContext()
+        let (router, endpoint) = try makeRouter(context)
+        let server = try LoopHarness(name: "frames-srv", socket: router)
+        let client = try LoopHarness(name: "frames-cli", socket: makeDealer(context, id: "c", endpoint: endpoint))
+        let message: [[UInt8]] = [[], [1, 2], [], []]
+
+        client.send(message)
+
+        #expect(await server.inbox.wait(forCount: 1))
+        #expect(server.inbox.items.first?.frames == [bytes("c")] + message)
+        server.send([bytes("c")] + message)
+        #expect(await client.inbox.wait(forCount: 1))
+        #expect(client.inbox.items.first?.frames == message)
+        client.loop.stop()
+        server.loop.stop()
+        #expect(await finishes { context.terminate() })
+    }
+
+    @Test func tenThousandMessagesArriveInOrder() async throws {
+        let context = try ZMQContext()
+        let (router, endpoint) = try makeRouter(context)
+        let server = try LoopHarness(name: "order-srv", socket: router)
+        let dealer = try makeDealer(context, id: "sender", endpoint: endpoint)
+        // A small high-water mark makes the client's outbox take part.
+        try dealer.setSendHighWaterMark(50)
+        let client = try LoopHarness(name: "order-cli", socket: dealer)
+        let count = 10_000
+
+        for start in stride(from: 0, to: count, by: 1000) {
+            client.loop.post(contentsOf: (start..<start + 1000).map { index in
+                Outbound(socket: client.socket, frames: [withUnsafeBytes(of: UInt32(index).littleEndian, Array.init)])
+            })
+        }
+
+        #expect(await server.inbox.wait(forCount: count, within: .seconds(30)))
+        let indices = server.inbox.items.map { message in
+            message.frames[1].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self).littleEndian }
+        }
+        #expect(indices == (0..<UInt32(count)).map { $0 })
+        #expect(server.inbox.items.allSatisfy { $0.frames[0] == bytes("sender") })
+        #expect(client.failures.items.isEmpty)
+        client.loop.stop()
+        server.loop.stop()
+        #expect(await finishes { context.terminate() })
+    }
+
+    @Test func stopIsIdempotentAndTheContextTerminates() async throws {
+        let context = try ZMQContext()
+        // Messages queued for a peer that never comes: LINGER 0 lets the context end anyway.
+        let client = try LoopHarness(name: "stop", socket: makeDealer(context, id: "lonely", endpoint: uniqueEndpoint()))
+        client.send([bytes("never delivered")])
+        #expect(await client.ask { _ in true } == true)
+
+        #expect(await finishes {
+            DispatchQueue.concurrentPerform(iterations: 4) { _ in client.loop.stop() }
+            client.loop.stop()
+        })
+        #expect(client.stops.items == [true])
+        client.send([bytes("after stop")])
+        client.loop.execute { _ in Issue.record("ran after stop") }
+        #expect(await finishes { context.terminate() })
+        context.terminate()
+    }
+
+    @Test func stopFromInsideACallbackEndsTheLoop() async throws {
+        let context = try ZMQContext()
+        let client = try LoopHarness(name: "self-stop", socket: makeDealer(context, id: "x", endpoint: uniqueEndpoint()))
+        let loop = client.loop
+
+        loop.execute { _ in loop.stop() }
+
+        #expect(await client.stops.wait(forCount: 1))
+        #expect(await finishes { loop.stop() })
+        #expect(await finishes { context.terminate() })
+    }
+
+    @Test func aLoopNeverStartedClosesItsSocketsOnStop() async throws {
+        let context = try ZMQContext()
+        let loop = try IOLoop(name: "idle")
+        _ = loop.add(try makeDealer(context, id: "x", endpoint: uniqueEndpoint()))
+
+        loop.stop()
+
+        #expect(await finishes { context.terminate() })
+    }
+
+    @Test func ticksKeepComing() async throws {
+        let context = try ZMQContext()
+        let loop = try IOLoop(name: "ticks", tickInterval: .milliseconds(5))
+        _ = loop.add(try makeDealer(context, id: "x", endpoint: uniqueEndpoint()))
+        let ticks = Recorder<ContinuousClock.Instant>()
+        loop.start(ForwardingDelegate(onBatch: { _ in }, onTick: { ticks.append($0) }))
+
+        #expect(await ticks.wait(forCount: 3))
+        #expect(ticks.items == ticks.items.sorted())
+        loop.stop()
+        #expect(await finishes { context.terminate() })
+    }
+}
+
+/// Names of this process's threads (Linux).
+private func threadNames() -> Set<String> {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+    return Set(tasks.compactMap { task in
+        (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    })
+}

@@ -1,0 +1,89 @@
+import Foundation
+@testable import ZeroMQ
+
+/// A fresh abstract ipc endpoint: nothing on disk, nothing shared between tests.
+func uniqueEndpoint() -> String { "ipc://@grove-test-\(UUID().uuidString)" }
+
+func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+/// A socket with `LINGER` 0, so closing it never holds up its context.
+func makeSocket(_ context: ZMQContext, _ type: SocketType) throws -> Socket {
+    let socket = try Socket(context, type)
+    try socket.setLinger(milliseconds: 0)
+    return socket
+}
+
+/// A ROUTER with `ROUTER_MANDATORY`, bound to a fresh endpoint.
+func makeRouter(_ context: ZMQContext, sendHighWaterMark: Int32 = 1000) throws -> (Socket, String) {
+    let router = try makeSocket(context, .router)
+    try router.setRouterMandatory(true)
+    try router.setSendHighWaterMark(sendHighWaterMark)
+    let endpoint = uniqueEndpoint()
+    try router.bind(endpoint)
+    return (router, endpoint)
+}
+
+/// A DEALER with a routing id, connected to `endpoint`.
+func makeDealer(_ context: ZMQContext, id: String, endpoint: String) throws -> Socket {
+    let dealer = try makeSocket(context, .dealer)
+    try dealer.setRoutingID(bytes(id))
+    try dealer.connect(endpoint)
+    return dealer
+}
+
+/// A send failure as a delegate saw it.
+struct Failure: Sendable {
+    let socket: SocketID
+    let frames: [[UInt8]]
+    let error: ZMQError
+}
+
+/// A started loop over one socket whose delegate forwards posts and records what arrives.
+struct LoopHarness {
+    let loop: IOLoop
+    let socket: SocketID
+    let inbox = Recorder<Inbound>()
+    let failures = Recorder<Failure>()
+    let stops = Recorder<Bool>()
+
+    init(name: String, socket: Socket) throws {
+        loop = try IOLoop(name: name, tickInterval: .milliseconds(20))
+        self.socket = loop.add(socket)
+        let (inbox, failures, stops) = (inbox, failures, stops)
+        loop.start(ForwardingDelegate(
+            onBatch: { inbox.append(contentsOf: $0) },
+            onSendFailure: { failures.append(Failure(socket: $0, frames: $1, error: $2)) },
+            onStop: { stops.append(true) }
+        ))
+    }
+
+    func send(_ frames: [[UInt8]]) { loop.post(Outbound(socket: socket, frames: frames)) }
+
+    /// Asks the loop thread a question and waits for the answer.
+    func ask<T: Sendable>(_ question: @escaping @Sendable (LoopIO) -> T) async -> T? {
+        let answers = Recorder<T>()
+        loop.execute { answers.append(question($0)) }
+        guard await answers.wait(forCount: 1) else { return nil }
+        return answers.items.first
+    }
+}
+
+/// Echoes every message back to its sender (ROUTER side).
+final class EchoDelegate: IOLoopDelegate {
+    func received(_ batch: [Inbound], io: LoopIO) {
+        for message in batch { io.send(message.socket, message.frames) }
+    }
+    func sendFailed(_ socket: SocketID, frames: [[UInt8]], error: ZMQError, io: LoopIO) {}
+    func tick(io: LoopIO) {}
+    func posted(_ messages: [Outbound], io: LoopIO) {}
+}
+
+/// Runs blocking work on its own thread; `true` when it finished within `timeout`.
+func finishes(within timeout: Duration = .seconds(10), _ work: @escaping @Sendable () -> Void) async -> Bool {
+    let done = Recorder<Bool>()
+    Thread.detachNewThread {
+        work()
+        done.append(true)
+    }
+    return await done.wait(forCount: 1, within: timeout)
+}
