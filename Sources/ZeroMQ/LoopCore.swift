@@ -35,6 +35,7 @@ final class LoopCore: @unchecked Sendable {
     // MARK: Sending
 
     func send(_ socket: SocketID, _ frames: [[UInt8]]) {
+        precondition(sockets.indices.contains(socket), "unknown SocketID \(socket) in I/O loop \(name)")
         if outboxes[socket].isBlocked(for: frames) {
             outboxes[socket].enqueue(frames)
             return
@@ -83,7 +84,12 @@ final class LoopCore: @unchecked Sendable {
 
     func run() {
         // Linux keeps 15 bytes of a thread name and refuses longer ones.
-        Thread.current.name = String(decoding: name.utf8.prefix(15), as: UTF8.self)
+        var threadName = ""
+        for character in name {
+            guard threadName.utf8.count + character.utf8.count <= 15 else { break }
+            threadName.append(character)
+        }
+        Thread.current.name = threadName
         var items = sockets.map {
             zmq_pollitem_t(socket: $0.handle, fd: 0, events: Int16(ZMQ_POLLIN), revents: 0)
         }
@@ -98,7 +104,8 @@ final class LoopCore: @unchecked Sendable {
                 if code == EINTR { continue }
                 break  // ETERM: the context is gone, so are the sockets.
             }
-            let (commands, stopRequested) = mailbox.take()
+            let woken = items[items.count - 1].revents & Int16(ZMQ_POLLIN) != 0
+            let (commands, stopRequested) = mailbox.take(resettingWake: woken)
             deliver(commands)
             let (batch, more, terminated) = drain(items)
             backlog = more
@@ -121,7 +128,7 @@ final class LoopCore: @unchecked Sendable {
     /// Last commands, last chance for the delegate, one more flush; then the sockets close and
     /// `LINGER` takes over.
     private func finish() {
-        deliver(mailbox.take().commands)
+        deliver(mailbox.take(resettingWake: true).commands)
         delegate?.stopping(io: LoopIO(core: self))
         reportFailures()
         retryOutboxes()

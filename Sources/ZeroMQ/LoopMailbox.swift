@@ -51,10 +51,13 @@ final class LoopMailbox: Sendable {
         if first { signal() }
     }
 
-    /// Resets the eventfd, then takes everything queued.
-    func take() -> (commands: Deque<LoopCommand>, stopRequested: Bool) {
-        var counter: UInt64 = 0
-        _ = read(wakeFD, &counter, MemoryLayout<UInt64>.size)
+    /// Takes everything queued, after resetting the eventfd when it fired. Taking without a reset
+    /// is harmless: a wake-up left behind only makes the next poll return at once.
+    func take(resettingWake: Bool) -> (commands: Deque<LoopCommand>, stopRequested: Bool) {
+        if resettingWake {
+            var counter: UInt64 = 0
+            _ = read(wakeFD, &counter, MemoryLayout<UInt64>.size)
+        }
         return state.withLock { state in
             defer { state.commands.removeAll() }
             return (state.commands, state.stopRequested)

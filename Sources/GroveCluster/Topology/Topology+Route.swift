@@ -31,14 +31,14 @@ extension Topology {
         }
 
         /// The machine name part of ``to``.
-        public var targetMachine: Substring {
-            to.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)[0]
+        public var targetMachine: String {
+            String(to.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)[0])
         }
 
         /// The key part of ``to``, or `nil` when it addresses a single machine.
-        public var targetKey: Substring? {
+        public var targetKey: String? {
             guard let slash = to.firstIndex(of: "/") else { return nil }
-            return to[to.index(after: slash)...]
+            return String(to[to.index(after: slash)...])
         }
 
         /// `true` when `output` of the ``from`` machine triggers the route.

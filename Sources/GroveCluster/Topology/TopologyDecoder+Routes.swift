@@ -4,14 +4,12 @@ extension TopologyDecoder {
     mutating func decodeRoutes(
         in root: [String: JSONValue], machines: KnownNames, keyed: [String: Bool]
     ) -> [Topology.Route] {
-        let field = Field(
-            "routes", "{ \"from\": \"auth\", \"when\": \"signedIn\", \"to\": \"loader\", \"event\": \"load\" }",
-            "the outputs forwarded as events"
-        )
+        let element = "{ \"from\": \"auth\", \"when\": \"signedIn\", \"to\": \"loader\", \"event\": \"load\" }"
+        let field = Field("routes", "[\(element)]", "the outputs forwarded as events")
         var routes: [Topology.Route] = []
         for (path, value) in elements(field, in: root, at: .root, required: false) {
             guard let members = members(
-                of: value, at: path, known: ["from", "when", "to", "event"], what: "a route like \(field.example)"
+                of: value, at: path, known: ["from", "when", "to", "event"], what: "a route like \(element)"
             ) else { continue }
             let from = requiredText(
                 Field("from", "\"auth\"", "the name of the machine whose outputs the route watches"),
@@ -54,7 +52,7 @@ extension TopologyDecoder {
 
     private mutating func checkTarget(_ to: String, at path: JSONPath, machines: KnownNames, keyed: [String: Bool]) {
         let route = Topology.Route(from: "", to: to)
-        let name = String(route.targetMachine)
+        let name = route.targetMachine
         guard !name.isEmpty else {
             report(.invalidValue, path, "the address '\(to)' has no machine name; write \"name\" or \"name/key\"")
             return

@@ -7,8 +7,8 @@ extension TopologyDecoder {
         var order: [String] = []
         /// Where each name is declared first.
         var paths: [String: JSONPath] = [:]
-        /// `false` when some entry's name could not be read: an unknown reference then may be
-        /// that entry, so it is not reported.
+        /// `false` when the section itself is unusable (not an array): every reference would be
+        /// unknown, so none is reported.
         var complete = true
 
         func contains(_ name: String) -> Bool { paths[name] != nil }

@@ -2,7 +2,7 @@ import GroveWire
 
 extension TopologyDecoder {
     mutating func decodeWorkers(in root: [String: JSONValue]) -> (groups: [Topology.WorkerGroup], names: KnownNames) {
-        let field = Field("workers", "{ \"name\": \"main\" }", "the worker groups")
+        let field = Field("workers", "[{ \"name\": \"main\" }]", "the worker groups")
         var names = KnownNames()
         var groups: [Topology.WorkerGroup] = []
         var pools: [(path: JSONPath, group: Topology.WorkerGroup)] = []
@@ -18,16 +18,11 @@ extension TopologyDecoder {
             guard let members = members(
                 of: value, at: path, known: ["name", "count", "executable", "arguments", "external"],
                 what: "a worker group like { \"name\": \"edge\" }"
-            ) else {
-                names.complete = false
-                continue
-            }
+            ) else { continue }
             let name = requiredText(Field("name", "\"edge\"", "the group's name"), in: members, at: path)
             if let name {
                 checkName(name, at: path.appending("name"), kind: "worker group")
                 declare(name, at: path.appending("name"), in: &names, kind: "worker group")
-            } else {
-                names.complete = false
             }
             let count = optionalCount(
                 Field("count", "2", "how many worker processes the group runs"),
@@ -37,7 +32,7 @@ extension TopologyDecoder {
                 Field("executable", "\"fsm-worker\"", "the worker executable, a path or a name next to fsm-launch"),
                 in: members, at: path, default: Topology.WorkerGroup.defaultExecutable
             )
-            let arguments = optionalTexts(Field("arguments", "\"--verbose\"", "extra arguments"), in: members, at: path)
+            let arguments = optionalTexts(Field("arguments", "[\"--verbose\"]", "extra arguments for every instance"), in: members, at: path)
             let external = optionalFlag(
                 Field("external", "true", "whether the group is started by hand"),
                 in: members, at: path, default: false
@@ -63,7 +58,8 @@ extension TopologyDecoder {
     mutating func decodeMachines(
         in root: [String: JSONValue], groups: KnownNames
     ) -> (specs: [Topology.MachineSpec], names: KnownNames, keyed: [String: Bool]) {
-        let field = Field("machines", "{ \"name\": \"auth\", \"type\": \"AuthFlow\", \"worker\": \"main\" }", "the machines")
+        let element = "{ \"name\": \"auth\", \"type\": \"AuthFlow\", \"worker\": \"main\" }"
+        let field = Field("machines", "[\(element)]", "the machines")
         var names = KnownNames()
         names.complete = root[field.key].map { if case .array = $0 { true } else { false } } ?? false
         var specs: [Topology.MachineSpec] = []
@@ -71,17 +67,12 @@ extension TopologyDecoder {
         for (path, value) in elements(field, in: root, at: .root, required: true) {
             guard let members = members(
                 of: value, at: path, known: ["name", "type", "worker", "keyed"],
-                what: "a machine like \(field.example)"
-            ) else {
-                names.complete = false
-                continue
-            }
+                what: "a machine like \(element)"
+            ) else { continue }
             let name = requiredText(Field("name", "\"auth\"", "the machine's name"), in: members, at: path)
             if let name {
                 checkName(name, at: path.appending("name"), kind: "machine")
                 declare(name, at: path.appending("name"), in: &names, kind: "machine")
-            } else {
-                names.complete = false
             }
             let type = requiredText(
                 Field("type", "\"AuthFlow\"", "the machine type name a worker registered"), in: members, at: path
@@ -104,12 +95,13 @@ extension TopologyDecoder {
     }
 
     mutating func decodeIO(in root: [String: JSONValue], groups: KnownNames) -> [Topology.IOPlacement] {
-        let field = Field("io", "{ \"request\": \"Authenticate\", \"worker\": \"io\" }", "where io requests run")
+        let element = "{ \"request\": \"Authenticate\", \"worker\": \"io\" }"
+        let field = Field("io", "[\(element)]", "where io requests run")
         var requests = KnownNames()
         var placements: [Topology.IOPlacement] = []
         for (path, value) in elements(field, in: root, at: .root, required: false) {
             guard let members = members(
-                of: value, at: path, known: ["request", "worker"], what: "an io placement like \(field.example)"
+                of: value, at: path, known: ["request", "worker"], what: "an io placement like \(element)"
             ) else { continue }
             let request = requiredText(
                 Field("request", "\"Authenticate\"", "the io request name its handler is registered under"),

@@ -17,6 +17,9 @@ struct TopologyDecoder {
             self.example = example
             self.meaning = meaning
         }
+
+        /// `write it like "key": example (meaning)`, the tail of most messages.
+        var hint: String { "write it like \"\(key)\": \(example) (\(meaning))" }
     }
 
     private(set) var issues: [TopologyIssue] = []
@@ -58,7 +61,7 @@ struct TopologyDecoder {
             return []
         }
         guard case .array(let values) = value else {
-            report(.wrongType, fieldPath, "expected an array, found \(Self.describe(value)); write it like \"\(field.key)\": [\(field.example)]")
+            report(.wrongType, fieldPath, "expected an array, found \(Self.describe(value)); \(field.hint)")
             return []
         }
         return values.enumerated().map { (fieldPath.appending(index: $0.offset), $0.element) }
@@ -89,7 +92,7 @@ struct TopologyDecoder {
     ) -> Bool? {
         guard let value = members[field.key] else { return fallback }
         guard case .bool(let flag) = value else {
-            report(.wrongType, path.appending(field.key), "expected true or false, found \(Self.describe(value)); write it like \"\(field.key)\": \(field.example)")
+            report(.wrongType, path.appending(field.key), "expected true or false, found \(Self.describe(value)); \(field.hint)")
             return nil
         }
         return flag
@@ -103,15 +106,15 @@ struct TopologyDecoder {
         guard let value = members[field.key] else { return fallback }
         let fieldPath = path.appending(field.key)
         guard case .number(let number) = value else {
-            report(.wrongType, fieldPath, "expected a number, found \(Self.describe(value)); write it like \"\(field.key)\": \(field.example)")
+            report(.wrongType, fieldPath, "expected a number, found \(Self.describe(value)); \(field.hint)")
             return nil
         }
         guard number.rounded() == number, abs(number) <= 9.0e15 else {
-            report(.invalidValue, fieldPath, "expected a whole number, found \(Self.format(number)); write \(field.meaning) like \"\(field.key)\": \(field.example)")
+            report(.invalidValue, fieldPath, "expected a whole number, found \(Self.format(number)); \(field.hint)")
             return nil
         }
         guard Int(number) >= minimum else {
-            report(.invalidValue, fieldPath, "\(field.key) must be at least \(minimum), found \(Self.format(number)); \(field.meaning), e.g. \(field.example)")
+            report(.invalidValue, fieldPath, "\(field.key) must be at least \(minimum), found \(Self.format(number)); \(field.hint)")
             return nil
         }
         return Int(number)
@@ -124,7 +127,7 @@ struct TopologyDecoder {
         var valid = true
         for (elementPath, value) in elements(field, in: members, at: path, required: false) {
             guard case .string(let text) = value else {
-                report(.wrongType, elementPath, "expected a string, found \(Self.describe(value)); quote each argument, e.g. \(field.example)")
+                report(.wrongType, elementPath, "expected a string, found \(Self.describe(value)); quote each argument, like \"\(field.key)\": \(field.example)")
                 valid = false
                 continue
             }
@@ -137,18 +140,18 @@ struct TopologyDecoder {
     /// `value` as a non-empty string, or `nil` after reporting why not.
     mutating func text(_ value: JSONValue, _ field: Field, at path: JSONPath) -> String? {
         guard case .string(let text) = value else {
-            report(.wrongType, path, "expected a string, found \(Self.describe(value)); write \(field.meaning) like \"\(field.key)\": \(field.example)")
+            report(.wrongType, path, "expected a string, found \(Self.describe(value)); \(field.hint)")
             return nil
         }
         guard !text.isEmpty else {
-            report(.invalidValue, path, "\(field.key) is empty; write \(field.meaning), e.g. \(field.example)")
+            report(.invalidValue, path, "\(field.key) is empty; \(field.hint)")
             return nil
         }
         return text
     }
 
     mutating func reportMissing(_ field: Field, _ path: JSONPath) {
-        report(.missingKey, path, "missing required key '\(field.key)'; add \"\(field.key)\": \(field.example) (\(field.meaning))")
+        report(.missingKey, path, "missing required key '\(field.key)'; add it like \"\(field.key)\": \(field.example) (\(field.meaning))")
     }
 
     // MARK: - Wording

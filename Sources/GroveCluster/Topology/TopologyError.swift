@@ -78,7 +78,9 @@ public struct TopologyIssue: Sendable, Hashable, CustomStringConvertible {
 public struct TopologyError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Where the topology came from: a file path, or a name such as `"<default>"`.
     public var source: String
-    /// Every problem found, in document order of the sections. Never empty.
+    /// Every problem found, never empty. Object by object: its unknown keys first, then its
+    /// members in the order of the format (name, coordinator, workers, machines, io, routes,
+    /// heartbeat, queues).
     public var issues: [TopologyIssue]
 
     /// An error for `source` carrying `issues`.

@@ -86,6 +86,8 @@ struct TopologyJSONParser {
                 break
             case UInt8(ascii: "'"):
                 throw failure(path, "keys need double quotes, not single quotes")
+            case UInt8(ascii: "/"), UInt8(ascii: "#"):
+                throw failure(path, "JSON has no comments; remove the comment")
             default:
                 throw failure(path, "expected a key in double quotes, found \(describeHere())")
             }
@@ -147,7 +149,9 @@ struct TopologyJSONParser {
 
     private mutating func parseLiteral(_ literal: String, _ path: JSONPath) throws(SyntaxError) {
         let expected = Array(literal.utf8)
-        guard bytes[offset...].starts(with: expected) else { throw unexpectedValue(path) }
+        guard bytes[offset...].starts(with: expected) else {
+            throw failure(path, "unexpected \(describeHere()); did you mean \(literal)? Strings need double quotes")
+        }
         offset += expected.count
     }
 

@@ -85,6 +85,10 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
             }
             var failure = error
             failure.address = address
+            if failure.code == .undecodableEvent, failure.path == "$",
+               case .object(let members)? = try? JSONValue(parsing: Data(payload)), members.count == 1, let name = members.keys.first {
+                failure.message = "'\(name)' is not a case of \(M.self).Event, or its payload has the wrong shape"
+            }
             failure.message += ". Events are JSON as Swift's Codable encodes \(M.self).Event, e.g. {\"caseName\":{\"label\":value}}"
             throw failure
         }

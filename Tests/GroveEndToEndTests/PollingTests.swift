@@ -1,0 +1,102 @@
+import Foundation
+import GroveWire
+import Testing
+
+extension EndToEnd {
+    /// Scenario 25: a timer-driven PollingService keeps ticking and fetching through an io
+    /// worker; pause and stop cancel the fetch in flight. Over ipc.
+    @Suite(.timeLimit(.minutes(1)))
+    struct PollingTests {
+        static func topology(ioDelayMs: Int) -> TopologyFile {
+            TopologyFile(
+                name: "polling", transport: .ipc,
+                workers: [.init(name: "edge"), .init(name: "data-io", arguments: ioDelayMs > 0 ? ["--io-delay-ms", "\(ioDelayMs)"] : [])],
+                machines: [.init(name: "poller", type: "PollingService", worker: "edge", keyed: true)],
+                io: [("FetchData", "data-io")]
+            )
+        }
+
+        @Test func thePollerKeepsTickingAndPauseStopsIt() async throws {
+            try await withCluster(Self.topology(ioDelayMs: 0)) { cluster in
+                let watcher = try await cluster.watch(["state:poller/", "effect:poller/"])
+                let started = try await cluster.send("poller/a", #"{"start":{"interval":0.1}}"#)
+                #expect(started["polling"]?["interval"] == json("0.1"))
+
+                // Each tick fetches on the io worker and the data comes back into the state.
+                let fetches = try await watcher.waitFor("three fetches by ticks", count: 3) { $0.isEffect("poller/a", "completed", id: "poll-fetch") }
+                #expect(fetches.allSatisfy { $0.worker == "data-io" })
+                let updates = try await eventually("three different lastUpdate values") { () -> Set<JSONValue>? in
+                    let seen = Set(watcher.states(of: "poller/a").compactMap { $0["polling"]?["lastUpdate"] })
+                    return seen.count >= 3 ? seen : nil
+                }
+                #expect(updates.count >= 3)
+
+                let paused = try await cluster.send("poller/a", "pause")
+                #expect(paused.caseName == "paused")
+                let mark = try await cluster.mark(watcher)
+
+                // Another poller on the same workers ticks three times: poller/a, had it still
+                // been armed, would have ticked too.
+                try await cluster.send("poller/b", #"{"start":{"interval":0.1}}"#)
+                try await eventually("poller/b to complete three fetches after the mark") {
+                    watcher.events(after: mark).filter { $0.isEffect("poller/b", "completed") }.count >= 3
+                }
+                let afterPause = watcher.events(after: mark).filter { $0.topic.hasSuffix(":poller/a") }
+                let all = watcher.events(after: mark)
+                let f2 = all.filter { (e: WatchEvent) -> Bool in e.topic.hasSuffix(":poller/a") }
+                var f3: [WatchEvent] = []
+                for e in all where e.topic.hasSuffix(":poller/a") { f3.append(e) }
+                print("DEBUG", all.count, f2.count, f3.count, [1,2,3].filter { $0 > 5 })
+                #expect(afterPause.isEmpty, "poller/a kept working while paused: \(afterPause)")
+                #expect(try await cluster.state("poller/a") == paused)
+
+                // Resume goes on polling; stop ends it.
+                #expect(try await cluster.send("poller/a", "resume").caseName == "polling")
+                let resumed = try await cluster.mark(watcher)
+                try await eventually("poller/a to fetch again after resume") {
+                    watcher.events(after: resumed).contains { $0.isEffect("poller/a", "completed") }
+                }
+                #expect(try await cluster.send("poller/a", "stop") == idle)
+                #expect(try await cluster.send("poller/b", "stop") == idle)
+            }
+        }
+
+        @Test func pauseAndStopCancelTheFetchInFlight() async throws {
+            // Every fetch takes 1.5 s; the interval is far longer, so only the first fetch runs.
+            try await withCluster(Self.topology(ioDelayMs: 1500)) { cluster in
+                let watcher = try await cluster.watch(["state:poller/", "effect:poller/"])
+                try await cluster.send("poller/p", #"{"start":{"interval":30}}"#)
+                try await watcher.waitFor("the first fetch to start") { $0.isEffect("poller/p", "started", id: "poll-fetch") }
+
+                #expect(try await cluster.send("poller/p", "pause").caseName == "paused")
+                try await watcher.waitFor("the fetch to be cancelled by pause") { $0.isEffect("poller/p", "cancelled", id: "poll-fetch") }
+                try await cluster.waitForLog("io request cancelled", "machine=poller/p")
+
+                // Resume fetches afresh; that fetch started after the cancelled one, so once it
+                // delivers, the cancelled one's result would have arrived too.
+                #expect(try await cluster.send("poller/p", "resume").caseName == "polling")
+                let delivered = try await watcher.waitFor("the resumed fetch to deliver") { event in
+                    event.topic == "state:poller/p" && event.state?["polling"]?["lastUpdate"] != nil
+                }
+                #expect(delivered.count == 1)
+                let effects = watcher.events(where: { $0.topic == "effect:poller/p" }).compactMap(\.phase)
+                #expect(effects == ["started", "cancelled", "started", "completed"], "\(effects)")
+
+                // Stop while a fetch is in flight cancels it as well.
+                try await cluster.send("poller/q", #"{"start":{"interval":30}}"#)
+                try await watcher.waitFor("poller/q's fetch to start") { $0.isEffect("poller/q", "started", id: "poll-fetch") }
+                #expect(try await cluster.send("poller/q", "stop") == idle)
+                try await watcher.waitFor("poller/q's fetch to be cancelled by stop") { $0.isEffect("poller/q", "cancelled", id: "poll-fetch") }
+                try await cluster.waitForLog("io request cancelled", "machine=poller/q")
+
+                // poller/p's resumed polling is still armed; a fetch started on poller/r after
+                // the stop outlasts poller/q's cancelled one.
+                try await cluster.send("poller/r", #"{"start":{"interval":30}}"#)
+                try await watcher.waitFor("poller/r's fetch to deliver") { $0.isEffect("poller/r", "completed") }
+                #expect(watcher.events(where: { $0.isEffect("poller/q", "completed") }).isEmpty)
+                #expect(try await cluster.state("poller/q") == idle)
+                #expect(watcher.states(of: "poller/q").last == idle)
+            }
+        }
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import GroveWire
+import Testing
+
+extension EndToEnd {
+    /// Scenario 22: an event sent with `fsm-send` to a machine on a worker changes its state, and
+    /// the reply is the state that event committed. Also the CLI's documented exit codes, and
+    /// `fsm-launch --check`. Over tcp.
+    @Suite(.timeLimit(.minutes(1)))
+    struct SendAndReplyTests {
+        static let topology = TopologyFile(
+            name: "send-and-reply", transport: .tcp,
+            workers: [.init(name: "edge"), .init(name: "auth-io")],
+            machines: [.init(name: "counter", type: "Counter", worker: "edge", keyed: true),
+                       .init(name: "auth", type: "AuthFlow", worker: "edge")],
+            io: [("Authenticate", "auth-io"), ("VerifyTwoFactor", "auth-io")]
+        )
+
+        @Test func theReplyIsTheCommittedStateAndTheWorkerKeepsIt() async throws {
+            try await withCluster(Self.topology) { cluster in
+                let watcher = try await cluster.watch(["state:counter/"])
+                #expect(try await cluster.send("counter/a", "increment") == json(#"{"count":1}"#))
+                #expect(try await cluster.send("counter/a", #"{"add":{"_0":41}}"#) == json(#"{"count":42}"#))
+                // Keyed instances are separate machines.
+                #expect(try await cluster.send("counter/b", "increment") == json(#"{"count":1}"#))
+                // The state lives on the worker: a read returns what the events committed.
+                #expect(try await cluster.state("counter/a") == json(#"{"count":42}"#))
+                #expect(try await cluster.send("counter/a", "reset") == json(#"{"count":0}"#))
+
+                // The worker published each commit (after the initial state, when the instance
+                // was created), from the worker hosting the machine.
+                let zero = json(#"{"count":0}"#)
+                let commits = try await eventually("counter/a's three commits on the watch stream") { () -> [JSONValue]? in
+                    let states = watcher.states(of: "counter/a").drop { $0 == zero }
+                    return states.count >= 3 ? Array(states) : nil
+                }
+                #expect(commits == [json(#"{"count":1}"#), json(#"{"count":42}"#), zero])
+                #expect(watcher.events(where: { $0.topic == "state:counter/a" }).allSatisfy { $0.worker == "edge" })
+
+                // A richer machine: the reply carries the state of the example's own Codable form.
+                let entering = try await cluster.send("auth", "startLogin")
+                #expect(entering["step"] == json(#"{"enteringCredentials":{"email":"","password":""}}"#))
+                let typed = try await cluster.send("auth", #"{"updateEmail":{"_0":"ada@example.com"}}"#)
+                #expect(typed["step"] == json(#"{"enteringCredentials":{"email":"ada@example.com","password":""}}"#))
+                #expect(typed["failedAttempts"] == json("0"))
+            }
+        }
+
+        @Test func badInputExitsWithTwoAndNamesTheProblem() async throws {
+            try await withCluster(Self.topology) { cluster in
+                try await cluster.send("counter/a", #"{"add":{"_0":7}}"#)
+
+                let unknownMachine = try await cluster.fsmSend(["send", "nowhere", "increment"])
+                #expect(unknownMachine.status == 2, "\(unknownMachine)")
+                #expect(unknownMachine.stderr.contains("unknown-machine"), "\(unknownMachine)")
+                #expect(unknownMachine.stdout.isEmpty)
+
+                let wrongType = try await cluster.fsmSend(["send", "auth", #"{"updateEmail":{"_0":5}}"#])
+                #expect(wrongType.status == 2, "\(wrongType)")
+                #expect(wrongType.stderr.contains("$.updateEmail._0"), "\(wrongType)")
+
+                let unknownCase = try await cluster.fsmSend(["send", "counter/a", "explode"])
+                #expect(unknownCase.status == 2, "\(unknownCase)")
+                #expect(unknownCase.stderr.contains("undecodable-event"), "\(unknownCase)")
+
+                let malformed = try await cluster.fsmSend(["send", "counter/a", #"{"add":"#])
+                #expect(malformed.status == 2, "\(malformed)")
+                #expect(malformed.stderr.contains("malformed-json"), "\(malformed)")
+
+                let unkeyed = try await cluster.fsmSend(["send", "counter", "increment"])
+                #expect(unkeyed.status == 2, "\(unkeyed)")
+                #expect(unkeyed.stderr.contains("counter/<key>"), "\(unkeyed)")
+
+                // None of that reached the machine.
+                #expect(try await cluster.state("counter/a") == json(#"{"count":7}"#))
+            }
+        }
+
+        @Test func otherFailuresExitWithOneAndAnAbsentCoordinatorWithThree() async throws {
+            try await withCluster(Self.topology) { cluster in
+                try await cluster.send("counter/s", "increment")
+                let stopped = try await cluster.json(["stop", "counter/s"])
+                #expect(stopped == json(#"{"count":1}"#))
+                let afterStop = try await cluster.fsmSend(["send", "counter/s", "increment"])
+                #expect(afterStop.status == 1, "\(afterStop)")
+                #expect(afterStop.stderr.contains("machine-ended"), "\(afterStop)")
+
+                let nobody = try FreePorts.take(1)[0]
+                let unreachable = try await runCommand(
+                    Products.send, ["send", "counter/a", "increment", "--endpoint", "tcp://127.0.0.1:\(nobody)", "--timeout", "0.5"],
+                    in: cluster.directory)
+                #expect(unreachable.status == 3, "\(unreachable)")
+                #expect(!unreachable.stderr.isEmpty)
+            }
+        }
+
+        @Test func sigtermStopsTheLauncherAndEveryWorker() async throws {
+            try await withCluster(Self.topology) { cluster in
+                let listing = try await cluster.list()
+                let pids = listing.workers.compactMap(\.pid)
+                #expect(pids.count == 2)
+                #expect(pids.allSatisfy(ProcessTable.isAlive))
+                cluster.launch.signal(SIGTERM)
+                let status = await cluster.launch.waitForExit(timeout: .seconds(15))
+                #expect(status == 0)
+                try await eventually("the workers to exit with fsm-launch") { pids.allSatisfy { !ProcessTable.isAlive($0) } }
+            }
+        }
+
+        @Test func checkValidatesWithoutStartingAndNamesEveryPath() async throws {
+            let directory = try Cluster.makeDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let good = try Self.topology.write(in: directory)
+            let ok = try await runCommand(Products.launch, ["--check", good.path], in: directory)
+            #expect(ok.status == 0, "\(ok)")
+            #expect(ok.stdout.hasPrefix("ok:"), "\(ok)")
+
+            let bad = directory.appendingPathComponent("bad.json")
+            try Data(#"""
+                {
+                  "name": "bad",
+                  "coordinator": { "clients": "ipc://@bad/c", "workers": "ipc://@bad/w", "events": "ipc://@bad/e" },
+                  "workers": [ { "name": "edge", "count": 0 } ],
+                  "machines": [
+                    { "name": "auth", "type": "AuthFlow", "worker": "nowhere" },
+                    { "name": "loader", "type": "DataLoader", "worker": "edge", "colour": "green" }
+                  ],
+                  "io": [ { "request": "FetchItems", "worker": "ghost" } ]
+                }
+                """#.utf8).write(to: bad)
+            let refused = try await runCommand(Products.launch, ["--check", bad.path], in: directory)
+            #expect(refused.status == 2, "\(refused)")
+            for path in ["$.workers[0].count", "$.machines[0].worker", "$.machines[1].colour", "$.io[0].worker"] {
+                #expect(refused.stderr.contains(path), "no issue at \(path): \(refused)")
+            }
+            #expect(refused.stdout.isEmpty, "\(refused)")
+        }
+    }
+}

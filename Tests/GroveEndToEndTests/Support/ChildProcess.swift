@@ -1,0 +1,134 @@
+import Foundation
+import Synchronization
+
+/// A process the harness started, with stdout and stderr going to files so that nothing blocks
+/// on a full pipe and everything stays readable after the fact.
+final class ChildProcess: @unchecked Sendable {
+    // @unchecked: `process` is only used to start and signal; its state is mirrored in `status`.
+    let pid: Int32
+    let arguments: [String]
+    let stdoutURL: URL
+    let stderrURL: URL
+    private let process: Process
+    private let status = ExitBox()
+
+    /// Starts `executable`.
+    /// - Throws: When the files cannot be created or the process cannot start.
+    init(_ executable: URL, _ arguments: [String], outputIn directory: URL, label: String) throws {
+        let stamp = UUID().uuidString.prefix(8)
+        stdoutURL = directory.appendingPathComponent("\(label)-\(stamp).out")
+        stderrURL = directory.appendingPathComponent("\(label)-\(stamp).err")
+        for url in [stdoutURL, stderrURL] {
+            guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
+                throw HarnessError("cannot create \(url.path)")
+            }
+        }
+        let out = try FileHandle(forWritingTo: stdoutURL)
+        let err = try FileHandle(forWritingTo: stderrURL)
+        defer {
+            try? out.close()
+            try? err.close()
+        }
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = out
+        process.standardError = err
+        let status = status
+        process.terminationHandler = { finished in
+            let code = finished.terminationStatus
+            status.value.withLock { $0 = code }
+        }
+        try Self.runWithDefaultSignals(process)
+        self.process = process
+        self.pid = process.processIdentifier
+        self.arguments = [executable.lastPathComponent] + arguments
+    }
+
+    /// Starts `process` from a thread that blocks no signals. A child inherits the signal mask
+    /// of the thread that spawns it, and the threads running Swift tasks block SIGTERM and
+    /// friends: a child spawned from one would ignore SIGTERM, and fsm-launch would be tested
+    /// under conditions no shell ever creates.
+    private static func runWithDefaultSignals(_ process: Process) throws {
+        let outcome = Mutex<Result<Void, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) let process = process
+        let thread = Thread {
+            var none = sigset_t()
+            sigemptyset(&none)
+            pthread_sigmask(SIG_SETMASK, &none, nil)
+            let result = Result { try process.run() }
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        thread.start()
+        done.wait()
+        try outcome.withLock { $0 }?.get()
+    }
+
+    /// The exit status (or terminating signal) once the process has ended.
+    var exitStatus: Int32? { status.value.withLock { $0 } }
+    var isRunning: Bool { exitStatus == nil }
+
+    var stdout: String { (try? String(contentsOf: stdoutURL, encoding: .utf8)) ?? "" }
+    var stderr: String { (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? "" }
+
+    func signal(_ number: Int32) {
+        if isRunning { kill(pid, number) }
+    }
+
+    /// Waits (without blocking a thread of the test's executor) for the process to end.
+    /// - Returns: The exit status, or `nil` when it was still running at the deadline.
+    func waitForExit(timeout: Duration) async -> Int32? {
+        let deadline = ContinuousClock.now + timeout
+        while isRunning, ContinuousClock.now < deadline, !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return exitStatus
+    }
+
+    /// SIGTERM, then SIGKILL after `grace`; waits until the process is gone. Safe from cleanup
+    /// code: it does not depend on the current task not being cancelled.
+    /// - Returns: `true` when SIGTERM was enough.
+    @discardableResult
+    func stop(grace: Duration = .seconds(5)) -> Bool {
+        guard isRunning else { return true }
+        kill(pid, SIGTERM)
+        if waitBlocking(timeout: grace, { !isRunning }) { return true }
+        kill(pid, SIGKILL)
+        _ = waitBlocking(timeout: .seconds(5)) { !isRunning }
+        return false
+    }
+}
+
+/// The exit status, shared with the termination handler.
+private final class ExitBox: Sendable {
+    let value = Mutex<Int32?>(nil)
+}
+
+/// What a finished command printed.
+struct CommandResult: CustomStringConvertible {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+
+    var description: String {
+        "exit \(status)\nstdout: \(stdout.trimmingCharacters(in: .whitespacesAndNewlines))\nstderr: \(stderr.trimmingCharacters(in: .whitespacesAndNewlines))"
+    }
+}
+
+/// Runs a command to completion.
+/// - Throws: ``HarnessError`` when it is still running after `timeout` (it is killed then).
+func runCommand(_ executable: URL, _ arguments: [String], in directory: URL, timeout: Duration = .seconds(20)) async throws -> CommandResult {
+    let child = try ChildProcess(executable, arguments, outputIn: directory, label: executable.lastPathComponent)
+    defer {
+        try? FileManager.default.removeItem(at: child.stdoutURL)
+        try? FileManager.default.removeItem(at: child.stderrURL)
+    }
+    guard let status = await child.waitForExit(timeout: timeout) else {
+        child.stop(grace: .milliseconds(200))
+        throw HarnessError("\(child.arguments.joined(separator: " ")) did not finish within \(timeout); stderr: \(child.stderr)")
+    }
+    return CommandResult(status: status, stdout: child.stdout, stderr: child.stderr)
+}

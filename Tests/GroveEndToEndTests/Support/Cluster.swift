@@ -1,0 +1,259 @@
+import Foundation
+import GroveWire
+import Synchronization
+import Testing
+
+/// A running `fsm-launch` with its topology, in a temp dir of its own: what every end-to-end
+/// test talks to. Create one with ``withCluster(_:sourceLocation:_:)``, which always tears it
+/// down.
+final class Cluster: Sendable {
+    let directory: URL
+    let topology: TopologyFile
+    let launch: ChildProcess
+    /// The clients endpoint from the `ready` line.
+    let clients: String
+    /// Processes the test started besides fsm-launch (watchers, external workers).
+    private let extras = Mutex<[ChildProcess]>([])
+
+    private init(directory: URL, topology: TopologyFile, launch: ChildProcess, clients: String) {
+        self.directory = directory
+        self.topology = topology
+        self.launch = launch
+        self.clients = clients
+    }
+
+    /// Writes the topology, starts fsm-launch and waits for its `ready` line.
+    /// - Throws: ``HarnessError`` with fsm-launch's stderr when it exits or is not ready in time.
+    static func start(_ topology: TopologyFile, readyTimeout: Duration = .seconds(30)) async throws -> Cluster {
+        let directory = try makeDirectory()
+        let file = try topology.write(in: directory)
+        let launch = try ChildProcess(Products.launch, [file.path], outputIn: directory, label: "fsm-launch")
+        do {
+            let endpoint = try await eventually("the ready line of fsm-launch", timeout: readyTimeout) { () throws -> String? in
+                if let line = launch.stdout.split(separator: "\n").first(where: { $0.hasPrefix("ready ") }) {
+                    return String(line.dropFirst("ready ".count))
+                }
+                if let status = launch.exitStatus {
+                    throw HarnessError("fsm-launch exited with \(status) before it was ready:\n\(launch.stderr)")
+                }
+                return nil
+            }
+            return Cluster(directory: directory, topology: topology, launch: launch, clients: endpoint)
+        } catch {
+            launch.stop()
+            throw HarnessError("\(error)\nfsm-launch stderr:\n\(launch.stderr.suffix(4000))")
+        }
+    }
+
+    static func makeDirectory() throws -> URL {
+        // Short: ipc endpoints live here, and a unix socket path has ~100 bytes at most.
+        let directory = URL(fileURLWithPath: "/tmp").appendingPathComponent("grove-e2e-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
+    // MARK: - fsm-send
+
+    /// Runs `fsm-send <arguments> --endpoint <clients>`.
+    func fsmSend(_ arguments: [String], timeout: Duration = .seconds(20)) async throws -> CommandResult {
+        try await runCommand(Products.send, arguments + ["--endpoint", clients], in: directory, timeout: timeout)
+    }
+
+    /// Runs an fsm-send command that must succeed and print one JSON value.
+    func json(_ arguments: [String]) async throws -> JSONValue {
+        let result = try await fsmSend(arguments)
+        guard result.status == 0 else {
+            throw HarnessError("fsm-send \(arguments.joined(separator: " ")) failed: \(result)")
+        }
+        do {
+            return try JSONValue(parsing: Data(result.stdout.utf8))
+        } catch {
+            throw HarnessError("fsm-send \(arguments.joined(separator: " ")) printed no JSON: \(result)")
+        }
+    }
+
+    /// Sends an event and returns the state it committed.
+    @discardableResult
+    func send(_ address: String, _ event: String) async throws -> JSONValue {
+        try await json(["send", address, event])
+    }
+
+    /// A machine's current state.
+    func state(_ address: String) async throws -> JSONValue {
+        try await json(["state", address])
+    }
+
+    /// Polls a machine's state until `predicate` holds.
+    @discardableResult
+    func waitForState(_ address: String, _ what: String, timeout: Duration = .seconds(15),
+                      _ predicate: @escaping (JSONValue) -> Bool) async throws -> JSONValue {
+        var last: JSONValue?
+        do {
+            return try await eventually("\(address) to be \(what)", timeout: timeout, interval: .milliseconds(50)) {
+                let state = try await state(address)
+                last = state
+                return predicate(state) ? state : nil
+            }
+        } catch let error as HarnessError {
+            throw HarnessError("\(error); last state: \(last.map { "\($0)" } ?? "none")")
+        }
+    }
+
+    /// The topology's machines and workers, as `fsm-send list` prints them.
+    func list() async throws -> Listing {
+        let result = try await fsmSend(["list"])
+        guard result.status == 0 else { throw HarnessError("fsm-send list failed: \(result)") }
+        return try WireJSON.decode(Listing.self, from: Array(result.stdout.utf8))
+    }
+
+    /// The pid of a registered worker instance.
+    func workerPID(_ name: String) async throws -> Int32 {
+        let listing = try await list()
+        guard let worker = listing.workers.first(where: { $0.name == name }), worker.registered, let pid = worker.pid else {
+            throw HarnessError("worker \(name) is not registered: \(listing.workers)")
+        }
+        return pid
+    }
+
+    // MARK: - Watching and logs
+
+    /// Starts `fsm-send watch` for `prefixes` and returns once it demonstrably receives: the
+    /// harness bumps the `probe` counter until the watcher sees it (a ZeroMQ subscription takes
+    /// a moment to reach the publisher, and events published before that are not delivered).
+    func watch(_ prefixes: [String] = []) async throws -> EventWatcher {
+        let topics = prefixes.isEmpty ? [] : prefixes + ["state:" + TopologyFile.probe]
+        let process = try ChildProcess(Products.send, ["watch"] + topics + ["--endpoint", clients],
+                                       outputIn: directory, label: "watch")
+        extras.withLock { $0.append(process) }
+        let watcher = EventWatcher(process: process)
+        try await eventually("the watcher to receive probe state changes", timeout: .seconds(20), interval: .milliseconds(200)) {
+            guard process.isRunning else {
+                throw HarnessError("fsm-send watch exited with \(process.exitStatus ?? -1): \(process.stderr)")
+            }
+            if !watcher.events(where: { $0.topic == "state:" + TopologyFile.probe }).isEmpty { return true }
+            try await send(TopologyFile.probe, "increment")
+            return false
+        }
+        return watcher
+    }
+
+    /// Everything fsm-launch and its workers logged so far.
+    var log: String { launch.stderr }
+
+    /// How many log lines contain every one of `needles`.
+    func logLines(containing needles: String...) -> [Substring] {
+        log.split(separator: "\n").filter { line in needles.allSatisfy { line.contains($0) } }
+    }
+
+    /// Waits until at least `count` log lines contain every one of `needles`.
+    func waitForLog(_ needles: String..., count: Int = 1, timeout: Duration = .seconds(15)) async throws {
+        try await eventually("\(count) log line(s) with \(needles)", timeout: timeout) {
+            log.split(separator: "\n").filter { line in needles.allSatisfy { line.contains($0) } }.count >= count
+        }
+    }
+
+    /// Starts an instance of an external worker group by hand.
+    func startExternalWorker(_ name: String, arguments: [String] = []) async throws -> ChildProcess {
+        let workers = try workersEndpoint()
+        let process = try ChildProcess(Products.worker, ["--name", name, "--coordinator", workers] + arguments,
+                                       outputIn: directory, label: "worker-\(name)")
+        extras.withLock { $0.append(process) }
+        return process
+    }
+
+    /// The workers endpoint: known for ipc topologies; tcp ones pick a port the harness cannot see.
+    func workersEndpoint() throws -> String {
+        guard topology.transport == .ipc else { throw HarnessError("external workers need an ipc topology in these tests") }
+        return "ipc://\(directory.path)/workers.ipc"
+    }
+
+    // MARK: - Teardown
+
+    /// Stops everything: watchers and external workers, then fsm-launch with SIGTERM (SIGKILL if
+    /// it does not stop), then checks that none of its worker processes outlived it.
+    /// - Returns: Problems found, for the test to report.
+    func shutdown() -> [String] {
+        var problems: [String] = []
+        for process in extras.withLock({ $0 }) { process.stop(grace: .seconds(2)) }
+        let workers = ProcessTable.children(of: launch.pid)
+        if !launch.stop(grace: .seconds(10)) {
+            problems.append("fsm-launch did not stop within 10 s of SIGTERM; killed it")
+        }
+        let survivors = workers.filter { entry in
+            !waitBlocking(timeout: .seconds(5)) { !ProcessTable.isAlive(entry) }
+        }
+        for entry in survivors {
+            kill(entry.pid, SIGKILL)
+            problems.append("worker process \(entry.pid) (\(entry.command)) outlived fsm-launch: an orphan")
+        }
+        return problems
+    }
+
+    func removeDirectory() {
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
+
+/// Launches `topology`, runs `body` with it, and tears everything down whatever happens: no
+/// process of the test outlives it, and orphaned workers fail the test.
+func withCluster<T>(
+    _ topology: TopologyFile,
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: (Cluster) async throws -> T
+) async throws -> T {
+    let cluster = try await Cluster.start(topology)
+    let result: T
+    do {
+        result = try await body(cluster)
+    } catch {
+        for problem in cluster.shutdown() { Issue.record(Comment(rawValue: problem), sourceLocation: sourceLocation) }
+        Issue.record(Comment(rawValue: "fsm-launch stderr (\(cluster.launch.stderrURL.path)), last lines:\n"
+            + cluster.log.split(separator: "\n").suffix(40).joined(separator: "\n")), sourceLocation: sourceLocation)
+        throw error
+    }
+    for problem in cluster.shutdown() { Issue.record(Comment(rawValue: problem), sourceLocation: sourceLocation) }
+    cluster.removeDirectory()
+    return result
+}
+
+/// Reads /proc: which processes a process started, and whether they still run.
+enum ProcessTable {
+    struct Entry: Hashable {
+        var pid: Int32
+        /// Clock ticks after boot when it started: tells a reused pid from the original.
+        var startTime: UInt64
+        var command: String
+    }
+
+    /// `pid`, parent pid, state and start time from /proc/<pid>/stat.
+    static func stat(_ pid: Int32) -> (ppid: Int32, state: Character, startTime: UInt64, command: String)? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let open = text.firstIndex(of: "("), let close = text.lastIndex(of: ")") else { return nil }
+        let command = String(text[text.index(after: open)..<close])
+        let fields = text[text.index(close, offsetBy: 2)...].split(separator: " ")
+        // After "(comm) ": state is field 3 of stat, ppid 4, starttime 22.
+        guard fields.count > 19, let state = fields[0].first, let ppid = Int32(fields[1]), let start = UInt64(fields[19]) else {
+            return nil
+        }
+        return (ppid, state, start, command)
+    }
+
+    /// The live children of `parent`.
+    static func children(of parent: Int32) -> [Entry] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return names.compactMap(Int32.init).compactMap { pid in
+            guard let info = stat(pid), info.ppid == parent, info.state != "Z" else { return nil }
+            return Entry(pid: pid, startTime: info.startTime, command: info.command)
+        }
+    }
+
+    static func isAlive(_ entry: Entry) -> Bool {
+        guard let info = stat(entry.pid) else { return false }
+        return info.startTime == entry.startTime && info.state != "Z"
+    }
+
+    static func isAlive(_ pid: Int32) -> Bool {
+        guard let info = stat(pid) else { return false }
+        return info.state != "Z"
+    }
+}

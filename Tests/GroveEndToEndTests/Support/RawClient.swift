@@ -1,0 +1,90 @@
+import Foundation
+import GroveWire
+import ZeroMQ
+
+/// A ZeroMQ DEALER talking protocol v1 by hand: for pipelining, and for sending what no
+/// well-behaved client would (garbage frames, other versions, oversized payloads).
+final class RawClient {
+    let endpoint: String
+    private let context: ZMQContext
+    private let socket: Socket
+
+    init(endpoint: String) throws {
+        self.endpoint = endpoint
+        context = try ZMQContext()
+        socket = try Socket(context, .dealer)
+        try socket.setLinger(milliseconds: 0)
+        try socket.setReceiveTimeout(milliseconds: 100)
+        try socket.setSendTimeout(milliseconds: 5000)
+        try socket.setSendHighWaterMark(0)
+        try socket.setReceiveHighWaterMark(0)
+        try socket.connect(endpoint)
+    }
+
+    deinit {
+        socket.close()
+        context.terminate()
+    }
+
+    /// Sends arbitrary frames.
+    func send(frames: [[UInt8]]) throws {
+        guard try socket.send(frames, dontWait: false) else { throw HarnessError("could not send to \(endpoint)") }
+    }
+
+    func send(_ message: WireMessage) throws { try send(frames: message.frames) }
+
+    /// Sends an event: header, address, payload.
+    func sendEvent(_ payload: String, to address: String, correlation: UInt64, flags: Header.Flags = []) throws {
+        try send(WireMessage(Header(.event, flags: flags, correlation: correlation), address: address, payload: Array(payload.utf8)))
+    }
+
+    /// The next reply within `timeout`, as raw frames.
+    func receiveFrames(timeout: Duration = .seconds(10)) throws -> [[UInt8]]? {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let frames = try socket.receive(dontWait: false) { return frames }
+        }
+        return nil
+    }
+
+    /// The next reply within `timeout`, parsed.
+    /// - Throws: ``HarnessError`` when none arrives in time; `WireError` when it is not a message.
+    func receive(timeout: Duration = .seconds(10)) throws -> WireMessage {
+        guard let frames = try receiveFrames(timeout: timeout) else {
+            throw HarnessError("no reply from \(endpoint) within \(timeout)")
+        }
+        return try WireMessage(frames: frames)
+    }
+
+    /// Sends and waits for the reply with the same correlation id (others are dropped).
+    func request(_ message: WireMessage, timeout: Duration = .seconds(10)) throws -> WireMessage {
+        try send(message)
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let reply = try receive(timeout: deadline - ContinuousClock.now)
+            if reply.header.correlation == message.header.correlation { return reply }
+        }
+    }
+}
+
+extension WireMessage {
+    /// The payload of an `error` reply.
+    var error: WireError? {
+        guard header.kind == .error else { return nil }
+        return try? WireJSON.decode(WireError.self, from: payload)
+    }
+
+    /// The payload as JSON.
+    var json: JSONValue? { try? JSONValue(parsing: Data(payload)) }
+}
+
+/// Runs blocking work (a raw client's send/receive loop) on a thread of its own, so that several
+/// can run at once without starving the test's executor.
+func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread {
+            continuation.resume(with: Result { try body() })
+        }
+        thread.start()
+    }
+}

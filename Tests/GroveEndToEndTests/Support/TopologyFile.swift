@@ -1,0 +1,116 @@
+import Foundation
+
+/// A topology for one test, written as JSON into the test's own directory. Endpoints are filled
+/// in per transport so that no two launches ever share one: `tcp://127.0.0.1:*` (the coordinator
+/// picks free ports) or ipc sockets inside the test's temp dir.
+///
+/// Every topology also gets `probe`, a Counter on the first worker group: the harness pokes it
+/// to learn when a watcher's subscription is live.
+struct TopologyFile {
+    enum Transport: String { case tcp, ipc }
+
+    struct WorkerGroup {
+        var name: String
+        var count = 1
+        var arguments: [String] = []
+        var external = false
+    }
+
+    struct Machine {
+        var name: String
+        var type: String
+        var worker: String
+        var keyed = false
+    }
+
+    struct Route {
+        var from: String
+        var when: String
+        var to: String
+        var event: String
+    }
+
+    var name: String
+    var transport: Transport
+    var workers: [WorkerGroup]
+    var machines: [Machine]
+    /// Request name → worker group.
+    var io: [(request: String, worker: String)] = []
+    var routes: [Route] = []
+    var heartbeat = (intervalMs: 250, timeoutMs: 1500)
+
+    static let probe = "probe"
+
+    /// The document, with endpoints for `directory`.
+    func json(in directory: URL) throws -> [String: Any] {
+        let endpoints: [String: String]
+        switch transport {
+        case .tcp:
+            // `tcp://127.0.0.1:*` would be the way (the coordinator binds `*` and reports the real
+            // port), but the topology validator refuses a port of `*`; see the report. Ports the
+            // kernel just handed out are free with high probability instead.
+            let ports = try FreePorts.take(3)
+            endpoints = ["clients": "tcp://127.0.0.1:\(ports[0])", "workers": "tcp://127.0.0.1:\(ports[1])",
+                         "events": "tcp://127.0.0.1:\(ports[2])"]
+        case .ipc:
+            endpoints = ["clients": "ipc://\(directory.path)/clients.ipc", "workers": "ipc://\(directory.path)/workers.ipc",
+                         "events": "ipc://\(directory.path)/events.ipc"]
+        }
+        var machineList: [[String: Any]] = machines.map { ["name": $0.name, "type": $0.type, "worker": $0.worker, "keyed": $0.keyed] }
+        if let first = workers.first(where: { !$0.external }) {
+            machineList.append(["name": Self.probe, "type": "Counter", "worker": first.name])
+        }
+        return [
+            "name": name,
+            "coordinator": endpoints,
+            "workers": workers.map { group -> [String: Any] in
+                var entry: [String: Any] = ["name": group.name, "count": group.count]
+                if !group.arguments.isEmpty { entry["arguments"] = group.arguments }
+                if group.external { entry["external"] = true }
+                return entry
+            },
+            "machines": machineList,
+            "io": io.map { ["request": $0.request, "worker": $0.worker] },
+            "routes": routes.map { ["from": $0.from, "when": $0.when, "to": $0.to, "event": $0.event] },
+            "heartbeat": ["intervalMs": heartbeat.intervalMs, "timeoutMs": heartbeat.timeoutMs],
+        ]
+    }
+
+    /// Writes the document to `<directory>/topology.json`.
+    func write(in directory: URL) throws -> URL {
+        let url = directory.appendingPathComponent("topology.json")
+        let data = try JSONSerialization.data(withJSONObject: try json(in: directory), options: [.prettyPrinted, .sortedKeys])
+        try data.write(to: url)
+        return url
+    }
+}
+
+/// TCP ports on 127.0.0.1 that were free a moment ago: the kernel picks them for sockets bound to
+/// port 0, all held at once so that they differ.
+enum FreePorts {
+    static func take(_ count: Int) throws -> [Int] {
+        var sockets: [Int32] = []
+        defer { for fd in sockets { close(fd) } }
+        var ports: [Int] = []
+        for _ in 0..<count {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard fd >= 0 else { throw HarnessError("socket() failed: \(errno)") }
+            sockets.append(fd)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = 0
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else { throw HarnessError("bind() failed: \(errno)") }
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let named = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+            }
+            guard named == 0 else { throw HarnessError("getsockname() failed: \(errno)") }
+            ports.append(Int(UInt16(bigEndian: address.sin_port)))
+        }
+        return ports
+    }
+}
