@@ -6,6 +6,8 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
     case null
     case bool(Bool)
     case number(Double)
+    /// An integer that fits in 64 bits, kept exact (nanosecond timestamps do not fit a Double).
+    case integer(Int64)
     case string(String)
     case array([JSONValue])
     case object([String: JSONValue])
@@ -16,6 +18,8 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
             self = .null
         } else if let value = try? container.decode(Bool.self) {
             self = .bool(value)
+        } else if let value = try? container.decode(Int64.self) {
+            self = .integer(value)
         } else if let value = try? container.decode(Double.self) {
             self = .number(value)
         } else if let value = try? container.decode(String.self) {
@@ -38,6 +42,7 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
             } else {
                 try container.encode(value)
             }
+        case .integer(let value): try container.encode(value)
         case .string(let value): try container.encode(value)
         case .array(let value): try container.encode(value)
         case .object(let value): try container.encode(value)

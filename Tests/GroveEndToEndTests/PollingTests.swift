@@ -38,22 +38,19 @@ extension EndToEnd {
                 // Another poller on the same workers ticks three times: poller/a, had it still
                 // been armed, would have ticked too.
                 try await cluster.send("poller/b", #"{"start":{"interval":0.1}}"#)
-                try await eventually("poller/b to complete three fetches after the mark") {
+                try await waitUntil("poller/b to complete three fetches after the mark") {
                     watcher.events(after: mark).filter { $0.isEffect("poller/b", "completed") }.count >= 3
                 }
                 let afterPause = watcher.events(after: mark).filter { $0.topic.hasSuffix(":poller/a") }
-                let all = watcher.events(after: mark)
-                let f2 = all.filter { (e: WatchEvent) -> Bool in e.topic.hasSuffix(":poller/a") }
-                var f3: [WatchEvent] = []
-                for e in all where e.topic.hasSuffix(":poller/a") { f3.append(e) }
-                print("DEBUG", all.count, f2.count, f3.count, [1,2,3].filter { $0 > 5 })
+                let again = watcher.events(after: mark).filter { $0.topic.hasSuffix(":poller/a") }
+                print("DEBUG", afterPause.count, again.count, mark, watcher.events.count)
                 #expect(afterPause.isEmpty, "poller/a kept working while paused: \(afterPause)")
                 #expect(try await cluster.state("poller/a") == paused)
 
                 // Resume goes on polling; stop ends it.
                 #expect(try await cluster.send("poller/a", "resume").caseName == "polling")
                 let resumed = try await cluster.mark(watcher)
-                try await eventually("poller/a to fetch again after resume") {
+                try await waitUntil("poller/a to fetch again after resume") {
                     watcher.events(after: resumed).contains { $0.isEffect("poller/a", "completed") }
                 }
                 #expect(try await cluster.send("poller/a", "stop") == idle)

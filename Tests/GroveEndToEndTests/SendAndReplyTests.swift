@@ -103,7 +103,7 @@ extension EndToEnd {
                 cluster.launch.signal(SIGTERM)
                 let status = await cluster.launch.waitForExit(timeout: .seconds(15))
                 #expect(status == 0)
-                try await eventually("the workers to exit with fsm-launch") { pids.allSatisfy { !ProcessTable.isAlive($0) } }
+                try await waitUntil("the workers to exit with fsm-launch") { pids.allSatisfy { !ProcessTable.isAlive($0) } }
             }
         }
 

@@ -11,7 +11,7 @@ extension Topology {
           },
           "workers": [
             { "name": "main" },
-            { "name": "io" }
+            { "name": "io", "arguments": ["--io-delay-ms", "400"] }
           ],
           "machines": [
             { "name": "auth", "type": "AuthFlow", "worker": "main" },

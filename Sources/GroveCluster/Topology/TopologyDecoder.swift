@@ -162,6 +162,7 @@ struct TopologyDecoder {
         case .null: "null"
         case .bool(let flag): "a boolean (\(flag))"
         case .number(let number): "a number (\(format(number)))"
+        case .integer(let number): "a number (\(number))"
         case .string(let text) where text.count > 40: "a string (\(JSONValue.string(String(text.prefix(40)) + "…")))"
         case .string(let text): "a string (\(JSONValue.string(text)))"
         case .array: "an array"

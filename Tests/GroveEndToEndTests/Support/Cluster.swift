@@ -126,7 +126,7 @@ final class Cluster: Sendable {
                                        outputIn: directory, label: "watch")
         extras.withLock { $0.append(process) }
         let watcher = EventWatcher(process: process)
-        try await eventually("the watcher to receive probe state changes", timeout: .seconds(20), interval: .milliseconds(200)) {
+        try await waitUntil("the watcher to receive probe state changes", timeout: .seconds(20), interval: .milliseconds(200)) {
             guard process.isRunning else {
                 throw HarnessError("fsm-send watch exited with \(process.exitStatus ?? -1): \(process.stderr)")
             }
@@ -147,7 +147,7 @@ final class Cluster: Sendable {
 
     /// Waits until at least `count` log lines contain every one of `needles`.
     func waitForLog(_ needles: String..., count: Int = 1, timeout: Duration = .seconds(15)) async throws {
-        try await eventually("\(count) log line(s) with \(needles)", timeout: timeout) {
+        try await waitUntil("\(count) log line(s) with \(needles)", timeout: timeout) {
             log.split(separator: "\n").filter { line in needles.allSatisfy { line.contains($0) } }.count >= count
         }
     }

@@ -32,8 +32,9 @@ func eventually<T>(
     }
 }
 
-/// `eventually` for a condition.
-func eventually(
+/// Polls `condition` until it holds, or fails once `timeout` has passed. (Not an overload of
+/// `eventually`: a Bool-returning closure would match its `T?` probe and never wait.)
+func waitUntil(
     _ what: @autoclosure () -> String,
     timeout: Duration = .seconds(15),
     interval: Duration = .milliseconds(25),
@@ -53,4 +54,15 @@ func waitBlocking(timeout: Duration, _ condition: () -> Bool) -> Bool {
         usleep(10_000)
     }
     return true
+}
+
+/// Catches `eventually { bool }`, which would otherwise return at once with `Optional(false)`.
+@available(*, unavailable, message: "use waitUntil for a condition")
+func eventually(
+    _ what: @autoclosure () -> String,
+    timeout: Duration = .seconds(15),
+    interval: Duration = .milliseconds(25),
+    _ condition: () async throws -> Bool
+) async throws -> Bool {
+    fatalError()
 }
