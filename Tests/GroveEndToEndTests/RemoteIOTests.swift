@@ -23,9 +23,12 @@ extension EndToEnd {
                 let loaded = try await watcher.waitFor("loader's loaded state") { $0.topic == "state:loader" && $0.state == loadedDemoItems }
                 #expect(loaded.first?.worker == "edge", "the machine stays on its own worker")
 
-                let lifecycle = watcher.events(where: { $0.topic == "effect:loader" })
+                let lifecycle = watcher.effects(of: "loader")
                 #expect(lifecycle.map(\.phase) == ["started", "completed"])
-                #expect(lifecycle.allSatisfy { $0.effect == .string("fetch-items") && $0.payload["request"] == .string("FetchItems") })
+                let ids = Set(lifecycle.compactMap(\.effect))
+                let requests = Set(lifecycle.compactMap(\.payload["request"]))
+                #expect(ids == [.string("fetch-items")])
+                #expect(requests == [.string("FetchItems")])
                 let runner = try #require(lifecycle.first?.worker)
                 #expect(["data-io-1", "data-io-2"].contains(runner), "ran on \(runner), not on the data-io pool")
 
@@ -49,7 +52,7 @@ extension EndToEnd {
 
                 let effects = try await watcher.waitFor("the authenticate effect to complete") { $0.isEffect("auth", "completed", id: "authenticate") }
                 #expect(effects.first?.worker == "auth-io")
-                #expect(watcher.events(where: { $0.isEffect("auth", "started", id: "authenticate") }).count == 1)
+                #expect(watcher.effects(of: "auth", "started", id: "authenticate").count == 1)
 
                 // The machine's output left the worker too.
                 let outputs = try await watcher.waitFor("the signedIn output") { $0.topic == "output:auth" }

@@ -35,8 +35,9 @@ extension CoordinatorCore {
     }
 
     /// A result from the worker that ran a call: back to the machine's worker, once.
-    mutating func finishCall(_ id: UInt64, _ message: WireMessage) -> [CoordinatorAction] {
-        guard let call = calls[id] else { return [] } // cancelled meanwhile: never delivered
+    mutating func finishCall(_ id: UInt64, _ message: WireMessage, from worker: String) -> [CoordinatorAction] {
+        // Cancelled meanwhile: never delivered. Only the worker running the call may finish it.
+        guard let call = calls[id], call.target == worker else { return [] }
         forget(id)
         var result = message
         result.header.correlation = call.originID

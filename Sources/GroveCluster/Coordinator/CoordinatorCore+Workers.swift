@@ -23,7 +23,8 @@ extension CoordinatorCore {
         case .heartbeat:
             return []
         case .state, .accepted, .error:
-            guard let request = pending.removeValue(forKey: correlation) else { return [] }
+            // Only the worker the request went to may answer it.
+            guard pending[correlation]?.worker == name, let request = pending.removeValue(forKey: correlation) else { return [] }
             switch request.origin {
             case .client(let client, let clientCorrelation):
                 var reply = message
@@ -39,7 +40,7 @@ extension CoordinatorCore {
         case .ioRequest:
             return startCall(from: name, message)
         case .ioResult:
-            return finishCall(correlation, message)
+            return finishCall(correlation, message, from: name)
         case .ioCancel:
             return cancelCall(from: name, originID: correlation, reason: message.payload)
         default:
@@ -136,10 +137,26 @@ extension CoordinatorCore {
             actions.append(.toWorker(call.target, WireMessage(Header(.ioCancel, correlation: id), address: call.address)))
             actions.append(publishEffect(call, .lost, reason: "the machine's worker \(name) was lost: \(reason)"))
         }
-        let group = workers[name]?.group
-        let machines = topology.machines.filter { $0.worker == group }.map(\.name)
+        let machines = machines(on: name)
         actions.append(publishWorker(WorkerEvent(worker: name, phase: .lost, reason: reason, machines: machines)))
         return actions
+    }
+
+    /// The addresses a worker instance hosts: its single machines and the keyed instances placed
+    /// on it so far.
+    func machines(on worker: String) -> [String] {
+        var addresses: [String] = []
+        for spec in topology.machines {
+            if spec.keyed {
+                addresses += (keyedInstances[spec.name] ?? []).filter { address in
+                    let key = String(address.dropFirst(spec.name.count + 1))
+                    return topology.placement(ofMachine: spec.name, key: key) == worker
+                }.sorted()
+            } else if topology.placement(ofMachine: spec.name, key: nil) == worker {
+                addresses.append(spec.name)
+            }
+        }
+        return addresses
     }
 
     func publishWorker(_ event: WorkerEvent) -> CoordinatorAction {

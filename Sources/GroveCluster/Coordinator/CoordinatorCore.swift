@@ -160,7 +160,10 @@ struct CoordinatorCore {
     func listing() -> Listing {
         let machines = topology.machines.map { spec in
             let worker = spec.keyed ? spec.worker : (topology.placement(ofMachine: spec.name, key: nil) ?? spec.worker)
-            let available = topology.instances(of: spec.worker).contains { workers[$0]?.registered == true }
+            // A single machine lives on one instance; a keyed one on any instance of its group.
+            let available = spec.keyed
+                ? topology.instances(of: spec.worker).contains { workers[$0]?.registered == true }
+                : workers[worker]?.registered == true
             return Listing.Machine(name: spec.name, type: spec.type, keyed: spec.keyed, worker: worker,
                                    instances: (keyedInstances[spec.name] ?? []).sorted(), available: available)
         }

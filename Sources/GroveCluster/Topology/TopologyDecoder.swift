@@ -105,7 +105,11 @@ struct TopologyDecoder {
     ) -> Int? {
         guard let value = members[field.key] else { return fallback }
         let fieldPath = path.appending(field.key)
-        guard case .number(let number) = value else {
+        let number: Double
+        switch value {
+        case .number(let value): number = value
+        case .integer(let value): number = Double(value)
+        default:
             report(.wrongType, fieldPath, "expected a number, found \(Self.describe(value)); \(field.hint)")
             return nil
         }

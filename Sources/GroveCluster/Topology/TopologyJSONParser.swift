@@ -178,6 +178,7 @@ struct TopologyJSONParser {
             skipDigits()
         }
         let text = String(decoding: bytes[start..<offset], as: UTF8.self)
+        if let integer = Int64(text) { return .integer(integer) }
         guard let number = Double(text), number.isFinite else {
             offset = start
             throw failure(path, "the number \(text) is out of range")

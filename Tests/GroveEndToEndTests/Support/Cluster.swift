@@ -15,11 +15,12 @@ final class Cluster: Sendable {
     /// Processes the test started besides fsm-launch (watchers, external workers).
     private let extras = Mutex<[ChildProcess]>([])
 
-    private init(directory: URL, topology: TopologyFile, launch: ChildProcess, clients: String) {
+    private init(directory: URL, topology: TopologyFile, launch: ChildProcess, clients: String, extras: [ChildProcess]) {
         self.directory = directory
         self.topology = topology
         self.launch = launch
         self.clients = clients
+        self.extras.withLock { $0 = extras }
     }
 
     /// Writes the topology, starts fsm-launch and waits for its `ready` line.
@@ -28,7 +29,18 @@ final class Cluster: Sendable {
         let directory = try makeDirectory()
         let file = try topology.write(in: directory)
         let launch = try ChildProcess(Products.launch, [file.path], outputIn: directory, label: "fsm-launch")
+        var externals: [ChildProcess] = []
         do {
+            // fsm-launch is ready once every worker registered, external ones included: start
+            // those by hand, as an operator would.
+            for group in topology.workers where group.external {
+                guard topology.transport == .ipc else { throw HarnessError("external workers need an ipc topology in these tests") }
+                for name in group.count == 1 ? [group.name] : (1...group.count).map({ "\(group.name)-\($0)" }) {
+                    externals.append(try ChildProcess(
+                        Products.worker, ["--name", name, "--coordinator", "ipc://\(directory.path)/workers.ipc"] + group.arguments,
+                        outputIn: directory, label: "worker-\(name)"))
+                }
+            }
             let endpoint = try await eventually("the ready line of fsm-launch", timeout: readyTimeout) { () throws -> String? in
                 if let line = launch.stdout.split(separator: "\n").first(where: { $0.hasPrefix("ready ") }) {
                     return String(line.dropFirst("ready ".count))
@@ -38,8 +50,9 @@ final class Cluster: Sendable {
                 }
                 return nil
             }
-            return Cluster(directory: directory, topology: topology, launch: launch, clients: endpoint)
+            return Cluster(directory: directory, topology: topology, launch: launch, clients: endpoint, extras: externals)
         } catch {
+            for process in externals { process.stop(grace: .seconds(1)) }
             launch.stop()
             throw HarnessError("\(error)\nfsm-launch stderr:\n\(launch.stderr.suffix(4000))")
         }
@@ -152,8 +165,13 @@ final class Cluster: Sendable {
         }
     }
 
+    /// The external worker processes the harness started, by instance name (latest first).
+    func externalWorker(_ name: String) -> ChildProcess? {
+        extras.withLock { $0 }.last { $0.arguments.contains(name) && $0.arguments.first == "fsm-worker" }
+    }
+
     /// Starts an instance of an external worker group by hand.
-    func startExternalWorker(_ name: String, arguments: [String] = []) async throws -> ChildProcess {
+    func startExternalWorker(_ name: String, arguments: [String] = []) throws -> ChildProcess {
         let workers = try workersEndpoint()
         let process = try ChildProcess(Products.worker, ["--name", name, "--coordinator", workers] + arguments,
                                        outputIn: directory, label: "worker-\(name)")

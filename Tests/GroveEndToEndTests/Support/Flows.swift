@@ -30,3 +30,5 @@ let demoItems = json(#"[{"id":"1","title":"Oak"},{"id":"2","title":"Birch"},{"id
 let loadedDemoItems = json(#"{"loaded":{"_0":[{"id":"1","title":"Oak"},{"id":"2","title":"Birch"},{"id":"3","title":"Rowan"}]}}"#)
 let loading = json(#"{"loading":{}}"#)
 let idle = json(#"{"idle":{}}"#)
+
+func isLoaded(_ state: JSONValue) -> Bool { state == loadedDemoItems }

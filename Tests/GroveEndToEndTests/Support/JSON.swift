@@ -19,8 +19,4 @@ extension JSONValue {
         guard let members = objectValue, members.count == 1 else { return stringValue }
         return members.keys.first
     }
-
-    var doubleValue: Double? {
-        if case .number(let value) = self { value } else { nil }
-    }
 }

@@ -74,6 +74,34 @@ final class EventWatcher: Sendable {
         }
     }
 
+    /// The effect events of `address`, optionally only those in `phase` or of effect `id`.
+    ///
+    /// Tests call helpers like this one instead of writing closures inside `#expect`: Swift 6.3
+    /// can give a closure inside a macro expansion the same discriminator as a closure after
+    /// it, and then runs the wrong closure (seen here: a `filter` ran an earlier `#expect`'s
+    /// `allSatisfy` predicate).
+    func effects(of address: String, _ phase: String? = nil, id: String? = nil) -> [WatchEvent] {
+        var found: [WatchEvent] = []
+        for event in events where event.topic == "effect:" + address {
+            if let phase, event.phase != phase { continue }
+            if let id, event.effect != .string(id) { continue }
+            found.append(event)
+        }
+        return found
+    }
+
+    /// The phases of `address`'s effect events, in order.
+    func phases(of address: String) -> [String] {
+        effects(of: address).compactMap(\.phase)
+    }
+
+    /// The outputs `address` emitted.
+    func outputs(of address: String) -> [WatchEvent] {
+        var found: [WatchEvent] = []
+        for event in events where event.topic == "output:" + address { found.append(event) }
+        return found
+    }
+
     /// The states `address` committed, in order, as published.
     func states(of address: String) -> [JSONValue] {
         events.filter { $0.topic == "state:" + address }.compactMap(\.state)
@@ -99,4 +127,13 @@ extension Cluster {
 extension EventWatcher {
     /// Events printed after a mark from ``Cluster/mark(_:)``.
     func events(after mark: Int) -> [WatchEvent] { Array(events.dropFirst(mark)) }
+
+    /// The state changes and effect events of `address` printed after a mark.
+    func events(after mark: Int, of address: String) -> [WatchEvent] {
+        var found: [WatchEvent] = []
+        for event in events(after: mark) where event.address == address {
+            found.append(event)
+        }
+        return found
+    }
 }
