@@ -20,11 +20,13 @@ let package = Package(
         .executable(name: "fsm-launch", targets: ["FSMLaunch"]),
         .executable(name: "fsm-worker", targets: ["FSMWorker"]),
         .executable(name: "fsm-send", targets: ["FSMSend"]),
+        .executable(name: "fsm-load", targets: ["FSMLoad"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
     targets: [
         // Pure core: machines, effects, ids, dialect adapters. No Foundation, no runtime.
@@ -107,6 +109,15 @@ let package = Package(
             dependencies: [
                 "GroveCluster",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "FSMLoad",
+            dependencies: [
+                "GroveCluster", "GroveWire", "ZeroMQ",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
             swiftSettings: strict
         ),

@@ -44,7 +44,13 @@ enum ExampleWorker {
 
 /// A trivial machine for load tests: counts events.
 enum Counter: Machine {
-    enum Event: Codable, Sendable { case increment, add(Int), reset }
+    enum Event: Codable, Sendable {
+        case increment
+        case add(Int)
+        case reset
+        /// Counts as one increment; the text is ignored. Load tests size their events with it.
+        case note(String)
+    }
     struct State: Codable, Sendable { var count = 0 }
     static var initialState: State { State() }
     static func update(_ state: inout State, event: Event) -> Effect {
@@ -52,6 +58,7 @@ enum Counter: Machine {
         case .increment: state.count += 1
         case .add(let amount): state.count += amount
         case .reset: state.count = 0
+        case .note: state.count += 1
         }
         return .none
     }

@@ -11,6 +11,9 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
     case stop = 0x04
     /// Lists machines and workers. Answered with `listing`.
     case list = 0x05
+    /// The raw baseline: routed to a machine's worker like an event, answered `accepted` by the
+    /// worker without decoding it or touching a machine. `fsm-load` measures the transport with it.
+    case echo = 0x06
 
     // Replies (coordinator → client; worker → coordinator).
     /// A machine's state as JSON.
@@ -58,6 +61,7 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
         case .cancel: "cancel"
         case .stop: "stop"
         case .list: "list"
+        case .echo: "echo"
         case .state: "state"
         case .accepted: "accepted"
         case .error: "error"

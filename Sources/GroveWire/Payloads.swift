@@ -195,13 +195,16 @@ public struct Listing: Codable, Sendable, Hashable {
     }
 
     public var topology: String
+    /// The coordinator's process id.
+    public var coordinatorPid: Int32?
     /// The PUB endpoint to subscribe to for `state:`, `effect:` and `worker:` topics.
     public var events: String
     public var machines: [Machine]
     public var workers: [Worker]
 
-    public init(topology: String, events: String, machines: [Machine], workers: [Worker]) {
+    public init(topology: String, coordinatorPid: Int32? = nil, events: String, machines: [Machine], workers: [Worker]) {
         self.topology = topology
+        self.coordinatorPid = coordinatorPid
         self.events = events
         self.machines = machines
         self.workers = workers

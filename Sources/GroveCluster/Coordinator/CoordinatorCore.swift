@@ -92,7 +92,7 @@ struct CoordinatorCore {
                 address: message.address))
         }
         switch message.header.kind {
-        case .event, .get, .cancel, .stop:
+        case .event, .get, .cancel, .stop, .echo:
             if message.header.kind == .event || message.header.kind == .cancel, !Self.isJSON(message.payload) {
                 let preview = String(decoding: message.payload.prefix(60), as: UTF8.self)
                 return refuse(WireError(.malformedJSON, "the payload is not valid JSON: '\(preview)'", address: message.address))
@@ -119,7 +119,7 @@ struct CoordinatorCore {
             return [.toClient(identity, WireMessage(Header(.listing, correlation: correlation), payload: payload))]
         default:
             return refuse(WireError(.unknownKind,
-                "clients may send event, get, cancel, stop and list; \(message.header.kind.name) is for workers"))
+                "clients may send event, get, cancel, stop, list and echo; \(message.header.kind.name) is for workers"))
         }
     }
 
@@ -172,7 +172,7 @@ struct CoordinatorCore {
             Listing.Worker(name: instance.name, group: instance.group,
                            registered: slots[instance.name]?.registered ?? false, pid: slots[instance.name]?.pid)
         }
-        return Listing(topology: topology.name, events: eventsEndpoint, machines: machines, workers: workerList)
+        return Listing(topology: topology.name, coordinatorPid: getpid(), events: eventsEndpoint, machines: machines, workers: workerList)
     }
 
     static func isJSON(_ bytes: [UInt8]) -> Bool {

@@ -12,7 +12,7 @@ extension TopologyDecoder {
                 return a == b
             case (.tcp(let hostA, let portA), .tcp(let hostB, let portB)):
                 let wildcards: Set = ["*", "0.0.0.0", "[::]", "::"]
-                return portA == portB && (hostA == hostB || wildcards.contains(hostA) || wildcards.contains(hostB))
+                return portA == portB && portA != 0 && (hostA == hostB || wildcards.contains(hostA) || wildcards.contains(hostB))
             default:
                 return false
             }
@@ -82,10 +82,13 @@ extension TopologyDecoder {
             return .exact(endpoint)
         }
         if let address = endpoint.dropping(prefix: "tcp://") {
-            guard let colon = address.lastIndex(of: ":"), colon != address.startIndex,
-                  let port = Int(address[address.index(after: colon)...]), (1...65535).contains(port)
-            else {
-                report(.invalidEndpoint, path, "'\(endpoint)' needs a host and a port from 1 to 65535; write e.g. \"tcp://127.0.0.1:5555\", or \"tcp://*:5555\" to listen on every interface")
+            let colon = address.lastIndex(of: ":")
+            let portText = colon.map { address[address.index(after: $0)...] } ?? ""
+            // Port `*` (or 0) asks the system for a free port; each such endpoint gets its own.
+            let port = portText == "*" ? 0 : Int(portText)
+            guard let colon, colon != address.startIndex, let port, (0...65535).contains(port) else {
+                report(.invalidEndpoint, path, "'\(endpoint)' needs a host and a port from 1 to 65535 (or * for a free one); "
+                    + "write e.g. \"tcp://127.0.0.1:5555\", \"tcp://*:5555\" to listen on every interface, or \"tcp://127.0.0.1:*\"")
                 return nil
             }
             return .tcp(host: String(address[..<colon]), port: port)

@@ -111,13 +111,7 @@ public enum Worker {
             }
         }
         for await batch in batches {
-            for inbound in batch {
-                do {
-                    await runtime.handle(try WireMessage(frames: inbound.frames))
-                } catch {
-                    log.warning("dropped a malformed message from the coordinator", metadata: ["error": "\(error)"])
-                }
-            }
+            await runtime.handle(batch)
         }
         keeper.cancel()
     }

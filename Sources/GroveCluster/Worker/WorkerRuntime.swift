@@ -3,6 +3,7 @@ import Grove
 import GroveRuntime
 import GroveWire
 import Logging
+import ZeroMQ
 
 /// The machines and io work of one worker process. Messages from the coordinator arrive in
 /// order through ``handle(_:)``, called by a single consumer, so per-machine FIFO holds: events
@@ -33,10 +34,23 @@ actor WorkerRuntime {
         link.publish(.register, address: link.worker, payload: registration)
     }
 
+    /// Handles a batch from the I/O thread in order, in one turn of the actor.
+    func handle(_ batch: [Inbound]) {
+        for inbound in batch {
+            do {
+                handle(try WireMessage(frames: inbound.frames))
+            } catch {
+                log.warning("dropped a malformed message from the coordinator", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
     func handle(_ message: WireMessage) {
         lastHeard = .now
         let header = message.header
         switch header.kind {
+        case .echo:
+            link.send(.accepted, correlation: header.correlation, address: message.address)
         case .welcome:
             accept(welcome: message.payload)
         case .event:

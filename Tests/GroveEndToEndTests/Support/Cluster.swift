@@ -153,11 +153,6 @@ final class Cluster: Sendable {
     /// Everything fsm-launch and its workers logged so far.
     var log: String { launch.stderr }
 
-    /// How many log lines contain every one of `needles`.
-    func logLines(containing needles: String...) -> [Substring] {
-        log.split(separator: "\n").filter { line in needles.allSatisfy { line.contains($0) } }
-    }
-
     /// Waits until at least `count` log lines contain every one of `needles`.
     func waitForLog(_ needles: String..., count: Int = 1, timeout: Duration = .seconds(15)) async throws {
         try await waitUntil("\(count) log line(s) with \(needles)", timeout: timeout) {

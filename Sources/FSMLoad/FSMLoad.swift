@@ -1,0 +1,190 @@
+import ArgumentParser
+import Synchronization
+import Foundation
+import GroveCluster
+import GroveWire
+
+@main
+struct FSMLoad: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fsm-load",
+        abstract: "Drives a topology with events and reports throughput, latency, CPU and losses.",
+        discussion: """
+            Without --endpoint, launches the topology (default Topologies/load.json) with the fsm-launch \
+            next to this executable and stops it afterwards. Each run sends events from --connections \
+            client connections, each keeping up to --window requests in flight (or sending at --rate), \
+            round robin over --machines addresses of --machine (name/0 ... name/N-1 for a keyed machine).
+
+            Modes: ack = events with the no-wait flag, acknowledged once the machine queued them \
+            (fire-and-forget with acknowledged delivery); reply = events answered with the state they \
+            committed (request-reply); raw = the echo kind through the same sockets (client → coordinator \
+            → worker and back) with no codec and no machine. Unless --no-baseline, a raw run with the same \
+            settings precedes the others, and the report gives Grove's rate as a share of it.
+
+            Every event sent is counted once: acknowledged, failed (an error reply, by code) or lost (no \
+            answer within 10 s after the run). Latency is from the intended send time (with --rate, a \
+            schedule; otherwise the send), so a stalled system cannot hide its queueing delay.
+            """
+    )
+
+    @Argument(help: "The topology to launch (ignored with --endpoint). Default: Topologies/load.json.")
+    var topology: String = "Topologies/load.json"
+
+    @Option(help: "Drive an already running topology at this clients endpoint instead of launching one.")
+    var endpoint: String?
+
+    @Option(help: "Runs to make, comma separated, from: raw, ack, reply.")
+    var mode: String = "ack"
+
+    @Flag(help: "Skip the raw baseline run.")
+    var noBaseline = false
+
+    @Option(help: "Client connections, each on its own thread.")
+    var connections: Int = 2
+
+    @Option(help: "The machine to send to.")
+    var machine: String = "counter"
+
+    @Option(help: "How many addresses: instances name/0 ... name/N-1 of a keyed machine (1 for a single machine).")
+    var machines: Int = 1000
+
+    @Option(help: "Event payload size in bytes (JSON, padded with a note).")
+    var payloadSize: Int = 64
+
+    @Option(help: "Seconds per run.")
+    var duration: Double = 5
+
+    @Option(help: "Events per connection per run instead of a duration.")
+    var count: Int?
+
+    @Option(help: "Requests in flight per connection.")
+    var window: Int = 1000
+
+    @Option(help: "Target events per second over all connections (a latency run); default: as fast as the window allows.")
+    var rate: Double?
+
+    @Option(help: "Before the runs, spawn this many keyed instances (one event each) and report memory per idle instance.")
+    var spawn: Int?
+
+    @Flag(help: "Print the report as JSON on stdout.")
+    var json = false
+
+    func validate() throws {
+        guard connections > 0 else { throw ValidationError("--connections must be at least 1") }
+        guard machines > 0 else { throw ValidationError("--machines must be at least 1") }
+        guard payloadSize >= 16 else { throw ValidationError("--payload-size must be at least 16 bytes (the smallest event)") }
+        guard duration > 0 else { throw ValidationError("--duration must be positive") }
+        guard window > 0 else { throw ValidationError("--window must be at least 1") }
+        if let rate, rate <= 0 { throw ValidationError("--rate must be positive") }
+        for name in mode.split(separator: ",") where LoadPlan.Mode(rawValue: String(name)) == nil {
+            throw ValidationError("unknown mode '\(name)'; use raw, ack or reply")
+        }
+    }
+
+    func run() throws {
+        var launched: LaunchedTopology?
+        if endpoint == nil {
+            let launcher = Self.executableDirectory().appendingPathComponent("fsm-launch")
+            launched = try LaunchedTopology(topology: topology, launcher: launcher)
+        }
+        defer { launched?.stop() }
+        let endpoint = endpoint ?? launched!.endpoint
+        let client = try Client(endpoint: endpoint, timeout: .seconds(5))
+        let listing = try client.list()
+        var pids: [String: Int32] = ["fsm-load": getpid()]
+        if let pid = listing.coordinatorPid { pids["coordinator"] = pid }
+        for worker in listing.workers { if let pid = worker.pid { pids[worker.name] = pid } }
+        guard let spec = listing.machines.first(where: { $0.name == machine }) else {
+            throw LoadError("topology '\(listing.topology)' has no machine '\(machine)'; it has \(listing.machines.map(\.name).joined(separator: ", "))")
+        }
+        let addresses = spec.keyed ? (0..<machines).map { "\(machine)/\($0)" } : [machine]
+
+        var report = LoadReport(topology: listing.topology, endpoint: endpoint, connections: connections, addresses: addresses.count,
+                                payloadBytes: payloadSize, window: window, runs: [])
+        if let spawn {
+            guard spec.keyed else { throw LoadError("--spawn needs a keyed machine; '\(machine)' is single") }
+            report.spawn = try spawnInstances(spawn, endpoint: endpoint, pids: pids)
+        }
+        var modes = mode.split(separator: ",").compactMap { LoadPlan.Mode(rawValue: String($0)) }
+        if !noBaseline, !modes.contains(.raw) { modes.insert(.raw, at: 0) }
+        for mode in modes {
+            let plan = LoadPlan(mode: mode, addresses: addresses, payload: Self.payload(size: payloadSize), window: window,
+                                count: count, duration: .seconds(duration), ratePerConnection: rate.map { $0 / Double(connections) })
+            report.runs.append(try measure(plan, endpoint: endpoint, pids: pids))
+        }
+        if let raw = report.runs.first(where: { $0.mode == "raw" }), let grove = report.runs.last(where: { $0.mode != "raw" }),
+           raw.eventsPerSecond > 0 {
+            report.ratioToRaw = grove.eventsPerSecond / raw.eventsPerSecond
+        }
+        if json {
+            print(String(decoding: try WireJSON.encode(report), as: UTF8.self))
+        } else {
+            print(report.text())
+        }
+        if report.runs.contains(where: { $0.lost > 0 }) { throw ExitCode(1) }
+    }
+
+    func measure(_ plan: LoadPlan, endpoint: String, pids: [String: Int32]) throws -> RunReport {
+        let before = pids.compactMapValues { ProcessStats.read(pid: $0) }
+        let progress = LoadConnection.Progress()
+        let results = Mutex(ConnectionResult())
+        let failures = Mutex<[String]>([])
+        let group = DispatchGroup()
+        for index in 0..<connections {
+            let connection = LoadConnection(endpoint: endpoint, plan: plan, index: index, progress: progress)
+            group.enter()
+            let thread = Thread {
+                do {
+                    let result = try connection.run()
+                    results.withLock { $0.merge(result) }
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+                group.leave()
+            }
+            thread.start()
+        }
+        let tty = isatty(STDERR_FILENO) == 1
+        let started = Date()
+        while group.wait(timeout: .now() + 1) == .timedOut {
+            if tty {
+                let rate = Double(progress.value) / Date().timeIntervalSince(started)
+                FileHandle.standardError.write(Data(String(format: "\r%@: %d answered, %.0f events/s   ", plan.mode.rawValue, progress.value, rate).utf8))
+            }
+        }
+        if tty { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if let failure = failures.withLock({ $0.first }) { throw LoadError("a connection failed: \(failure)") }
+        let after = pids.compactMapValues { ProcessStats.read(pid: $0) }
+        var cpu: [String: Double] = [:]
+        for (name, stats) in after { if let start = before[name] { cpu[name] = stats.cpuSeconds - start.cpuSeconds } }
+        return RunReport(mode: plan.mode, result: results.withLock { $0 }, cpu: cpu)
+    }
+
+    /// Sends one event to each of `count` new keyed instances and measures the workers' memory.
+    func spawnInstances(_ count: Int, endpoint: String, pids: [String: Int32]) throws -> SpawnReport {
+        let workers = pids.filter { $0.key != "fsm-load" && $0.key != "coordinator" }
+        let before = workers.compactMapValues { ProcessStats.read(pid: $0)?.residentBytes }.values.reduce(0, +)
+        let plan = LoadPlan(mode: .ack, addresses: (0..<count).map { "\(machine)/spawn-\($0)" }, payload: Self.payload(size: 16),
+                            window: window, count: (count + connections - 1) / connections, duration: .seconds(3600), ratePerConnection: nil)
+        let started = ContinuousClock.now
+        let run = try measure(plan, endpoint: endpoint, pids: [:])
+        let seconds = (ContinuousClock.now - started).seconds
+        if run.lost > 0 || run.failed > 0 {
+            throw LoadError("spawning lost \(run.lost) and failed \(run.failed) events: \(run.errors)")
+        }
+        let after = workers.compactMapValues { ProcessStats.read(pid: $0)?.residentBytes }.values.reduce(0, +)
+        return SpawnReport(instances: run.acknowledged, seconds: seconds, residentBytesAdded: after - before,
+                           bytesPerInstance: Double(after - before) / Double(max(1, run.acknowledged)))
+    }
+
+    /// `{"note":{"_0":"xxxx"}}` padded to `size` bytes.
+    static func payload(size: Int) -> [UInt8] {
+        let frame = #"{"note":{"_0":""}}"#
+        return Array((#"{"note":{"_0":""# + String(repeating: "x", count: max(0, size - frame.utf8.count)) + #""}}"#).utf8)
+    }
+
+    static func executableDirectory() -> URL {
+        let path = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return URL(fileURLWithPath: path).deletingLastPathComponent()
+    }
+}

@@ -1,0 +1,160 @@
+import Foundation
+import GroveWire
+import Histogram
+import ZeroMQ
+
+/// What one run sends: the kind, the flags and the payloads, and to which addresses.
+struct LoadPlan: Sendable {
+    enum Mode: String, Sendable, CaseIterable {
+        /// `echo`: through coordinator and worker and back, no codec, no machine.
+        case raw
+        /// `event` with the no-wait flag: acknowledged once the machine queued it.
+        case ack
+        /// `event`: answered with the state it committed.
+        case reply
+    }
+
+    var mode: Mode
+    var addresses: [String]
+    var payload: [UInt8]
+    var window: Int
+    var count: Int?
+    var duration: Duration
+    var ratePerConnection: Double?
+
+    var kind: MessageKind { mode == .raw ? .echo : .event }
+    var flags: Header.Flags { mode == .ack ? .noWait : [] }
+}
+
+/// The outcome of one connection's run.
+struct ConnectionResult: Sendable {
+    var sent = 0
+    var acknowledged = 0
+    var failed = 0
+    var errors: [String: Int] = [:]
+    var latency = Histogram<UInt64>(highestTrackableValue: 60_000_000) // microseconds, up to 60 s
+    var elapsed: Duration = .zero
+
+    mutating func merge(_ other: ConnectionResult) {
+        sent += other.sent
+        acknowledged += other.acknowledged
+        failed += other.failed
+        errors.merge(other.errors, uniquingKeysWith: +)
+        latency.add(other.latency)
+        elapsed = max(elapsed, other.elapsed)
+    }
+}
+
+/// One client connection on its own thread: keeps up to `window` requests in flight (or sends at
+/// a fixed rate), and records each round trip. A request is counted once, as acknowledged or as
+/// failed; what is neither when the drain deadline passes is lost.
+final class LoadConnection: @unchecked Sendable {
+    let endpoint: String
+    let plan: LoadPlan
+    let index: Int
+    let progress: Progress
+
+    final class Progress: @unchecked Sendable {
+        private let lock = NSLock()
+        private var done = 0
+        func add(_ count: Int) { lock.lock(); done += count; lock.unlock() }
+        var value: Int { lock.lock(); defer { lock.unlock() }; return done }
+    }
+
+    init(endpoint: String, plan: LoadPlan, index: Int, progress: Progress) {
+        self.endpoint = endpoint
+        self.plan = plan
+        self.index = index
+        self.progress = progress
+    }
+
+    func run() throws -> ConnectionResult {
+        let context = try ZMQContext()
+        defer { context.terminate() }
+        let socket = try Socket(context, .dealer)
+        defer { socket.close() }
+        try socket.setLinger(milliseconds: 0)
+        try socket.setSendHighWaterMark(Int32(clamping: plan.window * 2))
+        try socket.setReceiveHighWaterMark(Int32(clamping: plan.window * 2))
+        try socket.setReceiveTimeout(milliseconds: 1)
+        try socket.connect(endpoint)
+
+        var result = ConnectionResult()
+        var sentAt: [UInt64: ContinuousClock.Instant] = [:]
+        sentAt.reserveCapacity(plan.window * 2)
+        let clock = ContinuousClock()
+        let start = clock.now
+        let deadline = start + plan.duration
+        var correlation = UInt64(index) << 48
+        var nextAddress = index % max(1, plan.addresses.count)
+        let interval = plan.ratePerConnection.map { Duration.seconds(1 / $0) }
+        var reported = 0
+        var drainStarted: ContinuousClock.Instant?
+
+        func done(_ now: ContinuousClock.Instant) -> Bool {
+            if let count = plan.count { return result.sent >= count }
+            return now >= deadline
+        }
+
+        while true {
+            var now = clock.now
+            // Send while the window (or the schedule) allows.
+            while !done(now), sentAt.count < plan.window {
+                var intended = now
+                if let interval {
+                    intended = start + interval * result.sent
+                    if intended > now { break }
+                }
+                correlation += 1
+                let address = plan.addresses[nextAddress]
+                nextAddress = (nextAddress + 1) % plan.addresses.count
+                let frames = [Header(plan.kind, flags: plan.flags, correlation: correlation).bytes, Array(address.utf8), plan.payload]
+                guard try socket.send(frames, dontWait: true) else { break }
+                sentAt[correlation] = intended
+                result.sent += 1
+                now = clock.now
+            }
+            if done(now) {
+                if sentAt.isEmpty { break }
+                let started = drainStarted ?? now
+                drainStarted = started
+                if now - started > .seconds(10) { break } // what is still unanswered is lost
+            }
+            // Receive what has arrived; wait up to 1 ms when nothing has.
+            var received = 0
+            while let frames = try socket.receive(dontWait: received > 0) {
+                received += 1
+                guard frames.count == 3, let header = try? Header(frames[0]), let sent = sentAt.removeValue(forKey: header.correlation) else { continue }
+                let micros = (clock.now - sent).microseconds
+                _ = result.latency.record(UInt64(max(0, micros)))
+                if header.kind == .error {
+                    result.failed += 1
+                    let code = (try? WireJSON.decode(WireError.self, from: frames[2]))?.code.rawValue ?? "undecodable-error"
+                    result.errors[code, default: 0] += 1
+                } else {
+                    result.acknowledged += 1
+                }
+                if received >= 4096 { break }
+            }
+            if result.acknowledged + result.failed - reported >= 1000 {
+                progress.add(result.acknowledged + result.failed - reported)
+                reported = result.acknowledged + result.failed
+            }
+        }
+        progress.add(result.acknowledged + result.failed - reported)
+        result.elapsed = clock.now - start
+        return result
+    }
+}
+
+extension Duration {
+    var microseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
+    }
+
+    var seconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}

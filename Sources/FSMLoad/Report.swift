@@ -1,0 +1,81 @@
+import Foundation
+import GroveWire
+
+/// One measured run, as printed and as `--json`.
+struct RunReport: Codable, Sendable {
+    var mode: String
+    var eventsPerSecond: Double
+    var sent: Int
+    var acknowledged: Int
+    var failed: Int
+    var lost: Int
+    var errors: [String: Int]
+    var seconds: Double
+    var latencyMicros: [String: UInt64]
+    var cpuSeconds: [String: Double]
+
+    init(mode: LoadPlan.Mode, result: ConnectionResult, cpu: [String: Double]) {
+        self.mode = mode.rawValue
+        sent = result.sent
+        acknowledged = result.acknowledged
+        failed = result.failed
+        lost = result.sent - result.acknowledged - result.failed
+        errors = result.errors
+        seconds = result.elapsed.seconds
+        eventsPerSecond = seconds > 0 ? Double(result.acknowledged) / seconds : 0
+        latencyMicros = [
+            "p50": result.latency.valueAtPercentile(50), "p90": result.latency.valueAtPercentile(90),
+            "p99": result.latency.valueAtPercentile(99), "p999": result.latency.valueAtPercentile(99.9),
+            "max": result.latency.max,
+        ]
+        cpuSeconds = cpu
+    }
+}
+
+struct LoadReport: Codable, Sendable {
+    var topology: String
+    var endpoint: String
+    var connections: Int
+    var addresses: Int
+    var payloadBytes: Int
+    var window: Int
+    var runs: [RunReport]
+    /// Grove's events/s over the raw baseline's, when both ran.
+    var ratioToRaw: Double?
+    var spawn: SpawnReport?
+
+    func text() -> String {
+        var lines = ["fsm-load: topology '\(topology)' at \(endpoint); \(connections) connection(s), \(addresses) address(es), "
+            + "\(payloadBytes)-byte payloads, window \(window)"]
+        lines.append(pad("run", 8) + pad("events/s", 12) + pad("p50 µs", 9) + pad("p90", 9) + pad("p99", 9) + pad("p99.9", 9)
+            + pad("sent", 10) + pad("lost", 6) + "failed")
+        for run in runs {
+            lines.append(pad(run.mode, 8) + pad(String(format: "%.0f", run.eventsPerSecond), 12)
+                + pad("\(run.latencyMicros["p50"] ?? 0)", 9) + pad("\(run.latencyMicros["p90"] ?? 0)", 9)
+                + pad("\(run.latencyMicros["p99"] ?? 0)", 9) + pad("\(run.latencyMicros["p999"] ?? 0)", 9)
+                + pad("\(run.sent)", 10) + pad("\(run.lost)", 6) + "\(run.failed)"
+                + (run.errors.isEmpty ? "" : " " + run.errors.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: " ")))
+        }
+        if let ratioToRaw { lines.append(String(format: "grove / raw: %.1f%%", ratioToRaw * 100)) }
+        for run in runs where !run.cpuSeconds.isEmpty {
+            let cpu = run.cpuSeconds.sorted { $0.key < $1.key }.map { String(format: "%@ %.2f", $0.key, $0.value) }
+            lines.append("cpu seconds (\(run.mode)): " + cpu.joined(separator: ", "))
+        }
+        if let spawn {
+            lines.append("spawned \(spawn.instances) instances in \(String(format: "%.2f", spawn.seconds)) s; resident memory "
+                + String(format: "+%.1f MiB, %.0f bytes per idle instance", Double(spawn.residentBytesAdded) / 1_048_576, spawn.bytesPerInstance))
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    private func pad(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count)
+    }
+}
+
+struct SpawnReport: Codable, Sendable {
+    var instances: Int
+    var seconds: Double
+    var residentBytesAdded: Int
+    var bytesPerInstance: Double
+}
