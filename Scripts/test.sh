@@ -4,6 +4,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 cd "$(repo_root)"
 ensure_dependencies
+ensure_pyzmq
 say "building (debug) with tests"
 swift build --build-tests
 say "running the test suite"

@@ -39,3 +39,14 @@ ensure_dependencies() {
     ensure_swift
     if [ ${#SYSTEM_PACKAGES[@]} -gt 0 ]; then ensure_debian_packages "${SYSTEM_PACKAGES[@]}"; fi
 }
+
+# The test suite runs docs/PROTOCOL.md's Python client, which needs python3 and pyzmq.
+ensure_pyzmq() {
+    command -v python3 >/dev/null 2>&1 || ensure_debian_packages python3
+    python3 -c 'import zmq' 2>/dev/null && return 0
+    say "installing pyzmq (for the protocol example test)"
+    python3 -m pip install --quiet pyzmq 2>/dev/null \
+        || python3 -m pip install --quiet --break-system-packages pyzmq 2>/dev/null \
+        || ensure_debian_packages python3-zmq
+    python3 -c 'import zmq' 2>/dev/null || die "pyzmq could not be installed; install it with 'pip install pyzmq' and re-run"
+}

@@ -24,21 +24,25 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         options.mailboxCapacity = mailboxCapacity
         host = MachineHost(machine: M.self, env: env, initialState: nil, performer: io,
                            clock: WallClock(), options: options, logger: nil)
-        host.start()
+        // Observe before starting, so the initial state is always published first and no
+        // commit or output is missed; events sent meanwhile wait in the mailbox, in order.
         let host = host
         Task {
-            for await state in await host.states() {
+            let states = await host.states()
+            let outputs = M.Output.self == Never.self ? nil : await host.outputs()
+            host.start()
+            if let outputs {
+                Task {
+                    for await output in outputs {
+                        guard let json = try? WireJSON.encode(output), let value = try? JSONValue(parsing: Data(json)) else { continue }
+                        link.publish(.output, address: address, payload: OutputEvent(output: value))
+                    }
+                }
+            }
+            for await state in states {
                 guard let json = try? WireJSON.encode(state), let value = try? JSONValue(parsing: Data(json)) else { continue }
                 link.publish(.stateChanged, address: address,
                              payload: StateChange(address: address, worker: link.worker, state: value))
-            }
-        }
-        if M.Output.self != Never.self {
-            Task {
-                for await output in await host.outputs() {
-                    guard let json = try? WireJSON.encode(output), let value = try? JSONValue(parsing: Data(json)) else { continue }
-                    link.publish(.output, address: address, payload: OutputEvent(output: value))
-                }
             }
         }
     }
@@ -94,8 +98,11 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         }
     }
 
+    /// The state after everything queued before this read: a `get` keeps its place in the
+    /// machine's FIFO like an event.
     func state() async -> [UInt8] {
-        (try? WireJSON.encode(await host.state)) ?? []
+        await host.flush()
+        return (try? WireJSON.encode(await host.state)) ?? []
     }
 
     func cancel(effect payload: [UInt8]) async throws(WireError) {

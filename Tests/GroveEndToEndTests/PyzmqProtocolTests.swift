@@ -1,0 +1,41 @@
+import Foundation
+import GroveWire
+import Testing
+
+extension EndToEnd {
+    /// docs/PROTOCOL.md promises that pyzmq and that page are enough to talk to a topology: its
+    /// Python example runs as written (endpoint aside) against a real one. Scripts/test.sh
+    /// installs pyzmq.
+    @Suite(.timeLimit(.minutes(1)))
+    struct PyzmqProtocolTests {
+        static let topology = TopologyFile(
+            name: "pyzmq", transport: .ipc,
+            workers: [.init(name: "edge"), .init(name: "auth-io")],
+            machines: [.init(name: "auth", type: "AuthFlow", worker: "edge")],
+            io: [("Authenticate", "auth-io"), ("VerifyTwoFactor", "auth-io")]
+        )
+
+        @Test func theDocumentedPythonClientWorks() async throws {
+            let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            let page = try String(contentsOf: repo.appendingPathComponent("docs/PROTOCOL.md"), encoding: .utf8)
+            let start = try #require(page.range(of: "```python\n"), "docs/PROTOCOL.md has no python example")
+            let end = try #require(page.range(of: "```", range: start.upperBound..<page.endIndex))
+            let example = String(page[start.upperBound..<end.lowerBound])
+            #expect(example.contains(#"ENDPOINT = "ipc://@grove-default/clients""#))
+            try await withCluster(Self.topology) { cluster in
+                let script = example.replacingOccurrences(of: #"ENDPOINT = "ipc://@grove-default/clients""#,
+                                                          with: "ENDPOINT = \"\(cluster.clients)\"")
+                let file = cluster.directory.appendingPathComponent("example.py")
+                try script.write(to: file, atomically: true, encoding: .utf8)
+                let result = try await runCommand(URL(fileURLWithPath: "/usr/bin/env"), ["python3", file.path], in: cluster.directory)
+                #expect(result.status == 0, "python3 example.py failed (is pyzmq installed? Scripts/test.sh installs it): \(result.stderr)")
+                let lines = result.stdout.split(separator: "\n").map(String.init)
+                try #require(lines.count == 3, "expected three lines, got: \(result.stdout)")
+                #expect(lines[0].hasPrefix("0x10 {"))
+                #expect(lines[0].contains("enteringCredentials"))
+                #expect(lines[1] == "state:auth 2", "the initial state, then the one the event committed")
+                #expect(lines[2] == "0x12 undecodable-event $")
+            }
+        }
+    }
+}
