@@ -460,17 +460,20 @@ struct CoordinatorCoreClientTests {
         #expect(error.message.contains("17 bytes"))
     }
 
+    /// The coordinator routes on the header and address and never decodes event payloads: even
+    /// a payload that is not JSON goes to the worker unchanged, which answers `malformed-json`
+    /// (end-to-end: BadInputTests).
     @Test(arguments: [MessageKind.event, .cancel])
-    func nonJSONPayloadIsMalformedJSON(kind: MessageKind) throws {
+    func payloadsAreForwardedWithoutDecoding(kind: MessageKind) throws {
         var fixture = CoreFixture()
         fixture.registerAll()
         for body in ["startLogin", "{", ""] {
             let actions = fixture.fromClient("A", WireMessage(Header(kind, correlation: 13), address: "auth", payload: Array(body.utf8)))
-            let error = try errorReply(in: actions, to: "A", correlation: 13)
-            #expect(error.code == .malformedJSON, "\(body)")
-            #expect(error.address == "auth")
+            let forwarded = try #require(actions.first?.sentToWorker)
+            #expect(forwarded.worker == "edge")
+            #expect(forwarded.message.payload == Array(body.utf8))
+            #expect(forwarded.message.header.kind == kind)
         }
-        #expect(fixture.core.pending.isEmpty)
     }
 
     @Test func fullWorkerOutboxIsBusy() throws {

@@ -117,6 +117,7 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
     let context: ZMQContext
     let log: Logger
     let ready = Mutex(Readiness())
+    private var seenRegistrations = 0
 
     init(core: CoordinatorCore, clients: SocketID, workers: SocketID, events: SocketID, context: ZMQContext, log: Logger) {
         self.core = core
@@ -170,6 +171,8 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
                 _ = io.dropPending(workers, peer: Array(worker.utf8))
             }
         }
+        guard core.registrations != seenRegistrations else { return }
+        seenRegistrations = core.registrations
         let (all, missing) = (core.allRegistered, core.unregistered)
         ready.withLock { $0 = Readiness(all: all, missing: missing) }
     }

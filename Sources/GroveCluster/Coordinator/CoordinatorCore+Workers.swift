@@ -75,6 +75,7 @@ extension CoordinatorCore {
         var actions: [CoordinatorAction] = []
         if slot.registered { actions += lose(name, reason: "it registered again (restarted)") }
         workers[name]?.registered = true
+        registrations += 1
         workers[name]?.pid = registration.pid
         workers[name]?.lastHeard = now
         let remote = topology.io.filter { $0.worker != slot.group }.map(\.request)
@@ -114,6 +115,7 @@ extension CoordinatorCore {
     mutating func lose(_ name: String, reason: String) -> [CoordinatorAction] {
         guard workers[name]?.registered == true else { return [] }
         workers[name]?.registered = false
+        registrations += 1
         workers[name]?.pid = nil
         var actions: [CoordinatorAction] = [.dropQueued(worker: name)]
         for (id, request) in pending where request.worker == name {

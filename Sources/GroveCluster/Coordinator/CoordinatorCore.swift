@@ -53,6 +53,8 @@ struct CoordinatorCore {
     var nextID: UInt64 = 1
     var roundRobin: [String: Int] = [:]
     var lastHeartbeat: ContinuousClock.Instant?
+    /// Bumped whenever a worker registers or is lost, so the driver recomputes readiness only then.
+    var registrations = 0
 
     init(topology: Topology, eventsEndpoint: String, maxPayload: Int = 1 << 20) {
         self.topology = topology
@@ -93,10 +95,6 @@ struct CoordinatorCore {
         }
         switch message.header.kind {
         case .event, .get, .cancel, .stop, .echo:
-            if message.header.kind == .event || message.header.kind == .cancel, !Self.isJSON(message.payload) {
-                let preview = String(decoding: message.payload.prefix(60), as: UTF8.self)
-                return refuse(WireError(.malformedJSON, "the payload is not valid JSON: '\(preview)'", address: message.address))
-            }
             let worker: String
             do {
                 worker = try resolve(message.address)
@@ -173,10 +171,6 @@ struct CoordinatorCore {
                            registered: slots[instance.name]?.registered ?? false, pid: slots[instance.name]?.pid)
         }
         return Listing(topology: topology.name, coordinatorPid: getpid(), events: eventsEndpoint, machines: machines, workers: workerList)
-    }
-
-    static func isJSON(_ bytes: [UInt8]) -> Bool {
-        (try? JSONValue(parsing: .init(bytes))) != nil
     }
 
     static func errorMessage(_ error: WireError, correlation: UInt64) -> WireMessage {

@@ -61,6 +61,14 @@ public enum Worker {
     ///   - configuration: The machines and handlers this worker offers.
     ///   - arguments: The command line without the program name; defaults to the process's.
     public static func main(_ configuration: WorkerConfiguration, arguments: [String] = Array(CommandLine.arguments.dropFirst())) async -> Never {
+        // A launcher that ignores or blocks SIGTERM (fsm-launch handles it itself) passes that on
+        // through exec; a worker must stop on SIGTERM, so restore the defaults.
+        for number in [SIGTERM, SIGINT] { signal(number, SIG_DFL) }
+        var unblock = sigset_t()
+        sigemptyset(&unblock)
+        sigaddset(&unblock, SIGTERM)
+        sigaddset(&unblock, SIGINT)
+        pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
         do {
             let options = try Options(arguments: arguments)
             try await run(configuration, options: options)

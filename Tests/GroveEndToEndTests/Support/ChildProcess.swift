@@ -53,7 +53,7 @@ final class ChildProcess: @unchecked Sendable {
     private static func runWithDefaultSignals(_ process: Process) throws {
         let outcome = Mutex<Result<Void, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
-        nonisolated(unsafe) let process = process
+        let process = process
         let thread = Thread {
             var none = sigset_t()
             sigemptyset(&none)
