@@ -32,6 +32,9 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
     case welcome = 0x21
     /// Liveness, both directions; empty payload.
     case heartbeat = 0x22
+    /// Which topics watchers subscribe to (payload ``Observation``), so workers publish state
+    /// changes only when someone listens.
+    case observe = 0x23
 
     // io effects between workers, through the coordinator.
     /// Run an io request (payload ``IOCallRequest``); correlation = call id.
@@ -69,6 +72,7 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
         case .register: "register"
         case .welcome: "welcome"
         case .heartbeat: "heartbeat"
+        case .observe: "observe"
         case .ioRequest: "io-request"
         case .ioResult: "io-result"
         case .ioCancel: "io-cancel"

@@ -50,6 +50,18 @@ public struct Welcome: Codable, Sendable, Hashable {
     }
 }
 
+/// `observe`: the topic prefixes the coordinator's watchers subscribe to. A worker publishes a
+/// machine's state changes only when `state:<address>` starts with one of them.
+public struct Observation: Codable, Sendable, Hashable {
+    public var prefixes: [String]
+    public init(prefixes: [String]) { self.prefixes = prefixes }
+
+    /// Whether a publication on `topic` reaches any subscriber.
+    public func watches(_ topic: String) -> Bool {
+        prefixes.contains { topic.hasPrefix($0) }
+    }
+}
+
 /// `io-request`: run `request` (the Codable request as JSON) with the handler named `name`.
 /// The address frame is the machine that started it.
 public struct IOCallRequest: Codable, Sendable, Hashable {

@@ -8,6 +8,10 @@ public enum SocketType: Sendable, CustomStringConvertible {
     case dealer
     /// Publishes to every matching subscriber; drops at the high-water mark.
     case pub
+    /// Publishes like `pub`, and receives its subscribers' subscriptions: a frame whose first
+    /// byte is 1 (subscribe) or 0 (unsubscribe) followed by the prefix. Without the verbose
+    /// option a prefix is reported when its first subscriber arrives and its last one leaves.
+    case xpub
     /// Receives publications whose first frame starts with a subscribed prefix.
     case sub
     /// Exactly one peer, both directions.
@@ -23,6 +27,7 @@ public enum SocketType: Sendable, CustomStringConvertible {
         case .router: "router"
         case .dealer: "dealer"
         case .pub: "pub"
+        case .xpub: "xpub"
         case .sub: "sub"
         case .pair: "pair"
         case .push: "push"
@@ -35,6 +40,7 @@ public enum SocketType: Sendable, CustomStringConvertible {
         case .router: ZMQ_ROUTER
         case .dealer: ZMQ_DEALER
         case .pub: ZMQ_PUB
+        case .xpub: ZMQ_XPUB
         case .sub: ZMQ_SUB
         case .pair: ZMQ_PAIR
         case .push: ZMQ_PUSH

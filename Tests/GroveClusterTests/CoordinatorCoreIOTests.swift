@@ -432,3 +432,34 @@ struct CoordinatorCoreRouteTests {
         #expect(fixture.fromWorker("edge", change) == [.publish(topic: "state:poller/eu-1", change)])
     }
 }
+
+@Suite("CoordinatorCore: observation")
+struct CoordinatorCoreObservationTests {
+    @Test func subscriptionsReachEveryRegisteredWorkerOnlyWhenTheSetChanges() throws {
+        var fixture = CoreFixture()
+        fixture.registerAll()
+        let first = fixture.core.subscription([1] + Array("state:auth".utf8))
+        let told = first.compactMap(\.sentToWorker)
+        #expect(Set(told.map(\.worker)) == Set(fixture.core.workers.keys))
+        for message in told.map(\.message) {
+            #expect(message.header.kind == .observe)
+            #expect(try payload(Observation.self, of: message) == Observation(prefixes: ["state:auth"]))
+        }
+        // XPUB repeats nothing, but a duplicate must not cause traffic either.
+        #expect(fixture.core.subscription([1] + Array("state:auth".utf8)).isEmpty)
+        let gone = fixture.core.subscription([0] + Array("state:auth".utf8)).compactMap(\.sentToWorker)
+        #expect(try gone.map { try payload(Observation.self, of: $0.message) }.allSatisfy { $0.prefixes.isEmpty })
+        #expect(gone.count == told.count)
+        // Not a subscription message: ignored.
+        #expect(fixture.core.subscription([7, 1, 2]).isEmpty)
+        #expect(fixture.core.subscription([]).isEmpty)
+    }
+
+    @Test func observationMatchesTopicsByPrefix() {
+        let observation = Observation(prefixes: ["state:poller/", "effect:"])
+        #expect(observation.watches("state:poller/eu"))
+        #expect(!observation.watches("state:auth"))
+        #expect(Observation(prefixes: [""]).watches("state:auth"))
+        #expect(!Observation(prefixes: []).watches("state:auth"))
+    }
+}

@@ -132,7 +132,11 @@ struct CoordinatorCoreRegistrationTests {
     @Test func acceptedRegistrationIsWelcomedWithMachinesAndRemoteIO() throws {
         var fixture = CoreFixture()
         let actions = fixture.register(CoreFixture.registration("edge"), correlation: 9)
-        try #require(actions.count == 2)
+        try #require(actions.count == 3)
+        // Then what watchers subscribe to (nothing yet), and the registration is published.
+        let observe = try #require(actions[1].sentToWorker)
+        #expect(observe.message.header.kind == .observe)
+        #expect(try payload(Observation.self, of: observe.message) == Observation(prefixes: []))
 
         let welcome = try #require(actions[0].sentToWorker)
         #expect(welcome.worker == "edge")
@@ -150,7 +154,7 @@ struct CoordinatorCoreRegistrationTests {
         #expect(body.heartbeatTimeoutMs == 1500)
         #expect(body.mailboxCapacity == 64)
 
-        #expect(try workerEvents(in: [actions[1]]) == [WorkerEvent(worker: "edge", phase: .registered)])
+        #expect(try workerEvents(in: [actions[2]]) == [WorkerEvent(worker: "edge", phase: .registered)])
         #expect(fixture.core.workers["edge"]?.registered == true)
         #expect(fixture.core.workers["edge"]?.pid == 101)
     }
@@ -244,7 +248,7 @@ struct CoordinatorCoreRegistrationTests {
         #expect(lostReply.client == "A")
         #expect(lostReply.message.header.correlation == 11)
         #expect(try payload(WireError.self, of: lostReply.message).code == .workerLost)
-        #expect(actions.compactMap(\.sentToWorker).map(\.message.header.kind) == [.welcome])
+        #expect(actions.compactMap(\.sentToWorker).map(\.message.header.kind) == [.welcome, .observe])
         #expect(try workerEvents(in: actions).map(\.phase) == [.lost, .registered])
         #expect(fixture.core.workers["edge"]?.registered == true)
     }

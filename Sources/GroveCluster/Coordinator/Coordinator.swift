@@ -22,7 +22,7 @@ public final class Coordinator: Sendable {
         let sockets: (clients: Socket, workers: Socket, events: Socket)
         do {
             context = try ZMQContext()
-            sockets = (try Socket(context, .router), try Socket(context, .router), try Socket(context, .pub))
+            sockets = (try Socket(context, .router), try Socket(context, .router), try Socket(context, .xpub))
             for router in [sockets.clients, sockets.workers] {
                 try router.setRouterMandatory(true)
                 try router.setLinger(milliseconds: 0)
@@ -139,6 +139,8 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
                 apply(core.fromClient(identity, rest, backlog: { io.pending(self.workers, peer: Array($0.utf8)) }), io: io)
             } else if inbound.socket == workers {
                 apply(core.fromWorker(identity, rest, now: io.now), io: io)
+            } else if inbound.socket == events {
+                apply(core.subscription(identity), io: io)
             }
         }
     }

@@ -55,6 +55,8 @@ struct CoordinatorCore {
     var lastHeartbeat: ContinuousClock.Instant?
     /// Bumped whenever a worker registers or is lost, so the driver recomputes readiness only then.
     var registrations = 0
+    /// Topic prefixes the events socket's subscribers asked for (as XPUB reports them).
+    var subscriptions: Set<String> = []
 
     init(topology: Topology, eventsEndpoint: String, maxPayload: Int = 1 << 20) {
         self.topology = topology

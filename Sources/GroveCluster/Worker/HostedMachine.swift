@@ -39,10 +39,19 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
                     }
                 }
             }
+            // The StateChange payload, with the state's own JSON spliced in: no re-parsing.
+            let opening = Array(#"{"address":\#(JSONValue.string(address)),"worker":\#(JSONValue.string(link.worker)),"state":"#.utf8)
+            let topic = "state:" + address
+            var seenVersion = -1
+            var watched = false
             for await state in states {
-                guard let json = try? WireJSON.encode(state), let value = try? JSONValue(parsing: Data(json)) else { continue }
-                link.publish(.stateChanged, address: address,
-                             payload: StateChange(address: address, worker: link.worker, state: value))
+                let version = link.observation.version
+                if version != seenVersion {
+                    seenVersion = version
+                    watched = link.observation.watches(topic)
+                }
+                guard watched, let json = try? WireJSON.encode(state) else { continue }
+                link.send(.stateChanged, address: address, payload: opening + json + [UInt8(ascii: "}")])
             }
         }
     }

@@ -1,4 +1,5 @@
 import GroveWire
+import Synchronization
 import ZeroMQ
 
 /// A worker's way to the coordinator: posts messages to the process's I/O thread, which owns
@@ -7,6 +8,8 @@ struct WorkerLink: Sendable {
     let worker: String
     let loop: IOLoop
     let socket: SocketID
+    /// What watchers subscribe to; state changes nobody watches are not sent.
+    let observation = WatchedTopics()
 
     func send(_ message: WireMessage) {
         loop.post(Outbound(socket: socket, frames: message.frames))
@@ -20,5 +23,21 @@ struct WorkerLink: Sendable {
     func publish<T: Encodable>(_ kind: MessageKind, address: String, payload: T) {
         guard let bytes = try? WireJSON.encode(payload) else { return }
         send(kind, address: address, payload: bytes)
+    }
+}
+
+/// The coordinator's current subscriptions, as `observe` messages report them.
+final class WatchedTopics: Sendable {
+    private let state = Mutex<(version: Int, observation: Observation)>((0, Observation(prefixes: [])))
+
+    func update(_ observation: Observation) {
+        state.withLock { $0 = ($0.version + 1, observation) }
+    }
+
+    /// A number that changes whenever the subscriptions do, so callers can cache `watches`.
+    var version: Int { state.withLock { $0.version } }
+
+    func watches(_ topic: String) -> Bool {
+        state.withLock { $0.observation.watches(topic) }
     }
 }

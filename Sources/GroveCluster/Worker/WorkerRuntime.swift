@@ -87,6 +87,10 @@ actor WorkerRuntime {
             calls.complete(header.correlation, with: result)
         case .heartbeat:
             break
+        case .observe:
+            if let observation = try? WireJSON.decode(Observation.self, from: message.payload) {
+                link.observation.update(observation)
+            }
         case .error:
             let error = (try? WireJSON.decode(WireError.self, from: message.payload))
             if error?.code == .unavailable || error?.code == .registrationRejected {
