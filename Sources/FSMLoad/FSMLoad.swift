@@ -60,6 +60,9 @@ struct FSMLoad: ParsableCommand {
     @Option(help: "Requests in flight per connection.")
     var window: Int = 1000
 
+    @Option(help: "Events per ZeroMQ message (batching); 1 sends each event on its own.")
+    var batch: Int = 1
+
     @Option(help: "Target events per second over all connections (a latency run); default: as fast as the window allows.")
     var rate: Double?
 
@@ -75,6 +78,7 @@ struct FSMLoad: ParsableCommand {
         guard payloadSize >= 16 else { throw ValidationError("--payload-size must be at least 16 bytes (the smallest event)") }
         guard duration > 0 else { throw ValidationError("--duration must be positive") }
         guard window > 0 else { throw ValidationError("--window must be at least 1") }
+        guard batch > 0, batch <= window else { throw ValidationError("--batch must be between 1 and --window") }
         if let rate, rate <= 0 { throw ValidationError("--rate must be positive") }
         for name in mode.split(separator: ",") where LoadPlan.Mode(rawValue: String(name)) == nil {
             throw ValidationError("unknown mode '\(name)'; use raw, ack or reply")
@@ -100,7 +104,7 @@ struct FSMLoad: ParsableCommand {
         let addresses = spec.keyed ? (0..<machines).map { "\(machine)/\($0)" } : [machine]
 
         var report = LoadReport(topology: listing.topology, endpoint: endpoint, connections: connections, addresses: addresses.count,
-                                payloadBytes: payloadSize, window: window, runs: [])
+                                payloadBytes: payloadSize, window: window, batch: batch, runs: [])
         if let spawn {
             guard spec.keyed else { throw LoadError("--spawn needs a keyed machine; '\(machine)' is single") }
             report.spawn = try spawnInstances(spawn, endpoint: endpoint, pids: pids)
@@ -109,7 +113,8 @@ struct FSMLoad: ParsableCommand {
         if !noBaseline, !modes.contains(.raw) { modes.insert(.raw, at: 0) }
         for mode in modes {
             let plan = LoadPlan(mode: mode, addresses: addresses, payload: Self.payload(size: payloadSize), window: window,
-                                count: count, duration: .seconds(duration), ratePerConnection: rate.map { $0 / Double(connections) })
+                                count: count, duration: .seconds(duration), ratePerConnection: rate.map { $0 / Double(connections) },
+                                batch: batch)
             report.runs.append(try measure(plan, endpoint: endpoint, pids: pids))
         }
         if let raw = report.runs.first(where: { $0.mode == "raw" }), let grove = report.runs.last(where: { $0.mode != "raw" }),
@@ -165,7 +170,8 @@ struct FSMLoad: ParsableCommand {
         let workers = pids.filter { $0.key != "fsm-load" && $0.key != "coordinator" }
         let before = workers.compactMapValues { ProcessStats.read(pid: $0)?.residentBytes }.values.reduce(0, +)
         let plan = LoadPlan(mode: .ack, addresses: (0..<count).map { "\(machine)/spawn-\($0)" }, payload: Self.payload(size: 16),
-                            window: window, count: (count + connections - 1) / connections, duration: .seconds(3600), ratePerConnection: nil)
+                            window: window, count: (count + connections - 1) / connections, duration: .seconds(3600), ratePerConnection: nil,
+                            batch: batch)
         let started = ContinuousClock.now
         let run = try measure(plan, endpoint: endpoint, pids: [:])
         let seconds = (ContinuousClock.now - started).seconds

@@ -21,6 +21,8 @@ struct LoadPlan: Sendable {
     var count: Int?
     var duration: Duration
     var ratePerConnection: Double?
+    /// Events per ZeroMQ message (1: no batching).
+    var batch: Int = 1
 
     var kind: MessageKind { mode == .raw ? .echo : .event }
     var flags: Header.Flags { mode == .ack ? .noWait : [] }
@@ -98,22 +100,42 @@ final class LoadConnection: @unchecked Sendable {
 
         while true {
             var now = clock.now
-            // Send while the window (or the schedule) allows.
-            while !done(now), sentAt.count < plan.window {
+            // Send while the window (or the schedule) allows, `plan.batch` events per message.
+            var pending: [[[UInt8]]] = []
+            var intendedTimes: [(UInt64, ContinuousClock.Instant)] = []
+            func transmit() throws -> Bool {
+                guard !pending.isEmpty else { return true }
+                guard try socket.send(Batch.pack(frames: pending), dontWait: true) else {
+                    // No room: forget this batch (never sent) and try again later.
+                    correlation -= UInt64(pending.count)
+                    nextAddress = (nextAddress - pending.count % plan.addresses.count + plan.addresses.count) % plan.addresses.count
+                    pending.removeAll()
+                    intendedTimes.removeAll()
+                    return false
+                }
+                for (id, time) in intendedTimes { sentAt[id] = time }
+                result.sent += pending.count
+                pending.removeAll(keepingCapacity: true)
+                intendedTimes.removeAll(keepingCapacity: true)
+                return true
+            }
+            while !done(now), sentAt.count + pending.count < plan.window, plan.count.map({ result.sent + pending.count < $0 }) ?? true {
                 var intended = now
                 if let interval {
-                    intended = start + interval * result.sent
+                    intended = start + interval * (result.sent + pending.count)
                     if intended > now { break }
                 }
                 correlation += 1
                 let address = plan.addresses[nextAddress]
                 nextAddress = (nextAddress + 1) % plan.addresses.count
-                let frames = [Header(plan.kind, flags: plan.flags, correlation: correlation).bytes, Array(address.utf8), plan.payload]
-                guard try socket.send(frames, dontWait: true) else { break }
-                sentAt[correlation] = intended
-                result.sent += 1
-                now = clock.now
+                pending.append([Header(plan.kind, flags: plan.flags, correlation: correlation).bytes, Array(address.utf8), plan.payload])
+                intendedTimes.append((correlation, intended))
+                if pending.count >= plan.batch {
+                    guard try transmit() else { break }
+                    now = clock.now
+                }
             }
+            _ = try transmit()
             if done(now) {
                 if sentAt.isEmpty { break }
                 let started = drainStarted ?? now
@@ -124,15 +146,19 @@ final class LoadConnection: @unchecked Sendable {
             var received = 0
             while let frames = try socket.receive(dontWait: received > 0) {
                 received += 1
-                guard frames.count == 3, let header = try? Header(frames[0]), let sent = sentAt.removeValue(forKey: header.correlation) else { continue }
-                let micros = (clock.now - sent).microseconds
-                _ = result.latency.record(UInt64(max(0, micros)))
-                if header.kind == .error {
-                    result.failed += 1
-                    let code = (try? WireJSON.decode(WireError.self, from: frames[2]))?.code.rawValue ?? "undecodable-error"
-                    result.errors[code, default: 0] += 1
-                } else {
-                    result.acknowledged += 1
+                guard let message = try? WireMessage(frames: frames) else { continue }
+                let replies = message.header.kind == .batch ? ((try? Batch.unpack(message.payload)) ?? []) : [message]
+                let arrived = clock.now
+                for reply in replies {
+                    guard let sent = sentAt.removeValue(forKey: reply.header.correlation) else { continue }
+                    _ = result.latency.record(UInt64(max(0, (arrived - sent).microseconds)))
+                    if reply.header.kind == .error {
+                        result.failed += 1
+                        let code = (try? WireJSON.decode(WireError.self, from: reply.payload))?.code.rawValue ?? "undecodable-error"
+                        result.errors[code, default: 0] += 1
+                    } else {
+                        result.acknowledged += 1
+                    }
                 }
                 if received >= 4096 { break }
             }

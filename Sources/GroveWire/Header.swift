@@ -14,6 +14,9 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
     /// The raw baseline: routed to a machine's worker like an event, answered `accepted` by the
     /// worker without decoding it or touching a machine. `fsm-load` measures the transport with it.
     case echo = 0x06
+    /// Several messages in one (see ``Batch``); any peer may send one, and replies to a client
+    /// that batches may come batched.
+    case batch = 0x07
 
     // Replies (coordinator → client; worker → coordinator).
     /// A machine's state as JSON.
@@ -65,6 +68,7 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
         case .stop: "stop"
         case .list: "list"
         case .echo: "echo"
+        case .batch: "batch"
         case .state: "state"
         case .accepted: "accepted"
         case .error: "error"

@@ -81,7 +81,10 @@ public final class Coordinator: Sendable {
     /// instead of after the heartbeat timeout.
     public func workerExited(_ name: String, reason: String) {
         let driver = driver
-        loop.execute { io in driver.apply(driver.withCore { $0.lose(name, reason: reason) }, io: io) }
+        loop.execute { io in
+            driver.apply(driver.withCore { $0.lose(name, reason: reason) }, io: io)
+            driver.flush(io: io)
+        }
     }
 
     /// Stops routing and closes the sockets.
@@ -132,6 +135,7 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
     func withCore<T>(_ body: (inout CoordinatorCore) -> T) -> T { body(&core) }
 
     func received(_ batch: [Inbound], io: LoopIO) {
+        defer { flush(io: io) }
         for inbound in batch {
             guard let identity = inbound.frames.first else { continue }
             let rest = inbound.frames.dropFirst()
@@ -151,25 +155,51 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
         if socket == workers {
             log.warning("worker unreachable", metadata: ["worker": "\(name)", "error": "\(error)"])
             apply(core.lose(name, reason: "unreachable: \(error.message)"), io: io)
+            flush(io: io)
         } else {
             log.debug("client went away before its reply", metadata: ["error": "\(error)"])
         }
     }
 
-    func tick(io: LoopIO) { apply(core.tick(now: io.now), io: io) }
+    func tick(io: LoopIO) {
+        apply(core.tick(now: io.now), io: io)
+        flush(io: io)
+    }
 
     func posted(_ messages: [Outbound], io: LoopIO) {}
+
+    func flush(io: LoopIO) {
+        for (name, messages) in toWorkers {
+            io.send(workers, [Array(name.utf8)] + Batch.pack(messages).frames)
+        }
+        for (identity, messages) in toClients {
+            io.send(clients, [identity] + Batch.pack(messages).frames)
+        }
+        toWorkers.removeAll(keepingCapacity: true)
+        toClients.removeAll(keepingCapacity: true)
+    }
+
+    /// Messages for each worker and each batching client, collected during one callback and
+    /// sent as one batch per destination by ``flush(io:)``: under load one ZeroMQ message
+    /// carries many envelopes.
+    private var toWorkers: [String: [WireMessage]] = [:]
+    private var toClients: [[UInt8]: [WireMessage]] = [:]
 
     func apply(_ actions: [CoordinatorAction], io: LoopIO) {
         for action in actions {
             switch action {
             case .toClient(let identity, let message):
-                io.send(clients, [identity] + message.frames)
+                if core.batchingClients.contains(identity) {
+                    toClients[identity, default: []].append(message)
+                } else {
+                    io.send(clients, [identity] + message.frames)
+                }
             case .toWorker(let name, let message):
-                io.send(workers, [Array(name.utf8)] + message.frames)
+                toWorkers[name, default: []].append(message)
             case .publish(let topic, let message):
                 io.send(events, [Array(topic.utf8)] + message.frames)
             case .dropQueued(let worker):
+                toWorkers[worker] = nil
                 _ = io.dropPending(workers, peer: Array(worker.utf8))
             }
         }

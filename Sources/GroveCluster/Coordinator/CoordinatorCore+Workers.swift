@@ -18,6 +18,16 @@ extension CoordinatorCore {
                 "worker \(name) is not registered with this coordinator; send register first"), correlation: 0))]
         }
         workers[name]?.lastHeard = now
+        guard message.header.kind == .batch else { return fromWorker(name, message) }
+        do {
+            return try Batch.unpack(message.payload).flatMap { fromWorker(name, $0) }
+        } catch {
+            return [.toWorker(name, Self.errorMessage(error, correlation: 0))]
+        }
+    }
+
+    /// One message from a registered worker (on its own, or out of a batch).
+    mutating func fromWorker(_ name: String, _ message: WireMessage) -> [CoordinatorAction] {
         let correlation = message.header.correlation
         switch message.header.kind {
         case .heartbeat:

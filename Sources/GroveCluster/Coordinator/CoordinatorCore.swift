@@ -57,6 +57,8 @@ struct CoordinatorCore {
     var registrations = 0
     /// Topic prefixes the events socket's subscribers asked for (as XPUB reports them).
     var subscriptions: Set<String> = []
+    /// Clients that sent batches: their replies may be batched too. Others get one reply per message.
+    var batchingClients: Set<[UInt8]> = []
 
     init(topology: Topology, eventsEndpoint: String, maxPayload: Int = 1 << 20) {
         self.topology = topology
@@ -86,6 +88,18 @@ struct CoordinatorCore {
         } catch {
             return [.toClient(identity, Self.errorMessage(error, correlation: error.correlation ?? 0))]
         }
+        guard message.header.kind == .batch else { return fromClient(identity, message, backlog: backlog) }
+        do {
+            let envelopes = try Batch.unpack(message.payload)
+            batchingClients.insert(identity)
+            return envelopes.flatMap { fromClient(identity, $0, backlog: backlog) }
+        } catch {
+            return [.toClient(identity, Self.errorMessage(error, correlation: error.correlation ?? 0))]
+        }
+    }
+
+    /// One request from a client (on its own, or out of a batch).
+    mutating func fromClient(_ identity: [UInt8], _ message: WireMessage, backlog: (String) -> Int) -> [CoordinatorAction] {
         let correlation = message.header.correlation
         func refuse(_ error: WireError) -> [CoordinatorAction] {
             [.toClient(identity, Self.errorMessage(error, correlation: correlation))]

@@ -99,7 +99,7 @@ public enum Worker {
         let loop = try IOLoop(name: "grove-worker-io")
         let socketID = loop.add(socket)
         let (batches, continuation) = AsyncStream.makeStream(of: [Inbound].self)
-        loop.start(ForwardingDelegate(onBatch: { continuation.yield($0) }))
+        loop.start(WorkerLoopDelegate(onBatch: { continuation.yield($0) }))
         let link = WorkerLink(worker: options.name, loop: loop, socket: socketID)
         let runtime = WorkerRuntime(configuration: configuration, link: link, log: log)
         await runtime.register()

@@ -41,3 +41,31 @@ final class WatchedTopics: Sendable {
         state.withLock { $0.observation.watches(topic) }
     }
 }
+
+/// The worker's I/O delegate: hands received batches to the runtime, and packs everything posted
+/// for the coordinator in one loop turn into one batch message.
+final class WorkerLoopDelegate: IOLoopDelegate {
+    let onBatch: @Sendable ([Inbound]) -> Void
+
+    init(onBatch: @escaping @Sendable ([Inbound]) -> Void) {
+        self.onBatch = onBatch
+    }
+
+    func received(_ batch: [Inbound], io: LoopIO) { onBatch(batch) }
+
+    func sendFailed(_ socket: SocketID, frames: [[UInt8]], error: ZMQError, io: LoopIO) {}
+
+    func tick(io: LoopIO) {}
+
+    func posted(_ messages: [Outbound], io: LoopIO) {
+        guard let socket = messages.first?.socket else { return }
+        // One socket per worker; well-formed three-frame messages only (all of ours are).
+        let frames = messages.map(\.frames).filter { $0.count == 3 && $0[0].count == Header.size }
+        var start = 0
+        while start < frames.count {
+            let end = min(frames.count, start + 4096)
+            io.send(socket, Batch.pack(frames: Array(frames[start..<end])))
+            start = end
+        }
+    }
+}

@@ -38,7 +38,12 @@ actor WorkerRuntime {
     func handle(_ batch: [Inbound]) {
         for inbound in batch {
             do {
-                handle(try WireMessage(frames: inbound.frames))
+                let message = try WireMessage(frames: inbound.frames)
+                if message.header.kind == .batch {
+                    for envelope in try Batch.unpack(message.payload) { handle(envelope) }
+                } else {
+                    handle(message)
+                }
             } catch {
                 log.warning("dropped a malformed message from the coordinator", metadata: ["error": "\(error)"])
             }

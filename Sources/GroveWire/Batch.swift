@@ -1,0 +1,93 @@
+/// Many messages in one ZeroMQ message: what peers send under load, so the per-message costs
+/// (system calls, wake-ups, allocations) are paid once per batch instead of once per event.
+///
+/// A batch is a message of kind ``MessageKind/batch`` with an empty address whose payload is the
+/// envelopes one after another, each:
+/// ```
+/// u8 kind, u8 flags, u64 correlation (big-endian),
+/// u16 address length (big-endian), address (UTF-8),
+/// u32 payload length (big-endian), payload
+/// ```
+/// The outer header's correlation is the number of envelopes. Batches do not nest.
+public enum Batch {
+    /// Packs `messages` into one batch message (a single message is returned unchanged).
+    public static func pack(_ messages: [WireMessage]) -> WireMessage {
+        if messages.count == 1 { return messages[0] }
+        var payload: [UInt8] = []
+        payload.reserveCapacity(messages.reduce(0) { $0 + 16 + $1.address.utf8.count + $1.payload.count })
+        for message in messages { append(message, to: &payload) }
+        return WireMessage(Header(.batch, correlation: UInt64(messages.count)), payload: payload)
+    }
+
+    /// Packs messages given as their three frames (header, address, payload) without parsing
+    /// them; returns the frames of one batch message (or the single message unchanged).
+    public static func pack(frames messages: [[[UInt8]]]) -> [[UInt8]] {
+        if messages.count == 1 { return messages[0] }
+        var payload: [UInt8] = []
+        payload.reserveCapacity(messages.reduce(0) { $0 + 16 + $1[1].count + $1[2].count })
+        for frames in messages {
+            let header = frames[0]
+            payload.append(contentsOf: header[2..<12]) // kind, flags, correlation: already in envelope order
+            appendBigEndian(UInt64(frames[1].count), bytes: 2, to: &payload)
+            payload.append(contentsOf: frames[1])
+            appendBigEndian(UInt64(frames[2].count), bytes: 4, to: &payload)
+            payload.append(contentsOf: frames[2])
+        }
+        return [Header(.batch, correlation: UInt64(messages.count)).bytes, [], payload]
+    }
+
+    /// Appends one envelope to a batch payload under construction.
+    public static func append(_ message: WireMessage, to payload: inout [UInt8]) {
+        payload.append(message.header.kind.rawValue)
+        payload.append(message.header.flags.rawValue)
+        appendBigEndian(message.header.correlation, bytes: 8, to: &payload)
+        let address = message.address.utf8
+        appendBigEndian(UInt64(address.count), bytes: 2, to: &payload)
+        payload.append(contentsOf: address)
+        appendBigEndian(UInt64(message.payload.count), bytes: 4, to: &payload)
+        payload.append(contentsOf: message.payload)
+    }
+
+    /// The envelopes of a batch payload, in order.
+    /// - Throws: ``WireError`` `malformed-frame` when an envelope is truncated, its address is
+    ///   not UTF-8, its kind is unknown or is itself a batch.
+    public static func unpack(_ payload: [UInt8]) throws(WireError) -> [WireMessage] {
+        var messages: [WireMessage] = []
+        var offset = 0
+        func read(_ count: Int) throws(WireError) -> ArraySlice<UInt8> {
+            guard count >= 0, payload.count - offset >= count else {
+                throw WireError(.malformedFrame,
+                    "batch envelope \(messages.count + 1) is truncated at byte \(offset); see docs/PROTOCOL.md, 'Batches'")
+            }
+            defer { offset += count }
+            return payload[offset..<(offset + count)]
+        }
+        func number(_ bytes: Int) throws(WireError) -> UInt64 {
+            try read(bytes).reduce(0) { $0 << 8 | UInt64($1) }
+        }
+        while offset < payload.count {
+            let kindByte = try read(1).first!
+            let flags = try read(1).first!
+            let correlation = try number(8)
+            guard let kind = MessageKind(rawValue: kindByte), kind != .batch else {
+                throw WireError(.malformedFrame,
+                    "batch envelope \(messages.count + 1) has kind 0x\(String(kindByte, radix: 16)), which is unknown or a nested batch",
+                    correlation: correlation)
+            }
+            let addressBytes = try read(Int(try number(2)))
+            guard let address = String(validating: addressBytes, as: UTF8.self) else {
+                throw WireError(.malformedFrame, "batch envelope \(messages.count + 1) has an address that is not UTF-8", correlation: correlation)
+            }
+            let body = try read(Int(try number(4)))
+            messages.append(WireMessage(Header(kind, flags: Header.Flags(rawValue: flags), correlation: correlation),
+                                        address: address, payload: Array(body)))
+        }
+        return messages
+    }
+
+    private static func appendBigEndian(_ value: UInt64, bytes: Int, to payload: inout [UInt8]) {
+        for shift in stride(from: (bytes - 1) * 8, through: 0, by: -8) {
+            payload.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
+        }
+    }
+}
