@@ -2,6 +2,7 @@ import Foundation
 import Grove
 import GroveRuntime
 import GroveWire
+import Synchronization
 
 /// One machine instance on a worker, seen through JSON: what the worker's message loop drives.
 protocol HostedMachine: Sendable {
@@ -11,24 +12,32 @@ protocol HostedMachine: Sendable {
     func state() async -> [UInt8]
     func cancel(effect payload: [UInt8]) async throws(WireError)
     func stop() async -> [UInt8]
+    /// Starts or stops publishing state changes as watchers come and go.
+    func setWatched(_ watched: Bool)
 }
 
 final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: Codable, M.Output: Encodable {
     let address: String
     let host: MachineHost<M>
+    let link: WorkerLink
+    /// Publishes state changes while someone watches `state:<address>`. Not observing otherwise
+    /// keeps the host on its fast path (no observer to notify per commit).
+    private let publisher = Mutex<Task<Void, Never>?>(nil)
 
     init(address: String, env: M.Env, mailboxCapacity: Int, io: any IOPerformer, link: WorkerLink) {
         self.address = address
+        self.link = link
         var options = HostOptions<M>()
         options.address = address
         options.mailboxCapacity = mailboxCapacity
         host = MachineHost(machine: M.self, env: env, initialState: nil, performer: io,
                            clock: WallClock(), options: options, logger: nil)
-        // Observe before starting, so the initial state is always published first and no
-        // commit or output is missed; events sent meanwhile wait in the mailbox, in order.
         let host = host
+        let watched = link.observation.watches("state:" + address)
         Task {
-            let states = await host.states()
+            // Observe before starting, so a watcher sees the initial state first and no commit or
+            // output is missed; events sent meanwhile wait in the mailbox, in order.
+            let states = watched ? await host.states() : nil
             let outputs = M.Output.self == Never.self ? nil : await host.outputs()
             host.start()
             if let outputs {
@@ -39,20 +48,32 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
                     }
                 }
             }
-            // The StateChange payload, with the state's own JSON spliced in: no re-parsing.
-            let opening = Array(#"{"address":\#(JSONValue.string(address)),"worker":\#(JSONValue.string(link.worker)),"state":"#.utf8)
-            let topic = "state:" + address
-            var seenVersion = -1
-            var watched = false
-            for await state in states {
-                let version = link.observation.version
-                if version != seenVersion {
-                    seenVersion = version
-                    watched = link.observation.watches(topic)
+            if let states {
+                self.publisher.withLock { task in
+                    if task == nil { task = Task { await self.publish(states) } }
                 }
-                guard watched, let json = try? WireJSON.encode(state) else { continue }
-                link.send(.stateChanged, address: address, payload: opening + json + [UInt8(ascii: "}")])
             }
+        }
+    }
+
+    func setWatched(_ watched: Bool) {
+        publisher.withLock { task in
+            if watched, task == nil {
+                let host = host
+                task = Task { await self.publish(await host.states()) }
+            } else if !watched, let running = task {
+                running.cancel() // ends the stream's iteration; the host drops the observer
+                task = nil
+            }
+        }
+    }
+
+    private func publish(_ states: AsyncStream<M.State>) async {
+        // The StateChange payload with the state's own JSON spliced in: no re-parsing.
+        let opening = Array(#"{"address":\#(JSONValue.string(address)),"worker":\#(JSONValue.string(link.worker)),"state":"#.utf8)
+        for await state in states {
+            guard let json = try? WireJSON.encode(state) else { continue }
+            link.send(.stateChanged, address: address, payload: opening + json + [UInt8(ascii: "}")])
         }
     }
 

@@ -95,6 +95,7 @@ actor WorkerRuntime {
         case .observe:
             if let observation = try? WireJSON.decode(Observation.self, from: message.payload) {
                 link.observation.update(observation)
+                for (address, instance) in instances { instance.setWatched(observation.watches("state:" + address)) }
             }
         case .error:
             let error = (try? WireJSON.decode(WireError.self, from: message.payload))
