@@ -24,7 +24,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-say "launching Topologies/default.json"
+step "launching Topologies/default.json"
 "$bin/fsm-launch" Topologies/default.json >"$work/launch.out" 2>"$work/launch.err" &
 launch_pid=$!
 for _ in $(seq 1 300); do
@@ -34,7 +34,31 @@ for _ in $(seq 1 300); do
 done
 grep -q '^ready ' "$work/launch.out" || { cat "$work/launch.err" >&2; die "fsm-launch was not ready within 30 s"; }
 printf '%s\n' "$(cat "$work/launch.out")"
-send() { printf '$ fsm-send %s\n' "$*"; "$bin/fsm-send" "$@"; }
+
+# Arguments as a shell would need them: plain words as they are, anything else single-quoted.
+quoted() {
+    local out=() arg
+    for arg in "$@"; do
+        if [[ "$arg" =~ ^[A-Za-z0-9_./:@=-]+$ ]]; then out+=("$arg"); else out+=("${arg@Q}"); fi
+    done
+    printf '%s' "${out[*]}"
+}
+# Echoes the command, copy-pastable, then runs it; its errors show in line, with the exit status.
+send() {
+    printf '$ fsm-send %s\n' "$(quoted "$@")"
+    local status=0
+    "$bin/fsm-send" "$@" 2>&1 || status=$?
+    [ "$status" -eq 0 ] || printf '  (exit status %d)\n' "$status"
+    return "$status"
+}
+# Waits (up to 5 s, quietly) until the state of $1 contains $2.
+await_state() {
+    for _ in $(seq 1 50); do
+        "$bin/fsm-send" state "$1" 2>/dev/null | grep -q "$2" && return 0
+        sleep 0.1
+    done
+}
+printf 'fsm-send is %s; to paste the commands below: export PATH=%s:"$PATH"\n' "$bin/fsm-send" "$(quoted "$bin")"
 
 "$bin/fsm-send" list | python3 -c '
 import json, sys
@@ -46,7 +70,7 @@ print("machines: " + ", ".join(m["name"] + ("/<key>" if m["keyed"] else "") + " 
 watch_pid=$!
 sleep 0.5
 
-say "1. sign in: the Authenticate request runs on worker 'io' (400 ms), the result comes back as an event"
+step "1. sign in: the Authenticate request runs on worker 'io' (400 ms), the result comes back as an event"
 send auth startLogin
 send auth '{"updateEmail":{"_0":"ada@example.com"}}'
 send auth '{"updatePassword":{"_0":"analytical"}}'
@@ -54,30 +78,34 @@ send auth login
 sleep 0.8
 send state auth
 
-say "2. the topology routes auth's signedIn output to loader's load; FetchItems runs on 'io'"
+step "2. the topology routes auth's signedIn output to loader's load; FetchItems runs on 'io'"
 sleep 0.6
 send state loader
 
-say "3. reload, then cancel the fetch on the other worker by id: its late result never arrives"
+step "3. reload, then cancel the fetch on the other worker by id: its late result never arrives"
 send loader reload
 send cancel loader fetch-items
 sleep 0.6
 send state loader
+echo "loader stays loading: its fetch was cancelled, so no result will come to finish it. Reload again:"
+send loader reload
+await_state loader loaded
+send state loader
 
-say "4. poll every second through remote FetchData; pause cancels the fetch in flight"
+step "4. poll every second through remote FetchData; pause cancels the fetch in flight"
 send poller/demo '{"start":{"interval":1}}'
 sleep 2.3
 send poller/demo pause
 send state poller/demo
 
-say "5. bad input gets a clear error, and the topology keeps serving"
+step "5. bad input gets a clear error, and the topology keeps serving"
 send auth '{"updateEmail":' || true
 send auth '{"teleport":{}}' || true
 send nowhere login || true
 send state auth
 
 sleep 0.3
-say "what the events endpoint published (fsm-send watch state: effect:)"
+step "what the events endpoint published (fsm-send watch state: effect:)"
 python3 - "$work/watch.out" <<'PY'
 import json, sys
 for line in open(sys.argv[1]):
@@ -90,4 +118,4 @@ for line in open(sys.argv[1]):
         print(f'  state   {p["address"]:<12} {json.dumps(p["state"])[:90]}')
 PY
 grep -h "io request cancelled" "$work/launch.err" | sed 's/^/  worker log: /' || true
-say "done: stopping the topology (SIGTERM to fsm-launch stops its workers)"
+step "done: stopping the topology (SIGTERM to fsm-launch stops its workers)"

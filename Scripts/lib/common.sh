@@ -3,7 +3,10 @@ set -euo pipefail
 
 repo_root() { cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd; }
 
+# Progress notes (installing, building) go to stderr; a script's own steps, which are part of what
+# it shows, go to stdout with `step`, so `Scripts/run.sh | less` keeps them.
 say() { printf '==> %s\n' "$*" >&2; }
+step() { printf '\n==> %s\n' "$*"; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
 # Puts the Swift toolchain on PATH when it is installed at /opt/swift but not on PATH.
@@ -32,8 +35,9 @@ ensure_debian_packages() {
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 }
 
-# What every Grove build needs besides Swift: libzmq for the multi-process runtime.
-SYSTEM_PACKAGES=(libzmq3-dev pkg-config)
+# What every Grove build needs besides Swift: libzmq for the multi-process runtime. No pkg-config:
+# Package.swift links zmq through the CZeroMQ module map, not a pkgConfig lookup.
+SYSTEM_PACKAGES=(libzmq3-dev)
 
 ensure_dependencies() {
     ensure_swift

@@ -37,9 +37,21 @@ struct FSMLaunch: AsyncParsableCommand {
     func run() async throws {
         let topology = try loadTopology()
         if check {
-            let instances = topology.workerInstances.count
-            print("ok: topology '\(topology.name)': \(instances) worker\(instances == 1 ? "" : "s"), "
-                  + "\(topology.machines.count) machines, \(topology.io.count) io placements, \(topology.routes.count) routes")
+            var problems: [String] = []
+            for (index, group) in topology.workers.enumerated() {
+                if group.external, !group.arguments.isEmpty {
+                    problems.append("$.workers[\(index)].arguments: external workers are started by hand, so these arguments would be ignored; pass them when you start \(group.name)")
+                } else if !group.external, Supervisor.findExecutable(group.executable, besides: Self.executableDirectory()) == nil {
+                    problems.append("$.workers[\(index)].executable: '\(group.executable)' was not found next to fsm-launch or on PATH; build it or fix the name")
+                }
+            }
+            guard problems.isEmpty else {
+                for problem in problems { printError("\(topology.name): \(problem)") }
+                throw ExitCode(2)
+            }
+            print("ok: topology '\(topology.name)': " + Self.count(topology.workerInstances.count, "worker instance")
+                  + " in " + Self.count(topology.workers.count, "group") + ", " + Self.count(topology.machines.count, "machine")
+                  + ", " + Self.count(topology.io.count, "io placement") + ", " + Self.count(topology.routes.count, "route"))
             return
         }
         let level = Logger.Level(rawValue: logLevel) ?? .notice
@@ -67,15 +79,27 @@ struct FSMLaunch: AsyncParsableCommand {
             coordinator.stop()
             throw ExitCode(1)
         }
+        let endpoints = coordinator.endpoints
+        Logger(label: "grove.launch").notice(
+            "coordinator of '\(topology.name)' bound: clients \(endpoints.clients), workers \(endpoints.workers), events \(endpoints.events)")
+        for group in topology.workers where group.external {
+            for name in group.instanceNames {
+                printError("waiting for external worker \(name): start it with "
+                    + "`fsm-worker --name \(name) --coordinator \(coordinator.workersConnectEndpoint)` (on another host: that host's address)")
+            }
+        }
         let deadline = ContinuousClock.now + .seconds(readyTimeout)
         while !coordinator.allWorkersRegistered {
-            if signals.received != nil || ContinuousClock.now > deadline {
-                if signals.received == nil {
+            let fatal = supervisor.givenUp.withLock { $0 }
+            if signals.received != nil || ContinuousClock.now > deadline || fatal != nil {
+                if let fatal {
+                    printError("error: \(fatal)")
+                } else if signals.received == nil {
                     printError("error: workers \(coordinator.workersNotRegistered.joined(separator: ", ")) did not register within "
                         + "\(readyTimeout) s; see their output above, or start external workers with --coordinator \(coordinator.workersConnectEndpoint)")
                 }
-                supervisor.shutdown()
                 coordinator.stop()
+                supervisor.shutdown()
                 throw ExitCode(signals.received == nil ? 1 : 0)
             }
             try? await Task.sleep(for: .milliseconds(20))
@@ -83,8 +107,9 @@ struct FSMLaunch: AsyncParsableCommand {
         print("ready \(Self.connectable(coordinator.endpoints.clients))")
         fflush(nil)
         await signals.wait()
-        supervisor.shutdown()
+        // The coordinator first: workers going away during a shutdown are not losses to report.
         coordinator.stop()
+        supervisor.shutdown()
     }
 
     func loadTopology() throws -> Topology {
@@ -95,6 +120,10 @@ struct FSMLaunch: AsyncParsableCommand {
             printError("\(error)")
             throw ExitCode(2)
         }
+    }
+
+    static func count(_ number: Int, _ noun: String) -> String {
+        "\(number) \(noun)\(number == 1 ? "" : "s")"
     }
 
     static func connectable(_ endpoint: String) -> String {

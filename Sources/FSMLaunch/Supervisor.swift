@@ -21,6 +21,13 @@ final class Supervisor: Sendable {
     let log: Logger
     private let children = Mutex<[String: Child]>([:])
     private let stopping = Atomic<Bool>(false)
+    private let failures = Mutex<[String: [ContinuousClock.Instant]]>([:])
+    /// Set when a worker cannot be kept running: rejected by the coordinator, a bad command line,
+    /// or more than `maxRestarts` exits within `restartWindow` (like a gen_server supervisor's
+    /// intensity limit).
+    let givenUp = Mutex<String?>(nil)
+    let maxRestarts = 5
+    let restartWindow = Duration.seconds(10)
 
     init(topology: Topology, coordinator: Coordinator, executableDirectory: URL, log: Logger) {
         self.topology = topology
@@ -38,14 +45,19 @@ final class Supervisor: Sendable {
         }
     }
 
-    func resolve(_ executable: String) throws -> URL {
+    /// A worker executable: a path as given, else next to fsm-launch, else on PATH.
+    static func findExecutable(_ executable: String, besides directory: URL) -> URL? {
         let candidates = executable.contains("/")
             ? [URL(fileURLWithPath: executable)]
-            : [executableDirectory.appendingPathComponent(executable)]
+            : [directory.appendingPathComponent(executable)]
                 + (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map {
                     URL(fileURLWithPath: String($0)).appendingPathComponent(executable)
                 }
-        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
+    }
+
+    func resolve(_ executable: String) throws -> URL {
+        guard let found = Self.findExecutable(executable, besides: executableDirectory) else {
             throw LaunchError(description: "worker executable '\(executable)' not found (looked in \(executableDirectory.path) and PATH); "
                 + "build it with `swift build` or fix workers[].executable")
         }
@@ -70,8 +82,24 @@ final class Supervisor: Sendable {
     private func exited(_ name: String, executable: URL, arguments: [String], status: Int32, reason: Process.TerminationReason) {
         guard !stopping.load(ordering: .acquiring) else { return }
         let how = reason == .uncaughtSignal ? "killed by signal \(status)" : "exited with status \(status)"
-        log.warning("worker \(how); restarting", metadata: ["worker": "\(name)"])
         coordinator.workerExited(name, reason: "process \(how)")
+        if reason == .exit, [2, 64, Worker.rejectedExitStatus].contains(status) {
+            giveUp(name, "worker \(name) \(how): its command line or configuration was refused (see its message above); "
+                + "not restarting it. Fix the topology or the worker and launch again")
+            return
+        }
+        let now = ContinuousClock.now
+        let recent = failures.withLock { failures in
+            failures[name, default: []].removeAll { now - $0 > restartWindow }
+            failures[name, default: []].append(now)
+            return failures[name]!.count
+        }
+        guard recent <= maxRestarts else {
+            giveUp(name, "worker \(name) \(how), its \(recent)th exit within \(restartWindow); not restarting it again. "
+                + "Its machines stay unavailable; see its output above")
+            return
+        }
+        log.warning("worker \(how); restarting", metadata: ["worker": "\(name)"])
         let restarts = children.withLock { ($0[name]?.restarts ?? 0) + 1 }
         // Back off when a worker keeps dying: 0.1 s, 0.2 s, ... up to 5 s.
         let delay = min(5.0, 0.1 * pow(2.0, Double(min(restarts - 1, 6))))
@@ -83,6 +111,11 @@ final class Supervisor: Sendable {
                 self.log.error("could not restart worker", metadata: ["worker": "\(name)", "error": "\(error)"])
             }
         }
+    }
+
+    private func giveUp(_ name: String, _ message: String) {
+        log.error("\(message)")
+        givenUp.withLock { $0 = $0 ?? message }
     }
 
     /// Stops every worker: SIGTERM, then SIGKILL for those still running after two seconds.

@@ -15,11 +15,16 @@ struct FSMSend: ParsableCommand {
             '{"login":{}}'. An address is a machine name, or name/key for a keyed machine.
 
             The endpoint comes from --endpoint, else FSM_ENDPOINT, else the default topology's \
-            (ipc://@grove-default/clients).
+            (ipc://@grove-default/clients); it is ipc://NAME or tcp://HOST:PORT. While the machine's \
+            worker is starting or restarting (an `unavailable` reply), the request is sent again, \
+            50 ms apart doubling to 500 ms, until --timeout has passed. Nothing else is retried: an \
+            event that reached a machine is never sent twice.
 
             Exit status: 0 success; 2 bad input (malformed JSON, unknown machine, undecodable event — \
-            the message names the failing path); 3 coordinator unreachable or no reply in time; 1 any \
-            other error (machine ended, mailbox full, worker lost or unavailable).
+            the message names the failing path — or an endpoint ZeroMQ refuses); 3 coordinator \
+            unreachable or no reply in time; 64 usage error (unknown option, missing argument, \
+            --timeout not above 0); 1 any other error (machine ended, mailbox full, worker lost, or \
+            still unavailable when --timeout passed).
             """,
         subcommands: [Send.self, State.self, Watch.self, Cancel.self, Stop.self, List.self],
         defaultSubcommand: Send.self
@@ -27,18 +32,24 @@ struct FSMSend: ParsableCommand {
 }
 
 struct Connection: ParsableArguments {
-    @Option(help: "The coordinator's clients endpoint. Default: $FSM_ENDPOINT, else the default topology's.")
+    @Option(help: "The coordinator's clients endpoint, ipc://NAME or tcp://HOST:PORT. Default: $FSM_ENDPOINT, else the default topology's.")
     var endpoint: String?
 
-    @Option(help: "Seconds to wait for the coordinator before failing.")
+    @Option(help: "Seconds to wait for a reply, retrying while the machine's worker is unavailable. Must be above 0.")
     var timeout: Double = 5
+
+    func validate() throws {
+        guard timeout > 0, timeout.isFinite else {
+            throw ValidationError("--timeout must be a number of seconds above 0, e.g. --timeout 0.5; got \(timeout)")
+        }
+    }
 
     var resolvedEndpoint: String {
         endpoint ?? ProcessInfo.processInfo.environment["FSM_ENDPOINT"] ?? Topology.defaultTopology.coordinator.clients
     }
 
     func client() throws -> Client {
-        try reporting { try Client(endpoint: resolvedEndpoint, timeout: .milliseconds(Int(timeout * 1000))) }
+        try reporting { try Client(endpoint: resolvedEndpoint, timeout: .seconds(timeout), retryUnavailable: true) }
     }
 }
 
@@ -47,15 +58,20 @@ func reporting<T>(_ body: () throws -> T) throws -> T {
     do {
         return try body()
     } catch let error as WireError {
-        FileHandle.standardError.write(Data("error: \(error)\n".utf8))
-        switch error.code {
-        case .malformedJSON, .unknownMachine, .undecodableEvent, .malformedFrame, .oversized, .unknownKind:
-            throw ExitCode(2)
-        case .unreachable, .timeout:
-            throw ExitCode(3)
-        default:
-            throw ExitCode(1)
-        }
+        throw report(error)
+    }
+}
+
+/// Writes `error` to stderr and returns the exit status the discussion documents for it.
+func report(_ error: WireError) -> ExitCode {
+    FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+    switch error.code {
+    case .malformedJSON, .unknownMachine, .undecodableEvent, .malformedFrame, .oversized, .unknownKind, .invalidEndpoint:
+        return ExitCode(2)
+    case .unreachable, .timeout:
+        return ExitCode(3)
+    default:
+        return ExitCode(1)
     }
 }
 
@@ -137,51 +153,25 @@ extension FSMSend {
     }
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the topology's machines and workers as JSON.")
-
-        @OptionGroup var connection: Connection
-
-        func run() throws {
-            let client = try connection.client()
-            let listing = try reporting { try client.list() }
-            printLine(try WireJSON.encode(listing))
-        }
-    }
-
-    struct Watch: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Print state changes, effect lifecycle and worker events as JSON lines.",
-            discussion: "Each line: {\"topic\":..., \"kind\":..., \"address\":..., \"payload\":...}. Topics: state:<address>, effect:<address>, output:<address>, worker:<name>.")
-
-        @Argument(help: "Topic prefixes to watch, e.g. state:auth effect: (default: everything).")
-        var prefixes: [String] = []
-
-        @Option(help: "Stop after this many seconds (default: until interrupted).")
-        var duration: Double?
-
-        @Option(help: "Stop after this many messages.")
-        var count: Int?
+            abstract: "List the topology's machines and workers as JSON.",
+            discussion: "Prints the coordinator's listing. A wildcard host in its endpoints (events, workersEndpoint), e.g. "
+                + "tcp://0.0.0.0:5557, is replaced by the host of the clients endpoint used, so they can be connected to as printed.")
 
         @OptionGroup var connection: Connection
 
         func run() throws {
             let client = try connection.client()
-            let listing = try reporting { try client.list() }
-            let watcher = try reporting { try Watcher(endpoint: listing.events, prefixes: prefixes) }
-            FileHandle.standardError.write(Data("watching \(listing.events)\n".utf8))
-            let deadline = duration.map { Date().addingTimeInterval($0) }
-            var seen = 0
-            while deadline.map({ Date() < $0 }) ?? true, count.map({ seen < $0 }) ?? true {
-                guard let (topic, message) = watcher.next() else { continue }
-                let payload = (try? JSONValue(parsing: Data(message.payload))) ?? .string(String(decoding: message.payload, as: UTF8.self))
-                let line: JSONValue = .object([
-                    "topic": .string(topic), "kind": .string(message.header.kind.name),
-                    "address": .string(message.address), "payload": payload,
-                ])
-                print(line.description)
-                fflush(nil)
-                seen += 1
+            let payload = try reporting { try client.request(.list).payload }
+            guard case .object(var listing)? = try? JSONValue(parsing: Data(payload)) else {
+                throw report(WireError(.malformedFrame, "the listing from \(connection.resolvedEndpoint) is not a JSON object"))
             }
+            for field in ["events", "workersEndpoint"] {
+                if let endpoint = listing[field]?.stringValue {
+                    listing[field] = .string(ClientEndpoint.connectable(endpoint, via: connection.resolvedEndpoint))
+                }
+            }
+            print(JSONValue.object(listing).description)
         }
     }
 }

@@ -209,14 +209,19 @@ public struct Listing: Codable, Sendable, Hashable {
     public var topology: String
     /// The coordinator's process id.
     public var coordinatorPid: Int32?
-    /// The PUB endpoint to subscribe to for `state:`, `effect:` and `worker:` topics.
+    /// The events endpoint as bound (subscribe for `state:`, `effect:`, `output:`, `route:` and
+    /// `worker:` topics). A wildcard host (`tcp://0.0.0.0:5557`) means: the coordinator's host.
     public var events: String
+    /// The workers endpoint as bound, for starting external workers.
+    public var workersEndpoint: String?
     public var machines: [Machine]
     public var workers: [Worker]
 
-    public init(topology: String, coordinatorPid: Int32? = nil, events: String, machines: [Machine], workers: [Worker]) {
+    public init(topology: String, coordinatorPid: Int32? = nil, events: String, workersEndpoint: String? = nil,
+                machines: [Machine], workers: [Worker]) {
         self.topology = topology
         self.coordinatorPid = coordinatorPid
+        self.workersEndpoint = workersEndpoint
         self.events = events
         self.machines = machines
         self.workers = workers

@@ -358,6 +358,28 @@ struct CoordinatorCoreRouteTests {
         WireMessage(Header(.output), address: address, payload: Array(#"{"output":\#(json)}"#.utf8))
     }
 
+    @Test func aRoutedEventTheTargetRefusesIsLoggedAndPublished() throws {
+        var fixture = CoreFixture()
+        fixture.registerAll()
+        let actions = fixture.fromWorker("edge", Self.output(#""signedIn""#, from: "auth"))
+        let event = try #require(actions.compactMap(\.sentToWorker).first)
+        let refusal = WireError(.undecodableEvent, "'load' is not a case of Loader.Event", address: event.message.address, path: "$")
+        let answer = WireMessage(Header(.error, correlation: event.message.header.correlation), address: event.message.address,
+                                 payload: refusal.payload)
+        let reported = fixture.fromWorker(event.worker, answer)
+        try #require(reported.count == 2)
+        guard case .warn(let warning) = reported[0], case .publish(let topic, let published) = reported[1] else {
+            Issue.record("expected a warning and a publication, got \(reported)")
+            return
+        }
+        #expect(warning.contains("route from auth to \(event.message.address)"))
+        #expect(topic == "route:auth")
+        let error = try payload(WireError.self, of: published)
+        #expect(error.code == .undecodableEvent)
+        #expect(error.path == "$")
+        #expect(fixture.core.pending.isEmpty)
+    }
+
     @Test(arguments: [#"{"signedIn":{"user":"ada"}}"#, #""signedIn""#])
     func matchingOutputBecomesANoWaitEventForTheTarget(json: String) throws {
         var fixture = CoreFixture()
@@ -405,8 +427,17 @@ struct CoordinatorCoreRouteTests {
         var fixture = CoreFixture()
         fixture.register("edge")
         let message = Self.output(#"{"tick":{}}"#, from: "poller/eu-1")
-        // counter/7 lives on the data pool, which is down: the output is still published.
-        #expect(fixture.fromWorker("edge", message) == [.publish(topic: "output:poller/eu-1", message)])
+        // counter/7 lives on the data pool, which is down: the output is still published, and the
+        // failed route is logged and published on route:<from>, since no client waits for it.
+        let down = fixture.fromWorker("edge", message)
+        try #require(down.count == 3)
+        #expect(down[0] == .publish(topic: "output:poller/eu-1", message))
+        guard case .warn(let warning) = down[1] else { Issue.record("expected a warning, got \(down[1])"); return }
+        #expect(warning.contains("route from poller/eu-1 to counter/7"))
+        guard case .publish(let topic, let failure) = down[2] else { Issue.record("expected a publish, got \(down[2])"); return }
+        #expect(topic == "route:poller/eu-1")
+        #expect(failure.header.kind == .error)
+        #expect(try payload(WireError.self, of: failure).code == .unavailable)
         #expect(fixture.core.pending.isEmpty)
 
         fixture.register("data-1", "data-2")

@@ -154,7 +154,7 @@ struct CoordinatorCoreRegistrationTests {
         #expect(body.heartbeatTimeoutMs == 1500)
         #expect(body.mailboxCapacity == 64)
 
-        #expect(try workerEvents(in: [actions[2]]) == [WorkerEvent(worker: "edge", phase: .registered)])
+        #expect(try workerEvents(in: [actions[2]]) == [WorkerEvent(worker: "edge", phase: .registered, machines: ["auth", "loader"])])
         #expect(fixture.core.workers["edge"]?.registered == true)
         #expect(fixture.core.workers["edge"]?.pid == 101)
     }
@@ -165,8 +165,12 @@ struct CoordinatorCoreRegistrationTests {
         let welcome = try #require(actions.first?.sentToWorker)
         #expect(welcome.worker == "data-2")
         let body = try payload(Welcome.self, of: welcome.message)
-        #expect(body.machines == [.init(name: "counter", type: "Counter", keyed: true), .init(name: "sink", type: "Sink", keyed: false)])
+        // The single machine `sink` lives on the pool's first instance only.
+        #expect(body.machines == [.init(name: "counter", type: "Counter", keyed: true)])
         #expect(body.remoteIO == [])
+        let first = try #require(fixture.register(CoreFixture.registration("data-1")).first?.sentToWorker)
+        #expect(try payload(Welcome.self, of: first.message).machines
+                == [.init(name: "counter", type: "Counter", keyed: true), .init(name: "sink", type: "Sink", keyed: false)])
     }
 
     @Test func allRegisteredOnceEveryInstanceHasRegistered() {
@@ -208,8 +212,11 @@ struct CoordinatorCoreRegistrationTests {
         #expect(reply.message.header.correlation == 4)
         let error = try payload(WireError.self, of: reply.message)
         #expect(error.code == .registrationRejected)
-        #expect(error.message.contains("AuthFlow, PollingService"))
-        #expect(!error.message.contains("DataLoader,"))
+        // Every missing type at once, and what the worker does offer.
+        #expect(error.message.contains("machine type 'AuthFlow' is not registered"))
+        #expect(error.message.contains("machine type 'PollingService' is not registered"))
+        #expect(!error.message.contains("machine type 'DataLoader'"))
+        #expect(error.message.contains("It offers machine types [DataLoader, Unrelated]"))
         #expect(fixture.core.workers["edge"]?.registered == false)
     }
 
@@ -220,8 +227,8 @@ struct CoordinatorCoreRegistrationTests {
         try #require(actions.count == 1)
         let error = try payload(WireError.self, of: try #require(actions[0].sentToWorker).message)
         #expect(error.code == .registrationRejected)
-        #expect(error.message.contains("Authenticate"))
-        #expect(!error.message.contains("FetchData"))
+        #expect(error.message.contains("io request 'Authenticate' has no handler"))
+        #expect(!error.message.contains("io request 'FetchData'"))
         #expect(fixture.core.workers["data-1"]?.registered == false)
     }
 

@@ -35,7 +35,7 @@ struct TopologyTests {
         #expect(Topology.defaultTopology.name == "default")
         #expect(Topology.defaultTopology.coordinator.clients == "ipc://@grove-default/clients")
         #expect(Topology.defaultTopology.machines.map(\.type) == [
-            "AuthFlow", "DataLoader", "PollingService", "UserForm", "Search", "LoginFlow", "AppNavigator",
+            "AuthFlow", "DataLoader", "PollingService", "UserForm", "Search", "LoginFlow", "AppNavigator", "Counter",
         ])
         // io crosses processes even in the default.
         #expect(Topology.defaultTopology.ioWorkerGroup(for: "Authenticate") == "io")

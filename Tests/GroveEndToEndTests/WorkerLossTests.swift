@@ -76,7 +76,7 @@ extension EndToEnd {
                 try await watcher.waitFor("edge to register again") { $0.isWorker("edge", "registered") }
                 #expect(try await cluster.workerPID("edge") != victim)
                 try await eventually("loader/k to accept events again", timeout: .seconds(15)) { () -> JSONValue? in
-                    let result = try await cluster.fsmSend(["state", "loader/k"])
+                    let result = try await cluster.fsmSend(["loader/k", "dismiss"]) // an event: a read does not spawn
                     return result.status == 0 ? try JSONValue(parsing: Data(result.stdout.utf8)) : nil
                 }
                 // A fetch started now takes as long as the orphaned one would have; once it is

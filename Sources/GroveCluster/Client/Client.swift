@@ -6,22 +6,41 @@ import ZeroMQ
 /// every call fails cleanly within `timeout` when the coordinator is not there.
 ///
 /// ```swift
-/// let client = try Client(endpoint: "ipc://@grove-default/clients")
-/// let state = try client.send(#"{"startLogin":{}}"#, to: "auth")   // the committed state, JSON
+/// let client = try Client(endpoint: "ipc://@grove-default/clients", retryUnavailable: true)
+/// let state = try client.send(Array(#"{"startLogin":{}}"#.utf8), to: "auth")   // the committed state, JSON
 /// ```
 public final class Client {
     public let endpoint: String
     public let timeout: Duration
+    /// Whether requests answered `unavailable` are sent again; see ``init(endpoint:timeout:retryUnavailable:)``.
+    public let retryUnavailable: Bool
     private let context: ZMQContext
     private let socket: Socket
     private var nextCorrelation: UInt64 = 1
 
+    /// The first pause before resending a request answered `unavailable`; it doubles up to
+    /// ``maximumRetryBackoff``.
+    static let initialRetryBackoff = Duration.milliseconds(50)
+    static let maximumRetryBackoff = Duration.milliseconds(500)
+
     /// Connects (lazily, as ZeroMQ does) to a coordinator's clients endpoint.
-    /// - Throws: ``WireError`` `unreachable` when the endpoint is malformed.
-    public init(endpoint: String, timeout: Duration = .seconds(5)) throws(WireError) {
+    /// - Parameters:
+    ///   - endpoint: The coordinator's clients endpoint, `ipc://NAME` or `tcp://HOST:PORT`.
+    ///   - timeout: How long a request may wait to be sent, and for its reply; must be positive.
+    ///   - retryUnavailable: When `true`, a request answered `unavailable` (the machine's worker
+    ///     is starting or restarting) is sent again after 50 ms, doubling to 500 ms, until
+    ///     `timeout` has passed since it was first sent; then the last `unavailable` is thrown.
+    ///     Safe because the coordinator answers `unavailable` before forwarding anything, so the
+    ///     machine never saw the request. No other error is retried: an event that reached a
+    ///     machine is never sent twice. `fsm-send` sets it; the default is `false`.
+    /// - Throws: ``WireError`` `invalid-endpoint` when ZeroMQ refuses the endpoint, `unreachable`
+    ///   when the socket cannot be set up.
+    public init(endpoint: String, timeout: Duration = .seconds(5), retryUnavailable: Bool = false) throws(WireError) {
         self.endpoint = endpoint
         self.timeout = timeout
-        let milliseconds = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        self.retryUnavailable = retryUnavailable
+        // At least 1 ms: 0 would make every send and receive non-blocking.
+        let milliseconds = max(1, Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))
         do {
             context = try ZMQContext()
             socket = try Socket(context, .dealer)
@@ -29,9 +48,13 @@ public final class Client {
             try socket.setImmediate(true)
             try socket.setSendTimeout(milliseconds: milliseconds)
             try socket.setReceiveTimeout(milliseconds: milliseconds)
+        } catch {
+            throw WireError(.unreachable, "cannot create a socket for \(endpoint): \(error)")
+        }
+        do {
             try socket.connect(endpoint)
         } catch {
-            throw WireError(.unreachable, "cannot connect to \(endpoint): \(error)")
+            throw ClientEndpoint.connectError(error, endpoint: endpoint, doing: "connect to")
         }
     }
 
@@ -40,11 +63,34 @@ public final class Client {
         context.terminate()
     }
 
-    /// Sends one request and waits for its reply.
+    /// Sends one request and waits for its reply; with `retryUnavailable`, sends it again while
+    /// the answer is `unavailable` and `timeout` has not passed.
     /// - Returns: The reply (`state`, `accepted` or `listing`).
     /// - Throws: The ``WireError`` of an `error` reply, or `unreachable`/`timeout`.
     @discardableResult
     public func request(_ kind: MessageKind, address: String = "", payload: [UInt8] = [], flags: Header.Flags = []) throws(WireError) -> WireMessage {
+        guard retryUnavailable else { return try attempt(kind, address: address, payload: payload, flags: flags) }
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: timeout)
+        var backoff = Self.initialRetryBackoff
+        var retried = false
+        while true {
+            do {
+                return try attempt(kind, address: address, payload: payload, flags: flags)
+            } catch where error.code == .unavailable && clock.now < deadline {
+                Thread.sleep(forTimeInterval: Self.seconds(min(backoff, deadline - clock.now)))
+                backoff = min(backoff * 2, Self.maximumRetryBackoff)
+                retried = true
+            } catch where error.code == .unavailable && retried {
+                var error = error
+                error.message += " (still unavailable after retrying for \(timeout))"
+                throw error
+            }
+        }
+    }
+
+    /// Sends one request once and waits for its reply.
+    private func attempt(_ kind: MessageKind, address: String, payload: [UInt8], flags: Header.Flags) throws(WireError) -> WireMessage {
         let correlation = nextCorrelation
         nextCorrelation += 1
         let message = WireMessage(Header(kind, flags: flags, correlation: correlation), address: address, payload: payload)
@@ -79,6 +125,10 @@ public final class Client {
             }
             return reply
         }
+    }
+
+    private static func seconds(_ duration: Duration) -> TimeInterval {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     /// Sends an event (JSON) and returns the state it committed, as JSON.

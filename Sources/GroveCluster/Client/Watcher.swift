@@ -8,7 +8,12 @@ public final class Watcher {
 
     /// Subscribes to every topic starting with one of `prefixes` (all topics when empty), e.g.
     /// `state:auth`, `effect:`, `worker:`.
-    /// - Throws: ``WireError`` `unreachable` when the endpoint is malformed.
+    /// - Parameters:
+    ///   - endpoint: The coordinator's events endpoint as this host reaches it; see
+    ///     ``ClientEndpoint/connectable(_:via:)`` for turning a listing's `events` into one.
+    ///   - prefixes: Topic prefixes; empty for every topic.
+    /// - Throws: ``WireError`` `invalid-endpoint` when ZeroMQ refuses the endpoint, `unreachable`
+    ///   when the socket cannot be set up.
     public init(endpoint: String, prefixes: [String] = []) throws(WireError) {
         do {
             context = try ZMQContext()
@@ -16,9 +21,13 @@ public final class Watcher {
             try socket.setLinger(milliseconds: 0)
             try socket.setReceiveTimeout(milliseconds: 100)
             for prefix in prefixes.isEmpty ? [""] : prefixes { try socket.subscribe(Array(prefix.utf8)) }
+        } catch {
+            throw WireError(.unreachable, "cannot create a socket to subscribe to \(endpoint): \(error)")
+        }
+        do {
             try socket.connect(endpoint)
         } catch {
-            throw WireError(.unreachable, "cannot subscribe to \(endpoint): \(error)")
+            throw ClientEndpoint.connectError(error, endpoint: endpoint, doing: "subscribe to")
         }
     }
 

@@ -64,7 +64,7 @@ public final class Coordinator: Sendable {
         }
         let ids = (clients: loop.add(sockets.clients), workers: loop.add(sockets.workers), events: loop.add(sockets.events))
         driver = CoordinatorDriver(
-            core: CoordinatorCore(topology: topology, eventsEndpoint: Self.connectable(bound[2])),
+            core: CoordinatorCore(topology: topology, eventsEndpoint: bound[2], workersEndpoint: bound[1]),
             clients: ids.clients, workers: ids.workers, events: ids.events, context: context, log: logger)
     }
 
@@ -201,6 +201,8 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
             case .dropQueued(let worker):
                 toWorkers[worker] = nil
                 _ = io.dropPending(workers, peer: Array(worker.utf8))
+            case .warn(let text):
+                log.warning("\(text)")
             }
         }
         guard core.registrations != seenRegistrations else { return }

@@ -69,14 +69,30 @@ extension CoordinatorCore {
         for route in routes {
             if let when = route.when, Self.caseName(of: output) != when { continue }
             let event = route.event.map(Self.expandBareCase) ?? output
-            guard let worker = try? resolve(route.to) else { continue }
+            let worker: String
+            do {
+                worker = try resolve(route.to)
+            } catch {
+                actions += routeFailed(from: message.address, to: route.to, error)
+                continue
+            }
             noteInstance(route.to)
             let id = takeID()
-            pending[id] = Pending(origin: .route(message.address), worker: worker, address: route.to)
+            pending[id] = Pending(origin: .route(from: message.address), worker: worker, address: route.to)
             actions.append(.toWorker(worker, WireMessage(Header(.event, flags: .noWait, correlation: id), address: route.to,
                                                          payload: Array(event.jsonData))))
         }
         return actions
+    }
+
+    /// A routed event that could not be delivered or was refused: logged, and published on
+    /// `route:<from>` so watchers see it (no client is waiting for it).
+    func routeFailed(from: String, to: String, _ error: WireError) -> [CoordinatorAction] {
+        var error = error
+        error.address = to
+        error.message = "route from \(from) to \(to): " + error.message
+        return [.warn(error.description),
+                .publish(topic: "route:" + from, WireMessage(Header(.error), address: to, payload: error.payload))]
     }
 
     /// The case name of an enum value as Codable writes it: the single key of an object, or a string.

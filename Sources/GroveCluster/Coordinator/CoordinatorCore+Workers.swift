@@ -40,8 +40,11 @@ extension CoordinatorCore {
                 var reply = message
                 reply.header.correlation = clientCorrelation
                 return [.toClient(client, reply)]
-            case .route:
-                return []
+            case .route(let from):
+                guard message.header.kind == .error else { return [] }
+                let error = (try? WireJSON.decode(WireError.self, from: message.payload))
+                    ?? WireError(.malformedFrame, "the worker's error reply could not be decoded")
+                return routeFailed(from: from, to: request.address, error)
             }
         case .stateChanged:
             return [.publish(topic: "state:" + message.address, message)]
@@ -71,33 +74,46 @@ extension CoordinatorCore {
             return reject("the registration payload could not be decoded; is the worker built from the same Grove version?")
         }
         let hosted = topology.machines.filter { $0.worker == slot.group }
-        let missingTypes = Set(hosted.map(\.type)).subtracting(registration.machineTypes).sorted()
-        guard missingTypes.isEmpty else {
-            return reject("worker \(name) cannot host machine types \(missingTypes.joined(separator: ", ")) that topology '\(topology.name)' "
-                + "places on group '\(slot.group)'; register them in its WorkerConfiguration or fix machines[].type")
+        var problems: [String] = []
+        for type in Set(hosted.map(\.type)).subtracting(registration.machineTypes).sorted() {
+            let guess = TopologyDecoder.closest(to: type, among: registration.machineTypes).map { " (did you mean '\($0)'?)" } ?? ""
+            problems.append("machine type '\(type)'\(guess) is not registered: register it in the worker's WorkerConfiguration or fix machines[].type")
         }
         let served = topology.io.filter { $0.worker == slot.group }.map(\.request)
-        let missingHandlers = Set(served).subtracting(registration.ioHandlers).sorted()
-        guard missingHandlers.isEmpty else {
-            return reject("worker \(name) has no handlers for io requests \(missingHandlers.joined(separator: ", ")) that topology '\(topology.name)' "
-                + "places on group '\(slot.group)'; register them with configuration.io.register or fix io[].worker")
+        for request in Set(served).subtracting(registration.ioHandlers).sorted() {
+            let guess = TopologyDecoder.closest(to: request, among: registration.ioHandlers).map { " (did you mean '\($0)'?)" } ?? ""
+            problems.append("io request '\(request)'\(guess) has no handler: register one with configuration.io.register or fix io[].worker")
+        }
+        guard problems.isEmpty else {
+            return reject("worker \(name) (group '\(slot.group)' of topology '\(topology.name)') cannot serve what the topology places on it: "
+                + problems.joined(separator: "; ") + ". It offers machine types [\(registration.machineTypes.joined(separator: ", "))] "
+                + "and io handlers [\(registration.ioHandlers.joined(separator: ", "))]")
         }
         var actions: [CoordinatorAction] = []
-        if slot.registered { actions += lose(name, reason: "it registered again (restarted)") }
+        if slot.registered {
+            if let pid = slot.pid, pid != registration.pid, let heard = slot.lastHeard,
+               now - heard < .milliseconds(topology.heartbeat.timeoutMs) {
+                actions.append(.warn("worker name \(name) was claimed by pid \(registration.pid) while pid \(pid) was still registered and alive; "
+                    + "two processes share the name and will displace each other. Give each worker its own --name"))
+            }
+            actions += lose(name, reason: "it registered again (restarted)")
+        }
         workers[name]?.registered = true
         registrations += 1
         workers[name]?.pid = registration.pid
         workers[name]?.lastHeard = now
         let remote = topology.io.filter { $0.worker != slot.group }.map(\.request)
+        // Single machines go to one instance of a pool; keyed ones to every instance (by key).
+        let placedHere = hosted.filter { $0.keyed || topology.placement(ofMachine: $0.name, key: nil) == name }
         let welcome = Welcome(
-            machines: hosted.map { Welcome.HostedMachine(name: $0.name, type: $0.type, keyed: $0.keyed) },
+            machines: placedHere.map { Welcome.HostedMachine(name: $0.name, type: $0.type, keyed: $0.keyed) },
             remoteIO: remote, heartbeatIntervalMs: topology.heartbeat.intervalMs,
             heartbeatTimeoutMs: topology.heartbeat.timeoutMs, mailboxCapacity: topology.queues.mailboxCapacity)
         if let payload = try? WireJSON.encode(welcome) {
             actions.append(.toWorker(name, WireMessage(Header(.welcome, correlation: message.header.correlation), address: name, payload: payload)))
         }
         actions.append(observe(for: name))
-        actions.append(publishWorker(WorkerEvent(worker: name, phase: .registered)))
+        actions.append(publishWorker(WorkerEvent(worker: name, phase: .registered, machines: machines(on: name))))
         return actions
     }
 

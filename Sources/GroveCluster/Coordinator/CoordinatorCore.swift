@@ -8,6 +8,8 @@ enum CoordinatorAction: Sendable, Equatable {
     case publish(topic: String, WireMessage)
     /// Discard messages still queued for a worker that was declared lost.
     case dropQueued(worker: String)
+    /// Something an operator should know (a route that failed, a worker name claimed twice).
+    case warn(String)
 }
 
 /// The coordinator's routing logic as a pure state machine: messages and clock ticks in,
@@ -26,7 +28,7 @@ struct CoordinatorCore {
 
     /// A request forwarded to a worker, waiting for its reply.
     struct Pending {
-        enum Origin { case client([UInt8], UInt64), route(String) }
+        enum Origin { case client([UInt8], UInt64), route(from: String) }
         let origin: Origin
         let worker: String
         let address: String
@@ -45,6 +47,7 @@ struct CoordinatorCore {
     let topology: Topology
     let maxPayload: Int
     let eventsEndpoint: String
+    let workersEndpoint: String?
     var workers: [String: WorkerSlot] = [:]
     var pending: [UInt64: Pending] = [:]
     var calls: [UInt64: Call] = [:]
@@ -60,9 +63,10 @@ struct CoordinatorCore {
     /// Clients that sent batches: their replies may be batched too. Others get one reply per message.
     var batchingClients: Set<[UInt8]> = []
 
-    init(topology: Topology, eventsEndpoint: String, maxPayload: Int = 1 << 20) {
+    init(topology: Topology, eventsEndpoint: String, workersEndpoint: String? = nil, maxPayload: Int = 1 << 20) {
         self.topology = topology
         self.eventsEndpoint = eventsEndpoint
+        self.workersEndpoint = workersEndpoint
         self.maxPayload = maxPayload
         for instance in topology.workerInstances {
             workers[instance.name] = WorkerSlot(name: instance.name, group: instance.group)
@@ -186,7 +190,7 @@ struct CoordinatorCore {
             Listing.Worker(name: instance.name, group: instance.group,
                            registered: slots[instance.name]?.registered ?? false, pid: slots[instance.name]?.pid)
         }
-        return Listing(topology: topology.name, coordinatorPid: getpid(), events: eventsEndpoint, machines: machines, workers: workerList)
+        return Listing(topology: topology.name, coordinatorPid: getpid(), events: eventsEndpoint, workersEndpoint: workersEndpoint, machines: machines, workers: workerList)
     }
 
     static func errorMessage(_ error: WireError, correlation: UInt64) -> WireMessage {

@@ -20,7 +20,8 @@ extension Topology {
             { "name": "form", "type": "UserForm", "worker": "main" },
             { "name": "search", "type": "Search", "worker": "main" },
             { "name": "login", "type": "LoginFlow", "worker": "main" },
-            { "name": "navigator", "type": "AppNavigator", "worker": "main" }
+            { "name": "navigator", "type": "AppNavigator", "worker": "main" },
+            { "name": "counter", "type": "Counter", "worker": "main", "keyed": true }
           ],
           "io": [
             { "request": "Authenticate", "worker": "io" },

@@ -113,19 +113,44 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         do {
             return try WireJSON.decode(M.Event.self, from: payload, what: "the event for \(address)")
         } catch {
-            if case .string(let name)? = try? JSONValue(parsing: Data(payload)),
-               let event = try? WireJSON.decode(M.Event.self, from: Array(#"{"\#(name)":{}}"#.utf8)) {
-                return event
-            }
+            let parsed = try? JSONValue(parsing: Data(payload))
             var failure = error
             failure.address = address
-            if failure.code == .undecodableEvent, failure.path == "$",
-               case .object(let members)? = try? JSONValue(parsing: Data(payload)), members.count == 1, let name = members.keys.first {
-                failure.message = "'\(name)' is not a case of \(M.self).Event, or its payload has the wrong shape"
+            switch parsed {
+            case .string(let name)?:
+                // A bare case name: fine for a case without associated values.
+                let expanded = Array(#"{"\#(name)":{}}"#.utf8)
+                do {
+                    return try WireJSON.decode(M.Event.self, from: expanded, what: "the event for \(address)")
+                } catch {
+                    failure = Self.explain(error, name: name, address: address)
+                }
+            case .object(let members)? where members.count == 1:
+                failure = Self.explain(error, name: members.keys.first!, address: address)
+            case .object(let members)? where failure.path == "$":
+                failure.message = "an event is an object with exactly one key, its case name; found "
+                    + (members.isEmpty ? "no keys" : "keys " + members.keys.sorted().joined(separator: ", "))
+            default:
+                break
             }
-            failure.message += ". Events are JSON as Swift's Codable encodes \(M.self).Event, e.g. {\"caseName\":{\"label\":value}}"
+            if failure.message.hasSuffix(".") { failure.message.removeLast() }
+            failure.message += ". Events are JSON as Swift's Codable encodes \(M.self).Event: {\"caseName\":{\"label\":value}}, "
+                + "{\"caseName\":{\"_0\":value}} for unlabelled values, or \"caseName\" for a case without values"
             throw failure
         }
+    }
+
+    /// What went wrong with `{"name": ...}`: an unknown case, or a known case whose values are
+    /// missing or of the wrong type.
+    static func explain(_ error: WireError, name: String, address: String) -> WireError {
+        var explained = error
+        explained.address = address
+        if error.path == "$" {
+            explained.message = "'\(name)' is not a case of \(M.self).Event"
+        } else if error.message.contains("is missing key") {
+            explained.message = "'\(name)' needs its values: " + error.message.replacingOccurrences(of: "the event for \(address) ", with: "")
+        }
+        return explained
     }
 
     /// The state after everything queued before this read: a `get` keeps its place in the

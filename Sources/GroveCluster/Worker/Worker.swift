@@ -6,6 +6,10 @@ import ZeroMQ
 /// Runs a worker process: connects to the coordinator, registers, hosts the machines the
 /// topology places here and serves io requests.
 public enum Worker {
+    /// The exit status of a worker the coordinator rejected (EX_CONFIG): `fsm-launch` does not
+    /// restart it, since only a change of topology or worker can fix it.
+    public static let rejectedExitStatus: Int32 = 78
+
     /// Where a worker connects and who it is; what `fsm-launch` passes on the command line.
     public struct Options: Sendable {
         /// The worker instance name from the topology, e.g. `data-io-2`.
@@ -50,7 +54,7 @@ public enum Worker {
         public var message: String
         public var description: String {
             (message.isEmpty ? "" : "error: \(message)\n")
-                + "usage: <worker> --name NAME --coordinator ENDPOINT [--exit-with-parent]\n"
+                + "usage: \(URL(fileURLWithPath: CommandLine.arguments.first ?? "worker").lastPathComponent) --name NAME --coordinator ENDPOINT [--exit-with-parent]\n"
                 + "Usually started by fsm-launch; start it by hand for workers marked \"external\" in the topology."
         }
     }

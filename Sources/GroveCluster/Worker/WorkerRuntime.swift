@@ -99,9 +99,14 @@ actor WorkerRuntime {
             }
         case .error:
             let error = (try? WireJSON.decode(WireError.self, from: message.payload))
-            if error?.code == .unavailable || error?.code == .registrationRejected {
-                log.warning("coordinator refused this worker", metadata: ["error": "\(error.map { "\($0)" } ?? "")"])
-                if error?.code == .unavailable { register() }
+            if error?.code == .unavailable {
+                // The coordinator forgot this worker (it restarted, or declared it lost): again.
+                log.info("the coordinator asks this worker to register again")
+                register()
+            } else if let error, error.code == .registrationRejected {
+                // Retrying cannot help: the topology or this worker's configuration must change.
+                log.critical("the coordinator rejected this worker: \(error.message)")
+                exit(Worker.rejectedExitStatus)
             }
         default:
             link.send(Self.errorReply(WireError(.unknownKind, "a worker does not accept \(header.kind.name) messages"), to: message))
@@ -118,6 +123,11 @@ actor WorkerRuntime {
         self.welcome = welcome
         placed = Dictionary(welcome.machines.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         log.info("registered", metadata: ["machines": "\(welcome.machines.map(\.name))"])
+        // Single machines start now, like children of a supervisor, so watchers see their initial
+        // states (again, after a restart). Keyed instances start with their first event.
+        for machine in welcome.machines where !machine.keyed {
+            _ = try? instance(for: machine.name)
+        }
     }
 
     private func instance(for address: String) throws(WireError) -> any HostedMachine {
@@ -157,7 +167,12 @@ actor WorkerRuntime {
 
     private func withInstance(_ message: WireMessage, _ body: @escaping @Sendable (any HostedMachine) async -> WireMessage) {
         let link = link
-        do {
+        do throws(WireError) {
+            // Reading, stopping or cancelling does not spawn a keyed instance; only events do.
+            guard instances[message.address] != nil || !message.address.contains("/") else {
+                throw WireError(.unknownMachine, "instance \(message.address) has not been spawned; keyed instances start with their first event",
+                                address: message.address)
+            }
             let target = try instance(for: message.address)
             Task { link.send(await body(target)) }
         } catch {

@@ -1,0 +1,59 @@
+import ArgumentParser
+import Foundation
+import GroveCluster
+import GroveWire
+
+extension FSMSend {
+    struct Watch: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print state changes, effect lifecycle and worker events as JSON lines.",
+            discussion: """
+                Each line: {"topic":..., "kind":..., "address":..., "payload":...}. Topics: state:<address>, \
+                effect:<address>, output:<address>, route:<from> (a routed event that failed), worker:<name>.
+
+                The events endpoint comes from --events, else from the coordinator's listing; a wildcard \
+                host there (tcp://0.0.0.0:5557, tcp://*:5557) is replaced by the host of the clients \
+                endpoint, so a watcher on another host connects to the coordinator's machine.
+                """)
+
+        @Argument(help: "Topic prefixes to watch, e.g. state:auth effect: (default: everything).")
+        var prefixes: [String] = []
+
+        @Option(help: "Stop after this many seconds (default: until interrupted).")
+        var duration: Double?
+
+        @Option(help: "Stop after this many messages.")
+        var count: Int?
+
+        @Option(name: .customLong("events"), help: ArgumentHelp(
+            "The coordinator's events endpoint, when the one the listing reports cannot be reached from here.",
+            valueName: "endpoint"))
+        var eventsEndpoint: String?
+
+        @OptionGroup var connection: Connection
+
+        func run() throws {
+            let events = try eventsEndpoint ?? {
+                let client = try connection.client()
+                let listing = try reporting { try client.list() }
+                return ClientEndpoint.connectable(listing.events, via: connection.resolvedEndpoint)
+            }()
+            let watcher = try reporting { try Watcher(endpoint: events, prefixes: prefixes) }
+            FileHandle.standardError.write(Data("watching \(events)\n".utf8))
+            let deadline = duration.map { Date().addingTimeInterval($0) }
+            var seen = 0
+            while deadline.map({ Date() < $0 }) ?? true, count.map({ seen < $0 }) ?? true {
+                guard let (topic, message) = watcher.next() else { continue }
+                let payload = (try? JSONValue(parsing: Data(message.payload)))
+                    ?? .string(String(decoding: message.payload, as: UTF8.self))
+                let line: JSONValue = .object([
+                    "topic": .string(topic), "kind": .string(message.header.kind.name),
+                    "address": .string(message.address), "payload": payload,
+                ])
+                print(line.description)
+                fflush(nil)
+                seen += 1
+            }
+        }
+    }
+}
