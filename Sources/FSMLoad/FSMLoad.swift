@@ -27,7 +27,7 @@ struct FSMLoad: ParsableCommand {
             """
     )
 
-    @Argument(help: "The topology to launch (ignored with --endpoint). Default: Topologies/load.json.")
+    @Argument(help: "The topology to launch (ignored with --endpoint).")
     var topology: String = "Topologies/load.json"
 
     @Option(help: "Drive an already running topology at this clients endpoint instead of launching one.")
@@ -88,6 +88,10 @@ struct FSMLoad: ParsableCommand {
     func run() throws {
         var launched: LaunchedTopology?
         if endpoint == nil {
+            guard FileManager.default.fileExists(atPath: topology) else {
+                throw LoadError("topology file '\(topology)' not found (relative paths start at \(FileManager.default.currentDirectoryPath)); "
+                    + "pass its path, or --endpoint to drive a running topology")
+            }
             let launcher = Self.executableDirectory().appendingPathComponent("fsm-launch")
             launched = try LaunchedTopology(topology: topology, launcher: launcher)
         }

@@ -26,7 +26,7 @@ public struct WireMessage: Sendable, Hashable {
         let header = try Header(first)
         guard frames.count == 3 else {
             throw WireError(.malformedFrame,
-                "a \(header.kind.name) message has \(frames.count) frames; send exactly three: header, address, payload (empty frames are fine)",
+                "a message of kind \(header.kind.name) has \(frames.count) frames; send exactly three: header, address, payload (empty frames are fine)",
                 correlation: header.correlation)
         }
         let rest = Array(frames.dropFirst())

@@ -182,6 +182,7 @@ extension CoordinatorCore {
             actions.append(publishEffect(call, .lost, reason: "the machine's worker \(name) was lost: \(reason)"))
         }
         let machines = machines(on: name)
+        actions.append(.warn("worker \(name) lost (\(reason)); its machines are unavailable until it registers again"))
         actions.append(publishWorker(WorkerEvent(worker: name, phase: .lost, reason: reason, machines: machines)))
         return actions
     }
