@@ -56,7 +56,7 @@ let package = Package(
         .executableTarget(
             name: "GroveBench",
             dependencies: [
-                "Grove", "GroveRuntime",
+                "Grove", "GroveRuntime", "GroveWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict

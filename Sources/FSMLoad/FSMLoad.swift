@@ -63,6 +63,9 @@ struct FSMLoad: ParsableCommand {
     @Option(help: "Events per ZeroMQ message (batching); 1 sends each event on its own.")
     var batch: Int = 1
 
+    @Option(help: "Event payload codec: json, or binary (GroveWire's compact codec; the header's binary flag).")
+    var codec: String = "json"
+
     @Option(help: "Target events per second over all connections (a latency run); default: as fast as the window allows.")
     var rate: Double?
 
@@ -79,6 +82,7 @@ struct FSMLoad: ParsableCommand {
         guard duration > 0 else { throw ValidationError("--duration must be positive") }
         guard window > 0 else { throw ValidationError("--window must be at least 1") }
         guard batch > 0, batch <= window else { throw ValidationError("--batch must be between 1 and --window") }
+        guard codec == "json" || codec == "binary" else { throw ValidationError("--codec must be json or binary, got '\(codec)'") }
         if let rate, rate <= 0 { throw ValidationError("--rate must be positive") }
         for name in mode.split(separator: ",") where LoadPlan.Mode(rawValue: String(name)) == nil {
             throw ValidationError("unknown mode '\(name)'; use raw, ack or reply")
@@ -108,7 +112,7 @@ struct FSMLoad: ParsableCommand {
         let addresses = spec.keyed ? (0..<machines).map { "\(machine)/\($0)" } : [machine]
 
         var report = LoadReport(topology: listing.topology, endpoint: endpoint, connections: connections, addresses: addresses.count,
-                                payloadBytes: payloadSize, window: window, batch: batch, runs: [])
+                                payloadBytes: payloadSize, window: window, batch: batch, codec: codec, runs: [])
         if let spawn {
             guard spec.keyed else { throw LoadError("--spawn needs a keyed machine; '\(machine)' is single") }
             report.spawn = try spawnInstances(spawn, endpoint: endpoint, pids: pids)
@@ -116,9 +120,10 @@ struct FSMLoad: ParsableCommand {
         var modes = mode.split(separator: ",").compactMap { LoadPlan.Mode(rawValue: String($0)) }
         if !noBaseline, !modes.contains(.raw) { modes.insert(.raw, at: 0) }
         for mode in modes {
-            let plan = LoadPlan(mode: mode, addresses: addresses, payload: Self.payload(size: payloadSize), window: window,
+            let binary = codec == "binary"
+            let plan = LoadPlan(mode: mode, addresses: addresses, payload: try Self.payload(size: payloadSize, binary: binary), window: window,
                                 count: count, duration: .seconds(duration), ratePerConnection: rate.map { $0 / Double(connections) },
-                                batch: batch)
+                                batch: batch, binary: binary)
             report.runs.append(try measure(plan, endpoint: endpoint, pids: pids))
         }
         if let raw = report.runs.first(where: { $0.mode == "raw" }), let grove = report.runs.last(where: { $0.mode != "raw" }),
@@ -185,6 +190,19 @@ struct FSMLoad: ParsableCommand {
         let after = workers.compactMapValues { ProcessStats.read(pid: $0)?.residentBytes }.values.reduce(0, +)
         return SpawnReport(instances: run.acknowledged, seconds: seconds, residentBytesAdded: after - before,
                            bytesPerInstance: Double(after - before) / Double(max(1, run.acknowledged)))
+    }
+
+    /// The load machine's `note` event, as the worker's `Counter.Event.note(String)` decodes it.
+    enum LoadEvent: Codable { case note(String) }
+
+    /// A `note` event padded to `size` bytes, in JSON or in the binary codec.
+    static func payload(size: Int, binary: Bool) throws -> [UInt8] {
+        guard binary else { return payload(size: size) }
+        let bare = try BinaryCodec.encode(LoadEvent.note("")).count
+        // The string's length prefix may grow by a byte or two as the padding does.
+        var padding = max(0, size - bare)
+        while padding > 0, try BinaryCodec.encode(LoadEvent.note(String(repeating: "x", count: padding))).count > size { padding -= 1 }
+        return try BinaryCodec.encode(LoadEvent.note(String(repeating: "x", count: padding)))
     }
 
     /// `{"note":{"_0":"xxxx"}}` padded to `size` bytes.

@@ -23,9 +23,15 @@ struct LoadPlan: Sendable {
     var ratePerConnection: Double?
     /// Events per ZeroMQ message (1: no batching).
     var batch: Int = 1
+    /// Payloads in GroveWire's binary codec instead of JSON.
+    var binary = false
 
     var kind: MessageKind { mode == .raw ? .echo : .event }
-    var flags: Header.Flags { mode == .ack ? .noWait : [] }
+    var flags: Header.Flags {
+        var flags: Header.Flags = mode == .ack ? .noWait : []
+        if binary, mode != .raw { flags.insert(.binary) }
+        return flags
+    }
 }
 
 /// The outcome of one connection's run.

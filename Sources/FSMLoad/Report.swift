@@ -40,6 +40,7 @@ struct LoadReport: Codable, Sendable {
     var payloadBytes: Int
     var window: Int
     var batch: Int
+    var codec: String
     var runs: [RunReport]
     /// Grove's events/s over the raw baseline's, when both ran.
     var ratioToRaw: Double?
@@ -47,7 +48,7 @@ struct LoadReport: Codable, Sendable {
 
     func text() -> String {
         var lines = ["fsm-load: topology '\(topology)' at \(endpoint); \(connections) connection(s), \(addresses) address(es), "
-            + "\(payloadBytes)-byte payloads, window \(window), \(batch) event(s) per message"]
+            + "\(payloadBytes)-byte payloads, window \(window), \(batch) event(s) per message, \(codec) codec"]
         lines.append(pad("run", 8) + pad("events/s", 12) + pad("p50 µs", 9) + pad("p90", 9) + pad("p99", 9) + pad("p99.9", 9)
             + pad("sent", 10) + pad("lost", 6) + "failed")
         for run in runs {

@@ -26,12 +26,20 @@ struct GroveBench: AsyncParsableCommand {
     @Flag(help: "Print the result as JSON on stdout.")
     var json = false
 
+    @Flag(help: "Measure the codecs instead: JSON against the binary codec, encode and decode.")
+    var codec = false
+
     func validate() throws {
         guard events > 0 else { throw ValidationError("--events must be positive, got \(events)") }
         guard runs > 0 else { throw ValidationError("--runs must be positive, got \(runs)") }
     }
 
     func run() async throws {
+        if codec {
+            let iterations = min(events, 200_000)
+            print(CodecBench.table(try CodecBench.run(iterations: iterations, runs: runs), iterations: iterations, runs: runs))
+            return
+        }
         var bare: [Double] = []
         var fireAndForget: [Double] = []
         var sendAndWait: [Double] = []

@@ -8,7 +8,8 @@ import Synchronization
 protocol HostedMachine: Sendable {
     /// Decodes and queues an event; `reply` gets the committed state (or `accepted` at once
     /// with `noWait`). Calls from one thread keep their order.
-    func send(_ payload: [UInt8], noWait: Bool, reply: @escaping @Sendable (Result<[UInt8], WireError>) -> Void)
+    /// With `binary`, the event is in GroveWire's binary codec and so is the state replied.
+    func send(_ payload: [UInt8], noWait: Bool, binary: Bool, reply: @escaping @Sendable (Result<[UInt8], WireError>) -> Void)
     func state() async -> [UInt8]
     func cancel(effect payload: [UInt8]) async throws(WireError)
     func stop() async -> [UInt8]
@@ -77,10 +78,10 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         }
     }
 
-    func send(_ payload: [UInt8], noWait: Bool, reply: @escaping @Sendable (Result<[UInt8], WireError>) -> Void) {
+    func send(_ payload: [UInt8], noWait: Bool, binary: Bool, reply: @escaping @Sendable (Result<[UInt8], WireError>) -> Void) {
         let event: M.Event
         do {
-            event = try decodeEvent(payload)
+            event = binary ? try decodeBinaryEvent(payload) : try decodeEvent(payload)
         } catch {
             reply(.failure(error))
             return
@@ -94,7 +95,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
                 try host.send(event) { result in
                     switch result {
                     case .success(let state):
-                        reply(Result { try WireJSON.encode(state) }.mapError { error in
+                        reply(Result { binary ? try BinaryCodec.encode(state) : try WireJSON.encode(state) }.mapError { error in
                             WireError(.undecodableEvent, "the committed state could not be encoded: \(error)", address: address)
                         })
                     case .failure(let error):
@@ -104,6 +105,16 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
             }
         } catch {
             reply(.failure(Self.wireError(error, address: address)))
+        }
+    }
+
+    /// An event in GroveWire's binary codec (the header's binary flag).
+    func decodeBinaryEvent(_ payload: [UInt8]) throws(WireError) -> M.Event {
+        do {
+            return try BinaryCodec.decode(M.Event.self, from: payload)
+        } catch {
+            throw WireError(.undecodableEvent, "the binary event does not decode as \(M.self).Event: \(error.message)",
+                            address: address, path: error.path)
         }
     }
 

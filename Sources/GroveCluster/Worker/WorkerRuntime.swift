@@ -151,10 +151,12 @@ actor WorkerRuntime {
         do {
             let target = try instance(for: message.address)
             let noWait = header.flags.contains(.noWait)
-            target.send(message.payload, noWait: noWait) { result in
+            let binary = header.flags.contains(.binary)
+            target.send(message.payload, noWait: noWait, binary: binary) { result in
                 switch result {
                 case .success(let state):
-                    link.send(WireMessage(Header(noWait ? .accepted : .state, correlation: header.correlation),
+                    link.send(WireMessage(Header(noWait ? .accepted : .state, flags: binary && !noWait ? .binary : [],
+                                                 correlation: header.correlation),
                                           address: message.address, payload: state))
                 case .failure(let error):
                     link.send(Self.errorReply(error, to: message))

@@ -10,8 +10,10 @@ enum BinaryTag {
     static let string: UInt8 = 0x07
     static let unkeyed: UInt8 = 0x08
     static let keyed: UInt8 = 0x09
+    static let int128: UInt8 = 0x0A
+    static let uint128: UInt8 = 0x0B
 
-    static func isKnown(_ tag: UInt8) -> Bool { tag <= keyed }
+    static func isKnown(_ tag: UInt8) -> Bool { tag <= uint128 }
 
     /// The tag's kind in words, for error messages.
     static func name(_ tag: UInt8) -> String {
@@ -25,6 +27,8 @@ enum BinaryTag {
         case string: "a String"
         case unkeyed: "an unkeyed container (array)"
         case keyed: "a keyed container (struct, enum or dictionary)"
+        case int128: "a 128-bit signed integer"
+        case uint128: "a 128-bit unsigned integer"
         default: "unknown tag 0x\(String(tag, radix: 16))"
         }
     }
@@ -82,4 +86,14 @@ extension BinaryCodingError {
         }
         return text
     }
+}
+
+/// Stands for "no key" where a value is decoded from a single value container: its path is its
+/// container's path.
+struct BinaryNoKey: CodingKey {
+    var stringValue: String { "" }
+    var intValue: Int? { nil }
+    init() {}
+    init?(stringValue: String) { nil }
+    init?(intValue: Int) { nil }
 }

@@ -1,0 +1,86 @@
+import Foundation
+import GroveWire
+import Testing
+
+extension EndToEnd {
+    /// Batches (many envelopes per ZeroMQ message) and the binary codec, end to end through the
+    /// coordinator and a worker pool: order, replies and errors per envelope. Over ipc.
+    @Suite(.timeLimit(.minutes(1)))
+    struct BatchingTests {
+        static let topology = TopologyFile(
+            name: "batching", transport: .ipc,
+            workers: [.init(name: "edge", count: 2)],
+            machines: [.init(name: "counter", type: "Counter", worker: "edge", keyed: true)]
+        )
+
+        /// The worker's `Counter.Event`, as a client that knows it would declare it.
+        enum CounterEvent: Codable { case increment, add(Int), reset, note(String) }
+        struct CounterState: Codable, Equatable { var count: Int }
+
+        @Test func batchedEventsAreAnsweredPerEnvelopeInOrder() async throws {
+            try await withCluster(Self.topology) { cluster in
+                let endpoint = cluster.clients
+                let replies = try await onThread { () throws -> [WireMessage] in
+                    let client = try RawClient(endpoint: endpoint)
+                    // Two machines (likely on different workers), interleaved, plus one bad envelope.
+                    var messages: [WireMessage] = []
+                    for i in 1...100 {
+                        let address = i.isMultiple(of: 2) ? "counter/even" : "counter/odd"
+                        messages.append(WireMessage(Header(.event, correlation: UInt64(i)), address: address,
+                                                    payload: Array(#"{"add":{"_0":\#(i)}}"#.utf8)))
+                    }
+                    messages.append(WireMessage(Header(.event, correlation: 999), address: "counter/odd", payload: Array("{".utf8)))
+                    try client.send(Batch.pack(messages))
+                    var replies: [WireMessage] = []
+                    while replies.count < messages.count {
+                        let reply = try client.receive()
+                        replies += reply.header.kind == .batch ? try Batch.unpack(reply.payload) : [reply]
+                    }
+                    return replies
+                }
+                // Per machine, the committed counts are the running sums in send order.
+                var expected: [String: Int] = [:]
+                var wrong: [String] = []
+                let byCorrelation = Dictionary(replies.map { ($0.header.correlation, $0) }, uniquingKeysWith: { first, _ in first })
+                for i in 1...100 {
+                    let address = i.isMultiple(of: 2) ? "even" : "odd"
+                    expected[address, default: 0] += i
+                    let state = byCorrelation[UInt64(i)].flatMap { try? JSONValue(parsing: Data($0.payload)) }
+                    if state != json(#"{"count":\#(expected[address]!)}"#) { wrong.append("event \(i): \(state?.description ?? "none")") }
+                }
+                #expect(wrong.isEmpty, "\(wrong)")
+                let bad = try #require(byCorrelation[999])
+                #expect(bad.header.kind == .error)
+                #expect(try WireJSON.decode(WireError.self, from: bad.payload).code == .malformedJSON)
+            }
+        }
+
+        @Test func binaryEventsGetBinaryStates() async throws {
+            try await withCluster(Self.topology) { cluster in
+                let endpoint = cluster.clients
+                let (states, refusal) = try await onThread { () throws -> ([CounterState], WireMessage) in
+                    let client = try RawClient(endpoint: endpoint)
+                    var states: [CounterState] = []
+                    for (i, event) in [CounterEvent.add(40), .increment, .note("ignored text")].enumerated() {
+                        let reply = try client.request(WireMessage(Header(.event, flags: .binary, correlation: UInt64(i + 1)),
+                                                                   address: "counter/binary", payload: try BinaryCodec.encode(event)))
+                        #expect(reply.header.kind == .state)
+                        #expect(reply.header.flags.contains(.binary))
+                        states.append(try BinaryCodec.decode(CounterState.self, from: reply.payload))
+                    }
+                    // JSON bytes with the binary flag do not decode: a clear error, not a crash.
+                    let refusal = try client.request(WireMessage(Header(.event, flags: .binary, correlation: 9), address: "counter/binary",
+                                                                 payload: Array(#"{"increment":{}}"#.utf8)))
+                    return (states, refusal)
+                }
+                #expect(states == [CounterState(count: 40), CounterState(count: 41), CounterState(count: 42)])
+                #expect(refusal.header.kind == .error)
+                let error = try WireJSON.decode(WireError.self, from: refusal.payload)
+                #expect(error.code == .undecodableEvent)
+                #expect(error.message.contains("binary"))
+                // The same machine still answers JSON clients with JSON.
+                #expect(try await cluster.send("counter/binary", "increment") == json(#"{"count":43}"#))
+            }
+        }
+    }
+}

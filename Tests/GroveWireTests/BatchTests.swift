@@ -1,0 +1,63 @@
+import GroveWire
+import Testing
+
+@Suite("Batch")
+struct BatchTests {
+    static func message(_ index: Int) -> WireMessage {
+        WireMessage(Header(index.isMultiple(of: 2) ? .event : .get, flags: index.isMultiple(of: 3) ? .noWait : [],
+                           correlation: UInt64(index) * 0x0101_0101_0101),
+                    address: index.isMultiple(of: 5) ? "" : "counter/ключ-\(index)",
+                    payload: Array(repeating: UInt8(truncatingIfNeeded: index), count: index % 300))
+    }
+
+    @Test func packedMessagesUnpackInOrder() throws {
+        let messages = (0..<200).map(Self.message)
+        let batch = Batch.pack(messages)
+        #expect(batch.header.kind == .batch)
+        #expect(batch.header.correlation == 200)
+        #expect(batch.address == "")
+        #expect(try Batch.unpack(batch.payload) == messages)
+        // Frames packed without parsing give the same bytes.
+        let fromFrames = Batch.pack(frames: messages.map(\.frames))
+        #expect(fromFrames == batch.frames)
+    }
+
+    @Test func aSingleMessageIsNotWrapped() {
+        let one = Self.message(7)
+        #expect(Batch.pack([one]) == one)
+        #expect(Batch.pack(frames: [one.frames]) == one.frames)
+    }
+
+    @Test func everyTruncationIsAnErrorNotACrash() throws {
+        let payload = Batch.pack((1...3).map(Self.message)).payload
+        for length in 0..<payload.count {
+            let prefix = Array(payload.prefix(length))
+            do {
+                let envelopes = try Batch.unpack(prefix)
+                // Only cuts exactly at an envelope boundary decode, to fewer envelopes.
+                #expect(envelopes.count < 3, "cut at \(length)")
+            } catch {
+                #expect(error.code == .malformedFrame)
+                #expect(error.message.contains("truncated"))
+            }
+        }
+    }
+
+    @Test func nestedBatchesAndUnknownKindsAreRefused() {
+        var nested: [UInt8] = []
+        Batch.append(WireMessage(Header(.event), address: "a", payload: [1]), to: &nested)
+        nested[0] = MessageKind.batch.rawValue
+        #expect(throws: WireError.self) { try Batch.unpack(nested) }
+        nested[0] = 0x7E
+        let error = #expect(throws: WireError.self) { try Batch.unpack(nested) }
+        #expect(error?.message.contains("0x7e") == true)
+    }
+
+    @Test func aNonUTF8AddressIsRefused() {
+        var payload: [UInt8] = []
+        Batch.append(WireMessage(Header(.event), address: "ab", payload: []), to: &payload)
+        payload[12] = 0xFF // the first address byte
+        let error = #expect(throws: WireError.self) { try Batch.unpack(payload) }
+        #expect(error?.message.contains("UTF-8") == true)
+    }
+}
