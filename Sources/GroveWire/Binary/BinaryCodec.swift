@@ -32,7 +32,7 @@
 /// `JSONEncoder`/`JSONDecoder` for Grove's small events and states, for traffic between workers.
 ///
 /// Round-trips what JSON round-trips, plus non-finite floating-point numbers. Works on `[UInt8]`
-/// without Foundation.
+/// without Foundation. Safe to call from any thread.
 ///
 /// ```swift
 /// enum Event: Codable { case increment, add(Int), updateEmail(String) }
@@ -97,7 +97,7 @@ public enum BinaryCodec {
     ///   - type: The type to decode.
     ///   - bytes: Exactly one encoded value.
     /// - Returns: The decoded value.
-    /// - Throws: ``BinaryCodingError``, as ``decode(_:from:)-([UInt8])``.
+    /// - Throws: ``BinaryCodingError``, as the `[UInt8]` overload.
     public static func decode<T: Decodable>(_ type: T.Type, from bytes: ArraySlice<UInt8>) throws(BinaryCodingError) -> T {
         try bytes.withUnsafeBufferPointer { buffer throws(BinaryCodingError) in try decode(type, from: buffer) }
     }

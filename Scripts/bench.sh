@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds in release mode, and runs the benchmarks side by side:
+#   1. grove-bench: one host, events through the actor against the bare update loop;
+#   2. grove-bench --codec: JSON against the binary codec, encode and decode;
+#   3. fsm-load against Topologies/load.json: the raw baseline (echo through coordinator and
+#      worker, no codec, no machine) and Grove (ack and reply), JSON and binary, batched;
+#   4. fsm-load request-reply latency at half of the measured peak, with the raw round trip
+#      at the same rate;
+#   5. fsm-load --spawn: keyed instances spawned by events, memory per idle instance.
+# Writes a markdown report (default docs/BENCHMARKS.md) and prints it.
+# Usage: Scripts/bench.sh [report.md]   (BENCH_SECONDS=5 BENCH_SPAWN=100000 to change the sizes)
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+cd "$(repo_root)"
+ensure_dependencies
+report="${1:-docs/BENCHMARKS.md}"
+seconds="${BENCH_SECONDS:-5}"
+spawn="${BENCH_SPAWN:-100000}"
+say "building (release)"
+swift build -c release >&2
+bin="$(swift build -c release --show-bin-path)"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+say "1/5 grove-bench (one host)"
+"$bin/grove-bench" --runs 5 >"$work/host.txt"
+say "2/5 grove-bench --codec"
+"$bin/grove-bench" --codec --runs 5 >"$work/codec.txt"
+load() { "$bin/fsm-load" Topologies/load.json --json --duration "$seconds" "$@"; }
+say "3/5 fsm-load: raw baseline and Grove, JSON and binary, batched"
+load --mode ack,reply --codec json --batch 200 --window 4000 --machines 1000 >"$work/json.json"
+load --mode ack,reply --codec binary --batch 200 --window 4000 --machines 1000 --no-baseline >"$work/binary.json"
+load --mode ack --codec binary --batch 1 --window 1000 --machines 1000 >"$work/unbatched.json"
+peak=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(int(max(x["eventsPerSecond"] for x in r["runs"] if x["mode"]=="reply")))' "$work/binary.json")
+rate=$(( peak / 2 ))
+say "4/5 fsm-load: request-reply latency at half of peak ($rate events/s)"
+load --mode reply --codec binary --rate "$rate" --window 4000 --machines 1000 >"$work/latency.json"
+say "5/5 fsm-load: spawning $spawn keyed instances"
+"$bin/fsm-load" Topologies/load.json --json --spawn "$spawn" --mode ack --no-baseline --duration 1 --machines 1000 --batch 200 --window 4000 >"$work/spawn.json"
+
+python3 - "$work" "$report" "$seconds" "$spawn" <<'PY'
+import json, os, platform, subprocess, sys
+work, report, seconds, spawn = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+def load(name): return json.load(open(os.path.join(work, name)))
+def cpu(): 
+    return os.cpu_count()
+swift = subprocess.run(["swift", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+lines = ["# Benchmarks", "",
+    f"Measured by `Scripts/bench.sh` on {platform.node() or 'this machine'}: {cpu()} cores, {platform.system()} {platform.release()}, {swift}.",
+    "Release build; every process of the topology (coordinator in fsm-launch, two workers) and fsm-load share the same cores.",
+    f"fsm-load runs {seconds} s each, 2 client connections, 1000 keyed `Counter` instances over a pool of 2 workers, 64-byte events;",
+    "each table's rows were measured in one run, one after the other, so their ratios are side by side.", ""]
+lines += ["## One host (grove-bench)", "", "```", open(os.path.join(work, "host.txt")).read().strip(), "```", ""]
+lines += ["## Codec (grove-bench --codec)", "", "```", open(os.path.join(work, "codec.txt")).read().strip(), "```", ""]
+def table(title, report):
+    out = [f"## {title}", "", f"{report['connections']} connections, {report['addresses']} machines, {report['payloadBytes']}-byte payloads, "
+           f"window {report['window']}, {report['batch']} event(s) per message, {report['codec']} codec", "",
+           "| run | events/s | p50 µs | p90 µs | p99 µs | p99.9 µs | sent | lost | failed | CPU s (coordinator / workers / fsm-load) |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    for run in report["runs"]:
+        c = run["cpuSeconds"]
+        workers = sum(v for k, v in c.items() if k not in ("coordinator", "fsm-load"))
+        l = run["latencyMicros"]
+        out.append(f"| {run['mode']} | {run['eventsPerSecond']:,.0f} | {l['p50']} | {l['p90']} | {l['p99']} | {l['p999']} | {run['sent']:,} | {run['lost']} | {run['failed']} | "
+                   f"{c.get('coordinator', 0):.2f} / {workers:.2f} / {c.get('fsm-load', 0):.2f} |")
+    if report.get("ratioToRaw"):
+        out.append(""); out.append(f"Grove / raw baseline: **{report['ratioToRaw']*100:.1f} %**")
+    return out + [""]
+lines += table("End to end, JSON, batched (fsm-load --batch 200)", load("json.json"))
+lines += table("End to end, binary codec, batched (no baseline: see above)", load("binary.json"))
+lines += table("End to end, binary codec, one event per message", load("unbatched.json"))
+lines += table("Request-reply latency at half of peak (fsm-load --rate)", load("latency.json"))
+s = load("spawn.json").get("spawn")
+if s:
+    lines += ["## Spawning keyed instances", "",
+              f"{s['instances']:,} instances spawned by one event each in {s['seconds']:.1f} s; worker resident memory grew "
+              f"{s['residentBytesAdded']/1048576:.1f} MiB: **{s['bytesPerInstance']:,.0f} bytes per idle instance**.", ""]
+open(report, "w").write("\n".join(lines))
+print("\n".join(lines))
+PY
+say "report written to $report"
