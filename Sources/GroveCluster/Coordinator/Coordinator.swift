@@ -140,6 +140,17 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
             guard let identity = inbound.frames.first else { continue }
             let rest = inbound.frames.dropFirst()
             if inbound.socket == clients {
+                // A client that does not read its replies gets no more work done until it catches
+                // up: its replies would otherwise pile up here without bound.
+                let waiting = io.pending(clients, peer: identity)
+                guard waiting < clientOutbox else {
+                    if slowClients.insert(identity).inserted {
+                        log.warning("a client is not reading its replies; its requests are refused (unanswered) until it catches up",
+                                    metadata: ["client": "\(identity.map { String(format: "%02x", $0) }.joined())", "waiting": "\(waiting)"])
+                    }
+                    continue
+                }
+                if !slowClients.isEmpty { slowClients.remove(identity) }
                 apply(core.fromClient(identity, rest, backlog: { io.pending(self.workers, peer: Array($0.utf8)) }), io: io)
             } else if inbound.socket == workers {
                 apply(core.fromWorker(identity, rest, now: io.now), io: io)
@@ -183,6 +194,8 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
     /// sent as one batch per destination by ``flush(io:)``: under load one ZeroMQ message
     /// carries many envelopes.
     private var toWorkers: [String: [WireMessage]] = [:]
+    private var slowClients: Set<[UInt8]> = []
+    private var clientOutbox: Int { core.topology.queues.clientOutbox }
     private var toClients: [[UInt8]: [WireMessage]] = [:]
 
     func apply(_ actions: [CoordinatorAction], io: LoopIO) {
