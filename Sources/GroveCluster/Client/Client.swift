@@ -45,6 +45,8 @@ public final class Client {
             context = try ZMQContext()
             socket = try Socket(context, .dealer)
             try socket.setLinger(milliseconds: 0)
+            try socket.setSendHighWaterMark(1000)
+            try socket.setReceiveHighWaterMark(1000)
             try socket.setImmediate(true)
             try socket.setSendTimeout(milliseconds: milliseconds)
             try socket.setReceiveTimeout(milliseconds: milliseconds)

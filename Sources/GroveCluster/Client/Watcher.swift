@@ -19,6 +19,7 @@ public final class Watcher {
             context = try ZMQContext()
             socket = try Socket(context, .sub)
             try socket.setLinger(milliseconds: 0)
+            try socket.setReceiveHighWaterMark(100_000) // a watcher that falls behind loses publications, never blocks the coordinator
             try socket.setReceiveTimeout(milliseconds: 100)
             for prefix in prefixes.isEmpty ? [""] : prefixes { try socket.subscribe(Array(prefix.utf8)) }
         } catch {

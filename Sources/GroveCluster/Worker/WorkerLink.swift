@@ -10,9 +10,21 @@ struct WorkerLink: Sendable {
     let socket: SocketID
     /// What watchers subscribe to; state changes nobody watches are not sent.
     let observation = WatchedTopics()
+    /// Holds messages sent while the runtime handles a batch, to post them in one go.
+    let collector = OutboundCollector()
 
     func send(_ message: WireMessage) {
-        loop.post(Outbound(socket: socket, frames: message.frames))
+        let outbound = Outbound(socket: socket, frames: message.frames)
+        if !collector.collect(outbound) { loop.post(outbound) }
+    }
+
+    /// Collects what is sent from now until ``flush()``: one hand-off to the I/O thread (one
+    /// wake-up, one batch message) for a whole received batch instead of one per reply.
+    func beginCollecting() { collector.begin() }
+
+    func flush() {
+        let messages = collector.end()
+        if !messages.isEmpty { loop.post(contentsOf: messages) }
     }
 
     func send(_ kind: MessageKind, correlation: UInt64 = 0, address: String = "", payload: [UInt8] = []) {
@@ -66,6 +78,30 @@ final class WorkerLoopDelegate: IOLoopDelegate {
             let end = min(frames.count, start + 4096)
             io.send(socket, Batch.pack(frames: Array(frames[start..<end])))
             start = end
+        }
+    }
+}
+
+/// Messages held back while a batch is handled; sends from other tasks meanwhile join them.
+final class OutboundCollector: Sendable {
+    private let state = Mutex<(collecting: Bool, messages: [Outbound])>((false, []))
+
+    func begin() { state.withLock { $0.collecting = true } }
+
+    /// `true` when the message was kept for the next flush.
+    func collect(_ message: Outbound) -> Bool {
+        state.withLock { state in
+            guard state.collecting else { return false }
+            state.messages.append(message)
+            return true
+        }
+    }
+
+    func end() -> [Outbound] {
+        state.withLock { state in
+            state.collecting = false
+            defer { state.messages.removeAll(keepingCapacity: true) }
+            return state.messages
         }
     }
 }

@@ -36,6 +36,8 @@ actor WorkerRuntime {
 
     /// Handles a batch from the I/O thread in order, in one turn of the actor.
     func handle(_ batch: [Inbound]) {
+        link.beginCollecting()
+        defer { link.flush() }
         for inbound in batch {
             do {
                 let message = try WireMessage(frames: inbound.frames)
