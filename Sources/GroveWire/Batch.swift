@@ -86,8 +86,6 @@ public enum Batch {
     }
 
     private static func appendBigEndian(_ value: UInt64, bytes: Int, to payload: inout [UInt8]) {
-        for shift in stride(from: (bytes - 1) * 8, through: 0, by: -8) {
-            payload.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
-        }
+        withUnsafeBytes(of: value.bigEndian) { payload.append(contentsOf: $0[(8 - bytes)...]) }
     }
 }

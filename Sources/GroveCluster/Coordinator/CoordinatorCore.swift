@@ -62,6 +62,10 @@ struct CoordinatorCore {
     var subscriptions: Set<String> = []
     /// Clients that sent batches: their replies may be batched too. Others get one reply per message.
     var batchingClients: Set<[UInt8]> = []
+    /// Addresses already resolved to their worker, valid while no worker registers or is lost:
+    /// the hot path is one dictionary lookup instead of parsing and placing the address.
+    var resolved: [String: String] = [:]
+    var resolvedAt = 0
 
     init(topology: Topology, eventsEndpoint: String, workersEndpoint: String? = nil, maxPayload: Int = 1 << 20) {
         self.topology = topology
@@ -116,17 +120,26 @@ struct CoordinatorCore {
         switch message.header.kind {
         case .event, .get, .cancel, .stop, .echo:
             let worker: String
-            do {
-                worker = try resolve(message.address)
-            } catch {
-                return refuse(error)
+            if resolvedAt != registrations {
+                resolved.removeAll(keepingCapacity: true)
+                resolvedAt = registrations
+            }
+            if let known = resolved[message.address] {
+                worker = known
+            } else {
+                do {
+                    worker = try resolve(message.address)
+                } catch {
+                    return refuse(error)
+                }
+                resolved[message.address] = worker
+                noteInstance(message.address)
             }
             guard backlog(worker) < topology.queues.workerOutbox else {
                 return refuse(WireError(.busy,
                     "worker \(worker) has \(topology.queues.workerOutbox) messages waiting; retry later",
                     address: message.address))
             }
-            noteInstance(message.address)
             let id = takeID()
             pending[id] = Pending(origin: .client(identity, correlation), worker: worker, address: message.address)
             var forwarded = message
