@@ -14,18 +14,14 @@ struct WorkerLink: Sendable {
     let collector = OutboundCollector()
 
     func send(_ message: WireMessage) {
-        let outbound = Outbound(socket: socket, frames: message.frames)
-        if !collector.collect(outbound) { loop.post(outbound) }
+        collector.send(Outbound(socket: socket, frames: message.frames), via: loop)
     }
 
     /// Collects what is sent from now until ``flush()``: one hand-off to the I/O thread (one
     /// wake-up, one batch message) for a whole received batch instead of one per reply.
     func beginCollecting() { collector.begin() }
 
-    func flush() {
-        let messages = collector.end()
-        if !messages.isEmpty { loop.post(contentsOf: messages) }
-    }
+    func flush() { collector.end(via: loop) }
 
     func send(_ kind: MessageKind, correlation: UInt64 = 0, address: String = "", payload: [UInt8] = []) {
         send(WireMessage(Header(kind, correlation: correlation), address: address, payload: payload))
@@ -83,25 +79,28 @@ final class WorkerLoopDelegate: IOLoopDelegate {
 }
 
 /// Messages held back while a batch is handled; sends from other tasks meanwhile join them.
+/// Posting happens under the same lock as collecting, so nothing sent later can overtake what
+/// was held back: replies leave in the order they were sent.
 final class OutboundCollector: Sendable {
     private let state = Mutex<(collecting: Bool, messages: [Outbound])>((false, []))
 
     func begin() { state.withLock { $0.collecting = true } }
 
-    /// `true` when the message was kept for the next flush.
-    func collect(_ message: Outbound) -> Bool {
+    func send(_ message: Outbound, via loop: IOLoop) {
         state.withLock { state in
-            guard state.collecting else { return false }
-            state.messages.append(message)
-            return true
+            if state.collecting {
+                state.messages.append(message)
+            } else {
+                loop.post(message)
+            }
         }
     }
 
-    func end() -> [Outbound] {
+    func end(via loop: IOLoop) {
         state.withLock { state in
             state.collecting = false
-            defer { state.messages.removeAll(keepingCapacity: true) }
-            return state.messages
+            if !state.messages.isEmpty { loop.post(contentsOf: state.messages) }
+            state.messages.removeAll(keepingCapacity: true)
         }
     }
 }
