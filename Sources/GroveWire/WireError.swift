@@ -45,6 +45,9 @@ public struct WireError: Error, Sendable, Hashable, Codable, CustomStringConvert
         public static let timeout = Code(rawValue: "timeout")
         /// The coordinator cannot be reached.
         public static let unreachable = Code(rawValue: "unreachable")
+        /// ZeroMQ refused the endpoint (unknown transport, no port...). Raised by clients on
+        /// their side; it never travels on the wire.
+        public static let invalidEndpoint = Code(rawValue: "invalid-endpoint")
     }
 
     public var code: Code

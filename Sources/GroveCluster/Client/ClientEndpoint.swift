@@ -1,12 +1,6 @@
 import Foundation
-public import GroveWire
+import GroveWire
 import ZeroMQ
-
-extension WireError.Code {
-    /// ZeroMQ refused the endpoint (unknown transport, no port...). Raised by ``Client`` and
-    /// ``Watcher`` on this side; it never travels on the wire.
-    public static let invalidEndpoint = WireError.Code(rawValue: "invalid-endpoint")
-}
 
 /// Endpoints as a client should connect to them.
 public enum ClientEndpoint {
