@@ -9,7 +9,8 @@ extension FSMSend {
             abstract: "Print state changes, effect lifecycle and worker events as JSON lines.",
             discussion: """
                 Each line: {"topic":..., "kind":..., "address":..., "payload":...}. Topics: state:<address>, \
-                effect:<address>, output:<address>, route:<from> (a routed event that failed), worker:<name>.
+                effect:<address>, output:<address>, machine:<address> (it ended), route:<from> (a routed event that \
+                failed), worker:<name>.
 
                 The events endpoint comes from --events, else from the coordinator's listing; a wildcard \
                 host there (tcp://0.0.0.0:5557, tcp://*:5557) is replaced by the host of the clients \

@@ -27,6 +27,10 @@ public struct HostOptions<M: Machine>: Sendable {
     /// Called with every transition, unhandled event, output and finished piece of work, in
     /// order, on the host's actor. `nil` (the default) costs nothing on the hot path.
     public var trace: (@Sendable (HostTrace<M>) -> Void)?
+    /// Called once when the run ends (terminal state, `stop()`, or an effect failure under
+    /// `.fail`), on the host's actor, with what `run()` returns. Transports use it to announce
+    /// that a machine ended.
+    public var onEnd: (@Sendable (Result<Termination<M>, HostError>) -> Void)?
 
     /// - Parameters:
     ///   - address: Defaults to the machine type's name.

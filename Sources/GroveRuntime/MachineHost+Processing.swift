@@ -199,6 +199,10 @@ extension MachineHost {
             self.outcome = .ended(termination)
         }
         let result = result(for: self.outcome!)
+        if !endReported {
+            endReported = true
+            options.onEnd?(result)
+        }
         for waiter in completionWaiters { waiter.resume(returning: result) }
         completionWaiters = []
         for observer in stateObservers.values { observer.finish() }

@@ -37,6 +37,7 @@ public final actor MachineHost<M: Machine> {
     @usableFromInline var booted = false
     @usableFromInline var outcome: Outcome?
     var droppedOnEnd: [M.Event] = []
+    var endReported = false
     var lastOutput: M.Output?
     var timersToRestore: [Snapshot<M>.PendingTimer] = []
     @usableFromInline var stateObservers: [Int: AsyncStream<M.State>.Continuation] = [:]

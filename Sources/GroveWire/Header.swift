@@ -56,6 +56,8 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
     case worker = 0x42
     /// A machine emitted an output (payload ``OutputEvent``); the coordinator applies routes.
     case output = 0x43
+    /// A machine ended: terminal state, stopped or failed (payload ``MachineEnded``).
+    case machine = 0x44
 
     public var description: String { name }
 
@@ -84,6 +86,7 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
         case .effect: "effect"
         case .worker: "worker"
         case .output: "output"
+        case .machine: "machine"
         }
     }
 }

@@ -166,6 +166,35 @@ public struct WorkerEvent: Codable, Sendable, Hashable {
     }
 }
 
+/// `machine`, published on topic `machine:<address>`: the machine ended and accepts no more
+/// events (later ones get `machine-ended`).
+public struct MachineEnded: Codable, Sendable, Hashable {
+    public enum Reason: String, Codable, Sendable, Hashable {
+        /// It entered a terminal state.
+        case terminalState = "terminal-state"
+        /// It was stopped (`stop`).
+        case stopped
+        /// An effect failed under the `.fail` policy.
+        case failed
+    }
+
+    public var address: String
+    public var worker: String
+    public var reason: Reason
+    /// The state it ended in.
+    public var state: JSONValue
+    /// For `failed`: what failed.
+    public var message: String?
+
+    public init(address: String, worker: String, reason: Reason, state: JSONValue, message: String? = nil) {
+        self.address = address
+        self.worker = worker
+        self.reason = reason
+        self.state = state
+        self.message = message
+    }
+}
+
 /// `output`: a machine emitted an output; the coordinator applies the topology's routes.
 public struct OutputEvent: Codable, Sendable, Hashable {
     public var output: JSONValue

@@ -494,3 +494,13 @@ struct CoordinatorCoreObservationTests {
         #expect(!Observation(prefixes: []).watches("state:auth"))
     }
 }
+
+@Suite("CoordinatorCore: machine lifecycle")
+struct CoordinatorCoreMachineLifecycleTests {
+    @Test func aMachinesEndIsPublishedOnItsTopicUnchanged() {
+        var fixture = CoreFixture()
+        fixture.registerAll()
+        let ended = WireMessage(Header(.machine), address: "auth", payload: Array(#"{"address":"auth","reason":"stopped"}"#.utf8))
+        #expect(fixture.fromWorker("edge", ended) == [.publish(topic: "machine:auth", ended)])
+    }
+}

@@ -48,6 +48,8 @@ extension CoordinatorCore {
             }
         case .stateChanged:
             return [.publish(topic: "state:" + message.address, message)]
+        case .machine:
+            return [.publish(topic: "machine:" + message.address, message)]
         case .output:
             return route(output: message)
         case .ioRequest:

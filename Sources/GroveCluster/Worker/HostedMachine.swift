@@ -31,6 +31,18 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         var options = HostOptions<M>()
         options.address = address
         options.mailboxCapacity = mailboxCapacity
+        options.onEnd = { result in
+            let ended: MachineEnded
+            switch result {
+            case .success(let termination):
+                ended = MachineEnded(address: address, worker: link.worker,
+                                     reason: termination.reason == .stopped ? .stopped : .terminalState,
+                                     state: Self.json(termination.finalState))
+            case .failure(let error):
+                ended = MachineEnded(address: address, worker: link.worker, reason: .failed, state: .null, message: error.message)
+            }
+            link.publish(.machine, address: address, payload: ended)
+        }
         host = MachineHost(machine: M.self, env: env, initialState: nil, performer: io,
                            clock: WallClock(), options: options, logger: nil)
         let host = host
@@ -55,6 +67,10 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
                 }
             }
         }
+    }
+
+    static func json(_ state: M.State) -> JSONValue {
+        (try? WireJSON.encode(state)).flatMap { try? JSONValue(parsing: Data($0)) } ?? .null
     }
 
     func setWatched(_ watched: Bool) {
