@@ -138,30 +138,29 @@ struct BinaryEncoderCore {
 
     /// A container nested as the next item of container `serial`.
     mutating func nestedContainer(keyed: Bool, in serial: Int, depth: Int, key: some CodingKey, writesKey: Bool) -> Int {
-        do {
-            _ = try beginItem(serial)
-        } catch {
-            record(error)
-            return -1
-        }
-        if writesKey { writer.key(key) }
-        setKey(key, at: depth)
+        guard beginKeyedItem(in: serial, depth: depth, key: key, writesKey: writesKey) else { return -1 }
         return push(keyed: keyed)
     }
 
     /// Starts the next item of container `serial` for `superEncoder()`.
     /// - Returns: The slot for the item's encoder, or -1 after recording a failure.
     mutating func superSlot(in serial: Int, depth: Int, key: some CodingKey, writesKey: Bool) -> Int {
+        guard beginKeyedItem(in: serial, depth: depth, key: key, writesKey: writesKey) else { return -1 }
+        pendingSlot = writer.count
+        return writer.count
+    }
+
+    /// Starts the next item of container `serial` under `key`; `false` after recording a failure.
+    private mutating func beginKeyedItem(in serial: Int, depth: Int, key: some CodingKey, writesKey: Bool) -> Bool {
         do {
             _ = try beginItem(serial)
         } catch {
             record(error)
-            return -1
+            return false
         }
         if writesKey { writer.key(key) }
         setKey(key, at: depth)
-        pendingSlot = writer.count
-        return writer.count
+        return true
     }
 
     /// Checks that a single value container's slot is still empty and at the end.
