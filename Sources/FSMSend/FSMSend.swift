@@ -29,6 +29,23 @@ struct FSMSend: ParsableCommand {
         subcommands: [Send.self, State.self, Watch.self, Cancel.self, Stop.self, List.self],
         defaultSubcommand: Send.self
     )
+
+    /// Options written before a subcommand's name (`fsm-send --endpoint E list`) belong to that
+    /// subcommand; without this, the default subcommand would read `list` as a machine address.
+    static func main() {
+        main(Self.movingLeadingOptions(Array(CommandLine.arguments.dropFirst())))
+    }
+
+    static func movingLeadingOptions(_ arguments: [String]) -> [String] {
+        let subcommands: Set = ["send", "state", "watch", "cancel", "stop", "list", "help"]
+        let takesValue: Set = ["--endpoint", "--timeout", "--events", "--duration", "--count"]
+        var index = 0
+        while index < arguments.count, arguments[index].hasPrefix("-") {
+            index += takesValue.contains(arguments[index]) ? 2 : 1
+        }
+        guard index > 0, index < arguments.count, subcommands.contains(arguments[index]) else { return arguments }
+        return [arguments[index]] + arguments[..<index] + arguments[(index + 1)...]
+    }
 }
 
 struct Connection: ParsableArguments {

@@ -32,5 +32,20 @@ extension EndToEnd {
                 #expect(after.stderr.contains("machine-ended"))
             }
         }
+
+        /// `fsm-send --endpoint E list`: options before the subcommand's name belong to it, rather
+        /// than the default `send` reading `list` as a machine address.
+        @Test func optionsMayComeBeforeTheSubcommand() async throws {
+            try await withCluster(Self.topology) { cluster in
+                let list = try await runCommand(Products.send, ["--endpoint", cluster.clients, "--timeout", "5", "list"], in: cluster.directory)
+                #expect(list.status == 0, "\(list)")
+                #expect(list.stdout.contains(#""topology":"lifecycle""#))
+                let sent = try await runCommand(Products.send, ["--endpoint", cluster.clients, "counter/b", "increment"], in: cluster.directory)
+                #expect(sent.status == 0, "\(sent)")
+                #expect(try JSONValue(parsing: Data(sent.stdout.utf8)) == json(#"{"count":1}"#))
+                let state = try await runCommand(Products.send, ["--endpoint", cluster.clients, "state", "counter/b"], in: cluster.directory)
+                #expect(try JSONValue(parsing: Data(state.stdout.utf8)) == json(#"{"count":1}"#))
+            }
+        }
     }
 }
