@@ -104,7 +104,7 @@ struct FSMLaunch: AsyncParsableCommand {
             }
             try? await Task.sleep(for: .milliseconds(20))
         }
-        print("ready \(Self.connectable(coordinator.endpoints.clients))")
+        print("ready \(coordinator.clientsConnectEndpoint)")
         fflush(nil)
         await signals.wait()
         // The coordinator first: workers going away during a shutdown are not losses to report.
@@ -124,10 +124,6 @@ struct FSMLaunch: AsyncParsableCommand {
 
     static func count(_ number: Int, _ noun: String) -> String {
         "\(number) \(noun)\(number == 1 ? "" : "s")"
-    }
-
-    static func connectable(_ endpoint: String) -> String {
-        endpoint.replacingOccurrences(of: "tcp://0.0.0.0:", with: "tcp://127.0.0.1:")
     }
 
     /// Where fsm-launch itself lives: worker executables named without a path are looked up here.

@@ -10,7 +10,9 @@ import ZeroMQ
 public final class Coordinator: Sendable {
     /// The endpoints actually bound (a `tcp://host:*` port resolved to the real one).
     public let endpoints: Topology.Endpoints
-    /// The workers endpoint as workers on this host should connect to it (`*` → `127.0.0.1`).
+    /// The clients endpoint as clients on this host should connect to it (wildcard → `127.0.0.1`).
+    public let clientsConnectEndpoint: String
+    /// The workers endpoint as workers on this host should connect to it (wildcard → `127.0.0.1`).
     public let workersConnectEndpoint: String
     private let loop: IOLoop
     private let driver: CoordinatorDriver
@@ -56,7 +58,9 @@ public final class Coordinator: Sendable {
             }
         }
         endpoints = Topology.Endpoints(clients: bound[0], workers: bound[1], events: bound[2])
-        workersConnectEndpoint = Self.connectable(bound[1])
+        // Bound on every interface (tcp://0.0.0.0:…): peers on this host connect to 127.0.0.1.
+        clientsConnectEndpoint = ClientEndpoint.connectable(bound[0], via: bound[0])
+        workersConnectEndpoint = ClientEndpoint.connectable(bound[1], via: bound[1])
         do {
             loop = try IOLoop(name: "grove-coordinator-io", tickInterval: .milliseconds(max(10, topology.heartbeat.intervalMs / 5)))
         } catch {
@@ -90,12 +94,6 @@ public final class Coordinator: Sendable {
     /// Stops routing and closes the sockets.
     public func stop() { loop.stop() }
 
-    /// `tcp://*:5555` and `tcp://0.0.0.0:5555` are bound on every interface; local peers
-    /// connect to `127.0.0.1`.
-    static func connectable(_ endpoint: String) -> String {
-        endpoint.replacingOccurrences(of: "tcp://*:", with: "tcp://127.0.0.1:")
-            .replacingOccurrences(of: "tcp://0.0.0.0:", with: "tcp://127.0.0.1:")
-    }
 }
 
 /// Why a coordinator could not start.
