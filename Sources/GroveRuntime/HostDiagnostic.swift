@@ -31,6 +31,10 @@ public struct HostOptions<M: Machine>: Sendable {
     /// `.fail`), on the host's actor, with what `run()` returns. Transports use it to announce
     /// that a machine ended.
     public var onEnd: (@Sendable (Result<Termination<M>, HostError>) -> Void)?
+    /// Replaces the task a host starts to drain its mailbox when work arrives. Whoever sets it
+    /// must then call ``MachineHost/flush()`` soon: a transport drains every host a received
+    /// batch touched in one task, instead of one task per host.
+    package var drainScheduler: (@Sendable () -> Void)?
 
     /// - Parameters:
     ///   - address: Defaults to the machine type's name.

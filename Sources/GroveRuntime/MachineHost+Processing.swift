@@ -61,6 +61,16 @@ extension MachineHost {
                 return
             }
             apply(event, origin: .effect(key.id))
+        case .eventAwaitingState(let event, let waiter):
+            // Inlined like `.event`: transports send this way and must stay on the fast path.
+            apply(event, origin: .sent)
+            if !inline.isEmpty || !inlineBuffer.isEmpty { runInline() }
+            if let outcome, case .failed(let error) = outcome {
+                waiter(.failure(error))
+            } else {
+                waiter(.success(_state))
+            }
+            return
         default:
             handleReport(item)
         }
@@ -71,16 +81,8 @@ extension MachineHost {
     @usableFromInline
     func handleReport(_ item: MailItem<M>) {
         switch item {
-        case .event, .delivered:
+        case .event, .delivered, .eventAwaitingState:
             handle(item)
-        case .eventAwaitingState(let event, let waiter):
-            apply(event, origin: .sent)
-            runInline()
-            if let outcome, case .failed(let error) = outcome {
-                waiter(.failure(error))
-            } else {
-                waiter(.success(_state))
-            }
         case .finished(let key):
             guard let node = registry.remove(key) else { return }
             if let parent = node.parent { childEnded(parent, key.id) }

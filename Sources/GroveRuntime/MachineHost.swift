@@ -83,9 +83,13 @@ public final actor MachineHost<M: Machine> {
             timersToRestore = snapshot.timers
             mailbox.restore(snapshot.queuedEvents)
         }
-        mailbox.setWake { [weak self] in
-            guard let host = self else { return }
-            Task { await host.drainWhenWoken() }
+        if let schedule = options.drainScheduler {
+            mailbox.setWake(schedule)
+        } else {
+            mailbox.setWake { [weak self] in
+                guard let host = self else { return }
+                Task { await host.drainWhenWoken() }
+            }
         }
     }
 
@@ -200,6 +204,7 @@ public final actor MachineHost<M: Machine> {
     /// Sends from one thread are processed in the order they were made, which is what a transport
     /// needs to keep per-machine FIFO while answering each sender.
     /// - Throws: `HostError` when the event was not accepted; `onCommitted` is then never called.
+    @inlinable
     package nonisolated func send(
         _ event: M.Event, onCommitted: @escaping @Sendable (Result<M.State, HostError>) -> Void
     ) throws(HostError) {
@@ -253,6 +258,7 @@ public final actor MachineHost<M: Machine> {
     /// Processes everything queued right now, on the caller's turn of the actor. Work still
     /// running is not awaited. Tests driving a `TestClock` by hand use it to settle the host after
     /// each timer fires: `await clock.advance(by: .seconds(1)) { await host.flush() }`.
+    @inlinable
     public func flush() {
         guard mailbox.isStarted else { return }
         bootIfNeeded()

@@ -20,17 +20,22 @@ protocol HostedMachine: Sendable {
 final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: Codable, M.Output: Encodable {
     let address: String
     let host: MachineHost<M>
+    let path: HostedPath<M>
     let link: WorkerLink
     /// Publishes state changes while someone watches `state:<address>`. Not observing otherwise
     /// keeps the host on its fast path (no observer to notify per commit).
     private let publisher = Mutex<Task<Void, Never>?>(nil)
 
-    init(address: String, env: M.Env, mailboxCapacity: Int, io: any IOPerformer, link: WorkerLink) {
+    init(address: String, env: M.Env, path: HostedPath<M>, mailboxCapacity: Int, io: any IOPerformer, link: WorkerLink) {
         self.address = address
+        self.path = path
         self.link = link
         var options = HostOptions<M>()
         options.address = address
         options.mailboxCapacity = mailboxCapacity
+        let drainTarget = HostDrain(path: path)
+        let drains = link.drains
+        options.drainScheduler = { drains.schedule(drainTarget) }
         options.onEnd = { result in
             let ended: MachineEnded
             switch result {
@@ -46,6 +51,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         host = MachineHost(machine: M.self, env: env, initialState: nil, performer: io,
                            clock: WallClock(), options: options, logger: nil)
         let host = host
+        drainTarget.host = host
         let watched = link.observation.watches("state:" + address)
         Task {
             // Observe before starting, so a watcher sees the initial state first and no commit or
@@ -105,10 +111,10 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         let address = address
         do {
             if noWait {
-                try host.send(event)
+                try path.send(host, event)
                 reply(.success([]))
             } else {
-                try host.send(event) { result in
+                try path.sendAwaiting(host, event) { result in
                     switch result {
                     case .success(let state):
                         reply(Result { binary ? try BinaryCodec.encode(state) : try WireJSON.encode(state) }.mapError { error in

@@ -86,6 +86,16 @@ public enum Worker {
         }
     }
 
+    /// One received batch: every event queued on its host in arrival order, then each host it
+    /// woke drained once, then every reply sent in one message.
+    static func handle(_ batch: [Inbound], runtime: WorkerRuntime, link: WorkerLink) async {
+        link.beginCollecting()
+        link.drains.beginCollecting()
+        await runtime.queue(batch)
+        await link.drains.drainCollected()
+        link.flush()
+    }
+
     /// Runs a worker until the process ends.
     /// - Throws: `ZMQError` when the socket cannot be created or connected.
     public static func run(_ configuration: WorkerConfiguration, options: Options) async throws {
@@ -123,7 +133,7 @@ public enum Worker {
             }
         }
         for await batch in batches {
-            await runtime.handle(batch)
+            await handle(batch, runtime: runtime, link: link)
         }
         keeper.cancel()
     }

@@ -31,12 +31,20 @@ public struct WorkerConfiguration: Sendable {
     ///   - machine: The machine type. Its state and events cross processes as JSON.
     ///   - name: The type name topologies use in `machines[].type`; defaults to the type's name.
     ///   - env: Dependencies for the machine's local effects.
+    @inlinable
     public mutating func register<M: Machine>(_ machine: M.Type, as name: String? = nil, env: M.Env)
     where M.State: Codable, M.Event: Codable, M.Output: Encodable {
-        factories[name ?? String(describing: M.self)] = Factory<M>(env: env)
+        add(name ?? String(describing: M.self), env: env, path: HostedPath<M>())
+    }
+
+    @usableFromInline
+    mutating func add<M: Machine>(_ name: String, env: M.Env, path: HostedPath<M>)
+    where M.State: Codable, M.Event: Codable, M.Output: Encodable {
+        factories[name] = Factory<M>(env: env, path: path)
     }
 
     /// Registers a machine type without an environment under `name`.
+    @inlinable
     public mutating func register<M: Machine>(_ machine: M.Type, as name: String? = nil)
     where M.State: Codable, M.Event: Codable, M.Output: Encodable, M.Env == Void {
         register(machine, as: name, env: ())
@@ -50,8 +58,9 @@ protocol HostedMachineFactory: Sendable {
 
 struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event: Codable, M.Output: Encodable {
     let env: M.Env
+    let path: HostedPath<M>
 
     func make(address: String, mailboxCapacity: Int, io: any IOPerformer, link: WorkerLink) -> any HostedMachine {
-        Hosted<M>(address: address, env: env, mailboxCapacity: mailboxCapacity, io: io, link: link)
+        Hosted<M>(address: address, env: env, path: path, mailboxCapacity: mailboxCapacity, io: io, link: link)
     }
 }

@@ -12,6 +12,8 @@ struct WorkerLink: Sendable {
     let observation = WatchedTopics()
     /// Holds messages sent while the runtime handles a batch, to post them in one go.
     let collector = OutboundCollector()
+    /// Hosts woken while a received batch is queued, drained after it.
+    let drains = DrainQueue()
 
     func send(_ message: WireMessage) {
         collector.send(Outbound(socket: socket, frames: message.frames), via: loop)

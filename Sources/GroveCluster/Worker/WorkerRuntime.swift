@@ -34,10 +34,9 @@ actor WorkerRuntime {
         link.publish(.register, address: link.worker, payload: registration)
     }
 
-    /// Handles a batch from the I/O thread in order, in one turn of the actor.
-    func handle(_ batch: [Inbound]) {
-        link.beginCollecting()
-        defer { link.flush() }
+    /// Queues a batch from the I/O thread in order, in one turn of the actor. The caller then
+    /// drains the hosts it woke (``DrainQueue/drainCollected()``) and flushes the link.
+    func queue(_ batch: [Inbound]) {
         for inbound in batch {
             do {
                 let message = try WireMessage(frames: inbound.frames)
