@@ -24,6 +24,16 @@ public enum WireJSON {
         }
     }
 
+    /// Decodes `bytes` as `T` several times faster than ``decode(_:from:code:what:)`` by
+    /// rewriting the JSON as ``BinaryCodec``'s format and decoding that, or returns nil: when
+    /// the bytes are not strict JSON or `T` rejects them. Callers then fall back to `decode`,
+    /// which says what is wrong. For valid input the result is what `JSONDecoder` gives, except
+    /// that types `JSONDecoder` special-cases (`Data`, `URL`, `Decimal`) make it return nil.
+    public static func decodeQuickly<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) -> T? {
+        guard let binary = JSONTranscoder.transcode(bytes) else { return nil }
+        return try? BinaryCodec.decode(T.self, from: binary)
+    }
+
     /// The JSON path of a coding path: `$.machines[2].worker`.
     public static func path(_ codingPath: [any CodingKey]) -> String {
         codingPath.reduce("$") { path, key in

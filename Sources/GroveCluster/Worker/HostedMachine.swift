@@ -143,6 +143,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     /// The machine's `Event` as Swift's Codable writes it; a bare JSON string `"login"` is short
     /// for `{"login":{}}`, a case without payload.
     func decodeEvent(_ payload: [UInt8]) throws(WireError) -> M.Event {
+        if let event = WireJSON.decodeQuickly(M.Event.self, from: payload) { return event }
         do {
             return try WireJSON.decode(M.Event.self, from: payload, what: "the event for \(address)")
         } catch {

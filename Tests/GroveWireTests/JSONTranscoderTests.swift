@@ -1,0 +1,121 @@
+import Foundation
+import GroveWire
+import Testing
+
+private struct IntField: Codable, Equatable { var i: Int }
+private struct DoubleField: Codable, Equatable { var d: Double }
+private struct FloatField: Codable, Equatable { var f: Float }
+private struct SmallField: Codable, Equatable { var u: UInt8 }
+private struct TextField: Codable, Equatable { var s: String }
+private struct Mixed: Codable, Equatable {
+    var list: [Int]
+    var names: [String: Bool]
+    var byID: [Int: String]
+    var maybe: Double?
+    var when: Date
+}
+
+/// `WireJSON.decodeQuickly` against `JSONDecoder`: whenever the fast path returns a value, it is
+/// the value `JSONDecoder` returns; for strict JSON of ordinary types it does return one.
+@Suite("WireJSON.decodeQuickly")
+struct JSONTranscoderTests {
+    static let seeds: [UInt64] = Array(1 ... 8)
+
+    /// Decodes with both and checks they agree; returns whether the fast path answered.
+    @discardableResult
+    private func agree<T: Decodable & Equatable>(_ type: T.Type, _ json: String, sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
+        let quick = WireJSON.decodeQuickly(T.self, from: Array(json.utf8))
+        let foundation = try? JSONDecoder().decode(T.self, from: Data(json.utf8))
+        if let quick {
+            #expect(quick == foundation, "\(json): fast path \(quick), JSONDecoder \(String(describing: foundation))", sourceLocation: sourceLocation)
+        }
+        return quick != nil
+    }
+
+    @Test(arguments: seeds) func randomEventsAndStatesDecodeLikeJSONDecoder(seed: UInt64) throws {
+        var source = BinaryValueSource(seed: seed)
+        for _ in 0 ..< 200 {
+            let event = source.event()
+            if let json = try? JSONEncoder().encode(event) {
+                #expect(agree(BinaryFixtureEvent.self, String(decoding: json, as: UTF8.self)), "seed \(seed): \(event)")
+            }
+            let state = source.state()
+            if let json = try? JSONEncoder().encode(state) {
+                #expect(agree(BinaryFixtureState.self, String(decoding: json, as: UTF8.self)), "seed \(seed): \(state)")
+            }
+        }
+    }
+
+    @Test(arguments: seeds) func randomTreesNeverDisagreeWithJSONDecoder(seed: UInt64) throws {
+        var source = BinaryValueSource(seed: seed)
+        var answered = 0
+        for _ in 0 ..< 100 {
+            let tree = source.tree(depth: 4)
+            guard let json = try? JSONEncoder().encode(tree) else { continue } // infinities
+            if agree(BinaryTree.self, String(decoding: json, as: UTF8.self)) { answered += 1 }
+            let pretty = JSONEncoder()
+            pretty.outputFormatting = [.prettyPrinted]
+            if let spaced = try? pretty.encode(tree) { agree(BinaryTree.self, String(decoding: spaced, as: UTF8.self)) }
+        }
+        // Trees holding Int128 beyond 64 bits are left to JSONDecoder; most others are answered.
+        #expect(answered > 30, "seed \(seed): the fast path answered \(answered) of 100")
+    }
+
+    @Test func numbersFollowJSONDecoder() {
+        for json in [#"{"i":1}"#, #"{"i":-1}"#, #"{"i":1.0}"#, #"{"i":1e2}"#, #"{"i":-0}"#, #"{"i":9223372036854775807}"#,
+                     #"{"i":-9223372036854775808}"#, #"{"i":1.5}"#, #"{"i":9223372036854775808}"#, #"{"i":1E+2}"#] {
+            agree(IntField.self, json)
+        }
+        #expect(agree(IntField.self, #"{"i":1.0}"#))
+        #expect(agree(IntField.self, #"{"i":-9223372036854775808}"#))
+        for json in [#"{"d":1}"#, #"{"d":-0.0}"#, #"{"d":-0}"#, #"{"d":0.1}"#, #"{"d":1e-300}"#, #"{"d":123456789012345678901234567890}"#,
+                     #"{"d":9007199254740993}"#, #"{"d":18446744073709551615}"#, #"{"d":2.5e10}"#] {
+            #expect(agree(DoubleField.self, json), "\(json)")
+        }
+        #expect(WireJSON.decodeQuickly(DoubleField.self, from: Array(#"{"d":-0}"#.utf8))?.d.sign == .minus)
+        for json in [#"{"f":0.1}"#, #"{"f":1e39}"#, #"{"f":3}"#] { agree(FloatField.self, json) }
+        for json in [#"{"u":255}"#, #"{"u":300}"#, #"{"u":-1}"#] { agree(SmallField.self, json) }
+    }
+
+    @Test func stringsAreUnescaped() {
+        for json in [#"{"s":"plain"}"#, #"{"s":"tab\there \"quoted\" back\\slash \/"}"#, #"{"s":"\u00e9\u65e5"}"#,
+                     #"{"s":"\ud83e\uddd1\u200d\ud83d\ude80"}"#, #"{"s":"é 日 🧑‍🚀"}"#, #"{"s":"\b\f\n\r"}"#, #"{"s":""}"#] {
+            #expect(agree(TextField.self, json), "\(json)")
+        }
+        // A lone surrogate is left to JSONDecoder.
+        #expect(WireJSON.decodeQuickly(TextField.self, from: Array(#"{"s":"\ud83e"}"#.utf8)) == nil)
+    }
+
+    @Test func containersDatesAndOptionals() {
+        #expect(agree(Mixed.self, #"{"list":[1,2,3],"names":{"a":true,"b":false},"byID":{"7":"x","-2":"y"},"maybe":null,"when":12.5}"#))
+        #expect(agree(Mixed.self, #" { "when" : 0 , "maybe" : 2 , "byID" : { } , "names" : { } , "list" : [ ] } "#))
+        // Same shape with the keys in another order and a key JSONDecoder ignores.
+        #expect(agree(Mixed.self, #"{"extra":[{"deep":[null]}],"when":1,"list":[],"names":{},"byID":{}}"#))
+    }
+
+    @Test func whatIsNotStrictJSONIsLeftToJSONDecoder() {
+        for json in ["", " ", "{", #"{"i":}"#, #"{"i":01}"#, #"{"i":1.}"#, #"{"i":.5}"#, #"{"i":1,}"#, #"{"i" 1}"#, #"{"i":1}x"#,
+                     #"{'i':1}"#, #"{"i":+1}"#, #"{"i":1e}"#, #"{"i":NaN}"#, #"{"i":1e400}"#, "{\"i\":1,\"s\":\"a\u{1}b\"}", #"{"i":tru}"#] {
+            #expect(WireJSON.decodeQuickly(IntField.self, from: Array(json.utf8)) == nil, "\(json)")
+        }
+        // Too deep for the binary decoder's limit: refused, not a crash.
+        let deep = String(repeating: "[", count: 600) + String(repeating: "]", count: 600)
+        #expect(WireJSON.decodeQuickly([JSONValue].self, from: Array(deep.utf8)) == nil)
+    }
+
+    @Test(arguments: seeds) func mutatedJSONNeverTrapsOrDisagrees(seed: UInt64) throws {
+        var source = BinaryValueSource(seed: seed)
+        for _ in 0 ..< 200 {
+            guard let json = try? JSONEncoder().encode(source.event()) else { continue } // infinities
+            var bytes = Array(json)
+            let position = Int.random(in: 0 ..< bytes.count, using: &source.random)
+            switch Int.random(in: 0 ..< 3, using: &source.random) {
+            case 0: bytes.remove(at: position)
+            case 1: bytes[position] = Array(#"{}[],:"\-01e.tnu "#.utf8).randomElement(using: &source.random)!
+            default: bytes.insert(UInt8.random(in: 0 ... 255, using: &source.random), at: position)
+            }
+            agree(BinaryFixtureEvent.self, String(decoding: bytes, as: UTF8.self))
+            _ = WireJSON.decodeQuickly(JSONValue.self, from: bytes)
+        }
+    }
+}
