@@ -53,36 +53,51 @@ public enum Batch {
     ///   not UTF-8, its kind is unknown or is itself a batch.
     public static func unpack(_ payload: [UInt8]) throws(WireError) -> [WireMessage] {
         var messages: [WireMessage] = []
+        for envelope in try envelopes(in: payload) { messages.append(try envelope.message(in: payload)) }
+        return messages
+    }
+
+    /// Where each envelope of a batch payload is, in order, checking the whole batch first so
+    /// that a malformed batch is refused as a whole. Addresses are not checked to be UTF-8 yet.
+    /// - Throws: ``WireError`` `malformed-frame` when an envelope is truncated, its kind is
+    ///   unknown or is itself a batch.
+    public static func envelopes(in payload: [UInt8]) throws(WireError) -> [Envelope] {
+        var envelopes: [Envelope] = []
         var offset = 0
-        func read(_ count: Int) throws(WireError) -> ArraySlice<UInt8> {
-            guard count >= 0, payload.count - offset >= count else {
-                throw WireError(.malformedFrame,
-                    "batch envelope \(messages.count + 1) is truncated at byte \(offset); see docs/PROTOCOL.md, 'Batches'")
-            }
-            defer { offset += count }
-            return payload[offset..<(offset + count)]
+        func truncated() -> WireError {
+            WireError(.malformedFrame,
+                "batch envelope \(envelopes.count + 1) is truncated at byte \(offset); see docs/PROTOCOL.md, 'Batches'")
         }
-        func number(_ bytes: Int) throws(WireError) -> UInt64 {
-            try read(bytes).reduce(0) { $0 << 8 | UInt64($1) }
+        func number(_ bytes: Int) throws(WireError) -> Int {
+            guard payload.count - offset >= bytes else { throw truncated() }
+            var value = 0
+            for index in offset ..< offset + bytes { value = value << 8 | Int(payload[index]) }
+            offset += bytes
+            return value
         }
         while offset < payload.count {
-            let kindByte = try read(1).first!
-            let flags = try read(1).first!
-            let correlation = try number(8)
+            guard payload.count - offset >= 10 else { throw truncated() }
+            let kindByte = payload[offset]
+            let flags = payload[offset + 1]
+            var correlation: UInt64 = 0
+            for index in offset + 2 ..< offset + 10 { correlation = correlation << 8 | UInt64(payload[index]) }
+            offset += 10
             guard let kind = MessageKind(rawValue: kindByte), kind != .batch else {
                 throw WireError(.malformedFrame,
-                    "batch envelope \(messages.count + 1) has kind 0x\(String(kindByte, radix: 16)), which is unknown or a nested batch",
+                    "batch envelope \(envelopes.count + 1) has kind 0x\(String(kindByte, radix: 16)), which is unknown or a nested batch",
                     correlation: correlation)
             }
-            let addressBytes = try read(Int(try number(2)))
-            guard let address = String(validating: addressBytes, as: UTF8.self) else {
-                throw WireError(.malformedFrame, "batch envelope \(messages.count + 1) has an address that is not UTF-8", correlation: correlation)
-            }
-            let body = try read(Int(try number(4)))
-            messages.append(WireMessage(Header(kind, flags: Header.Flags(rawValue: flags), correlation: correlation),
-                                        address: address, payload: Array(body)))
+            let addressCount = try number(2)
+            guard payload.count - offset >= addressCount else { throw truncated() }
+            let address = offset ..< offset + addressCount
+            offset += addressCount
+            let bodyCount = try number(4)
+            guard payload.count - offset >= bodyCount else { throw truncated() }
+            envelopes.append(Envelope(kind: kind, flags: Header.Flags(rawValue: flags), correlation: correlation,
+                                      address: address, payload: offset ..< offset + bodyCount))
+            offset += bodyCount
         }
-        return messages
+        return envelopes
     }
 
     private static func appendBigEndian(_ value: UInt64, bytes: Int, to payload: inout [UInt8]) {

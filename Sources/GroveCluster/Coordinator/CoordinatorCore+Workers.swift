@@ -12,17 +12,45 @@ extension CoordinatorCore {
             return [.toWorker(name, Self.errorMessage(error, correlation: error.correlation ?? 0))]
         }
         if message.header.kind == .register { return register(name, message, now: now) }
-        guard workers[name]?.registered == true else {
-            // Unknown or forgotten (e.g. declared lost while it was only slow): ask it to register.
-            return [.toWorker(name, Self.errorMessage(WireError(.unavailable,
-                "worker \(name) is not registered with this coordinator; send register first"), correlation: 0))]
-        }
-        workers[name]?.lastHeard = now
+        if let refusal = heard(from: name, now: now) { return refusal }
         guard message.header.kind == .batch else { return fromWorker(name, message) }
         do {
             return try Batch.unpack(message.payload).flatMap { fromWorker(name, $0) }
         } catch {
             return [.toWorker(name, Self.errorMessage(error, correlation: 0))]
+        }
+    }
+
+    /// Notes that worker `name` is alive; returns the refusal to send when it is not registered
+    /// (unknown, or forgotten after it was declared lost while only slow): it must register.
+    mutating func heard(from name: String, now: ContinuousClock.Instant) -> [CoordinatorAction]? {
+        guard workers[name]?.registered == true else {
+            return [.toWorker(name, Self.errorMessage(WireError(.unavailable,
+                "worker \(name) is not registered with this coordinator; send register first"), correlation: 0))]
+        }
+        workers[name]?.lastHeard = now
+        return nil
+    }
+
+    /// The request a worker's reply answers, taken off the pending table; nil when there is none
+    /// or it was sent to another worker (only the worker a request went to may answer it).
+    mutating func answered(by name: String, correlation: UInt64) -> Pending? {
+        guard pending[correlation]?.worker == name else { return nil }
+        return pending.removeValue(forKey: correlation)
+    }
+
+    /// What to do with `reply` to `request`: pass it to the client, or note a failed route.
+    mutating func deliver(_ reply: WireMessage, to request: Pending) -> [CoordinatorAction] {
+        switch request.origin {
+        case .client(let client, let clientCorrelation):
+            var reply = reply
+            reply.header.correlation = clientCorrelation
+            return [.toClient(client, reply)]
+        case .route(let from):
+            guard reply.header.kind == .error else { return [] }
+            let error = (try? WireJSON.decode(WireError.self, from: reply.payload))
+                ?? WireError(.malformedFrame, "the worker's error reply could not be decoded")
+            return routeFailed(from: from, to: request.address, error)
         }
     }
 
@@ -33,19 +61,8 @@ extension CoordinatorCore {
         case .heartbeat:
             return []
         case .state, .accepted, .error:
-            // Only the worker the request went to may answer it.
-            guard pending[correlation]?.worker == name, let request = pending.removeValue(forKey: correlation) else { return [] }
-            switch request.origin {
-            case .client(let client, let clientCorrelation):
-                var reply = message
-                reply.header.correlation = clientCorrelation
-                return [.toClient(client, reply)]
-            case .route(let from):
-                guard message.header.kind == .error else { return [] }
-                let error = (try? WireJSON.decode(WireError.self, from: message.payload))
-                    ?? WireError(.malformedFrame, "the worker's error reply could not be decoded")
-                return routeFailed(from: from, to: request.address, error)
-            }
+            guard let request = answered(by: name, correlation: correlation) else { return [] }
+            return deliver(message, to: request)
         case .stateChanged:
             return [.publish(topic: "state:" + message.address, message)]
         case .machine:

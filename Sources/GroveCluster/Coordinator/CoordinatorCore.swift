@@ -119,32 +119,14 @@ struct CoordinatorCore {
         }
         switch message.header.kind {
         case .event, .get, .cancel, .stop, .echo:
-            let worker: String
-            if resolvedAt != registrations {
-                resolved.removeAll(keepingCapacity: true)
-                resolvedAt = registrations
+            switch route(from: identity, correlation: correlation, address: message.address, backlog: backlog) {
+            case .success(let (worker, id)):
+                var forwarded = message
+                forwarded.header.correlation = id
+                return [.toWorker(worker, forwarded)]
+            case .failure(let error):
+                return refuse(error)
             }
-            if let known = resolved[message.address] {
-                worker = known
-            } else {
-                do {
-                    worker = try resolve(message.address)
-                } catch {
-                    return refuse(error)
-                }
-                resolved[message.address] = worker
-                noteInstance(message.address)
-            }
-            guard backlog(worker) < topology.queues.workerOutbox else {
-                return refuse(WireError(.busy,
-                    "worker \(worker) has \(topology.queues.workerOutbox) messages waiting; retry later",
-                    address: message.address))
-            }
-            let id = takeID()
-            pending[id] = Pending(origin: .client(identity, correlation), worker: worker, address: message.address)
-            var forwarded = message
-            forwarded.header.correlation = id
-            return [.toWorker(worker, forwarded)]
         case .list:
             guard let payload = try? WireJSON.encode(listing()) else { return [] }
             return [.toClient(identity, WireMessage(Header(.listing, correlation: correlation), payload: payload))]
@@ -152,6 +134,35 @@ struct CoordinatorCore {
             return refuse(WireError(.unknownKind,
                 "clients may send event, get, cancel, stop, list and echo; \(message.header.kind.name) is for workers"))
         }
+    }
+
+    /// Routes a client request (event, get, cancel, stop or echo) for `address`: the worker it
+    /// goes to and the id it travels under, now pending; or why it is refused.
+    mutating func route(from identity: [UInt8], correlation: UInt64, address: String,
+                        backlog: (String) -> Int) -> Result<(worker: String, id: UInt64), WireError> {
+        let worker: String
+        if resolvedAt != registrations {
+            resolved.removeAll(keepingCapacity: true)
+            resolvedAt = registrations
+        }
+        if let known = resolved[address] {
+            worker = known
+        } else {
+            do {
+                worker = try resolve(address)
+            } catch {
+                return .failure(error)
+            }
+            resolved[address] = worker
+            noteInstance(address)
+        }
+        guard backlog(worker) < topology.queues.workerOutbox else {
+            return .failure(WireError(.busy, "worker \(worker) has \(topology.queues.workerOutbox) messages waiting; retry later",
+                                      address: address))
+        }
+        let id = takeID()
+        pending[id] = Pending(origin: .client(identity, correlation), worker: worker, address: address)
+        return .success((worker, id))
     }
 
     /// The worker instance hosting `address`.

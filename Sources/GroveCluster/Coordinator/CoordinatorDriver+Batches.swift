@@ -1,0 +1,94 @@
+import GroveWire
+import ZeroMQ
+
+/// The hot path: batches of requests from clients and of replies from workers are forwarded
+/// envelope by envelope as bytes, with the core deciding only where each goes (and under which
+/// correlation id). Everything else in a batch takes the core's general path, in order.
+extension CoordinatorDriver {
+    /// The payload of a well-formed batch message (three frames, a valid header of kind batch).
+    static func batchPayload(_ frames: ArraySlice<[UInt8]>) -> [UInt8]? {
+        guard frames.count == 3, let header = try? Header(frames[frames.startIndex]), header.kind == .batch else { return nil }
+        return frames[frames.startIndex + 2]
+    }
+
+    func forward(_ batch: [UInt8], fromClient identity: [UInt8], io: LoopIO) {
+        let envelopes: [Envelope]
+        do {
+            envelopes = try Batch.envelopes(in: batch)
+        } catch {
+            apply([.toClient(identity, CoordinatorCore.errorMessage(error, correlation: error.correlation ?? 0))], io: io)
+            return
+        }
+        core.batchingClients.insert(identity)
+        let backlog = backlog(io)
+        for envelope in envelopes {
+            guard Self.routesDirectly(envelope, maxPayload: core.maxPayload) else {
+                do {
+                    apply(core.fromClient(identity, try envelope.message(in: batch), backlog: backlog), io: io)
+                } catch {
+                    apply([.toClient(identity, CoordinatorCore.errorMessage(error, correlation: envelope.correlation))], io: io)
+                }
+                continue
+            }
+            let routed: Result<(worker: String, id: UInt64), WireError>
+            do {
+                let address = try envelope.addressText(in: batch)
+                routed = core.route(from: identity, correlation: envelope.correlation, address: address, backlog: backlog)
+            } catch {
+                routed = .failure(error)
+            }
+            switch routed {
+            case .success(let (worker, id)):
+                toWorkers[worker, default: BatchBuilder()].append(envelope, from: batch, correlation: id)
+            case .failure(let error):
+                apply([.toClient(identity, CoordinatorCore.errorMessage(error, correlation: envelope.correlation))], io: io)
+            }
+        }
+    }
+
+    /// Requests routed to a machine's worker as bytes; the rest (list, unknown kinds for
+    /// clients, oversized payloads) take the core's general path, which answers them.
+    static func routesDirectly(_ envelope: Envelope, maxPayload: Int) -> Bool {
+        switch envelope.kind {
+        case .event, .get, .cancel, .stop, .echo: envelope.payload.count <= maxPayload
+        default: false
+        }
+    }
+
+    func forward(_ batch: [UInt8], fromWorker identity: [UInt8], io: LoopIO) {
+        let name = String(decoding: identity, as: UTF8.self)
+        if let refusal = core.heard(from: name, now: io.now) {
+            apply(refusal, io: io)
+            return
+        }
+        let envelopes: [Envelope]
+        do {
+            envelopes = try Batch.envelopes(in: batch)
+        } catch {
+            apply([.toWorker(name, CoordinatorCore.errorMessage(error, correlation: 0))], io: io)
+            return
+        }
+        for envelope in envelopes {
+            switch envelope.kind {
+            case .state, .accepted, .error:
+                guard let request = core.answered(by: name, correlation: envelope.correlation) else { continue }
+                if case .client(let client, let correlation) = request.origin {
+                    if core.batchingClients.contains(client) {
+                        toClients[client, default: BatchBuilder()].append(envelope, from: batch, correlation: correlation)
+                    } else {
+                        io.send(clients, [client, Header(envelope.kind, flags: envelope.flags, correlation: correlation).bytes,
+                                          Array(batch[envelope.address]), Array(batch[envelope.payload])])
+                    }
+                } else if let reply = try? envelope.message(in: batch) {
+                    apply(core.deliver(reply, to: request), io: io)
+                }
+            default:
+                do {
+                    apply(core.fromWorker(name, try envelope.message(in: batch)), io: io)
+                } catch {
+                    apply([.toWorker(name, CoordinatorCore.errorMessage(error, correlation: envelope.correlation))], io: io)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import GroveWire
+import Logging
+import Synchronization
+import ZeroMQ
+
+/// Runs ``CoordinatorCore`` on the I/O thread and executes its actions. Touched only on that
+/// thread, except `ready`.
+final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
+    struct Readiness {
+        var all = false
+        var missing: [String] = []
+    }
+
+    var core: CoordinatorCore
+    let clients: SocketID
+    let workers: SocketID
+    let events: SocketID
+    let context: ZMQContext
+    let log: Logger
+    let ready = Mutex(Readiness())
+    private var seenRegistrations = 0
+
+    init(core: CoordinatorCore, clients: SocketID, workers: SocketID, events: SocketID, context: ZMQContext, log: Logger) {
+        self.core = core
+        self.clients = clients
+        self.workers = workers
+        self.events = events
+        self.context = context
+        self.log = log
+        ready.withLock { $0.missing = core.unregistered }
+    }
+
+    func withCore<T>(_ body: (inout CoordinatorCore) -> T) -> T { body(&core) }
+
+    func received(_ batch: [Inbound], io: LoopIO) {
+        defer { flush(io: io) }
+        for inbound in batch {
+            guard let identity = inbound.frames.first else { continue }
+            let rest = inbound.frames.dropFirst()
+            if inbound.socket == clients {
+                // A client that does not read its replies gets no more work done until it catches
+                // up: its replies would otherwise pile up here without bound.
+                let waiting = io.pending(clients, peer: identity)
+                guard waiting < clientOutbox else {
+                    if slowClients.insert(identity).inserted {
+                        log.warning("a client is not reading its replies; its requests are refused (unanswered) until it catches up",
+                                    metadata: ["client": "\(identity.map { String(format: "%02x", $0) }.joined())", "waiting": "\(waiting)"])
+                    }
+                    continue
+                }
+                if !slowClients.isEmpty { slowClients.remove(identity) }
+                if let batch = Self.batchPayload(rest) {
+                    forward(batch, fromClient: identity, io: io)
+                } else {
+                    apply(core.fromClient(identity, rest, backlog: backlog(io)), io: io)
+                }
+            } else if inbound.socket == workers {
+                if let batch = Self.batchPayload(rest) {
+                    forward(batch, fromWorker: identity, io: io)
+                } else {
+                    apply(core.fromWorker(identity, rest, now: io.now), io: io)
+                }
+            } else if inbound.socket == events {
+                apply(core.subscription(identity), io: io)
+            }
+        }
+    }
+
+    func sendFailed(_ socket: SocketID, frames: [[UInt8]], error: ZMQError, io: LoopIO) {
+        guard let peer = frames.first else { return }
+        let name = String(decoding: peer, as: UTF8.self)
+        if socket == workers {
+            log.warning("worker unreachable", metadata: ["worker": "\(name)", "error": "\(error)"])
+            apply(core.lose(name, reason: "unreachable: \(error.message)"), io: io)
+            flush(io: io)
+        } else {
+            log.debug("client went away before its reply", metadata: ["error": "\(error)"])
+        }
+    }
+
+    func tick(io: LoopIO) {
+        apply(core.tick(now: io.now), io: io)
+        flush(io: io)
+    }
+
+    func posted(_ messages: [Outbound], io: LoopIO) {}
+
+    func flush(io: LoopIO) {
+        for (name, batch) in toWorkers where !batch.isEmpty {
+            io.send(workers, [Array(name.utf8)] + batch.frames())
+        }
+        for (identity, batch) in toClients where !batch.isEmpty {
+            io.send(clients, [identity] + batch.frames())
+        }
+        toWorkers.removeAll(keepingCapacity: true)
+        toClients.removeAll(keepingCapacity: true)
+    }
+
+    /// Envelopes for each worker and each batching client, collected during one callback and
+    /// sent as one batch per destination by ``flush(io:)``: under load one ZeroMQ message
+    /// carries many envelopes.
+    var toWorkers: [String: BatchBuilder] = [:]
+    var toClients: [[UInt8]: BatchBuilder] = [:]
+    private var slowClients: Set<[UInt8]> = []
+    private var clientOutbox: Int { core.topology.queues.clientOutbox }
+
+    /// How many messages wait for a worker, for the core's `busy` check.
+    func backlog(_ io: LoopIO) -> (String) -> Int {
+        { io.pending(self.workers, peer: Array($0.utf8)) }
+    }
+
+    func apply(_ actions: [CoordinatorAction], io: LoopIO) {
+        for action in actions {
+            switch action {
+            case .toClient(let identity, let message):
+                if core.batchingClients.contains(identity) {
+                    toClients[identity, default: BatchBuilder()].append(message)
+                } else {
+                    io.send(clients, [identity] + message.frames)
+                }
+            case .toWorker(let name, let message):
+                toWorkers[name, default: BatchBuilder()].append(message)
+            case .publish(let topic, let message):
+                io.send(events, [Array(topic.utf8)] + message.frames)
+            case .dropQueued(let worker):
+                toWorkers[worker] = nil
+                _ = io.dropPending(workers, peer: Array(worker.utf8))
+            case .warn(let text):
+                log.warning("\(text)")
+            }
+        }
+        guard core.registrations != seenRegistrations else { return }
+        seenRegistrations = core.registrations
+        let (all, missing) = (core.allRegistered, core.unregistered)
+        ready.withLock { $0 = Readiness(all: all, missing: missing) }
+    }
+}

@@ -1,0 +1,86 @@
+/// One envelope of a batch payload, as offsets into it: what routers read without copying.
+public struct Envelope: Sendable, Hashable {
+    public var kind: MessageKind
+    public var flags: Header.Flags
+    public var correlation: UInt64
+    /// Where the address's UTF-8 bytes are in the payload (not yet checked to be UTF-8).
+    public var address: Range<Int>
+    /// Where the envelope's own payload is.
+    public var payload: Range<Int>
+
+    /// The envelope as a message, copying its address and payload out of `batch`.
+    /// - Throws: ``WireError`` `malformed-frame` when the address is not UTF-8.
+    public func message(in batch: [UInt8]) throws(WireError) -> WireMessage {
+        WireMessage(Header(kind, flags: flags, correlation: correlation),
+                    address: try addressText(in: batch), payload: Array(batch[payload]))
+    }
+
+    /// The address as text.
+    /// - Throws: ``WireError`` `malformed-frame` when it is not UTF-8.
+    public func addressText(in batch: [UInt8]) throws(WireError) -> String {
+        guard let text = String(validating: batch[address], as: UTF8.self) else {
+            throw WireError(.malformedFrame, "a batch envelope has an address that is not UTF-8", correlation: correlation)
+        }
+        return text
+    }
+}
+
+/// Builds a batch payload envelope by envelope; envelopes read from another batch are copied
+/// byte for byte, so a router forwards them without making a message of each.
+public struct BatchBuilder: Sendable {
+    /// Envelopes appended so far.
+    public private(set) var count = 0
+    /// The payload of the batch message under construction.
+    public private(set) var payload: [UInt8] = []
+
+    public init() {}
+
+    public var isEmpty: Bool { count == 0 }
+
+    public mutating func append(
+        kind: MessageKind, flags: Header.Flags, correlation: UInt64,
+        address: some Collection<UInt8>, payload body: some Collection<UInt8>
+    ) {
+        payload.append(kind.rawValue)
+        payload.append(flags.rawValue)
+        appendBigEndian(correlation, bytes: 8)
+        appendBigEndian(UInt64(address.count), bytes: 2)
+        payload.append(contentsOf: address)
+        appendBigEndian(UInt64(body.count), bytes: 4)
+        payload.append(contentsOf: body)
+        count += 1
+    }
+
+    /// Appends `envelope` from `batch` with another correlation id.
+    public mutating func append(_ envelope: Envelope, from batch: [UInt8], correlation: UInt64) {
+        append(kind: envelope.kind, flags: envelope.flags, correlation: correlation,
+               address: batch[envelope.address], payload: batch[envelope.payload])
+    }
+
+    public mutating func append(_ message: WireMessage) {
+        append(kind: message.header.kind, flags: message.header.flags, correlation: message.header.correlation,
+               address: message.address.utf8, payload: message.payload)
+    }
+
+    /// The frames to send (header, address, payload): one batch message, or the single
+    /// envelope as a plain message when there is only one.
+    public func frames() -> [[UInt8]] {
+        if count == 1, let envelope = try? Batch.envelopes(in: payload).first {
+            return [Header(envelope.kind, flags: envelope.flags, correlation: envelope.correlation).bytes,
+                    Array(payload[envelope.address]), Array(payload[envelope.payload])]
+        }
+        return [Header(.batch, correlation: UInt64(count)).bytes, [], payload]
+    }
+
+    /// Empties the builder, keeping its capacity.
+    public mutating func removeAll() {
+        count = 0
+        payload.removeAll(keepingCapacity: true)
+    }
+
+    private mutating func appendBigEndian(_ value: UInt64, bytes: Int) {
+        for shift in stride(from: (bytes - 1) * 8, through: 0, by: -8) {
+            payload.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
+        }
+    }
+}

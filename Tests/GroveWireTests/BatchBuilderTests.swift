@@ -1,0 +1,52 @@
+import GroveWire
+import Testing
+
+@Suite("BatchBuilder and envelopes")
+struct BatchBuilderTests {
+    @Test func builtBatchesMatchPackedOnes() throws {
+        let messages = (0..<150).map(BatchTests.message)
+        var builder = BatchBuilder()
+        for message in messages { builder.append(message) }
+        #expect(builder.count == 150)
+        #expect(builder.frames() == Batch.pack(messages).frames)
+        builder.removeAll()
+        #expect(builder.isEmpty)
+        builder.append(messages[3])
+        // One envelope leaves as the plain message, not a batch of one.
+        #expect(builder.frames() == messages[3].frames)
+    }
+
+    @Test func envelopesPointIntoThePayload() throws {
+        let messages = (0..<40).map(BatchTests.message)
+        let payload = Batch.pack(messages).payload
+        let envelopes = try Batch.envelopes(in: payload)
+        #expect(envelopes.count == messages.count)
+        for (envelope, message) in zip(envelopes, messages) {
+            #expect(envelope.kind == message.header.kind)
+            #expect(envelope.flags == message.header.flags)
+            #expect(envelope.correlation == message.header.correlation)
+            #expect(Array(payload[envelope.address]) == Array(message.address.utf8))
+            #expect(try envelope.message(in: payload) == message)
+        }
+    }
+
+    @Test func forwardingAnEnvelopeCopiesItUnderANewCorrelation() throws {
+        let messages = (0..<10).map(BatchTests.message)
+        let payload = Batch.pack(messages).payload
+        var builder = BatchBuilder()
+        for (index, envelope) in try Batch.envelopes(in: payload).enumerated() {
+            builder.append(envelope, from: payload, correlation: UInt64(1000 + index))
+        }
+        let forwarded = try Batch.unpack(builder.payload)
+        #expect(forwarded.map(\.header.correlation) == (1000..<1010).map(UInt64.init))
+        #expect(forwarded.map(\.address) == messages.map(\.address))
+        #expect(forwarded.map(\.payload) == messages.map(\.payload))
+        #expect(forwarded.map(\.header.kind) == messages.map(\.header.kind))
+    }
+
+    @Test func aMalformedBatchIsRefusedAsAWhole() {
+        var payload = Batch.pack((0..<5).map(BatchTests.message)).payload
+        payload.removeLast()
+        #expect(throws: WireError.self) { try Batch.envelopes(in: payload) }
+    }
+}
