@@ -51,6 +51,13 @@ public struct BatchBuilder: Sendable {
         count += 1
     }
 
+    /// Appends the envelopes of another batch's payload as they are.
+    /// - Parameter count: How many envelopes `envelopes` holds (its header's correlation).
+    public mutating func append(envelopes: [UInt8], count envelopeCount: Int) {
+        payload.append(contentsOf: envelopes)
+        count += envelopeCount
+    }
+
     /// Appends `envelope` from `batch` with another correlation id.
     public mutating func append(_ envelope: Envelope, from batch: [UInt8], correlation: UInt64) {
         append(kind: envelope.kind, flags: envelope.flags, correlation: correlation,

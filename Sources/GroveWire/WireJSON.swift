@@ -29,9 +29,14 @@ public enum WireJSON {
     /// the bytes are not strict JSON or `T` rejects them. Callers then fall back to `decode`,
     /// which says what is wrong. For valid input the result is what `JSONDecoder` gives, except
     /// that types `JSONDecoder` special-cases (`Data`, `URL`, `Decimal`) make it return nil.
-    public static func decodeQuickly<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) -> T? {
+    public static func decodeQuickly<T: Decodable>(_ type: T.Type, from bytes: ArraySlice<UInt8>) -> T? {
         guard let binary = JSONTranscoder.transcode(bytes) else { return nil }
         return try? BinaryCodec.decode(T.self, from: binary)
+    }
+
+    /// ``decodeQuickly(_:from:)`` for a whole array.
+    public static func decodeQuickly<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) -> T? {
+        decodeQuickly(type, from: bytes[...])
     }
 
     /// The JSON path of a coding path: `$.machines[2].worker`.

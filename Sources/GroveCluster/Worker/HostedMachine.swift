@@ -6,10 +6,13 @@ import Synchronization
 
 /// One machine instance on a worker, seen through JSON: what the worker's message loop drives.
 protocol HostedMachine: Sendable {
-    /// Decodes and queues an event; `reply` gets the committed state (or `accepted` at once
-    /// with `noWait`). Calls from one thread keep their order.
-    /// With `binary`, the event is in GroveWire's binary codec and so is the state replied.
-    func send(_ payload: [UInt8], noWait: Bool, binary: Bool, reply: @escaping @Sendable (Result<[UInt8], WireError>) -> Void)
+    /// Decodes and queues an event without waiting for it: nil when queued, else why not.
+    /// With `binary`, the event is in GroveWire's binary codec, else JSON. Calls from one
+    /// thread keep their order.
+    func enqueue(_ payload: ArraySlice<UInt8>, binary: Bool) -> WireError?
+    /// Decodes and queues an event; `reply` gets the state it committed (in the event's codec)
+    /// or why it did not run.
+    func send(_ payload: ArraySlice<UInt8>, binary: Bool, reply: @escaping @Sendable (Result<[UInt8], WireError>) -> Void)
     func state() async -> [UInt8]
     func cancel(effect payload: [UInt8]) async throws(WireError)
     func stop() async -> [UInt8]
@@ -100,7 +103,21 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         }
     }
 
-    func send(_ payload: [UInt8], noWait: Bool, binary: Bool, reply: @escaping @Sendable (Result<[UInt8], WireError>) -> Void) {
+    func enqueue(_ payload: ArraySlice<UInt8>, binary: Bool) -> WireError? {
+        do throws(WireError) {
+            let event = binary ? try decodeBinaryEvent(payload) : try decodeEvent(payload)
+            do {
+                try path.send(host, event)
+                return nil
+            } catch {
+                return Self.wireError(error, address: address)
+            }
+        } catch {
+            return error
+        }
+    }
+
+    func send(_ payload: ArraySlice<UInt8>, binary: Bool, reply: @escaping @Sendable (Result<[UInt8], WireError>) -> Void) {
         let event: M.Event
         do {
             event = binary ? try decodeBinaryEvent(payload) : try decodeEvent(payload)
@@ -110,19 +127,14 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         }
         let address = address
         do {
-            if noWait {
-                try path.send(host, event)
-                reply(.success([]))
-            } else {
-                try path.sendAwaiting(host, event) { result in
-                    switch result {
-                    case .success(let state):
-                        reply(Result { binary ? try BinaryCodec.encode(state) : try WireJSON.encode(state) }.mapError { error in
-                            WireError(.undecodableEvent, "the committed state could not be encoded: \(error)", address: address)
-                        })
-                    case .failure(let error):
-                        reply(.failure(Self.wireError(error, address: address)))
-                    }
+            try path.sendAwaiting(host, event) { result in
+                switch result {
+                case .success(let state):
+                    reply(Result { binary ? try BinaryCodec.encode(state) : try WireJSON.encode(state) }.mapError { error in
+                        WireError(.undecodableEvent, "the committed state could not be encoded: \(error)", address: address)
+                    })
+                case .failure(let error):
+                    reply(.failure(Self.wireError(error, address: address)))
                 }
             }
         } catch {
@@ -131,7 +143,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     }
 
     /// An event in GroveWire's binary codec (the header's binary flag).
-    func decodeBinaryEvent(_ payload: [UInt8]) throws(WireError) -> M.Event {
+    func decodeBinaryEvent(_ payload: ArraySlice<UInt8>) throws(WireError) -> M.Event {
         do {
             return try BinaryCodec.decode(M.Event.self, from: payload)
         } catch {
@@ -142,8 +154,9 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
 
     /// The machine's `Event` as Swift's Codable writes it; a bare JSON string `"login"` is short
     /// for `{"login":{}}`, a case without payload.
-    func decodeEvent(_ payload: [UInt8]) throws(WireError) -> M.Event {
-        if let event = WireJSON.decodeQuickly(M.Event.self, from: payload) { return event }
+    func decodeEvent(_ slice: ArraySlice<UInt8>) throws(WireError) -> M.Event {
+        if let event = WireJSON.decodeQuickly(M.Event.self, from: slice) { return event }
+        let payload = Array(slice)
         do {
             return try WireJSON.decode(M.Event.self, from: payload, what: "the event for \(address)")
         } catch {

@@ -16,18 +16,22 @@ struct WorkerLink: Sendable {
     let drains = DrainQueue()
 
     func send(_ message: WireMessage) {
-        collector.send(Outbound(socket: socket, frames: message.frames), via: loop)
+        send(message.header.kind, flags: message.header.flags, correlation: message.header.correlation,
+             address: message.address, payload: message.payload)
+    }
+
+    /// Sends one message given by its parts; while a batch is handled it joins the batch of
+    /// replies as bytes, without becoming a message of its own.
+    func send(_ kind: MessageKind, flags: Header.Flags = [], correlation: UInt64 = 0, address: String = "",
+              payload: some Collection<UInt8> = EmptyCollection()) {
+        collector.send(kind, flags: flags, correlation: correlation, address: address, payload: payload, socket: socket, via: loop)
     }
 
     /// Collects what is sent from now until ``flush()``: one hand-off to the I/O thread (one
     /// wake-up, one batch message) for a whole received batch instead of one per reply.
     func beginCollecting() { collector.begin() }
 
-    func flush() { collector.end(via: loop) }
-
-    func send(_ kind: MessageKind, correlation: UInt64 = 0, address: String = "", payload: [UInt8] = []) {
-        send(WireMessage(Header(kind, correlation: correlation), address: address, payload: payload))
-    }
+    func flush() { collector.end(socket: socket, via: loop) }
 
     /// Sends an observation (state change, output) for the coordinator to publish or route.
     func publish<T: Encodable>(_ kind: MessageKind, address: String, payload: T) {
@@ -69,40 +73,54 @@ final class WorkerLoopDelegate: IOLoopDelegate {
 
     func posted(_ messages: [Outbound], io: LoopIO) {
         guard let socket = messages.first?.socket else { return }
-        // One socket per worker; well-formed three-frame messages only (all of ours are).
-        let frames = messages.map(\.frames).filter { $0.count == 3 && $0[0].count == Header.size }
-        var start = 0
-        while start < frames.count {
-            let end = min(frames.count, start + 4096)
-            io.send(socket, Batch.pack(frames: Array(frames[start..<end])))
-            start = end
+        // One socket per worker; well-formed three-frame messages only (all of ours are). What
+        // was posted in this loop turn leaves as one batch (several above 4096 envelopes), in
+        // the order posted; posted batches are merged into it, since batches do not nest.
+        var batch = BatchBuilder()
+        for message in messages {
+            let frames = message.frames
+            guard frames.count == 3, let header = try? Header(frames[0]) else { continue }
+            if header.kind == .batch {
+                batch.append(envelopes: frames[2], count: Int(header.correlation))
+            } else {
+                batch.append(kind: header.kind, flags: header.flags, correlation: header.correlation,
+                             address: frames[1], payload: frames[2])
+            }
+            if batch.count >= 4096 {
+                io.send(socket, batch.frames())
+                batch = BatchBuilder()
+            }
         }
+        if !batch.isEmpty { io.send(socket, batch.frames()) }
     }
 }
 
-/// Messages held back while a batch is handled; sends from other tasks meanwhile join them.
-/// Posting happens under the same lock as collecting, so nothing sent later can overtake what
-/// was held back: replies leave in the order they were sent.
+/// Replies held back while a batch is handled, as one batch under construction; sends from
+/// other tasks meanwhile join it. Posting happens under the same lock as collecting, so nothing
+/// sent later can overtake what was held back: replies leave in the order they were sent.
 final class OutboundCollector: Sendable {
-    private let state = Mutex<(collecting: Bool, messages: [Outbound])>((false, []))
+    private let state = Mutex<(collecting: Bool, batch: BatchBuilder)>((false, BatchBuilder()))
 
     func begin() { state.withLock { $0.collecting = true } }
 
-    func send(_ message: Outbound, via loop: IOLoop) {
+    func send(_ kind: MessageKind, flags: Header.Flags, correlation: UInt64, address: String,
+              payload: some Collection<UInt8>, socket: SocketID, via loop: IOLoop) {
         state.withLock { state in
             if state.collecting {
-                state.messages.append(message)
+                state.batch.append(kind: kind, flags: flags, correlation: correlation, address: address.utf8, payload: payload)
             } else {
-                loop.post(message)
+                loop.post(Outbound(socket: socket, frames: [Header(kind, flags: flags, correlation: correlation).bytes,
+                                                            Array(address.utf8), Array(payload)]))
             }
         }
     }
 
-    func end(via loop: IOLoop) {
+    func end(socket: SocketID, via loop: IOLoop) {
         state.withLock { state in
             state.collecting = false
-            if !state.messages.isEmpty { loop.post(contentsOf: state.messages) }
-            state.messages.removeAll(keepingCapacity: true)
+            guard !state.batch.isEmpty else { return }
+            loop.post(Outbound(socket: socket, frames: state.batch.frames()))
+            state.batch = BatchBuilder()
         }
     }
 }

@@ -37,16 +37,43 @@ actor WorkerRuntime {
     /// Queues a batch from the I/O thread in order, in one turn of the actor. The caller then
     /// drains the hosts it woke (``DrainQueue/drainCollected()``) and flushes the link.
     func queue(_ batch: [Inbound]) {
+        lastHeard = .now
         for inbound in batch {
+            let frames = inbound.frames
+            if frames.count == 3, let header = try? Header(frames[0]), header.kind == .batch {
+                queue(envelopesOf: frames[2])
+                continue
+            }
             do {
-                let message = try WireMessage(frames: inbound.frames)
-                if message.header.kind == .batch {
-                    for envelope in try Batch.unpack(message.payload) { handle(envelope) }
-                } else {
-                    handle(message)
-                }
+                handle(try WireMessage(frames: frames))
             } catch {
                 log.warning("dropped a malformed message from the coordinator", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    /// The envelopes of a batch: events go to their hosts straight from the batch's bytes.
+    private func queue(envelopesOf payload: [UInt8]) {
+        let envelopes: [Envelope]
+        do {
+            envelopes = try Batch.envelopes(in: payload)
+        } catch {
+            log.warning("dropped a malformed batch from the coordinator", metadata: ["error": "\(error)"])
+            return
+        }
+        for envelope in envelopes {
+            do {
+                switch envelope.kind {
+                case .event:
+                    deliver(payload[envelope.payload], flags: envelope.flags, correlation: envelope.correlation,
+                            address: try envelope.addressText(in: payload))
+                case .echo:
+                    link.send(.accepted, correlation: envelope.correlation, address: try envelope.addressText(in: payload))
+                default:
+                    handle(try envelope.message(in: payload))
+                }
+            } catch {
+                log.warning("dropped a malformed envelope from the coordinator", metadata: ["error": "\(error)"])
             }
         }
     }
@@ -60,7 +87,7 @@ actor WorkerRuntime {
         case .welcome:
             accept(welcome: message.payload)
         case .event:
-            deliver(message)
+            deliver(message.payload[...], flags: header.flags, correlation: header.correlation, address: message.address)
         case .get:
             withInstance(message) { instance in
                 let state = await instance.state()
@@ -146,25 +173,33 @@ actor WorkerRuntime {
         return made
     }
 
-    private func deliver(_ message: WireMessage) {
-        let header = message.header
+    /// An event for `address`: queued on its host, answered `accepted` at once with the no-wait
+    /// flag, else with the state it committed once it ran.
+    private func deliver(_ payload: ArraySlice<UInt8>, flags: Header.Flags, correlation: UInt64, address: String) {
         let link = link
+        let binary = flags.contains(.binary)
+        @Sendable func fail(_ error: WireError) {
+            var error = error
+            if error.address == nil, !address.isEmpty { error.address = address }
+            link.send(.error, correlation: correlation, address: address, payload: error.payload)
+        }
         do {
-            let target = try instance(for: message.address)
-            let noWait = header.flags.contains(.noWait)
-            let binary = header.flags.contains(.binary)
-            target.send(message.payload, noWait: noWait, binary: binary) { result in
+            let target = try instance(for: address)
+            if flags.contains(.noWait) {
+                if let refused = target.enqueue(payload, binary: binary) { return fail(refused) }
+                link.send(.accepted, correlation: correlation, address: address)
+                return
+            }
+            target.send(payload, binary: binary) { result in
                 switch result {
                 case .success(let state):
-                    link.send(WireMessage(Header(noWait ? .accepted : .state, flags: binary && !noWait ? .binary : [],
-                                                 correlation: header.correlation),
-                                          address: message.address, payload: state))
+                    link.send(.state, flags: binary ? .binary : [], correlation: correlation, address: address, payload: state)
                 case .failure(let error):
-                    link.send(Self.errorReply(error, to: message))
+                    fail(error)
                 }
             }
         } catch {
-            link.send(Self.errorReply(error, to: message))
+            fail(error)
         }
     }
 

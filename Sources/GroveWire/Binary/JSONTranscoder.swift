@@ -18,7 +18,7 @@ struct JSONTranscoder {
     }
 
     /// The binary form of `json`, or nil when it is not JSON this transcoder accepts.
-    static func transcode(_ json: [UInt8]) -> [UInt8]? {
+    static func transcode(_ json: ArraySlice<UInt8>) -> [UInt8]? {
         json.withUnsafeBufferPointer { buffer in
             var transcoder = JSONTranscoder(input: buffer)
             transcoder.writer.bytes.reserveCapacity(json.count + 8)
