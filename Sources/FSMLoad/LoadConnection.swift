@@ -84,7 +84,6 @@ final class LoadConnection: @unchecked Sendable {
         try socket.setLinger(milliseconds: 0)
         try socket.setSendHighWaterMark(Int32(clamping: plan.window * 2))
         try socket.setReceiveHighWaterMark(Int32(clamping: plan.window * 2))
-        try socket.setReceiveTimeout(milliseconds: 1)
         try socket.connect(endpoint)
 
         var result = ConnectionResult()
@@ -148,9 +147,15 @@ final class LoadConnection: @unchecked Sendable {
                 drainStarted = started
                 if now - started > .seconds(10) { break } // what is still unanswered is lost
             }
-            // Receive what has arrived; wait up to 1 ms when nothing has.
+            // Receive what has arrived. When nothing has, wait for a reply, at most until the
+            // next scheduled send (or 1 ms), so a paced run sends on time.
+            var wait = Duration.milliseconds(1)
+            if let interval, !done(now), sentAt.count < plan.window {
+                wait = min(wait, max(.zero, (start + interval * result.sent) - clock.now))
+            }
+            guard try socket.waitUntilReadable(timeout: wait) else { continue }
             var received = 0
-            while let frames = try socket.receive(dontWait: received > 0) {
+            while let frames = try socket.receive(dontWait: true) {
                 received += 1
                 guard let message = try? WireMessage(frames: frames) else { continue }
                 let replies = message.header.kind == .batch ? ((try? Batch.unpack(message.payload)) ?? []) : [message]

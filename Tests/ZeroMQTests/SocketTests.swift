@@ -79,6 +79,25 @@ import Testing
         #expect(try right.receive(dontWait: false) == [[]])
     }
 
+    @Test func waitUntilReadableTimesOutThenSeesAMessage() throws {
+        let context = try ZMQContext()
+        defer { context.terminate() }
+        let endpoint = uniqueEndpoint()
+        let left = try makeSocket(context, .pair)
+        let right = try makeSocket(context, .pair)
+        defer { left.close(); right.close() }
+        try left.bind(endpoint)
+        try right.connect(endpoint)
+
+        #expect(try right.waitUntilReadable(timeout: .microseconds(300)) == false)
+        #expect(try right.waitUntilReadable(timeout: .zero) == false)
+        #expect(try left.send([[7]], dontWait: false))
+
+        #expect(try right.waitUntilReadable(timeout: .seconds(5)))
+        #expect(try right.receive(dontWait: true) == [[7]])
+        #expect(try right.waitUntilReadable(timeout: .zero) == false)
+    }
+
     @Test func subscriberReceivesOnlyItsPrefix() throws {
         let context = try ZMQContext()
         defer { context.terminate() }
