@@ -97,6 +97,7 @@ final class LoadConnection: @unchecked Sendable {
         let interval = plan.ratePerConnection.map { Duration.seconds(1 / $0) }
         var reported = 0
         var drainStarted: ContinuousClock.Instant?
+        let addresses = plan.addresses.map { Array($0.utf8) }
 
         func done(_ now: ContinuousClock.Instant) -> Bool {
             if let count = plan.count { return result.sent >= count }
@@ -106,21 +107,21 @@ final class LoadConnection: @unchecked Sendable {
         while true {
             var now = clock.now
             // Send while the window (or the schedule) allows, `plan.batch` events per message.
-            var pending: [[[UInt8]]] = []
+            var pending = BatchBuilder()
             var intendedTimes: [(UInt64, ContinuousClock.Instant)] = []
             func transmit() throws -> Bool {
                 guard !pending.isEmpty else { return true }
-                guard try socket.send(Batch.pack(frames: pending), dontWait: true) else {
+                guard try socket.send(pending.frames(), dontWait: true) else {
                     // No room: forget this batch (never sent) and try again later.
                     correlation -= UInt64(pending.count)
                     nextAddress = (nextAddress - pending.count % plan.addresses.count + plan.addresses.count) % plan.addresses.count
-                    pending.removeAll()
+                    pending = BatchBuilder()
                     intendedTimes.removeAll()
                     return false
                 }
                 for (id, time) in intendedTimes { sentAt[id] = time }
                 result.sent += pending.count
-                pending.removeAll(keepingCapacity: true)
+                pending = BatchBuilder()
                 intendedTimes.removeAll(keepingCapacity: true)
                 return true
             }
@@ -131,9 +132,9 @@ final class LoadConnection: @unchecked Sendable {
                     if intended > now { break }
                 }
                 correlation += 1
-                let address = plan.addresses[nextAddress]
-                nextAddress = (nextAddress + 1) % plan.addresses.count
-                pending.append([Header(plan.kind, flags: plan.flags, correlation: correlation).bytes, Array(address.utf8), plan.payload])
+                let address = addresses[nextAddress]
+                nextAddress = (nextAddress + 1) % addresses.count
+                pending.append(kind: plan.kind, flags: plan.flags, correlation: correlation, address: address, payload: plan.payload)
                 intendedTimes.append((correlation, intended))
                 if pending.count >= plan.batch {
                     guard try transmit() else { break }
@@ -157,19 +158,25 @@ final class LoadConnection: @unchecked Sendable {
             var received = 0
             while let frames = try socket.receive(dontWait: true) {
                 received += 1
-                guard let message = try? WireMessage(frames: frames) else { continue }
-                let replies = message.header.kind == .batch ? ((try? Batch.unpack(message.payload)) ?? []) : [message]
+                guard frames.count == 3, let header = try? Header(frames[0]) else { continue }
                 let arrived = clock.now
-                for reply in replies {
-                    guard let sent = sentAt.removeValue(forKey: reply.header.correlation) else { continue }
+                func record(_ kind: MessageKind, _ correlation: UInt64, _ payload: ArraySlice<UInt8>) {
+                    guard let sent = sentAt.removeValue(forKey: correlation) else { return }
                     _ = result.latency.record(UInt64(max(0, (arrived - sent).microseconds)))
-                    if reply.header.kind == .error {
+                    if kind == .error {
                         result.failed += 1
-                        let code = (try? WireJSON.decode(WireError.self, from: reply.payload))?.code.rawValue ?? "undecodable-error"
+                        let code = (try? WireJSON.decode(WireError.self, from: Array(payload)))?.code.rawValue ?? "undecodable-error"
                         result.errors[code, default: 0] += 1
                     } else {
                         result.acknowledged += 1
                     }
+                }
+                if header.kind == .batch {
+                    for envelope in (try? Batch.envelopes(in: frames[2])) ?? [] {
+                        record(envelope.kind, envelope.correlation, frames[2][envelope.payload])
+                    }
+                } else {
+                    record(header.kind, header.correlation, frames[2][...])
                 }
                 if received >= 4096 { break }
             }

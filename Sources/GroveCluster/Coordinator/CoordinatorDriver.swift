@@ -105,9 +105,16 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
     private var slowClients: Set<[UInt8]> = []
     private var clientOutbox: Int { core.topology.queues.clientOutbox }
 
-    /// How many messages wait for a worker, for the core's `busy` check.
+    /// How many messages wait for a worker, for the core's `busy` check; read once per worker
+    /// for a whole received batch, since nothing is sent to workers before ``flush(io:)``.
     func backlog(_ io: LoopIO) -> (String) -> Int {
-        { io.pending(self.workers, peer: Array($0.utf8)) }
+        var known: [(worker: String, waiting: Int)] = []
+        return { worker in
+            if let hit = known.first(where: { $0.worker == worker }) { return hit.waiting }
+            let waiting = io.pending(self.workers, peer: Array(worker.utf8))
+            known.append((worker, waiting))
+            return waiting
+        }
     }
 
     func apply(_ actions: [CoordinatorAction], io: LoopIO) {
