@@ -28,42 +28,50 @@ public struct Envelope: Sendable, Hashable {
 /// Builds a batch payload envelope by envelope; envelopes read from another batch are copied
 /// byte for byte, so a router forwards them without making a message of each.
 public struct BatchBuilder: Sendable {
-    /// Envelopes appended so far.
-    public private(set) var count = 0
-    /// The payload of the batch message under construction.
-    public private(set) var payload: [UInt8] = []
+    @usableFromInline var envelopeCount = 0
+    @usableFromInline var bytes: [UInt8] = []
 
+    /// Envelopes appended so far.
+    public var count: Int { envelopeCount }
+    /// The payload of the batch message under construction.
+    public var payload: [UInt8] { bytes }
+
+    @inlinable
     public init() {}
 
+    @inlinable
     public var isEmpty: Bool { count == 0 }
 
+    @inlinable
     public mutating func append(
         kind: MessageKind, flags: Header.Flags, correlation: UInt64,
         address: some Collection<UInt8>, payload body: some Collection<UInt8>
     ) {
-        payload.append(kind.rawValue)
-        payload.append(flags.rawValue)
-        appendBigEndian(correlation, bytes: 8)
-        appendBigEndian(UInt64(address.count), bytes: 2)
-        payload.append(contentsOf: address)
-        appendBigEndian(UInt64(body.count), bytes: 4)
-        payload.append(contentsOf: body)
-        count += 1
+        bytes.append(kind.rawValue)
+        bytes.append(flags.rawValue)
+        appendBigEndian(correlation, byteCount: 8)
+        appendBigEndian(UInt64(address.count), byteCount: 2)
+        bytes.append(contentsOf: address)
+        appendBigEndian(UInt64(body.count), byteCount: 4)
+        bytes.append(contentsOf: body)
+        envelopeCount += 1
     }
 
     /// Appends the envelopes of another batch's payload as they are.
     /// - Parameter count: How many envelopes `envelopes` holds (its header's correlation).
-    public mutating func append(envelopes: [UInt8], count envelopeCount: Int) {
-        payload.append(contentsOf: envelopes)
-        count += envelopeCount
+    public mutating func append(envelopes: [UInt8], count added: Int) {
+        bytes.append(contentsOf: envelopes)
+        envelopeCount += added
     }
 
     /// Appends `envelope` from `batch` with another correlation id.
+    @inlinable
     public mutating func append(_ envelope: Envelope, from batch: [UInt8], correlation: UInt64) {
         append(kind: envelope.kind, flags: envelope.flags, correlation: correlation,
                address: batch[envelope.address], payload: batch[envelope.payload])
     }
 
+    @inlinable
     public mutating func append(_ message: WireMessage) {
         append(kind: message.header.kind, flags: message.header.flags, correlation: message.header.correlation,
                address: message.address.utf8, payload: message.payload)
@@ -81,13 +89,14 @@ public struct BatchBuilder: Sendable {
 
     /// Empties the builder, keeping its capacity.
     public mutating func removeAll() {
-        count = 0
-        payload.removeAll(keepingCapacity: true)
+        envelopeCount = 0
+        bytes.removeAll(keepingCapacity: true)
     }
 
-    private mutating func appendBigEndian(_ value: UInt64, bytes: Int) {
-        for shift in stride(from: (bytes - 1) * 8, through: 0, by: -8) {
-            payload.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
+    @inlinable
+    mutating func appendBigEndian(_ value: UInt64, byteCount: Int) {
+        for shift in stride(from: (byteCount - 1) * 8, through: 0, by: -8) {
+            bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
         }
     }
 }
