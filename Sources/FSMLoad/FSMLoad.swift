@@ -13,7 +13,8 @@ struct FSMLoad: ParsableCommand {
             Without --endpoint, launches the topology (default Topologies/load.json) with the fsm-launch \
             next to this executable and stops it afterwards. Each run sends events from --connections \
             client connections, each keeping up to --window requests in flight (or sending at --rate), \
-            round robin over --machines addresses of --machine (name/0 ... name/N-1 for a keyed machine).
+            round robin over its share of --machines addresses of --machine (name/0 ... name/N-1 for a keyed \
+            machine; the connections split the addresses between them).
 
             Modes: ack = events with the no-wait flag, acknowledged once the machine queued them \
             (fire-and-forget with acknowledged delivery); reply = events answered with the state they \
@@ -145,7 +146,13 @@ struct FSMLoad: ParsableCommand {
         let failures = Mutex<[String]>([])
         let group = DispatchGroup()
         for index in 0..<connections {
-            let connection = LoadConnection(endpoint: endpoint, plan: plan, index: index, progress: progress)
+            // Each connection drives its own share of the addresses, so that every address is
+            // sent to (and spawning makes as many instances as it reports).
+            var share = plan
+            if plan.addresses.count >= connections {
+                share.addresses = stride(from: index, to: plan.addresses.count, by: connections).map { plan.addresses[$0] }
+            }
+            let connection = LoadConnection(endpoint: endpoint, plan: share, index: index, progress: progress)
             group.enter()
             let thread = Thread {
                 do {
@@ -188,8 +195,9 @@ struct FSMLoad: ParsableCommand {
             throw LoadError("spawning lost \(run.lost) and failed \(run.failed) events: \(run.errors)")
         }
         let after = workers.compactMapValues { ProcessStats.read(pid: $0)?.residentBytes }.values.reduce(0, +)
-        return SpawnReport(instances: run.acknowledged, seconds: seconds, residentBytesAdded: after - before,
-                           bytesPerInstance: Double(after - before) / Double(max(1, run.acknowledged)))
+        // Every address got an event (the connections split them), none failed: `count` instances.
+        return SpawnReport(instances: count, seconds: seconds, residentBytesAdded: after - before,
+                           bytesPerInstance: Double(after - before) / Double(max(1, count)))
     }
 
     /// The load machine's `note` event, as the worker's `Counter.Event.note(String)` decodes it.

@@ -1,0 +1,121 @@
+import Foundation
+import Testing
+
+extension EndToEnd {
+    /// fsm-load against a running topology: every event it sends is accounted for (acknowledged,
+    /// failed by code, or lost), and `--json` is a report machines can read. Counts only; no
+    /// timing is asserted.
+    @Suite(.timeLimit(.minutes(2)))
+    struct LoadToolTests {
+        static let topology = TopologyFile(
+            name: "load-tool", transport: .ipc,
+            workers: [.init(name: "bench", count: 2)],
+            machines: [.init(name: "counter", type: "Counter", worker: "bench", keyed: true),
+                       .init(name: "sink", type: "Counter", worker: "bench"),
+                       // Not a Counter: fsm-load's events do not decode as its events.
+                       .init(name: "form", type: "UserForm", worker: "bench", keyed: true)]
+        )
+
+        struct Report: Decodable {
+            struct Run: Decodable {
+                var mode: String
+                var sent: Int
+                var acknowledged: Int
+                var failed: Int
+                var lost: Int
+                var errors: [String: Int]
+                var latencyMicros: [String: UInt64]
+                var cpuSeconds: [String: Double]
+            }
+            struct Spawn: Decodable {
+                var instances: Int
+                var bytesPerInstance: Double
+            }
+            var runs: [Run]
+            var spawn: Spawn?
+            var codec: String
+            var batch: Int
+            var ratioToRaw: Double?
+        }
+
+        func load(_ cluster: Cluster, _ arguments: [String]) async throws -> Report {
+            let result = try await runCommand(Products.load, ["--endpoint", cluster.clients, "--json"] + arguments,
+                                              in: cluster.directory, timeout: .seconds(60))
+            #expect(result.status == 0, "fsm-load failed: \(result.stderr)")
+            return try JSONDecoder().decode(Report.self, from: Data(result.stdout.utf8))
+        }
+
+        @Test(arguments: [("json", "1"), ("binary", "25")])
+        func everyEventIsAcknowledgedInEveryMode(codec: String, batch: String) async throws {
+            try await withCluster(Self.topology) { cluster in
+                let report = try await load(cluster, ["--mode", "ack,reply", "--count", "400", "--machines", "30",
+                                                      "--codec", codec, "--batch", batch, "--window", "100"])
+                #expect(report.runs.map(\.mode) == ["raw", "ack", "reply"])
+                #expect(report.codec == codec)
+                for run in report.runs {
+                    #expect(run.sent == 800, "\(run.mode)")           // 2 connections × 400
+                    #expect(run.acknowledged == run.sent, "\(run.mode): \(run.errors)")
+                    #expect(run.failed == 0 && run.lost == 0, "\(run.mode)")
+                    #expect(run.latencyMicros["p50"] != nil && run.latencyMicros["p999"] != nil)
+                    #expect(run.cpuSeconds.keys.contains("coordinator"), "\(run.cpuSeconds)")
+                }
+                #expect(report.ratioToRaw != nil)
+                // The events reached the machines: 30 keyed instances exist, and each counted
+                // what it got (800 events of ack and reply, round robin over 30 addresses).
+                let listing = try await cluster.json(["list"])
+                guard case .array(let machines)? = listing["machines"],
+                      let counter = machines.first(where: { $0["name"]?.stringValue == "counter" }),
+                      case .array(let instances)? = counter["instances"] else {
+                    Issue.record("fsm-send list has no counter instances: \(listing)")
+                    return
+                }
+                #expect(instances.count == 30)
+                var total: Int64 = 0
+                for index in 0..<30 {
+                    if case .integer(let count)? = try await cluster.json(["state", "counter/\(index)"])["count"] { total += count }
+                }
+                #expect(total == 1600)
+            }
+        }
+
+        @Test func refusedEventsAreCountedAsFailedByCode() async throws {
+            try await withCluster(Self.topology) { cluster in
+                let report = try await load(cluster, ["--mode", "ack,reply", "--no-baseline", "--count", "50",
+                                                      "--machine", "form", "--machines", "3", "--batch", "10"])
+                #expect(report.runs.map(\.mode) == ["ack", "reply"])
+                for run in report.runs {
+                    #expect(run.sent == 100)
+                    #expect(run.failed == 100 && run.acknowledged == 0 && run.lost == 0)
+                    #expect(run.errors == ["undecodable-event": 100])
+                }
+            }
+        }
+
+        @Test func spawnStartsOneInstancePerEventAndReportsTheirMemory() async throws {
+            try await withCluster(Self.topology) { cluster in
+                let report = try await load(cluster, ["--spawn", "500", "--mode", "ack", "--no-baseline", "--count", "10",
+                                                      "--machines", "5", "--batch", "50"])
+                #expect(report.spawn?.instances == 500)
+                let listing = try await cluster.json(["list"])
+                guard case .array(let machines)? = listing["machines"],
+                      let counter = machines.first(where: { $0["name"]?.stringValue == "counter" }),
+                      case .array(let instances)? = counter["instances"] else {
+                    Issue.record("fsm-send list has no counter instances: \(listing)")
+                    return
+                }
+                #expect(instances.count == 505) // 500 spawned, 5 driven
+            }
+        }
+
+        @Test func helpExplainsEveryOption() async throws {
+            let directory = try Cluster.makeDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let help = try await runCommand(Products.load, ["--help"], in: directory)
+            #expect(help.status == 0)
+            for option in ["--endpoint", "--mode", "--no-baseline", "--connections", "--machine ", "--machines", "--payload-size",
+                           "--duration", "--count", "--window", "--batch", "--codec", "--rate", "--spawn", "--json"] {
+                #expect(help.stdout.contains(option), "\(option) is not in fsm-load --help")
+            }
+        }
+    }
+}
