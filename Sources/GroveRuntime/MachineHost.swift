@@ -2,6 +2,10 @@ public import Grove
 public import Logging
 public import DequeModule
 
+/// The logger of hosts created without one; made on first use, after the program bootstrapped
+/// its logging system.
+let sharedHostLogger = Logger(label: "grove.host")
+
 /// Runs one instance of a machine: a mailbox, an effect registry and observation, in an actor.
 ///
 /// Events are processed one at a time in FIFO order. `update` runs on the actor; effects run as
@@ -22,7 +26,13 @@ public final actor MachineHost<M: Machine> {
     let io: any IOPerformer
     @usableFromInline let options: HostOptions<M>
     @usableFromInline let mailbox: Mailbox<M>
-    @usableFromInline let log: Logger
+    let baseLog: Logger
+    /// The logger with this host's address as `machine` metadata.
+    nonisolated var log: Logger {
+        var log = baseLog
+        log[metadataKey: "machine"] = "\(address)"
+        return log
+    }
     @usableFromInline let trace: (@Sendable (HostTrace<M>) -> Void)?
 
     /// The current state.
@@ -74,9 +84,9 @@ public final actor MachineHost<M: Machine> {
         self.io = performer
         self.options = options
         self.mailbox = Mailbox(capacity: options.mailboxCapacity)
-        var log = logger ?? Logger(label: "grove.host")
-        log[metadataKey: "machine"] = "\(options.address)"
-        self.log = log
+        // One shared logger unless given one: a logger (and its metadata) per host would cost
+        // every idle instance a few hundred bytes. The address is added where a host logs.
+        self.baseLog = logger ?? sharedHostLogger
         self.trace = options.trace
         self._state = initialState ?? M.initialState
         if let snapshot {
@@ -136,7 +146,8 @@ public final actor MachineHost<M: Machine> {
             "the host was released before processing this event; keep a reference to it while it has work")
         let dropped = Self.refuse(Array(mailbox.close(released)), with: released)
         if !dropped.isEmpty {
-            log.notice("events dropped", metadata: ["count": "\(dropped.count)", "reason": "\(released.code.rawValue)"])
+            let machine = address
+            baseLog.notice("events dropped", metadata: ["machine": "\(machine)", "count": "\(dropped.count)", "reason": "\(released.code.rawValue)"])
             options.diagnostics?(.eventsDropped(dropped, reason: released))
         }
         for observer in stateObservers.values { observer.finish() }

@@ -15,6 +15,8 @@ actor WorkerRuntime {
     let log: Logger
     private var welcome: Welcome?
     private var placed: [String: Welcome.HostedMachine] = [:]
+    /// The io requests served by other workers, shared by every instance's performer.
+    private var remoteIO: Set<String> = []
     private var instances: [String: any HostedMachine] = [:]
     private var serving: [UInt64: Task<Void, Never>] = [:]
     private(set) var lastHeard = ContinuousClock.now
@@ -150,6 +152,7 @@ actor WorkerRuntime {
         instances = [:]
         self.welcome = welcome
         placed = Dictionary(welcome.machines.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        remoteIO = Set(welcome.remoteIO)
         log.info("registered", metadata: ["machines": "\(welcome.machines.map(\.name))"])
         // Single machines start now, like children of a supervisor, so watchers see their initial
         // states (again, after a restart). Keyed instances start with their first event.
@@ -167,7 +170,7 @@ actor WorkerRuntime {
         guard let factory = configuration.factories[spec.type] else {
             throw WireError(.unknownMachine, "worker \(link.worker) has no machine type '\(spec.type)'", address: address)
         }
-        let io = ClusterIOPerformer(address: address, local: configuration.io, remoteNames: Set(welcome.remoteIO), calls: calls)
+        let io = ClusterIOPerformer(address: address, local: configuration.io, remoteNames: remoteIO, calls: calls)
         let made = factory.make(address: address, mailboxCapacity: welcome.mailboxCapacity, io: io, link: link)
         instances[address] = made
         return made
