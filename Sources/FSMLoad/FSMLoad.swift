@@ -127,9 +127,11 @@ struct FSMLoad: ParsableCommand {
                                 batch: batch, binary: binary)
             report.runs.append(try measure(plan, endpoint: endpoint, pids: pids))
         }
-        if let raw = report.runs.first(where: { $0.mode == "raw" }), let grove = report.runs.last(where: { $0.mode != "raw" }),
-           raw.eventsPerSecond > 0 {
-            report.ratioToRaw = grove.eventsPerSecond / raw.eventsPerSecond
+        if let raw = report.runs.first(where: { $0.mode == "raw" }), raw.eventsPerSecond > 0 {
+            for index in report.runs.indices where report.runs[index].mode != "raw" {
+                report.runs[index].shareOfRaw = report.runs[index].eventsPerSecond / raw.eventsPerSecond
+            }
+            report.ratioToRaw = report.runs.last(where: { $0.mode != "raw" })?.shareOfRaw
         }
         if json {
             print(String(decoding: try WireJSON.encode(report), as: UTF8.self))

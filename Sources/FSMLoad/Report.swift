@@ -13,6 +13,8 @@ struct RunReport: Codable, Sendable {
     var seconds: Double
     var latencyMicros: [String: UInt64]
     var cpuSeconds: [String: Double]
+    /// This run's events/s over the raw baseline's in the same report, when one ran.
+    var shareOfRaw: Double?
 
     init(mode: LoadPlan.Mode, result: ConnectionResult, cpu: [String: Double]) {
         self.mode = mode.rawValue
@@ -42,7 +44,8 @@ struct LoadReport: Codable, Sendable {
     var batch: Int
     var codec: String
     var runs: [RunReport]
-    /// Grove's events/s over the raw baseline's, when both ran.
+    /// The last Grove run's events/s over the raw baseline's, when both ran (each run's share
+    /// is ``RunReport/shareOfRaw``).
     var ratioToRaw: Double?
     var spawn: SpawnReport?
 
@@ -58,7 +61,8 @@ struct LoadReport: Codable, Sendable {
                 + pad("\(run.sent)", 10) + pad("\(run.lost)", 6) + "\(run.failed)"
                 + (run.errors.isEmpty ? "" : " " + run.errors.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: " ")))
         }
-        if let ratioToRaw { lines.append(String(format: "grove / raw: %.1f%%", ratioToRaw * 100)) }
+        let shares = runs.compactMap { run in run.shareOfRaw.map { String(format: "%@ %.1f%%", run.mode, $0 * 100) } }
+        if !shares.isEmpty { lines.append("grove / raw: " + shares.joined(separator: ", ")) }
         for run in runs where !run.cpuSeconds.isEmpty {
             let cpu = run.cpuSeconds.sorted { $0.key < $1.key }.map { String(format: "%@ %.2f", $0.key, $0.value) }
             lines.append("cpu seconds (\(run.mode)): " + cpu.joined(separator: ", "))
