@@ -41,5 +41,21 @@ extension EndToEnd {
                 #expect(again.status == 0, "a second run failed: \(again.stderr)")
             }
         }
+
+        @Test func theDocumentedBatchExampleWorks() async throws {
+            let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            let page = try String(contentsOf: repo.appendingPathComponent("docs/PROTOCOL.md"), encoding: .utf8)
+            let blocks = page.components(separatedBy: "```python\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
+            let example = try #require(blocks.first { $0.contains("0x07") }, "docs/PROTOCOL.md has no batch example")
+            try await withCluster(Self.topology) { cluster in
+                let script = example.replacingOccurrences(of: #"ENDPOINT = "ipc://@grove-default/clients""#,
+                                                          with: "ENDPOINT = \"\(cluster.clients)\"")
+                let file = cluster.directory.appendingPathComponent("batch.py")
+                try script.write(to: file, atomically: true, encoding: .utf8)
+                let result = try await runCommand(URL(fileURLWithPath: "/usr/bin/env"), ["python3", file.path], in: cluster.directory)
+                #expect(result.status == 0, "python3 batch.py failed: \(result.stderr)")
+                #expect(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == #"100 {"count":100}"#)
+            }
+        }
     }
 }
