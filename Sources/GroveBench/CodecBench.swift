@@ -25,6 +25,9 @@ enum CodecBench {
         var binaryEncode: Double
         var jsonDecode: Double
         var binaryDecode: Double
+        /// GroveWire's own JSON: `WireJSON.encode` and `WireJSON.decodeQuickly` (through the binary codec).
+        var wireEncode: Double
+        var wireDecode: Double
     }
 
     static func run(iterations: Int, runs: Int) throws -> [Row] {
@@ -47,16 +50,26 @@ enum CodecBench {
                   try jsonDecoder.decode(T.self, from: jsonBytes[index]) == value else {
                 throw CodecBenchError(message: "\(name): a value did not round-trip")
             }
+            let sorted = JSONEncoder()
+            sorted.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            guard try WireJSON.encode(value) == Array(try sorted.encode(value)),
+                  WireJSON.decodeQuickly(T.self, from: Array(jsonBytes[index])) == value else {
+                throw CodecBenchError(message: "\(name): WireJSON does not agree with Foundation")
+            }
         }
-        var rates: [[Double]] = Array(repeating: [], count: 4)
+        let jsonArrays = jsonBytes.map { Array($0) }
+        var rates: [[Double]] = Array(repeating: [], count: 6)
         for _ in 0..<runs {
             rates[0].append(try time(iterations) { i in blackHole(try jsonEncoder.encode(values[i % values.count])) })
             rates[1].append(try time(iterations) { i in blackHole(try BinaryCodec.encode(values[i % values.count])) })
             rates[2].append(try time(iterations) { i in blackHole(try jsonDecoder.decode(T.self, from: jsonBytes[i % values.count])) })
             rates[3].append(try time(iterations) { i in blackHole(try BinaryCodec.decode(T.self, from: binaryBytes[i % values.count])) })
+            rates[4].append(try time(iterations) { i in blackHole(try WireJSON.encode(values[i % values.count])) })
+            rates[5].append(try time(iterations) { i in blackHole(WireJSON.decodeQuickly(T.self, from: jsonArrays[i % values.count])) })
         }
         return Row(value: name, jsonEncode: median(rates[0]), binaryEncode: median(rates[1]),
-                   jsonDecode: median(rates[2]), binaryDecode: median(rates[3]))
+                   jsonDecode: median(rates[2]), binaryDecode: median(rates[3]),
+                   wireEncode: median(rates[4]), wireDecode: median(rates[5]))
     }
 
     static func time(_ iterations: Int, _ body: (Int) throws -> Void) throws -> Double {
@@ -66,11 +79,15 @@ enum CodecBench {
     }
 
     static func table(_ rows: [Row], iterations: Int, runs: Int) -> String {
-        var lines = ["codec: medians of \(runs) rounds, \(iterations) values each (M values/s; ratio binary/JSON)"]
+        var lines = ["codec: medians of \(runs) rounds, \(iterations) values each (M values/s; ratios to Foundation's JSON)",
+                     "JSON = JSONEncoder/JSONDecoder; WireJSON = GroveWire's JSON (through the binary codec where it can); binary = BinaryCodec"]
         for row in rows {
-            lines.append("\(row.value): encode JSON \(format(row.jsonEncode / 1e6, 3)), binary \(format(row.binaryEncode / 1e6, 3)) "
-                + "(\(format(row.binaryEncode / row.jsonEncode, 1))x); decode JSON \(format(row.jsonDecode / 1e6, 3)), "
-                + "binary \(format(row.binaryDecode / 1e6, 3)) (\(format(row.binaryDecode / row.jsonDecode, 1))x)")
+            func part(_ what: String, _ json: Double, _ wire: Double, _ binary: Double) -> String {
+                "\(what) JSON \(format(json / 1e6, 3)), WireJSON \(format(wire / 1e6, 3)) (\(format(wire / json, 1))x), "
+                    + "binary \(format(binary / 1e6, 3)) (\(format(binary / json, 1))x)"
+            }
+            lines.append("\(row.value): " + part("encode", row.jsonEncode, row.wireEncode, row.binaryEncode) + "; "
+                + part("decode", row.jsonDecode, row.wireDecode, row.binaryDecode))
         }
         return lines.joined(separator: "\n")
     }

@@ -2,8 +2,25 @@ import Foundation
 
 /// The JSON codec for payloads, with errors that name the failing path.
 public enum WireJSON {
-    /// Encodes `value` as compact JSON with sorted keys.
+    /// Encodes `value` as compact JSON with sorted keys (what `JSONEncoder` writes with
+    /// `.sortedKeys` and `.withoutEscapingSlashes`). Values without floating-point numbers and the
+    /// types `JSONEncoder` encodes its own way (`Date`, `Data`, `URL`, `Decimal`) take a path
+    /// several times faster, through ``BinaryCodec``, that writes the same bytes.
     public static func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
+        if let binary = try? BinaryCodec.encode(value, refusing: encodesItsOwnWay),
+           let json = BinaryJSONWriter.json(from: binary) {
+            return json
+        }
+        return try encodeWithFoundation(value)
+    }
+
+    /// The types `JSONEncoder` does not encode through their `Encodable` conformance.
+    static func encodesItsOwnWay(_ type: Any.Type) -> Bool {
+        type == Date.self || type == Data.self || type == URL.self || type == Decimal.self
+    }
+
+    /// `JSONEncoder` itself, for what ``encode(_:)`` does not write on its own.
+    static func encodeWithFoundation<T: Encodable>(_ value: T) throws -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return Array(try encoder.encode(value))

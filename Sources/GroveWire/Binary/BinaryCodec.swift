@@ -80,6 +80,22 @@ public enum BinaryCodec {
         }
     }
 
+    /// Encodes a value unless it contains a type `refuses` names (``BinaryCodingError/Code/unsupported``).
+    static func encode<T: Encodable>(_ value: T, refusing refuses: @escaping (Any.Type) -> Bool) throws(BinaryCodingError) -> [UInt8] {
+        var state = BinaryStatePool.takeEncoder()
+        defer { BinaryStatePool.recycle(&state) }
+        state.core.refuses = refuses
+        state.core.writer.bytes.reserveCapacity(64)
+        do {
+            try state.encodeRoot(value, slot: 0)
+        } catch {
+            state.core.refuses = nil
+            throw error
+        }
+        state.core.refuses = nil
+        return Swift.exchange(&state.core.writer.bytes, with: [])
+    }
+
     /// Decodes a value from bytes written by ``encode(_:)``.
     /// - Parameters:
     ///   - type: The type to decode.

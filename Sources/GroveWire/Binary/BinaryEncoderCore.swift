@@ -33,6 +33,9 @@ struct BinaryEncoderCore {
     var pendingSlot = -1
     /// An error found where Codable gives no way to throw (`nestedContainer`, `superEncoder`).
     var failure: BinaryCodingError?
+    /// Types this encoding must not contain (the JSON fast path refuses the types `JSONEncoder`
+    /// encodes its own way: `Date`, `Data`, `URL`, `Decimal`).
+    var refuses: ((Any.Type) -> Bool)?
 
     func codingPath(_ depth: Int) -> [any CodingKey] { Array(path.prefix(depth)) }
 
@@ -45,6 +48,7 @@ struct BinaryEncoderCore {
         nextSerial = 0
         pendingSlot = -1
         failure = nil
+        refuses = nil
     }
 
     /// Sets `path[depth]`, the key of the value about to be encoded at `depth + 1`.

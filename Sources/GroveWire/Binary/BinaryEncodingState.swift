@@ -29,6 +29,9 @@ final class BinaryEncodingState: ManagedBuffer<BinaryEncoderCore, UInt8> {
 
     /// Runs `value.encode(to:)` on the slot at `slot`, then closes what it opened.
     func encodeNested<T: Encodable>(_ value: T, depth: Int, slot: Int) throws {
+        if let refuses = core.refuses, refuses(T.self) {
+            throw BinaryCodingError(.unsupported, "\(T.self) is refused by this encoding", path: BinaryCodingError.unlocated)
+        }
         let height = core.open.count
         core.currentDepth = depth
         try value.encode(to: BinaryValueEncoder(state: self, depth: depth, slot: slot))

@@ -1,0 +1,73 @@
+import Foundation
+@testable import GroveWire
+import Testing
+
+private struct Profile: Codable, Equatable {
+    var name: String
+    var tags: [String]
+    var scores: [String: Int]
+    var byID: [Int: Bool]
+    var nested: [[Int?]]
+    var maybe: String?
+    var none: Int?
+    var unsigned: UInt64
+}
+
+private struct Special: Codable {
+    var when = Date(timeIntervalSince1970: 5)
+    var blob = Data([1, 2, 3])
+    var link = URL(string: "https://example.com/a?b=c")!
+    var amount = Decimal(string: "12.50")!
+}
+
+/// `WireJSON.encode` writes exactly what `JSONEncoder` (sorted keys, unescaped slashes) writes,
+/// whether it takes its fast path through the binary codec or not.
+@Suite("WireJSON.encode against JSONEncoder")
+struct BinaryJSONWriterTests {
+    static let seeds: [UInt64] = Array(1 ... 8)
+
+    private func expectSameBytes<T: Encodable>(_ value: T, fast expectFast: Bool? = nil, sourceLocation: SourceLocation = #_sourceLocation) {
+        guard let foundation = try? WireJSON.encodeWithFoundation(value) else { return } // e.g. infinities
+        let ours = try? WireJSON.encode(value)
+        #expect(ours == foundation, "\(String(decoding: ours ?? [], as: UTF8.self)) != \(String(decoding: foundation, as: UTF8.self))",
+                sourceLocation: sourceLocation)
+        if let expectFast {
+            let fast = (try? BinaryCodec.encode(value, refusing: WireJSON.encodesItsOwnWay)).flatMap(BinaryJSONWriter.json(from:)) != nil
+            #expect(fast == expectFast, "fast path taken: \(fast)", sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test func statesWithoutFloatingPointTakeTheFastPath() {
+        let profile = Profile(name: "Ada \"L\" / \\ \u{1}\n\t é 日 🧑‍🚀", tags: ["a", "", "b"], scores: ["z": 1, "B": -2, "_": 3, "a_b": 4, "x9": 6],
+                              byID: [:], nested: [[1, nil], []], maybe: "x", none: nil, unsigned: .max)
+        expectSameBytes(profile, fast: true)
+        // Integer keys ([Int: V], or "10" in [String: V]) sort as text: left to JSONEncoder.
+        var numbered = profile
+        numbered.byID = [10: true, -1: false, 9: true]
+        numbered.scores["10"] = 5
+        expectSameBytes(numbered, fast: false)
+        expectSameBytes(["count": 42], fast: true)
+        expectSameBytes(BinaryFixtureEvent.increment, fast: true)
+        expectSameBytes(BinaryFixtureEvent.rename(first: "Ada", last: nil), fast: true)
+        expectSameBytes([Int64.min, Int64.max], fast: true)
+        expectSameBytes("top-level string", fast: true)
+        expectSameBytes(Optional<Int>.none, fast: true)
+    }
+
+    @Test func whatJSONEncoderWritesItsOwnWayIsLeftToIt() {
+        expectSameBytes(Special(), fast: false)
+        expectSameBytes([1.5, -0.0, 1e20], fast: false)
+        expectSameBytes(BinaryFixtureEvent.start(interval: 0.25), fast: false)
+        expectSameBytes(["é": 1, "e": 2], fast: false) // non-ASCII keys: String order is not byte order
+        expectSameBytes([Int128(1) << 100], fast: false)
+    }
+
+    @Test(arguments: seeds) func randomValuesEncodeLikeJSONEncoder(seed: UInt64) {
+        var source = BinaryValueSource(seed: seed)
+        for _ in 0 ..< 100 {
+            expectSameBytes(source.tree(depth: 4))
+            expectSameBytes(source.event())
+            expectSameBytes(source.state())
+        }
+    }
+}
