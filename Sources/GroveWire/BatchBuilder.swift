@@ -42,6 +42,14 @@ public struct BatchBuilder: Sendable {
     @inlinable
     public var isEmpty: Bool { count == 0 }
 
+    /// Payload bytes so far.
+    @inlinable
+    public var byteCount: Int { bytes.count }
+
+    /// Where senders cut a batch: big enough that per-message costs vanish, small enough to
+    /// stay far below receivers' message size limits (the coordinator accepts 16 MiB).
+    public static let preferredByteCount = 1 << 20
+
     @inlinable
     public mutating func append(
         kind: MessageKind, flags: Header.Flags, correlation: UInt64,

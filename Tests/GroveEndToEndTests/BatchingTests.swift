@@ -82,5 +82,36 @@ extension EndToEnd {
                 #expect(try await cluster.send("counter/binary", "increment") == json(#"{"count":43}"#))
             }
         }
+
+        /// A batch far above the size at which the coordinator cuts the batches it sends on
+        /// (1 MiB): every envelope still arrives, once, in order.
+        @Test func aBatchLargerThanTheCutIsForwardedInOrder() async throws {
+            try await withCluster(Self.topology) { cluster in
+                let endpoint = cluster.clients
+                let replies = try await onThread { () throws -> [WireMessage] in
+                    let client = try RawClient(endpoint: endpoint)
+                    let note = String(repeating: "n", count: 8_000)
+                    let messages = (1...400).map { i in
+                        WireMessage(Header(.event, correlation: UInt64(i)), address: "counter/big-\(i % 3)",
+                                    payload: Array(#"{"note":{"_0":"\#(note)"}}"#.utf8))
+                    }
+                    try client.send(Batch.pack(messages))
+                    var replies: [WireMessage] = []
+                    while replies.count < messages.count {
+                        let reply = try client.receive()
+                        replies += reply.header.kind == .batch ? try Batch.unpack(reply.payload) : [reply]
+                    }
+                    return replies
+                }
+                #expect(replies.count == 400)
+                #expect(Set(replies.map(\.header.correlation)) == Set((1...400).map(UInt64.init)))
+                // Each machine counted its events in order: its replies' counts run 1, 2, 3, ...
+                for machine in 0..<3 {
+                    let counts = replies.filter { $0.address == "counter/big-\(machine)" }.sorted { $0.header.correlation < $1.header.correlation }
+                        .compactMap { try? JSONValue(parsing: Data($0.payload)) }
+                    #expect(counts == (1...counts.count).map { json(#"{"count":\#($0)}"#) }, "counter/big-\(machine)")
+                }
+            }
+        }
     }
 }

@@ -39,7 +39,7 @@ extension CoordinatorDriver {
             }
             switch routed {
             case .success(let (worker, id)):
-                toWorkers[worker, default: BatchBuilder()].append(envelope, from: batch, correlation: id)
+                toWorker(worker, io: io) { $0.append(envelope, from: batch, correlation: id) }
             case .failure(let error):
                 apply([.toClient(identity, CoordinatorCore.errorMessage(error, correlation: envelope.correlation))], io: io)
             }
@@ -74,7 +74,7 @@ extension CoordinatorDriver {
                 guard let request = core.answered(by: name, correlation: envelope.correlation) else { continue }
                 if case .client(let client, let correlation) = request.origin {
                     if core.batchingClients.contains(client) {
-                        toClients[client, default: BatchBuilder()].append(envelope, from: batch, correlation: correlation)
+                        toClient(client, io: io) { $0.append(envelope, from: batch, correlation: correlation) }
                     } else {
                         io.send(clients, [client, Header(envelope.kind, flags: envelope.flags, correlation: correlation).bytes,
                                           Array(batch[envelope.address]), Array(batch[envelope.payload])])

@@ -105,6 +105,24 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
     private var slowClients: Set<[UInt8]> = []
     private var clientOutbox: Int { core.topology.queues.clientOutbox }
 
+    /// Adds to the batch for worker `name`; a batch that reached its preferred size leaves now.
+    func toWorker(_ name: String, io: LoopIO, _ append: (inout BatchBuilder) -> Void) {
+        append(&toWorkers[name, default: BatchBuilder()])
+        if let batch = toWorkers[name], batch.byteCount >= BatchBuilder.preferredByteCount {
+            io.send(workers, [Array(name.utf8)] + batch.frames())
+            toWorkers[name] = nil
+        }
+    }
+
+    /// Adds to the batch for a batching client; a batch that reached its preferred size leaves now.
+    func toClient(_ identity: [UInt8], io: LoopIO, _ append: (inout BatchBuilder) -> Void) {
+        append(&toClients[identity, default: BatchBuilder()])
+        if let batch = toClients[identity], batch.byteCount >= BatchBuilder.preferredByteCount {
+            io.send(clients, [identity] + batch.frames())
+            toClients[identity] = nil
+        }
+    }
+
     /// How many messages wait for a worker, for the core's `busy` check; read once per worker
     /// for a whole received batch, since nothing is sent to workers before ``flush(io:)``.
     func backlog(_ io: LoopIO) -> (String) -> Int {
@@ -122,12 +140,12 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
             switch action {
             case .toClient(let identity, let message):
                 if core.batchingClients.contains(identity) {
-                    toClients[identity, default: BatchBuilder()].append(message)
+                    toClient(identity, io: io) { $0.append(message) }
                 } else {
                     io.send(clients, [identity] + message.frames)
                 }
             case .toWorker(let name, let message):
-                toWorkers[name, default: BatchBuilder()].append(message)
+                toWorker(name, io: io) { $0.append(message) }
             case .publish(let topic, let message):
                 io.send(events, [Array(topic.utf8)] + message.frames)
             case .dropQueued(let worker):

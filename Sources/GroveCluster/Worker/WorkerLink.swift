@@ -74,8 +74,8 @@ final class WorkerLoopDelegate: IOLoopDelegate {
     func posted(_ messages: [Outbound], io: LoopIO) {
         guard let socket = messages.first?.socket else { return }
         // One socket per worker; well-formed three-frame messages only (all of ours are). What
-        // was posted in this loop turn leaves as one batch (several above 4096 envelopes), in
-        // the order posted; posted batches are merged into it, since batches do not nest.
+        // was posted in this loop turn leaves as one batch (several past 1 MiB), in the order
+        // posted; posted batches are merged into it, since batches do not nest.
         var batch = BatchBuilder()
         for message in messages {
             let frames = message.frames
@@ -86,7 +86,7 @@ final class WorkerLoopDelegate: IOLoopDelegate {
                 batch.append(kind: header.kind, flags: header.flags, correlation: header.correlation,
                              address: frames[1], payload: frames[2])
             }
-            if batch.count >= 4096 {
+            if batch.byteCount >= BatchBuilder.preferredByteCount {
                 io.send(socket, batch.frames())
                 batch = BatchBuilder()
             }
@@ -108,6 +108,10 @@ final class OutboundCollector: Sendable {
         state.withLock { state in
             if state.collecting {
                 state.batch.append(kind: kind, flags: flags, correlation: correlation, address: address.utf8, payload: payload)
+                if state.batch.byteCount >= BatchBuilder.preferredByteCount {
+                    loop.post(Outbound(socket: socket, frames: state.batch.frames()))
+                    state.batch = BatchBuilder()
+                }
             } else {
                 loop.post(Outbound(socket: socket, frames: [Header(kind, flags: flags, correlation: correlation).bytes,
                                                             Array(address.utf8), Array(payload)]))
