@@ -62,14 +62,7 @@ extension MachineHost {
             }
             apply(event, origin: .effect(key.id))
         case .eventAwaitingState(let event, let waiter):
-            // Inlined like `.event`: transports send this way and must stay on the fast path.
-            apply(event, origin: .sent)
-            if !inline.isEmpty || !inlineBuffer.isEmpty { runInline() }
-            if let outcome, case .failed(let error) = outcome {
-                waiter(.failure(error))
-            } else {
-                waiter(.success(_state))
-            }
+            handleAwaiting(event, waiter)
             return
         default:
             handleReport(item)
@@ -77,7 +70,20 @@ extension MachineHost {
         if !inline.isEmpty || !inlineBuffer.isEmpty { runInline() }
     }
 
-    /// The less frequent mailbox items: waiting sends, work reports, timers.
+    /// An event whose sender waits for the state it committed. Inlinable, so a transport's
+    /// specialized path runs it specialized; not inlined, so it does not weigh on `handle`.
+    @inlinable @inline(never)
+    func handleAwaiting(_ event: M.Event, _ waiter: @Sendable (Result<M.State, HostError>) -> Void) {
+        apply(event, origin: .sent)
+        if !inline.isEmpty || !inlineBuffer.isEmpty { runInline() }
+        if let outcome, case .failed(let error) = outcome {
+            waiter(.failure(error))
+        } else {
+            waiter(.success(_state))
+        }
+    }
+
+    /// The less frequent mailbox items: work reports, timers.
     @usableFromInline
     func handleReport(_ item: MailItem<M>) {
         switch item {
