@@ -125,7 +125,7 @@ let package = Package(
         .testTarget(name: "GroveWireTests", dependencies: ["GroveWire"], swiftSettings: strict),
         .testTarget(
             name: "GroveClusterTests",
-            dependencies: ["GroveCluster", "GroveWire", "Grove", "GroveRuntime", "GroveExamples"],
+            dependencies: ["GroveCluster", "GroveWire", "Grove", "GroveRuntime", "GroveExamples", "ZeroMQ"],
             swiftSettings: strict
         ),
         .testTarget(

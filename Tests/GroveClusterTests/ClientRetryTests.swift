@@ -1,0 +1,107 @@
+import Foundation
+import GroveCluster
+import GroveWire
+import Synchronization
+import Testing
+import ZeroMQ
+
+/// A coordinator stand-in: a ROUTER on its own thread that answers each request with the next
+/// scripted reply (the last one repeats) and counts the requests it saw.
+private final class ScriptedCoordinator: Sendable {
+    let endpoint = "ipc://@grove-client-test-\(UUID().uuidString)"
+    private let seen = Atomic<Int>(0)
+    private let stopped = Atomic<Bool>(false)
+    private let done = DispatchSemaphore(value: 0)
+
+    var requests: Int { seen.load(ordering: .acquiring) }
+
+    init(replies: [(kind: MessageKind, payload: [UInt8])]) throws {
+        let ready = DispatchSemaphore(value: 0)
+        let failure = Mutex<String?>(nil)
+        // A socket belongs to one thread: made, used and closed on the coordinator's own.
+        let thread = Thread { [self] in
+            do {
+                let context = try ZMQContext()
+                let socket = try Socket(context, .router)
+                try socket.setLinger(milliseconds: 0)
+                try socket.setReceiveTimeout(milliseconds: 20)
+                try socket.bind(self.endpoint)
+                ready.signal()
+                while !self.stopped.load(ordering: .acquiring) {
+                    guard let frames = try? socket.receive(dontWait: false), frames.count == 4,
+                          let request = try? WireMessage(frames: frames.dropFirst()) else { continue }
+                    let index = self.seen.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue
+                    let reply = replies[min(index, replies.count - 1)]
+                    let message = WireMessage(Header(reply.kind, correlation: request.header.correlation), address: request.address,
+                                              payload: reply.payload)
+                    _ = try? socket.send([frames[0]] + message.frames, dontWait: false)
+                }
+                socket.close()
+                context.terminate()
+            } catch {
+                failure.withLock { $0 = "\(error)" }
+                ready.signal()
+            }
+            self.done.signal()
+        }
+        thread.start()
+        ready.wait()
+        if let failure = failure.withLock({ $0 }) { throw HarnessFailure(message: failure) }
+    }
+
+    func stop() {
+        stopped.store(true, ordering: .releasing)
+        done.wait()
+    }
+
+    static func error(_ code: WireError.Code) -> (kind: MessageKind, payload: [UInt8]) {
+        (.error, WireError(code, "scripted \(code.rawValue)").payload)
+    }
+}
+
+private struct HarnessFailure: Error { var message: String }
+
+/// `Client`'s `retryUnavailable`: only `unavailable` is resent, and never past the timeout.
+/// Counts of requests are asserted, never durations.
+@Suite("Client retries")
+struct ClientRetryTests {
+    @Test func unavailableIsResentUntilTheMachineAnswers() throws {
+        let coordinator = try ScriptedCoordinator(replies: [ScriptedCoordinator.error(.unavailable), ScriptedCoordinator.error(.unavailable),
+                                                            (.state, Array(#"{"count":1}"#.utf8))])
+        defer { coordinator.stop() }
+        let client = try Client(endpoint: coordinator.endpoint, timeout: .seconds(10), retryUnavailable: true)
+        let state = try client.send(Array(#""increment""#.utf8), to: "counter/1")
+        #expect(state == Array(#"{"count":1}"#.utf8))
+        #expect(coordinator.requests == 3)
+    }
+
+    @Test func withoutRetryUnavailableIsThrownAtOnce() throws {
+        let coordinator = try ScriptedCoordinator(replies: [ScriptedCoordinator.error(.unavailable), (.state, Array("{}".utf8))])
+        defer { coordinator.stop() }
+        let client = try Client(endpoint: coordinator.endpoint, timeout: .seconds(10))
+        let error = #expect(throws: WireError.self) { try client.send(Array(#""increment""#.utf8), to: "counter/1") }
+        #expect(error?.code == .unavailable)
+        #expect(coordinator.requests == 1)
+    }
+
+    @Test func otherErrorsAreNeverResent() throws {
+        for code in [WireError.Code.busy, .mailboxFull, .machineEnded, .undecodableEvent] {
+            let coordinator = try ScriptedCoordinator(replies: [ScriptedCoordinator.error(code), (.state, Array("{}".utf8))])
+            defer { coordinator.stop() }
+            let client = try Client(endpoint: coordinator.endpoint, timeout: .seconds(10), retryUnavailable: true)
+            let error = #expect(throws: WireError.self) { try client.send(Array(#""increment""#.utf8), to: "counter/1") }
+            #expect(error?.code == code)
+            #expect(coordinator.requests == 1, "\(code.rawValue) was resent")
+        }
+    }
+
+    @Test func retryingStopsAtTheTimeoutWithTheLastUnavailable() throws {
+        let coordinator = try ScriptedCoordinator(replies: [ScriptedCoordinator.error(.unavailable)])
+        defer { coordinator.stop() }
+        let client = try Client(endpoint: coordinator.endpoint, timeout: .milliseconds(300), retryUnavailable: true)
+        let error = #expect(throws: WireError.self) { try client.send(Array(#""increment""#.utf8), to: "counter/1") }
+        #expect(error?.code == .unavailable)
+        #expect(error?.message.contains("still unavailable after retrying") == true)
+        #expect(coordinator.requests > 1)
+    }
+}
