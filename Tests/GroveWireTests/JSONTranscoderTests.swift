@@ -73,7 +73,10 @@ struct JSONTranscoderTests {
             #expect(agree(DoubleField.self, json), "\(json)")
         }
         #expect(WireJSON.decodeQuickly(DoubleField.self, from: Array(#"{"d":-0}"#.utf8))?.d.sign == .minus)
-        for json in [#"{"f":0.1}"#, #"{"f":1e39}"#, #"{"f":3}"#] { agree(FloatField.self, json) }
+        for json in [#"{"f":0.1}"#, #"{"f":1e39}"#, #"{"f":3}"#, #"{"f":1e-50}"#, #"{"f":1e-40}"#, #"{"f":3.5e38}"#] { agree(FloatField.self, json) }
+        // Too small for a Double: JSONDecoder refuses it as Double and reads 0 as Int.
+        for json in [#"{"d":1e-400}"#, #"{"d":0e-400}"#, #"{"d":4.9e-324}"#, #"{"d":1.7976931348623159e308}"#] { agree(DoubleField.self, json) }
+        for json in [#"{"i":1e-400}"#, #"{"i":0.0e5}"#, #"{"i":1.0000000000000002}"#] { agree(IntField.self, json) }
         for json in [#"{"u":255}"#, #"{"u":300}"#, #"{"u":-1}"#] { agree(SmallField.self, json) }
     }
 

@@ -80,6 +80,10 @@ extension BinaryReader {
         guard !value.isFinite || abs(value) <= Double(Float.greatestFiniteMagnitude) else {
             throw BinaryCodingError(.numberOutOfRange, "\(value) does not fit in Float; decode it as Double", path: BinaryCodingError.unlocated)
         }
+        // Nor one too small for Float (it would read as 0).
+        guard value == 0 || Float(value) != 0 else {
+            throw BinaryCodingError(.numberOutOfRange, "\(value) is too small for Float; decode it as Double", path: BinaryCodingError.unlocated)
+        }
         return Float(value)
     }
 

@@ -244,12 +244,26 @@ struct JSONTranscoder {
         }
         guard let value = Double(String(decoding: UnsafeBufferPointer(rebasing: input[start ..< offset]), as: UTF8.self)),
               value.isFinite else { return false }
+        // A number too small for a Double: JSONDecoder refuses it for Double and reads 0 for
+        // integer types; left to it.
+        if value == 0, input[start ..< offset].contains(where: { $0 >= UInt8(ascii: "1") && $0 <= UInt8(ascii: "9") }),
+           !hasZeroMantissaBeforeExponent(start ..< offset) { return false }
         // Beyond 2^53 the Double may not be the number written, which JSONDecoder reads exactly
         // for integer types: kept a Double, so an integer type refuses it and JSONDecoder decides.
         if abs(value) < 0x1p53, value.rounded() == value, !(value == 0 && value.sign == .minus) {
             writer.int(Int64(value))
         } else {
             writer.double(value)
+        }
+        return true
+    }
+
+    /// Whether the digits before any exponent are all zero (`0.0e5`): then 0 is exact.
+    private func hasZeroMantissaBeforeExponent(_ range: Range<Int>) -> Bool {
+        for index in range {
+            let byte = input[index]
+            if byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") { return true }
+            if byte >= UInt8(ascii: "1") && byte <= UInt8(ascii: "9") { return false }
         }
         return true
     }
