@@ -80,6 +80,26 @@ struct JSONTranscoderTests {
         for json in [#"{"u":255}"#, #"{"u":300}"#, #"{"u":-1}"#] { agree(SmallField.self, json) }
     }
 
+    @Test(arguments: seeds) func randomNumbersDecodeLikeJSONDecoder(seed: UInt64) {
+        var random = SeededGenerator(seed: seed)
+        func digits(_ count: Int) -> String {
+            String((0 ..< count).map { _ in "0123456789".randomElement(using: &random)! })
+        }
+        for _ in 0 ..< 300 {
+            var number = Bool.random(using: &random) ? "-" : ""
+            let whole = digits(Int.random(in: 1 ... 22, using: &random))
+            number += whole.count > 1 && whole.first == "0" ? "1" + whole.dropFirst() : whole
+            if Bool.random(using: &random) { number += "." + digits(Int.random(in: 1 ... 20, using: &random)) }
+            if Bool.random(using: &random) {
+                number += ["e", "E", "e+", "e-", "E-"].randomElement(using: &random)! + String(Int.random(in: 0 ... 400, using: &random))
+            }
+            agree(IntField.self, #"{"i":\#(number)}"#)
+            agree(DoubleField.self, #"{"d":\#(number)}"#)
+            agree(FloatField.self, #"{"f":\#(number)}"#)
+            agree(SmallField.self, #"{"u":\#(number)}"#)
+        }
+    }
+
     @Test func stringsAreUnescaped() {
         for json in [#"{"s":"plain"}"#, #"{"s":"tab\there \"quoted\" back\\slash \/"}"#, #"{"s":"\u00e9\u65e5"}"#,
                      #"{"s":"\ud83e\uddd1\u200d\ud83d\ude80"}"#, #"{"s":"é 日 🧑‍🚀"}"#, #"{"s":"\b\f\n\r"}"#, #"{"s":""}"#] {
