@@ -101,6 +101,26 @@ extension MachineHost {
             guard let node = registry.remove(key), case .timer(_, _, let event) = node.resource else { return }
             apply(event, origin: .timer(key.id))
             if let parent = node.parent { childEnded(parent, key.id) }
+        case .request(.state(let reply)):
+            reply(_state)
+        case .request(.stop(let reply)):
+            // `drainNow` finishes the run: what was queued after the stop is dropped and refused.
+            end(.ended(Termination(reason: .stopped, finalState: _state, lastOutput: lastOutput, droppedEvents: [])))
+            reply(_state)
+        case .request(.cancel(let id, let done)):
+            cancel(id)
+            done()
+        }
+    }
+
+    /// Answers the requests among `items` that will never get their turn: with the state the
+    /// machine ended in (a read or stop of an ended machine), or at once (a cancel).
+    func answerRequests(_ items: [MailItem<M>]) {
+        for case .request(let request) in items {
+            switch request {
+            case .state(let reply), .stop(let reply): reply(_state)
+            case .cancel(_, let done): done()
+            }
         }
     }
 
@@ -197,8 +217,9 @@ extension MachineHost {
     func finishRun<C: Collection<MailItem<M>>>(droppedBefore batchRest: C) {
         guard let outcome else { return }
         let closeReason = error(for: outcome)
-        let dropped = droppedOnEnd
-            + Self.refuse(Array(batchRest) + Array(mailbox.close(closeReason)), with: closeReason)
+        let rest = Array(batchRest) + Array(mailbox.close(closeReason))
+        answerRequests(rest)
+        let dropped = droppedOnEnd + Self.refuse(rest, with: closeReason)
         droppedOnEnd = []
         if !dropped.isEmpty { report(.eventsDropped(dropped, reason: closeReason)) }
         if case .ended(var termination) = outcome {

@@ -144,7 +144,14 @@ public final actor MachineHost<M: Machine> {
         for node in registry.removeAll() { EffectRegistry<M>.release(node.resource) }
         let released = HostError(.hostReleased, address: address, message:
             "the host was released before processing this event; keep a reference to it while it has work")
-        let dropped = Self.refuse(Array(mailbox.close(released)), with: released)
+        let queued = Array(mailbox.close(released))
+        for case .request(let request) in queued {
+            switch request {
+            case .state(let reply), .stop(let reply): reply(_state)
+            case .cancel(_, let done): done()
+            }
+        }
+        let dropped = Self.refuse(queued, with: released)
         if !dropped.isEmpty {
             let machine = address
             baseLog.notice("events dropped", metadata: ["machine": "\(machine)", "count": "\(dropped.count)", "reason": "\(released.code.rawValue)"])
@@ -224,6 +231,35 @@ public final actor MachineHost<M: Machine> {
         } catch {
             refused(event, error)
             throw error
+        }
+    }
+
+    /// Answers `reply` with the state once every event queued before this call was processed,
+    /// before any event queued after it: a transport's read that keeps its place in the FIFO.
+    /// A machine that ended answers with its final state.
+    package nonisolated func requestState(_ reply: @escaping @Sendable (M.State) -> Void) {
+        enqueue(.state(reply))
+    }
+
+    /// Stops the machine after every event queued before this call, as ``stop()`` would, and
+    /// answers with its final state; events queued after it are dropped and refused.
+    package nonisolated func requestStop(_ reply: @escaping @Sendable (M.State) -> Void) {
+        enqueue(.stop(reply))
+    }
+
+    /// Cancels the work running under `id` after every event queued before this call (see
+    /// ``cancelEffect(_:)``), then calls `done`.
+    package nonisolated func requestCancel(_ id: EffectID, _ done: @escaping @Sendable () -> Void) {
+        enqueue(.cancel(id, done))
+    }
+
+    /// Requests are never refused for capacity: a stop must reach a machine whose mailbox is full.
+    private nonisolated func enqueue(_ request: HostRequest<M>) {
+        do {
+            try mailbox.post(.request(request))
+        } catch {
+            // The machine has ended: its state is final.
+            Task { await self.answerRequests([.request(request)]) }
         }
     }
 

@@ -15,6 +15,18 @@ struct JobKey: Hashable, Sendable {
     }
 }
 
+/// A request that keeps its place in a machine's FIFO: answered after every event queued before
+/// it, before every event queued after it.
+@usableFromInline
+enum HostRequest<M: Machine>: Sendable {
+    /// Answers with the current state.
+    case state(@Sendable (M.State) -> Void)
+    /// Stops the machine (later events are dropped and refused) and answers with its final state.
+    case stop(@Sendable (M.State) -> Void)
+    /// Cancels the work running under the id, then answers.
+    case cancel(EffectID, @Sendable () -> Void)
+}
+
 /// What reaches a host from outside its actor: sends, and reports from running work.
 @usableFromInline
 enum MailItem<M: Machine>: Sendable {
@@ -25,6 +37,8 @@ enum MailItem<M: Machine>: Sendable {
     case finished(JobKey)
     case failed(JobKey, any Error)
     case timerFired(JobKey)
+    /// A transport's read, stop or cancel, answered when its turn comes among the events.
+    case request(HostRequest<M>)
 
     /// Events a sender handed over (as opposed to reports from the machine's own work).
     @inlinable

@@ -13,9 +13,12 @@ protocol HostedMachine: Sendable {
     /// Decodes and queues an event; `reply` gets the state it committed (in the event's codec)
     /// or why it did not run.
     func send(_ payload: ArraySlice<UInt8>, binary: Bool, reply: @escaping @Sendable (Result<[UInt8], WireError>) -> Void)
-    func state() async -> [UInt8]
-    func cancel(effect payload: [UInt8]) async throws(WireError)
-    func stop() async -> [UInt8]
+    /// Answers with the state (JSON) after everything queued before, as an event would be.
+    func state(reply: @escaping @Sendable ([UInt8]) -> Void)
+    /// Cancels an effect by id (JSON) after everything queued before; nil, or why not.
+    func cancel(effect payload: [UInt8], done: @escaping @Sendable (WireError?) -> Void)
+    /// Stops the machine after everything queued before; answers with its final state (JSON).
+    func stop(reply: @escaping @Sendable ([UInt8]) -> Void)
     /// Starts or stops publishing state changes as watchers come and go.
     func setWatched(_ watched: Bool)
 }
@@ -200,21 +203,23 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         return explained
     }
 
-    /// The state after everything queued before this read: a `get` keeps its place in the
-    /// machine's FIFO like an event.
-    func state() async -> [UInt8] {
-        await host.flush()
-        return (try? WireJSON.encode(await host.state)) ?? []
+    func state(reply: @escaping @Sendable ([UInt8]) -> Void) {
+        host.requestState { reply((try? WireJSON.encode($0)) ?? []) }
     }
 
-    func cancel(effect payload: [UInt8]) async throws(WireError) {
-        let id = try WireJSON.decode(EffectID.self, from: payload, what: "the effect id")
-        await host.cancelEffect(id)
+    func cancel(effect payload: [UInt8], done: @escaping @Sendable (WireError?) -> Void) {
+        let id: EffectID
+        do {
+            id = try WireJSON.decode(EffectID.self, from: payload, what: "the effect id")
+        } catch {
+            done(error)
+            return
+        }
+        host.requestCancel(id) { done(nil) }
     }
 
-    func stop() async -> [UInt8] {
-        await host.stop()
-        return await state()
+    func stop(reply: @escaping @Sendable ([UInt8]) -> Void) {
+        host.requestStop { reply((try? WireJSON.encode($0)) ?? []) }
     }
 
     static func wireError(_ error: HostError, address: String) -> WireError {

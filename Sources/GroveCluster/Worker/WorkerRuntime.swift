@@ -90,23 +90,26 @@ actor WorkerRuntime {
             accept(welcome: message.payload)
         case .event:
             deliver(message.payload[...], flags: header.flags, correlation: header.correlation, address: message.address)
-        case .get:
-            withInstance(message) { instance in
-                let state = await instance.state()
-                return WireMessage(Header(.state, correlation: header.correlation), address: message.address, payload: state)
+        case .get, .stop, .cancel:
+            // Queued on the machine like an event, so each keeps its place in the machine's FIFO.
+            let link = link
+            let address = message.address
+            let correlation = header.correlation
+            let answer: @Sendable ([UInt8]) -> Void = { state in
+                link.send(.state, correlation: correlation, address: address, payload: state)
             }
-        case .stop:
             withInstance(message) { instance in
-                let state = await instance.stop()
-                return WireMessage(Header(.state, correlation: header.correlation), address: message.address, payload: state)
-            }
-        case .cancel:
-            withInstance(message) { instance in
-                do {
-                    try await instance.cancel(effect: message.payload)
-                    return WireMessage(Header(.accepted, correlation: header.correlation), address: message.address)
-                } catch {
-                    return Self.errorReply(error as? WireError ?? WireError(.undecodableEvent, "\(error)"), to: message)
+                switch header.kind {
+                case .get: instance.state(reply: answer)
+                case .stop: instance.stop(reply: answer)
+                default:
+                    instance.cancel(effect: message.payload) { error in
+                        if let error {
+                            link.send(Self.errorReply(error, to: message))
+                        } else {
+                            link.send(.accepted, correlation: correlation, address: address)
+                        }
+                    }
                 }
             }
         case .ioRequest:
@@ -206,16 +209,14 @@ actor WorkerRuntime {
         }
     }
 
-    private func withInstance(_ message: WireMessage, _ body: @escaping @Sendable (any HostedMachine) async -> WireMessage) {
-        let link = link
+    private func withInstance(_ message: WireMessage, _ body: (any HostedMachine) -> Void) {
         do throws(WireError) {
             // Reading, stopping or cancelling does not spawn a keyed instance; only events do.
             guard instances[message.address] != nil || !message.address.contains("/") else {
                 throw WireError(.unknownMachine, "instance \(message.address) has not been spawned; keyed instances start with their first event",
                                 address: message.address)
             }
-            let target = try instance(for: message.address)
-            Task { link.send(await body(target)) }
+            body(try instance(for: message.address))
         } catch {
             link.send(Self.errorReply(error, to: message))
         }
