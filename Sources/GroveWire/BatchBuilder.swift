@@ -16,8 +16,12 @@ public struct Envelope: Sendable, Hashable {
     }
 
     /// The address as text.
-    /// - Throws: ``WireError`` `malformed-frame` when it is not UTF-8.
+    /// - Throws: ``WireError`` `malformed-frame` when it is not UTF-8 or longer than
+    ///   ``WireMessage/maximumAddressLength``.
     public func addressText(in batch: [UInt8]) throws(WireError) -> String {
+        guard address.count <= WireMessage.maximumAddressLength else {
+            throw WireMessage.addressTooLong(address.count, correlation: correlation)
+        }
         guard let text = String(validating: batch[address], as: UTF8.self) else {
             throw WireError(.malformedFrame, "a batch envelope has an address that is not UTF-8", correlation: correlation)
         }
@@ -55,6 +59,8 @@ public struct BatchBuilder: Sendable {
         kind: MessageKind, flags: Header.Flags, correlation: UInt64,
         address: some Collection<UInt8>, payload body: some Collection<UInt8>
     ) {
+        // Addresses are checked on the way in (at most WireMessage.maximumAddressLength bytes).
+        assert(address.count <= 0xFFFF, "an address longer than a batch envelope can carry")
         bytes.append(kind.rawValue)
         bytes.append(flags.rawValue)
         appendBigEndian(correlation, byteCount: 8)

@@ -13,6 +13,15 @@ public struct WireMessage: Sendable, Hashable {
         self.payload = payload
     }
 
+    /// The longest address accepted, in UTF-8 bytes: machine names and keys are meant to be
+    /// short, and a batch envelope could not carry more than 65,535.
+    public static let maximumAddressLength = 1024
+
+    static func addressTooLong(_ count: Int, correlation: UInt64) -> WireError {
+        WireError(.malformedFrame, "the address has \(count) bytes; at most \(maximumAddressLength) are accepted (use a shorter key)",
+                  correlation: correlation)
+    }
+
     /// The three frames: header, address, payload.
     public var frames: [[UInt8]] { [header.bytes, Array(address.utf8), payload] }
 
@@ -30,6 +39,9 @@ public struct WireMessage: Sendable, Hashable {
                 correlation: header.correlation)
         }
         let rest = Array(frames.dropFirst())
+        guard rest[0].count <= Self.maximumAddressLength else {
+            throw Self.addressTooLong(rest[0].count, correlation: header.correlation)
+        }
         guard let address = String(validating: rest[0], as: UTF8.self) else {
             throw WireError(.malformedFrame, "the address frame is not UTF-8", correlation: header.correlation)
         }

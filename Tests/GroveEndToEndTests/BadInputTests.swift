@@ -61,6 +61,8 @@ extension EndToEnd {
             Case(name: "oversized payload", frames: event(#"{"add":{"_0":1},"pad":""# + String(repeating: "x", count: 1_500_000) + "\"}",
                                                           correlation: 23),
                  code: .oversized, correlation: 23),
+            Case(name: "an address of 70,000 bytes", frames: event("\"increment\"", to: "counter/" + String(repeating: "k", count: 70_000), correlation: 25),
+                 code: .malformedFrame, correlation: 25),
             Case(name: "cancel with a payload that is not JSON",
                  frames: WireMessage(Header(.cancel, correlation: 24), address: "counter/k", payload: Array("fetch".utf8)).frames,
                  code: .malformedJSON, correlation: 24),
@@ -104,6 +106,33 @@ extension EndToEnd {
                 #expect(cluster.launch.isRunning)
                 #expect(try await cluster.list().workers.compactMap(\.pid) == pidsBefore)
                 #expect(try await cluster.send("auth", "startLogin")["step"]?.caseName == "enteringCredentials")
+            }
+        }
+
+        /// An address too long for the protocol, inside a batch: that envelope is refused, the
+        /// others in the batch are answered.
+        @Test func aTooLongAddressInABatchIsRefusedAlone() async throws {
+            try await withCluster(Self.topology) { cluster in
+                let endpoint = cluster.clients
+                let replies = try await onThread { () throws -> [UInt64: WireMessage] in
+                    let client = try RawClient(endpoint: endpoint)
+                    try client.send(Batch.pack([
+                        WireMessage(Header(.event, correlation: 1), address: "counter/" + String(repeating: "k", count: 1017),
+                                    payload: Array("\"increment\"".utf8)),
+                        WireMessage(Header(.event, correlation: 2), address: "counter/short", payload: Array("\"increment\"".utf8)),
+                    ]))
+                    var replies: [UInt64: WireMessage] = [:]
+                    while replies.count < 2 {
+                        let reply = try client.receive()
+                        for message in reply.header.kind == .batch ? try Batch.unpack(reply.payload) : [reply] {
+                            replies[message.header.correlation] = message
+                        }
+                    }
+                    return replies
+                }
+                #expect(replies[1]?.error?.code == .malformedFrame)
+                #expect(replies[1]?.error?.message.contains("1025 bytes") == true)
+                #expect(replies[2]?.json == json(#"{"count":1}"#))
             }
         }
 
