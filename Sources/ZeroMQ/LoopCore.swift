@@ -159,25 +159,32 @@ final class LoopCore: @unchecked Sendable {
         flush()
     }
 
-    /// Receives from readable sockets, round-robin from `firstToDrain`, up to `maxBatch` messages.
+    /// Bytes received per iteration at most (beyond the message that crosses it): with batches,
+    /// a message count alone does not bound how long the delegate works before ticks run.
+    static let maxBatchBytes = 4 << 20
+
+    /// Receives from readable sockets, round-robin from `firstToDrain`, up to `maxBatch` messages
+    /// or ``maxBatchBytes`` bytes.
     private func drain(_ items: [zmq_pollitem_t]) -> (batch: [Inbound], more: Bool, terminated: Bool) {
         var batch: [Inbound] = []
+        var bytes = 0
         let count = sockets.count
         guard count > 0 else { return ([], false, false) }
         defer { firstToDrain = (firstToDrain + 1) % count }
         for step in 0..<count {
             let id = (firstToDrain + step) % count
             guard items[id].revents & Int16(ZMQ_POLLIN) != 0 else { continue }
-            while batch.count < maxBatch {
+            while batch.count < maxBatch, bytes < Self.maxBatchBytes {
                 do {
                     guard let frames = try sockets[id].receive(dontWait: true) else { break }
                     batch.append(Inbound(socket: id, frames: frames))
+                    for frame in frames { bytes += frame.count }
                 } catch {
                     if error.errno == ETERM { return (batch, false, true) }
                     break
                 }
             }
-            if batch.count >= maxBatch { return (batch, true, false) }
+            if batch.count >= maxBatch || bytes >= Self.maxBatchBytes { return (batch, true, false) }
         }
         return (batch, false, false)
     }

@@ -24,7 +24,7 @@ struct CoreFixture {
             .init(from: "poller", to: "counter/7"),
         ],
         heartbeat: .init(intervalMs: 250, timeoutMs: 1500),
-        queues: .init(mailboxCapacity: 64, workerOutbox: 5, clientOutbox: 100)
+        queues: .init(mailboxCapacity: 64, workerOutbox: 100, clientOutbox: 100)
     )
 
     static let pids: [String: Int32] = ["edge": 101, "data-1": 201, "data-2": 202]
@@ -505,6 +505,26 @@ struct CoordinatorCoreClientTests {
 
         let below = fixture.fromClient("A", message, backlog: CoreFixture.topology.queues.workerOutbox - 1)
         #expect(below.first?.sentToWorker?.worker == placed)
+    }
+
+    @Test func aWorkerWithWorkerOutboxRequestsUnansweredIsBusy() throws {
+        var fixture = CoreFixture()
+        fixture.registerAll()
+        let limit = CoreFixture.topology.queues.workerOutbox
+        var forwarded: [(worker: String, id: UInt64)] = []
+        for index in 1...limit { forwarded.append(try fixture.sendEvent("A", to: "counter/k1", correlation: UInt64(index))) }
+        let worker = forwarded[0].worker
+        let refused = fixture.fromClient("A", WireMessage(Header(.event, correlation: 999), address: "counter/k1", payload: Array("{}".utf8)))
+        let error = try errorReply(in: refused, to: "A", correlation: 999)
+        #expect(error.code == .busy)
+        #expect(error.message.contains("\(limit) requests unanswered"))
+        // One answer frees one place.
+        _ = fixture.fromWorker(worker, WireMessage(Header(.accepted, correlation: forwarded[0].id), address: "counter/k1"))
+        _ = try fixture.sendEvent("A", to: "counter/k1", correlation: 1000)
+        #expect(fixture.core.inFlight[worker] == limit)
+        // A lost worker's requests are no longer in flight.
+        _ = fixture.core.lose(worker, reason: "test")
+        #expect(fixture.core.inFlight[worker] == nil)
     }
 
     @Test func listDescribesMachinesWorkersAndInstances() throws {

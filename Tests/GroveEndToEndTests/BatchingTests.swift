@@ -113,5 +113,45 @@ extension EndToEnd {
                 }
             }
         }
+
+        /// A client flooding big batches is answered `busy` once a worker has `workerOutbox`
+        /// requests unanswered: every envelope still gets exactly one reply, and the workers
+        /// stay registered (nothing restarts).
+        @Test func floodingBatchesGetBusyAndTheWorkersSurvive() async throws {
+            var topology = Self.topology
+            topology.name = "flood"
+            topology.workerOutbox = 50
+            try await withCluster(topology) { cluster in
+                let pidsBefore = try await cluster.list().workers.compactMap(\.pid)
+                let endpoint = cluster.clients
+                let codes = try await onThread { () throws -> [String: Int] in
+                    let client = try RawClient(endpoint: endpoint)
+                    var correlation: UInt64 = 0
+                    for _ in 0..<20 {
+                        try client.send(Batch.pack((0..<500).map { index in
+                            correlation += 1
+                            return WireMessage(Header(.event, flags: .noWait, correlation: correlation), address: "counter/f\(index % 50)",
+                                               payload: Array(#"{"note":{"_0":"flood"}}"#.utf8))
+                        }))
+                    }
+                    var codes: [String: Int] = [:]
+                    var answered = 0
+                    while answered < 10_000 {
+                        let reply = try client.receive()
+                        for message in reply.header.kind == .batch ? try Batch.unpack(reply.payload) : [reply] {
+                            answered += 1
+                            codes[message.error?.code.rawValue ?? message.header.kind.name, default: 0] += 1
+                        }
+                    }
+                    return codes
+                }
+                #expect(codes.values.reduce(0, +) == 10_000)
+                #expect((codes["busy"] ?? 0) > 0, "\(codes)")
+                #expect((codes["accepted"] ?? 0) > 0, "\(codes)")
+                #expect(Set(codes.keys).isSubset(of: ["busy", "accepted"]), "\(codes)")
+                #expect(try await cluster.list().workers.compactMap(\.pid) == pidsBefore)
+                #expect(try await cluster.send("counter/after", "increment") == json(#"{"count":1}"#))
+            }
+        }
     }
 }

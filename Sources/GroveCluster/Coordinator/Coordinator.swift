@@ -32,7 +32,9 @@ public final class Coordinator: Sendable {
             }
             try sockets.workers.setRouterHandover(true)
             try sockets.clients.setSendHighWaterMark(Int32(clamping: topology.queues.clientOutbox))
-            try sockets.clients.setReceiveHighWaterMark(Int32(clamping: topology.queues.clientOutbox))
+            // What clients send waits in their own queues rather than here: a client flooding
+            // batches is slowed down by ZeroMQ instead of filling the coordinator's memory.
+            try sockets.clients.setReceiveHighWaterMark(Int32(clamping: min(1000, topology.queues.clientOutbox)))
             try sockets.workers.setSendHighWaterMark(Int32(clamping: topology.queues.workerOutbox))
             try sockets.workers.setReceiveHighWaterMark(Int32(clamping: topology.queues.workerOutbox))
             try sockets.workers.setHeartbeat(interval: Int32(clamping: topology.heartbeat.intervalMs),

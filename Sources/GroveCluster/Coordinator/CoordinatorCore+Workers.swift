@@ -36,6 +36,7 @@ extension CoordinatorCore {
     /// or it was sent to another worker (only the worker a request went to may answer it).
     mutating func answered(by name: String, correlation: UInt64) -> Pending? {
         guard pending[correlation]?.worker == name else { return nil }
+        inFlight[name, default: 1] -= 1
         return pending.removeValue(forKey: correlation)
     }
 
@@ -179,6 +180,7 @@ extension CoordinatorCore {
         registrations += 1
         workers[name]?.pid = nil
         var actions: [CoordinatorAction] = [.dropQueued(worker: name)]
+        inFlight[name] = nil
         for (id, request) in pending where request.worker == name {
             pending[id] = nil
             guard case .client(let client, let correlation) = request.origin else { continue }

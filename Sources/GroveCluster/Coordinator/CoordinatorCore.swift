@@ -50,6 +50,8 @@ struct CoordinatorCore {
     let workersEndpoint: String?
     var workers: [String: WorkerSlot] = [:]
     var pending: [UInt64: Pending] = [:]
+    /// Requests forwarded to each worker and not answered yet (the entries of `pending` by worker).
+    var inFlight: [String: Int] = [:]
     var calls: [UInt64: Call] = [:]
     var callsByOrigin: [String: [UInt64: UInt64]] = [:]
     var keyedInstances: [String: Set<String>] = [:]
@@ -156,13 +158,22 @@ struct CoordinatorCore {
             resolved[address] = worker
             noteInstance(address)
         }
-        guard backlog(worker) < topology.queues.workerOutbox else {
-            return .failure(WireError(.busy, "worker \(worker) has \(topology.queues.workerOutbox) messages waiting; retry later",
+        // A worker with `workerOutbox` requests unanswered (or as many messages it has not taken
+        // yet) is busy: bounds what the coordinator and the worker hold, however big the batches.
+        let limit = topology.queues.workerOutbox
+        guard inFlight[worker, default: 0] < limit, backlog(worker) < limit else {
+            return .failure(WireError(.busy, "worker \(worker) has \(limit) requests unanswered; retry later",
                                       address: address))
         }
         let id = takeID()
-        pending[id] = Pending(origin: .client(identity, correlation), worker: worker, address: address)
+        track(id, Pending(origin: .client(identity, correlation), worker: worker, address: address))
         return .success((worker, id))
+    }
+
+    /// Remembers a request forwarded under `id` until its worker answers or is lost.
+    mutating func track(_ id: UInt64, _ request: Pending) {
+        pending[id] = request
+        inFlight[request.worker, default: 0] += 1
     }
 
     /// The worker instance hosting `address`.

@@ -38,6 +38,8 @@ struct TopologyFile {
     var io: [(request: String, worker: String)] = []
     var routes: [Route] = []
     var heartbeat = (intervalMs: 250, timeoutMs: 1500)
+    /// `queues.workerOutbox`, when a test needs a small one.
+    var workerOutbox: Int?
 
     static let probe = "probe"
 
@@ -60,7 +62,10 @@ struct TopologyFile {
         if let first = workers.first(where: { !$0.external }) {
             machineList.append(["name": Self.probe, "type": "Counter", "worker": first.name])
         }
+        var queues: [String: Any] = [:]
+        if let workerOutbox { queues["workerOutbox"] = workerOutbox }
         return [
+            "queues": queues,
             "name": name,
             "coordinator": endpoints,
             "workers": workers.map { group -> [String: Any] in
