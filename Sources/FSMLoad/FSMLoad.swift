@@ -43,25 +43,25 @@ struct FSMLoad: ParsableCommand {
     @Option(help: "Client connections, each on its own thread.")
     var connections: Int = 2
 
-    @Option(help: "The machine to send to.")
+    @Option(help: "The machine to send to. Its events must include note(String), as the shipped Counter's do: fsm-load sends {\"note\":{\"_0\":\"xx…\"}}.")
     var machine: String = "counter"
 
     @Option(help: "How many addresses: instances name/0 ... name/N-1 of a keyed machine (1 for a single machine).")
     var machines: Int = 1000
 
-    @Option(help: "Event payload size in bytes (JSON, padded with a note).")
+    @Option(help: "Event payload size in bytes, in either codec (a note event padded to this size); at most 1 MiB, the coordinator's limit.")
     var payloadSize: Int = 64
 
     @Option(help: "Seconds per run.")
     var duration: Double = 5
 
-    @Option(help: "Events per connection per run instead of a duration.")
+    @Option(help: "Events per connection per run instead of a duration (at least 1).")
     var count: Int?
 
     @Option(help: "Requests in flight per connection.")
     var window: Int = 1000
 
-    @Option(help: "Events per ZeroMQ message (batching); 1 sends each event on its own.")
+    @Option(help: "Events per ZeroMQ message (batching); 1 sends each event on its own. With --rate, the events due at the same moment leave together, up to this many per message.")
     var batch: Int = 1
 
     @Option(help: "Event payload codec: json, or binary (GroveWire's compact codec; the header's binary flag).")
@@ -80,13 +80,20 @@ struct FSMLoad: ParsableCommand {
         guard connections > 0 else { throw ValidationError("--connections must be at least 1") }
         guard machines > 0 else { throw ValidationError("--machines must be at least 1") }
         guard payloadSize >= 16 else { throw ValidationError("--payload-size must be at least 16 bytes (the smallest event)") }
+        guard payloadSize <= 1 << 20 else {
+            throw ValidationError("--payload-size must be at most 1048576 bytes: the coordinator refuses larger payloads as oversized")
+        }
+        if let count, count < 1 { throw ValidationError("--count must be at least 1") }
+        if let spawn, spawn < 1 { throw ValidationError("--spawn must be at least 1") }
         guard duration > 0 else { throw ValidationError("--duration must be positive") }
         guard window > 0 else { throw ValidationError("--window must be at least 1") }
         guard batch > 0, batch <= window else { throw ValidationError("--batch must be between 1 and --window") }
         guard codec == "json" || codec == "binary" else { throw ValidationError("--codec must be json or binary, got '\(codec)'") }
         if let rate, rate <= 0 { throw ValidationError("--rate must be positive") }
-        for name in mode.split(separator: ",") where LoadPlan.Mode(rawValue: String(name)) == nil {
-            throw ValidationError("unknown mode '\(name)'; use raw, ack or reply")
+        let names = mode.split(separator: ",", omittingEmptySubsequences: false)
+        for name in names where LoadPlan.Mode(rawValue: String(name)) == nil {
+            throw ValidationError(name.isEmpty ? "--mode has an empty entry in '\(mode)'; list runs like ack,reply"
+                                               : "unknown mode '\(name)'; use raw, ack or reply")
         }
     }
 
@@ -113,7 +120,8 @@ struct FSMLoad: ParsableCommand {
         let addresses = spec.keyed ? (0..<machines).map { "\(machine)/\($0)" } : [machine]
 
         var report = LoadReport(topology: listing.topology, endpoint: endpoint, connections: connections, addresses: addresses.count,
-                                payloadBytes: payloadSize, window: window, batch: batch, codec: codec, runs: [])
+                                payloadBytes: payloadSize, window: window, batch: batch, codec: codec,
+                                rate: rate, durationSeconds: count == nil ? duration : nil, countPerConnection: count, runs: [])
         if let spawn {
             guard spec.keyed else { throw LoadError("--spawn needs a keyed machine; '\(machine)' is single") }
             report.spawn = try spawnInstances(spawn, endpoint: endpoint, pids: pids)
@@ -127,11 +135,15 @@ struct FSMLoad: ParsableCommand {
                                 batch: batch, binary: binary)
             report.runs.append(try measure(plan, endpoint: endpoint, pids: pids))
         }
-        if let raw = report.runs.first(where: { $0.mode == "raw" }), raw.eventsPerSecond > 0 {
+        if let raw = report.runs.first(where: { $0.mode == "raw" }) {
             for index in report.runs.indices where report.runs[index].mode != "raw" {
-                report.runs[index].shareOfRaw = report.runs[index].eventsPerSecond / raw.eventsPerSecond
+                if rate == nil, raw.eventsPerSecond > 0 {
+                    report.runs[index].shareOfRaw = report.runs[index].eventsPerSecond / raw.eventsPerSecond
+                } else if rate != nil, let rawP50 = raw.latencyMicros["p50"], rawP50 > 0, let p50 = report.runs[index].latencyMicros["p50"] {
+                    // Paced alike, the rates match: the round trips are what compares.
+                    report.runs[index].p50OverRaw = Double(p50) / Double(rawP50)
+                }
             }
-            report.ratioToRaw = report.runs.last(where: { $0.mode != "raw" })?.shareOfRaw
         }
         if json {
             print(String(decoding: try WireJSON.encode(report), as: UTF8.self))

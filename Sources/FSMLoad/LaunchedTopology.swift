@@ -12,6 +12,7 @@ final class LaunchedTopology {
         process.standardOutput = output
         process.standardError = FileHandle.standardError
         try process.run()
+        let sources = Self.stopOnSignals(process)
         var buffer = Data()
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
@@ -20,15 +21,42 @@ final class LaunchedTopology {
             buffer.append(chunk)
             if let line = String(decoding: buffer, as: UTF8.self).split(separator: "\n").first(where: { $0.hasPrefix("ready ") }) {
                 endpoint = String(line.dropFirst("ready ".count))
+                signalSources = sources
                 return
             }
         }
+        for source in sources { source.cancel() }
         process.terminate()
         process.waitUntilExit()
         throw LoadError("fsm-launch \(topology) did not print its ready line; see its errors above")
     }
 
     var pid: Int32 { process.processIdentifier }
+
+    /// Handlers that must live as long as the topology does.
+    private var signalSources: [any DispatchSourceSignal] = []
+
+    /// SIGINT, SIGTERM or SIGHUP to fsm-load stop the topology it launched before it exits, so
+    /// no fsm-launch (and no worker) is left holding the endpoints.
+    private static func stopOnSignals(_ process: Process) -> [any DispatchSourceSignal] {
+        var sources: [any DispatchSourceSignal] = []
+        for number in [SIGINT, SIGTERM, SIGHUP] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                if process.isRunning {
+                    process.terminate()
+                    let deadline = Date().addingTimeInterval(5)
+                    while process.isRunning, Date() < deadline { usleep(20_000) }
+                    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+                }
+                exit(128 + number)
+            }
+            source.resume()
+            sources.append(source)
+        }
+        return sources
+    }
 
     func stop() {
         guard process.isRunning else { return }

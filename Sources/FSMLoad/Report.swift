@@ -13,8 +13,10 @@ struct RunReport: Codable, Sendable {
     var seconds: Double
     var latencyMicros: [String: UInt64]
     var cpuSeconds: [String: Double]
-    /// This run's events/s over the raw baseline's in the same report, when one ran.
+    /// This run's events/s over the raw baseline's in the same report, when one ran unpaced.
     var shareOfRaw: Double?
+    /// With `--rate` (both paced alike): this run's p50 round trip over the raw baseline's.
+    var p50OverRaw: Double?
 
     init(mode: LoadPlan.Mode, result: ConnectionResult, cpu: [String: Double]) {
         self.mode = mode.rawValue
@@ -30,7 +32,7 @@ struct RunReport: Codable, Sendable {
             "p99": result.latency.valueAtPercentile(99), "p999": result.latency.valueAtPercentile(99.9),
             "max": result.latency.max,
         ]
-        cpuSeconds = cpu
+        cpuSeconds = cpu.mapValues { ($0 * 100).rounded() / 100 }
     }
 }
 
@@ -43,10 +45,12 @@ struct LoadReport: Codable, Sendable {
     var window: Int
     var batch: Int
     var codec: String
+    /// Target events/s over all connections (`--rate`), or nil: as fast as the window allows.
+    var rate: Double?
+    /// Seconds per run, or nil with `--count`.
+    var durationSeconds: Double?
+    var countPerConnection: Int?
     var runs: [RunReport]
-    /// The last Grove run's events/s over the raw baseline's, when both ran (each run's share
-    /// is ``RunReport/shareOfRaw``).
-    var ratioToRaw: Double?
     var spawn: SpawnReport?
 
     func text() -> String {
@@ -62,7 +66,9 @@ struct LoadReport: Codable, Sendable {
                 + (run.errors.isEmpty ? "" : " " + run.errors.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: " ")))
         }
         let shares = runs.compactMap { run in run.shareOfRaw.map { String(format: "%@ %.1f%%", run.mode, $0 * 100) } }
-        if !shares.isEmpty { lines.append("grove / raw: " + shares.joined(separator: ", ")) }
+        if !shares.isEmpty { lines.append("grove / raw (events/s): " + shares.joined(separator: ", ")) }
+        let ratios = runs.compactMap { run in run.p50OverRaw.map { String(format: "%@ %.2fx", run.mode, $0) } }
+        if !ratios.isEmpty { lines.append("grove / raw (p50 round trip, paced alike): " + ratios.joined(separator: ", ")) }
         for run in runs where !run.cpuSeconds.isEmpty {
             let cpu = run.cpuSeconds.sorted { $0.key < $1.key }.map { String(format: "%@ %.2f", $0.key, $0.value) }
             lines.append("cpu seconds (\(run.mode)): " + cpu.joined(separator: ", "))

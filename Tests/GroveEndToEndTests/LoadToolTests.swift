@@ -26,6 +26,8 @@ extension EndToEnd {
                 var errors: [String: Int]
                 var latencyMicros: [String: UInt64]
                 var cpuSeconds: [String: Double]
+                var shareOfRaw: Double?
+                var p50OverRaw: Double?
             }
             struct Spawn: Decodable {
                 var instances: Int
@@ -35,7 +37,8 @@ extension EndToEnd {
             var spawn: Spawn?
             var codec: String
             var batch: Int
-            var ratioToRaw: Double?
+            var rate: Double?
+            var countPerConnection: Int?
         }
 
         func load(_ cluster: Cluster, _ arguments: [String]) async throws -> Report {
@@ -59,7 +62,9 @@ extension EndToEnd {
                     #expect(run.latencyMicros["p50"] != nil && run.latencyMicros["p999"] != nil)
                     #expect(run.cpuSeconds.keys.contains("coordinator"), "\(run.cpuSeconds)")
                 }
-                #expect(report.ratioToRaw != nil)
+                #expect(report.runs.filter { $0.mode != "raw" }.allSatisfy { $0.shareOfRaw != nil })
+                #expect(report.runs.allSatisfy { $0.p50OverRaw == nil })
+                #expect(report.countPerConnection == 400)
                 // The events reached the machines: 30 keyed instances exist, and each counted
                 // what it got (800 events of ack and reply, round robin over 30 addresses).
                 let listing = try await cluster.json(["list"])
@@ -105,6 +110,67 @@ extension EndToEnd {
                 }
                 #expect(instances.count == 505) // 500 spawned, 5 driven
             }
+        }
+
+        @Test func aPacedRunComparesRoundTripsNotRates() async throws {
+            try await withCluster(Self.topology) { cluster in
+                let report = try await load(cluster, ["--mode", "reply", "--rate", "2000", "--count", "200", "--machines", "10"])
+                #expect(report.rate == 2000)
+                let reply = try #require(report.runs.first { $0.mode == "reply" })
+                #expect(reply.acknowledged == 400 && reply.lost == 0)
+                #expect(reply.shareOfRaw == nil)
+                #expect(reply.p50OverRaw != nil)
+            }
+        }
+
+        @Test(arguments: [
+            (["--count", "0"], "--count must be at least 1"),
+            (["--mode", ","], "empty entry"),
+            (["--mode", "ack,fast"], "unknown mode 'fast'"),
+            (["--payload-size", "2000000"], "at most 1048576"),
+            (["--codec", "xml"], "--codec must be json or binary"),
+            (["--batch", "0"], "--batch must be between 1 and --window"),
+        ])
+        func badOptionsAreRefusedBeforeAnythingRuns(arguments: [String], says: String) async throws {
+            let directory = try Cluster.makeDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let result = try await runCommand(Products.load, ["--endpoint", "ipc://\(directory.path)/nobody"] + arguments, in: directory)
+            #expect(result.status == 64)
+            #expect(result.stderr.contains(says), "\(result.stderr)")
+        }
+
+        /// The process ids whose parent is `pid`, from /proc.
+        static func children(of pid: Int32) -> [Int32] {
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+            return tasks.flatMap { task in
+                ((try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/children", encoding: .utf8)) ?? "")
+                    .split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            }
+        }
+
+        static func alive(_ pid: Int32) -> Bool { kill(pid, 0) == 0 }
+
+        /// SIGTERM to an fsm-load that launched its own topology stops that topology too: no
+        /// fsm-launch or worker is left holding the endpoints.
+        @Test func sigtermStopsTheTopologyFsmLoadLaunched() async throws {
+            let directory = try Cluster.makeDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let file = try Self.topology.write(in: directory)
+            let load = try ChildProcess(Products.load, [file.path, "--duration", "60", "--no-baseline"], outputIn: directory, label: "fsm-load")
+            defer { _ = load.stop(grace: .seconds(1)) }
+            // Wait until fsm-launch and its workers run.
+            let launch = try await eventually("fsm-load's fsm-launch and its workers", timeout: .seconds(30)) { () -> Int32? in
+                guard let launch = Self.children(of: load.pid).first, Self.children(of: launch).count >= 2 else { return nil }
+                return launch
+            }
+            let workers = Self.children(of: launch)
+            load.signal(SIGTERM)
+            let status = await load.waitForExit(timeout: .seconds(15))
+            #expect(status != nil, "fsm-load did not exit on SIGTERM")
+            let gone = try? await eventually("fsm-launch and its workers to exit", timeout: .seconds(10)) { () -> Bool? in
+                ([launch] + workers).contains(where: Self.alive) ? nil : true
+            }
+            #expect(gone == true, "left running: \(([launch] + workers).filter(Self.alive))")
         }
 
         @Test func helpExplainsEveryOption() async throws {

@@ -98,8 +98,9 @@ public final class Client {
         let message = WireMessage(Header(kind, flags: flags, correlation: correlation), address: address, payload: payload)
         do {
             guard try socket.send(message.frames, dontWait: false) else {
-                throw WireError(.unreachable, "no coordinator at \(endpoint) within \(timeout); is fsm-launch running? "
-                    + "Pass --endpoint or set FSM_ENDPOINT to its clients endpoint")
+                throw WireError(.unreachable, "no coordinator at \(endpoint) within \(timeout); is fsm-launch running, "
+                    + "and is this the clients endpoint its ready line prints? Pass that endpoint (fsm-send and fsm-load: "
+                    + "--endpoint; fsm-send also reads FSM_ENDPOINT)")
             }
         } catch let error as WireError {
             throw error
