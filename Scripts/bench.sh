@@ -79,14 +79,17 @@ if s:
               f"{s['instances']:,} instances spawned by one event each in {s['seconds']:.1f} s; worker resident memory grew "
               f"{s['residentBytesAdded']/1048576:.1f} MiB: **{s['bytesPerInstance']:,.0f} bytes per idle instance**.", ""]
 def run(name, mode): return next(r for r in load(name)["runs"] if r["mode"] == mode)
-binary_ack, json_ack, json_reply = run("binary.json", "ack"), run("json.json", "ack"), run("json.json", "reply")
+binary_ack, binary_reply = run("binary.json", "ack"), run("binary.json", "reply")
+json_ack, json_reply = run("json.json", "ack"), run("json.json", "reply")
 paced_raw, paced_reply = run("latency.json", "raw"), run("latency.json", "reply")
 p50_ratio = paced_reply["latencyMicros"]["p50"] / max(1, paced_raw["latencyMicros"]["p50"])
 def met(ok): return "met" if ok else "**not met**"
 lines += ["## The aims of issue 4, from this report", "",
+          "One run; on this shared 2-core machine rates move by 10-30 % between runs, so a figure near its aim can land on either side.", "",
           "| aim | measured | |", "|---|---|---|",
           f"| binary, batched: ≥ 1,000,000 events/s | {binary_ack['eventsPerSecond']:,.0f} (ack) | {met(binary_ack['eventsPerSecond'] >= 1e6)} |",
-          f"| binary, batched: ≥ 30 % of raw | {binary_ack.get('shareOfRaw', 0)*100:.1f} % (ack) | {met(binary_ack.get('shareOfRaw', 0) >= 0.3)} |",
+          f"| binary, batched: ≥ 30 % of raw | {binary_ack.get('shareOfRaw', 0)*100:.1f} % (ack), {binary_reply.get('shareOfRaw', 0)*100:.1f} % (reply) | "
+          f"{met(min(binary_ack.get('shareOfRaw', 0), binary_reply.get('shareOfRaw', 0)) >= 0.3)} |",
           f"| JSON, batched: ≥ 200,000 events/s | {json_ack['eventsPerSecond']:,.0f} (ack), {json_reply['eventsPerSecond']:,.0f} (reply) | {met(json_reply['eventsPerSecond'] >= 2e5)} |",
           f"| request-reply at half of peak: p50 ≤ 2× raw | {p50_ratio:.1f}× ({paced_reply['latencyMicros']['p50']} vs {paced_raw['latencyMicros']['p50']} µs) | {met(p50_ratio <= 2)} |",
           f"| request-reply at half of peak: p99 < 1 ms | {paced_reply['latencyMicros']['p99']} µs (raw: {paced_raw['latencyMicros']['p99']} µs) | {met(paced_reply['latencyMicros']['p99'] < 1000)} |"]
