@@ -76,6 +76,9 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
             flush(io: io)
         } else {
             log.debug("client went away before its reply", metadata: ["error": "\(error)"])
+            // A client that is gone no longer batches (a new connection gets a new id).
+            core.batchingClients.remove(peer)
+            slowClients.remove(peer)
         }
     }
 
