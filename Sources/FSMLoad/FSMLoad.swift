@@ -83,6 +83,10 @@ struct FSMLoad: ParsableCommand {
         guard payloadSize <= 1 << 20 else {
             throw ValidationError("--payload-size must be at most 1048576 bytes: the coordinator refuses larger payloads as oversized")
         }
+        // A batch message must stay under the coordinator's 16 MiB message limit (ZeroMQ drops larger ones).
+        guard (payloadSize + 64) * batch <= 16 << 20 else {
+            throw ValidationError("--payload-size × --batch is over the coordinator's 16 MiB message limit; lower one of them")
+        }
         if let count, count < 1 { throw ValidationError("--count must be at least 1") }
         if let spawn, spawn < 1 { throw ValidationError("--spawn must be at least 1") }
         guard duration > 0 else { throw ValidationError("--duration must be positive") }

@@ -110,17 +110,8 @@ extension MachineHost {
         case .request(.cancel(let id, let done)):
             cancel(id)
             done()
-        }
-    }
-
-    /// Answers the requests among `items` that will never get their turn: with the state the
-    /// machine ended in (a read or stop of an ended machine), or at once (a cancel).
-    func answerRequests(_ items: [MailItem<M>]) {
-        for case .request(let request) in items {
-            switch request {
-            case .state(let reply), .stop(let reply): reply(_state)
-            case .cancel(_, let done): done()
-            }
+        case .request(.answer(let answer)):
+            answer()
         }
     }
 
@@ -217,9 +208,12 @@ extension MachineHost {
     func finishRun<C: Collection<MailItem<M>>>(droppedBefore batchRest: C) {
         guard let outcome else { return }
         let closeReason = error(for: outcome)
-        let rest = Array(batchRest) + Array(mailbox.close(closeReason))
-        answerRequests(rest)
-        let dropped = droppedOnEnd + Self.refuse(rest, with: closeReason)
+        var dropped = droppedOnEnd
+        let taken = Array(batchRest)
+        let finalState = _state
+        mailbox.close(closeReason, finalState: finalState) { queued in
+            dropped += Self.settle(taken + queued, finalState: finalState, error: closeReason)
+        }
         droppedOnEnd = []
         if !dropped.isEmpty { report(.eventsDropped(dropped, reason: closeReason)) }
         if case .ended(var termination) = outcome {
@@ -241,18 +235,33 @@ extension MachineHost {
         log.debug("machine ended", metadata: ["reason": "\(closeReason.code.rawValue)", "dropped": "\(dropped.count)"])
     }
 
-    /// The external events among `items`, oldest first; their waiting senders get `error`.
-    nonisolated static func refuse(_ items: [MailItem<M>], with error: HostError) -> [M.Event] {
-        items.compactMap { item in
+    /// Settles what will never be processed, in order: waiting senders get `error`, requests are
+    /// answered with `finalState` (a read or stop of an ended machine) or at once (a cancel).
+    /// Returns the external events among `items`, oldest first.
+    nonisolated static func settle(_ items: [MailItem<M>], finalState: M.State, error: HostError) -> [M.Event] {
+        var dropped: [M.Event] = []
+        for item in items {
             switch item {
             case .event(let event):
-                return event
+                dropped.append(event)
             case .eventAwaitingState(let event, let waiter):
                 waiter(.failure(error))
-                return event
+                dropped.append(event)
+            case .request(let request):
+                answer(request, finalState: finalState)
             default:
-                return nil
+                break
             }
+        }
+        return dropped
+    }
+
+    /// Answers a request that will never get its turn: the machine has ended.
+    nonisolated static func answer(_ request: HostRequest<M>, finalState: M.State) {
+        switch request {
+        case .state(let reply), .stop(let reply): reply(finalState)
+        case .cancel(_, let done): done()
+        case .answer(let answer): answer()
         }
     }
 

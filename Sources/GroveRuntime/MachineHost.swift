@@ -144,14 +144,11 @@ public final actor MachineHost<M: Machine> {
         for node in registry.removeAll() { EffectRegistry<M>.release(node.resource) }
         let released = HostError(.hostReleased, address: address, message:
             "the host was released before processing this event; keep a reference to it while it has work")
-        let queued = Array(mailbox.close(released))
-        for case .request(let request) in queued {
-            switch request {
-            case .state(let reply), .stop(let reply): reply(_state)
-            case .cancel(_, let done): done()
-            }
+        var dropped: [M.Event] = []
+        let finalState = _state
+        mailbox.close(released, finalState: finalState) { queued in
+            dropped = Self.settle(Array(queued), finalState: finalState, error: released)
         }
-        let dropped = Self.refuse(queued, with: released)
         if !dropped.isEmpty {
             let machine = address
             baseLog.notice("events dropped", metadata: ["machine": "\(machine)", "count": "\(dropped.count)", "reason": "\(released.code.rawValue)"])
@@ -253,13 +250,17 @@ public final actor MachineHost<M: Machine> {
         enqueue(.cancel(id, done))
     }
 
+    /// Calls `answer` when its turn comes, after everything queued before: a transport's refusal
+    /// (say, of an event it could not decode) that must not overtake earlier replies.
+    package nonisolated func requestAnswer(_ answer: @escaping @Sendable () -> Void) {
+        enqueue(.answer(answer))
+    }
+
     /// Requests are never refused for capacity: a stop must reach a machine whose mailbox is full.
+    /// Once the machine has ended they are answered at once, on this thread, with its final state.
     private nonisolated func enqueue(_ request: HostRequest<M>) {
-        do {
-            try mailbox.post(.request(request))
-        } catch {
-            // The machine has ended: its state is final.
-            Task { await self.answerRequests([.request(request)]) }
+        if let finalState = mailbox.post(request) {
+            Self.answer(request, finalState: finalState)
         }
     }
 

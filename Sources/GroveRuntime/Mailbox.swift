@@ -25,6 +25,8 @@ enum HostRequest<M: Machine>: Sendable {
     case stop(@Sendable (M.State) -> Void)
     /// Cancels the work running under the id, then answers.
     case cancel(EffectID, @Sendable () -> Void)
+    /// Only answers, in turn: a reply (a refusal) that must not overtake earlier ones.
+    case answer(@Sendable () -> Void)
 }
 
 /// What reaches a host from outside its actor: sends, and reports from running work.
@@ -63,6 +65,8 @@ final class Mailbox<M: Machine>: Sendable {
         @usableFromInline var drainScheduled = false
         @usableFromInline var closedBy: HostError?
         @usableFromInline var wake: (@Sendable () -> Void)?
+        /// The state the machine ended in, once closed: requests arriving later are answered with it.
+        @usableFromInline var finalState: M.State?
 
         @usableFromInline init() {}
     }
@@ -157,14 +161,29 @@ final class Mailbox<M: Machine>: Sendable {
         inner.withLock { $0.externalCount -= count }
     }
 
-    /// Closes the mailbox: later sends fail with `reason`. Returns what was still queued.
-    func close(_ reason: HostError) -> Deque<MailItem<M>> {
+    /// Closes the mailbox: later sends fail with `reason`, later requests are answered with
+    /// `finalState`. `settle` gets what was still queued, under the lock, so that nothing sent
+    /// after the close is answered before what was queued before it.
+    func close(_ reason: HostError, finalState: M.State, settle: (Deque<MailItem<M>>) -> Void) {
         inner.withLock { state in
             if state.closedBy == nil { state.closedBy = reason }
+            if state.finalState == nil { state.finalState = finalState }
             state.externalCount = 0
             state.wake = nil
-            return Swift.exchange(&state.queue, with: [])
+            settle(Swift.exchange(&state.queue, with: []))
         }
+    }
+
+    /// Queues a request; returns nil, or the final state when the mailbox is closed (the
+    /// caller answers with it at once, after everything queued before the close was settled).
+    func post(_ request: HostRequest<M>) -> M.State? {
+        let outcome: (wake: (@Sendable () -> Void)?, final: M.State?) = inner.withLock { state in
+            if state.closedBy != nil { return (nil, state.finalState) }
+            state.queue.append(.request(request))
+            return (Mailbox.scheduleDrain(&state), nil)
+        }
+        outcome.wake?()
+        return outcome.final
     }
 
     /// Puts restored events back in the queue, ahead of anything sent later, ignoring capacity.

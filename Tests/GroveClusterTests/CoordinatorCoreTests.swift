@@ -527,6 +527,19 @@ struct CoordinatorCoreClientTests {
         #expect(fixture.core.inFlight[worker] == nil)
     }
 
+    @Test func readsDoNotListAKeyedInstanceOnlyEventsDo() throws {
+        var fixture = CoreFixture()
+        fixture.registerAll()
+        func instances() -> [String] { fixture.listing().machines.first { $0.name == "counter" }?.instances ?? [] }
+        for kind in [MessageKind.get, .stop, .cancel] {
+            let actions = fixture.fromClient("A", WireMessage(Header(kind, correlation: 1), address: "counter/never", payload: Array("1".utf8)))
+            #expect(actions.first?.sentToWorker != nil)
+        }
+        #expect(instances().isEmpty)
+        _ = try fixture.sendEvent("A", to: "counter/never", correlation: 2)
+        #expect(instances() == ["counter/never"])
+    }
+
     @Test func listDescribesMachinesWorkersAndInstances() throws {
         var fixture = CoreFixture()
         fixture.register("edge", "data-2")

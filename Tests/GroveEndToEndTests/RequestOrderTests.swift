@@ -35,6 +35,72 @@ extension EndToEnd {
             }
         }
 
+        /// Sends `messages` as one batch and returns the replies in the order they arrived.
+        static func arrivals(_ messages: [WireMessage], endpoint: String) async throws -> [WireMessage] {
+            try await onThread {
+                let client = try RawClient(endpoint: endpoint)
+                try client.send(Batch.pack(messages))
+                var replies: [WireMessage] = []
+                while replies.count < messages.count {
+                    let reply = try client.receive()
+                    replies += reply.header.kind == .batch ? try Batch.unpack(reply.payload) : [reply]
+                }
+                return replies
+            }
+        }
+
+        @Test func repliesAroundAStopComeBackInTheOrderSent() async throws {
+            try await withCluster(Self.topology) { cluster in
+                for round in 0..<3 {
+                    let address = "counter/t\(round)"
+                    let replies = try await Self.arrivals([
+                        Self.envelope(.event, 10, address, #""increment""#), Self.envelope(.stop, 11, address),
+                        Self.envelope(.event, 12, address, #""increment""#), Self.envelope(.get, 13, address),
+                        Self.envelope(.event, 14, address, #""increment""#), Self.envelope(.cancel, 15, address, #""x""#),
+                        Self.envelope(.stop, 16, address),
+                    ], endpoint: cluster.clients)
+                    #expect(replies.map(\.header.correlation) == Array(10...16), "round \(round)")
+                    #expect(replies.map(\.header.kind) == [.state, .state, .error, .state, .error, .accepted, .state])
+                }
+            }
+        }
+
+        @Test func requestsToAnEndedMachineAreAnsweredInOrder() async throws {
+            try await withCluster(Self.topology) { cluster in
+                _ = try await Self.arrivals([Self.envelope(.event, 1, "counter/ended", #""increment""#),
+                                             Self.envelope(.stop, 2, "counter/ended")], endpoint: cluster.clients)
+                for _ in 0..<10 {
+                    var messages: [WireMessage] = []
+                    for index in 0..<50 {
+                        messages.append(index.isMultiple(of: 2) ? Self.envelope(.get, UInt64(100 + index), "counter/ended")
+                                                                : Self.envelope(.event, UInt64(100 + index), "counter/ended", #""increment""#))
+                    }
+                    let replies = try await Self.arrivals(messages, endpoint: cluster.clients)
+                    #expect(replies.map(\.header.correlation) == (100..<150).map(UInt64.init))
+                }
+            }
+        }
+
+        /// A refusal (an event or a cancel that does not decode) waits for its turn too.
+        @Test func refusalsDoNotOvertakeEarlierReplies() async throws {
+            try await withCluster(Self.topology) { cluster in
+                var messages = (1...300).map { Self.envelope(.event, UInt64($0), "counter/r", #""increment""#) }
+                messages.append(Self.envelope(.cancel, 301, "counter/r", "{bad"))
+                messages.append(Self.envelope(.event, 302, "counter/r", #"{"teleport":{}}"#))
+                messages.append(Self.envelope(.event, 303, "counter/r", #""increment""#, flags: .noWait))
+                messages.append(Self.envelope(.event, 304, "counter/r", #"{"teleport":{}}"#, flags: .noWait))
+                messages.append(Self.envelope(.get, 305, "counter/r"))
+                let replies = try await Self.arrivals(messages, endpoint: cluster.clients)
+                // No-wait events are answered as soon as they are queued (or refused): not in turn.
+                let inTurn = replies.filter { ![303, 304].contains($0.header.correlation) }
+                #expect(inTurn.map(\.header.correlation) == (1...302).map(UInt64.init) + [305])
+                #expect(inTurn.suffix(3).map(\.header.kind) == [.error, .error, .state])
+                #expect(replies.first { $0.header.correlation == 303 }?.header.kind == .accepted)
+                #expect(replies.first { $0.header.correlation == 304 }?.header.kind == .error)
+                #expect(inTurn.last?.json == json(#"{"count":301}"#))
+            }
+        }
+
         @Test func aStopInABatchEndsTheMachineAfterTheEventsBeforeIt() async throws {
             try await withCluster(Self.topology) { cluster in
                 let replies = try await Self.batch([

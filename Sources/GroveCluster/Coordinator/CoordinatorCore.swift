@@ -121,7 +121,8 @@ struct CoordinatorCore {
         }
         switch message.header.kind {
         case .event, .get, .cancel, .stop, .echo:
-            switch route(from: identity, correlation: correlation, address: message.address, backlog: backlog) {
+            switch route(from: identity, correlation: correlation, address: message.address,
+                         spawns: message.header.kind == .event, backlog: backlog) {
             case .success(let (worker, id)):
                 var forwarded = message
                 forwarded.header.correlation = id
@@ -140,7 +141,9 @@ struct CoordinatorCore {
 
     /// Routes a client request (event, get, cancel, stop or echo) for `address`: the worker it
     /// goes to and the id it travels under, now pending; or why it is refused.
-    mutating func route(from identity: [UInt8], correlation: UInt64, address: String,
+    /// - Parameter spawns: Whether the request spawns a keyed instance (an event does; get,
+    ///   stop and cancel do not, so they are not listed as instances).
+    mutating func route(from identity: [UInt8], correlation: UInt64, address: String, spawns: Bool,
                         backlog: (String) -> Int) -> Result<(worker: String, id: UInt64), WireError> {
         let worker: String
         if resolvedAt != registrations {
@@ -155,8 +158,13 @@ struct CoordinatorCore {
             } catch {
                 return .failure(error)
             }
-            resolved[address] = worker
-            noteInstance(address)
+            // Only events are cached (and list their instance): a cached address was spawned.
+            // A cache, not a registry: bounded, however many addresses clients try.
+            if spawns {
+                if resolved.count >= 100_000 { resolved.removeAll(keepingCapacity: true) }
+                resolved[address] = worker
+                noteInstance(address)
+            }
         }
         // A worker with `workerOutbox` requests unanswered (or as many messages it has not taken
         // yet) is busy: bounds what the coordinator and the worker hold, however big the batches.

@@ -33,7 +33,8 @@ extension CoordinatorDriver {
             let routed: Result<(worker: String, id: UInt64), WireError>
             do {
                 let address = try envelope.addressText(in: batch)
-                routed = core.route(from: identity, correlation: envelope.correlation, address: address, backlog: backlog)
+                routed = core.route(from: identity, correlation: envelope.correlation, address: address,
+                                    spawns: envelope.kind == .event, backlog: backlog)
             } catch {
                 routed = .failure(error)
             }

@@ -192,6 +192,8 @@ actor WorkerRuntime {
         do {
             let target = try instance(for: address)
             if flags.contains(.noWait) {
+                // A no-wait event is answered as soon as it is queued, or refused: either way at
+                // once, not in the machine's turn.
                 if let refused = target.enqueue(payload, binary: binary) { return fail(refused) }
                 link.send(.accepted, correlation: correlation, address: address)
                 return
