@@ -527,6 +527,15 @@ struct CoordinatorCoreClientTests {
         #expect(fixture.core.inFlight[worker] == nil)
     }
 
+    @Test func aLostWorkersRequestsFailInTheOrderTheyWereSent() throws {
+        var fixture = CoreFixture()
+        fixture.registerAll()
+        let worker = try fixture.sendEvent("A", to: "counter/k1", correlation: 1).worker
+        for index in 2...80 { _ = try fixture.sendEvent("A", to: "counter/k1", correlation: UInt64(index)) }
+        let failed = fixture.core.lose(worker, reason: "test").compactMap(\.sentToClient).map(\.message.header.correlation)
+        #expect(failed == (1...80).map(UInt64.init))
+    }
+
     @Test func readsDoNotListAKeyedInstanceOnlyEventsDo() throws {
         var fixture = CoreFixture()
         fixture.registerAll()

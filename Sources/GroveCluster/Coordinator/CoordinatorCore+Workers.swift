@@ -181,7 +181,8 @@ extension CoordinatorCore {
         workers[name]?.pid = nil
         var actions: [CoordinatorAction] = [.dropQueued(worker: name)]
         inFlight[name] = nil
-        for (id, request) in pending where request.worker == name {
+        // In id order, which is the order the requests were sent: their replies keep it.
+        for (id, request) in pending.filter({ $0.value.worker == name }).sorted(by: { $0.key < $1.key }) {
             pending[id] = nil
             guard case .client(let client, let correlation) = request.origin else { continue }
             let error = WireError(.workerLost, "worker \(name) was lost (\(reason)) before answering; the event may not have been processed",

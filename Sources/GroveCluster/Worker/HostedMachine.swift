@@ -6,13 +6,10 @@ import Synchronization
 
 /// One machine instance on a worker, seen through JSON: what the worker's message loop drives.
 protocol HostedMachine: Sendable {
-    /// Decodes and queues an event without waiting for it: nil when queued, else why not (send
-    /// that refusal with ``inTurn(_:)``). With `binary`, the event is in GroveWire's binary codec,
-    /// else JSON. Calls from one thread keep their order.
+    /// Decodes and queues an event without waiting for it: nil when queued, else why not. A
+    /// no-wait event is answered at once either way. With `binary`, the event is in GroveWire's
+    /// binary codec, else JSON. Calls from one thread keep their order.
     func enqueue(_ payload: ArraySlice<UInt8>, binary: Bool) -> WireError?
-    /// Calls `answer` in the machine's FIFO, after everything queued before (at once once the
-    /// machine has ended): so a refusal never overtakes the replies to earlier requests.
-    func inTurn(_ answer: @escaping @Sendable () -> Void)
     /// Decodes and queues an event; `reply` gets the state it committed (in the event's codec)
     /// or why it did not run.
     func send(_ payload: ArraySlice<UInt8>, binary: Bool, reply: @escaping @Sendable (Result<[UInt8], WireError>) -> Void)
@@ -121,10 +118,6 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         } catch {
             return error
         }
-    }
-
-    func inTurn(_ answer: @escaping @Sendable () -> Void) {
-        host.requestAnswer(answer)
     }
 
     func send(_ payload: ArraySlice<UInt8>, binary: Bool, reply: @escaping @Sendable (Result<[UInt8], WireError>) -> Void) {
