@@ -12,6 +12,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 cd "$(repo_root)"
 ensure_dependencies
+ensure_python3   # writes the report
 report="${1:-docs/BENCHMARKS.md}"
 seconds="${BENCH_SECONDS:-5}"
 spawn="${BENCH_SPAWN:-100000}"

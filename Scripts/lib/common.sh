@@ -44,9 +44,13 @@ ensure_dependencies() {
     if [ ${#SYSTEM_PACKAGES[@]} -gt 0 ]; then ensure_debian_packages "${SYSTEM_PACKAGES[@]}"; fi
 }
 
+ensure_python3() {
+    command -v python3 >/dev/null 2>&1 || ensure_debian_packages python3
+}
+
 # The test suite runs docs/PROTOCOL.md's Python client, which needs python3 and pyzmq.
 ensure_pyzmq() {
-    command -v python3 >/dev/null 2>&1 || ensure_debian_packages python3
+    ensure_python3
     python3 -c 'import zmq' 2>/dev/null && return 0
     say "installing pyzmq (for the protocol example test)"
     python3 -m pip install --quiet pyzmq 2>/dev/null \
