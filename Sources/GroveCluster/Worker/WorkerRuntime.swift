@@ -91,27 +91,7 @@ actor WorkerRuntime {
         case .event:
             deliver(message.payload[...], flags: header.flags, correlation: header.correlation, address: message.address)
         case .get, .stop, .cancel:
-            // Queued on the machine like an event, so each keeps its place in the machine's FIFO.
-            let link = link
-            let address = message.address
-            let correlation = header.correlation
-            let answer: @Sendable ([UInt8]) -> Void = { state in
-                link.send(.state, correlation: correlation, address: address, payload: state)
-            }
-            withInstance(message) { instance in
-                switch header.kind {
-                case .get: instance.state(reply: answer)
-                case .stop: instance.stop(reply: answer)
-                default:
-                    instance.cancel(effect: message.payload) { error in
-                        if let error {
-                            link.send(Self.errorReply(error, to: message))
-                        } else {
-                            link.send(.accepted, correlation: correlation, address: address)
-                        }
-                    }
-                }
-            }
+            request(message)
         case .ioRequest:
             serve(message)
         case .ioCancel:
@@ -208,6 +188,31 @@ actor WorkerRuntime {
             }
         } catch {
             fail(error)
+        }
+    }
+
+    /// A get, stop or cancel: queued on the machine like an event, so it keeps its place in the
+    /// machine's FIFO and its reply comes in turn.
+    private func request(_ message: WireMessage) {
+        let link = link
+        let address = message.address
+        let correlation = message.header.correlation
+        let answer: @Sendable ([UInt8]) -> Void = { state in
+            link.send(.state, correlation: correlation, address: address, payload: state)
+        }
+        withInstance(message) { instance in
+            switch message.header.kind {
+            case .get: instance.state(reply: answer)
+            case .stop: instance.stop(reply: answer)
+            default:
+                instance.cancel(effect: message.payload) { error in
+                    if let error {
+                        link.send(Self.errorReply(error, to: message))
+                    } else {
+                        link.send(.accepted, correlation: correlation, address: address)
+                    }
+                }
+            }
         }
     }
 
