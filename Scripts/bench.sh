@@ -4,8 +4,8 @@
 #   2. grove-bench --codec: JSON against the binary codec, encode and decode;
 #   3. fsm-load against Topologies/load.json: the raw baseline (echo through coordinator and
 #      worker, no codec, no machine) and Grove (ack and reply), JSON and binary, batched;
-#   4. fsm-load request-reply latency at half of the measured peak, with the raw round trip
-#      at the same rate;
+#   4. fsm-load request-reply latency at half of the measured peak, and at a light 2,000/s,
+#      with the raw round trip at the same rate;
 #   5. fsm-load --spawn: keyed instances spawned by events, memory per idle instance.
 # Writes a markdown report (default docs/BENCHMARKS.md) and prints it.
 # Usage: Scripts/bench.sh [report.md]   (BENCH_SECONDS=5 BENCH_SPAWN=100000 to change the sizes)
@@ -36,6 +36,7 @@ peak=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(int(ma
 rate=$(( peak / 2 ))
 say "4/5 fsm-load: request-reply latency at half of peak ($rate events/s)"
 load --mode reply --codec binary --rate "$rate" --window 4000 --machines 1000 >"$work/latency.json"
+load --mode reply --codec binary --rate 2000 --window 4000 --machines 1000 >"$work/light.json"
 say "5/5 fsm-load: spawning $spawn keyed instances"
 "$bin/fsm-load" Topologies/load.json --json --spawn "$spawn" --mode ack --no-baseline --duration 1 --machines 1000 --batch 200 --window 4000 >"$work/spawn.json"
 
@@ -74,6 +75,7 @@ lines += table("End to end, JSON, batched (fsm-load --batch 200)", load("json.js
 lines += table("End to end, binary codec, batched (fsm-load --batch 200 --codec binary)", load("binary.json"))
 lines += table("End to end, binary codec, one event per message", load("unbatched.json"))
 lines += table("Request-reply latency at half of the unbatched peak (fsm-load --rate)", load("latency.json"), paced=True)
+lines += table("Request-reply latency at a light load (fsm-load --rate 2000)", load("light.json"), paced=True)
 s = load("spawn.json").get("spawn")
 if s:
     lines += ["## Spawning keyed instances", "",
@@ -93,7 +95,8 @@ lines += ["## The aims of issue 4, from this report", "",
           f"{met(min(binary_ack.get('shareOfRaw', 0), binary_reply.get('shareOfRaw', 0)) >= 0.3)} |",
           f"| JSON, batched: ≥ 200,000 events/s | {json_ack['eventsPerSecond']:,.0f} (ack), {json_reply['eventsPerSecond']:,.0f} (reply) | {met(json_reply['eventsPerSecond'] >= 2e5)} |",
           f"| request-reply at half of peak: p50 ≤ 2× raw | {p50_ratio:.1f}× ({paced_reply['latencyMicros']['p50']} vs {paced_raw['latencyMicros']['p50']} µs) | {met(p50_ratio <= 2)} |",
-          f"| request-reply at half of peak: p99 < 1 ms | {paced_reply['latencyMicros']['p99']} µs (raw: {paced_raw['latencyMicros']['p99']} µs) | {met(paced_reply['latencyMicros']['p99'] < 1000)} |"]
+          f"| request-reply at half of peak: p99 < 1 ms | {paced_reply['latencyMicros']['p99']} µs (raw: {paced_raw['latencyMicros']['p99']} µs; "
+          f"at 2,000 events/s: {run('light.json', 'reply')['latencyMicros']['p99']} µs) | {met(paced_reply['latencyMicros']['p99'] < 1000)} |"]
 if s:
     lines += [f"| {s['instances']:,} keyed instances, memory per idle instance | {s['bytesPerInstance']:,.0f} bytes | reported |"]
 lines += [""]

@@ -66,7 +66,7 @@ struct CoordinatorCore {
     var batchingClients: Set<[UInt8]> = []
     /// Addresses already resolved to their worker, valid while no worker registers or is lost:
     /// the hot path is one dictionary lookup instead of parsing and placing the address.
-    var resolved: [String: String] = [:]
+    var resolved: [String: (worker: String, listed: Bool)] = [:]
     var resolvedAt = 0
 
     init(topology: Topology, eventsEndpoint: String, workersEndpoint: String? = nil, maxPayload: Int = 1 << 20) {
@@ -151,20 +151,22 @@ struct CoordinatorCore {
             resolvedAt = registrations
         }
         if let known = resolved[address] {
-            worker = known
+            worker = known.worker
+            if spawns, !known.listed {
+                noteInstance(address)
+                resolved[address]?.listed = true
+            }
         } else {
             do {
                 worker = try resolve(address)
             } catch {
                 return .failure(error)
             }
-            // Only events are cached (and list their instance): a cached address was spawned.
-            // A cache, not a registry: bounded, however many addresses clients try.
-            if spawns {
-                if resolved.count >= 100_000 { resolved.removeAll(keepingCapacity: true) }
-                resolved[address] = worker
-                noteInstance(address)
-            }
+            // A cache, not a registry: bounded, however many addresses clients try. Only events
+            // list a keyed instance (gets, stops, cancels and echoes do not spawn one).
+            if resolved.count >= 100_000 { resolved.removeAll(keepingCapacity: true) }
+            resolved[address] = (worker, spawns)
+            if spawns { noteInstance(address) }
         }
         // A worker with `workerOutbox` requests unanswered (or as many messages it has not taken
         // yet) is busy: bounds what the coordinator and the worker hold, however big the batches.
