@@ -88,6 +88,32 @@ import Testing
         #expect(await finishes { context.terminate() })
     }
 
+    /// With batches, a message count alone does not bound a loop turn: a turn also stops once it
+    /// read `LoopCore.maxBatchBytes`, so ticks (heartbeat checks) keep coming.
+    @Test func aLoopTurnReadsAtMostItsByteBudget() async throws {
+        let context = try ZMQContext()
+        let (router, endpoint) = try makeRouter(context)
+        let dealer = try makeDealer(context, id: "big-sender", endpoint: endpoint)
+        let message = [UInt8](repeating: 7, count: 1 << 20)
+        let count = 3 * LoopCore.maxBatchBytes / message.count
+        for _ in 0..<count { #expect(try dealer.send([message], dontWait: false)) }
+        try await Task.sleep(for: .milliseconds(300)) // all of it waits at the router before the loop starts
+        let turns = Recorder<Int>()
+        let loop = try IOLoop(name: "budget")
+        _ = loop.add(router)
+        loop.start(ForwardingDelegate(onBatch: { batch in
+            turns.append(batch.reduce(0) { $0 + $1.frames.reduce(0) { $0 + $1.count } })
+        }))
+        let total = count * message.count
+        #expect(await turns.wait(within: .seconds(10), until: { $0.reduce(0, +) >= total }))
+        // Each turn stops at the first message that reaches the budget.
+        #expect(turns.items.allSatisfy { $0 <= LoopCore.maxBatchBytes + message.count + 64 }, "\(turns.items)")
+        #expect(turns.items.count >= 3)
+        loop.stop()
+        dealer.close()
+        #expect(await finishes { context.terminate() })
+    }
+
     @Test func stopIsIdempotentAndTheContextTerminates() async throws {
         let context = try ZMQContext()
         // Messages queued for a peer that never comes: LINGER 0 lets the context end anyway.
