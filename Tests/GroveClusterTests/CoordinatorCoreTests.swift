@@ -70,12 +70,12 @@ struct CoreFixture {
         core.fromWorker(Array(name.utf8), frames[...], now: t0 + offset)
     }
 
-    mutating func fromClient(_ client: String, _ message: WireMessage, backlog: Int = 0) -> [CoordinatorAction] {
-        core.fromClient(Array(client.utf8), message.frames[...], backlog: { _ in backlog })
+    mutating func fromClient(_ client: String, _ message: WireMessage) -> [CoordinatorAction] {
+        core.fromClient(Array(client.utf8), message.frames[...])
     }
 
     mutating func fromClient(_ client: String, frames: [[UInt8]]) -> [CoordinatorAction] {
-        core.fromClient(Array(client.utf8), frames[...], backlog: { _ in 0 })
+        core.fromClient(Array(client.utf8), frames[...])
     }
 
     /// Sends a client event and returns the coordinator's correlation for it.
@@ -487,26 +487,6 @@ struct CoordinatorCoreClientTests {
         }
     }
 
-    @Test func fullWorkerOutboxIsBusy() throws {
-        var fixture = CoreFixture()
-        fixture.registerAll()
-        var asked: [String] = []
-        let message = WireMessage(Header(.event, correlation: 40), address: "counter/k1", payload: Array("{}".utf8))
-        let refused = fixture.core.fromClient(Array("A".utf8), message.frames[...]) { worker in
-            asked.append(worker)
-            return CoreFixture.topology.queues.workerOutbox
-        }
-        let error = try errorReply(in: refused, to: "A", correlation: 40)
-        #expect(error.code == .busy)
-        #expect(error.address == "counter/k1")
-        let placed = try #require(CoreFixture.topology.placement(ofMachine: "counter", key: "k1"))
-        #expect(asked == [placed])
-        #expect(fixture.core.pending.isEmpty)
-
-        let below = fixture.fromClient("A", message, backlog: CoreFixture.topology.queues.workerOutbox - 1)
-        #expect(below.first?.sentToWorker?.worker == placed)
-    }
-
     @Test func aWorkerWithWorkerOutboxRequestsUnansweredIsBusy() throws {
         var fixture = CoreFixture()
         fixture.registerAll()
@@ -518,6 +498,8 @@ struct CoordinatorCoreClientTests {
         let error = try errorReply(in: refused, to: "A", correlation: 999)
         #expect(error.code == .busy)
         #expect(error.message.contains("\(limit) requests unanswered"))
+        #expect(error.address == "counter/k1")
+        #expect(fixture.core.pending.count == limit)
         // One answer frees one place.
         _ = fixture.fromWorker(worker, WireMessage(Header(.accepted, correlation: forwarded[0].id), address: "counter/k1"))
         _ = try fixture.sendEvent("A", to: "counter/k1", correlation: 1000)

@@ -90,26 +90,26 @@ struct CoordinatorCore {
 
     // MARK: - Clients
 
-    /// A message from a client connection. `backlog` tells how many messages wait for a worker.
-    mutating func fromClient(_ identity: [UInt8], _ frames: ArraySlice<[UInt8]>, backlog: (String) -> Int) -> [CoordinatorAction] {
+    /// A message from a client connection.
+    mutating func fromClient(_ identity: [UInt8], _ frames: ArraySlice<[UInt8]>) -> [CoordinatorAction] {
         let message: WireMessage
         do {
             message = try WireMessage(frames: frames)
         } catch {
             return [.toClient(identity, Self.errorMessage(error, correlation: error.correlation ?? 0))]
         }
-        guard message.header.kind == .batch else { return fromClient(identity, message, backlog: backlog) }
+        guard message.header.kind == .batch else { return fromClient(identity, message) }
         do {
             let envelopes = try Batch.unpack(message.payload)
             batchingClients.insert(identity)
-            return envelopes.flatMap { fromClient(identity, $0, backlog: backlog) }
+            return envelopes.flatMap { fromClient(identity, $0) }
         } catch {
             return [.toClient(identity, Self.errorMessage(error, correlation: error.correlation ?? 0))]
         }
     }
 
     /// One request from a client (on its own, or out of a batch).
-    mutating func fromClient(_ identity: [UInt8], _ message: WireMessage, backlog: (String) -> Int) -> [CoordinatorAction] {
+    mutating func fromClient(_ identity: [UInt8], _ message: WireMessage) -> [CoordinatorAction] {
         let correlation = message.header.correlation
         func refuse(_ error: WireError) -> [CoordinatorAction] {
             [.toClient(identity, Self.errorMessage(error, correlation: correlation))]
@@ -122,7 +122,7 @@ struct CoordinatorCore {
         switch message.header.kind {
         case .event, .get, .cancel, .stop, .echo:
             switch route(from: identity, correlation: correlation, address: message.address,
-                         spawns: message.header.kind == .event, backlog: backlog) {
+                         spawns: message.header.kind == .event) {
             case .success(let (worker, id)):
                 var forwarded = message
                 forwarded.header.correlation = id
@@ -143,8 +143,8 @@ struct CoordinatorCore {
     /// goes to and the id it travels under, now pending; or why it is refused.
     /// - Parameter spawns: Whether the request spawns a keyed instance (an event does; get,
     ///   stop and cancel do not, so they are not listed as instances).
-    mutating func route(from identity: [UInt8], correlation: UInt64, address: String, spawns: Bool,
-                        backlog: (String) -> Int) -> Result<(worker: String, id: UInt64), WireError> {
+    mutating func route(from identity: [UInt8], correlation: UInt64, address: String,
+                        spawns: Bool) -> Result<(worker: String, id: UInt64), WireError> {
         let worker: String
         if resolvedAt != registrations {
             resolved.removeAll(keepingCapacity: true)
@@ -168,10 +168,11 @@ struct CoordinatorCore {
             resolved[address] = (worker, spawns)
             if spawns { noteInstance(address) }
         }
-        // A worker with `workerOutbox` requests unanswered (or as many messages it has not taken
-        // yet) is busy: bounds what the coordinator and the worker hold, however big the batches.
+        // A worker with `workerOutbox` requests unanswered is busy: this bounds what the
+        // coordinator holds for it (every request waiting in its outbox is unanswered) and what
+        // the worker holds, however big the batches.
         let limit = topology.queues.workerOutbox
-        guard inFlight[worker, default: 0] < limit, backlog(worker) < limit else {
+        guard inFlight[worker, default: 0] < limit else {
             return .failure(WireError(.busy, "worker \(worker) has \(limit) requests unanswered; retry later",
                                       address: address))
         }

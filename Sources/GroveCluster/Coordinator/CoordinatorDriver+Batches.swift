@@ -20,11 +20,10 @@ extension CoordinatorDriver {
             return
         }
         core.batchingClients.insert(identity)
-        let backlog = backlog(io)
         for envelope in envelopes {
             guard Self.routesDirectly(envelope, maxPayload: core.maxPayload) else {
                 do {
-                    apply(core.fromClient(identity, try envelope.message(in: batch), backlog: backlog), io: io)
+                    apply(core.fromClient(identity, try envelope.message(in: batch)), io: io)
                 } catch {
                     apply([.toClient(identity, CoordinatorCore.errorMessage(error, correlation: envelope.correlation))], io: io)
                 }
@@ -34,7 +33,7 @@ extension CoordinatorDriver {
             do {
                 let address = try envelope.addressText(in: batch)
                 routed = core.route(from: identity, correlation: envelope.correlation, address: address,
-                                    spawns: envelope.kind == .event, backlog: backlog)
+                                    spawns: envelope.kind == .event)
             } catch {
                 routed = .failure(error)
             }

@@ -53,7 +53,7 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
                 if let batch = Self.batchPayload(rest) {
                     forward(batch, fromClient: identity, io: io)
                 } else {
-                    apply(core.fromClient(identity, rest, backlog: backlog(io)), io: io)
+                    apply(core.fromClient(identity, rest), io: io)
                 }
             } else if inbound.socket == workers {
                 if let batch = Self.batchPayload(rest) {
@@ -123,18 +123,6 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
         if let batch = toClients[identity], batch.byteCount >= BatchBuilder.preferredByteCount {
             io.send(clients, [identity] + batch.frames())
             toClients[identity] = nil
-        }
-    }
-
-    /// How many messages wait for a worker, for the core's `busy` check; read once per worker
-    /// for a whole received batch, since nothing is sent to workers before ``flush(io:)``.
-    func backlog(_ io: LoopIO) -> (String) -> Int {
-        var known: [(worker: String, waiting: Int)] = []
-        return { worker in
-            if let hit = known.first(where: { $0.worker == worker }) { return hit.waiting }
-            let waiting = io.pending(self.workers, peer: Array(worker.utf8))
-            known.append((worker, waiting))
-            return waiting
         }
     }
 

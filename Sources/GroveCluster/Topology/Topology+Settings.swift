@@ -46,15 +46,15 @@ extension Topology {
     public struct Queues: Sendable, Equatable {
         /// Events a machine instance may have waiting before senders are refused. Defaults to 1024.
         public var mailboxCapacity: Int
-        /// Requests one worker may have unanswered (forwarded, not replied to yet), and messages
-        /// the coordinator holds for it, before the coordinator answers `busy`. Defaults to 10000.
+        /// Requests one worker may have unanswered (forwarded, not replied to yet) before the
+        /// coordinator answers `busy`. Defaults to 10000.
         public var workerOutbox: Int
         /// Messages the coordinator holds for one client before it drops. Defaults to 10000.
         public var clientOutbox: Int
 
         /// - Parameters:
         ///   - mailboxCapacity: Events waiting per machine instance.
-        ///   - workerOutbox: Requests unanswered, and messages held, per worker.
+        ///   - workerOutbox: Requests unanswered per worker.
         ///   - clientOutbox: Messages held per client.
         public init(mailboxCapacity: Int = 1024, workerOutbox: Int = 10000, clientOutbox: Int = 10000) {
             self.mailboxCapacity = mailboxCapacity
