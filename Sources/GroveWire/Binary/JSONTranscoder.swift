@@ -75,56 +75,49 @@ struct JSONTranscoder {
     }
 
     private mutating func object(depth: Int) -> Bool {
+        container(keyed: true, closing: UInt8(ascii: "}"), depth: depth) { transcoder in
+            // A key, a colon, then the value.
+            transcoder.skipSpace()
+            guard transcoder.next(is: UInt8(ascii: "\"")), transcoder.string(lengthShift: 1) else { return false }
+            transcoder.skipSpace()
+            guard transcoder.next(is: UInt8(ascii: ":")) else { return false }
+            transcoder.offset += 1
+            return transcoder.value(depth: depth + 1)
+        }
+    }
+
+    private mutating func array(depth: Int) -> Bool {
+        container(keyed: false, closing: UInt8(ascii: "]"), depth: depth) { $0.value(depth: depth + 1) }
+    }
+
+    /// An object or array from its opening bracket: items separated by commas up to `closing`,
+    /// each read by `item`; writes the container and its count.
+    private mutating func container(keyed: Bool, closing: UInt8, depth: Int, item: (inout JSONTranscoder) -> Bool) -> Bool {
         guard depth < BinaryCodec.maximumDepth else { return false }
         offset += 1
-        let countAt = writer.openContainer(keyed: true)
-        var count = 0
+        let countAt = writer.openContainer(keyed: keyed)
         skipSpace()
-        if offset < input.count, input[offset] == UInt8(ascii: "}") {
+        if next(is: closing) {
             offset += 1
             return true
         }
+        var count = 0
         while true {
-            skipSpace()
-            guard offset < input.count, input[offset] == UInt8(ascii: "\""), string(lengthShift: 1) else { return false }
-            skipSpace()
-            guard offset < input.count, input[offset] == UInt8(ascii: ":") else { return false }
-            offset += 1
-            guard value(depth: depth + 1) else { return false }
+            guard item(&self) else { return false }
             count += 1
             skipSpace()
             guard offset < input.count else { return false }
             let separator = input[offset]
             offset += 1
-            if separator == UInt8(ascii: "}") { break }
+            if separator == closing { break }
             guard separator == UInt8(ascii: ",") else { return false }
         }
         writer.patchCount(count, at: countAt)
         return true
     }
 
-    private mutating func array(depth: Int) -> Bool {
-        guard depth < BinaryCodec.maximumDepth else { return false }
-        offset += 1
-        let countAt = writer.openContainer(keyed: false)
-        var count = 0
-        skipSpace()
-        if offset < input.count, input[offset] == UInt8(ascii: "]") {
-            offset += 1
-            return true
-        }
-        while true {
-            guard value(depth: depth + 1) else { return false }
-            count += 1
-            skipSpace()
-            guard offset < input.count else { return false }
-            let separator = input[offset]
-            offset += 1
-            if separator == UInt8(ascii: "]") { break }
-            guard separator == UInt8(ascii: ",") else { return false }
-        }
-        writer.patchCount(count, at: countAt)
-        return true
+    private func next(is byte: UInt8) -> Bool {
+        offset < input.count && input[offset] == byte
     }
 
     /// A string starting at the opening quote, written as varint(length << shift) and UTF-8:
