@@ -121,14 +121,7 @@ extension EndToEnd {
                                     payload: Array("\"increment\"".utf8)),
                         WireMessage(Header(.event, correlation: 2), address: "counter/short", payload: Array("\"increment\"".utf8)),
                     ]))
-                    var replies: [UInt64: WireMessage] = [:]
-                    while replies.count < 2 {
-                        let reply = try client.receive()
-                        for message in reply.header.kind == .batch ? try Batch.unpack(reply.payload) : [reply] {
-                            replies[message.header.correlation] = message
-                        }
-                    }
-                    return replies
+                    return Dictionary(try client.receiveReplies(2).map { ($0.header.correlation, $0) }, uniquingKeysWith: { first, _ in first })
                 }
                 #expect(replies[1]?.error?.code == .malformedFrame)
                 #expect(replies[1]?.error?.message.contains("1025 bytes") == true)

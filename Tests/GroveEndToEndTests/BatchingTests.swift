@@ -31,12 +31,7 @@ extension EndToEnd {
                     }
                     messages.append(WireMessage(Header(.event, correlation: 999), address: "counter/odd", payload: Array("{".utf8)))
                     try client.send(Batch.pack(messages))
-                    var replies: [WireMessage] = []
-                    while replies.count < messages.count {
-                        let reply = try client.receive()
-                        replies += reply.header.kind == .batch ? try Batch.unpack(reply.payload) : [reply]
-                    }
-                    return replies
+                    return try client.receiveReplies(messages.count)
                 }
                 // Per machine, the committed counts are the running sums in send order.
                 var expected: [String: Int] = [:]
@@ -96,12 +91,7 @@ extension EndToEnd {
                                     payload: Array(#"{"note":{"_0":"\#(note)"}}"#.utf8))
                     }
                     try client.send(Batch.pack(messages))
-                    var replies: [WireMessage] = []
-                    while replies.count < messages.count {
-                        let reply = try client.receive()
-                        replies += reply.header.kind == .batch ? try Batch.unpack(reply.payload) : [reply]
-                    }
-                    return replies
+                    return try client.receiveReplies(messages.count)
                 }
                 #expect(replies.count == 400)
                 #expect(Set(replies.map(\.header.correlation)) == Set((1...400).map(UInt64.init)))
@@ -135,13 +125,8 @@ extension EndToEnd {
                         }))
                     }
                     var codes: [String: Int] = [:]
-                    var answered = 0
-                    while answered < 10_000 {
-                        let reply = try client.receive()
-                        for message in reply.header.kind == .batch ? try Batch.unpack(reply.payload) : [reply] {
-                            answered += 1
-                            codes[message.error?.code.rawValue ?? message.header.kind.name, default: 0] += 1
-                        }
+                    for message in try client.receiveReplies(10_000) {
+                        codes[message.error?.code.rawValue ?? message.header.kind.name, default: 0] += 1
                     }
                     return codes
                 }

@@ -1,4 +1,5 @@
 import Foundation
+import GroveWire
 import Testing
 
 extension EndToEnd {
@@ -41,6 +42,17 @@ extension EndToEnd {
             var countPerConnection: Int?
         }
 
+        /// The keyed `counter` instances `fsm-send list` reports.
+        static func counterInstances(_ cluster: Cluster) async throws -> [JSONValue] {
+            let listing = try await cluster.json(["list"])
+            guard case .array(let machines)? = listing["machines"],
+                  let counter = machines.first(where: { $0["name"]?.stringValue == "counter" }),
+                  case .array(let instances)? = counter["instances"] else {
+                throw HarnessError("fsm-send list has no counter instances: \(listing)")
+            }
+            return instances
+        }
+
         func load(_ cluster: Cluster, _ arguments: [String]) async throws -> Report {
             let result = try await runCommand(Products.load, ["--endpoint", cluster.clients, "--json"] + arguments,
                                               in: cluster.directory, timeout: .seconds(60))
@@ -67,13 +79,7 @@ extension EndToEnd {
                 #expect(report.countPerConnection == 400)
                 // The events reached the machines: 30 keyed instances exist, and each counted
                 // what it got (800 events of ack and reply, round robin over 30 addresses).
-                let listing = try await cluster.json(["list"])
-                guard case .array(let machines)? = listing["machines"],
-                      let counter = machines.first(where: { $0["name"]?.stringValue == "counter" }),
-                      case .array(let instances)? = counter["instances"] else {
-                    Issue.record("fsm-send list has no counter instances: \(listing)")
-                    return
-                }
+                let instances = try await Self.counterInstances(cluster)
                 #expect(instances.count == 30)
                 var total: Int64 = 0
                 for index in 0..<30 {
@@ -101,13 +107,7 @@ extension EndToEnd {
                 let report = try await load(cluster, ["--spawn", "500", "--mode", "ack", "--no-baseline", "--count", "10",
                                                       "--machines", "5", "--batch", "50"])
                 #expect(report.spawn?.instances == 500)
-                let listing = try await cluster.json(["list"])
-                guard case .array(let machines)? = listing["machines"],
-                      let counter = machines.first(where: { $0["name"]?.stringValue == "counter" }),
-                      case .array(let instances)? = counter["instances"] else {
-                    Issue.record("fsm-send list has no counter instances: \(listing)")
-                    return
-                }
+                let instances = try await Self.counterInstances(cluster)
                 #expect(instances.count == 505) // 500 spawned, 5 driven
             }
         }

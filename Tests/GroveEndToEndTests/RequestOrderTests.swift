@@ -21,18 +21,8 @@ extension EndToEnd {
 
         /// Sends `messages` as one batch and returns the replies by correlation.
         static func batch(_ messages: [WireMessage], endpoint: String) async throws -> [UInt64: WireMessage] {
-            try await onThread {
-                let client = try RawClient(endpoint: endpoint)
-                try client.send(Batch.pack(messages))
-                var replies: [UInt64: WireMessage] = [:]
-                while replies.count < messages.count {
-                    let reply = try client.receive()
-                    for message in reply.header.kind == .batch ? try Batch.unpack(reply.payload) : [reply] {
-                        replies[message.header.correlation] = message
-                    }
-                }
-                return replies
-            }
+            Dictionary(try await arrivals(messages, endpoint: endpoint).map { ($0.header.correlation, $0) },
+                       uniquingKeysWith: { first, _ in first })
         }
 
         /// Sends `messages` as one batch and returns the replies in the order they arrived.
@@ -40,12 +30,7 @@ extension EndToEnd {
             try await onThread {
                 let client = try RawClient(endpoint: endpoint)
                 try client.send(Batch.pack(messages))
-                var replies: [WireMessage] = []
-                while replies.count < messages.count {
-                    let reply = try client.receive()
-                    replies += reply.header.kind == .batch ? try Batch.unpack(reply.payload) : [reply]
-                }
-                return replies
+                return try client.receiveReplies(messages.count)
             }
         }
 

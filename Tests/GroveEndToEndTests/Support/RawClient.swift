@@ -56,6 +56,16 @@ final class RawClient {
         return try WireMessage(frames: frames)
     }
 
+    /// The next `count` replies in the order they arrived, a batch's envelopes one by one.
+    func receiveReplies(_ count: Int, timeout: Duration = .seconds(10)) throws -> [WireMessage] {
+        var replies: [WireMessage] = []
+        while replies.count < count {
+            let reply = try receive(timeout: timeout)
+            replies += reply.header.kind == .batch ? try Batch.unpack(reply.payload) : [reply]
+        }
+        return replies
+    }
+
     /// Sends and waits for the reply with the same correlation id (others are dropped).
     func request(_ message: WireMessage, timeout: Duration = .seconds(10)) throws -> WireMessage {
         try send(message)
