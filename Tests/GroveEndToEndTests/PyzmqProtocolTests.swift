@@ -16,19 +16,28 @@ extension EndToEnd {
             io: [("Authenticate", "auth-io"), ("VerifyTwoFactor", "auth-io")]
         )
 
-        @Test func theDocumentedPythonClientWorks() async throws {
+        static let documentedEndpoint = #"ENDPOINT = "ipc://@grove-default/clients""#
+
+        /// The python examples of docs/PROTOCOL.md, in page order.
+        static func examples() throws -> [String] {
             let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             let page = try String(contentsOf: repo.appendingPathComponent("docs/PROTOCOL.md"), encoding: .utf8)
-            let start = try #require(page.range(of: "```python\n"), "docs/PROTOCOL.md has no python example")
-            let end = try #require(page.range(of: "```", range: start.upperBound..<page.endIndex))
-            let example = String(page[start.upperBound..<end.lowerBound])
-            #expect(example.contains(#"ENDPOINT = "ipc://@grove-default/clients""#))
+            return page.components(separatedBy: "```python\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
+        }
+
+        /// Runs `example` against `cluster` as written, but for the endpoint.
+        static func run(_ example: String, as name: String, in cluster: Cluster) async throws -> CommandResult {
+            let file = cluster.directory.appendingPathComponent(name)
+            try example.replacingOccurrences(of: documentedEndpoint, with: "ENDPOINT = \"\(cluster.clients)\"")
+                .write(to: file, atomically: true, encoding: .utf8)
+            return try await runCommand(URL(fileURLWithPath: "/usr/bin/env"), ["python3", file.path], in: cluster.directory)
+        }
+
+        @Test func theDocumentedPythonClientWorks() async throws {
+            let example = try #require(try Self.examples().first, "docs/PROTOCOL.md has no python example")
+            #expect(example.contains(Self.documentedEndpoint))
             try await withCluster(Self.topology) { cluster in
-                let script = example.replacingOccurrences(of: #"ENDPOINT = "ipc://@grove-default/clients""#,
-                                                          with: "ENDPOINT = \"\(cluster.clients)\"")
-                let file = cluster.directory.appendingPathComponent("example.py")
-                try script.write(to: file, atomically: true, encoding: .utf8)
-                let result = try await runCommand(URL(fileURLWithPath: "/usr/bin/env"), ["python3", file.path], in: cluster.directory)
+                let result = try await Self.run(example, as: "example.py", in: cluster)
                 #expect(result.status == 0, "python3 example.py failed (is pyzmq installed? Scripts/test.sh installs it): \(result.stderr)")
                 let lines = result.stdout.split(separator: "\n").map(String.init)
                 try #require(lines.count == 4, "expected four lines, got: \(result.stdout)")
@@ -37,22 +46,16 @@ extension EndToEnd {
                 #expect(lines[2] == "state:counter [{'count': 0}, {'count': 41}, {'count': 42}]")
                 #expect(lines[3] == "0x12 undecodable-event $")
                 // Run again: the example does not depend on a fresh topology.
-                let again = try await runCommand(URL(fileURLWithPath: "/usr/bin/env"), ["python3", file.path], in: cluster.directory)
+                let again = try await Self.run(example, as: "example.py", in: cluster)
                 #expect(again.status == 0, "a second run failed: \(again.stderr)")
             }
         }
 
         @Test func theDocumentedBatchExampleWorks() async throws {
-            let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            let page = try String(contentsOf: repo.appendingPathComponent("docs/PROTOCOL.md"), encoding: .utf8)
-            let blocks = page.components(separatedBy: "```python\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
-            let example = try #require(blocks.first { $0.contains("0x07") }, "docs/PROTOCOL.md has no batch example")
+            let example = try #require(try Self.examples().first { $0.contains("0x07") }, "docs/PROTOCOL.md has no batch example")
+            #expect(example.contains(Self.documentedEndpoint))
             try await withCluster(Self.topology) { cluster in
-                let script = example.replacingOccurrences(of: #"ENDPOINT = "ipc://@grove-default/clients""#,
-                                                          with: "ENDPOINT = \"\(cluster.clients)\"")
-                let file = cluster.directory.appendingPathComponent("batch.py")
-                try script.write(to: file, atomically: true, encoding: .utf8)
-                let result = try await runCommand(URL(fileURLWithPath: "/usr/bin/env"), ["python3", file.path], in: cluster.directory)
+                let result = try await Self.run(example, as: "batch.py", in: cluster)
                 #expect(result.status == 0, "python3 batch.py failed: \(result.stderr)")
                 #expect(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == #"100 {"count":100}"#)
             }
