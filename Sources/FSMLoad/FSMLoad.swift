@@ -202,6 +202,12 @@ struct FSMLoad: ParsableCommand {
     /// Sends one event to each of `count` new keyed instances and measures the workers' memory.
     func spawnInstances(_ count: Int, endpoint: String, pids: [String: Int32]) throws -> SpawnReport {
         let workers = pids.filter { $0.key != "fsm-load" && $0.key != "coordinator" }
+        let client = try Client(endpoint: endpoint, timeout: .seconds(10))
+        /// The keyed instances of the machine the coordinator has seen spawned.
+        func instances() throws -> Int {
+            try client.list().machines.first { $0.name == machine }?.instances.count ?? 0
+        }
+        let instancesBefore = try instances()
         let before = workers.compactMapValues { ProcessStats.read(pid: $0)?.residentBytes }.values.reduce(0, +)
         let plan = LoadPlan(mode: .ack, addresses: (0..<count).map { "\(machine)/spawn-\($0)" }, payload: Self.payload(size: 16),
                             window: window, count: (count + connections - 1) / connections, duration: .seconds(3600), ratePerConnection: nil,
@@ -213,9 +219,10 @@ struct FSMLoad: ParsableCommand {
             throw LoadError("spawning lost \(run.lost) and failed \(run.failed) events: \(run.errors)")
         }
         let after = workers.compactMapValues { ProcessStats.read(pid: $0)?.residentBytes }.values.reduce(0, +)
-        // Every address got an event (the connections split them), none failed: `count` instances.
-        return SpawnReport(instances: count, seconds: seconds, residentBytesAdded: after - before,
-                           bytesPerInstance: Double(after - before) / Double(max(1, count)))
+        // Counted by the coordinator, not assumed: instances that already existed are not new.
+        let spawned = try instances() - instancesBefore
+        return SpawnReport(instances: spawned, seconds: seconds, residentBytesAdded: after - before,
+                           bytesPerInstance: Double(after - before) / Double(max(1, spawned)))
     }
 
     /// The load machine's `note` event, as the worker's `Counter.Event.note(String)` decodes it.
