@@ -61,12 +61,20 @@ public struct BatchBuilder: Sendable {
     ) {
         // Addresses are checked on the way in (at most WireMessage.maximumAddressLength bytes).
         assert(address.count <= 0xFFFF, "an address longer than a batch envelope can carry")
-        bytes.append(kind.rawValue)
-        bytes.append(flags.rawValue)
-        appendBigEndian(correlation, byteCount: 8)
-        appendBigEndian(UInt64(address.count), byteCount: 2)
+        // The fixed fields are written to the stack and appended in one copy each: appending
+        // them byte by byte cost a capacity check per byte on routers' hot path.
+        var head: (UInt64, UInt64) = (0, 0)
+        withUnsafeMutableBytes(of: &head) { raw in
+            raw[0] = kind.rawValue
+            raw[1] = flags.rawValue
+            raw.storeBytes(of: correlation.bigEndian, toByteOffset: 2, as: UInt64.self)
+            raw.storeBytes(of: UInt16(truncatingIfNeeded: address.count).bigEndian, toByteOffset: 10, as: UInt16.self)
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: raw.assumingMemoryBound(to: UInt8.self)[0..<12]))
+        }
         bytes.append(contentsOf: address)
-        appendBigEndian(UInt64(body.count), byteCount: 4)
+        withUnsafeBytes(of: UInt32(truncatingIfNeeded: body.count).bigEndian) {
+            bytes.append(contentsOf: $0.assumingMemoryBound(to: UInt8.self))
+        }
         bytes.append(contentsOf: body)
         envelopeCount += 1
     }
@@ -105,12 +113,5 @@ public struct BatchBuilder: Sendable {
     public mutating func removeAll() {
         envelopeCount = 0
         bytes.removeAll(keepingCapacity: true)
-    }
-
-    @inlinable
-    mutating func appendBigEndian(_ value: UInt64, byteCount: Int) {
-        for shift in stride(from: (byteCount - 1) * 8, through: 0, by: -8) {
-            bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
-        }
     }
 }

@@ -78,7 +78,7 @@ extension CoordinatorCore {
             }
             noteInstance(route.to)
             let id = takeID()
-            track(id, Pending(origin: .route(from: message.address), worker: worker, address: route.to))
+            track(id, Pending(origin: .route(from: message.address), worker: number(of: worker), address: route.to))
             actions.append(.toWorker(worker, WireMessage(Header(.event, flags: .noWait, correlation: id), address: route.to,
                                                          payload: Array(event.jsonData))))
         }

@@ -34,10 +34,14 @@ extension CoordinatorCore {
 
     /// The request a worker's reply answers, taken off the pending table; nil when there is none
     /// or it was sent to another worker (only the worker a request went to may answer it).
-    mutating func answered(by name: String, correlation: UInt64) -> Pending? {
-        guard pending[correlation]?.worker == name else { return nil }
-        inFlight[name, default: 1] -= 1
-        return pending.removeValue(forKey: correlation)
+    mutating func answered(by worker: Int, correlation: UInt64) -> Pending? {
+        guard let request = pending.removeValue(forKey: correlation) else { return nil }
+        guard request.worker == worker else {
+            pending[correlation] = request
+            return nil
+        }
+        inFlight[worker] -= 1
+        return request
     }
 
     /// What to do with `reply` to `request`: pass it to the client, or note a failed route.
@@ -62,7 +66,7 @@ extension CoordinatorCore {
         case .heartbeat:
             return []
         case .state, .accepted, .error:
-            guard let request = answered(by: name, correlation: correlation) else { return [] }
+            guard let request = answered(by: number(of: name), correlation: correlation) else { return [] }
             return deliver(message, to: request)
         case .stateChanged:
             return [.publish(topic: "state:" + message.address, message)]
@@ -180,9 +184,10 @@ extension CoordinatorCore {
         registrations += 1
         workers[name]?.pid = nil
         var actions: [CoordinatorAction] = [.dropQueued(worker: name)]
-        inFlight[name] = nil
+        let number = number(of: name)
+        inFlight[number] = 0
         // In id order, which is the order the requests were sent: their replies keep it.
-        for (id, request) in pending.filter({ $0.value.worker == name }).sorted(by: { $0.key < $1.key }) {
+        for (id, request) in pending.filter({ $0.value.worker == number }).sorted(by: { $0.key < $1.key }) {
             pending[id] = nil
             guard case .client(let client, let correlation) = request.origin else { continue }
             let error = WireError(.workerLost, "worker \(name) was lost (\(reason)) before answering; the event may not have been processed",

@@ -30,7 +30,8 @@ struct CoordinatorCore {
     struct Pending {
         enum Origin { case client([UInt8], UInt64), route(from: String) }
         let origin: Origin
-        let worker: String
+        /// The worker's number (its index in ``workerNames``).
+        let worker: Int
         let address: String
     }
 
@@ -49,9 +50,14 @@ struct CoordinatorCore {
     let eventsEndpoint: String
     let workersEndpoint: String?
     var workers: [String: WorkerSlot] = [:]
+    /// The topology's worker instances, numbered in order: the hot path keeps numbers, not
+    /// names, so it indexes arrays instead of hashing strings.
+    let workerNames: [String]
+    let workerNumbers: [String: Int]
     var pending: [UInt64: Pending] = [:]
-    /// Requests forwarded to each worker and not answered yet (the entries of `pending` by worker).
-    var inFlight: [String: Int] = [:]
+    /// Requests forwarded to each worker (by number) and not answered yet (the entries of
+    /// `pending` by worker).
+    var inFlight: [Int]
     var calls: [UInt64: Call] = [:]
     var callsByOrigin: [String: [UInt64: UInt64]] = [:]
     var keyedInstances: [String: Set<String>] = [:]
@@ -66,7 +72,7 @@ struct CoordinatorCore {
     var batchingClients: Set<[UInt8]> = []
     /// Addresses already resolved to their worker, valid while no worker registers or is lost:
     /// the hot path is one dictionary lookup instead of parsing and placing the address.
-    var resolved: [String: (worker: String, listed: Bool)] = [:]
+    var resolved: [String: (worker: Int, listed: Bool)] = [:]
     var resolvedAt = 0
 
     init(topology: Topology, eventsEndpoint: String, workersEndpoint: String? = nil, maxPayload: Int = 1 << 20) {
@@ -74,6 +80,9 @@ struct CoordinatorCore {
         self.eventsEndpoint = eventsEndpoint
         self.workersEndpoint = workersEndpoint
         self.maxPayload = maxPayload
+        workerNames = topology.workerInstances.map(\.name)
+        workerNumbers = Dictionary(workerNames.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+        inFlight = Array(repeating: 0, count: workerNames.count)
         for instance in topology.workerInstances {
             workers[instance.name] = WorkerSlot(name: instance.name, group: instance.group)
         }
@@ -126,7 +135,7 @@ struct CoordinatorCore {
             case .success(let (worker, id)):
                 var forwarded = message
                 forwarded.header.correlation = id
-                return [.toWorker(worker, forwarded)]
+                return [.toWorker(workerNames[worker], forwarded)]
             case .failure(let error):
                 return refuse(error)
             }
@@ -140,12 +149,12 @@ struct CoordinatorCore {
     }
 
     /// Routes a client request (event, get, cancel, stop or echo) for `address`: the worker it
-    /// goes to and the id it travels under, now pending; or why it is refused.
+    /// goes to (by number) and the id it travels under, now pending; or why it is refused.
     /// - Parameter spawns: Whether the request spawns a keyed instance (an event does; get,
     ///   stop and cancel do not, so they are not listed as instances).
     mutating func route(from identity: [UInt8], correlation: UInt64, address: String,
-                        spawns: Bool) -> Result<(worker: String, id: UInt64), WireError> {
-        let worker: String
+                        spawns: Bool) -> Result<(worker: Int, id: UInt64), WireError> {
+        let worker: Int
         if resolvedAt != registrations {
             resolved.removeAll(keepingCapacity: true)
             resolvedAt = registrations
@@ -158,7 +167,7 @@ struct CoordinatorCore {
             }
         } else {
             do {
-                worker = try resolve(address)
+                worker = try number(of: resolve(address))
             } catch {
                 return .failure(error)
             }
@@ -172,8 +181,8 @@ struct CoordinatorCore {
         // coordinator holds for it (every request waiting in its outbox is unanswered) and what
         // the worker holds, however big the batches.
         let limit = topology.queues.workerOutbox
-        guard inFlight[worker, default: 0] < limit else {
-            return .failure(WireError(.busy, "worker \(worker) has \(limit) requests unanswered; retry later",
+        guard inFlight[worker] < limit else {
+            return .failure(WireError(.busy, "worker \(workerNames[worker]) has \(limit) requests unanswered; retry later",
                                       address: address))
         }
         let id = takeID()
@@ -184,7 +193,15 @@ struct CoordinatorCore {
     /// Remembers a request forwarded under `id` until its worker answers or is lost.
     mutating func track(_ id: UInt64, _ request: Pending) {
         pending[id] = request
-        inFlight[request.worker, default: 0] += 1
+        inFlight[request.worker] += 1
+    }
+
+    /// The number of a worker instance the topology names (every name `resolve` returns is one).
+    func number(of worker: String) -> Int {
+        guard let number = workerNumbers[worker] else {
+            preconditionFailure("worker \(worker) is not an instance of topology \(topology.name)")
+        }
+        return number
     }
 
     /// The worker instance hosting `address`.

@@ -29,7 +29,7 @@ extension CoordinatorDriver {
                 }
                 continue
             }
-            let routed: Result<(worker: String, id: UInt64), WireError>
+            let routed: Result<(worker: Int, id: UInt64), WireError>
             do {
                 let address = try envelope.addressText(in: batch)
                 routed = core.route(from: identity, correlation: envelope.correlation, address: address,
@@ -68,12 +68,20 @@ extension CoordinatorDriver {
             apply([.toWorker(name, CoordinatorCore.errorMessage(error, correlation: 0))], io: io)
             return
         }
+        let worker = core.number(of: name)  // heard(from:) found it registered
+        // Replies come in runs to one client: whether it batches is looked up once per run.
+        var lastClient: [UInt8] = []
+        var lastBatching = false
         for envelope in envelopes {
             switch envelope.kind {
             case .state, .accepted, .error:
-                guard let request = core.answered(by: name, correlation: envelope.correlation) else { continue }
+                guard let request = core.answered(by: worker, correlation: envelope.correlation) else { continue }
                 if case .client(let client, let correlation) = request.origin {
-                    if core.batchingClients.contains(client) {
+                    if client != lastClient {
+                        lastClient = client
+                        lastBatching = core.batchingClients.contains(client)
+                    }
+                    if lastBatching {
                         toClient(client, io: io) { $0.append(envelope, from: batch, correlation: correlation) }
                     } else {
                         io.send(clients, [client, Header(envelope.kind, flags: envelope.flags, correlation: correlation).bytes,

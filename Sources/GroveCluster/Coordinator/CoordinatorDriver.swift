@@ -28,6 +28,8 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
         self.events = events
         self.context = context
         self.log = log
+        workerIdentities = core.workerNames.map { Array($0.utf8) }
+        toWorkers = Array(repeating: BatchBuilder(), count: core.workerNames.count)
         ready.withLock { $0.missing = core.unregistered }
     }
 
@@ -90,40 +92,48 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
     func posted(_ messages: [Outbound], io: LoopIO) {}
 
     func flush(io: LoopIO) {
-        for (name, batch) in toWorkers where !batch.isEmpty {
-            io.send(workers, [Array(name.utf8)] + batch.frames())
+        for worker in toWorkers.indices where !toWorkers[worker].isEmpty {
+            io.send(workers, [workerIdentities[worker]] + toWorkers[worker].frames())
+            toWorkers[worker] = BatchBuilder()
         }
         for (identity, batch) in toClients where !batch.isEmpty {
             io.send(clients, [identity] + batch.frames())
         }
-        toWorkers.removeAll(keepingCapacity: true)
         toClients.removeAll(keepingCapacity: true)
     }
 
-    /// Envelopes for each worker and each batching client, collected during one callback and
-    /// sent as one batch per destination by ``flush(io:)``: under load one ZeroMQ message
-    /// carries many envelopes.
-    var toWorkers: [String: BatchBuilder] = [:]
+    /// Envelopes for each worker (by number) and each batching client, collected during one
+    /// callback and sent as one batch per destination by ``flush(io:)``: under load one ZeroMQ
+    /// message carries many envelopes.
+    var toWorkers: [BatchBuilder]
     var toClients: [[UInt8]: BatchBuilder] = [:]
+    /// Each worker's routing id (its name's bytes), by number.
+    let workerIdentities: [[UInt8]]
     private var slowClients: Set<[UInt8]> = []
     private var clientOutbox: Int { core.topology.queues.clientOutbox }
 
-    /// Adds to the batch for worker `name`; a batch that reached its preferred size leaves now.
-    func toWorker(_ name: String, io: LoopIO, _ append: (inout BatchBuilder) -> Void) {
-        append(&toWorkers[name, default: BatchBuilder()])
-        if let batch = toWorkers[name], batch.byteCount >= BatchBuilder.preferredByteCount {
-            io.send(workers, [Array(name.utf8)] + batch.frames())
-            toWorkers[name] = nil
+    /// Adds to the batch for worker number `worker`; a batch that reached its preferred size
+    /// leaves now.
+    func toWorker(_ worker: Int, io: LoopIO, _ append: (inout BatchBuilder) -> Void) {
+        append(&toWorkers[worker])
+        if toWorkers[worker].byteCount >= BatchBuilder.preferredByteCount {
+            io.send(workers, [workerIdentities[worker]] + toWorkers[worker].frames())
+            toWorkers[worker] = BatchBuilder()
         }
     }
 
     /// Adds to the batch for a batching client; a batch that reached its preferred size leaves now.
     func toClient(_ identity: [UInt8], io: LoopIO, _ append: (inout BatchBuilder) -> Void) {
-        append(&toClients[identity, default: BatchBuilder()])
-        if let batch = toClients[identity], batch.byteCount >= BatchBuilder.preferredByteCount {
-            io.send(clients, [identity] + batch.frames())
-            toClients[identity] = nil
+        let full = Self.appending(to: &toClients[identity, default: BatchBuilder()], append)
+        if full {
+            io.send(clients, [identity] + toClients.removeValue(forKey: identity)!.frames())
         }
+    }
+
+    /// Appends to `batch`; whether it reached its preferred size (one dictionary access for both).
+    private static func appending(to batch: inout BatchBuilder, _ append: (inout BatchBuilder) -> Void) -> Bool {
+        append(&batch)
+        return batch.byteCount >= BatchBuilder.preferredByteCount
     }
 
     func apply(_ actions: [CoordinatorAction], io: LoopIO) {
@@ -136,11 +146,16 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
                     io.send(clients, [identity] + message.frames)
                 }
             case .toWorker(let name, let message):
-                toWorker(name, io: io) { $0.append(message) }
+                if let worker = core.workerNumbers[name] {
+                    toWorker(worker, io: io) { $0.append(message) }
+                } else {
+                    // Not an instance of the topology (a stranger told to register): no batch.
+                    io.send(workers, [Array(name.utf8)] + message.frames)
+                }
             case .publish(let topic, let message):
                 io.send(events, [Array(topic.utf8)] + message.frames)
             case .dropQueued(let worker):
-                toWorkers[worker] = nil
+                if let number = core.workerNumbers[worker] { toWorkers[number] = BatchBuilder() }
                 _ = io.dropPending(workers, peer: Array(worker.utf8))
             case .warn(let text):
                 log.warning("\(text)")
