@@ -87,10 +87,13 @@ final class LoadConnection: @unchecked Sendable {
         try socket.connect(endpoint)
 
         var result = ConnectionResult()
-        var sentAt: [UInt64: ContinuousClock.Instant] = [:]
+        // Send times in nanoseconds since `start`: plain integers keep the per-request table
+        // and the batch under construction on the specialized, copy-free paths.
+        var sentAt: [UInt64: Int64] = [:]
         sentAt.reserveCapacity(plan.window * 2)
         let clock = ContinuousClock()
         let start = clock.now
+        func nanosSinceStart(_ instant: ContinuousClock.Instant) -> Int64 { (instant - start).nanoseconds }
         let deadline = start + plan.duration
         var correlation = UInt64(index) << 48
         var nextAddress = index % max(1, plan.addresses.count)
@@ -104,32 +107,37 @@ final class LoadConnection: @unchecked Sendable {
             return now >= deadline
         }
 
+        // The batch under construction and the intended send time of each of its requests; both
+        // keep their capacity from batch to batch.
+        var pending = BatchBuilder()
+        var intendedTimes: [(UInt64, Int64)] = []
         while true {
             var now = clock.now
             // Send while the window (or the schedule) allows, `plan.batch` events per message.
-            var pending = BatchBuilder()
-            var intendedTimes: [(UInt64, ContinuousClock.Instant)] = []
+            pending.removeAll()
+            intendedTimes.removeAll(keepingCapacity: true)
             func transmit() throws -> Bool {
                 guard !pending.isEmpty else { return true }
                 guard try socket.send(pending.frames(), dontWait: true) else {
                     // No room: forget this batch (never sent) and try again later.
                     correlation -= UInt64(pending.count)
                     nextAddress = (nextAddress - pending.count % plan.addresses.count + plan.addresses.count) % plan.addresses.count
-                    pending = BatchBuilder()
-                    intendedTimes.removeAll()
+                    pending.removeAll()
+                    intendedTimes.removeAll(keepingCapacity: true)
                     return false
                 }
                 for (id, time) in intendedTimes { sentAt[id] = time }
                 result.sent += pending.count
-                pending = BatchBuilder()
+                pending.removeAll()
                 intendedTimes.removeAll(keepingCapacity: true)
                 return true
             }
             while !done(now), sentAt.count + pending.count < plan.window, plan.count.map({ result.sent + pending.count < $0 }) ?? true {
-                var intended = now
+                var intended = nanosSinceStart(now)
                 if let interval {
-                    intended = start + interval * (result.sent + pending.count)
-                    if intended > now { break }
+                    let scheduled = start + interval * (result.sent + pending.count)
+                    if scheduled > now { break }
+                    intended = nanosSinceStart(scheduled)
                 }
                 correlation += 1
                 let address = addresses[nextAddress]
@@ -159,10 +167,10 @@ final class LoadConnection: @unchecked Sendable {
             while let frames = try socket.receive(dontWait: true) {
                 received += 1
                 guard frames.count == 3, let header = try? Header(frames[0]) else { continue }
-                let arrived = clock.now
+                let arrived = nanosSinceStart(clock.now)
                 func record(_ kind: MessageKind, _ correlation: UInt64, _ payload: ArraySlice<UInt8>) {
                     guard let sent = sentAt.removeValue(forKey: correlation) else { return }
-                    _ = result.latency.record(UInt64(max(0, (arrived - sent).microseconds)))
+                    _ = result.latency.record(UInt64(max(0, (arrived - sent) / 1000)))
                     if kind == .error {
                         result.failed += 1
                         let code = (try? WireJSON.decode(WireError.self, from: Array(payload)))?.code.rawValue ?? "undecodable-error"
@@ -192,9 +200,9 @@ final class LoadConnection: @unchecked Sendable {
 }
 
 extension Duration {
-    var microseconds: Int64 {
+    var nanoseconds: Int64 {
         let (seconds, attoseconds) = components
-        return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 
     var seconds: Double {
