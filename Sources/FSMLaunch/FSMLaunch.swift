@@ -12,7 +12,8 @@ struct FSMLaunch: AsyncParsableCommand {
             Starts the coordinator in this process, spawns the topology's workers, and prints one line \
             `ready <clients-endpoint>` on stdout once every worker has registered. A worker that exits \
             unexpectedly is restarted (its in-flight effects fail back to their machines first). \
-            SIGINT or SIGTERM stops everything. Workers marked "external" are not spawned: start them by \
+            SIGINT or SIGTERM stops everything (so does the launching process exiting, with \
+            --exit-with-parent). Workers marked "external" are not spawned: start them by \
             hand with `--name NAME --coordinator ENDPOINT`.
 
             Without a topology file, runs the embedded default (Topologies/default.json).
@@ -33,6 +34,9 @@ struct FSMLaunch: AsyncParsableCommand {
 
     @Option(help: "Log level for the coordinator and supervisor: trace, debug, info, notice, warning, error.")
     var logLevel: String = "notice"
+
+    @Flag(help: "Stop the topology when the process that started fsm-launch exits, even if it was killed with SIGKILL (fsm-load passes this).")
+    var exitWithParent = false
 
     func run() async throws {
         let topology = try loadTopology()
@@ -71,6 +75,7 @@ struct FSMLaunch: AsyncParsableCommand {
         let supervisor = Supervisor(topology: topology, coordinator: coordinator,
                                     executableDirectory: Self.executableDirectory(), log: Logger(label: "grove.launch"))
         let signals = SignalWatcher()
+        if exitWithParent { signals.watchParent() }
         do {
             try supervisor.spawnAll()
         } catch {

@@ -2,7 +2,8 @@
 import Foundation
 import Synchronization
 
-/// Turns SIGINT and SIGTERM into something a task can await.
+/// Turns SIGINT and SIGTERM (and, when asked, the end of the launching process) into something a
+/// task can await.
 final class SignalWatcher: Sendable {
     private let state = Mutex<(signal: Int32?, waiters: [CheckedContinuation<Void, Never>])>((nil, []))
     private nonisolated(unsafe) let sources: [any DispatchSourceSignal]  // only kept alive, never touched after init
@@ -22,6 +23,22 @@ final class SignalWatcher: Sendable {
     }
 
     var received: Int32? { state.withLock { $0.signal } }
+
+    /// From now on, the launching process exiting (this process is handed to another parent)
+    /// counts as SIGTERM. Checked every 250 ms: it also catches a parent killed with SIGKILL,
+    /// which cannot stop its children itself.
+    func watchParent() {
+        let parent = getppid()
+        Task { [weak self] in
+            while let self, self.received == nil {
+                try? await Task.sleep(for: .milliseconds(250))
+                if getppid() != parent {
+                    self.fire(SIGTERM)
+                    return
+                }
+            }
+        }
+    }
 
     private func fire(_ number: Int32) {
         let waiters = state.withLock { state in

@@ -7,7 +7,8 @@ final class LaunchedTopology {
 
     init(topology: String, launcher: URL) throws {
         process.executableURL = launcher
-        process.arguments = [topology, "--log-level", "warning"]
+        // --exit-with-parent: even an fsm-load killed with SIGKILL leaves no topology behind.
+        process.arguments = [topology, "--log-level", "warning", "--exit-with-parent"]
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.standardError

@@ -45,11 +45,14 @@ extension EndToEnd {
         /// The keyed `counter` instances `fsm-send list` reports.
         static func counterInstances(_ cluster: Cluster) async throws -> [JSONValue] {
             let listing = try await cluster.json(["list"])
+            guard listing["machines"] != nil else { throw HarnessError("fsm-send list has no machines: \(listing)") }
+            return counterInstances(in: listing)
+        }
+
+        static func counterInstances(in listing: JSONValue) -> [JSONValue] {
             guard case .array(let machines)? = listing["machines"],
                   let counter = machines.first(where: { $0["name"]?.stringValue == "counter" }),
-                  case .array(let instances)? = counter["instances"] else {
-                throw HarnessError("fsm-send list has no counter instances: \(listing)")
-            }
+                  case .array(let instances)? = counter["instances"] else { return [] }
             return instances
         }
 
@@ -151,8 +154,10 @@ extension EndToEnd {
         static func alive(_ pid: Int32) -> Bool { kill(pid, 0) == 0 }
 
         /// SIGTERM to an fsm-load that launched its own topology stops that topology too: no
-        /// fsm-launch or worker is left holding the endpoints.
-        @Test func sigtermStopsTheTopologyFsmLoadLaunched() async throws {
+        /// fsm-launch or worker is left holding the endpoints. So does SIGKILL, which fsm-load
+        /// cannot handle: its fsm-launch notices that its parent is gone.
+        @Test(arguments: [SIGTERM, SIGKILL])
+        func endingFsmLoadStopsTheTopologyItLaunched(signal: Int32) async throws {
             let directory = try Cluster.makeDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
             let file = try Self.topology.write(in: directory)
@@ -164,13 +169,22 @@ extension EndToEnd {
                 return launch
             }
             let workers = Self.children(of: launch)
-            load.signal(SIGTERM)
+            // And until fsm-load drives it (instances exist): fsm-launch has printed its ready
+            // line, so it is not ended by writing it to a pipe nobody reads any more.
+            let clients = "ipc://\(directory.path)/clients.ipc"
+            _ = try await eventually("fsm-load's events to spawn counter instances", timeout: .seconds(30)) { () -> Bool? in
+                guard let list = try? await runCommand(Products.send, ["list", "--endpoint", clients], in: directory, timeout: .seconds(5)),
+                      list.status == 0, let listing = try? JSONValue(parsing: Data(list.stdout.utf8)) else { return nil }
+                return Self.counterInstances(in: listing).isEmpty ? nil : true
+            }
+            load.signal(signal)
             let status = await load.waitForExit(timeout: .seconds(15))
-            #expect(status != nil, "fsm-load did not exit on SIGTERM")
+            #expect(status != nil, "fsm-load did not exit on signal \(signal)")
             let gone = try? await eventually("fsm-launch and its workers to exit", timeout: .seconds(10)) { () -> Bool? in
                 ([launch] + workers).contains(where: Self.alive) ? nil : true
             }
             #expect(gone == true, "left running: \(([launch] + workers).filter(Self.alive))")
+            for pid in [launch] + workers where Self.alive(pid) { kill(pid, SIGKILL) }  // after a failure
         }
 
         @Test func helpExplainsEveryOption() async throws {
