@@ -79,6 +79,30 @@ public struct BatchBuilder: Sendable {
         envelopeCount += 1
     }
 
+    /// Appends an envelope whose payload `write` appends in place (an encoder writing straight
+    /// into the batch, with no array of its own to copy). When `write` throws, the batch is left
+    /// as it was.
+    @inlinable
+    public mutating func append<Failure: Error>(
+        kind: MessageKind, flags: Header.Flags, correlation: UInt64, address: some Collection<UInt8>,
+        writingPayload write: (inout [UInt8]) throws(Failure) -> Void
+    ) throws(Failure) {
+        let start = bytes.count
+        append(kind: kind, flags: flags, correlation: correlation, address: address, payload: EmptyCollection())
+        let bodyStart = bytes.count
+        do {
+            try write(&bytes)
+        } catch {
+            bytes.removeSubrange(start...)
+            envelopeCount -= 1
+            throw error
+        }
+        let length = UInt32(truncatingIfNeeded: bytes.count - bodyStart).bigEndian
+        withUnsafeBytes(of: length) { raw in
+            for index in 0 ..< 4 { bytes[bodyStart - 4 + index] = raw[index] }
+        }
+    }
+
     /// Appends the envelopes of another batch's payload as they are.
     /// - Parameter count: How many envelopes `envelopes` holds (its header's correlation).
     public mutating func append(envelopes: [UInt8], count added: Int) {

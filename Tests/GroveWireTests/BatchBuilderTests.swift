@@ -16,6 +16,30 @@ struct BatchBuilderTests {
         #expect(builder.frames() == messages[3].frames)
     }
 
+    /// A payload written in place makes the same batch as one appended as bytes; a writer that
+    /// throws leaves the batch as it was.
+    @Test func payloadsWrittenInPlaceMatchAppendedOnes() throws {
+        struct Refused: Error {}
+        let messages = (0..<30).map(BatchTests.message)
+        var builder = BatchBuilder()
+        for (index, message) in messages.enumerated() {
+            builder.append(kind: message.header.kind, flags: message.header.flags, correlation: message.header.correlation,
+                           address: message.address.utf8) { (bytes: inout [UInt8]) in bytes += message.payload }
+            if index % 7 == 0 {
+                let before = builder.payload
+                #expect(throws: Refused.self) {
+                    try builder.append(kind: .state, flags: [], correlation: 9, address: "x".utf8) { (bytes: inout [UInt8]) throws(Refused) in
+                        bytes += [1, 2, 3]
+                        throw Refused()
+                    }
+                }
+                #expect(builder.payload == before)
+            }
+        }
+        #expect(builder.count == messages.count)
+        #expect(builder.frames() == Batch.pack(messages).frames)
+    }
+
     @Test func envelopesPointIntoThePayload() throws {
         let messages = (0..<40).map(BatchTests.message)
         let payload = Batch.pack(messages).payload

@@ -12,7 +12,7 @@ protocol HostedMachine: Sendable {
     func enqueue(_ payload: ArraySlice<UInt8>, binary: Bool) -> WireError?
     /// Decodes and queues an event; `reply` gets the state it committed (in the event's codec)
     /// or why it did not run.
-    func send(_ payload: ArraySlice<UInt8>, binary: Bool, reply: @escaping @Sendable (Result<[UInt8], WireError>) -> Void)
+    func send(_ payload: ArraySlice<UInt8>, binary: Bool, reply: StateReply)
     /// Answers with the state (JSON) after everything queued before, as an event would be.
     func state(reply: @escaping @Sendable ([UInt8]) -> Void)
     /// Cancels an effect by id (JSON) after everything queued before; nil, or why not.
@@ -120,12 +120,12 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         }
     }
 
-    func send(_ payload: ArraySlice<UInt8>, binary: Bool, reply: @escaping @Sendable (Result<[UInt8], WireError>) -> Void) {
+    func send(_ payload: ArraySlice<UInt8>, binary: Bool, reply: StateReply) {
         let event: M.Event
         do {
             event = binary ? try decodeBinaryEvent(payload) : try decodeEvent(payload)
         } catch {
-            host.requestAnswer { reply(.failure(error)) }
+            host.requestAnswer { reply.fail(error) }
             return
         }
         let address = address
@@ -133,16 +133,14 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
             try path.sendAwaiting(host, event) { result in
                 switch result {
                 case .success(let state):
-                    reply(Result { binary ? try BinaryCodec.encode(state) : try WireJSON.encode(state) }.mapError { error in
-                        WireError(.undecodableEvent, "the committed state could not be encoded: \(error)", address: address)
-                    })
+                    reply.send(state)
                 case .failure(let error):
-                    reply(.failure(Self.wireError(error, address: address)))
+                    reply.fail(Self.wireError(error, address: address))
                 }
             }
         } catch {
             let refusal = Self.wireError(error, address: address)
-            host.requestAnswer { reply(.failure(refusal)) }
+            host.requestAnswer { reply.fail(refusal) }
         }
     }
 

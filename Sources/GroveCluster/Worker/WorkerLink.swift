@@ -3,8 +3,9 @@ import Synchronization
 import ZeroMQ
 
 /// A worker's way to the coordinator: posts messages to the process's I/O thread, which owns
-/// the DEALER socket. Safe to use from any thread or task.
-struct WorkerLink: Sendable {
+/// the DEALER socket. Safe to use from any thread or task. A class, so the many closures that
+/// answer requests capture one reference.
+final class WorkerLink: Sendable {
     let worker: String
     let loop: IOLoop
     let socket: SocketID
@@ -14,6 +15,12 @@ struct WorkerLink: Sendable {
     let collector = OutboundCollector()
     /// Hosts woken while a received batch is queued, drained after it.
     let drains = DrainQueue()
+
+    init(worker: String, loop: IOLoop, socket: SocketID) {
+        self.worker = worker
+        self.loop = loop
+        self.socket = socket
+    }
 
     func send(_ message: WireMessage) {
         send(message.header.kind, flags: message.header.flags, correlation: message.header.correlation,
@@ -32,6 +39,14 @@ struct WorkerLink: Sendable {
     func beginCollecting() { collector.begin() }
 
     func flush() { collector.end(socket: socket, via: loop) }
+
+    /// Sends a message whose payload `write` appends in place: while a batch is handled, straight
+    /// into the batch of replies. Nothing is sent when `write` throws.
+    func send<Failure: Error>(_ kind: MessageKind, flags: Header.Flags, correlation: UInt64, address: String,
+                              writingPayload write: (inout [UInt8]) throws(Failure) -> Void) throws(Failure) {
+        try collector.send(kind, flags: flags, correlation: correlation, address: address, writingPayload: write,
+                           socket: socket, via: loop)
+    }
 
     /// Sends an observation (state change, output) for the coordinator to publish or route.
     func publish<T: Encodable>(_ kind: MessageKind, address: String, payload: T) {
@@ -115,6 +130,26 @@ final class OutboundCollector: Sendable {
             } else {
                 loop.post(Outbound(socket: socket, frames: [Header(kind, flags: flags, correlation: correlation).bytes,
                                                             Array(address.utf8), Array(payload)]))
+            }
+        }
+    }
+
+    func send<Failure: Error>(_ kind: MessageKind, flags: Header.Flags, correlation: UInt64, address: String,
+                              writingPayload write: (inout [UInt8]) throws(Failure) -> Void,
+                              socket: SocketID, via loop: IOLoop) throws(Failure) {
+        try state.withLock { state throws(Failure) in
+            if state.collecting {
+                try state.batch.append(kind: kind, flags: flags, correlation: correlation, address: address.utf8,
+                                       writingPayload: write)
+                if state.batch.byteCount >= BatchBuilder.preferredByteCount {
+                    loop.post(Outbound(socket: socket, frames: state.batch.frames()))
+                    state.batch = BatchBuilder()
+                }
+            } else {
+                var payload: [UInt8] = []
+                try write(&payload)
+                loop.post(Outbound(socket: socket, frames: [Header(kind, flags: flags, correlation: correlation).bytes,
+                                                            Array(address.utf8), payload]))
             }
         }
     }

@@ -162,32 +162,20 @@ actor WorkerRuntime {
     /// An event for `address`: queued on its host, answered `accepted` at once with the no-wait
     /// flag, else with the state it committed once it ran.
     private func deliver(_ payload: ArraySlice<UInt8>, flags: Header.Flags, correlation: UInt64, address: String) {
-        let link = link
         let binary = flags.contains(.binary)
-        @Sendable func fail(_ error: WireError) {
-            var error = error
-            if error.address == nil, !address.isEmpty { error.address = address }
-            link.send(.error, correlation: correlation, address: address, payload: error.payload)
-        }
+        let reply = StateReply(link: link, correlation: correlation, address: address, binary: binary)
         do {
             let target = try instance(for: address)
             if flags.contains(.noWait) {
                 // A no-wait event is answered as soon as it is queued, or refused: either way at
                 // once, not in the machine's turn.
-                if let refused = target.enqueue(payload, binary: binary) { return fail(refused) }
+                if let refused = target.enqueue(payload, binary: binary) { return reply.fail(refused) }
                 link.send(.accepted, correlation: correlation, address: address)
                 return
             }
-            target.send(payload, binary: binary) { result in
-                switch result {
-                case .success(let state):
-                    link.send(.state, flags: binary ? .binary : [], correlation: correlation, address: address, payload: state)
-                case .failure(let error):
-                    fail(error)
-                }
-            }
+            target.send(payload, binary: binary, reply: reply)
         } catch {
-            fail(error)
+            reply.fail(error)
         }
     }
 

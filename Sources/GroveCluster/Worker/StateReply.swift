@@ -1,0 +1,33 @@
+import GroveWire
+
+/// Where the sender of one event waits: a `state` reply with the state the event committed (in
+/// the event's codec), or an `error` reply saying why it did not run.
+struct StateReply: Sendable {
+    let link: WorkerLink
+    let correlation: UInt64
+    let address: String
+    /// Whether the event came in GroveWire's binary codec (the reply then does too).
+    let binary: Bool
+
+    /// Answers with `state`; in binary, encoded straight into the batch of replies.
+    func send<State: Encodable>(_ state: State) {
+        do {
+            if binary {
+                try link.send(.state, flags: .binary, correlation: correlation, address: address) { (bytes: inout [UInt8]) throws(BinaryCodingError) in
+                    try BinaryCodec.encode(state, into: &bytes)
+                }
+            } else {
+                link.send(.state, correlation: correlation, address: address, payload: try WireJSON.encode(state))
+            }
+        } catch {
+            fail(WireError(.undecodableEvent, "the committed state could not be encoded: \(error)", address: address))
+        }
+    }
+
+    /// Answers with `error`, naming the machine's address when the error does not.
+    func fail(_ error: WireError) {
+        var error = error
+        if error.address == nil, !address.isEmpty { error.address = address }
+        link.send(.error, correlation: correlation, address: address, payload: error.payload)
+    }
+}
