@@ -40,37 +40,39 @@ struct FSMLoad: ParsableCommand {
     @Flag(help: "Skip the raw baseline run.")
     var noBaseline = false
 
-    @Option(help: "Client connections, each on its own thread.")
+    @Option(parsing: .unconditional, help: "Client connections, each on its own thread.")
     var connections: Int = 2
 
     @Option(help: "The machine to send to. Its events must include note(String), as the shipped Counter's do: fsm-load sends {\"note\":{\"_0\":\"xx…\"}}.")
     var machine: String = "counter"
 
-    @Option(help: "How many addresses: instances name/0 ... name/N-1 of a keyed machine (1 for a single machine).")
+    @Option(parsing: .unconditional, help: "How many addresses: instances name/0 ... name/N-1 of a keyed machine (1 for a single machine).")
     var machines: Int = 1000
 
-    @Option(help: "Event payload size in bytes, in either codec (a note event padded to this size); at most 1 MiB, the coordinator's limit.")
+    @Option(parsing: .unconditional, help: "Event payload size in bytes, in either codec (a note event padded to this size); at most 1 MiB, the coordinator's limit.")
     var payloadSize: Int = 64
 
-    @Option(help: "Seconds per run.")
+    // Numbers are read even when they start with a dash, so `--duration -1` is refused for what
+    // it is rather than taken for an option.
+    @Option(parsing: .unconditional, help: "Seconds per run.")
     var duration: Double = 5
 
-    @Option(help: "Events per connection per run instead of a duration (at least 1).")
+    @Option(parsing: .unconditional, help: "Events per connection per run instead of a duration (at least 1).")
     var count: Int?
 
-    @Option(help: "Requests in flight per connection.")
+    @Option(parsing: .unconditional, help: "Requests in flight per connection.")
     var window: Int = 1000
 
-    @Option(help: "Events per ZeroMQ message (batching); 1 sends each event on its own. With --rate, the events due at the same moment leave together, up to this many per message.")
+    @Option(parsing: .unconditional, help: "Events per ZeroMQ message (batching); 1 sends each event on its own. With --rate, the events due at the same moment leave together, up to this many per message.")
     var batch: Int = 1
 
     @Option(help: "Event payload codec: json, or binary (GroveWire's compact codec; the header's binary flag).")
     var codec: String = "json"
 
-    @Option(help: "Target events per second over all connections (a latency run); default: as fast as the window allows.")
+    @Option(parsing: .unconditional, help: "Target events per second over all connections (a latency run); default: as fast as the window allows.")
     var rate: Double?
 
-    @Option(help: "Before the runs, spawn this many keyed instances (one event each) and report memory per idle instance.")
+    @Option(parsing: .unconditional, help: "Before the runs, spawn this many keyed instances (one event each) and report memory per idle instance.")
     var spawn: Int?
 
     @Flag(help: "Print the report as JSON on stdout.")

@@ -133,6 +133,10 @@ extension EndToEnd {
             (["--payload-size", "2000000"], "at most 1048576"),
             (["--codec", "xml"], "--codec must be json or binary"),
             (["--batch", "0"], "--batch must be between 1 and --window"),
+            // A negative number is read as the option's value, not as an unknown option.
+            (["--duration", "-1"], "--duration must be positive"),
+            (["--rate", "-5"], "--rate must be positive"),
+            (["--connections", "-2"], "--connections must be at least 1"),
         ])
         func badOptionsAreRefusedBeforeAnythingRuns(arguments: [String], says: String) async throws {
             let directory = try Cluster.makeDirectory()
