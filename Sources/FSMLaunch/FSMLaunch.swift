@@ -35,10 +35,22 @@ struct FSMLaunch: AsyncParsableCommand {
     @Option(help: "Log level for the coordinator and supervisor: trace, debug, info, notice, warning, error.")
     var logLevel: String = "notice"
 
-    @Flag(help: "Stop the topology when the process that started fsm-launch exits, even if it was killed with SIGKILL (fsm-load passes this).")
+    @Flag(help: "Stop the topology when the process that started fsm-launch exits, even when it was killed with SIGKILL (checked every 250 ms; fsm-load passes this).")
     var exitWithParent = false
 
+    @Option(help: "With --exit-with-parent: the parent's process id, as the parent passes it. Closes the gap where the parent ends before fsm-launch first looks: then fsm-launch stops at once.")
+    var parentPid: Int32?
+
+    func validate() throws {
+        if let parentPid {
+            guard exitWithParent else { throw ValidationError("--parent-pid only means something with --exit-with-parent; add it, or drop --parent-pid") }
+            guard parentPid > 0 else { throw ValidationError("--parent-pid must be a process id (a positive number), got \(parentPid)") }
+        }
+    }
+
     func run() async throws {
+        // First thing: whose exit ends this topology (getppid() changes once the parent is gone).
+        let parent = parentPid ?? getppid()
         let topology = try loadTopology()
         if check {
             var problems: [String] = []
@@ -75,7 +87,7 @@ struct FSMLaunch: AsyncParsableCommand {
         let supervisor = Supervisor(topology: topology, coordinator: coordinator,
                                     executableDirectory: Self.executableDirectory(), log: Logger(label: "grove.launch"))
         let signals = SignalWatcher()
-        if exitWithParent { signals.watchParent() }
+        if exitWithParent { signals.watchParent(parent) }
         do {
             try supervisor.spawnAll()
         } catch {

@@ -24,14 +24,15 @@ final class SignalWatcher: Sendable {
 
     var received: Int32? { state.withLock { $0.signal } }
 
-    /// From now on, the launching process exiting (this process is handed to another parent)
-    /// counts as SIGTERM. Checked every 250 ms: it also catches a parent killed with SIGKILL,
-    /// which cannot stop its children itself.
-    func watchParent() {
-        let parent = getppid()
+    /// From now on, the launching process `parent` exiting (this process is handed to another
+    /// parent) counts as SIGTERM; at once when that already happened. Checked every 250 ms: it
+    /// also catches a parent killed with SIGKILL, which cannot stop its children itself.
+    func watchParent(_ parent: pid_t) {
+        if getppid() != parent { return fire(SIGTERM) }
         Task { [weak self] in
-            while let self, self.received == nil {
+            while true {
                 try? await Task.sleep(for: .milliseconds(250))
+                guard let self, self.received == nil else { return }
                 if getppid() != parent {
                     self.fire(SIGTERM)
                     return

@@ -8,7 +8,7 @@ final class LaunchedTopology {
     init(topology: String, launcher: URL) throws {
         process.executableURL = launcher
         // --exit-with-parent: even an fsm-load killed with SIGKILL leaves no topology behind.
-        process.arguments = [topology, "--log-level", "warning", "--exit-with-parent"]
+        process.arguments = [topology, "--log-level", "warning", "--exit-with-parent", "--parent-pid", String(getpid())]
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.standardError

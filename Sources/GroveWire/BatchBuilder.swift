@@ -69,19 +69,17 @@ public struct BatchBuilder: Sendable {
             raw[1] = flags.rawValue
             raw.storeBytes(of: correlation.bigEndian, toByteOffset: 2, as: UInt64.self)
             raw.storeBytes(of: UInt16(truncatingIfNeeded: address.count).bigEndian, toByteOffset: 10, as: UInt16.self)
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: raw.assumingMemoryBound(to: UInt8.self)[0..<12]))
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[0..<12]))
         }
         bytes.append(contentsOf: address)
-        withUnsafeBytes(of: UInt32(truncatingIfNeeded: body.count).bigEndian) {
-            bytes.append(contentsOf: $0.assumingMemoryBound(to: UInt8.self))
-        }
+        withUnsafeBytes(of: UInt32(truncatingIfNeeded: body.count).bigEndian) { bytes.append(contentsOf: $0) }
         bytes.append(contentsOf: body)
         envelopeCount += 1
     }
 
     /// Appends an envelope whose payload `write` appends in place (an encoder writing straight
-    /// into the batch, with no array of its own to copy). When `write` throws, the batch is left
-    /// as it was.
+    /// into the batch, with no array of its own to copy). `write` gets the whole batch and must
+    /// only append to it. When `write` throws, the batch is left as it was.
     @inlinable
     public mutating func append<Failure: Error>(
         kind: MessageKind, flags: Header.Flags, correlation: UInt64, address: some Collection<UInt8>,
@@ -97,6 +95,7 @@ public struct BatchBuilder: Sendable {
             envelopeCount -= 1
             throw error
         }
+        precondition(bytes.count >= bodyStart, "a payload writer removed bytes of the batch; it must only append")
         let length = UInt32(truncatingIfNeeded: bytes.count - bodyStart).bigEndian
         withUnsafeBytes(of: length) { raw in
             for index in 0 ..< 4 { bytes[bodyStart - 4 + index] = raw[index] }

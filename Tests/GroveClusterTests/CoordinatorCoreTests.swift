@@ -509,6 +509,24 @@ struct CoordinatorCoreClientTests {
         #expect(fixture.core.inFlight[fixture.core.number(of: worker)] == 0)
     }
 
+    /// Only the worker a request went to may answer it: a reply from another leaves the request
+    /// pending and in flight, and the right worker's reply is still delivered.
+    @Test func aReplyFromAnotherWorkerLeavesTheRequestPending() throws {
+        var fixture = CoreFixture()
+        fixture.registerAll()
+        let (worker, id) = try fixture.sendEvent("A", to: "counter/k1", correlation: 7)
+        let other = worker == "data-1" ? "data-2" : "data-1"
+        let wrong = fixture.fromWorker(other, WireMessage(Header(.accepted, correlation: id), address: "counter/k1"))
+        #expect(wrong.compactMap(\.sentToClient).isEmpty)
+        #expect(fixture.core.pending[id] != nil)
+        #expect(fixture.core.inFlight[fixture.core.number(of: worker)] == 1)
+        #expect(fixture.core.inFlight[fixture.core.number(of: other)] == 0)
+        let right = fixture.fromWorker(worker, WireMessage(Header(.accepted, correlation: id), address: "counter/k1"))
+        #expect(right.compactMap(\.sentToClient).map(\.message.header.correlation) == [7])
+        #expect(fixture.core.pending[id] == nil)
+        #expect(fixture.core.inFlight[fixture.core.number(of: worker)] == 0)
+    }
+
     @Test func aLostWorkersRequestsFailInTheOrderTheyWereSent() throws {
         var fixture = CoreFixture()
         fixture.registerAll()

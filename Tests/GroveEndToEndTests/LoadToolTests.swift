@@ -191,6 +191,31 @@ extension EndToEnd {
             for pid in [launch] + workers where Self.alive(pid) { kill(pid, SIGKILL) }  // after a failure
         }
 
+        /// fsm-launch told that a process which is not (or no longer) its parent launched it, as
+        /// when fsm-load dies before fsm-launch first looks, stops at once: no topology is left.
+        @Test func fsmLaunchWhoseParentIsAlreadyGoneStops() async throws {
+            let directory = try Cluster.makeDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let file = try Self.topology.write(in: directory)
+            let launch = try ChildProcess(Products.launch, [file.path, "--exit-with-parent", "--parent-pid", "1"],
+                                          outputIn: directory, label: "fsm-launch")
+            defer { _ = launch.stop(grace: .seconds(1)) }
+            // Note the workers it spawns meanwhile, to check that they go too.
+            var workers = Set<Int32>()
+            let deadline = ContinuousClock.now + .seconds(15)
+            while launch.isRunning, ContinuousClock.now < deadline {
+                workers.formUnion(Self.children(of: launch.pid))
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            let status = await launch.waitForExit(timeout: .seconds(1))
+            #expect(status == 0, "fsm-launch did not stop by itself")
+            let gone = try? await eventually("its workers to exit", timeout: .seconds(10)) { () -> Bool? in
+                workers.contains(where: Self.alive) ? nil : true
+            }
+            #expect(gone == true, "left running: \(workers.filter(Self.alive))")
+            for pid in workers where Self.alive(pid) { kill(pid, SIGKILL) }  // after a failure
+        }
+
         @Test func helpExplainsEveryOption() async throws {
             let directory = try Cluster.makeDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }

@@ -99,6 +99,8 @@ public enum Worker {
     /// Runs a worker until the process ends.
     /// - Throws: `ZMQError` when the socket cannot be created or connected.
     public static func run(_ configuration: WorkerConfiguration, options: Options) async throws {
+        // First thing, so a parent that ends while the worker starts up is noticed too.
+        let parent = getppid()
         var log = Logger(label: "grove.worker")
         log[metadataKey: "worker"] = "\(options.name)"
         let context = try ZMQContext()
@@ -117,7 +119,6 @@ public enum Worker {
         let link = WorkerLink(worker: options.name, loop: loop, socket: socketID)
         let runtime = WorkerRuntime(configuration: configuration, link: link, log: log)
         await runtime.register()
-        let parent = getppid()
         let keeper = Task {
             while !Task.isCancelled {
                 try? await Task.sleep(for: .milliseconds(250))
