@@ -30,14 +30,15 @@ extension MachineHost {
     /// Processes mailbox batches until the mailbox is empty or the machine ends.
     @inlinable
     func drainNow() {
+        var processed = 0
         while outcome == nil {
-            let batch = mailbox.takeAll()
+            let batch = mailbox.take(processed: processed)
             if batch.isEmpty { return }
+            processed = 0
             var index = batch.startIndex
-            var external = 0
             while index < batch.endIndex {
                 let item = batch[index]
-                if item.isExternal { external += 1 }
+                if item.isExternal { processed += 1 }
                 handle(item)
                 index += 1
                 if outcome != nil {
@@ -45,7 +46,6 @@ extension MachineHost {
                     return
                 }
             }
-            mailbox.processed(external)
         }
     }
 

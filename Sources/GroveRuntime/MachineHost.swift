@@ -308,8 +308,11 @@ public final actor MachineHost<M: Machine> {
     /// each timer fires: `await clock.advance(by: .seconds(1)) { await host.flush() }`.
     @inlinable
     public func flush() {
-        guard mailbox.isStarted else { return }
-        bootIfNeeded()
+        // Booted implies started: the mailbox's lock is taken only before the first run.
+        if !booted {
+            guard mailbox.isStarted else { return }
+            boot()
+        }
         drainNow()
     }
 

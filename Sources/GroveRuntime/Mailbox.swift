@@ -140,25 +140,20 @@ final class Mailbox<M: Machine>: Sendable {
         return state.wake
     }
 
-    /// Takes everything queued. When nothing is queued, clears the drain flag so the next item
-    /// schedules a new drain. External events taken still count against the capacity until the
-    /// host reports them ``processed(_:)``.
+    /// Frees capacity for the `processed` external events the host handled since its last take,
+    /// then takes everything queued; one lock for both. When nothing is queued, clears the drain
+    /// flag so the next item schedules a new drain. External events taken still count against
+    /// the capacity until a later take reports them processed.
     @inlinable
-    func takeAll() -> Deque<MailItem<M>> {
+    func take(processed: Int) -> Deque<MailItem<M>> {
         inner.withLock { state in
+            state.externalCount -= processed
             if state.queue.isEmpty {
                 state.drainScheduled = false
                 return []
             }
             return Swift.exchange(&state.queue, with: [])
         }
-    }
-
-    /// Frees capacity for `count` external events the host has processed.
-    @inlinable
-    func processed(_ count: Int) {
-        guard count > 0 else { return }
-        inner.withLock { $0.externalCount -= count }
     }
 
     /// Closes the mailbox: later sends fail with `reason`, later requests are answered with
