@@ -22,7 +22,8 @@ spawn="${BENCH_SPAWN:-100000}"
 bin="$(swift build -c release --show-bin-path)"
 if [[ "${BENCH_INCREMENTAL:-0}" != 1 ]]; then
     say "building (release, from scratch)"
-    [[ -n "$bin" && "$bin" == */release ]] && rm -rf "$bin"
+    [[ "$bin" == "$PWD/.build/"*/release ]] || die "unexpected release directory '$bin'; run with BENCH_INCREMENTAL=1 to build in place"
+    rm -rf "$bin"
 else
     say "building (release, incremental)"
 fi
@@ -54,7 +55,7 @@ work, report, seconds, spawn = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4
 def load(name): return json.load(open(os.path.join(work, name)))
 def cpu():
     # The cores this script may use (taskset narrows them), not every core of the machine.
-    return len(os.sched_getaffinity(0))
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 swift = subprocess.run(["swift", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
 lines = ["# Benchmarks", "",
     f"Measured by `Scripts/bench.sh` on {platform.node() or 'this machine'}: {cpu()} cores, {platform.system()} {platform.release()}, {swift}.",
@@ -73,10 +74,12 @@ def table(title, report, paced=False):
         workers = sum(v for k, v in c.items() if k not in ("coordinator", "fsm-load"))
         l = run["latencyMicros"]
         share = f"{run['shareOfRaw']*100:.1f} %" if run.get('shareOfRaw') is not None and not paced else ""
-        per = lambda seconds: seconds * 1e6 / max(1, run['sent'])
+        def per(seconds):
+            micros = seconds * 1e6 / max(1, run['sent'])
+            return f"{micros:.2f}" if micros < 10 else f"{micros:.0f}"  # the seconds have two decimals
         out.append(f"| {run['mode']} | {run['eventsPerSecond']:,.0f} | {share} | {l['p50']} | {l['p90']} | {l['p99']} | {l['p999']} | {run['sent']:,} | {run['lost']} | {run['failed']} | "
                    f"{c.get('coordinator', 0):.2f} / {workers:.2f} / {c.get('fsm-load', 0):.2f} | "
-                   f"{per(c.get('coordinator', 0)):.2f} / {per(workers):.2f} / {per(c.get('fsm-load', 0)):.2f} |")
+                   f"{per(c.get('coordinator', 0))} / {per(workers)} / {per(c.get('fsm-load', 0))} |")
     runs = {run["mode"]: run for run in report["runs"]}
     if paced and "raw" in runs and "reply" in runs:
         ratio = runs["reply"]["latencyMicros"]["p50"] / max(1, runs["raw"]["latencyMicros"]["p50"])

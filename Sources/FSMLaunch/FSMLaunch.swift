@@ -38,7 +38,7 @@ struct FSMLaunch: AsyncParsableCommand {
     @Flag(help: "Stop the topology when the process that started fsm-launch exits, even when it was killed with SIGKILL (checked every 250 ms; fsm-load passes this).")
     var exitWithParent = false
 
-    @Option(help: "With --exit-with-parent: the parent's process id, as the parent passes it. Closes the gap where the parent ends before fsm-launch first looks: then fsm-launch stops at once.")
+    @Option(parsing: .unconditional, help: "With --exit-with-parent: the parent's process id, as the parent passes it. Closes the gap where the parent ends before fsm-launch first looks: then fsm-launch stops at once.")
     var parentPid: Int32?
 
     func validate() throws {
@@ -88,6 +88,11 @@ struct FSMLaunch: AsyncParsableCommand {
                                     executableDirectory: Self.executableDirectory(), log: Logger(label: "grove.launch"))
         let signals = SignalWatcher()
         if exitWithParent { signals.watchParent(parent) }
+        guard signals.received == nil else {
+            // The launching process is already gone (or asked us to stop): start nothing.
+            coordinator.stop()
+            return
+        }
         do {
             try supervisor.spawnAll()
         } catch {

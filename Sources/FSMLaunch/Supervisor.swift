@@ -67,7 +67,8 @@ final class Supervisor: Sendable {
     private func spawn(_ name: String, executable: URL, arguments: [String], restarts: Int) throws {
         let process = Process()
         process.executableURL = executable
-        process.arguments = ["--name", name, "--coordinator", coordinator.workersConnectEndpoint, "--exit-with-parent"] + arguments
+        process.arguments = ["--name", name, "--coordinator", coordinator.workersConnectEndpoint,
+                             "--exit-with-parent", "--parent-pid", String(getpid())] + arguments
         process.standardOutput = FileHandle.standardError  // stdout is fsm-launch's data: the ready line
         process.standardInput = FileHandle.nullDevice
         process.terminationHandler = { [weak self] process in

@@ -16,6 +16,8 @@ extension MachineHost {
     @usableFromInline
     func boot() {
         booted = true
+        // A host stopped before it first ran arms nothing.
+        if outcome != nil { timersToRestore = [] }
         for timer in timersToRestore {
             arm(timer.event, id: timer.id.isGenerated ? nil : timer.id, deadline: timer.deadline, parent: nil)
         }

@@ -134,8 +134,11 @@ extension EndToEnd {
             (["--codec", "xml"], "--codec must be json or binary"),
             (["--batch", "0"], "--batch must be between 1 and --window"),
             // A negative number is read as the option's value, not as an unknown option.
-            (["--duration", "-1"], "--duration must be positive"),
-            (["--rate", "-5"], "--rate must be positive"),
+            (["--duration", "-1"], "--duration must be a positive number of seconds"),
+            (["--duration", "inf"], "--duration must be a positive number of seconds"),
+            (["--duration", "1e300"], "--duration must be at most 1000000 seconds"),
+            (["--rate", "-5"], "--rate must be a positive number of events per second"),
+            (["--rate", "1e-300"], "--rate must be at least 0.001 events per second"),
             (["--connections", "-2"], "--connections must be at least 1"),
         ])
         func badOptionsAreRefusedBeforeAnythingRuns(arguments: [String], says: String) async throws {
@@ -155,7 +158,14 @@ extension EndToEnd {
             }
         }
 
-        static func alive(_ pid: Int32) -> Bool { kill(pid, 0) == 0 }
+        /// Whether `pid` still runs: a zombie (exited, not yet reaped by whoever inherited it) has
+        /// ended.
+        static func alive(_ pid: Int32) -> Bool {
+            guard kill(pid, 0) == 0 else { return false }
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return true }
+            return !stat[close...].hasPrefix(") Z")
+        }
 
         /// SIGTERM to an fsm-load that launched its own topology stops that topology too: no
         /// fsm-launch or worker is left holding the endpoints. So does SIGKILL, which fsm-load
@@ -209,6 +219,28 @@ extension EndToEnd {
             }
             let status = await launch.waitForExit(timeout: .seconds(1))
             #expect(status == 0, "fsm-launch did not stop by itself")
+            let gone = try? await eventually("its workers to exit", timeout: .seconds(10)) { () -> Bool? in
+                workers.contains(where: Self.alive) ? nil : true
+            }
+            #expect(gone == true, "left running: \(workers.filter(Self.alive))")
+            for pid in workers where Self.alive(pid) { kill(pid, SIGKILL) }  // after a failure
+        }
+
+        /// fsm-launch killed with SIGKILL while its workers start up leaves no worker behind: each
+        /// got fsm-launch's pid on its command line, so one that looks for its parent only after
+        /// fsm-launch is gone still notices.
+        @Test func killingFsmLaunchWhileWorkersStartLeavesNoOrphans() async throws {
+            let directory = try Cluster.makeDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let file = try Self.topology.write(in: directory)
+            let launch = try ChildProcess(Products.launch, [file.path], outputIn: directory, label: "fsm-launch")
+            defer { _ = launch.stop(grace: .seconds(1)) }
+            // Polled every millisecond: the kill must come before the worker first looks for its parent.
+            let workers = try await eventually("fsm-launch's first worker", timeout: .seconds(30), interval: .milliseconds(1)) { () -> [Int32]? in
+                let children = Self.children(of: launch.pid)
+                return children.isEmpty ? nil : children
+            }
+            launch.signal(SIGKILL)
             let gone = try? await eventually("its workers to exit", timeout: .seconds(10)) { () -> Bool? in
                 workers.contains(where: Self.alive) ? nil : true
             }

@@ -100,4 +100,21 @@ struct SnapshotTests {
         restored.start()
         #expect(try await restored.sendAndWait(.note("new")).log == ["queued-1", "queued-2", "new"])
     }
+
+    @Test("A restored host stopped before it first ran arms none of its timers")
+    func stoppedBeforeItRanArmsNoTimers() async throws {
+        let clock = TestClock()
+        let original = MachineHost(Probe.self, env: .init(), clock: clock)
+        original.start()
+        _ = try await original.sendAndWait(.startTimer(id: "reminder", seconds: 10, value: "ring"))
+        let snapshot = await original.snapshot()
+        await original.stop()
+        let restored = MachineHost(restoring: snapshot, env: .init(), clock: clock)
+        await restored.stop()
+        restored.start()
+        await restored.flush()
+        #expect(await restored.hasEnded)
+        let armed = await restored.inFlightEffects
+        #expect(armed.isEmpty, "armed on an ended host: \(armed)")
+    }
 }

@@ -18,25 +18,36 @@ public enum Worker {
         public var coordinator: String
         /// Exit when the process that started this one goes away (set by `fsm-launch`).
         public var exitWithParent = false
+        /// With `exitWithParent`: the parent's process id as the parent passed it (`fsm-launch`
+        /// does), so a parent that ends before the worker first looks is noticed too. Without
+        /// it, the parent is whoever it is when the worker starts.
+        public var parentPid: Int32?
 
-        public init(name: String, coordinator: String, exitWithParent: Bool = false) {
+        public init(name: String, coordinator: String, exitWithParent: Bool = false, parentPid: Int32? = nil) {
             self.name = name
             self.coordinator = coordinator
             self.exitWithParent = exitWithParent
+            self.parentPid = parentPid
         }
 
-        /// Reads `--name NAME --coordinator ENDPOINT [--exit-with-parent]`.
+        /// Reads `--name NAME --coordinator ENDPOINT [--exit-with-parent [--parent-pid PID]]`.
         /// - Throws: ``WorkerUsageError`` naming the missing or unknown argument.
         public init(arguments: [String]) throws(WorkerUsageError) {
             var name: String?
             var coordinator: String?
             var exitWithParent = false
+            var parentPid: Int32?
             var rest = arguments[...]
             while let argument = rest.popFirst() {
                 switch argument {
                 case "--name": name = rest.popFirst()
                 case "--coordinator": coordinator = rest.popFirst()
                 case "--exit-with-parent": exitWithParent = true
+                case "--parent-pid":
+                    guard let value = rest.popFirst(), let pid = Int32(value), pid > 0 else {
+                        throw WorkerUsageError(message: "--parent-pid needs a process id (a positive number)")
+                    }
+                    parentPid = pid
                 case "-h", "--help": throw WorkerUsageError(message: "")
                 default: throw WorkerUsageError(message: "unknown argument '\(argument)'")
                 }
@@ -45,7 +56,10 @@ public enum Worker {
             guard let coordinator, !coordinator.isEmpty else {
                 throw WorkerUsageError(message: "missing --coordinator ENDPOINT (the topology's coordinator.workers endpoint)")
             }
-            self.init(name: name, coordinator: coordinator, exitWithParent: exitWithParent)
+            if parentPid != nil, !exitWithParent {
+                throw WorkerUsageError(message: "--parent-pid only means something with --exit-with-parent")
+            }
+            self.init(name: name, coordinator: coordinator, exitWithParent: exitWithParent, parentPid: parentPid)
         }
     }
 
@@ -54,7 +68,7 @@ public enum Worker {
         public var message: String
         public var description: String {
             (message.isEmpty ? "" : "error: \(message)\n")
-                + "usage: \(URL(fileURLWithPath: CommandLine.arguments.first ?? "worker").lastPathComponent) --name NAME --coordinator ENDPOINT [--exit-with-parent]\n"
+                + "usage: \(URL(fileURLWithPath: CommandLine.arguments.first ?? "worker").lastPathComponent) --name NAME --coordinator ENDPOINT [--exit-with-parent [--parent-pid PID]]\n"
                 + "Usually started by fsm-launch; start it by hand for workers marked \"external\" in the topology."
         }
     }
@@ -99,8 +113,9 @@ public enum Worker {
     /// Runs a worker until the process ends.
     /// - Throws: `ZMQError` when the socket cannot be created or connected.
     public static func run(_ configuration: WorkerConfiguration, options: Options) async throws {
-        // First thing, so a parent that ends while the worker starts up is noticed too.
-        let parent = getppid()
+        // First thing, so a parent that ends while the worker starts up is noticed too; a parent
+        // that passed its pid is noticed even when it ended before this process got here.
+        let parent = options.parentPid ?? getppid()
         var log = Logger(label: "grove.worker")
         log[metadataKey: "worker"] = "\(options.name)"
         let context = try ZMQContext()

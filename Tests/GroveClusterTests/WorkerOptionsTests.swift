@@ -1,0 +1,28 @@
+import GroveCluster
+import Testing
+
+/// A worker's command line, as fsm-launch writes it and as people type it.
+@Suite struct WorkerOptionsTests {
+    @Test func readsWhatFsmLaunchPasses() throws {
+        let options = try Worker.Options(arguments: ["--name", "edge-1", "--coordinator", "ipc://@t/w",
+                                                     "--exit-with-parent", "--parent-pid", "4242"])
+        #expect(options.name == "edge-1" && options.coordinator == "ipc://@t/w")
+        #expect(options.exitWithParent && options.parentPid == 4242)
+    }
+
+    @Test func theParentIsOptional() throws {
+        let options = try Worker.Options(arguments: ["--name", "a", "--coordinator", "ipc://@t/w", "--exit-with-parent"])
+        #expect(options.exitWithParent && options.parentPid == nil)
+    }
+
+    @Test(arguments: [
+        (["--name", "a", "--coordinator", "c", "--parent-pid", "7"], "--parent-pid only means something with --exit-with-parent"),
+        (["--name", "a", "--coordinator", "c", "--exit-with-parent", "--parent-pid", "-3"], "--parent-pid needs a process id"),
+        (["--name", "a", "--coordinator", "c", "--exit-with-parent", "--parent-pid"], "--parent-pid needs a process id"),
+        (["--name", "a", "--coordinator", "c", "--colour", "red"], "unknown argument '--colour'"),
+    ])
+    func badCommandLinesSayWhatIsWrong(arguments: [String], says: String) {
+        let error = #expect(throws: Worker.WorkerUsageError.self) { try Worker.Options(arguments: arguments) }
+        #expect(error?.message.contains(says) == true, "\(String(describing: error?.message))")
+    }
+}
