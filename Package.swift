@@ -1,4 +1,5 @@
 // swift-tools-version: 6.1
+import CompilerPluginSupport
 import PackageDescription
 
 let strict: [SwiftSetting] = [
@@ -17,6 +18,7 @@ let package = Package(
         .executable(name: "grove-demo", targets: ["GroveDemo"]),
         .executable(name: "grove-bench", targets: ["GroveBench"]),
         .library(name: "GroveCluster", targets: ["GroveCluster"]),
+        .library(name: "GroveWire", targets: ["GroveWire"]),
         .executable(name: "fsm-launch", targets: ["FSMLaunch"]),
         .executable(name: "fsm-worker", targets: ["FSMWorker"]),
         .executable(name: "fsm-send", targets: ["FSMSend"]),
@@ -27,6 +29,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.1"),
     ],
     targets: [
         // Pure core: machines, effects, ids, dialect adapters. No Foundation, no runtime.
@@ -74,8 +77,20 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // Wire protocol v1: frame header, message kinds, control payloads.
-        .target(name: "GroveWire", dependencies: ["Grove"], swiftSettings: strict),
+        // Wire protocol v1: frame header, message kinds, control payloads, the binary codec.
+        .target(name: "GroveWire", dependencies: ["Grove", "GroveMacros"], swiftSettings: strict),
+        // @BinaryCodable: generated binary coding for Codable structs and enums.
+        .macro(
+            name: "GroveMacros",
+            dependencies: [
+                .product(name: "SwiftSyntax", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxBuilder", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+                .product(name: "SwiftDiagnostics", package: "swift-syntax"),
+            ],
+            swiftSettings: strict
+        ),
         // Multi-process runtime: topology, coordinator, worker, client.
         .target(
             name: "GroveCluster",
@@ -123,6 +138,15 @@ let package = Package(
         ),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"], swiftSettings: strict),
         .testTarget(name: "GroveWireTests", dependencies: ["GroveWire"], swiftSettings: strict),
+        .testTarget(
+            name: "GroveMacrosTests",
+            dependencies: [
+                "GroveMacros",
+                .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
+            ],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "GroveClusterTests",
             dependencies: ["GroveCluster", "GroveWire", "Grove", "GroveRuntime", "GroveExamples", "ZeroMQ"],

@@ -2,6 +2,7 @@ import Grove
 import GroveCluster
 import GroveExamples
 import GroveRuntime
+import GroveWire
 
 /// The example machines and in-memory io handlers the shipped `fsm-worker` offers.
 enum ExampleWorker {
@@ -17,6 +18,7 @@ enum ExampleWorker {
         worker.register(AppNavigator.self)
         worker.register(Tea<Search>.self, as: "Search", env: .inMemory(catalog))
         worker.register(Counter.self)
+        worker.register(PlainCounter.self)
         worker.io = delayed(ExampleHandlers.inMemory(), by: ioDelay)
         return worker
     }
@@ -42,8 +44,10 @@ enum ExampleWorker {
     }
 }
 
-/// A trivial machine for load tests: counts events.
+/// A trivial machine for load tests: counts events. Its event and state have generated binary
+/// coding (`@BinaryCodable`); ``PlainCounter`` is the same machine through `Codable` alone.
 enum Counter: Machine {
+    @BinaryCodable
     enum Event: Codable, Sendable {
         case increment
         case add(Int)
@@ -51,7 +55,8 @@ enum Counter: Machine {
         /// Counts as one increment; the text is ignored. Load tests size their events with it.
         case note(String)
     }
-    struct State: Codable, Sendable { var count = 0 }
+    @BinaryCodable
+    struct State: Codable, Sendable { var count: Int = 0 }
     static var initialState: State { State() }
     static func update(_ state: inout State, event: Event) -> Effect {
         switch event {
@@ -59,6 +64,27 @@ enum Counter: Machine {
         case .add(let amount): state.count += amount
         case .reset: state.count = 0
         case .note: state.count += 1
+        }
+        return .none
+    }
+}
+
+/// ``Counter`` without `@BinaryCodable`: the same events and states, coded through `Codable`,
+/// so that load tests can show what the generated coding saves (`fsm-load --machine plain`).
+enum PlainCounter: Machine {
+    enum Event: Codable, Sendable {
+        case increment
+        case add(Int)
+        case reset
+        case note(String)
+    }
+    struct State: Codable, Sendable { var count = 0 }
+    static var initialState: State { State() }
+    static func update(_ state: inout State, event: Event) -> Effect {
+        switch event {
+        case .increment, .note: state.count += 1
+        case .add(let amount): state.count += amount
+        case .reset: state.count = 0
         }
         return .none
     }

@@ -19,6 +19,25 @@ enum CodecBench {
         var lastUpdate: Int64?
     }
 
+    /// `Event` and `State` with generated binary coding: the same bytes, without `Codable`'s
+    /// containers (WireJSON's decoding goes through it too; its encoding and Foundation's do not).
+    @BinaryCodable
+    enum GeneratedEvent: Codable, Equatable {
+        case increment
+        case add(Int)
+        case updateEmail(String)
+        case start(interval: Double)
+    }
+
+    @BinaryCodable
+    struct GeneratedState: Codable, Equatable {
+        var step: String
+        var email: String
+        var failedAttempts: Int
+        var maxAttempts: Int
+        var lastUpdate: Int64?
+    }
+
     struct Row {
         var value: String
         var jsonEncode: Double
@@ -34,9 +53,14 @@ enum CodecBench {
         let events: [Event] = [.increment, .add(41), .updateEmail("ada@example.com"), .start(interval: 1.5)]
         let state = State(step: "authenticating", email: "ada@example.com", failedAttempts: 1, maxAttempts: 3,
                           lastUpdate: 1_795_387_856_885_469_394)
+        let generatedEvents: [GeneratedEvent] = [.increment, .add(41), .updateEmail("ada@example.com"), .start(interval: 1.5)]
+        let generatedState = GeneratedState(step: state.step, email: state.email, failedAttempts: state.failedAttempts,
+                                            maxAttempts: state.maxAttempts, lastUpdate: state.lastUpdate)
         return [
             try measure("event (4 cases, mixed)", events, iterations: iterations, runs: runs),
+            try measure("event, @BinaryCodable", generatedEvents, iterations: iterations, runs: runs),
             try measure("state (struct, 5 fields)", [state], iterations: iterations, runs: runs),
+            try measure("state, @BinaryCodable", [generatedState], iterations: iterations, runs: runs),
         ]
     }
 

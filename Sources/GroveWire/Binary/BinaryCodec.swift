@@ -66,6 +66,32 @@ public enum BinaryCodec {
     ///   - buffer: Bytes to append to; left as it was when encoding throws.
     /// - Throws: ``BinaryCodingError``, as ``encode(_:)``.
     public static func encode<T: Encodable>(_ value: T, into buffer: inout [UInt8]) throws(BinaryCodingError) {
+        if let generated = T.self as? any BinaryCodable.Type {
+            try encodeGenerated(value, as: generated, into: &buffer)
+            return
+        }
+        try encodeThroughCodable(value, into: &buffer)
+    }
+
+    /// A ``BinaryCodable`` value through its generated code; when that throws (a field's own
+    /// `encode(to:)` did), through `Codable`, whose error has the whole coding path.
+    private static func encodeGenerated<G: BinaryCodable, T>(_ value: T, as type: G.Type, into buffer: inout [UInt8]) throws(BinaryCodingError) {
+        let value = value as! G // T is G
+        let start = buffer.count
+        var writer = BinaryCodableWriter(writer: BinaryWriter(bytes: []))
+        swap(&writer.writer.bytes, &buffer)
+        do {
+            try value.encode(binary: &writer)
+            swap(&writer.writer.bytes, &buffer)
+        } catch {
+            swap(&writer.writer.bytes, &buffer)
+            buffer.removeSubrange(start...)
+            try encodeThroughCodable(value, into: &buffer)
+        }
+    }
+
+    /// Encodes through the value's `encode(to:)`, whatever else it conforms to.
+    static func encodeThroughCodable<T: Encodable>(_ value: T, into buffer: inout [UInt8]) throws(BinaryCodingError) {
         let start = buffer.count
         var state = BinaryStatePool.takeEncoder()
         defer { BinaryStatePool.recycle(&state) }
@@ -119,6 +145,26 @@ public enum BinaryCodec {
     }
 
     private static func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeBufferPointer<UInt8>) throws(BinaryCodingError) -> T {
+        if let generated = T.self as? any BinaryCodable.Type, let value = decodeGenerated(generated, from: bytes) {
+            return value as! T
+        }
+        return try decodeThroughCodable(type, from: bytes)
+    }
+
+    /// A ``BinaryCodable`` type through its generated code, or nil when that does not read the
+    /// bytes to their end: the caller then decodes through `Codable`, which says what is wrong.
+    static func decodeGenerated<G: BinaryCodable>(_ type: G.Type, from bytes: UnsafeBufferPointer<UInt8>) -> G? {
+        var reader = BinaryCodableReader(reader: BinaryReader(bytes: bytes), offset: 0, depth: 0)
+        let value = try? G(binary: &reader)
+        if var state = reader.codableState {
+            reader.codableState = nil
+            BinaryStatePool.recycle(&state)
+        }
+        return reader.offset == bytes.count ? value : nil
+    }
+
+    /// Decodes through the type's `init(from:)`, whatever else it conforms to.
+    static func decodeThroughCodable<T: Decodable>(_ type: T.Type, from bytes: UnsafeBufferPointer<UInt8>) throws(BinaryCodingError) -> T {
         var state = BinaryStatePool.takeDecoder(bytes: bytes)
         defer { BinaryStatePool.recycle(&state) }
         do {
