@@ -22,7 +22,7 @@ public struct Envelope: Sendable, Hashable {
         guard address.count <= WireMessage.maximumAddressLength else {
             throw WireMessage.addressTooLong(address.count, correlation: correlation)
         }
-        guard let text = String(validating: batch[address], as: UTF8.self) else {
+        guard let text = String(validatingUTF8Quickly: batch[address]) else {
             throw WireError(.malformedFrame, "a batch envelope has an address that is not UTF-8", correlation: correlation)
         }
         return text

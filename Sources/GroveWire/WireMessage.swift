@@ -42,7 +42,7 @@ public struct WireMessage: Sendable, Hashable {
         guard rest[0].count <= Self.maximumAddressLength else {
             throw Self.addressTooLong(rest[0].count, correlation: header.correlation)
         }
-        guard let address = String(validating: rest[0], as: UTF8.self) else {
+        guard let address = String(validatingUTF8Quickly: rest[0][...]) else {
             throw WireError(.malformedFrame, "the address frame is not UTF-8", correlation: header.correlation)
         }
         self.init(header, address: address, payload: rest[1])

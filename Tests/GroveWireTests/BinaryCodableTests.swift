@@ -92,7 +92,11 @@ private func throughCodable<T: Decodable>(_ type: T.Type, _ bytes: [UInt8]) -> R
 }
 
 private func generated<T: BinaryCodable>(_ type: T.Type, _ bytes: [UInt8]) -> T? {
-    bytes.withUnsafeBufferPointer { BinaryCodec.decodeGenerated(T.self, from: $0) }
+    bytes.withUnsafeBufferPointer { buffer in
+        withUnsafeTemporaryAllocation(of: T.self, capacity: 1) { slot in
+            T.decodeGenerated(from: buffer, into: slot.baseAddress!) ? slot.baseAddress!.move() : nil
+        }
+    }
 }
 
 private func codableBytes<T: Encodable>(_ value: T) throws -> [UInt8] {

@@ -27,6 +27,42 @@ public protocol BinaryCodable: Codable {
     func encode(binary writer: inout BinaryCodableWriter) throws(BinaryCodingError)
 }
 
+extension BinaryCodable {
+    /// Decodes the whole of `bytes` through the generated code into `slot` (uninitialized memory
+    /// for a `Self`); false, leaving `slot` uninitialized, when that code did not read them to
+    /// their end. The caller then decodes through `Codable`, which says what is wrong.
+    static func decodeGenerated(from bytes: UnsafeBufferPointer<UInt8>, into slot: UnsafeMutableRawPointer) -> Bool {
+        var reader = BinaryCodableReader(reader: BinaryReader(bytes: bytes), offset: 0, depth: 0)
+        defer { reader.recycle() }
+        do {
+            let value = try Self(binary: &reader)
+            guard reader.offset == bytes.count else { return false }
+            slot.assumingMemoryBound(to: Self.self).initialize(to: value)
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    /// Encodes the `Self` at `value` through the generated code, at the end of `buffer`; when
+    /// that throws (a field's own `encode(to:)` did), through `Codable`, whose error has the
+    /// whole coding path.
+    static func encodeGenerated(at value: UnsafeRawPointer, into buffer: inout [UInt8]) throws(BinaryCodingError) {
+        let value = value.assumingMemoryBound(to: Self.self).pointee
+        let start = buffer.count
+        var writer = BinaryCodableWriter(writer: BinaryWriter(bytes: []))
+        swap(&writer.writer.bytes, &buffer)
+        do {
+            try value.encode(binary: &writer)
+            swap(&writer.writer.bytes, &buffer)
+        } catch {
+            swap(&writer.writer.bytes, &buffer)
+            buffer.removeSubrange(start...)
+            try BinaryCodec.encodeThroughCodable(value, into: &buffer)
+        }
+    }
+}
+
 /// Generates ``BinaryCodable`` for an enum or struct whose `Codable` conformance is synthesized:
 /// `init(binary:)` and `encode(binary:)`, which read and write the bytes the synthesized
 /// `init(from:)` and `encode(to:)` produce through ``BinaryCodec``, several times faster.

@@ -18,6 +18,13 @@ public struct BinaryCodableReader {
         self.depth = depth
     }
 
+    /// Returns the state taken for fields decoded through `Codable`, if any.
+    mutating func recycle() {
+        guard var state = codableState else { return }
+        codableState = nil
+        BinaryStatePool.recycle(&state)
+    }
+
     /// Enters the keyed container at the position: returns its entry count and moves to its first key.
     public mutating func beginKeyed() throws(BinaryCodingError) -> Int {
         guard depth < BinaryCodec.maximumDepth else { throw BinaryReader.tooDeep() }

@@ -67,27 +67,13 @@ public enum BinaryCodec {
     /// - Throws: ``BinaryCodingError``, as ``encode(_:)``.
     public static func encode<T: Encodable>(_ value: T, into buffer: inout [UInt8]) throws(BinaryCodingError) {
         if let generated = T.self as? any BinaryCodable.Type {
-            try encodeGenerated(value, as: generated, into: &buffer)
+            // Through a pointer, so that no cast (and no metadata lookup) is made per value.
+            try withUnsafePointer(to: value) { pointer throws(BinaryCodingError) in
+                try generated.encodeGenerated(at: UnsafeRawPointer(pointer), into: &buffer)
+            }
             return
         }
         try encodeThroughCodable(value, into: &buffer)
-    }
-
-    /// A ``BinaryCodable`` value through its generated code; when that throws (a field's own
-    /// `encode(to:)` did), through `Codable`, whose error has the whole coding path.
-    private static func encodeGenerated<G: BinaryCodable, T>(_ value: T, as type: G.Type, into buffer: inout [UInt8]) throws(BinaryCodingError) {
-        let value = value as! G // T is G
-        let start = buffer.count
-        var writer = BinaryCodableWriter(writer: BinaryWriter(bytes: []))
-        swap(&writer.writer.bytes, &buffer)
-        do {
-            try value.encode(binary: &writer)
-            swap(&writer.writer.bytes, &buffer)
-        } catch {
-            swap(&writer.writer.bytes, &buffer)
-            buffer.removeSubrange(start...)
-            try encodeThroughCodable(value, into: &buffer)
-        }
     }
 
     /// Encodes through the value's `encode(to:)`, whatever else it conforms to.
@@ -145,22 +131,15 @@ public enum BinaryCodec {
     }
 
     private static func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeBufferPointer<UInt8>) throws(BinaryCodingError) -> T {
-        if let generated = T.self as? any BinaryCodable.Type, let value = decodeGenerated(generated, from: bytes) {
-            return value as! T
+        if let generated = T.self as? any BinaryCodable.Type {
+            // Into a slot of T's own, so that no cast (and no Optional's metadata) is needed per value.
+            return try withUnsafeTemporaryAllocation(of: T.self, capacity: 1) { slot throws(BinaryCodingError) -> T in
+                let pointer = slot.baseAddress!
+                if generated.decodeGenerated(from: bytes, into: UnsafeMutableRawPointer(pointer)) { return pointer.move() }
+                return try decodeThroughCodable(type, from: bytes)
+            }
         }
         return try decodeThroughCodable(type, from: bytes)
-    }
-
-    /// A ``BinaryCodable`` type through its generated code, or nil when that does not read the
-    /// bytes to their end: the caller then decodes through `Codable`, which says what is wrong.
-    static func decodeGenerated<G: BinaryCodable>(_ type: G.Type, from bytes: UnsafeBufferPointer<UInt8>) -> G? {
-        var reader = BinaryCodableReader(reader: BinaryReader(bytes: bytes), offset: 0, depth: 0)
-        let value = try? G(binary: &reader)
-        if var state = reader.codableState {
-            reader.codableState = nil
-            BinaryStatePool.recycle(&state)
-        }
-        return reader.offset == bytes.count ? value : nil
     }
 
     /// Decodes through the type's `init(from:)`, whatever else it conforms to.

@@ -75,18 +75,7 @@ struct BinaryReader {
 
     /// The UTF-8 bytes at `start..<start + count` as a String, or nil when they are not UTF-8.
     func text(start: Int, count: Int) -> String? {
-        let utf8 = UnsafeBufferPointer(rebasing: bytes[start ..< start + count])
-        // `String(validating:as:)` is not specialized for buffers and costs more than the rest
-        // of a small decode; decoding with repair is. Repair changes bytes only where they were
-        // not UTF-8, so the input was valid exactly when nothing changed.
-        let text = String(decoding: utf8, as: UTF8.self)
-        var ascii = true
-        for byte in utf8 where byte >= 0x80 {
-            ascii = false
-            break
-        }
-        if ascii { return text }
-        return text.utf8.elementsEqual(utf8) ? text : nil
+        String(validatingUTF8Quickly: UnsafeBufferPointer(rebasing: bytes[start ..< start + count]))
     }
 
     /// Whether the key bytes at `start..<start + count` spell `text`.
