@@ -30,7 +30,7 @@ struct BinaryCodableGenerator {
             """
         case .structure(let fields):
             let decoded = fields.filter { !$0.encodeOnly }
-            return Self.readFields(decoded) + decoded.map { "\($0.access) = \(Self.local($0))\n" }.joined()
+            return Self.readFields(decoded) + decoded.enumerated().map { "\($1.access) = \(Self.value($1, $0))\n" }.joined()
         case .enumeration(let cases):
             var lines = "guard try reader.beginKeyed() == 1 else { throw reader.mismatch() }\nlet key = try reader.key()\n"
             for (index, item) in cases.enumerated() {
@@ -39,8 +39,8 @@ struct BinaryCodableGenerator {
                 lines += Self.readFields(item.values.map(\.field))
                 lines += "self = .\(item.name)"
                 if !item.values.isEmpty {
-                    let arguments = item.values.map { value in
-                        (value.label.map { "\($0): " } ?? "") + Self.local(value.field)
+                    let arguments = item.values.enumerated().map { index, value in
+                        (value.label.map { "\($0): " } ?? "") + Self.value(value.field, index)
                     }
                     lines += "(" + arguments.joined(separator: ", ") + ")"
                 }
@@ -72,11 +72,12 @@ struct BinaryCodableGenerator {
 
     /// Reads a keyed container into one local per field: unknown keys are skipped, as
     /// `Codable` does; a repeated or missing required key throws, so `BinaryCodec` falls back
-    /// to `Codable` for its exact error.
+    /// to `Codable` for its exact error. Whether a field is optional is the type checker's call
+    /// (`reader.required` has an overload for optionals), so `typealias Maybe = Int?` is one too.
     private static func readFields(_ fields: [CodableShape.Field]) -> String {
         var lines = ""
         for (index, field) in fields.enumerated() {
-            lines += "var \(local(field)): \(field.type)? = nil\n"
+            lines += "var field\(index): \(field.type)? = nil\n"
             if field.optional { lines += "var seen\(index) = false\n" }
         }
         lines += "let entries = try reader.beginKeyed()\n"
@@ -86,36 +87,37 @@ struct BinaryCodableGenerator {
             lines += "key.matches(\(literal(field.key))) {\n"
             if field.optional {
                 lines += "guard !seen\(index) else { throw reader.mismatch() }\nseen\(index) = true\n"
-                lines += "if try !reader.decodeNil() { \(local(field)) = try reader.decode(\(field.type).self) }\n"
+                lines += "if try !reader.decodeNil() { field\(index) = try reader.decode(\(field.type).self) }\n"
             } else {
-                lines += "guard \(local(field)) == nil else { throw reader.mismatch() }\n"
-                lines += "\(local(field)) = try reader.decode(\(field.type).self)\n"
+                lines += "guard field\(index) == nil else { throw reader.mismatch() }\n"
+                lines += "field\(index) = try reader.decode(\(field.type).self)\n"
             }
         }
         lines += fields.isEmpty ? "try reader.skipValue()\n}\n" : "} else {\ntry reader.skipValue()\n}\n}\n"
         lines += "reader.endKeyed()\n"
-        for field in fields where !field.optional {
-            lines += "guard let \(local(field)) else { throw reader.mismatch() }\n"
-        }
         return lines
     }
 
-    /// Writes a keyed container of the fields; a nil optional is left out, as `encodeIfPresent` does.
+    /// The value of a field read by ``readFields(_:)``.
+    private static func value(_ field: CodableShape.Field, _ index: Int) -> String {
+        field.optional ? "field\(index)" : "try reader.required(field\(index))"
+    }
+
+    /// Writes a keyed container of the fields; a nil optional is left out, as `encodeIfPresent`
+    /// does. Fields not written as optionals ask `writer.isAbsent`, whose optional overload the
+    /// type checker picks for an optional behind a typealias.
     private static func writeFields(_ fields: [CodableShape.Field]) -> String {
-        let optionals = fields.filter(\.optional)
-        var lines: String
-        if optionals.isEmpty {
-            lines = "writer.beginKeyed(count: \(fields.count))\n"
-        } else {
-            lines = "var count = \(fields.count)\n"
-            for field in optionals { lines += "if \(field.access) == nil { count -= 1 }\n" }
-            lines += "writer.beginKeyed(count: count)\n"
+        if fields.isEmpty { return "writer.beginKeyed(count: 0)\n" }
+        var lines = "var count = \(fields.count)\n"
+        for field in fields {
+            lines += field.optional ? "if \(field.access) == nil { count -= 1 }\n" : "if writer.isAbsent(\(field.access)) { count -= 1 }\n"
         }
+        lines += "writer.beginKeyed(count: count)\n"
         for field in fields {
             if field.optional {
                 lines += "if let present = \(field.access) {\nwriter.key(\(literal(field.key)))\ntry writer.encode(present)\n}\n"
             } else {
-                lines += "writer.key(\(literal(field.key)))\ntry writer.encode(\(field.access))\n"
+                lines += "if !writer.isAbsent(\(field.access)) {\nwriter.key(\(literal(field.key)))\ntry writer.encode(\(field.access))\n}\n"
             }
         }
         return lines
@@ -125,13 +127,19 @@ struct BinaryCodableGenerator {
         lines.hasSuffix("\n") ? lines.dropLast() : lines[...]
     }
 
-    /// The local a field is read into (keys are identifiers, unique in their container).
-    private static func local(_ field: CodableShape.Field) -> String {
-        "field_" + field.key
-    }
-
-    /// A key as a string literal (an identifier: no quotes or backslashes to escape).
     private static func literal(_ key: String) -> String {
-        "\"" + key + "\""
+        // Raw identifiers (`my key`) may hold characters a string literal must escape.
+        var escaped = ""
+        for scalar in key.unicodeScalars {
+            switch scalar {
+            case "\\": escaped += "\\\\"
+            case "\"": escaped += "\\\""
+            case "\n": escaped += "\\n"
+            case "\r": escaped += "\\r"
+            case "\t": escaped += "\\t"
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return "\"" + escaped + "\""
     }
 }

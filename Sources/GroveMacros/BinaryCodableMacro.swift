@@ -20,7 +20,14 @@ public struct BinaryCodableMacro: ExtensionMacro {
             context.diagnose(Diagnostic(node: error.node, message: BinaryCodableDiagnostic(message: error.message)))
             return []
         }
-        let modifiers = declaration.modifiers.map(\.name.text)
+        // The type's own access, or that of the extension it is declared in (`public extension
+        // Namespace { struct X }` makes X public).
+        var modifiers = declaration.modifiers.map(\.name.text)
+        let levels: Set<String> = ["public", "open", "package", "internal", "fileprivate", "private"]
+        if !modifiers.contains(where: levels.contains),
+           let enclosing = context.lexicalContext.first?.as(ExtensionDeclSyntax.self) {
+            modifiers = enclosing.modifiers.map(\.name.text)
+        }
         let access = modifiers.contains("public") || modifiers.contains("open") ? "public "
             : modifiers.contains("package") ? "package " : ""
         let generator = BinaryCodableGenerator(shape: shape, access: access)

@@ -40,26 +40,40 @@ struct ShapeError: Error {
 }
 
 extension CodableShape {
-    /// Types whose raw-value enums `Codable` codes as the raw value.
+    /// Types whose raw-value enums `Codable` codes as the raw value (`Character` is not
+    /// `Codable`: its enums are coded by case). Written bare or as `Swift.X`.
     static let rawTypes: Set<String> = [
-        "String", "Int", "Int8", "Int16", "Int32", "Int64", "UInt", "UInt8", "UInt16", "UInt32", "UInt64",
-        "Double", "Float", "Bool", "Character",
+        "String", "Int", "Int8", "Int16", "Int32", "Int64", "Int128", "UInt", "UInt8", "UInt16", "UInt32", "UInt64",
+        "UInt128", "Double", "Float", "Bool",
     ]
+
+    /// The standard library type a type's text names, without a `Swift.` prefix.
+    static func standardName(_ type: String) -> String {
+        type.hasPrefix("Swift.") ? String(type.dropFirst("Swift.".count)) : type
+    }
 
     static func of(_ declaration: some DeclGroupSyntax) throws(ShapeError) -> CodableShape {
         if let structure = declaration.as(StructDeclSyntax.self) {
             try refuseGenerics(structure.genericParameterClause)
             try refuseHandWrittenCoding(structure.memberBlock)
+            try refuseRawRepresentable(structure.inheritanceClause, structure.memberBlock)
             return .structure(try fields(of: structure.memberBlock))
         }
         if let enumeration = declaration.as(EnumDeclSyntax.self) {
             try refuseGenerics(enumeration.genericParameterClause)
             try refuseHandWrittenCoding(enumeration.memberBlock)
             if let first = enumeration.inheritanceClause?.inheritedTypes.first?.type.trimmedDescription,
-               rawTypes.contains(first) {
+               rawTypes.contains(standardName(first)) {
                 return .rawValue(type: first)
             }
-            return .enumeration(try cases(of: enumeration.memberBlock))
+            try refuseRawRepresentable(enumeration.inheritanceClause, enumeration.memberBlock)
+            let cases = try cases(of: enumeration.memberBlock)
+            if let raw = enumeration.memberBlock.members.lazy.compactMap({ $0.decl.as(EnumCaseDeclSyntax.self) })
+                .flatMap(\.elements).first(where: { $0.rawValue != nil }) {
+                throw ShapeError(message: "@BinaryCodable cannot tell this enum's raw type; write it first among the inherited "
+                                 + "types as one of the standard library's (String, Int, …) or drop the macro", node: Syntax(raw))
+            }
+            return .enumeration(cases)
         }
         throw ShapeError(message: "@BinaryCodable applies to structs and enums", node: Syntax(declaration))
     }
@@ -71,11 +85,31 @@ extension CodableShape {
         }
     }
 
+    /// A `RawRepresentable` type without a standard raw type is coded by `Codable` as its raw
+    /// value, through the standard library, not as its cases or fields.
+    private static func refuseRawRepresentable(_ inheritance: InheritanceClauseSyntax?, _ members: MemberBlockSyntax) throws(ShapeError) {
+        let message = "@BinaryCodable does not support RawRepresentable types (Codable codes them as their raw value); drop the macro"
+        if let clause = inheritance, let raw = clause.inheritedTypes.first(where: { standardName($0.type.trimmedDescription) == "RawRepresentable" }) {
+            throw ShapeError(message: message, node: Syntax(raw))
+        }
+        for member in members.members {
+            if let variable = member.decl.as(VariableDeclSyntax.self),
+               variable.bindings.contains(where: { $0.pattern.as(IdentifierPatternSyntax.self)?.identifier.text == "rawValue" }) {
+                throw ShapeError(message: message, node: Syntax(variable))
+            }
+        }
+    }
+
     /// A type with its own `CodingKeys`, `init(from:)` or `encode(to:)` does not code as the
-    /// synthesized conformance does, so generated code would disagree with it.
+    /// synthesized conformance does, so generated code would disagree with it; members under
+    /// `#if` may or may not be compiled, which the macro cannot know.
     private static func refuseHandWrittenCoding(_ members: MemberBlockSyntax) throws(ShapeError) {
         for member in members.members {
             let decl = member.decl
+            if decl.is(IfConfigDeclSyntax.self) {
+                throw ShapeError(message: "@BinaryCodable cannot see which #if branch is compiled; move the members out of #if or drop the macro",
+                                 node: Syntax(decl))
+            }
             var name: String?
             if let nested = decl.as(EnumDeclSyntax.self) { name = nested.name.text }
             if let nested = decl.as(StructDeclSyntax.self) { name = nested.name.text }
@@ -112,7 +146,11 @@ extension CodableShape {
                 guard let identifier = binding.pattern.as(IdentifierPatternSyntax.self) else {
                     throw ShapeError(message: "@BinaryCodable needs one name per stored property", node: Syntax(binding.pattern))
                 }
-                if let annotated = binding.typeAnnotation?.type { type = annotated }
+                if let annotated = binding.typeAnnotation?.type {
+                    type = annotated
+                } else if binding.initializer != nil {
+                    type = nil // `var a = "s", b: Int`: `a` has a type of its own, not written
+                }
                 guard let type else {
                     throw ShapeError(message: "@BinaryCodable needs the type of '\(identifier.identifier.text)' written out, e.g. 'var count: Int = 0'",
                                      node: Syntax(binding))
@@ -120,7 +158,12 @@ extension CodableShape {
                 if modifiers.contains("lazy") {
                     throw ShapeError(message: "@BinaryCodable does not support lazy properties", node: Syntax(variable))
                 }
-                if !variable.attributes.isEmpty {
+                // Property wrappers (and macros) are types, capitalized; `@available` and other
+                // attributes of the language do not change how the property is coded.
+                if variable.attributes.contains(where: { attribute in
+                    guard case .attribute(let attribute) = attribute else { return true }
+                    return attribute.attributeName.trimmedDescription.first?.isUppercase ?? true
+                }) {
                     throw ShapeError(message: "@BinaryCodable does not support property wrappers or attributes on stored properties",
                                      node: Syntax(variable.attributes))
                 }
@@ -151,7 +194,8 @@ extension CodableShape {
                     let (wrapped, optional) = unwrapOptional(parameter.type)
                     let field = Field(key: label?.trimmingBackticks ?? "_\(index)", access: "value\(index)", type: wrapped,
                                       optional: optional, encodeOnly: false)
-                    values.append((label, field))
+                    // Labels need no backticks in a call, `inout` aside.
+                    values.append((label.map { $0 == "`inout`" ? $0 : $0.trimmingBackticks }, field))
                 }
                 let name = element.name.text
                 cases.append(Case(name: name, key: name.trimmingBackticks, values: values))
@@ -164,8 +208,14 @@ extension CodableShape {
     static func unwrapOptional(_ type: TypeSyntax) -> (type: String, optional: Bool) {
         if let optional = type.as(OptionalTypeSyntax.self) { return (optional.wrappedType.trimmedDescription, true) }
         if let unwrapped = type.as(ImplicitlyUnwrappedOptionalTypeSyntax.self) { return (unwrapped.wrappedType.trimmedDescription, true) }
-        if let named = type.as(IdentifierTypeSyntax.self), named.name.text == "Optional",
-           let argument = named.genericArgumentClause?.arguments.first, named.genericArgumentClause?.arguments.count == 1 {
+        var generic: GenericArgumentClauseSyntax?
+        if let named = type.as(IdentifierTypeSyntax.self), named.name.text == "Optional" {
+            generic = named.genericArgumentClause
+        } else if let member = type.as(MemberTypeSyntax.self), member.name.text == "Optional",
+                  member.baseType.trimmedDescription == "Swift" {
+            generic = member.genericArgumentClause
+        }
+        if let generic, generic.arguments.count == 1, let argument = generic.arguments.first {
             return (argument.argument.trimmedDescription, true)
         }
         return (type.trimmedDescription, false)

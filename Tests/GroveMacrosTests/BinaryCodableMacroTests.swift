@@ -19,7 +19,7 @@ private func expect(
 
 @Suite("@BinaryCodable expansion")
 struct BinaryCodableMacroTests {
-    @Test("a struct: every stored property read into a local, optionals left out when nil, a let with a value only written")
+    @Test("a struct: every stored property read into a local, nil optionals left out, a let with a value only written; optionality is the type checker's (reader.required, writer.isAbsent)")
     func structExpansion() {
         expect(
             """
@@ -41,50 +41,89 @@ struct BinaryCodableMacroTests {
 
             extension Point: GroveWire.BinaryCodable {
                 public init(binary reader: inout GroveWire.BinaryCodableReader) throws(GroveWire.BinaryCodingError) {
-                    var field_x: Int? = nil
-                    var field_label: String? = nil
+                    var field0: Int? = nil
+                    var field1: String? = nil
                     var seen1 = false
                     let entries = try reader.beginKeyed()
                     for _ in 0 ..< entries {
                         let key = try reader.key()
                         if key.matches("x") {
-                            guard field_x == nil else {
+                            guard field0 == nil else {
                                 throw reader.mismatch()
                             }
-                            field_x = try reader.decode(Int.self)
+                            field0 = try reader.decode(Int.self)
                         } else if key.matches("label") {
                             guard !seen1 else {
                                 throw reader.mismatch()
                             }
                             seen1 = true
                             if try !reader.decodeNil() {
-                                field_label = try reader.decode(String.self)
+                                field1 = try reader.decode(String.self)
                             }
                         } else {
                             try reader.skipValue()
                         }
                     }
                     reader.endKeyed()
-                    guard let field_x else {
-                        throw reader.mismatch()
-                    }
-                    self.x = field_x
-                    self.label = field_label
+                    self.x = try reader.required(field0)
+                    self.label = field1
                 }
                 public func encode(binary writer: inout GroveWire.BinaryCodableWriter) throws(GroveWire.BinaryCodingError) {
                     var count = 3
+                    if writer.isAbsent(self.x) {
+                        count -= 1
+                    }
                     if self.label == nil {
                         count -= 1
                     }
+                    if writer.isAbsent(self.version) {
+                        count -= 1
+                    }
                     writer.beginKeyed(count: count)
-                    writer.key("x")
-                    try writer.encode(self.x)
+                    if !writer.isAbsent(self.x) {
+                        writer.key("x")
+                        try writer.encode(self.x)
+                    }
                     if let present = self.label {
                         writer.key("label")
                         try writer.encode(present)
                     }
-                    writer.key("version")
-                    try writer.encode(self.version)
+                    if !writer.isAbsent(self.version) {
+                        writer.key("version")
+                        try writer.encode(self.version)
+                    }
+                }
+            }
+            """)
+    }
+
+    @Test("a type declared in a public extension gets public members")
+    func publicByItsExtension() {
+        expect(
+            """
+            public extension Shop {
+                @BinaryCodable
+                struct Item: Codable {
+                }
+            }
+            """,
+            expands: """
+            public extension Shop {
+                struct Item: Codable {
+                }
+            }
+
+            extension Shop.Item: GroveWire.BinaryCodable {
+                public init(binary reader: inout GroveWire.BinaryCodableReader) throws(GroveWire.BinaryCodingError) {
+                    let entries = try reader.beginKeyed()
+                    for _ in 0 ..< entries {
+                        _ = try reader.key()
+                        try reader.skipValue()
+                    }
+                    reader.endKeyed()
+                }
+                public func encode(binary writer: inout GroveWire.BinaryCodableWriter) throws(GroveWire.BinaryCodingError) {
+                    writer.beginKeyed(count: 0)
                 }
             }
             """)
@@ -103,6 +142,16 @@ struct BinaryCodableMacroTests {
         ("@BinaryCodable\nstruct Box: Codable {\n    lazy var a: Int = 1\n}", "@BinaryCodable does not support lazy properties", 3, 5),
         ("@BinaryCodable\nstruct Box: Codable {\n    @Clamped var a: Int\n}",
          "@BinaryCodable does not support property wrappers or attributes on stored properties", 3, 5),
+        ("@BinaryCodable\nstruct Box: Codable {\n    var a: Int\n    #if DEBUG\n    var b: Int = 0\n    #endif\n}",
+         "@BinaryCodable cannot see which #if branch is compiled; move the members out of #if or drop the macro", 4, 5),
+        ("@BinaryCodable\nstruct UserID: Codable, RawRepresentable {\n    var rawValue: String\n}",
+         "@BinaryCodable does not support RawRepresentable types (Codable codes them as their raw value); drop the macro", 2, 25),
+        ("@BinaryCodable\nstruct Tag: Codable {\n    var rawValue: String\n}",
+         "@BinaryCodable does not support RawRepresentable types (Codable codes them as their raw value); drop the macro", 3, 5),
+        ("@BinaryCodable\nenum Color: Code, Codable {\n    case red = \"r\"\n}",
+         "@BinaryCodable cannot tell this enum's raw type; write it first among the inherited types as one of the standard library's (String, Int, …) or drop the macro", 3, 10),
+        ("@BinaryCodable\nstruct Box: Codable {\n    var a = \"s\", b: Int\n}",
+         "@BinaryCodable needs the type of 'a' written out, e.g. 'var count: Int = 0'", 3, 9),
     ])
     func refusals(source: String, message: String, line: Int, column: Int) {
         // A refused declaration is left as it was, without an extension.

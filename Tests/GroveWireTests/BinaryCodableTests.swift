@@ -56,6 +56,47 @@ enum CodableShapesPriority: Int, Codable, Equatable {
 @BinaryCodable
 struct CodableShapesEmpty: Codable, Equatable {}
 
+typealias CodableShapesMaybe = Int?
+
+/// What a reading of the declaration's text could get wrong: optionals behind a typealias or
+/// spelled `Swift.Optional`, qualified and 128-bit raw types, raw identifiers, keyword labels.
+@BinaryCodable
+struct CodableShapesSpelling: Codable, Equatable {
+    var maybe: CodableShapesMaybe
+    var qualified: Swift.Optional<String>
+    var `my key`: Int
+    var `a+b`: Bool
+    @usableFromInline var old: Int = 0 // an attribute of the language, not a wrapper
+    var wide: CodableShapesWide
+    var named: CodableShapesNamed
+    var labelled: CodableShapesLabels
+}
+
+@BinaryCodable
+enum CodableShapesWide: Int128, Codable, Equatable {
+    case small = 4, huge = 170141183460469231731687303715884105727
+}
+
+@BinaryCodable
+enum CodableShapesNamed: Swift.String, Codable, Equatable {
+    case a, b = "bee"
+}
+
+@BinaryCodable
+enum CodableShapesLabels: Codable, Equatable {
+    case `default`(`class`: Int, `in`: String?)
+}
+
+/// Keys renamed in an extension: invisible to the macro, caught by the debug build's check.
+@BinaryCodable
+struct CodableShapesRenamed: Codable {
+    var a: Int
+}
+
+extension CodableShapesRenamed {
+    enum CodingKeys: String, CodingKey { case a = "A" }
+}
+
 extension BinaryValueSource {
     mutating func shapesState(depth: Int = 0) -> CodableShapesState {
         CodableShapesState(
@@ -127,6 +168,30 @@ struct BinaryCodableTests {
         #expect(try BinaryCodec.encode(CodableShapesEmpty()) == (try codableBytes(CodableShapesEmpty())))
         #expect(generated(CodableShapesEmpty.self, try BinaryCodec.encode(CodableShapesEmpty())) == CodableShapesEmpty())
     }
+
+    @Test("optionals behind a typealias, qualified and 128-bit raw types, raw identifiers and keyword labels code as Codable does")
+    func spellings() throws {
+        let values = [
+            CodableShapesSpelling(maybe: nil, qualified: nil, `my key`: 1, `a+b`: true, wide: .huge, named: .a,
+                                  labelled: .default(class: 2, in: nil)),
+            CodableShapesSpelling(maybe: 5, qualified: "q", `my key`: -1, `a+b`: false, wide: .small, named: .b,
+                                  labelled: .default(class: 0, in: "x")),
+        ]
+        for value in values {
+            let bytes = try BinaryCodec.encode(value)
+            #expect(bytes == (try codableBytes(value)))
+            #expect(generated(CodableShapesSpelling.self, bytes) == value)
+        }
+    }
+
+    #if DEBUG
+    @Test("a type whose Codable coding is not the synthesized one stops a debug build at its first encoding, saying so")
+    func debugCheckCatchesHiddenCodingKeys() async {
+        await #expect(processExitsWith: .failure) {
+            _ = try? BinaryCodec.encode(CodableShapesRenamed(a: 1))
+        }
+    }
+    #endif
 
     @Test("damaged bytes decode to what Codable decodes them to, value or error")
     func damagedBytesAgreeWithCodable() throws {

@@ -37,6 +37,9 @@ extension BinaryCodable {
         do {
             let value = try Self(binary: &reader)
             guard reader.offset == bytes.count else { return false }
+            #if DEBUG
+            BinaryCodableCheck.decoded(value, from: bytes)
+            #endif
             slot.assumingMemoryBound(to: Self.self).initialize(to: value)
             return true
         } catch {
@@ -55,6 +58,9 @@ extension BinaryCodable {
         do {
             try value.encode(binary: &writer)
             swap(&writer.writer.bytes, &buffer)
+            #if DEBUG
+            BinaryCodableCheck.encoded(value, as: buffer[start...])
+            #endif
         } catch {
             swap(&writer.writer.bytes, &buffer)
             buffer.removeSubrange(start...)

@@ -108,6 +108,19 @@ public struct BinaryCodableReader {
         return value
     }
 
+    /// A field's value once its container is read: nil (the key was missing) throws for a
+    /// required field; an optional one is nil. The type checker picks the overload, so a field
+    /// whose type is an optional behind a typealias is optional here too, as in `Codable`.
+    public func required<T>(_ value: T?) throws(BinaryCodingError) -> T {
+        guard let value else { throw mismatch() }
+        return value
+    }
+
+    /// A missing optional field is nil (`decodeIfPresent`).
+    public func required<Wrapped>(_ value: Wrapped??) throws(BinaryCodingError) -> Wrapped? {
+        value ?? nil
+    }
+
     /// The error generated code throws when the bytes are not what it reads (``BinaryCodec``
     /// then decodes through `Codable`, whose error says what is wrong).
     public func mismatch() -> BinaryCodingError {

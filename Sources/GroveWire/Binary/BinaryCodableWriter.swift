@@ -9,6 +9,16 @@ public struct BinaryCodableWriter {
         writer.varint(UInt64(count))
     }
 
+    /// Whether a field is left out: never for a value, when nil for an optional (as
+    /// `encodeIfPresent` does). The type checker picks the overload, so an optional behind a
+    /// typealias counts as one.
+    @inlinable
+    public func isAbsent<T>(_ value: T) -> Bool { false }
+
+    /// A nil optional field is left out.
+    @inlinable
+    public func isAbsent<Wrapped>(_ value: Wrapped?) -> Bool { value == nil }
+
     /// Writes an entry's key, as a synthesized coding key's `stringValue`.
     public mutating func key(_ name: StaticString) {
         name.withUTF8Buffer { utf8 in
