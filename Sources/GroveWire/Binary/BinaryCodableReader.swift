@@ -111,12 +111,14 @@ public struct BinaryCodableReader {
     /// A field's value once its container is read: nil (the key was missing) throws for a
     /// required field; an optional one is nil. The type checker picks the overload, so a field
     /// whose type is an optional behind a typealias is optional here too, as in `Codable`.
+    @inlinable
     public func required<T>(_ value: T?) throws(BinaryCodingError) -> T {
         guard let value else { throw mismatch() }
         return value
     }
 
     /// A missing optional field is nil (`decodeIfPresent`).
+    @inlinable
     public func required<Wrapped>(_ value: Wrapped??) throws(BinaryCodingError) -> Wrapped? {
         value ?? nil
     }
