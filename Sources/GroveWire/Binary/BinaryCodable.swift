@@ -38,7 +38,7 @@ extension BinaryCodable {
             let value = try Self(binary: &reader)
             guard reader.offset == bytes.count else { return false }
             #if DEBUG
-            BinaryCodableCheck.decoded(value, from: bytes)
+            BinaryCodableCheck.decoded(Self.self, from: bytes)
             #endif
             slot.assumingMemoryBound(to: Self.self).initialize(to: value)
             return true
@@ -59,7 +59,7 @@ extension BinaryCodable {
             try value.encode(binary: &writer)
             swap(&writer.writer.bytes, &buffer)
             #if DEBUG
-            BinaryCodableCheck.encoded(value, as: buffer[start...])
+            BinaryCodableCheck.encoded(value)
             #endif
         } catch {
             swap(&writer.writer.bytes, &buffer)
