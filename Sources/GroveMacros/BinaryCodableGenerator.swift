@@ -11,10 +11,10 @@ struct BinaryCodableGenerator {
 
     var members: String {
         """
-        \(access)init(binary reader: inout \(Self.reader)) throws(\(Self.error)) {
+        nonisolated \(access)init(binary reader: inout \(Self.reader)) throws(\(Self.error)) {
         \(Self.trimmed(decodeBody))
         }
-        \(access)func encode(binary writer: inout \(Self.writer)) throws(\(Self.error)) {
+        nonisolated \(access)func encode(binary writer: inout \(Self.writer)) throws(\(Self.error)) {
         \(Self.trimmed(encodeBody))
         }
         """

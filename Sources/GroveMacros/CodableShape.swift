@@ -151,6 +151,12 @@ extension CodableShape {
                 } else if binding.initializer != nil {
                     type = nil // `var a = "s", b: Int`: `a` has a type of its own, not written
                 }
+                if type == nil, isLet, binding.initializer != nil {
+                    // `let version = 1`: only ever encoded, so its type is not needed.
+                    let name = identifier.identifier.text
+                    found.append(Field(key: name.trimmingBackticks, access: "self.\(name)", type: "", optional: false, encodeOnly: true))
+                    continue
+                }
                 guard let type else {
                     throw ShapeError(message: "@BinaryCodable needs the type of '\(identifier.identifier.text)' written out, e.g. 'var count: Int = 0'",
                                      node: Syntax(binding))

@@ -19,7 +19,7 @@ private func expect(
 
 @Suite("@BinaryCodable expansion")
 struct BinaryCodableMacroTests {
-    @Test("a struct: every stored property read into a local, nil optionals left out, a let with a value only written; optionality is the type checker's (reader.required, writer.isAbsent)")
+    @Test("a struct: every stored property read into a local, nil optionals left out, a let with a value only written (its type not needed); optionality is the type checker's (reader.required, writer.isAbsent)")
     func structExpansion() {
         expect(
             """
@@ -27,7 +27,7 @@ struct BinaryCodableMacroTests {
             public struct Point: Codable {
                 var x: Int
                 var label: String?
-                let version: Int = 1
+                let version = 1
                 var doubled: Int { x * 2 }
             }
             """,
@@ -35,12 +35,12 @@ struct BinaryCodableMacroTests {
             public struct Point: Codable {
                 var x: Int
                 var label: String?
-                let version: Int = 1
+                let version = 1
                 var doubled: Int { x * 2 }
             }
 
             extension Point: GroveWire.BinaryCodable {
-                public init(binary reader: inout GroveWire.BinaryCodableReader) throws(GroveWire.BinaryCodingError) {
+                nonisolated public init(binary reader: inout GroveWire.BinaryCodableReader) throws(GroveWire.BinaryCodingError) {
                     var field0: Int? = nil
                     var field1: String? = nil
                     var seen1 = false
@@ -68,7 +68,7 @@ struct BinaryCodableMacroTests {
                     self.x = try reader.required(field0)
                     self.label = field1
                 }
-                public func encode(binary writer: inout GroveWire.BinaryCodableWriter) throws(GroveWire.BinaryCodingError) {
+                nonisolated public func encode(binary writer: inout GroveWire.BinaryCodableWriter) throws(GroveWire.BinaryCodingError) {
                     var count = 3
                     if writer.isAbsent(self.x) {
                         count -= 1
@@ -114,7 +114,7 @@ struct BinaryCodableMacroTests {
             }
 
             extension Shop.Item: GroveWire.BinaryCodable {
-                public init(binary reader: inout GroveWire.BinaryCodableReader) throws(GroveWire.BinaryCodingError) {
+                nonisolated public init(binary reader: inout GroveWire.BinaryCodableReader) throws(GroveWire.BinaryCodingError) {
                     let entries = try reader.beginKeyed()
                     for _ in 0 ..< entries {
                         _ = try reader.key()
@@ -122,7 +122,7 @@ struct BinaryCodableMacroTests {
                     }
                     reader.endKeyed()
                 }
-                public func encode(binary writer: inout GroveWire.BinaryCodableWriter) throws(GroveWire.BinaryCodingError) {
+                nonisolated public func encode(binary writer: inout GroveWire.BinaryCodableWriter) throws(GroveWire.BinaryCodingError) {
                     writer.beginKeyed(count: 0)
                 }
             }

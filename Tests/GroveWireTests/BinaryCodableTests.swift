@@ -87,6 +87,13 @@ enum CodableShapesLabels: Codable, Equatable {
     case `default`(`class`: Int, `in`: String?)
 }
 
+/// An isolated type: its generated members are nonisolated, as synthesized Codable's are.
+@MainActor
+@BinaryCodable
+struct CodableShapesIsolated: Codable, Equatable, Sendable {
+    var a: Int
+}
+
 @BinaryCodable
 struct CodableShapesTally: Codable, Equatable {
     var counts: [String: Int]
@@ -198,6 +205,15 @@ struct BinaryCodableTests {
             #expect(bytes == (try codableBytes(value)))
             #expect(generated(CodableShapesSpelling.self, bytes) == value)
         }
+    }
+
+    @Test("a main-actor type codes as Codable does")
+    @MainActor
+    func isolatedAndUntyped() throws {
+        let value = CodableShapesIsolated(a: 7)
+        let bytes = try BinaryCodec.encode(value)
+        #expect(bytes == (try codableBytes(value)))
+        #expect(generated(CodableShapesIsolated.self, bytes) == value)
     }
 
     #if DEBUG

@@ -30,7 +30,8 @@ enum BinaryCodableCheck {
         assertionFailure("@BinaryCodable: \(T.self) (checked when first \(when) one) encodes to \(writer.writer.bytes) through its "
             + "generated code but to \(codable) through its Codable conformance, which is not the synthesized one the macro "
             + "generated from (CodingKeys, init(from:) or encode(to:) in an extension, RawRepresentable declared elsewhere, a raw "
-            + "type behind a typealias): remove @BinaryCodable from \(T.self)")
+            + "type behind a typealias): remove @BinaryCodable from \(T.self), or from the type of one of its fields that "
+            + "has such a coding")
     }
 
     private static func firstTime(_ direction: String, _ type: Any.Type) -> Bool {
