@@ -94,6 +94,14 @@ struct CodableShapesIsolated: Codable, Equatable, Sendable {
     var a: Int
 }
 
+/// A field JSONEncoder writes its own way: WireJSON must hand the value to Foundation.
+@BinaryCodable
+struct CodableShapesStamped: Codable, Equatable {
+    var name: String
+    var at: Date
+    var blob: Data
+}
+
 @BinaryCodable
 struct CodableShapesTally: Codable, Equatable {
     var counts: [String: Int]
@@ -205,6 +213,26 @@ struct BinaryCodableTests {
             #expect(bytes == (try codableBytes(value)))
             #expect(generated(CodableShapesSpelling.self, bytes) == value)
         }
+    }
+
+    @Test("WireJSON writes generated types byte for byte as JSONEncoder does, Date and Data fields included")
+    func jsonThroughGeneratedCoding() throws {
+        let foundation = JSONEncoder()
+        foundation.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var source = BinaryValueSource(seed: 0x15_0E)
+        // Both, or neither, succeed (JSON has no infinities).
+        func same(_ value: some Encodable) -> Bool {
+            (try? WireJSON.encode(value)) == (try? foundation.encode(value)).map { Array($0) }
+        }
+        for _ in 0 ..< 300 {
+            let event = source.shapesEvent()
+            #expect(same(event), "\(event)")
+            let state = source.shapesState()
+            #expect(same(state), "\(state)")
+        }
+        let stamped = CodableShapesStamped(name: "n", at: Date(timeIntervalSince1970: 1_795_000_000), blob: Data([1, 2, 3]))
+        #expect(try WireJSON.encode(stamped) == Array(try foundation.encode(stamped)))
+        #expect(throws: BinaryCodingError.self) { try BinaryCodec.encode(stamped, refusing: WireJSON.encodesItsOwnWay) }
     }
 
     @Test("a main-actor type codes as Codable does")

@@ -50,10 +50,12 @@ extension BinaryCodable {
     /// Encodes the `Self` at `value` through the generated code, at the end of `buffer`; when
     /// that throws (a field's own `encode(to:)` did), through `Codable`, whose error has the
     /// whole coding path.
-    static func encodeGenerated(at value: UnsafeRawPointer, into buffer: inout [UInt8]) throws(BinaryCodingError) {
+    static func encodeGenerated(
+        at value: UnsafeRawPointer, into buffer: inout [UInt8], refusing refuses: ((Any.Type) -> Bool)?
+    ) throws(BinaryCodingError) {
         let value = value.assumingMemoryBound(to: Self.self).pointee
         let start = buffer.count
-        var writer = BinaryCodableWriter(writer: BinaryWriter(bytes: []))
+        var writer = BinaryCodableWriter(writer: BinaryWriter(bytes: []), refuses: refuses)
         swap(&writer.writer.bytes, &buffer)
         do {
             try value.encode(binary: &writer)
@@ -64,7 +66,7 @@ extension BinaryCodable {
         } catch {
             swap(&writer.writer.bytes, &buffer)
             buffer.removeSubrange(start...)
-            try BinaryCodec.encodeThroughCodable(value, into: &buffer)
+            try BinaryCodec.encodeThroughCodable(value, into: &buffer, refusing: refuses)
         }
     }
 }

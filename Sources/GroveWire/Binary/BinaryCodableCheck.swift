@@ -22,7 +22,7 @@ enum BinaryCodableCheck {
     }
 
     private static func compare<T: BinaryCodable>(_ value: T, when: String) {
-        var writer = BinaryCodableWriter(writer: BinaryWriter(bytes: []))
+        var writer = BinaryCodableWriter(writer: BinaryWriter(bytes: []), refuses: nil)
         var codable: [UInt8] = []
         guard (try? value.encode(binary: &writer)) != nil,
               (try? BinaryCodec.encodeThroughCodable(value, into: &codable)) != nil,

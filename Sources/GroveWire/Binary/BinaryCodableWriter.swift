@@ -2,6 +2,9 @@
 /// bytes ``BinaryCodec`` is encoding, in the format its `Codable` encoder writes.
 public struct BinaryCodableWriter {
     var writer: BinaryWriter
+    /// Types the encoding must not contain (WireJSON's: those JSONEncoder writes its own way),
+    /// checked for the fields encoded through `Codable`.
+    var refuses: ((Any.Type) -> Bool)?
 
     /// Starts a keyed container of `count` entries; each entry is a ``key(_:)`` and a value.
     public mutating func beginKeyed(count: Int) {
@@ -52,6 +55,6 @@ public struct BinaryCodableWriter {
 
     /// Any other field, through its `Encodable` conformance.
     public mutating func encode<T: Encodable>(_ value: T) throws(BinaryCodingError) {
-        try BinaryCodec.encodeThroughCodable(value, into: &writer.bytes)
+        try BinaryCodec.encodeThroughCodable(value, into: &writer.bytes, refusing: refuses)
     }
 }

@@ -69,43 +69,49 @@ public enum BinaryCodec {
         if let generated = T.self as? any BinaryCodable.Type {
             // Through a pointer, so that no cast (and no metadata lookup) is made per value.
             try withUnsafePointer(to: value) { pointer throws(BinaryCodingError) in
-                try generated.encodeGenerated(at: UnsafeRawPointer(pointer), into: &buffer)
+                try generated.encodeGenerated(at: UnsafeRawPointer(pointer), into: &buffer, refusing: nil)
             }
             return
         }
         try encodeThroughCodable(value, into: &buffer)
     }
 
-    /// Encodes through the value's `encode(to:)`, whatever else it conforms to.
-    static func encodeThroughCodable<T: Encodable>(_ value: T, into buffer: inout [UInt8]) throws(BinaryCodingError) {
+    /// Encodes through the value's `encode(to:)`, whatever else it conforms to; with `refuses`,
+    /// unless the value contains a type it names (``BinaryCodingError/Code/unsupported``).
+    static func encodeThroughCodable<T: Encodable>(
+        _ value: T, into buffer: inout [UInt8], refusing refuses: ((Any.Type) -> Bool)? = nil
+    ) throws(BinaryCodingError) {
         let start = buffer.count
         var state = BinaryStatePool.takeEncoder()
         defer { BinaryStatePool.recycle(&state) }
+        state.core.refuses = refuses
         swap(&state.core.writer.bytes, &buffer)
         do {
             try state.encodeRoot(value, slot: start)
             swap(&state.core.writer.bytes, &buffer)
+            state.core.refuses = nil
         } catch {
             swap(&state.core.writer.bytes, &buffer)
             buffer.removeSubrange(start...)
+            state.core.refuses = nil
             throw error
         }
     }
 
-    /// Encodes a value unless it contains a type `refuses` names (``BinaryCodingError/Code/unsupported``).
+    /// Encodes a value unless it contains a type `refuses` names (``BinaryCodingError/Code/unsupported``):
+    /// through the generated code of a ``BinaryCodable`` type, which passes `refuses` on to the
+    /// fields it encodes through `Codable`.
     static func encode<T: Encodable>(_ value: T, refusing refuses: @escaping (Any.Type) -> Bool) throws(BinaryCodingError) -> [UInt8] {
-        var state = BinaryStatePool.takeEncoder()
-        defer { BinaryStatePool.recycle(&state) }
-        state.core.refuses = refuses
-        state.core.writer.bytes.reserveCapacity(64)
-        do {
-            try state.encodeRoot(value, slot: 0)
-        } catch {
-            state.core.refuses = nil
-            throw error
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(64)
+        if let generated = T.self as? any BinaryCodable.Type {
+            try withUnsafePointer(to: value) { pointer throws(BinaryCodingError) in
+                try generated.encodeGenerated(at: UnsafeRawPointer(pointer), into: &bytes, refusing: refuses)
+            }
+        } else {
+            try encodeThroughCodable(value, into: &bytes, refusing: refuses)
         }
-        state.core.refuses = nil
-        return Swift.exchange(&state.core.writer.bytes, with: [])
+        return bytes
     }
 
     /// Decodes a value from bytes written by ``encode(_:)``.
