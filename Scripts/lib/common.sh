@@ -15,7 +15,7 @@ ensure_swift() {
         export PATH="/opt/swift/usr/bin:$PATH"
     fi
     command -v swift >/dev/null 2>&1 \
-        || die "the Swift toolchain (6.1 or later) is not installed; install it from swift.org and re-run"
+        || die "the Swift toolchain (6.2 or later) is not installed; install it from swift.org and re-run"
 }
 
 # Installs the Debian packages named in $@ that are not installed yet. Needs root (or sudo).
