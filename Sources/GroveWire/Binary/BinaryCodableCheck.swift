@@ -9,15 +9,17 @@ import Synchronization
 /// with what to do, instead of talking past its peers. One value is encoded both ways, so what
 /// varies between values (a dictionary's order) cannot make the bytes differ.
 enum BinaryCodableCheck {
-    private static let checked = Mutex<Set<String>>([])
+    /// The types checked so far, by direction: one lock and one hash per call in debug builds.
+    private static let checked = Mutex<(encoded: Set<ObjectIdentifier>, decoded: Set<ObjectIdentifier>)>(([], []))
 
     static func encoded<T: BinaryCodable>(_ value: T) {
-        guard firstTime("encode", T.self) else { return }
+        guard checked.withLock({ $0.encoded.insert(ObjectIdentifier(T.self)).inserted }) else { return }
         compare(value, when: "encoding")
     }
 
     static func decoded<T: BinaryCodable>(_ type: T.Type, from bytes: UnsafeBufferPointer<UInt8>) {
-        guard firstTime("decode", T.self), let value = try? BinaryCodec.decodeThroughCodable(T.self, from: bytes) else { return }
+        guard checked.withLock({ $0.decoded.insert(ObjectIdentifier(T.self)).inserted }),
+              let value = try? BinaryCodec.decodeThroughCodable(T.self, from: bytes) else { return }
         compare(value, when: "decoding")
     }
 
@@ -32,10 +34,6 @@ enum BinaryCodableCheck {
             + "generated from (CodingKeys, init(from:) or encode(to:) in an extension, RawRepresentable declared elsewhere, a raw "
             + "type behind a typealias): remove @BinaryCodable from \(T.self), or from the type of one of its fields that "
             + "has such a coding")
-    }
-
-    private static func firstTime(_ direction: String, _ type: Any.Type) -> Bool {
-        checked.withLock { $0.insert(direction + " " + String(reflecting: type)).inserted }
     }
 }
 #endif

@@ -9,7 +9,8 @@ public struct BinaryCodableReader {
     var offset: Int
     /// Keyed containers entered and not yet left.
     var depth: Int
-    /// For fields decoded through `Codable`: taken when the first one is, returned by `BinaryCodec`.
+    /// For fields decoded through `Codable`: taken when the first one is, returned to the pool by
+    /// ``recycle()`` when the decoding ends.
     var codableState: BinaryDecodingState?
 
     init(reader: BinaryReader, offset: Int, depth: Int) {
