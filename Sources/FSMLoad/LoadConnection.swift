@@ -89,8 +89,7 @@ final class LoadConnection: @unchecked Sendable {
         var result = ConnectionResult()
         // Send times in nanoseconds since `start`: plain integers keep the per-request table
         // and the batch under construction on the specialized, copy-free paths.
-        var sentAt: [UInt64: Int64] = [:]
-        sentAt.reserveCapacity(plan.window * 2)
+        var sentAt = InFlightTimes(window: plan.window)
         let clock = ContinuousClock()
         let start = clock.now
         func nanosSinceStart(_ instant: ContinuousClock.Instant) -> Int64 { (instant - start).nanoseconds }
@@ -100,7 +99,14 @@ final class LoadConnection: @unchecked Sendable {
         let interval = plan.ratePerConnection.map { Duration.seconds(1 / $0) }
         var reported = 0
         var drainStarted: ContinuousClock.Instant?
-        let addresses = plan.addresses.map { Array($0.utf8) }
+        // Addresses and payload in memory of their own: appending arrays to the batch cost a
+        // retain and a release of each per event.
+        let addresses = plan.addresses.map { Self.unmanagedCopy(of: Array($0.utf8)) }
+        let payload = Self.unmanagedCopy(of: plan.payload)
+        defer {
+            for address in addresses { address.deallocate() }
+            payload.deallocate()
+        }
 
         func done(_ now: ContinuousClock.Instant) -> Bool {
             if let count = plan.count { return result.sent >= count }
@@ -113,6 +119,7 @@ final class LoadConnection: @unchecked Sendable {
         var intendedTimes: [(UInt64, Int64)] = []
         while true {
             var now = clock.now
+            var nowNanos = nanosSinceStart(now)
             // Send while the window (or the schedule) allows, `plan.batch` events per message.
             pending.removeAll()
             intendedTimes.removeAll(keepingCapacity: true)
@@ -126,14 +133,14 @@ final class LoadConnection: @unchecked Sendable {
                     intendedTimes.removeAll(keepingCapacity: true)
                     return false
                 }
-                for (id, time) in intendedTimes { sentAt[id] = time }
+                for (id, time) in intendedTimes { sentAt.insert(id, sentAt: time) }
                 result.sent += pending.count
                 pending.removeAll()
                 intendedTimes.removeAll(keepingCapacity: true)
                 return true
             }
             while !done(now), sentAt.count + pending.count < plan.window, plan.count.map({ result.sent + pending.count < $0 }) ?? true {
-                var intended = nanosSinceStart(now)
+                var intended = nowNanos
                 if let interval {
                     let scheduled = start + interval * (result.sent + pending.count)
                     if scheduled > now { break }
@@ -142,11 +149,12 @@ final class LoadConnection: @unchecked Sendable {
                 correlation += 1
                 let address = addresses[nextAddress]
                 nextAddress = (nextAddress + 1) % addresses.count
-                pending.append(kind: plan.kind, flags: plan.flags, correlation: correlation, address: address, payload: plan.payload)
+                pending.append(kind: plan.kind, flags: plan.flags, correlation: correlation, address: address, payload: payload)
                 intendedTimes.append((correlation, intended))
                 if pending.count >= plan.batch {
                     guard try transmit() else { break }
                     now = clock.now
+                    nowNanos = nanosSinceStart(now)
                 }
             }
             _ = try transmit()
@@ -169,7 +177,7 @@ final class LoadConnection: @unchecked Sendable {
                 guard frames.count == 3, let header = try? Header(frames[0]) else { continue }
                 let arrived = nanosSinceStart(clock.now)
                 func record(_ kind: MessageKind, _ correlation: UInt64, _ payload: ArraySlice<UInt8>) {
-                    guard let sent = sentAt.removeValue(forKey: correlation) else { return }
+                    guard let sent = sentAt.remove(correlation) else { return }
                     _ = result.latency.record(UInt64(max(0, (arrived - sent) / 1000)))
                     if kind == .error {
                         result.failed += 1
@@ -196,6 +204,14 @@ final class LoadConnection: @unchecked Sendable {
         progress.add(result.acknowledged + result.failed - reported)
         result.elapsed = clock.now - start
         return result
+    }
+}
+
+extension LoadConnection {
+    static func unmanagedCopy(of bytes: [UInt8]) -> UnsafeBufferPointer<UInt8> {
+        let copy = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: bytes.count)
+        _ = copy.initialize(from: bytes)
+        return UnsafeBufferPointer(copy)
     }
 }
 

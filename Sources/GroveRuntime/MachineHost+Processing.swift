@@ -33,8 +33,9 @@ extension MachineHost {
     @inlinable
     func drainNow() {
         var processed = 0
+        var batch: Deque<MailItem<M>> = []
         while outcome == nil {
-            let batch = mailbox.take(processed: processed)
+            mailbox.take(processed: processed, into: &batch)
             if batch.isEmpty { return }
             processed = 0
             var index = batch.startIndex
@@ -48,6 +49,9 @@ extension MachineHost {
                     return
                 }
             }
+            // A small buffer goes back to the mailbox for its next events; a burst's big one is
+            // freed, so an idle host does not keep it.
+            if batch.count <= 64 { batch.removeAll(keepingCapacity: true) } else { batch = [] }
         }
     }
 

@@ -144,15 +144,22 @@ final class Mailbox<M: Machine>: Sendable {
     /// then takes everything queued; one lock for both. When nothing is queued, clears the drain
     /// flag so the next item schedules a new drain. External events taken still count against
     /// the capacity until a later take reports them processed.
-    @inlinable
     func take(processed: Int) -> Deque<MailItem<M>> {
+        var batch: Deque<MailItem<M>> = []
+        take(processed: processed, into: &batch)
+        return batch
+    }
+
+    /// ``take(processed:)`` into the caller's empty `batch`, trading buffers: the mailbox keeps
+    /// `batch`'s storage. A host that drains after every event so reuses two buffers instead of
+    /// allocating and freeing one per drain.
+    @inlinable
+    func take(processed: Int, into batch: inout Deque<MailItem<M>>) {
+        assert(batch.isEmpty, "take(processed:into:) needs an empty batch")
         inner.withLock { state in
             state.externalCount -= processed
-            if state.queue.isEmpty {
-                state.drainScheduled = false
-                return []
-            }
-            return Swift.exchange(&state.queue, with: [])
+            if state.queue.isEmpty { state.drainScheduled = false }
+            swap(&state.queue, &batch)
         }
     }
 

@@ -50,6 +50,44 @@ extension EndToEnd {
             }
         }
 
+        /// The coordinator forwards replies in runs per client: with two clients batching to the
+        /// same machines at once, their replies interleave in the workers' batches, and each
+        /// client must still get every reply once, per machine in the order it sent.
+        @Test func twoBatchingClientsEachGetTheirRepliesInOrder() async throws {
+            try await withCluster(Self.topology) { cluster in
+                let endpoint = cluster.clients
+                let perClient = 300
+                async let first = onThread { try Self.sendBatches(to: endpoint, count: perClient) }
+                async let second = onThread { try Self.sendBatches(to: endpoint, count: perClient) }
+                for replies in try await [first, second] {
+                    let correlations = replies.map(\.header.correlation)
+                    #expect(Set(correlations).count == perClient, "each request answered once")
+                    #expect(replies.allSatisfy { $0.header.kind == .state })
+                    // Per machine, replies arrive in send order, with counts that only grow.
+                    for machine in 0 ..< 3 {
+                        let mine = replies.filter { Int($0.header.correlation) % 3 == machine }
+                        #expect(mine.map(\.header.correlation) == mine.map(\.header.correlation).sorted(), "machine \(machine)")
+                        let counts = mine.compactMap { try? WireJSON.decode(CounterState.self, from: $0.payload).count }
+                        #expect(counts == counts.sorted() && Set(counts).count == counts.count, "machine \(machine): \(counts)")
+                    }
+                }
+            }
+        }
+
+        /// Sends `count` increments in batches of 50 over three shared machines, then reads
+        /// every reply in arrival order.
+        static func sendBatches(to endpoint: String, count: Int) throws -> [WireMessage] {
+            let client = try RawClient(endpoint: endpoint)
+            for start in stride(from: 1, through: count, by: 50) {
+                let messages = (start ..< min(start + 50, count + 1)).map { i in
+                    WireMessage(Header(.event, correlation: UInt64(i)), address: "counter/shared-\(i % 3)",
+                                payload: Array(#""increment""#.utf8))
+                }
+                try client.send(Batch.pack(messages))
+            }
+            return try client.receiveReplies(count)
+        }
+
         @Test func binaryEventsGetBinaryStates() async throws {
             try await withCluster(Self.topology) { cluster in
                 let endpoint = cluster.clients

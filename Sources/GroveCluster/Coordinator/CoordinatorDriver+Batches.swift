@@ -69,28 +69,28 @@ extension CoordinatorDriver {
             return
         }
         let worker = core.number(of: name)  // heard(from:) found it registered
-        // Replies come in runs to one client: whether it batches is looked up once per run.
-        var lastClient: [UInt8] = []
-        var lastBatching = false
+        // Replies come in runs to one client: its batch is taken out of `toClients` once per
+        // run, not looked up by the client's identity for every reply.
+        var run = ClientRun()
+        defer { run.end(into: self) }
         for envelope in envelopes {
             switch envelope.kind {
             case .state, .accepted, .error:
                 guard let request = core.answered(by: worker, correlation: envelope.correlation) else { continue }
                 if case .client(let client, let correlation) = request.origin {
-                    if client != lastClient {
-                        lastClient = client
-                        lastBatching = core.batchingClients.contains(client)
-                    }
-                    if lastBatching {
-                        toClient(client, io: io) { $0.append(envelope, from: batch, correlation: correlation) }
+                    if !run.isFor(client) { run.start(for: client, in: self, io: io) }
+                    if run.batching {
+                        run.append(envelope, from: batch, correlation: correlation, driver: self, io: io)
                     } else {
                         io.send(clients, [client, Header(envelope.kind, flags: envelope.flags, correlation: correlation).bytes,
                                           Array(batch[envelope.address]), Array(batch[envelope.payload])])
                     }
                 } else if let reply = try? envelope.message(in: batch) {
+                    run.end(into: self)
                     apply(core.deliver(reply, to: request), io: io)
                 }
             default:
+                run.end(into: self)
                 do {
                     apply(core.fromWorker(name, try envelope.message(in: batch)), io: io)
                 } catch {
@@ -98,5 +98,40 @@ extension CoordinatorDriver {
                 }
             }
         }
+    }
+}
+
+/// The replies of one run to one client, collected outside ``CoordinatorDriver/toClients``
+/// while the run lasts. Anything else that may write to the client's batch ends the run first,
+/// so replies keep their order.
+struct ClientRun {
+    private(set) var client: [UInt8]?
+    private(set) var batching = false
+    private var batch = BatchBuilder()
+
+    func isFor(_ other: [UInt8]) -> Bool { client == other }
+
+    mutating func start(for client: [UInt8], in driver: CoordinatorDriver, io: LoopIO) {
+        end(into: driver)
+        self.client = client
+        batching = driver.core.batchingClients.contains(client)
+        if batching { batch = driver.toClients.removeValue(forKey: client) ?? BatchBuilder() }
+    }
+
+    mutating func append(_ envelope: Envelope, from source: [UInt8], correlation: UInt64, driver: CoordinatorDriver, io: LoopIO) {
+        batch.append(envelope, from: source, correlation: correlation)
+        if batch.byteCount >= BatchBuilder.preferredByteCount, let client {
+            io.send(driver.clients, [client] + batch.frames())
+            batch = BatchBuilder()
+        }
+    }
+
+    /// Puts the run's batch back where ``CoordinatorDriver/flush(io:)`` sends it.
+    mutating func end(into driver: CoordinatorDriver) {
+        guard let client else { return }
+        if batching, !batch.isEmpty { driver.toClients[client] = batch }
+        self.client = nil
+        batching = false
+        batch = BatchBuilder()
     }
 }

@@ -94,7 +94,7 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
     func flush(io: LoopIO) {
         for worker in toWorkers.indices where !toWorkers[worker].isEmpty {
             io.send(workers, [workerIdentities[worker]] + toWorkers[worker].frames())
-            toWorkers[worker] = BatchBuilder()
+            toWorkers[worker] = BatchBuilder(reservingCapacity: toWorkers[worker].byteCount)
         }
         for (identity, batch) in toClients where !batch.isEmpty {
             io.send(clients, [identity] + batch.frames())

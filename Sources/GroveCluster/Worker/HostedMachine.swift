@@ -5,7 +5,7 @@ import GroveWire
 import Synchronization
 
 /// One machine instance on a worker, seen through JSON: what the worker's message loop drives.
-protocol HostedMachine: Sendable {
+protocol HostedMachine: AnyObject, Sendable {
     /// Decodes and queues an event without waiting for it: nil when queued, else why not. A
     /// no-wait event is answered at once either way. With `binary`, the event is in GroveWire's
     /// binary codec, else JSON. Calls from one thread keep their order.
@@ -129,11 +129,12 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
             return
         }
         let address = address
+        let encodeBinary = path.encodeBinary
         do {
             try path.sendAwaiting(host, event) { result in
                 switch result {
                 case .success(let state):
-                    reply.send(state)
+                    reply.send(state, encodeBinary: encodeBinary)
                 case .failure(let error):
                     reply.fail(Self.wireError(error, address: address))
                 }
@@ -147,7 +148,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     /// An event in GroveWire's binary codec (the header's binary flag).
     func decodeBinaryEvent(_ payload: ArraySlice<UInt8>) throws(WireError) -> M.Event {
         do {
-            return try BinaryCodec.decode(M.Event.self, from: payload)
+            return try path.decodeBinary(payload)
         } catch {
             throw WireError(.undecodableEvent, "the binary event does not decode as \(M.self).Event: \(error.message)",
                             address: address, path: error.path)

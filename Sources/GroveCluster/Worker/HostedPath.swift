@@ -1,7 +1,9 @@
 public import Grove
 public import GroveRuntime
+public import GroveWire
 
-/// The per-event steps of hosting one machine type: queueing an event and draining the host.
+/// The per-event steps of hosting one machine type: coding events and states, queueing an
+/// event, draining the host.
 ///
 /// Built by the inlinable ``WorkerConfiguration/register(_:as:env:)`` so that these closures are
 /// compiled where the machine type is known, and so specialized for it. Called from generic
@@ -12,11 +14,17 @@ struct HostedPath<M: Machine>: Sendable {
     @usableFromInline let sendAwaiting: @Sendable (MachineHost<M>, M.Event,
                                                    @escaping @Sendable (Result<M.State, HostError>) -> Void) throws(HostError) -> Void
     @usableFromInline let drain: @Sendable (MachineHost<M>) async -> Void
+    /// Decodes an event in GroveWire's binary codec.
+    @usableFromInline let decodeBinary: @Sendable (ArraySlice<UInt8>) throws(BinaryCodingError) -> M.Event
+    /// Encodes a state in GroveWire's binary codec at the end of a buffer.
+    @usableFromInline let encodeBinary: @Sendable (M.State, inout [UInt8]) throws(BinaryCodingError) -> Void
 
     @inlinable
-    init() {
+    init() where M.Event: Decodable, M.State: Encodable {
         send = { host, event throws(HostError) in try host.send(event) }
         sendAwaiting = { host, event, onCommitted throws(HostError) in try host.send(event, onCommitted: onCommitted) }
         drain = { host in await host.flush() }
+        decodeBinary = { payload throws(BinaryCodingError) in try BinaryCodec.decode(M.Event.self, from: payload) }
+        encodeBinary = { state, bytes throws(BinaryCodingError) in try BinaryCodec.encode(state, into: &bytes) }
     }
 }

@@ -9,12 +9,13 @@ struct StateReply: Sendable {
     /// Whether the event came in GroveWire's binary codec (the reply then does too).
     let binary: Bool
 
-    /// Answers with `state`; in binary, encoded straight into the batch of replies.
-    func send<State: Encodable>(_ state: State) {
+    /// Answers with `state`; in binary, encoded by `encodeBinary` straight into the batch of
+    /// replies (a machine type's specialized ``BinaryCodec/encode(_:into:)``).
+    func send<State: Encodable>(_ state: State, encodeBinary: (State, inout [UInt8]) throws(BinaryCodingError) -> Void) {
         do {
             if binary {
                 try link.send(.state, flags: .binary, correlation: correlation, address: address) { (bytes: inout [UInt8]) throws(BinaryCodingError) in
-                    try BinaryCodec.encode(state, into: &bytes)
+                    try encodeBinary(state, &bytes)
                 }
             } else {
                 link.send(.state, correlation: correlation, address: address, payload: try WireJSON.encode(state))

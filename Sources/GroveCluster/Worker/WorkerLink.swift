@@ -88,6 +88,11 @@ final class WorkerLoopDelegate: IOLoopDelegate {
 
     func posted(_ messages: [Outbound], io: LoopIO) {
         guard let socket = messages.first?.socket else { return }
+        // Alone in its turn (a batch of replies, under load): it leaves as it is, not copied.
+        if messages.count == 1 {
+            if messages[0].frames.count == 3 { io.send(socket, messages[0].frames) }
+            return
+        }
         // One socket per worker; well-formed three-frame messages only (all of ours are). What
         // was posted in this loop turn leaves as one batch (several past 1 MiB), in the order
         // posted; posted batches are merged into it, since batches do not nest.
@@ -159,7 +164,7 @@ final class OutboundCollector: Sendable {
             state.collecting = false
             guard !state.batch.isEmpty else { return }
             loop.post(Outbound(socket: socket, frames: state.batch.frames()))
-            state.batch = BatchBuilder()
+            state.batch = BatchBuilder(reservingCapacity: state.batch.byteCount)
         }
     }
 }

@@ -31,6 +31,7 @@ extension BinaryCodable {
     /// Decodes the whole of `bytes` through the generated code into `slot` (uninitialized memory
     /// for a `Self`); false, leaving `slot` uninitialized, when that code did not read them to
     /// their end. The caller then decodes through `Codable`, which says what is wrong.
+    @usableFromInline
     static func decodeGenerated(from bytes: UnsafeBufferPointer<UInt8>, into slot: UnsafeMutableRawPointer) -> Bool {
         var reader = BinaryCodableReader(reader: BinaryReader(bytes: bytes), offset: 0, depth: 0)
         defer { reader.recycle() }
@@ -50,6 +51,7 @@ extension BinaryCodable {
     /// Encodes the `Self` at `value` through the generated code, at the end of `buffer`; when
     /// that throws (a field's own `encode(to:)` did), through `Codable`, whose error has the
     /// whole coding path.
+    @usableFromInline
     static func encodeGenerated(
         at value: UnsafeRawPointer, into buffer: inout [UInt8], refusing refuses: ((Any.Type) -> Bool)?
     ) throws(BinaryCodingError) {

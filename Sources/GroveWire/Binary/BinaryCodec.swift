@@ -65,6 +65,9 @@ public enum BinaryCodec {
     ///   - value: The value to encode.
     ///   - buffer: Bytes to append to; left as it was when encoding throws.
     /// - Throws: ``BinaryCodingError``, as ``encode(_:)``.
+    ///
+    /// Inlinable, so that a caller that knows `T` encodes without generic metadata lookups.
+    @inlinable
     public static func encode<T: Encodable>(_ value: T, into buffer: inout [UInt8]) throws(BinaryCodingError) {
         if let generated = T.self as? any BinaryCodable.Type {
             // Through a pointer, so that no cast (and no metadata lookup) is made per value.
@@ -78,6 +81,7 @@ public enum BinaryCodec {
 
     /// Encodes through the value's `encode(to:)`, whatever else it conforms to; with `refuses`,
     /// unless the value contains a type it names (``BinaryCodingError/Code/unsupported``).
+    @usableFromInline
     static func encodeThroughCodable<T: Encodable>(
         _ value: T, into buffer: inout [UInt8], refusing refuses: ((Any.Type) -> Bool)? = nil
     ) throws(BinaryCodingError) {
@@ -132,11 +136,15 @@ public enum BinaryCodec {
     ///   - bytes: Exactly one encoded value.
     /// - Returns: The decoded value.
     /// - Throws: ``BinaryCodingError``, as the `[UInt8]` overload.
+    ///
+    /// Inlinable, so that a caller that knows `T` decodes without generic metadata lookups.
+    @inlinable
     public static func decode<T: Decodable>(_ type: T.Type, from bytes: ArraySlice<UInt8>) throws(BinaryCodingError) -> T {
         try bytes.withUnsafeBufferPointer { buffer throws(BinaryCodingError) in try decode(type, from: buffer) }
     }
 
-    private static func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeBufferPointer<UInt8>) throws(BinaryCodingError) -> T {
+    @inlinable
+    static func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeBufferPointer<UInt8>) throws(BinaryCodingError) -> T {
         if let generated = T.self as? any BinaryCodable.Type {
             // Into a slot of T's own, so that no cast (and no Optional's metadata) is needed per value.
             return try withUnsafeTemporaryAllocation(of: T.self, capacity: 1) { slot throws(BinaryCodingError) -> T in
@@ -149,6 +157,7 @@ public enum BinaryCodec {
     }
 
     /// Decodes through the type's `init(from:)`, whatever else it conforms to.
+    @usableFromInline
     static func decodeThroughCodable<T: Decodable>(_ type: T.Type, from bytes: UnsafeBufferPointer<UInt8>) throws(BinaryCodingError) -> T {
         var state = BinaryStatePool.takeDecoder(bytes: bytes)
         defer { BinaryStatePool.recycle(&state) }
