@@ -38,20 +38,19 @@ extension MachineHost {
             mailbox.take(processed: processed, into: &batch)
             if batch.isEmpty { return }
             processed = 0
-            var index = batch.startIndex
-            while index < batch.endIndex {
-                let item = batch[index]
+            // A small buffer goes back to the mailbox for its next events; a burst's big one is
+            // freed, so an idle host does not keep it.
+            let keep = batch.count <= 64
+            // Items are moved out, not copied: no retain and release of their payloads.
+            while let item = batch.popFirst() {
                 if item.isExternal { processed += 1 }
                 handle(item)
-                index += 1
                 if outcome != nil {
-                    finishRun(droppedBefore: batch[index...])
+                    finishRun(droppedBefore: batch)
                     return
                 }
             }
-            // A small buffer goes back to the mailbox for its next events; a burst's big one is
-            // freed, so an idle host does not keep it.
-            if batch.count <= 64 { batch.removeAll(keepingCapacity: true) } else { batch = [] }
+            if !keep { batch = [] }
         }
     }
 

@@ -41,18 +41,29 @@ class DrainTarget: @unchecked Sendable {
 
 /// Drains a `MachineHost<M>` through its type's specialized ``HostedPath``.
 ///
-/// `host` is written once, right after the host is created and before it starts (so before
-/// anything can wake it), and only read afterwards: hence `@unchecked Sendable`.
+/// Holds the host strongly, so the host needs no weak references (which would move every
+/// retain and release of it to a slower side table). The cycle this makes (host → mailbox →
+/// wake-up → target → host) is broken by ``detach()`` when the host's ``Hosted`` goes away.
 final class HostDrain<M: Machine>: DrainTarget, @unchecked Sendable {
     let path: HostedPath<M>
-    weak var host: MachineHost<M>?
+    private let host = Mutex<MachineHost<M>?>(nil)
 
     init(path: HostedPath<M>) {
         self.path = path
     }
 
+    /// Set once, right after the host is created and before it starts.
+    func attach(_ host: MachineHost<M>) {
+        self.host.withLock { $0 = host }
+    }
+
+    /// Lets the host go; drains scheduled later do nothing.
+    func detach() {
+        host.withLock { $0 = nil }
+    }
+
     override func drain() async {
-        guard let host else { return }
+        guard let host = host.withLock({ $0 }) else { return }
         await path.drain(host)
     }
 }

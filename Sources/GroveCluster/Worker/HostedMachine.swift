@@ -28,6 +28,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     let host: MachineHost<M>
     let path: HostedPath<M>
     let link: WorkerLink
+    private let drainTarget: HostDrain<M>
     /// Publishes state changes while someone watches `state:<address>`. Not observing otherwise
     /// keeps the host on its fast path (no observer to notify per commit).
     private let publisher = Mutex<Task<Void, Never>?>(nil)
@@ -40,6 +41,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         options.address = address
         options.mailboxCapacity = mailboxCapacity
         let drainTarget = HostDrain(path: path)
+        self.drainTarget = drainTarget
         let drains = link.drains
         options.drainScheduler = { drains.schedule(drainTarget) }
         options.onEnd = { result in
@@ -57,7 +59,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         host = MachineHost(machine: M.self, env: env, initialState: nil, performer: io,
                            clock: WallClock(), options: options, logger: nil)
         let host = host
-        drainTarget.host = host
+        drainTarget.attach(host)
         let watched = link.observation.watches("state:" + address)
         Task {
             // Observe before starting, so a watcher sees the initial state first and no commit or
@@ -79,6 +81,10 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
                 }
             }
         }
+    }
+
+    deinit {
+        drainTarget.detach()
     }
 
     static func json(_ state: M.State) -> JSONValue {
