@@ -37,7 +37,7 @@ extension CoordinatorCore {
     mutating func answered(by worker: Int, correlation: UInt64) -> Pending? {
         guard let request = pending.removeValue(forKey: correlation) else { return nil }
         guard request.worker == worker else {
-            pending[correlation] = request
+            pending.insert(request, for: correlation)
             return nil
         }
         inFlight[worker] -= 1
@@ -187,8 +187,7 @@ extension CoordinatorCore {
         let number = number(of: name)
         inFlight[number] = 0
         // In id order, which is the order the requests were sent: their replies keep it.
-        for (id, request) in pending.filter({ $0.value.worker == number }).sorted(by: { $0.key < $1.key }) {
-            pending[id] = nil
+        for (_, request) in pending.removeAll(sentTo: number) {
             guard case .client(let client, let correlation) = request.origin else { continue }
             let error = WireError(.workerLost, "worker \(name) was lost (\(reason)) before answering; the event may not have been processed",
                                   address: request.address)

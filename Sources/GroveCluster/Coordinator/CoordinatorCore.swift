@@ -54,7 +54,7 @@ struct CoordinatorCore {
     /// names, so it indexes arrays instead of hashing strings.
     let workerNames: [String]
     let workerNumbers: [String: Int]
-    var pending: [UInt64: Pending] = [:]
+    var pending = PendingTable()
     /// Requests forwarded to each worker (by number) and not answered yet (the entries of
     /// `pending` by worker).
     var inFlight: [Int]
@@ -192,7 +192,7 @@ struct CoordinatorCore {
 
     /// Remembers a request forwarded under `id` until its worker answers or is lost.
     mutating func track(_ id: UInt64, _ request: Pending) {
-        pending[id] = request
+        pending.insert(request, for: id)
         inFlight[request.worker] += 1
     }
 
