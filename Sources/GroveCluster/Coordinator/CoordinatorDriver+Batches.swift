@@ -78,7 +78,7 @@ extension CoordinatorDriver {
             case .state, .accepted, .error:
                 guard let request = core.answered(by: worker, correlation: envelope.correlation) else { continue }
                 if case .client(let client, let correlation) = request.origin {
-                    if !run.isFor(client) { run.start(for: client, in: self, io: io) }
+                    if !run.isFor(client) { run.start(for: client, in: self) }
                     if run.batching {
                         run.append(envelope, from: batch, correlation: correlation, driver: self, io: io)
                     } else {
@@ -111,7 +111,7 @@ struct ClientRun {
 
     func isFor(_ other: [UInt8]) -> Bool { client == other }
 
-    mutating func start(for client: [UInt8], in driver: CoordinatorDriver, io: LoopIO) {
+    mutating func start(for client: [UInt8], in driver: CoordinatorDriver) {
         end(into: driver)
         self.client = client
         batching = driver.core.batchingClients.contains(client)
