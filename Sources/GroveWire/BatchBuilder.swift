@@ -43,11 +43,12 @@ public struct BatchBuilder: Sendable {
     @inlinable
     public init() {}
 
-    /// An empty builder with room for `byteCount` payload bytes: a sender that just sent a batch
-    /// starts the next one at the last one's size instead of growing it from nothing again.
+    /// An empty builder with room for `byteCount` payload bytes (at most 256 KiB, so a
+    /// destination that goes idle holds little): a sender that just sent a batch starts the next
+    /// one at the last one's size instead of growing it from nothing again.
     @inlinable
     public init(reservingCapacity byteCount: Int) {
-        bytes.reserveCapacity(byteCount)
+        bytes.reserveCapacity(min(byteCount, 1 << 18))
     }
 
     @inlinable
@@ -120,7 +121,11 @@ public struct BatchBuilder: Sendable {
     @inlinable
     public mutating func append(_ envelope: Envelope, from batch: [UInt8], correlation: UInt64) {
         // Copied through the batch's buffer: slices of the array would retain and release its
-        // storage twice per envelope, on routers' hot path.
+        // storage twice per envelope, on routers' hot path. Slicing a buffer is unchecked in
+        // release builds, so the ranges are checked here.
+        precondition(envelope.address.lowerBound >= 0 && envelope.address.upperBound <= batch.count
+                     && envelope.payload.lowerBound >= 0 && envelope.payload.upperBound <= batch.count,
+                     "the envelope's ranges are outside the batch it is copied from")
         batch.withUnsafeBufferPointer { source in
             append(kind: envelope.kind, flags: envelope.flags, correlation: correlation,
                    address: UnsafeBufferPointer(rebasing: source[envelope.address]),

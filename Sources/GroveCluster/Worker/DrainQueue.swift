@@ -59,7 +59,9 @@ final class HostDrain<M: Machine>: DrainTarget, @unchecked Sendable {
 
     /// Lets the host go; drains scheduled later do nothing.
     func detach() {
-        host.withLock { $0 = nil }
+        // Released after the lock: the host's deinit answers what it still had queued.
+        let released = host.withLock { Swift.exchange(&$0, with: nil) }
+        _ = released
     }
 
     override func drain() async {
