@@ -69,18 +69,26 @@ public struct BatchBuilder: Sendable {
     ) {
         // Addresses are checked on the way in (at most WireMessage.maximumAddressLength bytes).
         assert(address.count <= 0xFFFF, "an address longer than a batch envelope can carry")
-        // The fixed fields are written to the stack and appended in one copy each: appending
-        // them byte by byte cost a capacity check per byte on routers' hot path.
-        var head: (UInt64, UInt64) = (0, 0)
+        // Everything but the payload is written to the stack and appended in one copy (for
+        // addresses up to 48 bytes): each append costs a uniqueness and a capacity check, and
+        // appending byte by byte cost them per byte on routers' hot path.
+        let addressCount = address.count
+        var head: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
         withUnsafeMutableBytes(of: &head) { raw in
             raw[0] = kind.rawValue
             raw[1] = flags.rawValue
             raw.storeBytes(of: correlation.bigEndian, toByteOffset: 2, as: UInt64.self)
-            raw.storeBytes(of: UInt16(truncatingIfNeeded: address.count).bigEndian, toByteOffset: 10, as: UInt16.self)
-            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[0..<12]))
+            raw.storeBytes(of: UInt16(truncatingIfNeeded: addressCount).bigEndian, toByteOffset: 10, as: UInt16.self)
+            if addressCount <= raw.count - 16 {
+                UnsafeMutableRawBufferPointer(rebasing: raw[12 ..< 12 + addressCount]).copyBytes(from: address)
+                raw.storeBytes(of: UInt32(truncatingIfNeeded: body.count).bigEndian, toByteOffset: 12 + addressCount, as: UInt32.self)
+                bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[0 ..< 16 + addressCount]))
+            } else {
+                bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[0 ..< 12]))
+                bytes.append(contentsOf: address)
+                withUnsafeBytes(of: UInt32(truncatingIfNeeded: body.count).bigEndian) { bytes.append(contentsOf: $0) }
+            }
         }
-        bytes.append(contentsOf: address)
-        withUnsafeBytes(of: UInt32(truncatingIfNeeded: body.count).bigEndian) { bytes.append(contentsOf: $0) }
         bytes.append(contentsOf: body)
         envelopeCount += 1
     }

@@ -16,6 +16,30 @@ struct BatchBuilderTests {
         #expect(builder.frames() == messages[3].frames)
     }
 
+    /// Short addresses are written with the envelope's fixed fields in one copy, longer ones
+    /// apart: both make the bytes `Batch.pack` makes, on either side of the cut.
+    @Test func addressesOfEveryLengthMatchPackedOnes() throws {
+        let messages = (0 ... 100).map { length in
+            WireMessage(Header(.event, correlation: UInt64(length)), address: String(repeating: "a", count: length),
+                        payload: Array(repeating: UInt8(length), count: length % 7))
+        }
+        var builder = BatchBuilder()
+        for message in messages { builder.append(message) }
+        #expect(builder.frames() == Batch.pack(messages).frames)
+        // Forwarded from that batch under other ids, as routers do: the same envelopes.
+        var forwarded = BatchBuilder()
+        let payload = builder.payload
+        for envelope in try Batch.envelopes(in: payload) {
+            forwarded.append(envelope, from: payload, correlation: envelope.correlation + 1000)
+        }
+        let renumbered = messages.map { message in
+            var message = message
+            message.header.correlation += 1000
+            return message
+        }
+        #expect(forwarded.frames() == Batch.pack(renumbered).frames)
+    }
+
     /// A payload written in place makes the same batch as one appended as bytes; a writer that
     /// throws leaves the batch as it was.
     @Test func payloadsWrittenInPlaceMatchAppendedOnes() throws {
