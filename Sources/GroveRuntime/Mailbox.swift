@@ -106,12 +106,14 @@ final class Mailbox<M: Machine>: Sendable {
 
     /// Accepts an external event unless the mailbox is full or closed.
     @inlinable
-    func enqueueExternal(_ item: MailItem<M>, address: String) throws(HostError) {
+    func enqueueExternal(_ item: consuming MailItem<M>, address: String) throws(HostError) {
+        // Moved into the queue, not copied: a copy retains the event's payload once more.
+        var item = Optional(item)
         let admission: Admission = inner.withLock { state in
             if let closed = state.closedBy { return .closed(closed) }
             guard state.externalCount < capacity else { return .full }
             state.externalCount += 1
-            state.queue.append(item)
+            state.queue.append(item.take()!)
             return .accepted(wake: Mailbox.scheduleDrain(&state))
         }
         switch admission {

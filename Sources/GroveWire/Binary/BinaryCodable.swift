@@ -41,7 +41,7 @@ extension BinaryCodable {
             #if DEBUG
             BinaryCodableCheck.decoded(Self.self, from: bytes)
             #endif
-            slot.assumingMemoryBound(to: Self.self).initialize(to: value)
+            slot.assumingMemoryBound(to: Self.self).initialize(to: consume value)
             return true
         } catch {
             return false
