@@ -164,7 +164,7 @@ final class OutboundCollector: Sendable {
             state.collecting = false
             guard !state.batch.isEmpty else { return }
             loop.post(Outbound(socket: socket, frames: state.batch.frames()))
-            state.batch = BatchBuilder(reservingCapacity: state.batch.byteCount)
+            state.batch = BatchBuilder()
         }
     }
 }
