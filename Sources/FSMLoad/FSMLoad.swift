@@ -64,7 +64,7 @@ struct FSMLoad: ParsableCommand {
     @Option(parsing: .unconditional, help: "Requests in flight per connection.")
     var window: Int = 1000
 
-    @Option(parsing: .unconditional, help: "Events per ZeroMQ message (batching); 1 sends each event on its own. With --rate, the events due at the same moment leave together, up to this many per message.")
+    @Option(parsing: .unconditional, help: "Events per ZeroMQ message (batching); 1 sends each event on its own; at most --window. With --rate, the events due at the same moment leave together, up to this many per message. Batched runs need a window of several batches to keep the pipeline full (Scripts/bench.sh uses --batch 200 --window 4000).")
     var batch: Int = 1
 
     @Option(help: "Event payload codec: json, or binary (GroveWire's compact codec; the header's binary flag).")
@@ -95,7 +95,10 @@ struct FSMLoad: ParsableCommand {
         guard duration > 0, duration.isFinite else { throw ValidationError("--duration must be a positive number of seconds") }
         guard duration <= 1_000_000 else { throw ValidationError("--duration must be at most 1000000 seconds") }
         guard window > 0 else { throw ValidationError("--window must be at least 1") }
-        guard batch > 0, batch <= window else { throw ValidationError("--batch must be between 1 and --window") }
+        guard batch > 0 else { throw ValidationError("--batch must be at least 1 (1 sends each event on its own), got \(batch)") }
+        guard batch <= window else {
+            throw ValidationError("--batch \(batch) is above --window \(window) (requests in flight per connection); lower --batch or raise --window")
+        }
         guard codec == "json" || codec == "binary" else { throw ValidationError("--codec must be json or binary, got '\(codec)'") }
         if let rate {
             guard rate > 0, rate.isFinite else { throw ValidationError("--rate must be a positive number of events per second") }
@@ -130,7 +133,7 @@ struct FSMLoad: ParsableCommand {
         }
         let addresses = spec.keyed ? (0..<machines).map { "\(machine)/\($0)" } : [machine]
 
-        var report = LoadReport(topology: listing.topology, endpoint: endpoint, connections: connections, addresses: addresses.count,
+        var report = LoadReport(topology: listing.topology, endpoint: endpoint, machine: machine, connections: connections, addresses: addresses.count,
                                 payloadBytes: payloadSize, window: window, batch: batch, codec: codec,
                                 rate: rate, durationSeconds: count == nil ? duration : nil, countPerConnection: count, runs: [])
         if let spawn {

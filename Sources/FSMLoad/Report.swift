@@ -39,6 +39,8 @@ struct RunReport: Codable, Sendable {
 struct LoadReport: Codable, Sendable {
     var topology: String
     var endpoint: String
+    /// The machine driven (`--machine`).
+    var machine: String
     var connections: Int
     var addresses: Int
     var payloadBytes: Int
@@ -54,8 +56,9 @@ struct LoadReport: Codable, Sendable {
     var spawn: SpawnReport?
 
     func text() -> String {
-        var lines = ["fsm-load: topology '\(topology)' at \(endpoint); \(connections) connection(s), \(addresses) address(es), "
-            + "\(payloadBytes)-byte payloads, window \(window), \(batch) event(s) per message, \(codec) codec"]
+        var lines = ["fsm-load: topology '\(topology)' at \(endpoint); machine '\(machine)', \(connections) connection(s), \(addresses) address(es), "
+            + "\(payloadBytes)-byte payloads, window \(window), \(batch) event(s) per message, \(codec) codec"
+            + (rate.map { ", paced at \(Int($0)) events/s" } ?? "")]
         lines.append(pad("run", 8) + pad("events/s", 12) + pad("p50 µs", 9) + pad("p90", 9) + pad("p99", 9) + pad("p99.9", 9)
             + pad("sent", 10) + pad("lost", 6) + "failed")
         for run in runs {

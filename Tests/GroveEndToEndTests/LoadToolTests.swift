@@ -36,6 +36,7 @@ extension EndToEnd {
             }
             var runs: [Run]
             var spawn: Spawn?
+            var machine: String
             var codec: String
             var batch: Int
             var rate: Double?
@@ -70,6 +71,7 @@ extension EndToEnd {
                                                       "--codec", codec, "--batch", batch, "--window", "100"])
                 #expect(report.runs.map(\.mode) == ["raw", "ack", "reply"])
                 #expect(report.codec == codec)
+                #expect(report.machine == "counter")
                 for run in report.runs {
                     #expect(run.sent == 800, "\(run.mode)")           // 2 connections × 400
                     #expect(run.acknowledged == run.sent, "\(run.mode): \(run.errors)")
@@ -132,7 +134,8 @@ extension EndToEnd {
             (["--mode", "ack,fast"], "unknown mode 'fast'"),
             (["--payload-size", "2000000"], "at most 1048576"),
             (["--codec", "xml"], "--codec must be json or binary"),
-            (["--batch", "0"], "--batch must be between 1 and --window"),
+            (["--batch", "0"], "--batch must be at least 1"),
+            (["--batch", "5000"], "--batch 5000 is above --window 1000"),
             // A negative number is read as the option's value, not as an unknown option.
             (["--duration", "-1"], "--duration must be a positive number of seconds"),
             (["--duration", "inf"], "--duration must be a positive number of seconds"),
