@@ -35,6 +35,10 @@ public struct HostOptions<M: Machine>: Sendable {
     /// must then call ``MachineHost/flush()`` soon: a transport drains every host a received
     /// batch touched in one task, instead of one task per host.
     package var drainScheduler: (@Sendable () -> Void)?
+    /// Answers the senders of events sent with ``MachineHost/send(_:replyToken:)``: called on
+    /// the host's actor with the sender's token and the state the event committed, or why it
+    /// did not run. One function per host instead of a closure per event.
+    @usableFromInline package var replyHandler: (@Sendable (UInt64, Result<M.State, HostError>) -> Void)?
 
     /// - Parameters:
     ///   - address: Defaults to the machine type's name.

@@ -69,6 +69,9 @@ extension MachineHost {
         case .eventAwaitingState(let event, let waiter):
             handleAwaiting(event, waiter)
             return
+        case .eventAwaitingReply(let event, let token):
+            handleAwaiting(event, token: token)
+            return
         default:
             handleReport(item)
         }
@@ -88,11 +91,24 @@ extension MachineHost {
         }
     }
 
+    /// An event whose sender is answered through the host's reply handler.
+    @inlinable @inline(never)
+    func handleAwaiting(_ event: M.Event, token: UInt64) {
+        apply(event, origin: .sent)
+        if !inline.isEmpty || !inlineBuffer.isEmpty { runInline() }
+        guard let reply = options.replyHandler else { return }
+        if let outcome, case .failed(let error) = outcome {
+            reply(token, .failure(error))
+        } else {
+            reply(token, .success(_state))
+        }
+    }
+
     /// The less frequent mailbox items: work reports, timers.
     @usableFromInline
     func handleReport(_ item: MailItem<M>) {
         switch item {
-        case .event, .delivered, .eventAwaitingState:
+        case .event, .delivered, .eventAwaitingState, .eventAwaitingReply:
             handle(item)
         case .finished(let key):
             guard let node = registry.remove(key) else { return }
@@ -217,7 +233,7 @@ extension MachineHost {
         let taken = Array(batchRest)
         let finalState = _state
         mailbox.close(closeReason, finalState: finalState) { queued in
-            dropped += Self.settle(taken + queued, finalState: finalState, error: closeReason)
+            dropped += Self.settle(taken + queued, finalState: finalState, error: closeReason, replyHandler: options.replyHandler)
         }
         droppedOnEnd = []
         if !dropped.isEmpty { report(.eventsDropped(dropped, reason: closeReason)) }
@@ -243,7 +259,10 @@ extension MachineHost {
     /// Settles what will never be processed, in order: waiting senders get `error`, requests are
     /// answered with `finalState` (a read or stop of an ended machine) or at once (a cancel).
     /// Returns the external events among `items`, oldest first.
-    nonisolated static func settle(_ items: [MailItem<M>], finalState: M.State, error: HostError) -> [M.Event] {
+    nonisolated static func settle(
+        _ items: [MailItem<M>], finalState: M.State, error: HostError,
+        replyHandler: (@Sendable (UInt64, Result<M.State, HostError>) -> Void)?
+    ) -> [M.Event] {
         var dropped: [M.Event] = []
         for item in items {
             switch item {
@@ -251,6 +270,9 @@ extension MachineHost {
                 dropped.append(event)
             case .eventAwaitingState(let event, let waiter):
                 waiter(.failure(error))
+                dropped.append(event)
+            case .eventAwaitingReply(let event, let token):
+                replyHandler?(token, .failure(error))
                 dropped.append(event)
             case .request(let request):
                 answer(request, finalState: finalState)

@@ -146,8 +146,9 @@ public final actor MachineHost<M: Machine> {
             "the host was released before processing this event; keep a reference to it while it has work")
         var dropped: [M.Event] = []
         let finalState = _state
+        let replyHandler = options.replyHandler
         mailbox.close(released, finalState: finalState) { queued in
-            dropped = Self.settle(Array(queued), finalState: finalState, error: released)
+            dropped = Self.settle(Array(queued), finalState: finalState, error: released, replyHandler: replyHandler)
         }
         if !dropped.isEmpty {
             let machine = address
@@ -225,6 +226,21 @@ public final actor MachineHost<M: Machine> {
     ) throws(HostError) {
         do {
             try mailbox.enqueueExternal(.eventAwaitingState(event, onCommitted), address: address)
+        } catch {
+            refused(event, error)
+            throw error
+        }
+    }
+
+    /// Queues `event` like ``send(_:onCommitted:)``, answered through ``HostOptions/replyHandler``
+    /// with `token`: a transport that answers many senders sets one handler instead of making
+    /// a closure per event. The host must have a reply handler.
+    /// - Throws: `HostError` when the event was not accepted; the handler is then never called.
+    @inlinable
+    package nonisolated func send(_ event: M.Event, replyToken token: UInt64) throws(HostError) {
+        precondition(options.replyHandler != nil, "send(_:replyToken:) needs HostOptions.replyHandler")
+        do {
+            try mailbox.enqueueExternal(.eventAwaitingReply(event, token), address: address)
         } catch {
             refused(event, error)
             throw error

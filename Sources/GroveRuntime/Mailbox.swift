@@ -35,6 +35,8 @@ enum MailItem<M: Machine>: Sendable {
     case event(M.Event)
     /// An event whose sender is told the state it committed (or why it never ran).
     case eventAwaitingState(M.Event, @Sendable (Result<M.State, HostError>) -> Void)
+    /// The same, answered through the host's ``HostOptions/replyHandler`` with this token.
+    case eventAwaitingReply(M.Event, UInt64)
     case delivered(M.Event, JobKey)
     case finished(JobKey)
     case failed(JobKey, any Error)
@@ -46,7 +48,7 @@ enum MailItem<M: Machine>: Sendable {
     @inlinable
     var isExternal: Bool {
         switch self {
-        case .event, .eventAwaitingState: true
+        case .event, .eventAwaitingState, .eventAwaitingReply: true
         default: false
         }
     }
@@ -203,7 +205,7 @@ final class Mailbox<M: Machine>: Sendable {
         inner.withLock { state in
             state.queue.compactMap { item in
                 switch item {
-                case .event(let event), .eventAwaitingState(let event, _): event
+                case .event(let event), .eventAwaitingState(let event, _), .eventAwaitingReply(let event, _): event
                 default: nil
                 }
             }

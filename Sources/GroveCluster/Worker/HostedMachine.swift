@@ -44,6 +44,16 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         self.drainTarget = drainTarget
         let drains = link.drains
         options.drainScheduler = { drains.schedule(drainTarget) }
+        // Events whose senders wait are answered through one handler per host, with the reply's
+        // correlation and codec in a token, instead of a closure per event.
+        let encodeBinary = path.encodeBinary
+        options.replyHandler = { token, result in
+            let reply = StateReply(link: link, token: token, address: address)
+            switch result {
+            case .success(let state): reply.send(state, encodeBinary: encodeBinary)
+            case .failure(let error): reply.fail(Self.wireError(error, address: address))
+            }
+        }
         options.onEnd = { result in
             let ended: MachineEnded
             switch result {
@@ -132,6 +142,15 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
             event = binary ? try decodeBinaryEvent(payload) : try decodeEvent(payload)
         } catch {
             host.requestAnswer { reply.fail(error) }
+            return
+        }
+        if let token = reply.token {
+            do {
+                try path.sendReplying(host, event, token)
+            } catch {
+                let refusal = Self.wireError(error, address: address)
+                host.requestAnswer { reply.fail(refusal) }
+            }
             return
         }
         let address = address

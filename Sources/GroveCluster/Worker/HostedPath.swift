@@ -13,6 +13,8 @@ struct HostedPath<M: Machine>: Sendable {
     @usableFromInline let send: @Sendable (MachineHost<M>, M.Event) throws(HostError) -> Void
     @usableFromInline let sendAwaiting: @Sendable (MachineHost<M>, M.Event,
                                                    @escaping @Sendable (Result<M.State, HostError>) -> Void) throws(HostError) -> Void
+    /// Queues an event answered through the host's reply handler with a token.
+    @usableFromInline let sendReplying: @Sendable (MachineHost<M>, M.Event, UInt64) throws(HostError) -> Void
     @usableFromInline let drain: @Sendable (MachineHost<M>) async -> Void
     /// Decodes an event in GroveWire's binary codec.
     @usableFromInline let decodeBinary: @Sendable (ArraySlice<UInt8>) throws(BinaryCodingError) -> M.Event
@@ -23,6 +25,7 @@ struct HostedPath<M: Machine>: Sendable {
     init() where M.Event: Decodable, M.State: Encodable {
         send = { host, event throws(HostError) in try host.send(event) }
         sendAwaiting = { host, event, onCommitted throws(HostError) in try host.send(event, onCommitted: onCommitted) }
+        sendReplying = { host, event, token throws(HostError) in try host.send(event, replyToken: token) }
         drain = { host in await host.flush() }
         decodeBinary = { payload throws(BinaryCodingError) in try BinaryCodec.decode(M.Event.self, from: payload) }
         encodeBinary = { state, bytes throws(BinaryCodingError) in try BinaryCodec.encode(state, into: &bytes) }

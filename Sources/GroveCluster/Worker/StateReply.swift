@@ -9,6 +9,26 @@ struct StateReply: Sendable {
     /// Whether the event came in GroveWire's binary codec (the reply then does too).
     let binary: Bool
 
+    init(link: WorkerLink, correlation: UInt64, address: String, binary: Bool) {
+        self.link = link
+        self.correlation = correlation
+        self.address = address
+        self.binary = binary
+    }
+
+    /// The reply a ``token`` stands for.
+    init(link: WorkerLink, token: UInt64, address: String) {
+        self.init(link: link, correlation: token & ~Self.binaryBit, address: address, binary: token & Self.binaryBit != 0)
+    }
+
+    private static let binaryBit: UInt64 = 1 << 63
+
+    /// Correlation and codec in one number, for ``HostOptions/replyHandler``; nil for a
+    /// correlation that needs the top bit (the coordinator's ids never do).
+    var token: UInt64? {
+        correlation & Self.binaryBit == 0 ? correlation | (binary ? Self.binaryBit : 0) : nil
+    }
+
     /// Answers with `state`; in binary, encoded by `encodeBinary` straight into the batch of
     /// replies (a machine type's specialized ``BinaryCodec/encode(_:into:)``).
     func send<State: Encodable>(_ state: State, encodeBinary: (State, inout [UInt8]) throws(BinaryCodingError) -> Void) {

@@ -1,0 +1,75 @@
+import Grove
+import GroveRuntime
+import Synchronization
+import Testing
+
+/// `send(_:replyToken:)`: a transport's senders answered through one reply handler per host,
+/// with the committed state or why the event never ran, each answer exactly once.
+@Suite("Reply tokens")
+struct HostReplyTokenTests {
+    /// Collects what the handler is called with.
+    final class Answers: Sendable {
+        let received = Mutex<[(UInt64, Result<Probe.State, HostError>)]>([])
+        var handler: @Sendable (UInt64, Result<Probe.State, HostError>) -> Void {
+            { token, result in self.received.withLock { $0.append((token, result)) } }
+        }
+        var tokens: [UInt64] { received.withLock { $0.map(\.0) } }
+        var logs: [[String]?] { received.withLock { $0.map { try? $0.1.get().log } } }
+        var errors: [HostError.Code?] {
+            received.withLock { $0.map { if case .failure(let error) = $0.1 { error.code } else { nil } } }
+        }
+    }
+
+    static func host(_ answers: Answers, capacity: Int = 100) -> MachineHost<Probe> {
+        var options = HostOptions<Probe>()
+        options.mailboxCapacity = capacity
+        options.replyHandler = answers.handler
+        return MachineHost(Probe.self, env: Probe.Env(), options: options)
+    }
+
+    @Test func eachSenderGetsTheStateItsEventCommittedInOrder() async throws {
+        let answers = Answers()
+        let host = Self.host(answers)
+        host.start()
+        try host.send(.note("a"), replyToken: 7)
+        try host.send(.note("b"), replyToken: 3)
+        try host.send(.inline(["c", "d"]), replyToken: 1 << 63 | 9)
+        await host.flush()
+        #expect(answers.tokens == [7, 3, 1 << 63 | 9])
+        // The state after each event and the inline events it returned.
+        #expect(answers.logs == [["a"], ["a", "b"], ["a", "b", "inline", "c", "d"]])
+    }
+
+    @Test func eventsThatNeverRunAreAnsweredWithWhy() async throws {
+        let answers = Answers()
+        let host = Self.host(answers)
+        host.start()
+        try host.send(.finish, replyToken: 1)
+        try host.send(.note("late"), replyToken: 2)
+        await host.flush()
+        #expect(answers.tokens == [1, 2])
+        #expect(answers.errors == [nil, .terminated])
+        // Refused at once, after the end: thrown, and the handler is not called.
+        #expect(throws: HostError.self) { try host.send(.note("later"), replyToken: 3) }
+        #expect(answers.tokens == [1, 2])
+    }
+
+    @Test func aFullMailboxRefusesWithoutAnswering() async throws {
+        let answers = Answers()
+        let host = Self.host(answers, capacity: 1)
+        try host.send(.note("a"), replyToken: 1)
+        #expect(throws: HostError.self) { try host.send(.note("b"), replyToken: 2) }
+        host.start()
+        await host.flush()
+        #expect(answers.tokens == [1])
+    }
+
+    @Test func releasingTheHostAnswersWhatWasQueued() async throws {
+        let answers = Answers()
+        var host: MachineHost<Probe>? = Self.host(answers)
+        try host?.send(.note("a"), replyToken: 5)
+        host = nil  // never started: the queued event is answered as released
+        #expect(answers.tokens == [5])
+        #expect(answers.errors == [.hostReleased])
+    }
+}
