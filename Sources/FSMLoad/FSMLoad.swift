@@ -26,6 +26,9 @@ struct FSMLoad: ParsableCommand {
             Every event sent is counted once: acknowledged, failed (an error reply, by code) or lost (no \
             answer within 10 s after the run). Latency is from the intended send time (with --rate, a \
             schedule; otherwise the send), so a stalled system cannot hide its queueing delay.
+
+            Exit status: 0 when every event was answered; 1 when events were lost, a connection \
+            failed or the topology could not be launched or used; 64 for a bad command line.
             """
     )
 
