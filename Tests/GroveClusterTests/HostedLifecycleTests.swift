@@ -37,3 +37,56 @@ struct HostedLifecycleTests {
         loop.stop()
     }
 }
+
+/// What a hosted instance answers a waiting sender with, read off a real socket: the committed
+/// state in the event's codec under the sender's correlation, whether the reply travels as a
+/// token through the host's reply handler or, for a correlation with the top bit set, through a
+/// closure of its own.
+struct HostedReplyTests {
+    @Test(arguments: [(UInt64(7), true), (UInt64(8), false), (UInt64(1) << 63 | 9, true), (UInt64(1) << 63 | 10, false)])
+    func theCommittedStateComesBackUnderTheSendersCorrelation(correlation: UInt64, binary: Bool) async throws {
+        let context = try ZMQContext()
+        let endpoint = "inproc://hosted-reply-\(correlation)"
+        let coordinator = try Socket(context, .router)
+        try coordinator.setLinger(milliseconds: 0)
+        try coordinator.bind(endpoint)
+        let worker = try Socket(context, .dealer)
+        try worker.setLinger(milliseconds: 0)
+        try worker.setRoutingID(Array("w".utf8))
+        try worker.connect(endpoint)
+        let loop = try IOLoop(name: "hosted-reply")
+        let socket = loop.add(worker)
+        loop.start(WorkerLoopDelegate(onBatch: { _ in }))
+        defer { loop.stop() }
+        let link = WorkerLink(worker: "w", loop: loop, socket: socket)
+        let hosted = Hosted<TallyMachine>(address: "tally/1", env: (), path: HostedPath(), mailboxCapacity: 100,
+                                          io: IOHandlers(), link: link)
+        let payload = binary ? try BinaryCodec.encode(TallyMachine.Event.increment) : Array(#""increment""#.utf8)
+        for _ in 0 ..< 2 {
+            hosted.send(payload[...], binary: binary,
+                        reply: StateReply(link: link, correlation: correlation, address: "tally/1", binary: binary))
+        }
+        // Polled, not waited on: a blocked test thread could starve the host's drain tasks.
+        // Replies posted in one turn of the worker's loop leave as one batch.
+        var replies: [WireMessage] = []
+        for _ in 0 ..< 500 where replies.count < 2 {
+            while let frames = try coordinator.receive(dontWait: true) {
+                let message = try WireMessage(frames: frames.dropFirst())  // after the routing id
+                replies += message.header.kind == .batch ? try Batch.unpack(message.payload) : [message]
+            }
+            if replies.count < 2 { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        try #require(replies.count == 2, "\(replies.count) replies")
+        var counts: [Int] = []
+        for reply in replies {
+            #expect(reply.header.kind == .state)
+            #expect(reply.header.correlation == correlation)
+            #expect(reply.header.flags.contains(.binary) == binary)
+            #expect(reply.address == "tally/1")
+            let state = binary ? try BinaryCodec.decode(TallyMachine.State.self, from: reply.payload)
+                               : try WireJSON.decode(TallyMachine.State.self, from: reply.payload)
+            counts.append(state.count)
+        }
+        #expect(counts == [1, 2])
+    }
+}

@@ -144,24 +144,19 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
             host.requestAnswer { reply.fail(error) }
             return
         }
-        if let token = reply.token {
-            do {
-                try path.sendReplying(host, event, token)
-            } catch {
-                let refusal = Self.wireError(error, address: address)
-                host.requestAnswer { reply.fail(refusal) }
-            }
-            return
-        }
         let address = address
-        let encodeBinary = path.encodeBinary
         do {
-            try path.sendAwaiting(host, event) { result in
-                switch result {
-                case .success(let state):
-                    reply.send(state, encodeBinary: encodeBinary)
-                case .failure(let error):
-                    reply.fail(Self.wireError(error, address: address))
+            if let token = reply.token {
+                try path.sendReplying(host, event, token)
+            } else {
+                // A correlation with the top bit set (the coordinator's never have it) cannot
+                // share a token with the codec: answered through a closure of its own.
+                let encodeBinary = path.encodeBinary
+                try host.send(event) { result in
+                    switch result {
+                    case .success(let state): reply.send(state, encodeBinary: encodeBinary)
+                    case .failure(let error): reply.fail(Self.wireError(error, address: address))
+                    }
                 }
             }
         } catch {

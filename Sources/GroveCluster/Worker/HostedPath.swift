@@ -11,8 +11,6 @@ public import GroveWire
 @usableFromInline
 struct HostedPath<M: Machine>: Sendable {
     @usableFromInline let send: @Sendable (MachineHost<M>, M.Event) throws(HostError) -> Void
-    @usableFromInline let sendAwaiting: @Sendable (MachineHost<M>, M.Event,
-                                                   @escaping @Sendable (Result<M.State, HostError>) -> Void) throws(HostError) -> Void
     /// Queues an event answered through the host's reply handler with a token.
     @usableFromInline let sendReplying: @Sendable (MachineHost<M>, M.Event, UInt64) throws(HostError) -> Void
     @usableFromInline let drain: @Sendable (MachineHost<M>) async -> Void
@@ -24,7 +22,6 @@ struct HostedPath<M: Machine>: Sendable {
     @inlinable
     init() where M.Event: Decodable, M.State: Encodable {
         send = { host, event throws(HostError) in try host.send(event) }
-        sendAwaiting = { host, event, onCommitted throws(HostError) in try host.send(event, onCommitted: onCommitted) }
         sendReplying = { host, event, token throws(HostError) in try host.send(event, replyToken: token) }
         drain = { host in await host.flush() }
         decodeBinary = { payload throws(BinaryCodingError) in try BinaryCodec.decode(M.Event.self, from: payload) }
