@@ -90,3 +90,56 @@ struct HostedReplyTests {
         #expect(counts == [1, 2])
     }
 }
+
+/// A machine whose state JSON cannot encode: a NaN has no JSON number.
+enum RatioMachine: Machine {
+    enum Event: Codable, Sendable { case divideByZero }
+    struct State: Codable, Sendable { var ratio = 1.0 }
+    static var initialState: State { State() }
+    static func update(_ state: inout State, event: Event) -> Effect {
+        state.ratio = .nan
+        return .none
+    }
+}
+
+/// A committed state that does not encode is answered with `unencodable-state`, which says the
+/// event ran (not `undecodable-event`, which would say it did not).
+struct UnencodableStateTests {
+    @Test func theSenderLearnsTheEventRanButItsStateDoesNotEncode() async throws {
+        let context = try ZMQContext()
+        let endpoint = "inproc://unencodable-state"
+        let coordinator = try Socket(context, .router)
+        try coordinator.setLinger(milliseconds: 0)
+        try coordinator.bind(endpoint)
+        let worker = try Socket(context, .dealer)
+        try worker.setLinger(milliseconds: 0)
+        try worker.setRoutingID(Array("w".utf8))
+        try worker.connect(endpoint)
+        let loop = try IOLoop(name: "unencodable")
+        let socket = loop.add(worker)
+        loop.start(WorkerLoopDelegate(onBatch: { _ in }))
+        defer { loop.stop() }
+        let link = WorkerLink(worker: "w", loop: loop, socket: socket)
+        let hosted = Hosted<RatioMachine>(address: "ratio/1", env: (), path: HostedPath(), mailboxCapacity: 100,
+                                          io: IOHandlers(), link: link)
+        hosted.send(Array(#""divideByZero""#.utf8)[...], binary: false,
+                    reply: StateReply(link: link, correlation: 5, address: "ratio/1", binary: false))
+        var reply: WireMessage?
+        for _ in 0 ..< 500 where reply == nil {
+            if let frames = try coordinator.receive(dontWait: true) {
+                let message = try WireMessage(frames: frames.dropFirst())
+                reply = message.header.kind == .batch ? try Batch.unpack(message.payload).first : message
+            } else {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+        }
+        let answer = try #require(reply)
+        #expect(answer.header.kind == .error)
+        #expect(answer.header.correlation == 5)
+        let error = try WireJSON.decode(WireError.self, from: answer.payload)
+        #expect(error.code == .unencodableState)
+        #expect(error.message.contains("committed"))
+        #expect(error.address == "ratio/1")
+        #expect(await hosted.host.state.ratio.isNaN, "the event ran")
+    }
+}

@@ -41,7 +41,9 @@ struct StateReply: Sendable {
                 link.send(.state, correlation: correlation, address: address, payload: try WireJSON.encode(state))
             }
         } catch {
-            fail(WireError(.undecodableEvent, "the committed state could not be encoded: \(error)", address: address))
+            fail(WireError(.unencodableState, "the event ran and its state was committed, but the state could not be encoded "
+                + "for the reply (\(binary ? "binary" : "JSON")): \(error); fix \(State.self)'s Encodable conformance, "
+                + "or read the state with a get", address: address))
         }
     }
 
