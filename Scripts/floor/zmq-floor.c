@@ -1,0 +1,218 @@
+// zmq-floor: the round trip of bare libzmq in C over the hops Grove's raw baseline takes, so the
+// benchmark report can show what the machine itself allows. Scripts/bench.sh builds and runs it.
+//
+//   client DEALER ──▶ broker ROUTER │ broker ROUTER ──▶ worker DEALER (echo)
+//                 ◀──               │               ◀──
+//
+// Three processes (client, broker, worker), one thread each plus libzmq's I/O thread, ipc in
+// the abstract namespace. The client sends one 64-byte message per event on a fixed schedule and
+// measures each round trip from the event's scheduled time (a late send counts as latency). It
+// prints one JSON object: the rate, the round trips, latency percentiles in microseconds, and
+// the CPU seconds each process spent while the schedule ran.
+//
+// Usage: zmq-floor RATE SECONDS
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <zmq.h>
+
+enum { payload_size = 64, frame_capacity = 256 };
+
+static void fail(const char *what) {
+    fprintf(stderr, "zmq-floor: %s failed: %s\n", what, zmq_strerror(zmq_errno()));
+    exit(1);
+}
+
+static int64_t now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static int more(void *socket) {
+    int flag = 0;
+    size_t size = sizeof flag;
+    zmq_getsockopt(socket, ZMQ_RCVMORE, &flag, &size);
+    return flag;
+}
+
+// Front: [client id][payload] in, back: [worker id][client id][payload] out, and the reverse.
+// The worker announces itself with a one-frame message.
+static void broker(const char *front_endpoint, const char *back_endpoint) {
+    void *context = zmq_ctx_new();
+    void *front = zmq_socket(context, ZMQ_ROUTER), *back = zmq_socket(context, ZMQ_ROUTER);
+    if (zmq_bind(front, front_endpoint) != 0 || zmq_bind(back, back_endpoint) != 0) fail("broker bind");
+    zmq_pollitem_t items[2] = {{front, 0, ZMQ_POLLIN, 0}, {back, 0, ZMQ_POLLIN, 0}};
+    char worker[frame_capacity], frame[3][frame_capacity];
+    int worker_size = 0, size[3];
+    for (;;) {
+        if (zmq_poll(items, 2, -1) < 0) fail("broker poll");
+        while ((size[0] = zmq_recv(front, frame[0], frame_capacity, ZMQ_DONTWAIT)) >= 0) {
+            size[1] = zmq_recv(front, frame[1], frame_capacity, 0);
+            if (worker_size == 0) continue;
+            zmq_send(back, worker, worker_size, ZMQ_SNDMORE);
+            zmq_send(back, frame[0], size[0], ZMQ_SNDMORE);
+            zmq_send(back, frame[1], size[1], 0);
+        }
+        while ((size[0] = zmq_recv(back, frame[0], frame_capacity, ZMQ_DONTWAIT)) >= 0) {
+            size[1] = zmq_recv(back, frame[1], frame_capacity, 0);
+            if (!more(back)) {
+                memcpy(worker, frame[0], size[0]);
+                worker_size = size[0];
+                continue;
+            }
+            size[2] = zmq_recv(back, frame[2], frame_capacity, 0);
+            zmq_send(front, frame[1], size[1], ZMQ_SNDMORE);
+            zmq_send(front, frame[2], size[2], 0);
+        }
+    }
+}
+
+static void worker(const char *back_endpoint) {
+    void *context = zmq_ctx_new();
+    void *socket = zmq_socket(context, ZMQ_DEALER);
+    zmq_setsockopt(socket, ZMQ_ROUTING_ID, "worker", 6);
+    if (zmq_connect(socket, back_endpoint) != 0) fail("worker connect");
+    if (zmq_send(socket, "ready", 5, 0) < 0) fail("worker ready");
+    char client[frame_capacity], payload[frame_capacity];
+    for (;;) {
+        int client_size = zmq_recv(socket, client, frame_capacity, 0);
+        int payload_size_read = zmq_recv(socket, payload, frame_capacity, 0);
+        if (client_size < 0 || payload_size_read < 0) fail("worker receive");
+        zmq_send(socket, client, client_size, ZMQ_SNDMORE);
+        zmq_send(socket, payload, payload_size_read, 0);
+    }
+}
+
+// CPU seconds (user + system) of a process so far, from /proc.
+static double cpu_seconds(pid_t pid) {
+    char path[64], line[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *file = fopen(path, "r");
+    if (!file) return 0;
+    size_t length = fread(line, 1, sizeof line - 1, file);
+    fclose(file);
+    line[length] = 0;
+    char *end = strrchr(line, ')'); // the command name may hold spaces
+    unsigned long user = 0, system = 0;
+    if (end) sscanf(end + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &user, &system);
+    return (double)(user + system) / (double)sysconf(_SC_CLK_TCK);
+}
+
+static int compare(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+// Waits until the socket is readable or the deadline passes (ZMQ_FD is edge-triggered: ZMQ_EVENTS decides).
+static int wait_readable(void *socket, int fd, int64_t deadline) {
+    for (;;) {
+        int events = 0;
+        size_t size = sizeof events;
+        zmq_getsockopt(socket, ZMQ_EVENTS, &events, &size);
+        if (events & ZMQ_POLLIN) return 1;
+        int64_t left = deadline - now_ns();
+        if (left <= 0) return 0;
+        struct timespec timeout = {left / 1000000000, left % 1000000000};
+        struct pollfd descriptor = {fd, POLLIN, 0};
+        ppoll(&descriptor, 1, &timeout, NULL);
+    }
+}
+
+int main(int argc, char **argv) {
+    double rate = argc == 3 ? atof(argv[1]) : 0, seconds = argc == 3 ? atof(argv[2]) : 0;
+    if (rate <= 0 || seconds <= 0 || rate * seconds > 50e6) {
+        fprintf(stderr, "usage: zmq-floor RATE SECONDS   (round trips per second, and how long; at most 50 million round trips)\n");
+        return 64;
+    }
+    char front[64], back[64];
+    snprintf(front, sizeof front, "ipc://@grove-floor-%d-front", (int)getpid());
+    snprintf(back, sizeof back, "ipc://@grove-floor-%d-back", (int)getpid());
+    pid_t parent = getpid();
+    pid_t broker_pid = fork();
+    if (broker_pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(0);
+        broker(front, back);
+    }
+    pid_t worker_pid = fork();
+    if (worker_pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(0);
+        worker(back);
+    }
+
+    void *context = zmq_ctx_new();
+    void *socket = zmq_socket(context, ZMQ_DEALER);
+    int unlimited = 0, no_linger = 0;
+    zmq_setsockopt(socket, ZMQ_LINGER, &no_linger, sizeof no_linger);
+    zmq_setsockopt(socket, ZMQ_SNDHWM, &unlimited, sizeof unlimited);
+    zmq_setsockopt(socket, ZMQ_RCVHWM, &unlimited, sizeof unlimited);
+    if (zmq_connect(socket, front) != 0) fail("client connect");
+    int fd;
+    size_t fd_size = sizeof fd;
+    zmq_getsockopt(socket, ZMQ_FD, &fd, &fd_size);
+    char payload[payload_size] = {0}, reply[frame_capacity];
+
+    // Until the worker has announced itself, the broker drops what it gets: probe until an echo.
+    int64_t gave_up = now_ns() + 10 * (int64_t)1000000000;
+    for (;;) {
+        int64_t probe = -1;
+        memcpy(payload, &probe, sizeof probe);
+        if (zmq_send(socket, payload, payload_size, 0) < 0) fail("client send");
+        if (wait_readable(socket, fd, now_ns() + 20000000) && zmq_recv(socket, reply, frame_capacity, 0) >= 0) break;
+        if (now_ns() > gave_up) { fprintf(stderr, "zmq-floor: no echo from the worker within 10 s\n"); return 1; }
+    }
+    while (zmq_recv(socket, reply, frame_capacity, ZMQ_DONTWAIT) >= 0) {}
+
+    int64_t count = (int64_t)(rate * seconds), interval = (int64_t)(1e9 / rate);
+    int64_t *latency = malloc(sizeof(int64_t) * (size_t)count);
+    if (!latency) { fprintf(stderr, "zmq-floor: out of memory\n"); return 1; }
+    double cpu_before[3] = {cpu_seconds(getpid()), cpu_seconds(broker_pid), cpu_seconds(worker_pid)};
+    int64_t start = now_ns(), sent = 0, received = 0;
+    while (received < count) {
+        int64_t now = now_ns();
+        for (; sent < count && start + sent * interval <= now; sent++) {
+            int64_t scheduled = start + sent * interval;
+            memcpy(payload, &scheduled, sizeof scheduled);
+            if (zmq_send(socket, payload, payload_size, 0) < 0) fail("client send");
+        }
+        if (now - start > (int64_t)((seconds + 10) * 1e9)) break; // what is missing by now is lost
+        int64_t next = sent < count ? start + sent * interval : now + 1000000;
+        if (!wait_readable(socket, fd, next)) continue;
+        int size;
+        while ((size = zmq_recv(socket, reply, frame_capacity, ZMQ_DONTWAIT)) >= 0) {
+            int64_t scheduled;
+            memcpy(&scheduled, reply, sizeof scheduled);
+            if (scheduled >= 0 && received < count) latency[received++] = now_ns() - scheduled;
+        }
+    }
+    double cpu_after[3] = {cpu_seconds(getpid()), cpu_seconds(broker_pid), cpu_seconds(worker_pid)};
+    kill(broker_pid, SIGKILL);
+    kill(worker_pid, SIGKILL);
+    waitpid(broker_pid, NULL, 0);
+    waitpid(worker_pid, NULL, 0);
+
+    qsort(latency, (size_t)received, sizeof(int64_t), compare);
+    #define PERCENTILE(p) (received ? latency[(int64_t)((double)(received - 1) * (p))] / 1000 : 0)
+    printf("{\"rate\":%.0f,\"seconds\":%.1f,\"roundTrips\":%lld,\"lost\":%lld,"
+           "\"latencyMicros\":{\"p50\":%lld,\"p90\":%lld,\"p99\":%lld,\"p999\":%lld},"
+           "\"cpuSeconds\":{\"client\":%.2f,\"broker\":%.2f,\"worker\":%.2f}}\n",
+           rate, seconds, (long long)received, (long long)(count - received),
+           (long long)PERCENTILE(0.5), (long long)PERCENTILE(0.9), (long long)PERCENTILE(0.99), (long long)PERCENTILE(0.999),
+           cpu_after[0] - cpu_before[0], cpu_after[1] - cpu_before[1], cpu_after[2] - cpu_before[2]);
+    zmq_close(socket);
+    zmq_ctx_term(context);
+    free(latency);
+    return received == count ? 0 : 1;
+}
