@@ -45,20 +45,9 @@ struct HostedLifecycleTests {
 struct HostedReplyTests {
     @Test(arguments: [(UInt64(7), true), (UInt64(8), false), (UInt64(1) << 63 | 9, true), (UInt64(1) << 63 | 10, false)])
     func theCommittedStateComesBackUnderTheSendersCorrelation(correlation: UInt64, binary: Bool) async throws {
-        let context = try ZMQContext()
-        let endpoint = "inproc://hosted-reply-\(correlation)"
-        let coordinator = try Socket(context, .router)
-        try coordinator.setLinger(milliseconds: 0)
-        try coordinator.bind(endpoint)
-        let worker = try Socket(context, .dealer)
-        try worker.setLinger(milliseconds: 0)
-        try worker.setRoutingID(Array("w".utf8))
-        try worker.connect(endpoint)
-        let loop = try IOLoop(name: "hosted-reply")
-        let socket = loop.add(worker)
-        loop.start(WorkerLoopDelegate(onBatch: { _ in }))
-        defer { loop.stop() }
-        let link = WorkerLink(worker: "w", loop: loop, socket: socket)
+        let wire = try WorkerWire(endpoint: "inproc://hosted-reply-\(correlation)")
+        defer { wire.loop.stop() }
+        let link = wire.link
         let hosted = Hosted<TallyMachine>(address: "tally/1", env: (), path: HostedPath(), mailboxCapacity: 100,
                                           io: IOHandlers(), link: link)
         let payload = binary ? try BinaryCodec.encode(TallyMachine.Event.increment) : Array(#""increment""#.utf8)
@@ -66,16 +55,7 @@ struct HostedReplyTests {
             hosted.send(payload[...], binary: binary,
                         reply: StateReply(link: link, correlation: correlation, address: "tally/1", binary: binary))
         }
-        // Polled, not waited on: a blocked test thread could starve the host's drain tasks.
-        // Replies posted in one turn of the worker's loop leave as one batch.
-        var replies: [WireMessage] = []
-        for _ in 0 ..< 500 where replies.count < 2 {
-            while let frames = try coordinator.receive(dontWait: true) {
-                let message = try WireMessage(frames: frames.dropFirst())  // after the routing id
-                replies += message.header.kind == .batch ? try Batch.unpack(message.payload) : [message]
-            }
-            if replies.count < 2 { try await Task.sleep(for: .milliseconds(10)) }
-        }
+        let replies = try await wire.replies(2)
         try #require(replies.count == 2, "\(replies.count) replies")
         var counts: [Int] = []
         for reply in replies {
@@ -106,34 +86,14 @@ enum RatioMachine: Machine {
 /// event ran (not `undecodable-event`, which would say it did not).
 struct UnencodableStateTests {
     @Test func theSenderLearnsTheEventRanButItsStateDoesNotEncode() async throws {
-        let context = try ZMQContext()
-        let endpoint = "inproc://unencodable-state"
-        let coordinator = try Socket(context, .router)
-        try coordinator.setLinger(milliseconds: 0)
-        try coordinator.bind(endpoint)
-        let worker = try Socket(context, .dealer)
-        try worker.setLinger(milliseconds: 0)
-        try worker.setRoutingID(Array("w".utf8))
-        try worker.connect(endpoint)
-        let loop = try IOLoop(name: "unencodable")
-        let socket = loop.add(worker)
-        loop.start(WorkerLoopDelegate(onBatch: { _ in }))
-        defer { loop.stop() }
-        let link = WorkerLink(worker: "w", loop: loop, socket: socket)
+        let wire = try WorkerWire(endpoint: "inproc://unencodable-state")
+        defer { wire.loop.stop() }
+        let link = wire.link
         let hosted = Hosted<RatioMachine>(address: "ratio/1", env: (), path: HostedPath(), mailboxCapacity: 100,
                                           io: IOHandlers(), link: link)
         hosted.send(Array(#""divideByZero""#.utf8)[...], binary: false,
                     reply: StateReply(link: link, correlation: 5, address: "ratio/1", binary: false))
-        var reply: WireMessage?
-        for _ in 0 ..< 500 where reply == nil {
-            if let frames = try coordinator.receive(dontWait: true) {
-                let message = try WireMessage(frames: frames.dropFirst())
-                reply = message.header.kind == .batch ? try Batch.unpack(message.payload).first : message
-            } else {
-                try await Task.sleep(for: .milliseconds(10))
-            }
-        }
-        let answer = try #require(reply)
+        let answer = try #require(try await wire.replies(1).first)
         #expect(answer.header.kind == .error)
         #expect(answer.header.correlation == 5)
         let error = try WireJSON.decode(WireError.self, from: answer.payload)
@@ -141,5 +101,42 @@ struct UnencodableStateTests {
         #expect(error.message.contains("committed"))
         #expect(error.address == "ratio/1")
         #expect(await hosted.host.state.ratio.isNaN, "the event ran")
+    }
+}
+
+/// A worker's link to a ROUTER standing in for the coordinator, over inproc: what hosted
+/// instances send arrives at `coordinator`.
+struct WorkerWire {
+    let coordinator: Socket
+    let loop: IOLoop
+    let link: WorkerLink
+
+    init(endpoint: String) throws {
+        let context = try ZMQContext()
+        coordinator = try Socket(context, .router)
+        try coordinator.setLinger(milliseconds: 0)
+        try coordinator.bind(endpoint)
+        let worker = try Socket(context, .dealer)
+        try worker.setLinger(milliseconds: 0)
+        try worker.setRoutingID(Array("w".utf8))
+        try worker.connect(endpoint)
+        loop = try IOLoop(name: "worker-wire")
+        let socket = loop.add(worker)
+        loop.start(WorkerLoopDelegate(onBatch: { _ in }))
+        link = WorkerLink(worker: "w", loop: loop, socket: socket)
+    }
+
+    /// The messages the coordinator received, batches unpacked, once `count` arrived or after 5 s.
+    /// Polled, not waited on: a blocked test thread could starve the hosts' drain tasks.
+    func replies(_ count: Int) async throws -> [WireMessage] {
+        var replies: [WireMessage] = []
+        for _ in 0 ..< 500 where replies.count < count {
+            while let frames = try coordinator.receive(dontWait: true) {
+                let message = try WireMessage(frames: frames.dropFirst())  // after the routing id
+                replies += message.header.kind == .batch ? try Batch.unpack(message.payload) : [message]
+            }
+            if replies.count < count { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        return replies
     }
 }
