@@ -99,8 +99,17 @@ struct UnencodableStateTests {
         let error = try WireJSON.decode(WireError.self, from: answer.payload)
         #expect(error.code == .unencodableState)
         #expect(error.message.contains("committed"))
+        #expect(error.message.contains("RatioMachine.State"), "names the type: \(error.message)")
+        #expect(error.path == "$.ratio")
         #expect(error.address == "ratio/1")
         #expect(await hosted.host.state.ratio.isNaN, "the event ran")
+
+        // A get and a stop cannot answer with the state either, and say so instead of sending nothing.
+        let read = await withCheckedContinuation { continuation in hosted.state { continuation.resume(returning: $0) } }
+        #expect(throws: WireError(.unencodableState, "")) { try read.get() }
+        let stopped = await withCheckedContinuation { continuation in hosted.stop { continuation.resume(returning: $0) } }
+        #expect(throws: WireError(.unencodableState, "")) { try stopped.get() }
+        if case .failure(let error) = stopped { #expect(error.message.contains("stopped"), "\(error.message)") }
     }
 }
 

@@ -57,10 +57,11 @@ struct WireErrorTests {
         let codes: [(WireError.Code, String)] = [
             (.malformedFrame, "malformed-frame"), (.unsupportedVersion, "unsupported-version"),
             (.unknownKind, "unknown-kind"), (.oversized, "oversized"), (.malformedJSON, "malformed-json"),
-            (.unknownMachine, "unknown-machine"), (.undecodableEvent, "undecodable-event"),
+            (.unknownMachine, "unknown-machine"), (.undecodableEvent, "undecodable-event"), (.unencodableState, "unencodable-state"),
             (.unavailable, "unavailable"), (.workerLost, "worker-lost"), (.busy, "busy"),
             (.mailboxFull, "mailbox-full"), (.machineEnded, "machine-ended"),
             (.registrationRejected, "registration-rejected"), (.timeout, "timeout"), (.unreachable, "unreachable"),
+            (.invalidEndpoint, "invalid-endpoint"),
         ]
         for (code, spelling) in codes {
             #expect(code.rawValue == spelling)

@@ -13,12 +13,14 @@ protocol HostedMachine: AnyObject, Sendable {
     /// Decodes and queues an event; `reply` gets the state it committed (in the event's codec)
     /// or why it did not run.
     func send(_ payload: ArraySlice<UInt8>, binary: Bool, reply: StateReply)
-    /// Answers with the state (JSON) after everything queued before, as an event would be.
-    func state(reply: @escaping @Sendable ([UInt8]) -> Void)
+    /// Answers with the state (JSON) after everything queued before, as an event would be; or
+    /// `unencodable-state` when the state does not encode.
+    func state(reply: @escaping @Sendable (Result<[UInt8], WireError>) -> Void)
     /// Cancels an effect by id (JSON) after everything queued before; nil, or why not.
     func cancel(effect payload: [UInt8], done: @escaping @Sendable (WireError?) -> Void)
-    /// Stops the machine after everything queued before; answers with its final state (JSON).
-    func stop(reply: @escaping @Sendable ([UInt8]) -> Void)
+    /// Stops the machine after everything queued before; answers with its final state (JSON),
+    /// or `unencodable-state` when that does not encode.
+    func stop(reply: @escaping @Sendable (Result<[UInt8], WireError>) -> Void)
     /// Starts or stops publishing state changes as watchers come and go.
     func setWatched(_ watched: Bool)
 }
@@ -58,9 +60,16 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
             let ended: MachineEnded
             switch result {
             case .success(let termination):
+                // A final state that does not encode is reported as null, with why.
+                var state = JSONValue.null
+                var message: String?
+                switch Self.encode(termination.finalState, outcome: "the machine ended", address: address) {
+                case .success(let json): state = (try? JSONValue(parsing: Data(json))) ?? .null
+                case .failure(let error): message = error.message
+                }
                 ended = MachineEnded(address: address, worker: link.worker,
                                      reason: termination.reason == .stopped ? .stopped : .terminalState,
-                                     state: Self.json(termination.finalState))
+                                     state: state, message: message)
             case .failure(let error):
                 ended = MachineEnded(address: address, worker: link.worker, reason: .failed, state: .null, message: error.message)
             }
@@ -95,10 +104,6 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
 
     deinit {
         drainTarget.detach()
-    }
-
-    static func json(_ state: M.State) -> JSONValue {
-        (try? WireJSON.encode(state)).flatMap { try? JSONValue(parsing: Data($0)) } ?? .null
     }
 
     func setWatched(_ watched: Bool) {
@@ -223,8 +228,18 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         return explained
     }
 
-    func state(reply: @escaping @Sendable ([UInt8]) -> Void) {
-        host.requestState { reply((try? WireJSON.encode($0)) ?? []) }
+    func state(reply: @escaping @Sendable (Result<[UInt8], WireError>) -> Void) {
+        let address = address
+        host.requestState { reply(Self.encode($0, outcome: "the machine is running", address: address)) }
+    }
+
+    /// A state as JSON for a reply, or why it does not encode.
+    static func encode(_ state: M.State, outcome: String, address: String) -> Result<[UInt8], WireError> {
+        do {
+            return .success(try WireJSON.encode(state))
+        } catch {
+            return .failure(.unencodableState(error, type: M.State.self, binary: false, outcome: outcome, address: address))
+        }
     }
 
     func cancel(effect payload: [UInt8], done: @escaping @Sendable (WireError?) -> Void) {
@@ -238,8 +253,9 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         host.requestCancel(id) { done(nil) }
     }
 
-    func stop(reply: @escaping @Sendable ([UInt8]) -> Void) {
-        host.requestStop { reply((try? WireJSON.encode($0)) ?? []) }
+    func stop(reply: @escaping @Sendable (Result<[UInt8], WireError>) -> Void) {
+        let address = address
+        host.requestStop { reply(Self.encode($0, outcome: "the machine stopped", address: address)) }
     }
 
     static func wireError(_ error: HostError, address: String) -> WireError {

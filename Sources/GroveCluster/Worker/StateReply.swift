@@ -41,9 +41,8 @@ struct StateReply: Sendable {
                 link.send(.state, correlation: correlation, address: address, payload: try WireJSON.encode(state))
             }
         } catch {
-            fail(WireError(.unencodableState, "the event ran and its state was committed, but the state could not be encoded "
-                + "for the reply (\(binary ? "binary" : "JSON")): \(error); fix \(State.self)'s Encodable conformance, "
-                + "or read the state with a get", address: address))
+            fail(.unencodableState(error, type: State.self, binary: binary, outcome: "the event ran and its state was committed",
+                                   address: address))
         }
     }
 

@@ -185,8 +185,11 @@ actor WorkerRuntime {
         let link = link
         let address = message.address
         let correlation = message.header.correlation
-        let answer: @Sendable ([UInt8]) -> Void = { state in
-            link.send(.state, correlation: correlation, address: address, payload: state)
+        let answer: @Sendable (Result<[UInt8], WireError>) -> Void = { state in
+            switch state {
+            case .success(let json): link.send(.state, correlation: correlation, address: address, payload: json)
+            case .failure(let error): link.send(Self.errorReply(error, to: message))
+            }
         }
         withInstance(message) { instance in
             switch message.header.kind {

@@ -1,0 +1,28 @@
+import Foundation
+import GroveWire
+
+extension WireError {
+    /// A state the machine committed that its `Encodable` conformance refuses to encode (a NaN in
+    /// JSON, say): what happened, where in the state, and what to fix.
+    /// - Parameters:
+    ///   - error: What encoding threw.
+    ///   - type: The state's type.
+    ///   - binary: Whether the binary codec was encoding, else JSON.
+    ///   - outcome: What did happen, e.g. "the event ran and its state was committed".
+    ///   - address: The machine's address.
+    static func unencodableState(_ error: any Error, type: Any.Type, binary: Bool, outcome: String, address: String) -> WireError {
+        var reason = "\(error)"
+        var path: String?
+        if let error = error as? BinaryCodingError {
+            reason = error.message
+            path = error.path
+        } else if case EncodingError.invalidValue(_, let context) = error {
+            reason = context.debugDescription
+            path = WireJSON.path(context.codingPath)
+        }
+        if reason.hasSuffix(".") { reason.removeLast() }
+        return WireError(.unencodableState, "\(outcome), but \(String(reflecting: type)) does not encode as \(binary ? "binary" : "JSON")"
+                            + (path.map { " at \($0)" } ?? "") + ": \(reason); fix its Encodable conformance",
+                         address: address, path: path)
+    }
+}
