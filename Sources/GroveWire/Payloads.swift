@@ -33,6 +33,22 @@ public struct Welcome: Codable, Sendable, Hashable {
         }
     }
 
+    /// The event a topology route sends to a machine placed on the worker, for the worker to
+    /// check against the machine's type when it is welcomed (a typo then shows at launch, with
+    /// its place in the topology, not when the route first fires).
+    public struct RouteEvent: Codable, Sendable, Hashable {
+        /// The receiving machine's name.
+        public var machine: String
+        public var event: JSONValue
+        /// Where the event is in the topology file, e.g. `$.routes[0].event`.
+        public var path: String
+        public init(machine: String, event: JSONValue, path: String) {
+            self.machine = machine
+            self.event = event
+            self.path = path
+        }
+    }
+
     public var machines: [HostedMachine]
     /// io request names that run on other workers: the worker sends these to the coordinator.
     /// Everything else runs on the worker's own handlers.
@@ -40,13 +56,31 @@ public struct Welcome: Codable, Sendable, Hashable {
     public var heartbeatIntervalMs: Int
     public var heartbeatTimeoutMs: Int
     public var mailboxCapacity: Int
+    /// The events routes send to machines placed on the worker (absent: none).
+    public var routeEvents: [RouteEvent]
 
-    public init(machines: [HostedMachine], remoteIO: [String], heartbeatIntervalMs: Int, heartbeatTimeoutMs: Int, mailboxCapacity: Int) {
+    public init(machines: [HostedMachine], remoteIO: [String], heartbeatIntervalMs: Int, heartbeatTimeoutMs: Int, mailboxCapacity: Int,
+                routeEvents: [RouteEvent] = []) {
         self.machines = machines
         self.remoteIO = remoteIO
         self.heartbeatIntervalMs = heartbeatIntervalMs
         self.heartbeatTimeoutMs = heartbeatTimeoutMs
         self.mailboxCapacity = mailboxCapacity
+        self.routeEvents = routeEvents
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case machines, remoteIO, heartbeatIntervalMs, heartbeatTimeoutMs, mailboxCapacity, routeEvents
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        machines = try container.decode([HostedMachine].self, forKey: .machines)
+        remoteIO = try container.decode([String].self, forKey: .remoteIO)
+        heartbeatIntervalMs = try container.decode(Int.self, forKey: .heartbeatIntervalMs)
+        heartbeatTimeoutMs = try container.decode(Int.self, forKey: .heartbeatTimeoutMs)
+        mailboxCapacity = try container.decode(Int.self, forKey: .mailboxCapacity)
+        routeEvents = try container.decodeIfPresent([RouteEvent].self, forKey: .routeEvents) ?? []
     }
 }
 

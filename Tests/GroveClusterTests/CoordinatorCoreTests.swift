@@ -153,6 +153,9 @@ struct CoordinatorCoreRegistrationTests {
         #expect(body.heartbeatIntervalMs == 250)
         #expect(body.heartbeatTimeoutMs == 1500)
         #expect(body.mailboxCapacity == 64)
+        // The event of each route to a machine placed here, with its place in the topology, for
+        // the worker to check; routes that forward the output itself have none.
+        #expect(body.routeEvents == [.init(machine: "loader", event: .string("load"), path: "$.routes[0].event")])
 
         #expect(try workerEvents(in: [actions[2]]) == [WorkerEvent(worker: "edge", phase: .registered, machines: ["auth", "loader"])])
         #expect(fixture.core.workers["edge"]?.registered == true)
@@ -168,6 +171,7 @@ struct CoordinatorCoreRegistrationTests {
         // The single machine `sink` lives on the pool's first instance only.
         #expect(body.machines == [.init(name: "counter", type: "Counter", keyed: true)])
         #expect(body.remoteIO == [])
+        #expect(body.routeEvents == [])
         let first = try #require(fixture.register(CoreFixture.registration("data-1")).first?.sentToWorker)
         #expect(try payload(Welcome.self, of: first.message).machines
                 == [.init(name: "counter", type: "Counter", keyed: true), .init(name: "sink", type: "Sink", keyed: false)])

@@ -149,3 +149,24 @@ struct WorkerWire {
         return replies
     }
 }
+
+/// A worker checks the events topology routes send to its machine types when it is welcomed.
+struct RouteEventCheckTests {
+    let factory = Factory<TallyMachine>(env: (), path: HostedPath())
+
+    @Test func anEventOfTheTypePasses() {
+        #expect(factory.check(event: Array(#""increment""#.utf8), address: "tally") == nil)
+        #expect(factory.check(event: Array(#"{"increment":{}}"#.utf8), address: "tally") == nil)
+    }
+
+    @Test func aMisspelledCaseIsNamed() throws {
+        let problem = try #require(factory.check(event: Array(#""incremnt""#.utf8), address: "tally"))
+        #expect(problem.code == .undecodableEvent)
+        #expect(problem.message.contains("'incremnt' is not a case of TallyMachine.Event"), "\(problem.message)")
+    }
+
+    @Test func aWelcomeFromBeforeRouteEventsDecodes() throws {
+        let old = #"{"machines":[],"remoteIO":[],"heartbeatIntervalMs":250,"heartbeatTimeoutMs":1500,"mailboxCapacity":64}"#
+        #expect(try WireJSON.decode(Welcome.self, from: Array(old.utf8)).routeEvents == [])
+    }
+}

@@ -158,5 +158,21 @@ extension EndToEnd {
                 #expect(try await cluster.state("counter/mixed") == json(#"{"count":\#(rounds)}"#))
             }
         }
+
+        /// A route whose event is not one of its target's is reported at launch, with its place
+        /// in the topology file, and the topology runs on.
+        @Test func aMisspelledRouteEventIsReportedAtLaunch() async throws {
+            let topology = TopologyFile(
+                name: "bad-route", transport: .ipc,
+                workers: [.init(name: "edge")],
+                machines: [.init(name: "auth", type: "AuthFlow", worker: "edge"),
+                           .init(name: "loader", type: "DataLoader", worker: "edge")],
+                routes: [.init(from: "auth", when: "signedIn", to: "loader", event: "lod")]
+            )
+            try await withCluster(topology) { cluster in
+                try await cluster.waitForLog("$.routes[0].event", "'lod' is not a case of DataLoader.Event")
+                _ = try await cluster.state("loader")  // still answers
+            }
+        }
     }
 }

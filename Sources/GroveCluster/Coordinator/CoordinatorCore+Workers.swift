@@ -129,10 +129,16 @@ extension CoordinatorCore {
         let remote = topology.io.filter { $0.worker != slot.group }.map(\.request)
         // Single machines go to one instance of a pool; keyed ones to every instance (by key).
         let placedHere = hosted.filter { $0.keyed || topology.placement(ofMachine: $0.name, key: nil) == name }
+        let namesHere = Set(placedHere.map(\.name))
+        let routeEvents = topology.routes.enumerated().compactMap { index, route -> Welcome.RouteEvent? in
+            guard let event = route.event, namesHere.contains(route.targetMachine) else { return nil }
+            return Welcome.RouteEvent(machine: route.targetMachine, event: event, path: "$.routes[\(index)].event")
+        }
         let welcome = Welcome(
             machines: placedHere.map { Welcome.HostedMachine(name: $0.name, type: $0.type, keyed: $0.keyed) },
             remoteIO: remote, heartbeatIntervalMs: topology.heartbeat.intervalMs,
-            heartbeatTimeoutMs: topology.heartbeat.timeoutMs, mailboxCapacity: topology.queues.mailboxCapacity)
+            heartbeatTimeoutMs: topology.heartbeat.timeoutMs, mailboxCapacity: topology.queues.mailboxCapacity,
+            routeEvents: routeEvents)
         if let payload = try? WireJSON.encode(welcome) {
             actions.append(.toWorker(name, WireMessage(Header(.welcome, correlation: message.header.correlation), address: name, payload: payload)))
         }

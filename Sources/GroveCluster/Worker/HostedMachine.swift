@@ -183,6 +183,11 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     /// The machine's `Event` as Swift's Codable writes it; a bare JSON string `"login"` is short
     /// for `{"login":{}}`, a case without payload.
     func decodeEvent(_ slice: ArraySlice<UInt8>) throws(WireError) -> M.Event {
+        try Self.decodeEvent(slice, address: address)
+    }
+
+    /// ``decodeEvent(_:)`` for the machine at `address`.
+    static func decodeEvent(_ slice: ArraySlice<UInt8>, address: String) throws(WireError) -> M.Event {
         if let event = WireJSON.decodeQuickly(M.Event.self, from: slice) { return event }
         let payload = Array(slice)
         do {

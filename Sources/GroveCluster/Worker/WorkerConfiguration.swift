@@ -1,5 +1,6 @@
 public import Grove
 public import GroveRuntime
+import GroveWire
 
 /// What a worker process can host: machine types by name, and io handlers.
 ///
@@ -54,6 +55,8 @@ public struct WorkerConfiguration: Sendable {
 /// Makes hosted instances of one registered machine type.
 protocol HostedMachineFactory: Sendable {
     func make(address: String, mailboxCapacity: Int, io: any IOPerformer, link: WorkerLink) -> any HostedMachine
+    /// Why a JSON event does not decode as the type's event, or nil when it does.
+    func check(event json: [UInt8], address: String) -> WireError?
 }
 
 struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event: Codable, M.Output: Encodable {
@@ -62,5 +65,14 @@ struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event
 
     func make(address: String, mailboxCapacity: Int, io: any IOPerformer, link: WorkerLink) -> any HostedMachine {
         Hosted<M>(address: address, env: env, path: path, mailboxCapacity: mailboxCapacity, io: io, link: link)
+    }
+
+    func check(event json: [UInt8], address: String) -> WireError? {
+        do {
+            _ = try Hosted<M>.decodeEvent(json[...], address: address)
+            return nil
+        } catch {
+            return error
+        }
     }
 }

@@ -137,10 +137,22 @@ actor WorkerRuntime {
         placed = Dictionary(welcome.machines.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         remoteIO = Set(welcome.remoteIO)
         log.info("registered", metadata: ["machines": "\(welcome.machines.map(\.name))"])
+        checkRouteEvents(welcome)
         // Single machines start now, like children of a supervisor, so watchers see their initial
         // states (again, after a restart). Keyed instances start with their first event.
         for machine in welcome.machines where !machine.keyed {
             _ = try? instance(for: machine.name)
+        }
+    }
+
+    /// Logs each route event that would not decode for its machine's type, with its place in the
+    /// topology; the route itself still runs (and is refused, and logged, each time it fires).
+    private func checkRouteEvents(_ welcome: Welcome) {
+        for route in welcome.routeEvents {
+            guard let type = placed[route.machine]?.type, let factory = configuration.factories[type],
+                  let json = try? WireJSON.encode(route.event),
+                  let problem = factory.check(event: json, address: route.machine) else { continue }
+            log.error("topology \(route.path): the route's event for '\(route.machine)' (\(type)) does not decode: \(problem.message); fix \(route.path) in the topology file")
         }
     }
 
