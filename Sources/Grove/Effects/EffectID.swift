@@ -47,8 +47,11 @@ public struct EffectID: Hashable, Sendable, Codable, CustomStringConvertible, Ex
         let container = try decoder.singleValueContainer()
         if let name = try? container.decode(String.self) {
             storage = .user(name)
+        } else if let number = try? container.decode(UInt64.self) {
+            storage = .generated(number)
         } else {
-            storage = .generated(try container.decode(UInt64.self))
+            throw DecodingError.dataCorruptedError(
+                in: container, debugDescription: "an effect id is a string (a name such as \"fetch\") or a whole number from 0 up")
         }
     }
 

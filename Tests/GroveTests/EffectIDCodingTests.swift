@@ -1,0 +1,31 @@
+import Foundation
+@testable import Grove
+import Testing
+
+/// An effect id crosses processes as JSON (a `cancel` payload): a name or a generated number,
+/// and anything else is refused with what an id is.
+struct EffectIDCodingTests {
+    func decode(_ json: String) throws -> EffectID {
+        try JSONDecoder().decode(EffectID.self, from: Data(json.utf8))
+    }
+
+    @Test func namesAndNumbersRoundTrip() throws {
+        #expect(try decode(#""fetch""#) == EffectID("fetch"))
+        #expect(try decode("7") == EffectID.generated(7))
+        for id in [EffectID("poll-fetch"), .generated(42)] {
+            #expect(try JSONDecoder().decode(EffectID.self, from: JSONEncoder().encode(id)) == id)
+        }
+    }
+
+    @Test(arguments: ["1.5", "-1", #"{"a":1}"#, "[1]", "true"])
+    func anythingElseSaysWhatAnIdIs(json: String) {
+        do {
+            _ = try decode(json)
+            Issue.record("\(json) decoded")
+        } catch DecodingError.dataCorrupted(let context) {
+            #expect(context.debugDescription.contains("an effect id is a string"), "\(context.debugDescription)")
+        } catch {
+            Issue.record("\(json): \(error)")
+        }
+    }
+}
