@@ -27,8 +27,9 @@ struct FSMLoad: ParsableCommand {
             answer within 10 s after the run). Latency is from the intended send time (with --rate, a \
             schedule; otherwise the send), so a stalled system cannot hide its queueing delay.
 
-            Exit status: 0 when every event was answered; 1 when events were lost, a connection \
-            failed or the topology could not be launched or used; 64 for a bad command line.
+            Exit status: 0 when every event was answered; 1 when events were lost, every event of \
+            a run was refused (the report still prints), a connection failed or the topology could \
+            not be launched or used; 64 for a bad command line.
             """
     )
 
@@ -167,7 +168,15 @@ struct FSMLoad: ParsableCommand {
         } else {
             print(report.text())
         }
-        if report.runs.contains(where: { $0.lost > 0 }) { throw ExitCode(1) }
+        for run in report.runs where run.acknowledged == 0 && run.failed > 0 {
+            let codes = run.errors.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: " ")
+            var hint = ""
+            if run.errors["undecodable-event"] != nil {
+                hint = "; fsm-load sends note(String) events, which '\(machine)' does not accept: pick a machine whose Event has that case"
+            }
+            FileHandle.standardError.write(Data("fsm-load: every event of the \(run.mode) run was refused (\(codes))\(hint)\n".utf8))
+        }
+        if report.runs.contains(where: { $0.lost > 0 || ($0.acknowledged == 0 && $0.failed > 0) }) { throw ExitCode(1) }
     }
 
     func measure(_ plan: LoadPlan, endpoint: String, pids: [String: Int32]) throws -> RunReport {
