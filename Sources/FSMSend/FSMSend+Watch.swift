@@ -39,6 +39,12 @@ extension FSMSend {
                 let listing = try reporting { try client.list() }
                 return ClientEndpoint.connectable(listing.events, via: connection.resolvedEndpoint)
             }()
+            // A prefix no topic can start with waits forever: say so, and watch anyway.
+            let topics = ["state:", "effect:", "output:", "worker:", "machine:", "route:"]
+            for prefix in prefixes where !topics.contains(where: { prefix.hasPrefix($0) || $0.hasPrefix(prefix) }) {
+                FileHandle.standardError.write(Data(("warning: no topic starts with '\(prefix)', so it matches nothing; topics are "
+                    + "state:, effect:, output:, machine: and route: then a machine address, and worker: then a worker name\n").utf8))
+            }
             let watcher = try reporting { try Watcher(endpoint: events, prefixes: prefixes) }
             FileHandle.standardError.write(Data("watching \(events)\n".utf8))
             let deadline = duration.map { Date().addingTimeInterval($0) }

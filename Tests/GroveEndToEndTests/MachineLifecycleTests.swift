@@ -30,6 +30,17 @@ extension EndToEnd {
                 let after = try await cluster.fsmSend(["counter/a", "increment"])
                 #expect(after.status == 1)
                 #expect(after.stderr.contains("machine-ended"))
+                #expect(after.stderr.contains("until its worker restarts"), "says the address stays ended: \(after.stderr)")
+            }
+        }
+
+        /// `fsm-send watch` with a prefix no topic starts with says so instead of waiting in silence.
+        @Test func watchingATopicThatCannotExistWarns() async throws {
+            try await withCluster(Self.topology) { cluster in
+                let watch = try await cluster.fsmSend(["watch", "states:counter", "state:counter", "--duration", "0.3"])
+                #expect(watch.status == 0, "\(watch)")
+                #expect(watch.stderr.contains("warning: no topic starts with 'states:counter'"), "\(watch)")
+                #expect(!watch.stderr.contains("'state:counter'"), "a real topic is not warned about: \(watch)")
             }
         }
 

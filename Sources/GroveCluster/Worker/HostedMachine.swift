@@ -264,7 +264,13 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     }
 
     static func wireError(_ error: HostError, address: String) -> WireError {
-        let code: WireError.Code = error.code == .mailboxFull ? .mailboxFull : .machineEnded
-        return WireError(code, error.message, address: address)
+        guard error.code != .mailboxFull else { return WireError(.mailboxFull, error.message, address: address) }
+        // On a worker an ended machine's address stays ended: no new instance starts there.
+        var message = error.message
+        if message.hasSuffix("; start a new instance") {
+            message = String(message.dropLast("; start a new instance".count))
+                + "; its address answers machine-ended until its worker restarts (a keyed machine takes other keys)"
+        }
+        return WireError(.machineEnded, message, address: address)
     }
 }
