@@ -39,6 +39,10 @@ public struct HostOptions<M: Machine>: Sendable {
     /// the host's actor with the sender's token and the state the event committed, or why it
     /// did not run. One function per host instead of a closure per event.
     @usableFromInline package var replyHandler: (@Sendable (UInt64, Result<M.State, HostError>) -> Void)?
+    /// Where the host's code runs. `nil` (the default): an executor of its own on the shared
+    /// pool, like any actor's. A transport gives the hosts of one process a serial executor they
+    /// share with their caller, so calls between them need no executor switch.
+    package var executor: (any SerialExecutor)?
 
     /// - Parameters:
     ///   - address: Defaults to the machine type's name.

@@ -34,6 +34,13 @@ public final actor MachineHost<M: Machine> {
         return log
     }
     @usableFromInline let trace: (@Sendable (HostTrace<M>) -> Void)?
+    /// What isolates the host when ``HostOptions/executor`` is `nil`: an actor of its own, whose
+    /// executor the host shares (a host with an executor option cannot be a default actor).
+    private let ownIsolation: HostIsolation?
+    private nonisolated let executorReference: UnownedSerialExecutor
+
+    /// ``HostOptions/executor``, else the executor of an actor of the host's own.
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executorReference }
 
     /// The current state.
     @usableFromInline
@@ -88,6 +95,14 @@ public final actor MachineHost<M: Machine> {
         // every idle instance a few hundred bytes. The address is added where a host logs.
         self.baseLog = logger ?? sharedHostLogger
         self.trace = options.trace
+        if let executor = options.executor {
+            ownIsolation = nil
+            executorReference = executor.asUnownedSerialExecutor()
+        } else {
+            let isolation = HostIsolation()
+            ownIsolation = isolation
+            executorReference = isolation.unownedExecutor
+        }
         self._state = initialState ?? M.initialState
         if let snapshot {
             timersToRestore = snapshot.timers
@@ -348,3 +363,6 @@ public final actor MachineHost<M: Machine> {
         }
     }
 }
+
+/// The actor whose executor a host without ``HostOptions/executor`` runs on.
+final actor HostIsolation {}

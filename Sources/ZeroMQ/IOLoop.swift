@@ -86,6 +86,9 @@ public final class IOLoop: @unchecked Sendable {
         }
     }
 
+    /// Runs Swift concurrency jobs on the loop thread; see ``LoopExecutor``.
+    public var executor: LoopExecutor { core.executor }
+
     /// Hands a message to the loop; the delegate's `posted` gets it, in order. Thread-safe.
     /// Messages posted after `stop()` are dropped.
     /// - Parameter message: The message.

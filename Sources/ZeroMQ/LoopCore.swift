@@ -13,6 +13,8 @@ final class LoopCore: @unchecked Sendable {
     var sockets: [Socket] = []
     var outboxes: [Outbox] = []
     var delegate: (any IOLoopDelegate)?
+    /// Runs Swift concurrency jobs on this thread (``LoopExecutor``).
+    let executor: LoopExecutor
     /// Send failures waiting to be reported once the current callback returns.
     private var failures: [(SocketID, [[UInt8]], ZMQError)] = []
     private var pendingTotal: Int { outboxes.reduce(0) { $0 + $1.count } }
@@ -24,6 +26,7 @@ final class LoopCore: @unchecked Sendable {
         self.tickInterval = tickInterval
         self.maxBatch = maxBatch
         self.mailbox = mailbox
+        executor = LoopExecutor(mailbox: mailbox)
     }
 
     func add(_ socket: Socket) -> SocketID {
@@ -90,6 +93,7 @@ final class LoopCore: @unchecked Sendable {
             threadName.append(character)
         }
         Thread.current.name = threadName
+        mailbox.runningOnThisThread()
         var items = sockets.map {
             zmq_pollitem_t(socket: $0.handle, fd: 0, events: Int16(ZMQ_POLLIN), revents: 0)
         }
@@ -98,7 +102,7 @@ final class LoopCore: @unchecked Sendable {
         var nextTick = clock.now.advanced(by: tickInterval)
         var backlog = false
         while true {
-            let timeout = backlog ? 0 : pendingTotal > 0 ? 1 : milliseconds(until: nextTick, clock)
+            let timeout = backlog || mailbox.hasCommands ? 0 : pendingTotal > 0 ? 1 : milliseconds(until: nextTick, clock)
             if zmq_poll(&items, Int32(items.count), timeout) < 0 {
                 let code = zmq_errno()
                 if code == EINTR { continue }
@@ -112,6 +116,13 @@ final class LoopCore: @unchecked Sendable {
             if !batch.isEmpty {
                 delegate?.received(batch, io: LoopIO(core: self))
                 reportFailures()
+            }
+            // What this thread posted itself meanwhile (jobs of actors on ``LoopExecutor``, what
+            // they sent) runs now rather than after another poll; bounded, so sockets keep their turn.
+            var rounds = 0
+            while rounds < 64, mailbox.hasCommands {
+                deliver(mailbox.take(resettingWake: false).commands)
+                rounds += 1
             }
             retryOutboxes()
             reportFailures()
@@ -138,7 +149,11 @@ final class LoopCore: @unchecked Sendable {
     }
 
     private func deliver(_ commands: Deque<LoopCommand>) {
-        guard let delegate, !commands.isEmpty else { return }
+        guard !commands.isEmpty else { return }
+        guard let delegate else {
+            for case .job(let job) in commands { executor.run(job) }
+            return
+        }
         var messages: [Outbound] = []
         func flush() {
             guard !messages.isEmpty else { return }
@@ -153,6 +168,10 @@ final class LoopCore: @unchecked Sendable {
             case .run(let body):
                 flush()
                 body(LoopIO(core: self))
+                reportFailures()
+            case .job(let job):
+                flush()
+                executor.run(job)
                 reportFailures()
             }
         }

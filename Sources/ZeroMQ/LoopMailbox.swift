@@ -7,6 +7,8 @@ import Synchronization
 enum LoopCommand: Sendable {
     case message(Outbound)
     case run(@Sendable (LoopIO) -> Void)
+    /// A Swift concurrency job for ``LoopExecutor``.
+    case job(UnownedJob)
 }
 
 /// The only state shared between other threads and the loop thread: a queue of commands, a stop
@@ -20,6 +22,9 @@ final class LoopMailbox: Sendable {
     private let state = Mutex(State())
     /// Non-blocking, close-on-exec eventfd; closed when the last of the loop and its thread let go.
     let wakeFD: Int32
+    /// The loop thread once it runs (0 before): what it posts itself needs no wake-up, the loop
+    /// looks at the queue before it polls again.
+    private let loopThread = Atomic<UInt>(0)
 
     init(loopName: String) throws(ZMQError) {
         let fd = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
@@ -33,15 +38,29 @@ final class LoopMailbox: Sendable {
 
     /// Queues commands and wakes the loop when the queue was empty; a non-empty queue means a
     /// wake-up is already on its way (the loop resets the eventfd before taking the queue).
-    func post(_ commands: some Sequence<LoopCommand>) {
-        let wake = state.withLock { state -> Bool in
-            guard !state.stopRequested else { return false }
+    /// - Returns: false when the loop was asked to stop, and the commands were dropped.
+    @discardableResult
+    func post(_ commands: some Sequence<LoopCommand>) -> Bool {
+        let (accepted, wake) = state.withLock { state -> (Bool, Bool) in
+            guard !state.stopRequested else { return (false, false) }
             let wasEmpty = state.commands.isEmpty
             state.commands.append(contentsOf: commands)
-            return wasEmpty && !state.commands.isEmpty
+            return (true, wasEmpty && !state.commands.isEmpty)
         }
-        if wake { signal() }
+        if wake, !isLoopThread { signal() }
+        return accepted
     }
+
+    /// Called by the loop thread as it starts.
+    func runningOnThisThread() {
+        loopThread.store(pthread_self(), ordering: .releasing)
+    }
+
+    /// Whether the caller is the loop thread.
+    var isLoopThread: Bool { loopThread.load(ordering: .acquiring) == pthread_self() }
+
+    /// Whether commands wait (the loop thread's own posts signal nothing).
+    var hasCommands: Bool { state.withLock { !$0.commands.isEmpty } }
 
     func requestStop() {
         let first = state.withLock { state -> Bool in

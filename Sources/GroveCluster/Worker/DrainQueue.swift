@@ -2,9 +2,10 @@ import Grove
 import GroveRuntime
 import Synchronization
 
-/// Drains the machine hosts a received batch touched, in one task, after the whole batch is
-/// queued: instead of one task (and one thread hand-off) per woken host, the worker's loop
-/// visits each host once, and every reply the batch produced leaves in one message.
+/// Drains the machine hosts a received batch touched, after the whole batch is queued: instead of
+/// one task (and one thread hand-off) per woken host, the worker's loop visits each host once, in
+/// plain calls (the hosts share its executor), and every reply the batch produced leaves in one
+/// message.
 ///
 /// Hosts woken outside a batch (an effect's result, a timer) get their own task as usual.
 final class DrainQueue: Sendable {
@@ -25,18 +26,21 @@ final class DrainQueue: Sendable {
     }
 
     /// Drains every host woken since ``beginCollecting()``, in the order they were woken.
-    func drainCollected() async {
+    /// Hosts share the caller's executor: they drain in plain calls.
+    func drainCollected() {
         let targets = state.withLock { state in
             state.collecting = false
             return Swift.exchange(&state.targets, with: [])
         }
-        for target in targets { await target.drain() }
+        for target in targets { target.drainHere() }
     }
 }
 
 /// How to drain one host.
 class DrainTarget: @unchecked Sendable {
     func drain() async {}
+    /// Drains a host whose executor is the caller's, synchronously.
+    func drainHere() {}
 }
 
 /// Drains a `MachineHost<M>` through its type's specialized ``HostedPath``.
@@ -67,5 +71,10 @@ final class HostDrain<M: Machine>: DrainTarget, @unchecked Sendable {
     override func drain() async {
         guard let host = host.withLock({ $0 }) else { return }
         await path.drain(host)
+    }
+
+    override func drainHere() {
+        guard let host = host.withLock({ $0 }) else { return }
+        path.drainHere(host)
     }
 }

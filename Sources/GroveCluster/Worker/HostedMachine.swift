@@ -35,13 +35,15 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     /// keeps the host on its fast path (no observer to notify per commit).
     private let publisher = Mutex<Task<Void, Never>?>(nil)
 
-    init(address: String, env: M.Env, path: HostedPath<M>, mailboxCapacity: Int, io: any IOPerformer, link: WorkerLink) {
+    init(address: String, env: M.Env, path: HostedPath<M>, mailboxCapacity: Int, io: any IOPerformer, link: WorkerLink,
+         executor: (any SerialExecutor)? = nil) {
         self.address = address
         self.path = path
         self.link = link
         var options = HostOptions<M>()
         options.address = address
         options.mailboxCapacity = mailboxCapacity
+        options.executor = executor
         let drainTarget = HostDrain(path: path)
         self.drainTarget = drainTarget
         let drains = link.drains

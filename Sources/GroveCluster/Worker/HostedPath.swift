@@ -14,6 +14,8 @@ struct HostedPath<M: Machine>: Sendable {
     /// Queues an event answered through the host's reply handler with a token.
     @usableFromInline let sendReplying: @Sendable (MachineHost<M>, M.Event, UInt64) throws(HostError) -> Void
     @usableFromInline let drain: @Sendable (MachineHost<M>) async -> Void
+    /// Drains a host whose executor the caller is running on (a worker's loop), synchronously.
+    @usableFromInline let drainHere: @Sendable (MachineHost<M>) -> Void
     /// Decodes an event in GroveWire's binary codec.
     @usableFromInline let decodeBinary: @Sendable (ArraySlice<UInt8>) throws(BinaryCodingError) -> M.Event
     /// Encodes a state in GroveWire's binary codec at the end of a buffer.
@@ -24,6 +26,7 @@ struct HostedPath<M: Machine>: Sendable {
         send = { host, event throws(HostError) in try host.send(event) }
         sendReplying = { host, event, token throws(HostError) in try host.send(event, replyToken: token) }
         drain = { host in await host.flush() }
+        drainHere = { host in host.assumeIsolated { $0.flush() } }
         decodeBinary = { payload throws(BinaryCodingError) in try BinaryCodec.decode(M.Event.self, from: payload) }
         encodeBinary = { state, bytes throws(BinaryCodingError) in try BinaryCodec.encode(state, into: &bytes) }
     }

@@ -100,16 +100,6 @@ public enum Worker {
         }
     }
 
-    /// One received batch: every event queued on its host in arrival order, then each host it
-    /// woke drained once, then every reply sent in one message.
-    static func handle(_ batch: [Inbound], runtime: WorkerRuntime, link: WorkerLink) async {
-        link.beginCollecting()
-        link.drains.beginCollecting()
-        await runtime.queue(batch)
-        await link.drains.drainCollected()
-        link.flush()
-    }
-
     /// Runs a worker until the process ends.
     /// - Throws: `ZMQError` when the socket cannot be created or connected.
     public static func run(_ configuration: WorkerConfiguration, options: Options) async throws {
@@ -129,10 +119,11 @@ public enum Worker {
         try socket.connect(options.coordinator)
         let loop = try IOLoop(name: "grove-worker-io")
         let socketID = loop.add(socket)
-        let (batches, continuation) = AsyncStream.makeStream(of: [Inbound].self)
-        loop.start(WorkerLoopDelegate(onBatch: { continuation.yield($0) }))
         let link = WorkerLink(worker: options.name, loop: loop, socket: socketID)
         let runtime = WorkerRuntime(configuration: configuration, link: link, log: log)
+        // The runtime and its hosts run on the loop's thread (``LoopExecutor``): a received
+        // batch is queued, drained and answered right there, with no thread hand-off.
+        loop.start(WorkerLoopDelegate(onBatch: { batch in runtime.assumeIsolated { $0.handle(batch) } }))
         await runtime.register()
         let keeper = Task {
             while !Task.isCancelled {
@@ -148,9 +139,6 @@ public enum Worker {
                 }
             }
         }
-        for await batch in batches {
-            await handle(batch, runtime: runtime, link: link)
-        }
-        keeper.cancel()
+        await keeper.value  // the process ends by exit()
     }
 }

@@ -54,7 +54,7 @@ public struct WorkerConfiguration: Sendable {
 
 /// Makes hosted instances of one registered machine type.
 protocol HostedMachineFactory: Sendable {
-    func make(address: String, mailboxCapacity: Int, io: any IOPerformer, link: WorkerLink) -> any HostedMachine
+    func make(address: String, mailboxCapacity: Int, io: any IOPerformer, link: WorkerLink, executor: (any SerialExecutor)?) -> any HostedMachine
     /// Why a JSON event does not decode as the type's event, or nil when it does.
     func check(event json: [UInt8], address: String) -> WireError?
 }
@@ -63,8 +63,8 @@ struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event
     let env: M.Env
     let path: HostedPath<M>
 
-    func make(address: String, mailboxCapacity: Int, io: any IOPerformer, link: WorkerLink) -> any HostedMachine {
-        Hosted<M>(address: address, env: env, path: path, mailboxCapacity: mailboxCapacity, io: io, link: link)
+    func make(address: String, mailboxCapacity: Int, io: any IOPerformer, link: WorkerLink, executor: (any SerialExecutor)?) -> any HostedMachine {
+        Hosted<M>(address: address, env: env, path: path, mailboxCapacity: mailboxCapacity, io: io, link: link, executor: executor)
     }
 
     func check(event json: [UInt8], address: String) -> WireError? {

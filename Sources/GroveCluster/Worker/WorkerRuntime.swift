@@ -21,6 +21,10 @@ actor WorkerRuntime {
     private var serving: [UInt64: Task<Void, Never>] = [:]
     private(set) var lastHeard = ContinuousClock.now
 
+    /// The I/O loop's thread: the runtime, its hosts and what they send share it, so a received
+    /// batch is queued, drained and answered with no thread hand-off and no executor switch.
+    nonisolated var unownedExecutor: UnownedSerialExecutor { link.loop.executor.asUnownedSerialExecutor() }
+
     init(configuration: WorkerConfiguration, link: WorkerLink, log: Logger) {
         self.configuration = configuration
         self.link = link
@@ -34,6 +38,17 @@ actor WorkerRuntime {
         let registration = Registration(worker: link.worker, pid: getpid(), machineTypes: configuration.machineTypes,
                                         ioHandlers: configuration.io.names.sorted())
         link.publish(.register, address: link.worker, payload: registration)
+    }
+
+    /// One batch from the I/O loop, on its thread: every event queued on its host in arrival
+    /// order, then each host it woke drained once (hosts share this executor: plain calls), then
+    /// every reply sent in one message.
+    func handle(_ batch: [Inbound]) {
+        link.beginCollecting()
+        link.drains.beginCollecting()
+        queue(batch)
+        link.drains.drainCollected()
+        link.flush()
     }
 
     /// Queues a batch from the I/O thread in order, in one turn of the actor. The caller then
@@ -166,7 +181,7 @@ actor WorkerRuntime {
             throw WireError(.unknownMachine, "worker \(link.worker) has no machine type '\(spec.type)'", address: address)
         }
         let io = ClusterIOPerformer(address: address, local: configuration.io, remoteNames: remoteIO, calls: calls)
-        let made = factory.make(address: address, mailboxCapacity: welcome.mailboxCapacity, io: io, link: link)
+        let made = factory.make(address: address, mailboxCapacity: welcome.mailboxCapacity, io: io, link: link, executor: link.loop.executor)
         instances[address] = made
         return made
     }

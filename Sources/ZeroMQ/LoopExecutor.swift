@@ -1,0 +1,36 @@
+/// Runs Swift concurrency jobs on an ``IOLoop``'s thread, in turn with what the loop receives
+/// and what is posted to it: a serial executor for actors that live with the loop.
+///
+/// An actor whose `unownedExecutor` is this one runs its code on the loop thread, and calls
+/// between such actors switch without a thread hand-off; what they post to the loop is sent in the
+/// same turn, with no wake-up. Their code must not block: it stalls the loop's sockets. Jobs
+/// enqueued after the loop stopped run on the global concurrent executor instead.
+public final class LoopExecutor: SerialExecutor {
+    private let mailbox: LoopMailbox
+
+    init(mailbox: LoopMailbox) {
+        self.mailbox = mailbox
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        if !mailbox.post(CollectionOfOne(.job(job))) {
+            globalConcurrentExecutor.enqueue(job)
+        }
+    }
+
+    /// Runs a job on the loop thread, isolated to this executor.
+    func run(_ job: UnownedJob) {
+        job.runSynchronously(on: asUnownedSerialExecutor())
+    }
+
+    /// On the loop thread, in a job or in a delegate callback, code isolated to this executor
+    /// may run: `assumeIsolated` from a delegate callback holds.
+    public func isIsolatingCurrentContext() -> Bool? {
+        mailbox.isLoopThread
+    }
+
+    public func checkIsolated() {
+        precondition(mailbox.isLoopThread, "not on the I/O loop thread this executor runs on")
+    }
+}
