@@ -29,14 +29,23 @@ extension MachineHost {
         }
     }
 
-    /// Processes mailbox batches until the mailbox is empty or the machine ends.
-    @inlinable
-    func drainNow() {
+    /// Processes mailbox batches until the mailbox is empty or the machine ends, or `rounds`
+    /// batches were taken.
+    /// - Returns: `true` when it stopped at `rounds` with work possibly left: the mailbox still
+    ///   counts the host as draining, so the caller must drain it again.
+    @inlinable @discardableResult
+    func drainNow(rounds: Int = .max) -> Bool {
         var processed = 0
         var batch: Deque<MailItem<M>> = []
+        var taken = 0
         while outcome == nil {
+            if taken == rounds {
+                mailbox.release(processed: processed)
+                return true
+            }
+            taken += 1
             mailbox.take(processed: processed, into: &batch)
-            if batch.isEmpty { return }
+            if batch.isEmpty { return false }
             processed = 0
             // A small buffer goes back to the mailbox for its next events; a burst's big one is
             // freed, so an idle host does not keep it.
@@ -47,11 +56,12 @@ extension MachineHost {
                 handle(item)
                 if outcome != nil {
                     finishRun(droppedBefore: batch)
-                    return
+                    return false
                 }
             }
             if !keep { batch = [] }
         }
+        return false
     }
 
     /// Handles one mailbox item and everything it causes inline.

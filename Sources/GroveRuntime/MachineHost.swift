@@ -347,6 +347,25 @@ public final actor MachineHost<M: Machine> {
         drainNow()
     }
 
+    /// ``flush()`` for hosts that share an executor (a worker's I/O thread): at most `rounds`
+    /// batches of the mailbox, then, when work may be left, a wake-up through
+    /// ``HostOptions/drainScheduler`` for a later turn, so that a stream of results that never
+    /// lets the mailbox empty cannot hold the executor.
+    @inlinable
+    package func flush(rounds: Int) {
+        if !booted {
+            guard mailbox.isStarted else { return }
+            boot()
+        }
+        if drainNow(rounds: rounds) { drainLater() }
+    }
+
+    /// Asks for another drain: through the transport's scheduler, else in a task of its own.
+    @usableFromInline
+    func drainLater() {
+        if let schedule = options.drainScheduler { schedule() } else { Task { self.flush() } }
+    }
+
     @usableFromInline
     func error(for outcome: Outcome) -> HostError {
         switch outcome {

@@ -167,6 +167,14 @@ final class Mailbox<M: Machine>: Sendable {
         }
     }
 
+    /// Counts `processed` external events as handled without taking more (a drain that stops at
+    /// its budget).
+    @inlinable
+    func release(processed: Int) {
+        guard processed > 0 else { return }
+        inner.withLock { $0.externalCount -= processed }
+    }
+
     /// Closes the mailbox: later sends fail with `reason`, later requests are answered with
     /// `finalState`. `settle` gets what was still queued, under the lock, so that nothing sent
     /// after the close is answered before what was queued before it.

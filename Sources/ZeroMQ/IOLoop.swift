@@ -112,8 +112,10 @@ public final class IOLoop: @unchecked Sendable {
     /// Ends the loop: messages already posted are delivered, the delegate's `stopping` is called,
     /// outboxes get a last try, the sockets close (`LINGER` applies) and the thread is joined.
     ///
-    /// Thread-safe and idempotent: every caller returns once the thread has ended. Called from a
-    /// delegate callback it only asks the loop to end after the current iteration.
+    /// Thread-safe and idempotent: every caller returns once the thread has ended. Called on the
+    /// loop thread (a delegate callback, or code of an actor on ``executor``) it only asks the
+    /// loop to end after the current iteration: such code must not then wait for the loop to end
+    /// (say, by terminating its context), which would deadlock.
     public func stop() {
         mailbox.requestStop()
         let onLoopThread = phase.withLock { phase in
@@ -128,8 +130,10 @@ public final class IOLoop: @unchecked Sendable {
             }
             switch previous {
             case .idle:
-                // Never started: the sockets are still ours to close.
+                // Never started: the sockets are still ours to close, and jobs of its executor
+                // must run elsewhere.
                 for socket in core.sockets { socket.close() }
+                mailbox.retire(handingJobsTo: core.executor.runAfterLoop)
             case .running(let thread):
                 pthread_join(thread, nil)
             case .stopped:

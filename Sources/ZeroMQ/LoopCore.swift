@@ -146,6 +146,8 @@ final class LoopCore: @unchecked Sendable {
         reportFailures()
         for socket in sockets { socket.close() }
         delegate = nil
+        mailbox.retire(handingJobsTo: executor.runAfterLoop)
+        mailbox.leavingThisThread()
     }
 
     private func deliver(_ commands: Deque<LoopCommand>) {
@@ -170,7 +172,7 @@ final class LoopCore: @unchecked Sendable {
                 body(LoopIO(core: self))
                 reportFailures()
             case .job(let job):
-                flush()
+                // What the job posts lands behind this take: no flush needed for order.
                 executor.run(job)
                 reportFailures()
             }

@@ -1,22 +1,29 @@
+import Dispatch
+
 /// Runs Swift concurrency jobs on an ``IOLoop``'s thread, in turn with what the loop receives
 /// and what is posted to it: a serial executor for actors that live with the loop.
 ///
 /// An actor whose `unownedExecutor` is this one runs its code on the loop thread, and calls
 /// between such actors switch without a thread hand-off; what they post to the loop is sent in the
-/// same turn, with no wake-up. Their code must not block: it stalls the loop's sockets. Jobs
-/// enqueued after the loop stopped run on the global concurrent executor instead.
+/// same turn, with no wake-up. Their code must not block: it stalls the loop's sockets. Once the
+/// loop has ended, its jobs run one at a time on a queue of their own, so those actors keep
+/// working (and stay serial).
 public final class LoopExecutor: SerialExecutor {
     private let mailbox: LoopMailbox
+    /// Where jobs run once the loop has ended.
+    private let afterLoop = DispatchQueue(label: "grove.loop-executor.after-loop")
 
     init(mailbox: LoopMailbox) {
         self.mailbox = mailbox
     }
 
     public func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        if !mailbox.post(CollectionOfOne(.job(job))) {
-            globalConcurrentExecutor.enqueue(job)
-        }
+        mailbox.post(job: UnownedJob(job), afterLoop: runAfterLoop)
+    }
+
+    /// Runs a job on the queue that stands in for the loop once it has ended.
+    func runAfterLoop(_ job: UnownedJob) {
+        afterLoop.async { job.runSynchronously(on: self.asUnownedSerialExecutor()) }
     }
 
     /// Runs a job on the loop thread, isolated to this executor.

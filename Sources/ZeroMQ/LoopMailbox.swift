@@ -17,6 +17,8 @@ final class LoopMailbox: Sendable {
     private struct State {
         var commands: Deque<LoopCommand> = []
         var stopRequested = false
+        /// The loop has finished: jobs go to the executor's stand-in, not the queue.
+        var retired = false
     }
 
     private let state = Mutex(State())
@@ -51,9 +53,39 @@ final class LoopMailbox: Sendable {
         return accepted
     }
 
+    /// Queues a job for the loop, even once a stop was asked (the loop runs what it took before
+    /// it ends); after the loop finished, hands it to `afterLoop` instead, in order.
+    func post(job: UnownedJob, afterLoop: (UnownedJob) -> Void) {
+        let wake = state.withLock { state -> Bool in
+            guard !state.retired else {
+                afterLoop(job)
+                return false
+            }
+            state.commands.append(.job(job))
+            return state.commands.count == 1
+        }
+        if wake, !isLoopThread { signal() }
+    }
+
+    /// The loop is done: jobs still queued, and every job posted from now on, go to `afterLoop`,
+    /// in order; messages still queued are dropped, as after a stop.
+    func retire(handingJobsTo afterLoop: (UnownedJob) -> Void) {
+        state.withLock { state in
+            state.retired = true
+            state.stopRequested = true
+            for case .job(let job) in state.commands { afterLoop(job) }
+            state.commands.removeAll()
+        }
+    }
+
     /// Called by the loop thread as it starts.
     func runningOnThisThread() {
         loopThread.store(pthread_self(), ordering: .releasing)
+    }
+
+    /// Called by the loop thread as it ends: a later thread may get the same id.
+    func leavingThisThread() {
+        loopThread.store(0, ordering: .releasing)
     }
 
     /// Whether the caller is the loop thread.

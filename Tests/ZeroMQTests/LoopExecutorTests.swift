@@ -30,9 +30,24 @@ actor LoopBound {
         for _ in 0 ..< 100 { #expect(await bound.threadName() == "grove-exec") }
         #expect(!loop.executor.isIsolatingCurrentContext()!, "the test's thread is not the loop's")
         loop.stop()
-        // After the loop stopped, its actors still run, on the global executor.
-        #expect(await bound.count() == 100)
+        // After the loop ended, its actors still run, one job at a time, on a queue of their own.
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0 ..< 200 { group.addTask { await bound.bump() } }
+        }
+        #expect(await bound.count() == 300)
         #expect(await finishes { context.terminate() })
+    }
+
+    /// Jobs enqueued on a loop that never started run once it is stopped.
+    @Test func aLoopStoppedBeforeItStartedStillRunsItsActors() async throws {
+        let loop = try IOLoop(name: "grove-never")
+        let bound = LoopBound(loop)
+        let answered = Task { await bound.count() }
+        try await Task.sleep(for: .milliseconds(20))  // the call waits in the loop's queue
+        loop.stop()
+        #expect(await answered.value == 0)
+        await bound.bump()
+        #expect(await bound.count() == 1)
     }
 
     /// A delegate callback runs on the loop thread outside any job: code isolated to the loop's

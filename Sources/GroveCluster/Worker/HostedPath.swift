@@ -21,12 +21,17 @@ struct HostedPath<M: Machine>: Sendable {
     /// Encodes a state in GroveWire's binary codec at the end of a buffer.
     @usableFromInline let encodeBinary: @Sendable (M.State, inout [UInt8]) throws(BinaryCodingError) -> Void
 
+    /// Mailbox batches a host drains per turn of the worker's I/O thread, which its hosts share:
+    /// an effect that sends results as fast as they are handled gets the rest drained later,
+    /// after the sockets had their turn.
+    @usableFromInline static var drainRounds: Int { 8 }
+
     @inlinable
     init() where M.Event: Decodable, M.State: Encodable {
         send = { host, event throws(HostError) in try host.send(event) }
         sendReplying = { host, event, token throws(HostError) in try host.send(event, replyToken: token) }
-        drain = { host in await host.flush() }
-        drainHere = { host in host.assumeIsolated { $0.flush() } }
+        drain = { host in await host.flush(rounds: Self.drainRounds) }
+        drainHere = { host in host.assumeIsolated { $0.flush(rounds: Self.drainRounds) } }
         decodeBinary = { payload throws(BinaryCodingError) in try BinaryCodec.decode(M.Event.self, from: payload) }
         encodeBinary = { state, bytes throws(BinaryCodingError) in try BinaryCodec.encode(state, into: &bytes) }
     }

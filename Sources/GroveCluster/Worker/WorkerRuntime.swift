@@ -5,8 +5,9 @@ import GroveWire
 import Logging
 import ZeroMQ
 
-/// The machines and io work of one worker process. Messages from the coordinator arrive in
-/// order through ``handle(_:)``, called by a single consumer, so per-machine FIFO holds: events
+/// The machines and io work of one worker process. It lives on the I/O loop's thread (its
+/// executor), and so do its hosts. Messages from the coordinator arrive in order through
+/// ``handle(_:)``, called by the loop for each received batch, so per-machine FIFO holds: events
 /// are queued on their hosts synchronously, in arrival order.
 actor WorkerRuntime {
     let configuration: WorkerConfiguration
@@ -51,8 +52,8 @@ actor WorkerRuntime {
         link.flush()
     }
 
-    /// Queues a batch from the I/O thread in order, in one turn of the actor. The caller then
-    /// drains the hosts it woke (``DrainQueue/drainCollected()``) and flushes the link.
+    /// Queues a batch from the I/O thread in order; ``handle(_:)`` then drains the hosts it woke
+    /// (``DrainQueue/drainCollected()``) and flushes the link.
     func queue(_ batch: [Inbound]) {
         lastHeard = .now
         for inbound in batch {
@@ -267,7 +268,9 @@ actor WorkerRuntime {
             link.send(.ioResult, correlation: id, address: message.address, payload: (try? WireJSON.encode(failure)) ?? [])
             return
         }
-        serving[id] = Task {
+        // Detached: the handler and the encoding of its response run on the shared pool, not on
+        // the I/O thread this actor lives on.
+        serving[id] = Task.detached { [self] in
             let result = await io.perform(erased: request)
             let answer: IOCallResult
             switch result {
@@ -280,7 +283,7 @@ actor WorkerRuntime {
             case .failure(let failure):
                 answer = IOCallResult(failure: .init(code: failure.code.rawValue, message: failure.message))
             }
-            self.finish(id, answer, address: message.address)
+            await self.finish(id, answer, address: message.address)
         }
     }
 
