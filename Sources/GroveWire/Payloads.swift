@@ -56,31 +56,18 @@ public struct Welcome: Codable, Sendable, Hashable {
     public var heartbeatIntervalMs: Int
     public var heartbeatTimeoutMs: Int
     public var mailboxCapacity: Int
-    /// The events routes send to machines placed on the worker (absent: none).
-    public var routeEvents: [RouteEvent]
+    /// The events routes send to machines placed on the worker (absent from an older
+    /// coordinator's welcome).
+    public var routeEvents: [RouteEvent]?
 
     public init(machines: [HostedMachine], remoteIO: [String], heartbeatIntervalMs: Int, heartbeatTimeoutMs: Int, mailboxCapacity: Int,
-                routeEvents: [RouteEvent] = []) {
+                routeEvents: [RouteEvent]? = nil) {
         self.machines = machines
         self.remoteIO = remoteIO
         self.heartbeatIntervalMs = heartbeatIntervalMs
         self.heartbeatTimeoutMs = heartbeatTimeoutMs
         self.mailboxCapacity = mailboxCapacity
         self.routeEvents = routeEvents
-    }
-
-    private enum CodingKeys: String, CodingKey {
-        case machines, remoteIO, heartbeatIntervalMs, heartbeatTimeoutMs, mailboxCapacity, routeEvents
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        machines = try container.decode([HostedMachine].self, forKey: .machines)
-        remoteIO = try container.decode([String].self, forKey: .remoteIO)
-        heartbeatIntervalMs = try container.decode(Int.self, forKey: .heartbeatIntervalMs)
-        heartbeatTimeoutMs = try container.decode(Int.self, forKey: .heartbeatTimeoutMs)
-        mailboxCapacity = try container.decode(Int.self, forKey: .mailboxCapacity)
-        routeEvents = try container.decodeIfPresent([RouteEvent].self, forKey: .routeEvents) ?? []
     }
 }
 

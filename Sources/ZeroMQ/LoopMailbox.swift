@@ -40,17 +40,16 @@ final class LoopMailbox: Sendable {
 
     /// Queues commands and wakes the loop when the queue was empty; a non-empty queue means a
     /// wake-up is already on its way (the loop resets the eventfd before taking the queue).
-    /// - Returns: false when the loop was asked to stop, and the commands were dropped.
-    @discardableResult
-    func post(_ commands: some Sequence<LoopCommand>) -> Bool {
-        let (accepted, wake) = state.withLock { state -> (Bool, Bool) in
-            guard !state.stopRequested else { return (false, false) }
+    /// Commands posted once a stop was asked are dropped. The loop thread's own posts wake
+    /// nothing: it looks at the queue before it polls again.
+    func post(_ commands: some Sequence<LoopCommand>) {
+        let wake = state.withLock { state -> Bool in
+            guard !state.stopRequested else { return false }
             let wasEmpty = state.commands.isEmpty
             state.commands.append(contentsOf: commands)
-            return (true, wasEmpty && !state.commands.isEmpty)
+            return wasEmpty && !state.commands.isEmpty
         }
         if wake, !isLoopThread { signal() }
-        return accepted
     }
 
     /// Queues a job for the loop, even once a stop was asked (the loop runs what it took before

@@ -167,6 +167,6 @@ struct RouteEventCheckTests {
 
     @Test func aWelcomeFromBeforeRouteEventsDecodes() throws {
         let old = #"{"machines":[],"remoteIO":[],"heartbeatIntervalMs":250,"heartbeatTimeoutMs":1500,"mailboxCapacity":64}"#
-        #expect(try WireJSON.decode(Welcome.self, from: Array(old.utf8)).routeEvents == [])
+        #expect(try WireJSON.decode(Welcome.self, from: Array(old.utf8)).routeEvents == nil)
     }
 }

@@ -266,13 +266,13 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     }
 
     static func wireError(_ error: HostError, address: String) -> WireError {
-        guard error.code != .mailboxFull else { return WireError(.mailboxFull, error.message, address: address) }
         // On a worker an ended machine's address stays ended: no new instance starts there.
-        var message = error.message
-        if message.hasSuffix("; start a new instance") {
-            message = String(message.dropLast("; start a new instance".count))
-                + "; its address answers machine-ended until its worker restarts (a keyed machine takes other keys)"
+        let stays = "; its address answers machine-ended until its worker restarts (a keyed machine takes other keys)"
+        switch error.code {
+        case .mailboxFull: return WireError(.mailboxFull, error.message, address: address)
+        case .terminated: return WireError(.machineEnded, "the machine reached a terminal state and accepts no more events" + stays, address: address)
+        case .stopped: return WireError(.machineEnded, "the machine was stopped and accepts no more events" + stays, address: address)
+        default: return WireError(.machineEnded, error.message, address: address)
         }
-        return WireError(.machineEnded, message, address: address)
     }
 }

@@ -164,10 +164,9 @@ actor WorkerRuntime {
     /// Logs each route event that would not decode for its machine's type, with its place in the
     /// topology; the route itself still runs (and is refused, and logged, each time it fires).
     private func checkRouteEvents(_ welcome: Welcome) {
-        for route in welcome.routeEvents {
+        for route in welcome.routeEvents ?? [] {
             guard let type = placed[route.machine]?.type, let factory = configuration.factories[type],
-                  let json = try? WireJSON.encode(route.event),
-                  let problem = factory.check(event: json, address: route.machine) else { continue }
+                  let problem = factory.check(event: Array(route.event.jsonData), address: route.machine) else { continue }
             log.error("topology \(route.path): the route's event for '\(route.machine)' (\(type)) does not decode: \(problem.message); fix \(route.path) in the topology file")
         }
     }
