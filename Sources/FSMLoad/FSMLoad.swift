@@ -71,6 +71,9 @@ struct FSMLoad: ParsableCommand {
     @Option(parsing: .unconditional, help: "Events per ZeroMQ message (batching); 1 sends each event on its own; at most --window. With --rate, the events due at the same moment leave together, up to this many per message. Batched runs need a window of several batches to keep the pipeline full (Scripts/bench.sh uses --batch 200 --window 4000).")
     var batch: Int = 1
 
+    @Option(parsing: .unconditional, help: "With --rate and --batch: hold events that fell due up to this many microseconds, so more of them leave in one message (a full batch leaves at once). Latency still counts from each event's scheduled time, so the hold is measured. Default 0: what is due leaves as soon as the connection wakes.")
+    var linger: Int = 0
+
     @Option(help: "Event payload codec: json, or binary (GroveWire's compact codec; the header's binary flag).")
     var codec: String = "json"
 
@@ -108,6 +111,17 @@ struct FSMLoad: ParsableCommand {
             guard rate > 0, rate.isFinite else { throw ValidationError("--rate must be a positive number of events per second") }
             guard rate >= 0.001 else { throw ValidationError("--rate must be at least 0.001 events per second") }
         }
+        if linger != 0 {
+            guard (1...1_000_000).contains(linger) else {
+                throw ValidationError("--linger must be from 1 to 1000000 microseconds, got \(linger)")
+            }
+            guard rate != nil else {
+                throw ValidationError("--linger holds events of a paced run; add --rate (without it events leave as the window allows)")
+            }
+            guard batch > 1 else {
+                throw ValidationError("--linger holds events so that several leave in one message; add --batch above 1 (e.g. --batch 200)")
+            }
+        }
         let names = mode.split(separator: ",", omittingEmptySubsequences: false)
         for name in names where LoadPlan.Mode(rawValue: String(name)) == nil {
             throw ValidationError(name.isEmpty ? "--mode has an empty entry in '\(mode)'; list runs like ack,reply"
@@ -139,7 +153,7 @@ struct FSMLoad: ParsableCommand {
 
         var report = LoadReport(topology: listing.topology, endpoint: endpoint, machine: machine, connections: connections, addresses: addresses.count,
                                 payloadBytes: payloadSize, window: window, batch: batch, codec: codec,
-                                rate: rate, durationSeconds: count == nil ? duration : nil, countPerConnection: count, runs: [])
+                                rate: rate, lingerMicros: linger > 0 ? linger : nil, durationSeconds: count == nil ? duration : nil, countPerConnection: count, runs: [])
         if let spawn {
             guard spec.keyed else { throw LoadError("--spawn needs a keyed machine; '\(machine)' is single") }
             report.spawn = try spawnInstances(spawn, endpoint: endpoint, pids: pids)
@@ -150,7 +164,7 @@ struct FSMLoad: ParsableCommand {
             let binary = codec == "binary"
             let plan = LoadPlan(mode: mode, addresses: addresses, payload: try Self.payload(size: payloadSize, binary: binary), window: window,
                                 count: count, duration: .seconds(duration), ratePerConnection: rate.map { $0 / Double(connections) },
-                                batch: batch, binary: binary)
+                                batch: batch, linger: .microseconds(linger), binary: binary)
             report.runs.append(try measure(plan, endpoint: endpoint, pids: pids))
         }
         if let raw = report.runs.first(where: { $0.mode == "raw" }) {

@@ -23,6 +23,8 @@ struct LoadPlan: Sendable {
     var ratePerConnection: Double?
     /// Events per ZeroMQ message (1: no batching).
     var batch: Int = 1
+    /// With a rate: how long events that fell due are held so that more leave in one message.
+    var linger: Duration = .zero
     /// Payloads in GroveWire's binary codec instead of JSON.
     var binary = false
 
@@ -117,15 +119,22 @@ final class LoadConnection: @unchecked Sendable {
         // keep their capacity from batch to batch.
         var pending = BatchBuilder()
         var intendedTimes: [(UInt64, Int64)] = []
+        // With --linger, what falls due is held until the linger has passed since the last
+        // send (or a batch is full), so that one message carries it all.
+        var lastSend = start
         while true {
             var now = clock.now
             var nowNanos = nanosSinceStart(now)
+            let sendsNow = interval.map { interval in
+                now - lastSend >= plan.linger || Int((now - start) / interval) + 1 - result.sent >= plan.batch
+            } ?? true
+            if sendsNow { lastSend = now }
             // Send while the window (or the schedule) allows, `plan.batch` events per message.
             pending.removeAll()
             intendedTimes.removeAll(keepingCapacity: true)
             func transmit() throws -> Bool {
                 guard !pending.isEmpty else { return true }
-                guard try socket.send(pending.frames(), dontWait: true) else {
+                guard try send(pending, on: socket) else {
                     // No room: forget this batch (never sent) and try again later.
                     correlation -= UInt64(pending.count)
                     nextAddress = (nextAddress - pending.count % plan.addresses.count + plan.addresses.count) % plan.addresses.count
@@ -139,7 +148,7 @@ final class LoadConnection: @unchecked Sendable {
                 intendedTimes.removeAll(keepingCapacity: true)
                 return true
             }
-            while !done(now), sentAt.count + pending.count < plan.window, plan.count.map({ result.sent + pending.count < $0 }) ?? true {
+            while sendsNow, !done(now), sentAt.count + pending.count < plan.window, plan.count.map({ result.sent + pending.count < $0 }) ?? true {
                 var intended = nowNanos
                 if let interval {
                     let scheduled = start + interval * (result.sent + pending.count)
@@ -168,32 +177,35 @@ final class LoadConnection: @unchecked Sendable {
             // next scheduled send (or 1 ms), so a paced run sends on time.
             var wait = Duration.milliseconds(1)
             if let interval, !done(now), sentAt.count < plan.window {
-                wait = min(wait, max(.zero, (start + interval * result.sent) - clock.now))
+                wait = min(wait, max(.zero, max(start + interval * result.sent, lastSend + plan.linger) - clock.now))
             }
             guard try socket.waitUntilReadable(timeout: wait) else { continue }
             var received = 0
-            while let frames = try socket.receive(dontWait: true) {
-                received += 1
-                guard frames.count == 3, let header = try? Header(frames[0]) else { continue }
+            // Frames are read where libzmq holds them: a reply on its own makes no arrays.
+            while try socket.receive(dontWait: true, { frames, count in
+                guard count == 3, let header = try? Header(frames[0]) else { return }
                 let arrived = nanosSinceStart(clock.now)
-                func record(_ kind: MessageKind, _ correlation: UInt64, _ payload: ArraySlice<UInt8>) {
+                func record(_ kind: MessageKind, _ correlation: UInt64, _ payload: @autoclosure () -> [UInt8]) {
                     guard let sent = sentAt.remove(correlation) else { return }
                     _ = result.latency.record(UInt64(max(0, (arrived - sent) / 1000)))
                     if kind == .error {
                         result.failed += 1
-                        let code = (try? WireJSON.decode(WireError.self, from: Array(payload)))?.code.rawValue ?? "undecodable-error"
+                        let code = (try? WireJSON.decode(WireError.self, from: payload()))?.code.rawValue ?? "undecodable-error"
                         result.errors[code, default: 0] += 1
                     } else {
                         result.acknowledged += 1
                     }
                 }
                 if header.kind == .batch {
-                    for envelope in (try? Batch.envelopes(in: frames[2])) ?? [] {
-                        record(envelope.kind, envelope.correlation, frames[2][envelope.payload])
+                    let batch = Array(frames[2])
+                    for envelope in (try? Batch.envelopes(in: batch)) ?? [] {
+                        record(envelope.kind, envelope.correlation, Array(batch[envelope.payload]))
                     }
                 } else {
-                    record(header.kind, header.correlation, frames[2][...])
+                    record(header.kind, header.correlation, Array(frames[2]))
                 }
+            }) != nil {
+                received += 1
                 if received >= 4096 { break }
             }
             if result.acknowledged + result.failed - reported >= 1000 {
@@ -208,6 +220,20 @@ final class LoadConnection: @unchecked Sendable {
 }
 
 extension LoadConnection {
+    /// Sends what `pending` holds: one event as a plain message straight from the batch's
+    /// bytes (no arrays made for its frames), more as one batch message.
+    func send(_ pending: BatchBuilder, on socket: Socket) throws -> Bool {
+        guard pending.count == 1, let envelope = try Batch.envelopes(in: pending.payload).first else {
+            return try socket.send(pending.frames(), dontWait: true)
+        }
+        return try Header(envelope.kind, flags: envelope.flags, correlation: envelope.correlation).withUnsafeBytes { header in
+            try pending.payload.withUnsafeBytes { bytes in
+                try socket.send(header, UnsafeRawBufferPointer(rebasing: bytes[envelope.address]),
+                                UnsafeRawBufferPointer(rebasing: bytes[envelope.payload]), dontWait: true)
+            }
+        }
+    }
+
     static func unmanagedCopy(of bytes: [UInt8]) -> UnsafeBufferPointer<UInt8> {
         let copy = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: bytes.count)
         _ = copy.initialize(from: bytes)

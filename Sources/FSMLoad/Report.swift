@@ -49,6 +49,8 @@ struct LoadReport: Codable, Sendable {
     var codec: String
     /// Target events/s over all connections (`--rate`), or nil: as fast as the window allows.
     var rate: Double?
+    /// How long a paced connection held events to batch them (`--linger`), or nil.
+    var lingerMicros: Int?
     /// Seconds per run, or nil with `--count`.
     var durationSeconds: Double?
     var countPerConnection: Int?
@@ -58,7 +60,8 @@ struct LoadReport: Codable, Sendable {
     func text() -> String {
         var lines = ["fsm-load: topology '\(topology)' at \(endpoint); machine '\(machine)', \(connections) connection(s), \(addresses) address(es), "
             + "\(payloadBytes)-byte payloads, window \(window), \(batch) event(s) per message, \(codec) codec"
-            + (rate.map { ", paced at \(Int($0)) events/s" } ?? "")]
+            + (rate.map { ", paced at \(Int($0)) events/s" } ?? "")
+            + (lingerMicros.map { ", held up to \($0) µs to batch" } ?? "")]
         lines.append(pad("run", 8) + pad("events/s", 12) + pad("p50 µs", 9) + pad("p90", 9) + pad("p99", 9) + pad("p99.9", 9)
             + pad("sent", 10) + pad("lost", 6) + "failed")
         for run in runs {

@@ -138,11 +138,32 @@ public struct Header: Sendable, Hashable {
         return out
     }
 
+    /// Calls `body` with the header's 12 bytes in memory on the stack (no array is made).
+    @inlinable
+    public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        var raw: (UInt32, UInt64) = (0, 0)
+        return try Swift.withUnsafeMutableBytes(of: &raw) { buffer in
+            buffer[0] = Self.magic
+            buffer[1] = Self.version
+            buffer[2] = kind.rawValue
+            buffer[3] = flags.rawValue
+            buffer.storeBytes(of: correlation.bigEndian, toByteOffset: 4, as: UInt64.self)
+            return try body(UnsafeRawBufferPointer(rebasing: buffer[0 ..< Self.size]))
+        }
+    }
+
     /// Reads a header frame.
     /// - Throws: ``WireError`` `malformed-frame` (wrong size or magic), `unsupported-version`, or
     ///   `unknown-kind`; ``WireError/correlation`` carries the correlation id whenever it could be
     ///   read, so the error reply can still be matched to its request.
     public init(_ frame: [UInt8]) throws(WireError) {
+        let header = frame.withUnsafeBytes { raw in Result { () throws(WireError) -> Header in try Header(raw) } }
+        self = try header.get()
+    }
+
+    /// Reads a header frame in borrowed memory, as ``init(_:)-([UInt8])`` does.
+    /// - Throws: ``WireError``, as ``init(_:)-([UInt8])`` does.
+    public init(_ frame: UnsafeRawBufferPointer) throws(WireError) {
         guard frame.count == Self.size, frame[0] == Self.magic else {
             throw WireError(.malformedFrame,
                 "the first frame must be the \(Self.size)-byte Grove header starting with 0x47 ('G'); got \(frame.count) bytes"

@@ -50,6 +50,21 @@ final class LoopCore: @unchecked Sendable {
         }
     }
 
+    func send(_ socket: SocketID, peer: [UInt8], _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer,
+              _ third: UnsafeRawBufferPointer) {
+        precondition(sockets.indices.contains(socket), "unknown SocketID \(socket) in I/O loop \(name)")
+        func owned() -> [[UInt8]] { [peer, Array(first), Array(second), Array(third)] }
+        if outboxes[socket].isBlocked(forPeer: peer) {
+            outboxes[socket].enqueue(owned())
+            return
+        }
+        do {
+            if try !sockets[socket].send(peer, first, second, third, dontWait: true) { outboxes[socket].enqueue(owned()) }
+        } catch {
+            failures.append((socket, owned(), error))
+        }
+    }
+
     private func attempt(_ socket: SocketID, _ frames: [[UInt8]]) -> SendAttempt {
         do {
             return try sockets[socket].send(frames, dontWait: true) ? .sent : .wouldBlock

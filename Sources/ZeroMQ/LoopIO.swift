@@ -20,6 +20,19 @@ public struct LoopIO {
         core.send(socket, frames)
     }
 
+    /// Sends `peer` followed by three frames read from borrowed memory, as ``send(_:_:)`` does
+    /// with `[peer, first, second, third]`, but copying the frames into arrays only when the
+    /// message must wait in an outbox (or be reported as failed): a router answering one
+    /// message at a time makes no arrays of its own per message.
+    /// - Parameters:
+    ///   - socket: The socket to send on.
+    ///   - peer: Frame 0: on a ROUTER, the peer's routing id.
+    ///   - first: The next frame; valid only during the call, as are `second` and `third`.
+    public func send(_ socket: SocketID, peer: [UInt8], _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer,
+                     _ third: UnsafeRawBufferPointer) {
+        core.send(socket, peer: peer, first, second, third)
+    }
+
     /// Messages waiting in `socket`'s outboxes, all peers together.
     /// - Parameter socket: The socket.
     /// - Returns: The number of queued messages.

@@ -23,11 +23,17 @@ struct Outbox {
 
     /// Whether messages are already waiting where `frames` would go, so it must queue behind them.
     func isBlocked(for frames: [[UInt8]]) -> Bool {
-        queues[key(frames)] != nil
+        // Nearly always empty: no hashing of the peer's id on every send.
+        count > 0 && queues[key(frames)] != nil
+    }
+
+    /// ``isBlocked(for:)`` for a message whose frame 0 is `peer`.
+    func isBlocked(forPeer peer: [UInt8]) -> Bool {
+        count > 0 && queues[keyedByPeer ? peer : []] != nil
     }
 
     func pending(peer: [UInt8]) -> Int {
-        queues[keyedByPeer ? peer : []]?.count ?? 0
+        count == 0 ? 0 : queues[keyedByPeer ? peer : []]?.count ?? 0
     }
 
     mutating func enqueue(_ frames: [[UInt8]]) {

@@ -212,7 +212,7 @@ public final class Socket {
         return handle
     }
 
-    private func sendOperation(_ frames: [[UInt8]]) -> String {
+    func sendOperation(_ frames: [[UInt8]]) -> String {
         guard type == .router, let peer = frames.first else { return "send to \(type)" }
         return "send to router peer \(peerDescription(peer))"
     }

@@ -40,6 +40,7 @@ extension EndToEnd {
             var codec: String
             var batch: Int
             var rate: Double?
+            var lingerMicros: Int?
             var countPerConnection: Int?
         }
 
@@ -131,7 +132,23 @@ extension EndToEnd {
             }
         }
 
+        /// A paced run that holds events to batch them still answers every event, and says so.
+        @Test func aLingeringPacedRunAnswersEveryEvent() async throws {
+            try await withCluster(Self.topology) { cluster in
+                let report = try await load(cluster, ["--mode", "reply", "--codec", "binary", "--rate", "4000", "--count", "300",
+                                                      "--machines", "10", "--batch", "50", "--linger", "2000"])
+                #expect(report.lingerMicros == 2000)
+                #expect(report.runs.map(\.mode) == ["raw", "reply"])
+                for run in report.runs {
+                    #expect(run.sent == 600 && run.acknowledged == 600 && run.lost == 0, "\(run.mode): \(run.errors)")
+                }
+            }
+        }
+
         @Test(arguments: [
+            (["--linger", "500", "--batch", "20"], "--linger holds events of a paced run; add --rate"),
+            (["--linger", "500", "--rate", "100"], "add --batch above 1"),
+            (["--linger", "-3", "--rate", "100", "--batch", "20"], "--linger must be from 1 to 1000000 microseconds, got -3"),
             (["--count", "0"], "--count must be at least 1"),
             (["--mode", ","], "empty entry"),
             (["--mode", "ack,fast"], "unknown mode 'fast'"),
@@ -260,7 +277,7 @@ extension EndToEnd {
             let help = try await runCommand(Products.load, ["--help"], in: directory)
             #expect(help.status == 0)
             for option in ["--endpoint", "--mode", "--no-baseline", "--connections", "--machine ", "--machines", "--payload-size",
-                           "--duration", "--count", "--window", "--batch", "--codec", "--rate", "--spawn", "--json"] {
+                           "--duration", "--count", "--window", "--batch", "--linger", "--codec", "--rate", "--spawn", "--json"] {
                 #expect(help.stdout.contains(option), "\(option) is not in fsm-load --help")
             }
             #expect(help.stdout.contains("Exit status"), "fsm-load --help does not give its exit statuses")

@@ -134,3 +134,35 @@ struct HeaderTests {
         #expect(error?.correlation == 5)
     }
 }
+
+@Suite("Header in borrowed memory")
+struct HeaderBorrowedTests {
+    /// The stack copy routers send from holds the same 12 bytes as ``Header/bytes``.
+    @Test func withUnsafeBytesLendsTheSameBytes() {
+        var random = SeededGenerator(seed: 0x6865_6164)
+        for _ in 0..<2000 {
+            let header = Header(MessageKind.allCases.randomElement(using: &random)!,
+                                flags: Header.Flags(rawValue: UInt8.random(in: .min ... .max, using: &random)), correlation: random.next())
+            #expect(header.withUnsafeBytes { Array($0) } == header.bytes)
+        }
+    }
+
+    /// Reading from a buffer accepts and refuses exactly what reading from an array does.
+    @Test func aBufferIsReadAsAnArrayIs() throws {
+        let good = Header(.state, flags: .binary, correlation: 0x0102_0304_0506_0708).bytes
+        let frames: [[UInt8]] = [good, [], [0x47, 1, 1], [0x48] + good.dropFirst(), [0x47, 2] + good.dropFirst(2),
+                                 [0x47, 1, 0x7F] + good.dropFirst(3), good + [0]]
+        for frame in frames {
+            let fromArray = Result { () throws(WireError) -> Header in try Header(frame) }
+            let fromBuffer = frame.withUnsafeBytes { raw in Result { () throws(WireError) -> Header in try Header(raw) } }
+            switch (fromArray, fromBuffer) {
+            case (.success(let a), .success(let b)):
+                #expect(a == b)
+            case (.failure(let a), .failure(let b)):
+                #expect(a.code == b.code && a.message == b.message && a.correlation == b.correlation, "\(frame)")
+            default:
+                Issue.record("array and buffer disagree on \(frame): \(fromArray) vs \(fromBuffer)")
+            }
+        }
+    }
+}

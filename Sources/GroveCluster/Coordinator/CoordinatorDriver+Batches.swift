@@ -49,10 +49,30 @@ extension CoordinatorDriver {
     /// Requests routed to a machine's worker as bytes; the rest (list, unknown kinds for
     /// clients, oversized payloads) take the core's general path, which answers them.
     static func routesDirectly(_ envelope: Envelope, maxPayload: Int) -> Bool {
-        switch envelope.kind {
-        case .event, .get, .cancel, .stop, .echo: envelope.payload.count <= maxPayload
+        routesDirectly(envelope.kind, payloadCount: envelope.payload.count, maxPayload: maxPayload)
+    }
+
+    static func routesDirectly(_ kind: MessageKind, payloadCount: Int, maxPayload: Int) -> Bool {
+        switch kind {
+        case .event, .get, .cancel, .stop, .echo: payloadCount <= maxPayload
         default: false
         }
+    }
+
+    /// A request sent on its own (header, address, payload) routed as bytes, like a batch's
+    /// envelope: no message is made of it. False, having done nothing, when it needs the core's
+    /// general path (another kind, an oversized payload, an address that is not UTF-8).
+    func forward(_ header: Header, _ frames: ArraySlice<[UInt8]>, fromClient identity: [UInt8], io: LoopIO) -> Bool {
+        let address = frames[frames.startIndex + 1], payload = frames[frames.startIndex + 2]
+        guard Self.routesDirectly(header.kind, payloadCount: payload.count, maxPayload: core.maxPayload),
+              let text = try? WireMessage.address(address, correlation: header.correlation) else { return false }
+        switch core.route(from: identity, correlation: header.correlation, address: text, spawns: header.kind == .event) {
+        case .success(let (worker, id)):
+            toWorker(worker, io: io) { $0.append(kind: header.kind, flags: header.flags, correlation: id, address: address, payload: payload) }
+        case .failure(let error):
+            apply([.toClient(identity, CoordinatorCore.errorMessage(error, correlation: header.correlation))], io: io)
+        }
+        return true
     }
 
     func forward(_ batch: [UInt8], fromWorker identity: [UInt8], io: LoopIO) {
@@ -82,8 +102,7 @@ extension CoordinatorDriver {
                     if run.batching {
                         run.append(envelope, from: batch, correlation: correlation, driver: self, io: io)
                     } else {
-                        io.send(clients, [client, Header(envelope.kind, flags: envelope.flags, correlation: correlation).bytes,
-                                          Array(batch[envelope.address]), Array(batch[envelope.payload])])
+                        send(envelope, from: batch, correlation: correlation, to: client, io: io)
                     }
                 } else if let reply = try? envelope.message(in: batch) {
                     run.end(into: self)
@@ -96,6 +115,23 @@ extension CoordinatorDriver {
                 } catch {
                     apply([.toWorker(name, CoordinatorCore.errorMessage(error, correlation: envelope.correlation))], io: io)
                 }
+            }
+        }
+    }
+}
+
+extension CoordinatorDriver {
+    /// One reply on its own to a client that does not batch: header, address and payload go to
+    /// the socket straight from the stack and the worker's batch, with no arrays made for them.
+    func send(_ envelope: Envelope, from batch: [UInt8], correlation: UInt64, to client: [UInt8], io: LoopIO) {
+        precondition(envelope.address.lowerBound >= 0 && envelope.address.upperBound <= batch.count
+                     && envelope.payload.lowerBound >= 0 && envelope.payload.upperBound <= batch.count,
+                     "the envelope's ranges are outside the batch it is read from")
+        let header = Header(envelope.kind, flags: envelope.flags, correlation: correlation)
+        header.withUnsafeBytes { header in
+            batch.withUnsafeBytes { source in
+                io.send(clients, peer: client, header, UnsafeRawBufferPointer(rebasing: source[envelope.address]),
+                        UnsafeRawBufferPointer(rebasing: source[envelope.payload]))
             }
         }
     }

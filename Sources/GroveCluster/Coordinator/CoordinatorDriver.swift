@@ -52,11 +52,14 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
                     continue
                 }
                 if !slowClients.isEmpty { slowClients.remove(identity) }
-                if let batch = Self.batchPayload(rest) {
-                    forward(batch, fromClient: identity, io: io)
-                } else {
-                    apply(core.fromClient(identity, rest), io: io)
+                if rest.count == 3, let header = try? Header(rest[rest.startIndex]) {
+                    if header.kind == .batch {
+                        forward(rest[rest.startIndex + 2], fromClient: identity, io: io)
+                        continue
+                    }
+                    if forward(header, rest, fromClient: identity, io: io) { continue }
                 }
+                apply(core.fromClient(identity, rest), io: io)
             } else if inbound.socket == workers {
                 if let batch = Self.batchPayload(rest) {
                     forward(batch, fromWorker: identity, io: io)
@@ -94,7 +97,9 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
     func flush(io: LoopIO) {
         for worker in toWorkers.indices where !toWorkers[worker].isEmpty {
             io.send(workers, [workerIdentities[worker]] + toWorkers[worker].frames())
-            toWorkers[worker] = BatchBuilder(reservingCapacity: toWorkers[worker].byteCount)
+            // libzmq copied the batch: its buffer is the builder's alone again and is reused
+            // (freeing and allocating one of up to a MiB per turn cost more than the routing).
+            toWorkers[worker].removeAll()
         }
         for (identity, batch) in toClients where !batch.isEmpty {
             io.send(clients, [identity] + batch.frames())
