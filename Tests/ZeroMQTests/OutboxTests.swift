@@ -4,15 +4,10 @@ import Testing
 
 @Suite struct OutboxTests {
     @Test func aSlowPeerQueuesInItsOwnOutboxAndDrainsWhenItReads() async throws {
-        let context = try ZMQContext()
-        let (router, endpoint) = try makeRouter(context, sendHighWaterMark: 1)
-        let server = try LoopHarness(name: "outbox-srv", socket: router)
-        let slow = try makeDealer(context, id: "slow", endpoint: endpoint)
-        try slow.setReceiveHighWaterMark(1)
-        try slow.setReceiveTimeout(milliseconds: 10_000)
+        let peer = try SlowPeer(name: "outbox-srv")
+        let (context, server, slow) = (peer.context, peer.server, peer.slow)
         defer { slow.close() }
-        let fast = try LoopHarness(name: "outbox-fast", socket: makeDealer(context, id: "fast", endpoint: endpoint))
-        #expect(try slow.send([bytes("hello")], dontWait: false))
+        let fast = try LoopHarness(name: "outbox-fast", socket: makeDealer(context, id: "fast", endpoint: peer.endpoint))
         fast.send([bytes("hello")])
         #expect(await server.inbox.wait(forCount: 2))
 

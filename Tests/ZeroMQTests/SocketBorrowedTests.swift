@@ -68,14 +68,9 @@ import Testing
     /// Messages sent from borrowed memory to a slow peer wait in its outbox as copies, behind
     /// what was already waiting, and arrive whole and in order.
     @Test func borrowedSendsToASlowPeerQueueAsCopiesInOrder() async throws {
-        let context = try ZMQContext()
-        let (router, endpoint) = try makeRouter(context, sendHighWaterMark: 1)
-        let server = try LoopHarness(name: "borrow-srv", socket: router)
-        let slow = try makeDealer(context, id: "slow", endpoint: endpoint)
-        try slow.setReceiveHighWaterMark(1)
-        try slow.setReceiveTimeout(milliseconds: 10_000)
+        let peer = try SlowPeer(name: "borrow-srv")
+        let (context, server, slow) = (peer.context, peer.server, peer.slow)
         defer { slow.close() }
-        #expect(try slow.send([bytes("hello")], dontWait: false))
         #expect(await server.inbox.wait(forCount: 1))
 
         let count = 100

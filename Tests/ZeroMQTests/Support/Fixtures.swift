@@ -87,3 +87,24 @@ func finishes(within timeout: Duration = .seconds(10), _ work: @escaping @Sendab
     }
     return await done.wait(forCount: 1, within: timeout)
 }
+
+/// A loop's ROUTER (send high-water mark 1) and a DEALER "slow" that buffers one message and
+/// reads only when told: what the loop sends it beyond that waits in the loop's outbox. The
+/// slow peer has said hello, so the router knows it.
+struct SlowPeer {
+    let context: ZMQContext
+    let server: LoopHarness
+    let slow: Socket
+    let endpoint: String
+
+    init(name: String) throws {
+        context = try ZMQContext()
+        let router: Socket
+        (router, endpoint) = try makeRouter(context, sendHighWaterMark: 1)
+        server = try LoopHarness(name: name, socket: router)
+        slow = try makeDealer(context, id: "slow", endpoint: endpoint)
+        try slow.setReceiveHighWaterMark(1)
+        try slow.setReceiveTimeout(milliseconds: 10_000)
+        _ = try slow.send([bytes("hello")], dontWait: false)
+    }
+}
