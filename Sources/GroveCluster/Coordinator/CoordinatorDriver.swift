@@ -98,8 +98,13 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
         for worker in toWorkers.indices where !toWorkers[worker].isEmpty {
             io.send(workers, [workerIdentities[worker]] + toWorkers[worker].frames())
             // libzmq copied the batch: its buffer is the builder's alone again and is reused
-            // (freeing and allocating one of up to a MiB per turn cost more than the routing).
-            toWorkers[worker].removeAll()
+            // (freeing and allocating one per turn cost more than the routing). A big one is
+            // let go, so an idle worker's batch holds at most about 256 KiB.
+            if toWorkers[worker].byteCount <= 1 << 18 {
+                toWorkers[worker].removeAll()
+            } else {
+                toWorkers[worker] = BatchBuilder(reservingCapacity: 1 << 18)
+            }
         }
         for (identity, batch) in toClients where !batch.isEmpty {
             io.send(clients, [identity] + batch.frames())
