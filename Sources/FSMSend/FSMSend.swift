@@ -202,18 +202,17 @@ enum EventArgument {
            trimmed.unicodeScalars.allSatisfy({ CharacterSet.alphanumerics.contains($0) || $0 == "_" }) {
             return Array(#"{"\#(trimmed)":{}}"#.utf8)
         }
+        let example = #"'{"updateEmail":{"_0":"ada@example.com"}}'"#
+        // Strict, and it says where: Foundation's parser names no position and lets a trailing
+        // comma through.
+        // The text as given, so columns count from its first character.
+        var parser = LocatingJSONParser(Array(text.utf8), document: "the event", emptyAdvice: "give a case name or a JSON event")
         do {
-            return Array(try JSONValue(parsing: Data(trimmed.utf8)).jsonData)
+            return Array(try parser.parse().jsonData)
         } catch {
-            throw WireError(.malformedJSON, "the event '\(text)' is neither a bare case name nor valid JSON (\(Self.reason(error))); "
-                + "write it as Swift's Codable encodes the event, e.g. '{\"updateEmail\":{\"_0\":\"ada@example.com\"}}'")
+            let position = text.contains("\n") ? "line \(error.line), column \(error.column)" : "column \(error.column)"
+            throw WireError(.malformedJSON, "the event '\(text)' is neither a bare case name nor valid JSON: at \(position) "
+                + "(\(error.pathDescription)), \(error.message); write it as Swift's Codable encodes the event, e.g. \(example)")
         }
-    }
-
-    static func reason(_ error: any Error) -> String {
-        if case DecodingError.dataCorrupted(let context) = error {
-            return (context.underlyingError as? NSError)?.userInfo[NSDebugDescriptionErrorKey] as? String ?? context.debugDescription
-        }
-        return "\(error)"
     }
 }

@@ -67,6 +67,12 @@ extension EndToEnd {
                 let malformed = try await cluster.fsmSend(["send", "counter/a", #"{"add":"#])
                 #expect(malformed.status == 2, "\(malformed)")
                 #expect(malformed.stderr.contains("malformed-json"), "\(malformed)")
+                #expect(malformed.stderr.contains("at column 8 ($.add), unexpected end of the event"), "\(malformed)")
+
+                // Strict JSON: a trailing comma is refused here, with where it is.
+                let trailingComma = try await cluster.fsmSend(["send", "counter/a", #"{"add":{"_0":1,}}"#])
+                #expect(trailingComma.status == 2, "\(trailingComma)")
+                #expect(trailingComma.stderr.contains("at column 16 ($.add), trailing comma before '}'"), "\(trailingComma)")
 
                 let unkeyed = try await cluster.fsmSend(["send", "counter", "increment"])
                 #expect(unkeyed.status == 2, "\(unkeyed)")

@@ -30,7 +30,7 @@ extension Topology {
     /// - Throws: ``TopologyError`` listing every problem found, each with its JSON path; for text
     ///   that is not JSON, one issue with the line and column.
     public init(json data: Data, source: String) throws(TopologyError) {
-        var parser = TopologyJSONParser(Array(data))
+        var parser = LocatingJSONParser(Array(data))
         let document: JSONValue
         do {
             document = try parser.parse()

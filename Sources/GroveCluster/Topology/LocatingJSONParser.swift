@@ -1,14 +1,17 @@
-import GroveWire
+package import GroveWire
 
 /// A strict JSON parser that knows where it is. Foundation's decoder reports neither where a
-/// syntax error is nor duplicate keys; topology authors need both.
-struct TopologyJSONParser {
+/// syntax error is nor duplicate keys; topology authors need both, and so does anyone typing an
+/// event for `fsm-send`.
+package struct LocatingJSONParser {
     /// The first syntax error, with where it happened.
-    struct SyntaxError: Error {
+    package struct SyntaxError: Error {
         var path: JSONPath
-        var line: Int
-        var column: Int
-        var message: String
+        package var line: Int
+        package var column: Int
+        package var message: String
+        /// Where, the JSONPath way (`$.add`).
+        package var pathDescription: String { path.description }
     }
 
     /// A key given twice in one object; the later value wins.
@@ -23,24 +26,35 @@ struct TopologyJSONParser {
 
     private let bytes: [UInt8]
     private var offset = 0
+    /// What the text is, in messages: "the file", "the event".
+    private let document: String
+    /// What an empty document is told it should hold.
+    private let emptyAdvice: String
     /// Duplicate keys found so far, in document order.
     private(set) var duplicateKeys: [DuplicateKey] = []
 
-    init(_ bytes: [UInt8]) {
+    /// - Parameters:
+    ///   - bytes: The JSON text, UTF-8.
+    ///   - document: What the text is, as messages name it ("unexpected end of the file").
+    ///   - emptyAdvice: What an empty document should have held.
+    package init(_ bytes: [UInt8], document: String = "the file",
+                 emptyAdvice: String = "a topology is a JSON object: { \"name\": ... }") {
         self.bytes = bytes
+        self.document = document
+        self.emptyAdvice = emptyAdvice
     }
 
     /// Parses the whole input as one JSON value.
-    mutating func parse() throws(SyntaxError) -> JSONValue {
+    package mutating func parse() throws(SyntaxError) -> JSONValue {
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { offset = 3 }
         skipWhitespace()
         guard offset < bytes.count else {
-            throw failure(.root, "the file is empty; a topology is a JSON object: { \"name\": ... }")
+            throw failure(.root, "\(document) is empty; \(emptyAdvice)")
         }
         let value = try parseValue(.root, depth: 0)
         skipWhitespace()
         guard offset == bytes.count else {
-            throw failure(.root, "unexpected \(describeHere()) after the end of the document; remove it, or look for an extra closing bracket")
+            throw failure(.root, "unexpected \(describeHere()) after the end of \(document); remove it, or look for an extra closing bracket")
         }
         return value
     }
@@ -53,7 +67,7 @@ struct TopologyJSONParser {
         }
         skipWhitespace()
         guard let byte = peek() else {
-            throw failure(path, "unexpected end of the file; expected a value")
+            throw failure(path, "unexpected end of \(document); expected a value")
         }
         switch byte {
         case UInt8(ascii: "{"): return try parseObject(path, depth: depth)
@@ -79,7 +93,7 @@ struct TopologyJSONParser {
             skipWhitespace()
             switch peek() {
             case nil:
-                throw failure(path, "unexpected end of the file inside an object; close it with '}'")
+                throw failure(path, "unexpected end of \(document) inside an object; close it with '}'")
             case UInt8(ascii: "}"):
                 throw failure(path, "trailing comma before '}'; remove the comma")
             case UInt8(ascii: "\""):
@@ -111,7 +125,7 @@ struct TopologyJSONParser {
                 offset += 1
                 return .object(members)
             case nil:
-                throw failure(path, "unexpected end of the file inside an object; close it with '}'")
+                throw failure(path, "unexpected end of \(document) inside an object; close it with '}'")
             default:
                 throw failure(path, "expected ',' or '}' after the value of \(JSONValue.string(key)), found \(describeHere()); a comma is probably missing")
             }
@@ -140,7 +154,7 @@ struct TopologyJSONParser {
                 offset += 1
                 return .array(elements)
             case nil:
-                throw failure(path, "unexpected end of the file inside an array; close it with ']'")
+                throw failure(path, "unexpected end of \(document) inside an array; close it with ']'")
             default:
                 throw failure(path, "expected ',' or ']' after an element, found \(describeHere()); a comma is probably missing")
             }
@@ -199,7 +213,7 @@ struct TopologyJSONParser {
                 offset += 1
                 guard let text = String(validating: buffer, as: UTF8.self) else {
                     offset = start
-                    throw failure(path, "the string is not valid UTF-8; save the file as UTF-8")
+                    throw failure(path, "the string is not valid UTF-8; write \(document) as UTF-8")
                 }
                 return text
             case UInt8(ascii: "\\"):
@@ -313,7 +327,7 @@ struct TopologyJSONParser {
     }
 
     private func describeHere() -> String {
-        guard let byte = peek() else { return "end of file" }
+        guard let byte = peek() else { return "the end of \(document)" }
         if byte < 0x80 { return "'\(Self.describe(byte))'" }
         let character = String(decoding: bytes[offset..<min(offset + 4, bytes.count)], as: UTF8.self).first
         return character.map { "'\($0)'" } ?? "a byte that is not UTF-8"
