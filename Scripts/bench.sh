@@ -10,6 +10,8 @@
 #      with the raw round trip at the same rate, and the floor: bare libzmq in C over the same
 #      hops (Scripts/floor/zmq-floor.c, built with the toolchain's clang) at both rates; and at
 #      half of the peak again with the client batching what falls due within 500 µs (--linger);
+#      at half of the peak the floor runs twice: one client and one worker, and the topology's
+#      shape, two client connections and two workers;
 #   5. fsm-load --spawn: keyed instances spawned by events, memory per idle instance.
 # Writes a markdown report (default docs/BENCHMARKS.md) and prints it.
 # Usage: Scripts/bench.sh [report.md]   (BENCH_SECONDS=5 BENCH_SPAWN=100000 to change the sizes)
@@ -64,6 +66,8 @@ command -v "$compiler" >/dev/null 2>&1 || die "no C compiler '$compiler' for Scr
 # A floor run that loses round trips says so on stderr and in its row; the report goes on.
 "$work/zmq-floor" "$rate" "$seconds" >"$work/floor.json" || say "the libzmq floor at $rate/s failed or lost round trips (its message is above)"
 "$work/zmq-floor" 2000 "$seconds" >"$work/floor-light.json" || say "the libzmq floor at 2000/s failed or lost round trips (its message is above)"
+# The floor again in the topology's shape: two client connections, a broker, two workers.
+"$work/zmq-floor" "$rate" "$seconds" 2 2 >"$work/floor-shaped.json" || say "the libzmq floor (2 clients, 2 workers) at $rate/s failed or lost round trips (its message is above)"
 say "5/5 fsm-load: spawning $spawn keyed instances"
 "$bin/fsm-load" Topologies/load.json --json --spawn "$spawn" --mode ack --no-baseline --duration 1 --machines 1000 --batch 200 --window 4000 >"$work/spawn.json"
 
@@ -88,13 +92,14 @@ def floor_of(name):
     try: return load(name)
     except (OSError, ValueError): return None
 def floor_row(floor):
-    # Bare libzmq in C over the same hops: one client thread, one broker, one echoing worker.
+    # Bare libzmq in C over the same hops: client threads, one broker, echoing workers.
     c, l, n = floor["cpuSeconds"], floor["latencyMicros"], max(1, floor["roundTrips"])
     per = lambda seconds: f"{seconds * 1e6 / n:.2f}" if seconds * 1e6 / n < 10 else f"{seconds * 1e6 / n:.0f}"
-    return (f"| floor: libzmq in C | {floor['roundTrips'] / float(floor['seconds']):,.0f} | | {l['p50']} | {l['p90']} | {l['p99']} | {l['p999']} | "
+    shape = f"{floor.get('clients', 1)} client(s), {floor.get('workers', 1)} worker(s)"
+    return (f"| floor: libzmq in C, {shape} | {floor['roundTrips'] / float(floor['seconds']):,.0f} | | {l['p50']} | {l['p90']} | {l['p99']} | {l['p999']} | "
             f"{floor['roundTrips'] + floor['lost']:,} | {floor['lost']} | – | {c['broker']:.2f} / {c['worker']:.2f} / {c['client']:.2f} | "
             f"{per(c['broker'])} / {per(c['worker'])} / {per(c['client'])} |")
-def table(title, report, paced=False, floor=None):
+def table(title, report, paced=False, floors=()):
     out = [f"## {title}", "", f"{report['connections']} connections, {report['addresses']} machines, {report['payloadBytes']}-byte payloads, "
            f"window {report['window']}, {report['batch']} event(s) per message, {report['codec']} codec", "",
            "| run | events/s | of raw | p50 µs | p90 µs | p99 µs | p99.9 µs | sent | lost | failed | CPU s (coordinator / workers / fsm-load) | CPU µs per event (same order) |",
@@ -110,25 +115,28 @@ def table(title, report, paced=False, floor=None):
         out.append(f"| {run['mode']} | {run['eventsPerSecond']:,.0f} | {share} | {l['p50']} | {l['p90']} | {l['p99']} | {l['p999']} | {run['sent']:,} | {run['lost']} | {run['failed']} | "
                    f"{c.get('coordinator', 0):.2f} / {workers:.2f} / {c.get('fsm-load', 0):.2f} | "
                    f"{per(c.get('coordinator', 0))} / {per(workers)} / {per(c.get('fsm-load', 0))} |")
-    if floor:
+    floors = [floor for floor in floors if floor]
+    for floor in floors:
         out.append(floor_row(floor))
     runs = {run["mode"]: run for run in report["runs"]}
     if paced and "raw" in runs and "reply" in runs:
         ratio = runs["reply"]["latencyMicros"]["p50"] / max(1, runs["raw"]["latencyMicros"]["p50"])
         out.append(""); out.append(f"Both paced at the same rate; Grove's p50 round trip is **{ratio:.1f}×** the raw round trip's. "
                                    "At a paced rate the CPU per event is mostly waking up threads for each message, not work.")
-    if paced and floor:
-        out.append(""); out.append("The floor row is bare libzmq in C (`Scripts/floor/zmq-floor.c`) over the same hops, client → broker → worker and back, "
-                                   "paced alike: three processes of one thread each (plus libzmq's I/O threads) where the topology has fsm-load's 2 connections, "
-                                   "the coordinator and 2 workers. Its CPU columns are broker / worker / client.")
+    if paced and floors:
+        out.append(""); out.append("A floor row is bare libzmq in C (`Scripts/floor/zmq-floor.c`) over the same hops, client → broker → worker and back, "
+                                   "paced alike: client threads with a context each, a broker, echoing workers (round robin), one thread each plus libzmq's "
+                                   "I/O threads; the topology has fsm-load's 2 connections, the coordinator and 2 workers. Its CPU columns are broker / "
+                                   "workers / clients.")
     return out + [""]
 lines += table("End to end, JSON, batched (`fsm-load --mode ack,reply --batch 200 --window 4000`)", load("json.json"))
 lines += table("End to end, binary codec, batched (`fsm-load --mode ack,reply --codec binary --batch 200 --window 4000`)", load("binary.json"))
 lines += table("End to end, binary codec through Codable alone, batched (`fsm-load --mode ack,reply --codec binary --batch 200 --window 4000 --machine plain`)", load("plain.json"))
 lines += table("End to end, binary codec, one event per message (`fsm-load --mode ack,reply --codec binary`)", load("unbatched.json"))
-lines += table("Request-reply latency at half of Grove's unbatched request-reply peak (`fsm-load --mode reply --codec binary --rate R --window 4000`)", load("latency.json"), paced=True, floor=floor_of("floor.json"))
+lines += table("Request-reply latency at half of Grove's unbatched request-reply peak (`fsm-load --mode reply --codec binary --rate R --window 4000`)", load("latency.json"), paced=True,
+               floors=(floor_of("floor.json"), floor_of("floor-shaped.json")))
 lines += table("Request-reply latency at a light load (`fsm-load --mode reply --codec binary --rate 2000 --window 4000`)", load("light.json"), paced=True,
-               floor=floor_of("floor-light.json"))
+               floors=(floor_of("floor-light.json"),))
 lines += table("Request-reply latency at the same rate, the client batching what falls due within 500 µs "
                "(`fsm-load --mode reply --codec binary --rate R --batch 200 --linger 500 --window 4000`)", load("linger.json"), paced=True)
 s = load("spawn.json").get("spawn")
@@ -157,7 +165,8 @@ lines += ["## The aims of issue 4, from this report", "",
           f"| JSON, batched: ≥ 200,000 events/s | {json_ack['eventsPerSecond']:,.0f} (ack), {json_reply['eventsPerSecond']:,.0f} (reply) | {met(json_reply['eventsPerSecond'] >= 2e5)} |",
           f"| request-reply at half of Grove's unbatched peak: p50 ≤ 2× raw | {p50_ratio:.1f}× ({paced_reply['latencyMicros']['p50']} vs {paced_raw['latencyMicros']['p50']} µs) | {met(p50_ratio <= 2)} |",
           f"| request-reply at half of Grove's unbatched peak: p99 < 1 ms | {paced_reply['latencyMicros']['p99']} µs (raw: {paced_raw['latencyMicros']['p99']} µs; "
-          f"at 2,000 events/s: {run('light.json', 'reply')['latencyMicros']['p99']} µs; libzmq in C over the same hops: {floor_of('floor.json')['latencyMicros']['p99'] if floor_of('floor.json') else 'not measured'} µs; "
+          f"at 2,000 events/s: {run('light.json', 'reply')['latencyMicros']['p99']} µs; libzmq in C over the same hops: {floor_of('floor.json')['latencyMicros']['p99'] if floor_of('floor.json') else 'not measured'} µs, "
+          f"in the topology's shape (2 clients, 2 workers) {floor_of('floor-shaped.json')['latencyMicros']['p99'] if floor_of('floor-shaped.json') else 'not measured'} µs; "
           f"the client batching within 500 µs: {linger_reply['latencyMicros']['p99']} µs, raw {linger_raw['latencyMicros']['p99']} µs) | "
           f"{met(min(paced_reply['latencyMicros']['p99'], linger_reply['latencyMicros']['p99']) < 1000)} |"]
 if s:
@@ -167,11 +176,13 @@ def cpu_per_event(report_run):
 raw_binary = run("binary.json", "raw")
 def cores(seconds_by_process, duration): return sum(seconds_by_process.values()) / max(1e-9, duration)
 floor = floor_of("floor.json") or {"cpuSeconds": {}, "seconds": 1, "latencyMicros": {"p99": "not measured"}}
+shaped = floor_of("floor-shaped.json") or {"cpuSeconds": {}, "seconds": 1, "latencyMicros": {"p99": "not measured"}}
 lines += ["", f"Why p99 is where it is at {paced_reply['eventsPerSecond']:,.0f} events/s, one event per message: every process sleeps and wakes for "
           f"nearly every message, and on this machine a wake-up costs tens of µs of CPU. The reply run kept "
           f"{cores(paced_reply['cpuSeconds'], paced_reply['seconds']):.2f} of the {cpu()} cores busy, the raw baseline "
           f"{cores(paced_raw['cpuSeconds'], paced_raw['seconds']):.2f}, and bare libzmq in C over the same hops "
-          f"{cores(floor['cpuSeconds'], float(floor['seconds'])):.2f} (p99 {floor['latencyMicros']['p99']} µs). "
+          f"{cores(floor['cpuSeconds'], float(floor['seconds'])):.2f} (p99 {floor['latencyMicros']['p99']} µs), "
+          f"in the topology's shape {cores(shaped['cpuSeconds'], float(shaped['seconds'])):.2f} (p99 {shaped['latencyMicros']['p99']} µs). "
           "Near full use of the cores, a message waits behind other runnable threads and the tail grows; "
           "batching (the tables above) is what makes a message cheap. With the client batching what falls due within 500 µs, "
           f"the reply run kept {cores(linger_reply['cpuSeconds'], linger_reply['seconds']):.2f} cores busy "

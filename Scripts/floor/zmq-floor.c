@@ -1,21 +1,24 @@
 // zmq-floor: the round trip of bare libzmq in C over the hops Grove's raw baseline takes, so the
 // benchmark report can show what the machine itself allows. Scripts/bench.sh builds and runs it.
 //
-//   client DEALER ──▶ broker ROUTER │ broker ROUTER ──▶ worker DEALER (echo)
-//                 ◀──               │               ◀──
+//   client DEALER(s) ──▶ broker ROUTER │ broker ROUTER ──▶ worker DEALER(s) (echo)
+//                    ◀──               │               ◀──
 //
-// Three processes (client, broker, worker), one thread each plus libzmq's I/O thread, ipc in
-// the abstract namespace. The client sends one 64-byte message per event on a fixed schedule and
-// measures each round trip from the event's scheduled time (a late send counts as latency). It
-// prints one JSON object: the rate, the round trips, latency percentiles in microseconds, and
-// the CPU seconds each process spent while the schedule ran.
+// One broker process, WORKERS echoing worker processes (round robin), and CLIENTS client
+// threads in this process, each with a context of its own (as fsm-load's connections have):
+// every thread plus libzmq's I/O threads, ipc in the abstract namespace. Each client sends one
+// 64-byte message per event on a fixed schedule (RATE / CLIENTS each) and measures each round
+// trip from the event's scheduled time (a late send counts as latency). It prints one JSON
+// object: the rate, the shape, the round trips, latency percentiles in microseconds, and the CPU
+// seconds spent while the schedule ran (all workers together).
 //
-// Usage: zmq-floor RATE SECONDS
+// Usage: zmq-floor RATE SECONDS [CLIENTS [WORKERS]]   (CLIENTS and WORKERS from 1 to 8, default 1)
 
 #define _GNU_SOURCE
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -27,7 +30,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
-enum { payload_size = 64, frame_capacity = 256 };
+enum { payload_size = 64, frame_capacity = 256, max_peers = 8 };
 
 static void fail(const char *what) {
     fprintf(stderr, "zmq-floor: %s failed: %s\n", what, zmq_strerror(zmq_errno()));
@@ -56,30 +59,35 @@ static int more(void *socket) {
 }
 
 // Front: [client id][payload] in, back: [worker id][client id][payload] out, and the reverse.
-// The worker announces itself with a one-frame message.
-static void broker(const char *front_endpoint, const char *back_endpoint) {
+// A worker announces itself with a one-frame message; until all `expected` have, what clients
+// send is dropped (they probe until an echo comes back), so every worker takes its turn.
+static void broker(const char *front_endpoint, const char *back_endpoint, int expected) {
     void *context = zmq_ctx_new();
     void *front = zmq_socket(context, ZMQ_ROUTER), *back = zmq_socket(context, ZMQ_ROUTER);
     unlimited_queues(front);
     unlimited_queues(back);
     if (zmq_bind(front, front_endpoint) != 0 || zmq_bind(back, back_endpoint) != 0) fail("broker bind");
     zmq_pollitem_t items[2] = {{front, 0, ZMQ_POLLIN, 0}, {back, 0, ZMQ_POLLIN, 0}};
-    char worker[frame_capacity], frame[3][frame_capacity];
-    int worker_size = 0, size[3];
+    char worker[max_peers][frame_capacity], frame[3][frame_capacity];
+    int worker_size[max_peers], workers = 0, next = 0, size[3];
     for (;;) {
         if (zmq_poll(items, 2, -1) < 0) fail("broker poll");
         while ((size[0] = zmq_recv(front, frame[0], frame_capacity, ZMQ_DONTWAIT)) >= 0) {
             size[1] = zmq_recv(front, frame[1], frame_capacity, 0);
-            if (worker_size == 0) continue;
-            zmq_send(back, worker, worker_size, ZMQ_SNDMORE);
+            if (workers < expected) continue;
+            int target = next;
+            next = (next + 1) % workers;
+            zmq_send(back, worker[target], worker_size[target], ZMQ_SNDMORE);
             zmq_send(back, frame[0], size[0], ZMQ_SNDMORE);
             zmq_send(back, frame[1], size[1], 0);
         }
         while ((size[0] = zmq_recv(back, frame[0], frame_capacity, ZMQ_DONTWAIT)) >= 0) {
             size[1] = zmq_recv(back, frame[1], frame_capacity, 0);
             if (!more(back)) {
-                memcpy(worker, frame[0], size[0]);
-                worker_size = size[0];
+                if (workers < max_peers) {
+                    memcpy(worker[workers], frame[0], size[0]);
+                    worker_size[workers++] = size[0];
+                }
                 continue;
             }
             size[2] = zmq_recv(back, frame[2], frame_capacity, 0);
@@ -89,11 +97,13 @@ static void broker(const char *front_endpoint, const char *back_endpoint) {
     }
 }
 
-static void worker(const char *back_endpoint) {
+static void worker(const char *back_endpoint, int number) {
     void *context = zmq_ctx_new();
     void *socket = zmq_socket(context, ZMQ_DEALER);
     unlimited_queues(socket);
-    zmq_setsockopt(socket, ZMQ_ROUTING_ID, "worker", 6);
+    char id[16];
+    int id_size = snprintf(id, sizeof id, "worker-%d", number);
+    zmq_setsockopt(socket, ZMQ_ROUTING_ID, id, (size_t)id_size);
     if (zmq_connect(socket, back_endpoint) != 0) fail("worker connect");
     if (zmq_send(socket, "ready", 5, 0) < 0) fail("worker ready");
     char client[frame_capacity], payload[frame_capacity];
@@ -150,56 +160,51 @@ static double positive_number(const char *text) {
     return value;
 }
 
-int main(int argc, char **argv) {
-    double rate = argc == 3 ? positive_number(argv[1]) : 0, seconds = argc == 3 ? positive_number(argv[2]) : 0;
-    if (rate <= 0 || seconds <= 0 || rate * seconds < 1 || rate * seconds > 50e6 || rate > 1e9) {
-        fprintf(stderr, "usage: zmq-floor RATE SECONDS   (round trips per second and seconds, positive numbers; "
-                        "from 1 to 50 million round trips in all)\n");
-        return 64;
-    }
-    char front[64], back[64];
-    snprintf(front, sizeof front, "ipc://@grove-floor-%d-front", (int)getpid());
-    snprintf(back, sizeof back, "ipc://@grove-floor-%d-back", (int)getpid());
-    pid_t parent = getpid();
-    pid_t broker_pid = fork();
-    if (broker_pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent) _exit(0);
-        broker(front, back);
-    }
-    pid_t worker_pid = fork();
-    if (worker_pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent) _exit(0);
-        worker(back);
-    }
+// A whole number from 1 to max_peers, all of `text`; else 0.
+static int peer_count(const char *text) {
+    double value = positive_number(text);
+    return value >= 1 && value <= max_peers && value == (double)(int)value ? (int)value : 0;
+}
 
+// One client connection: its own context and DEALER, its share of the rate, its round trips.
+struct client {
+    const char *endpoint;
+    double rate, seconds;
+    int64_t count, received, *latency;
+    int failed; // 1 when no echo came back to its probes within 10 s
+};
+
+// All clients start their schedules together, once every one has had its first echo.
+static pthread_barrier_t started;
+
+static void *run_client(void *raw) {
+    struct client *self = raw;
     void *context = zmq_ctx_new();
     void *socket = zmq_socket(context, ZMQ_DEALER);
     int no_linger = 0;
     zmq_setsockopt(socket, ZMQ_LINGER, &no_linger, sizeof no_linger);
     unlimited_queues(socket);
-    if (zmq_connect(socket, front) != 0) fail("client connect");
+    if (zmq_connect(socket, self->endpoint) != 0) fail("client connect");
     int fd;
     size_t fd_size = sizeof fd;
     zmq_getsockopt(socket, ZMQ_FD, &fd, &fd_size);
     char payload[payload_size] = {0}, reply[frame_capacity];
 
-    // Until the worker has announced itself, the broker drops what it gets: probe until an echo.
+    // Until every worker has announced itself, the broker drops what it gets: probe until an echo.
     int64_t gave_up = now_ns() + 10 * (int64_t)1000000000;
     for (;;) {
         int64_t probe = -1;
         memcpy(payload, &probe, sizeof probe);
         if (zmq_send(socket, payload, payload_size, 0) < 0) fail("client send");
         if (wait_readable(socket, fd, now_ns() + 20000000) && zmq_recv(socket, reply, frame_capacity, 0) >= 0) break;
-        if (now_ns() > gave_up) { fprintf(stderr, "zmq-floor: no echo from the worker within 10 s\n"); return 1; }
+        if (now_ns() > gave_up) { self->failed = 1; break; }
     }
     while (zmq_recv(socket, reply, frame_capacity, ZMQ_DONTWAIT) >= 0) {}
+    pthread_barrier_wait(&started);
 
-    int64_t count = (int64_t)(rate * seconds), interval = (int64_t)(1e9 / rate);
-    int64_t *latency = malloc(sizeof(int64_t) * (size_t)count);
-    if (!latency) { fprintf(stderr, "zmq-floor: out of memory\n"); return 1; }
-    double cpu_before[3] = {cpu_seconds(getpid()), cpu_seconds(broker_pid), cpu_seconds(worker_pid)};
+    int64_t count = self->failed ? 0 : (int64_t)(self->rate * self->seconds), interval = (int64_t)(1e9 / self->rate);
+    int64_t *latency = malloc(sizeof(int64_t) * (size_t)(count > 0 ? count : 1));
+    if (!latency) { fprintf(stderr, "zmq-floor: out of memory\n"); exit(1); }
     int64_t start = now_ns(), sent = 0, received = 0;
     while (received < count) {
         int64_t now = now_ns();
@@ -208,7 +213,7 @@ int main(int argc, char **argv) {
             memcpy(payload, &scheduled, sizeof scheduled);
             if (zmq_send(socket, payload, payload_size, 0) < 0) fail("client send");
         }
-        if (now - start > (int64_t)((seconds + 10) * 1e9)) break; // what is missing by now is lost
+        if (now - start > (int64_t)((self->seconds + 10) * 1e9)) break; // what is missing by now is lost
         int64_t next = sent < count ? start + sent * interval : now + 1000000;
         if (!wait_readable(socket, fd, next)) continue;
         int size;
@@ -218,22 +223,90 @@ int main(int argc, char **argv) {
             if (scheduled >= 0 && received < count) latency[received++] = now_ns() - scheduled;
         }
     }
-    double cpu_after[3] = {cpu_seconds(getpid()), cpu_seconds(broker_pid), cpu_seconds(worker_pid)};
-    kill(broker_pid, SIGKILL);
-    kill(worker_pid, SIGKILL);
-    waitpid(broker_pid, NULL, 0);
-    waitpid(worker_pid, NULL, 0);
-
-    qsort(latency, (size_t)received, sizeof(int64_t), compare);
-    #define PERCENTILE(p) (received ? latency[(int64_t)((double)(received - 1) * (p))] / 1000 : 0)
-    printf("{\"rate\":%.0f,\"seconds\":%g,\"roundTrips\":%lld,\"lost\":%lld,"
-           "\"latencyMicros\":{\"p50\":%lld,\"p90\":%lld,\"p99\":%lld,\"p999\":%lld},"
-           "\"cpuSeconds\":{\"client\":%.2f,\"broker\":%.2f,\"worker\":%.2f}}\n",
-           rate, seconds, (long long)received, (long long)(count - received),
-           (long long)PERCENTILE(0.5), (long long)PERCENTILE(0.9), (long long)PERCENTILE(0.99), (long long)PERCENTILE(0.999),
-           cpu_after[0] - cpu_before[0], cpu_after[1] - cpu_before[1], cpu_after[2] - cpu_before[2]);
+    self->count = count;
+    self->received = received;
+    self->latency = latency;
     zmq_close(socket);
     zmq_ctx_term(context);
+    return NULL;
+}
+
+static pid_t spawn(pid_t parent, void (*body)(const char *, int), const char *endpoint, int argument) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(0);
+        body(endpoint, argument);
+        _exit(0);
+    }
+    return pid;
+}
+
+static void broker_main(const char *endpoints, int expected) {
+    broker(endpoints, endpoints + strlen(endpoints) + 1, expected);
+}
+
+int main(int argc, char **argv) {
+    int shaped = argc >= 3 && argc <= 5;
+    double rate = shaped ? positive_number(argv[1]) : 0, seconds = shaped ? positive_number(argv[2]) : 0;
+    int clients = argc >= 4 ? peer_count(argv[3]) : 1, workers = argc >= 5 ? peer_count(argv[4]) : 1;
+    if (rate <= 0 || seconds <= 0 || rate * seconds < clients || rate * seconds > 50e6 || rate > 1e9 || clients == 0 || workers == 0) {
+        fprintf(stderr, "usage: zmq-floor RATE SECONDS [CLIENTS [WORKERS]]   (round trips per second and seconds, positive "
+                        "numbers, from 1 to 50 million round trips in all, at least one per client; CLIENTS and WORKERS "
+                        "whole numbers from 1 to %d, default 1)\n", max_peers);
+        return 64;
+    }
+    // Both endpoints in one buffer, front then back, each ending in a NUL (the broker takes one argument).
+    char endpoints[128];
+    int front_size = snprintf(endpoints, 64, "ipc://@grove-floor-%d-front", (int)getpid());
+    const char *front = endpoints, *back = endpoints + front_size + 1;
+    snprintf(endpoints + front_size + 1, 64, "ipc://@grove-floor-%d-back", (int)getpid());
+    pid_t parent = getpid();
+    pid_t broker_pid = spawn(parent, broker_main, endpoints, workers);
+    pid_t worker_pids[max_peers];
+    for (int index = 0; index < workers; index++) worker_pids[index] = spawn(parent, worker, back, index + 1);
+
+    struct client connections[max_peers];
+    pthread_t threads[max_peers];
+    pthread_barrier_init(&started, NULL, (unsigned)clients + 1);
+    for (int index = 0; index < clients; index++) {
+        connections[index] = (struct client){.endpoint = front, .rate = rate / clients, .seconds = seconds};
+        if (pthread_create(&threads[index], NULL, run_client, &connections[index]) != 0) fail("client thread");
+    }
+    pthread_barrier_wait(&started);
+    double workers_before = 0, workers_after = 0;
+    for (int index = 0; index < workers; index++) workers_before += cpu_seconds(worker_pids[index]);
+    double cpu_before[2] = {cpu_seconds(getpid()), cpu_seconds(broker_pid)};
+    for (int index = 0; index < clients; index++) pthread_join(threads[index], NULL);
+    double cpu_after[2] = {cpu_seconds(getpid()), cpu_seconds(broker_pid)};
+    for (int index = 0; index < workers; index++) workers_after += cpu_seconds(worker_pids[index]);
+    kill(broker_pid, SIGKILL);
+    waitpid(broker_pid, NULL, 0);
+    for (int index = 0; index < workers; index++) {
+        kill(worker_pids[index], SIGKILL);
+        waitpid(worker_pids[index], NULL, 0);
+    }
+    for (int index = 0; index < clients; index++) {
+        if (connections[index].failed) { fprintf(stderr, "zmq-floor: no echo from the workers within 10 s\n"); return 1; }
+    }
+
+    int64_t count = 0, received = 0;
+    for (int index = 0; index < clients; index++) { count += connections[index].count; received += connections[index].received; }
+    int64_t *latency = malloc(sizeof(int64_t) * (size_t)(received > 0 ? received : 1)), filled = 0;
+    if (!latency) { fprintf(stderr, "zmq-floor: out of memory\n"); return 1; }
+    for (int index = 0; index < clients; index++) {
+        memcpy(latency + filled, connections[index].latency, sizeof(int64_t) * (size_t)connections[index].received);
+        filled += connections[index].received;
+        free(connections[index].latency);
+    }
+    qsort(latency, (size_t)received, sizeof(int64_t), compare);
+    #define PERCENTILE(p) (received ? latency[(int64_t)((double)(received - 1) * (p))] / 1000 : 0)
+    printf("{\"rate\":%.0f,\"seconds\":%g,\"clients\":%d,\"workers\":%d,\"roundTrips\":%lld,\"lost\":%lld,"
+           "\"latencyMicros\":{\"p50\":%lld,\"p90\":%lld,\"p99\":%lld,\"p999\":%lld},"
+           "\"cpuSeconds\":{\"client\":%.2f,\"broker\":%.2f,\"worker\":%.2f}}\n",
+           rate, seconds, clients, workers, (long long)received, (long long)(count - received),
+           (long long)PERCENTILE(0.5), (long long)PERCENTILE(0.9), (long long)PERCENTILE(0.99), (long long)PERCENTILE(0.999),
+           cpu_after[0] - cpu_before[0], cpu_after[1] - cpu_before[1], workers_after - workers_before);
     free(latency);
     if (received < count) {
         fprintf(stderr, "zmq-floor: %lld of %lld round trips never came back within 10 s of the schedule's end\n",
