@@ -166,9 +166,10 @@ lines += ["## The aims of issue 4, from this report", "",
           f"| request-reply at half of Grove's unbatched peak: p50 ≤ 2× raw | {p50_ratio:.1f}× ({paced_reply['latencyMicros']['p50']} vs {paced_raw['latencyMicros']['p50']} µs) | {met(p50_ratio <= 2)} |",
           f"| request-reply at half of Grove's unbatched peak: p99 < 1 ms | {paced_reply['latencyMicros']['p99']} µs (raw: {paced_raw['latencyMicros']['p99']} µs; "
           f"at 2,000 events/s: {run('light.json', 'reply')['latencyMicros']['p99']} µs; libzmq in C over the same hops: {floor_of('floor.json')['latencyMicros']['p99'] if floor_of('floor.json') else 'not measured'} µs, "
-          f"in the topology's shape (2 clients, 2 workers) {floor_of('floor-shaped.json')['latencyMicros']['p99'] if floor_of('floor-shaped.json') else 'not measured'} µs; "
-          f"the client batching within 500 µs: {linger_reply['latencyMicros']['p99']} µs, raw {linger_raw['latencyMicros']['p99']} µs) | "
-          f"{met(min(paced_reply['latencyMicros']['p99'], linger_reply['latencyMicros']['p99']) < 1000)} |"]
+          f"in the topology's shape (2 clients, 2 workers) {floor_of('floor-shaped.json')['latencyMicros']['p99'] if floor_of('floor-shaped.json') else 'not measured'} µs"
+          f") | {met(paced_reply['latencyMicros']['p99'] < 1000)} |",
+          f"| the same, the client batching what falls due within 500 µs (`--batch 200 --linger 500`, the hold counted): p99 < 1 ms | "
+          f"{linger_reply['latencyMicros']['p99']} µs (raw: {linger_raw['latencyMicros']['p99']} µs) | {met(linger_reply['latencyMicros']['p99'] < 1000)} |"]
 if s:
     lines += [f"| {s['instances']:,} keyed instances, memory per idle instance | {s['bytesPerInstance']:,.0f} bytes | reported |"]
 def cpu_per_event(report_run):

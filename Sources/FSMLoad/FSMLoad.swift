@@ -71,7 +71,9 @@ struct FSMLoad: ParsableCommand {
     @Option(parsing: .unconditional, help: "Events per ZeroMQ message (batching); 1 sends each event on its own; at most --window. With --rate, the events due at the same moment leave together, up to this many per message. Batched runs need a window of several batches to keep the pipeline full (Scripts/bench.sh uses --batch 200 --window 4000).")
     var batch: Int = 1
 
-    @Option(parsing: .unconditional, help: "With --rate and --batch: hold events that fell due up to this many microseconds, so more of them leave in one message (a full batch leaves at once). Latency still counts from each event's scheduled time, so the hold is measured. Default 0: what is due leaves as soon as the connection wakes.")
+    @Option(parsing: .unconditional, help: ArgumentHelp(
+        "With --rate and --batch: hold an event that fell due up to this many microseconds, so that more leave in one message (a full batch, and what is due when a timed run ends, leave at once). Latency still counts from each event's scheduled time, so the hold is measured. 0, the default, holds nothing: what is due leaves as soon as the connection wakes.",
+        valueName: "micros"))
     var linger: Int = 0
 
     @Option(help: "Event payload codec: json, or binary (GroveWire's compact codec; the header's binary flag).")
@@ -112,8 +114,8 @@ struct FSMLoad: ParsableCommand {
             guard rate >= 0.001 else { throw ValidationError("--rate must be at least 0.001 events per second") }
         }
         if linger != 0 {
-            guard (1...1_000_000).contains(linger) else {
-                throw ValidationError("--linger must be from 1 to 1000000 microseconds, got \(linger)")
+            guard (0...1_000_000).contains(linger) else {
+                throw ValidationError("--linger must be from 0 (hold nothing) to 1000000 microseconds, got \(linger)")
             }
             guard rate != nil else {
                 throw ValidationError("--linger holds events of a paced run; add --rate (without it events leave as the window allows)")

@@ -23,7 +23,7 @@ struct LoadPlan: Sendable {
     var ratePerConnection: Double?
     /// Events per ZeroMQ message (1: no batching).
     var batch: Int = 1
-    /// With a rate: how long events that fell due are held so that more leave in one message.
+    /// With a rate: how long an event that fell due may be held so that more leave in one message.
     var linger: Duration = .zero
     /// Payloads in GroveWire's binary codec instead of JSON.
     var binary = false
@@ -39,6 +39,8 @@ struct LoadPlan: Sendable {
 /// The outcome of one connection's run.
 struct ConnectionResult: Sendable {
     var sent = 0
+    /// ZeroMQ messages those events left in.
+    var messages = 0
     var acknowledged = 0
     var failed = 0
     var errors: [String: Int] = [:]
@@ -47,6 +49,7 @@ struct ConnectionResult: Sendable {
 
     mutating func merge(_ other: ConnectionResult) {
         sent += other.sent
+        messages += other.messages
         acknowledged += other.acknowledged
         failed += other.failed
         errors.merge(other.errors, uniquingKeysWith: +)
@@ -112,6 +115,9 @@ final class LoadConnection: @unchecked Sendable {
 
         func done(_ now: ContinuousClock.Instant) -> Bool {
             if let count = plan.count { return result.sent >= count }
+            // A paced run's schedule ends at the deadline, and every event scheduled before it
+            // is sent (late, when the window held it back; its latency says so).
+            if let interval { return now >= deadline && start + interval * result.sent >= deadline }
             return now >= deadline
         }
 
@@ -119,16 +125,18 @@ final class LoadConnection: @unchecked Sendable {
         // keep their capacity from batch to batch.
         var pending = BatchBuilder()
         var intendedTimes: [(UInt64, Int64)] = []
-        // With --linger, what falls due is held until the linger has passed since the last
-        // send (or a batch is full), so that one message carries it all.
-        var lastSend = start
         while true {
             var now = clock.now
             var nowNanos = nanosSinceStart(now)
-            let sendsNow = interval.map { interval in
-                now - lastSend >= plan.linger || Int((now - start) / interval) + 1 - result.sent >= plan.batch
-            } ?? true
-            if sendsNow { lastSend = now }
+            // With --linger, what fell due is held until the oldest of it has waited the linger,
+            // a batch is full or the schedule ends, so that one message carries it all. Asked
+            // as each batch starts. (A batch is full when its last event is due: the same sum the
+            // schedule below uses, so rounding cannot tell the two apart and cut a batch short.)
+            func releases(_ now: ContinuousClock.Instant) -> Bool {
+                guard let interval, plan.linger > .zero else { return true }
+                return now >= start + interval * result.sent + plan.linger || start + interval * (result.sent + plan.batch - 1) <= now
+                    || (plan.count == nil && now >= deadline)
+            }
             // Send while the window (or the schedule) allows, `plan.batch` events per message.
             pending.removeAll()
             intendedTimes.removeAll(keepingCapacity: true)
@@ -144,16 +152,20 @@ final class LoadConnection: @unchecked Sendable {
                 }
                 for (id, time) in intendedTimes { sentAt.insert(id, sentAt: time) }
                 result.sent += pending.count
+                result.messages += 1
                 pending.removeAll()
                 intendedTimes.removeAll(keepingCapacity: true)
                 return true
             }
-            while sendsNow, !done(now), sentAt.count + pending.count < plan.window, plan.count.map({ result.sent + pending.count < $0 }) ?? true {
+            while !pending.isEmpty || releases(now), sentAt.count + pending.count < plan.window, plan.count.map({ result.sent + pending.count < $0 }) ?? true {
                 var intended = nowNanos
                 if let interval {
                     let scheduled = start + interval * (result.sent + pending.count)
-                    if scheduled > now { break }
+                    // Nothing before its time, and nothing at or after a timed run's deadline.
+                    if scheduled > now || (plan.count == nil && scheduled >= deadline) { break }
                     intended = nanosSinceStart(scheduled)
+                } else if done(now) {
+                    break
                 }
                 correlation += 1
                 let address = addresses[nextAddress]
@@ -177,7 +189,15 @@ final class LoadConnection: @unchecked Sendable {
             // next scheduled send (or 1 ms), so a paced run sends on time.
             var wait = Duration.milliseconds(1)
             if let interval, !done(now), sentAt.count < plan.window {
-                wait = min(wait, max(.zero, max(start + interval * result.sent, lastSend + plan.linger) - clock.now))
+                let next = start + interval * result.sent // the oldest event not sent yet
+                var wake = next
+                if plan.linger > .zero {
+                    // Held: until the oldest has waited the linger or the batch fills, whichever
+                    // comes first, and at most until the deadline of a timed run.
+                    wake = min(next + plan.linger, start + interval * (result.sent + plan.batch - 1))
+                    if plan.count == nil { wake = min(wake, max(next, deadline)) }
+                }
+                wait = min(wait, max(.zero, wake - clock.now))
             }
             guard try socket.waitUntilReadable(timeout: wait) else { continue }
             var received = 0

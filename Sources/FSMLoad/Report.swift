@@ -6,6 +6,8 @@ struct RunReport: Codable, Sendable {
     var mode: String
     var eventsPerSecond: Double
     var sent: Int
+    /// ZeroMQ messages the events left in (batching puts several in one).
+    var messages: Int
     var acknowledged: Int
     var failed: Int
     var lost: Int
@@ -21,6 +23,7 @@ struct RunReport: Codable, Sendable {
     init(mode: LoadPlan.Mode, result: ConnectionResult, cpu: [String: Double]) {
         self.mode = mode.rawValue
         sent = result.sent
+        messages = result.messages
         acknowledged = result.acknowledged
         failed = result.failed
         lost = result.sent - result.acknowledged - result.failed
@@ -75,6 +78,10 @@ struct LoadReport: Codable, Sendable {
         if !shares.isEmpty { lines.append("grove / raw (events/s): " + shares.joined(separator: ", ")) }
         let ratios = runs.compactMap { run in run.p50OverRaw.map { String(format: "%@ %.2fx", run.mode, $0) } }
         if !ratios.isEmpty { lines.append("grove / raw (p50 round trip, paced alike): " + ratios.joined(separator: ", ")) }
+        if batch > 1 {
+            let sizes = runs.map { String(format: "%@ %.1f", $0.mode, Double($0.sent) / Double(max(1, $0.messages))) }
+            lines.append("events per message: " + sizes.joined(separator: ", "))
+        }
         for run in runs where !run.cpuSeconds.isEmpty {
             let cpu = run.cpuSeconds.sorted { $0.key < $1.key }.map { String(format: "%@ %.2f", $0.key, $0.value) }
             lines.append("cpu seconds (\(run.mode)): " + cpu.joined(separator: ", "))

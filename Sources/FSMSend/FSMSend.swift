@@ -207,12 +207,20 @@ enum EventArgument {
         // comma through.
         // The text as given, so columns count from its first character.
         var parser = LocatingJSONParser(Array(text.utf8), document: "the event", emptyAdvice: "give a case name or a JSON event")
+        func position(line: Int, column: Int) -> String {
+            text.contains("\n") ? "line \(line), column \(column)" : "column \(column)"
+        }
+        let event: JSONValue
         do {
-            return Array(try parser.parse().jsonData)
+            event = try parser.parse()
         } catch {
-            let position = text.contains("\n") ? "line \(error.line), column \(error.column)" : "column \(error.column)"
-            throw WireError(.malformedJSON, "the event '\(text)' is neither a bare case name nor valid JSON: at \(position) "
+            throw WireError(.malformedJSON, "the event '\(text)' is neither a bare case name nor valid JSON: at \(position(line: error.line, column: error.column)) "
                 + "(\(error.pathDescription)), \(error.message); write it as Swift's Codable encodes the event, e.g. \(example)")
         }
+        if let duplicate = parser.duplicateKeys.first {
+            throw WireError(.malformedJSON, "the event '\(text)' gives the key \(duplicate.pathDescription) twice (again at "
+                + "\(position(line: duplicate.line, column: duplicate.column))); JSON would keep only the last value, so remove one")
+        }
+        return Array(event.jsonData)
     }
 }

@@ -32,6 +32,14 @@ public struct WireMessage: Sendable, Hashable {
         try self.init(frames: frames[...])
     }
 
+    /// Parses the three frames of a message from any collection of frames (a `Deque`, say).
+    /// Arrays and array slices take the concrete initializers, which are faster.
+    /// - Throws: ``WireError``, as ``init(frames:)-([[UInt8]])`` does.
+    @_disfavoredOverload
+    public init<Frames: Collection<[UInt8]>>(frames: Frames) throws(WireError) {
+        try self.init(frames: Array(frames)[...])
+    }
+
     /// Parses the three frames of a message, e.g. what follows a ROUTER's routing id.
     ///
     /// Concrete rather than generic over collections: a generic initializer is not specialized

@@ -142,7 +142,7 @@ struct TopologyValidationTests {
             """
         let found = issues(in: json)
         #expect(outline(found) == ["invalid-json $.workers"])
-        #expect(found.first?.message == "invalid JSON at line 3, column 36: trailing comma before ']'; remove the comma")
+        #expect(found.first?.message == "invalid JSON at line 3, column 34: trailing comma before ']'; remove the comma")
 
         let missingComma = issues(in: "{\n  \"name\": \"t\"\n  \"workers\": []\n}")
         #expect(missingComma.first?.message.hasPrefix("invalid JSON at line 3, column 3: expected ',' or '}'") == true)

@@ -172,6 +172,16 @@ extension EndToEnd {
             try await withCluster(topology) { cluster in
                 try await cluster.waitForLog("$.routes[0].event", "'lod' is not a case of DataLoader.Event")
                 _ = try await cluster.state("loader")  // still answers
+
+                // When the route fires, the loader's worker refuses the event in a reply of its
+                // own; the coordinator publishes the failed route on route:auth.
+                let watcher = try await cluster.watch(["route:auth"])
+                try await cluster.login("auth", email: "grace@example.com", password: "compiler")
+                _ = try await cluster.waitForState("auth", "asked for a code") { $0.step == "requiresTwoFactor" }
+                _ = try await cluster.submitCode("auth", "424242")
+                let failed = try await watcher.waitFor("the failed route") { $0.topic == "route:auth" }
+                #expect(failed.first?.payload.description.contains("undecodable-event") == true, "\(failed)")
+                #expect(try await cluster.state("loader") == json(#"{"idle":{}}"#))
             }
         }
     }

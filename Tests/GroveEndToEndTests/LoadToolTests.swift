@@ -21,6 +21,7 @@ extension EndToEnd {
             struct Run: Decodable {
                 var mode: String
                 var sent: Int
+                var messages: Int
                 var acknowledged: Int
                 var failed: Int
                 var lost: Int
@@ -132,15 +133,28 @@ extension EndToEnd {
             }
         }
 
-        /// A paced run that holds events to batch them still answers every event, and says so.
-        @Test func aLingeringPacedRunAnswersEveryEvent() async throws {
+        /// A timed paced run sends exactly its schedule, one event per message without batching.
+        @Test func aTimedPacedRunSendsItsWholeSchedule() async throws {
             try await withCluster(Self.topology) { cluster in
-                let report = try await load(cluster, ["--mode", "reply", "--codec", "binary", "--rate", "4000", "--count", "300",
-                                                      "--machines", "10", "--batch", "50", "--linger", "2000"])
-                #expect(report.lingerMicros == 2000)
+                let report = try await load(cluster, ["--mode", "ack", "--no-baseline", "--rate", "1000", "--duration", "1", "--machines", "10"])
+                let ack = try #require(report.runs.first)
+                #expect(ack.sent == 1000 && ack.acknowledged == 1000 && ack.lost == 0, "\(ack)")  // 2 connections × 500 a second
+                #expect(ack.messages == 1000)
+            }
+        }
+
+        /// With --linger, what falls due leaves in full batches; what is held when a timed run
+        /// ends leaves then: the whole schedule is sent and answered.
+        @Test func aLingeringPacedRunSendsFullBatchesAndItsWholeSchedule() async throws {
+            try await withCluster(Self.topology) { cluster in
+                let report = try await load(cluster, ["--mode", "reply", "--codec", "binary", "--rate", "2000", "--duration", "1",
+                                                      "--machines", "10", "--batch", "50", "--linger", "200000"])
+                #expect(report.lingerMicros == 200000)
                 #expect(report.runs.map(\.mode) == ["raw", "reply"])
                 for run in report.runs {
-                    #expect(run.sent == 600 && run.acknowledged == 600 && run.lost == 0, "\(run.mode): \(run.errors)")
+                    #expect(run.sent == 2000 && run.acknowledged == 2000 && run.lost == 0, "\(run.mode): \(run.errors)")
+                    // A batch of 50 fills every 50 ms, long before the linger ends: 40 messages.
+                    #expect(run.messages == 40, "\(run.mode): \(run.messages) messages")
                 }
             }
         }
@@ -148,7 +162,7 @@ extension EndToEnd {
         @Test(arguments: [
             (["--linger", "500", "--batch", "20"], "--linger holds events of a paced run; add --rate"),
             (["--linger", "500", "--rate", "100"], "add --batch above 1"),
-            (["--linger", "-3", "--rate", "100", "--batch", "20"], "--linger must be from 1 to 1000000 microseconds, got -3"),
+            (["--linger", "-3", "--rate", "100", "--batch", "20"], "--linger must be from 0 (hold nothing) to 1000000 microseconds, got -3"),
             (["--count", "0"], "--count must be at least 1"),
             (["--mode", ","], "empty entry"),
             (["--mode", "ack,fast"], "unknown mode 'fast'"),

@@ -72,7 +72,12 @@ extension EndToEnd {
                 // Strict JSON: a trailing comma is refused here, with where it is.
                 let trailingComma = try await cluster.fsmSend(["send", "counter/a", #"{"add":{"_0":1,}}"#])
                 #expect(trailingComma.status == 2, "\(trailingComma)")
-                #expect(trailingComma.stderr.contains("at column 16 ($.add), trailing comma before '}'"), "\(trailingComma)")
+                #expect(trailingComma.stderr.contains("at column 15 ($.add), trailing comma before '}'"), "\(trailingComma)")
+
+                // A key given twice is refused too (JSON would keep the last), with where.
+                let twice = try await cluster.fsmSend(["send", "counter/a", #"{"add":{"_0":1,"_0":2}}"#])
+                #expect(twice.status == 2, "\(twice)")
+                #expect(twice.stderr.contains("gives the key $.add._0 twice (again at column 16)"), "\(twice)")
 
                 let unkeyed = try await cluster.fsmSend(["send", "counter", "increment"])
                 #expect(unkeyed.status == 2, "\(unkeyed)")

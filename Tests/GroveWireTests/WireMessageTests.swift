@@ -37,6 +37,16 @@ struct WireMessageTests {
         #expect(parsed.payload.isEmpty)
     }
 
+    /// Any collection of frames parses, and is refused, as an array of them is.
+    @Test func parsesFromAnyCollectionOfFrames() throws {
+        let message = WireMessage(Header(.event, flags: .binary, correlation: 12), address: "counter/7", payload: [1, 2, 3])
+        #expect(try WireMessage(frames: AnyCollection(message.frames)) == message)
+        let twoFrames = AnyCollection(Array(message.frames.prefix(2)))
+        let error = #expect(throws: WireError.self) { try WireMessage(frames: twoFrames) }
+        #expect(error?.code == .malformedFrame)
+        #expect(error?.correlation == 12)
+    }
+
     @Test func emptyAddressAndPayloadAreFine() throws {
         let parsed = try WireMessage(frames: [Header(.list, correlation: 1).bytes, [], []])
         #expect(parsed.address == "")

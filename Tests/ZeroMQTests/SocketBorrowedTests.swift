@@ -65,6 +65,57 @@ import Testing
         #expect(error?.operation.contains("\"ghost\"") == true, "\(String(describing: error))")
     }
 
+    /// Borrowed sends alone, into an empty outbox: the first that finds no room (EAGAIN) waits
+    /// as a copy, later ones queue behind it, and all arrive whole and in order.
+    @Test func borrowedSendsThatFindNoRoomWaitAsCopies() async throws {
+        let peer = try SlowPeer(name: "borrow-full")
+        let (context, server, slow) = (peer.context, peer.server, peer.slow)
+        defer { slow.close() }
+        #expect(await server.inbox.wait(forCount: 1))
+        let payload = [UInt8](repeating: 3, count: 64 * 1024)
+        let count = 40
+        let waiting = try #require(await server.ask { io in
+            var waited: [Int] = []
+            for index in 0..<count {
+                var scratch = bytes("\(index)")
+                scratch.withUnsafeBytes { number in
+                    payload.withUnsafeBytes { io.send(server.socket, peer: bytes("slow"), number, UnsafeRawBufferPointer(start: nil, count: 0), $0) }
+                }
+                for position in scratch.indices { scratch[position] = 0 }  // what was lent is gone
+                waited.append(io.pending(server.socket))
+            }
+            return waited
+        })
+        // Nothing waited at first (the socket took it), then something did: the EAGAIN branch ran.
+        #expect(waiting.first == 0)
+        #expect(waiting.last ?? 0 > 0)
+        for index in 0..<count {
+            let message = try #require(try slow.receive(dontWait: false))
+            #expect(message == [bytes("\(index)"), [], payload], "message \(index)")
+        }
+        server.loop.stop()
+        slow.close()
+        #expect(await finishes { context.terminate() })
+    }
+
+    /// A borrowed send that fails for good (an unknown peer under ROUTER_MANDATORY) reaches the
+    /// delegate with copies of its frames.
+    @Test func aFailedBorrowedSendIsReportedWithItsFrames() async throws {
+        let context = try ZMQContext()
+        let (router, _) = try makeRouter(context)
+        let server = try LoopHarness(name: "borrow-fail", socket: router)
+        let frame = bytes("lent")
+        _ = await server.ask { io in
+            frame.withUnsafeBytes { io.send(server.socket, peer: bytes("ghost"), $0, $0, $0) }
+        }
+        #expect(await server.failures.wait(forCount: 1))
+        let failure = try #require(server.failures.items.first)
+        #expect(failure.frames == [bytes("ghost"), frame, frame, frame])
+        #expect(failure.error.isPeerUnreachable)
+        server.loop.stop()
+        #expect(await finishes { context.terminate() })
+    }
+
     /// Messages sent from borrowed memory to a slow peer wait in its outbox as copies, behind
     /// what was already waiting, and arrive whole and in order.
     @Test func borrowedSendsToASlowPeerQueueAsCopiesInOrder() async throws {

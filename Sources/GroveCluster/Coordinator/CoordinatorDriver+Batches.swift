@@ -5,12 +5,6 @@ import ZeroMQ
 /// envelope by envelope as bytes, with the core deciding only where each goes (and under which
 /// correlation id). Everything else in a batch takes the core's general path, in order.
 extension CoordinatorDriver {
-    /// The payload of a well-formed batch message (three frames, a valid header of kind batch).
-    static func batchPayload(_ frames: ArraySlice<[UInt8]>) -> [UInt8]? {
-        guard frames.count == 3, let header = try? Header(frames[frames.startIndex]), header.kind == .batch else { return nil }
-        return frames[frames.startIndex + 2]
-    }
-
     func forward(_ batch: [UInt8], fromClient identity: [UInt8], io: LoopIO) {
         let envelopes: [Envelope]
         do {
@@ -102,7 +96,7 @@ extension CoordinatorDriver {
                     if run.batching {
                         run.append(envelope, from: batch, correlation: correlation, driver: self, io: io)
                     } else {
-                        send(envelope, from: batch, correlation: correlation, to: client, io: io)
+                        send(envelope, from: batch, correlation: correlation, to: client, on: clients, io: io)
                     }
                 } else if let reply = try? envelope.message(in: batch) {
                     run.end(into: self)
@@ -121,16 +115,60 @@ extension CoordinatorDriver {
 }
 
 extension CoordinatorDriver {
-    /// One reply on its own to a client that does not batch: header, address and payload go to
-    /// the socket straight from the stack and the worker's batch, with no arrays made for them.
-    func send(_ envelope: Envelope, from batch: [UInt8], correlation: UInt64, to client: [UInt8], io: LoopIO) {
+    /// A worker's reply sent on its own (a turn of the worker's that answered one request),
+    /// answered as a batch's replies are, with no message made of it. False, having done
+    /// nothing, for other kinds, which take the core's general path.
+    func forwardReply(_ header: Header, _ frames: ArraySlice<[UInt8]>, fromWorker identity: [UInt8], io: LoopIO) -> Bool {
+        switch header.kind {
+        case .state, .accepted, .error: break
+        default: return false
+        }
+        let name = String(decoding: identity, as: UTF8.self)
+        if let refusal = core.heard(from: name, now: io.now) {
+            apply(refusal, io: io)
+            return true
+        }
+        guard let request = core.answered(by: core.number(of: name), correlation: header.correlation) else { return true }
+        let address = frames[frames.startIndex + 1], payload = frames[frames.startIndex + 2]
+        guard case .client(let client, let correlation) = request.origin else {
+            if let reply = try? WireMessage(frames: frames) { apply(core.deliver(reply, to: request), io: io) }
+            return true
+        }
+        if core.batchingClients.contains(client) {
+            toClient(client, io: io) {
+                $0.append(kind: header.kind, flags: header.flags, correlation: correlation, address: address, payload: payload)
+            }
+        } else {
+            Header(header.kind, flags: header.flags, correlation: correlation).withUnsafeBytes { header in
+                address.withUnsafeBytes { address in
+                    payload.withUnsafeBytes { payload in io.send(clients, peer: client, header, address, payload) }
+                }
+            }
+        }
+        return true
+    }
+
+    /// A worker's batch of one request goes as a plain message straight from the batch's bytes;
+    /// more go as one batch message.
+    func send(_ batch: BatchBuilder, toWorker worker: Int, io: LoopIO) {
+        guard batch.count == 1, let envelope = try? Batch.envelopes(in: batch.payload).first else {
+            io.send(workers, [workerIdentities[worker]] + batch.frames())
+            return
+        }
+        send(envelope, from: batch.payload, correlation: envelope.correlation, to: workerIdentities[worker], on: workers, io: io)
+    }
+
+    /// One envelope on its own as a plain message (to a client that does not batch, or a lone
+    /// request to a worker): header, address and payload go to the socket straight from the
+    /// stack and the batch they are in, with no arrays made for them.
+    func send(_ envelope: Envelope, from batch: [UInt8], correlation: UInt64, to peer: [UInt8], on socket: SocketID, io: LoopIO) {
         precondition(envelope.address.lowerBound >= 0 && envelope.address.upperBound <= batch.count
                      && envelope.payload.lowerBound >= 0 && envelope.payload.upperBound <= batch.count,
                      "the envelope's ranges are outside the batch it is read from")
         let header = Header(envelope.kind, flags: envelope.flags, correlation: correlation)
         header.withUnsafeBytes { header in
             batch.withUnsafeBytes { source in
-                io.send(clients, peer: client, header, UnsafeRawBufferPointer(rebasing: source[envelope.address]),
+                io.send(socket, peer: peer, header, UnsafeRawBufferPointer(rebasing: source[envelope.address]),
                         UnsafeRawBufferPointer(rebasing: source[envelope.payload]))
             }
         }

@@ -61,11 +61,14 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
                 }
                 apply(core.fromClient(identity, rest), io: io)
             } else if inbound.socket == workers {
-                if let batch = Self.batchPayload(rest) {
-                    forward(batch, fromWorker: identity, io: io)
-                } else {
-                    apply(core.fromWorker(identity, rest, now: io.now), io: io)
+                if rest.count == 3, let header = try? Header(rest[rest.startIndex]) {
+                    if header.kind == .batch {
+                        forward(rest[rest.startIndex + 2], fromWorker: identity, io: io)
+                        continue
+                    }
+                    if forwardReply(header, rest, fromWorker: identity, io: io) { continue }
                 }
+                apply(core.fromWorker(identity, rest, now: io.now), io: io)
             } else if inbound.socket == events {
                 apply(core.subscription(identity), io: io)
             }
@@ -96,7 +99,7 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
 
     func flush(io: LoopIO) {
         for worker in toWorkers.indices where !toWorkers[worker].isEmpty {
-            io.send(workers, [workerIdentities[worker]] + toWorkers[worker].frames())
+            send(toWorkers[worker], toWorker: worker, io: io)
             // libzmq copied the batch: its buffer is the builder's alone again and is reused
             // (freeing and allocating one per turn cost more than the routing). A big one is
             // let go, so an idle worker's batch holds at most about 256 KiB.

@@ -15,10 +15,12 @@ package struct LocatingJSONParser {
     }
 
     /// A key given twice in one object; the later value wins.
-    struct DuplicateKey {
+    package struct DuplicateKey {
         var path: JSONPath
-        var line: Int
-        var column: Int
+        package var line: Int
+        package var column: Int
+        /// Where, the JSONPath way (`$.add`).
+        package var pathDescription: String { path.description }
     }
 
     /// Deeper nesting is refused instead of risking the stack; no topology comes close.
@@ -31,7 +33,7 @@ package struct LocatingJSONParser {
     /// What an empty document is told it should hold.
     private let emptyAdvice: String
     /// Duplicate keys found so far, in document order.
-    private(set) var duplicateKeys: [DuplicateKey] = []
+    package private(set) var duplicateKeys: [DuplicateKey] = []
 
     /// - Parameters:
     ///   - bytes: The JSON text, UTF-8.
@@ -89,13 +91,15 @@ package struct LocatingJSONParser {
             offset += 1
             return .object(members)
         }
+        // Where the comma before this member is: a trailing comma is reported there.
+        var comma = offset
         while true {
             skipWhitespace()
             switch peek() {
             case nil:
                 throw failure(path, "unexpected end of \(document) inside an object; close it with '}'")
             case UInt8(ascii: "}"):
-                throw failure(path, "trailing comma before '}'; remove the comma")
+                throw failure(path, "trailing comma before '}'; remove the comma", at: comma)
             case UInt8(ascii: "\""):
                 break
             case UInt8(ascii: "'"):
@@ -120,6 +124,7 @@ package struct LocatingJSONParser {
             skipWhitespace()
             switch peek() {
             case UInt8(ascii: ","):
+                comma = offset
                 offset += 1
             case UInt8(ascii: "}"):
                 offset += 1
@@ -140,15 +145,17 @@ package struct LocatingJSONParser {
             offset += 1
             return .array(elements)
         }
+        var comma = offset
         while true {
             skipWhitespace()
             if peek() == UInt8(ascii: "]") {
-                throw failure(path, "trailing comma before ']'; remove the comma")
+                throw failure(path, "trailing comma before ']'; remove the comma", at: comma)
             }
             elements.append(try parseValue(path.appending(index: elements.count), depth: depth + 1))
             skipWhitespace()
             switch peek() {
             case UInt8(ascii: ","):
+                comma = offset
                 offset += 1
             case UInt8(ascii: "]"):
                 offset += 1
@@ -306,24 +313,22 @@ package struct LocatingJSONParser {
         }
     }
 
-    private func failure(_ path: JSONPath, _ message: String) -> SyntaxError {
-        let (line, column) = location(of: offset)
+    private func failure(_ path: JSONPath, _ message: String, at place: Int? = nil) -> SyntaxError {
+        let (line, column) = location(of: place ?? offset)
         return SyntaxError(path: path, line: line, column: column, message: message)
     }
 
-    /// Line and column, both from 1; columns count characters, not bytes.
+    /// Line and column, both from 1; columns count characters as a reader sees them (an accented
+    /// letter or an emoji is one, whatever its bytes and scalars), not bytes.
     private func location(of target: Int) -> (line: Int, column: Int) {
+        let end = min(target, bytes.count)
         var line = 1
-        var column = 1
-        for byte in bytes[..<min(target, bytes.count)] {
-            if byte == UInt8(ascii: "\n") {
-                line += 1
-                column = 1
-            } else if byte & 0xC0 != 0x80 {
-                column += 1
-            }
+        var lineStart = 0
+        for index in 0 ..< end where bytes[index] == UInt8(ascii: "\n") {
+            line += 1
+            lineStart = index + 1
         }
-        return (line, column)
+        return (line, String(decoding: bytes[lineStart ..< end], as: UTF8.self).count + 1)
     }
 
     private func describeHere() -> String {

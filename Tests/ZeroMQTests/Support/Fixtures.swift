@@ -105,6 +105,8 @@ struct SlowPeer {
         slow = try makeDealer(context, id: "slow", endpoint: endpoint)
         try slow.setReceiveHighWaterMark(1)
         try slow.setReceiveTimeout(milliseconds: 10_000)
-        _ = try slow.send([bytes("hello")], dontWait: false)
+        guard try slow.send([bytes("hello")], dontWait: false) else {
+            throw ZMQError(errno: EAGAIN, operation: "send the slow peer's hello to \(endpoint)")
+        }
     }
 }
