@@ -33,6 +33,8 @@ if [[ "${BENCH_INCREMENTAL:-0}" != 1 ]]; then
     if [[ -d "$bin" ]]; then
         find "$bin" "$bin/Modules" -maxdepth 1 \( -name 'Grove*' -o -name 'FSM*' -o -name 'ZeroMQ*' -o -name 'CZeroMQ*' \
             -o -name 'fsm-*' -o -name 'grove-*' \) -exec rm -rf {} + 2>/dev/null || true
+        # The cached build plan names the deleted folders' file maps: without it, SwiftPM plans anew.
+        rm -f "$bin/description.json"
     fi
 else
     say "building (release, incremental)"

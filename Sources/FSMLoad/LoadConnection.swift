@@ -200,33 +200,50 @@ final class LoadConnection: @unchecked Sendable {
                 wait = min(wait, max(.zero, wake - clock.now))
             }
             guard try socket.waitUntilReadable(timeout: wait) else { continue }
-            var received = 0
-            // Frames are read where libzmq holds them: a reply on its own makes no arrays.
-            while try socket.receive(dontWait: true, { frames, count in
-                guard count == 3, let header = try? Header(frames[0]) else { return }
-                let arrived = nanosSinceStart(clock.now)
-                func record(_ kind: MessageKind, _ correlation: UInt64, _ payload: @autoclosure () -> [UInt8]) {
-                    guard let sent = sentAt.remove(correlation) else { return }
-                    _ = result.latency.record(UInt64(max(0, (arrived - sent) / 1000)))
-                    if kind == .error {
-                        result.failed += 1
-                        let code = (try? WireJSON.decode(WireError.self, from: payload()))?.code.rawValue ?? "undecodable-error"
-                        result.errors[code, default: 0] += 1
-                    } else {
-                        result.acknowledged += 1
-                    }
+            func record(_ kind: MessageKind, _ correlation: UInt64, arrived: Int64, _ payload: @autoclosure () -> [UInt8]) {
+                guard let sent = sentAt.remove(correlation) else { return }
+                _ = result.latency.record(UInt64(max(0, (arrived - sent) / 1000)))
+                if kind == .error {
+                    result.failed += 1
+                    let code = (try? WireJSON.decode(WireError.self, from: payload()))?.code.rawValue ?? "undecodable-error"
+                    result.errors[code, default: 0] += 1
+                } else {
+                    result.acknowledged += 1
                 }
-                if header.kind == .batch {
-                    let batch = Array(frames[2])
-                    for envelope in (try? Batch.envelopes(in: batch)) ?? [] {
-                        record(envelope.kind, envelope.correlation, Array(batch[envelope.payload]))
+            }
+            func recordBatch(_ batch: [UInt8], arrived: Int64) {
+                for envelope in (try? Batch.envelopes(in: batch)) ?? [] {
+                    record(envelope.kind, envelope.correlation, arrived: arrived, Array(batch[envelope.payload]))
+                }
+            }
+            var received = 0
+            while received < 4096 {
+                if plan.batch > 1 {
+                    // Batches come back: their payload is copied into an array once either way.
+                    guard let frames = try socket.receive(dontWait: true) else { break }
+                    received += 1
+                    guard frames.count == 3, let header = try? Header(frames[0]) else { continue }
+                    let arrived = nanosSinceStart(clock.now)
+                    if header.kind == .batch {
+                        recordBatch(frames[2], arrived: arrived)
+                    } else {
+                        record(header.kind, header.correlation, arrived: arrived, frames[2])
                     }
                 } else {
-                    record(header.kind, header.correlation, Array(frames[2]))
+                    // Replies one at a time, read where libzmq holds them: no arrays made.
+                    let got: Bool? = try socket.receive(dontWait: true) { frames, count in
+                        guard count == 3, let header = try? Header(frames[0]) else { return true }
+                        let arrived = nanosSinceStart(clock.now)
+                        if header.kind == .batch {
+                            recordBatch(Array(frames[2]), arrived: arrived)
+                        } else {
+                            record(header.kind, header.correlation, arrived: arrived, Array(frames[2]))
+                        }
+                        return true
+                    }
+                    guard got != nil else { break }
+                    received += 1
                 }
-            }) != nil {
-                received += 1
-                if received >= 4096 { break }
             }
             if result.acknowledged + result.failed - reported >= 1000 {
                 progress.add(result.acknowledged + result.failed - reported)
