@@ -260,15 +260,7 @@ extension LoadConnection {
     /// Sends what `pending` holds: one event as a plain message straight from the batch's
     /// bytes (no arrays made for its frames), more as one batch message.
     func send(_ pending: BatchBuilder, on socket: Socket) throws -> Bool {
-        guard pending.count == 1, let envelope = try Batch.envelopes(in: pending.payload).first else {
-            return try socket.send(pending.frames(), dontWait: true)
-        }
-        return try Header(envelope.kind, flags: envelope.flags, correlation: envelope.correlation).withUnsafeBytes { header in
-            try pending.payload.withUnsafeBytes { bytes in
-                try socket.send(header, UnsafeRawBufferPointer(rebasing: bytes[envelope.address]),
-                                UnsafeRawBufferPointer(rebasing: bytes[envelope.payload]), dontWait: true)
-            }
-        }
+        try pending.withLoneMessage { try socket.send($0, $1, $2, dontWait: true) } ?? socket.send(pending.frames(), dontWait: true)
     }
 
     static func unmanagedCopy(of bytes: [UInt8]) -> UnsafeBufferPointer<UInt8> {

@@ -204,8 +204,7 @@ enum EventArgument {
         }
         let example = #"'{"updateEmail":{"_0":"ada@example.com"}}'"#
         // Strict, and it says where: Foundation's parser names no position and lets a trailing
-        // comma through.
-        // The text as given, so columns count from its first character.
+        // comma through. The text as given, so columns count from its first character.
         var parser = LocatingJSONParser(Array(text.utf8), document: "the event", emptyAdvice: "give a case name or a JSON event")
         func position(line: Int, column: Int) -> String {
             text.contains("\n") ? "line \(line), column \(column)" : "column \(column)"

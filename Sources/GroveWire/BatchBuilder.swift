@@ -150,11 +150,23 @@ public struct BatchBuilder: Sendable {
     /// The frames to send (header, address, payload): one batch message, or the single
     /// envelope as a plain message when there is only one.
     public func frames() -> [[UInt8]] {
-        if count == 1, let envelope = try? Batch.envelopes(in: payload).first {
-            return [Header(envelope.kind, flags: envelope.flags, correlation: envelope.correlation).bytes,
-                    Array(payload[envelope.address]), Array(payload[envelope.payload])]
+        withLoneMessage { [Array($0), Array($1), Array($2)] } ?? [Header(.batch, correlation: UInt64(count)).bytes, [], payload]
+    }
+
+    /// When the builder holds one envelope, calls `body` with it as a plain message's three
+    /// frames (header on the stack, address and payload in the builder's bytes), so a sender
+    /// makes no arrays for them; nil, without calling `body`, for any other count.
+    @inlinable
+    public func withLoneMessage<Result>(
+        _ body: (_ header: UnsafeRawBufferPointer, _ address: UnsafeRawBufferPointer, _ payload: UnsafeRawBufferPointer) throws -> Result
+    ) rethrows -> Result? {
+        guard count == 1, let envelope = try? Batch.envelopes(in: bytes).first else { return nil }
+        return try Header(envelope.kind, flags: envelope.flags, correlation: envelope.correlation).withUnsafeBytes { header in
+            try bytes.withUnsafeBytes { source in
+                try body(header, UnsafeRawBufferPointer(rebasing: source[envelope.address]),
+                         UnsafeRawBufferPointer(rebasing: source[envelope.payload]))
+            }
         }
-        return [Header(.batch, correlation: UInt64(count)).bytes, [], payload]
     }
 
     /// Empties the builder, keeping its capacity.

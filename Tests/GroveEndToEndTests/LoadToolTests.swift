@@ -153,8 +153,10 @@ extension EndToEnd {
                 #expect(report.runs.map(\.mode) == ["raw", "reply"])
                 for run in report.runs {
                     #expect(run.sent == 2000 && run.acknowledged == 2000 && run.lost == 0, "\(run.mode): \(run.errors)")
-                    // A batch of 50 fills every 50 ms, long before the linger ends: 40 messages.
-                    #expect(run.messages == 40, "\(run.mode): \(run.messages) messages")
+                    // A batch of 50 fills every 50 ms, long before the linger ends: 40 messages
+                    // (a few more only if a connection stalled past the linger on a busy machine;
+                    // without batching there would be 2000).
+                    #expect((40...44).contains(run.messages), "\(run.mode): \(run.messages) messages")
                 }
             }
         }

@@ -92,6 +92,21 @@ struct BatchBuilderTests {
         #expect(forwarded.map(\.header.kind) == messages.map(\.header.kind))
     }
 
+    /// A lone envelope is lent as a plain message's frames; any other count lends nothing, and
+    /// `frames()` sends those as one batch.
+    @Test func aLoneEnvelopeIsLentAsAPlainMessage() throws {
+        let messages = (0..<2).map(BatchTests.message)
+        var builder = BatchBuilder()
+        #expect(builder.withLoneMessage { _, _, _ in true } == nil)
+        builder.append(messages[0])
+        let lent = builder.withLoneMessage { [Array($0), Array($1), Array($2)] }
+        #expect(lent == messages[0].frames)
+        #expect(builder.frames() == messages[0].frames)
+        builder.append(messages[1])
+        #expect(builder.withLoneMessage { _, _, _ in true } == nil)
+        #expect(try Batch.unpack(builder.frames()[2]) == messages)
+    }
+
     @Test func aMalformedBatchIsRefusedAsAWhole() {
         var payload = Batch.pack((0..<5).map(BatchTests.message)).payload
         payload.removeLast()

@@ -151,16 +151,15 @@ extension CoordinatorDriver {
     /// A worker's batch of one request goes as a plain message straight from the batch's bytes;
     /// more go as one batch message.
     func send(_ batch: BatchBuilder, toWorker worker: Int, io: LoopIO) {
-        guard batch.count == 1, let envelope = try? Batch.envelopes(in: batch.payload).first else {
-            io.send(workers, [workerIdentities[worker]] + batch.frames())
-            return
+        let identity = workerIdentities[worker]
+        if batch.withLoneMessage({ io.send(workers, peer: identity, $0, $1, $2) }) == nil {
+            io.send(workers, [identity] + batch.frames())
         }
-        send(envelope, from: batch.payload, correlation: envelope.correlation, to: workerIdentities[worker], on: workers, io: io)
     }
 
-    /// One envelope on its own as a plain message (to a client that does not batch, or a lone
-    /// request to a worker): header, address and payload go to the socket straight from the
-    /// stack and the batch they are in, with no arrays made for them.
+    /// One envelope of a worker's batch on its own, under the client's correlation id, to a
+    /// client that does not batch: header, address and payload go to the socket straight from
+    /// the stack and the batch, with no arrays made for them.
     func send(_ envelope: Envelope, from batch: [UInt8], correlation: UInt64, to peer: [UInt8], on socket: SocketID, io: LoopIO) {
         precondition(envelope.address.lowerBound >= 0 && envelope.address.upperBound <= batch.count
                      && envelope.payload.lowerBound >= 0 && envelope.payload.upperBound <= batch.count,
