@@ -3,6 +3,7 @@ import Synchronization
 import Foundation
 import GroveCluster
 import GroveWire
+import ZeroMQ
 
 @main
 struct FSMLoad: ParsableCommand {
@@ -82,6 +83,11 @@ struct FSMLoad: ParsableCommand {
     @Option(parsing: .unconditional, help: "Target events per second over all connections (a latency run); default: as fast as the window allows.")
     var rate: Double?
 
+    @Option(parsing: .unconditional, help: ArgumentHelp(
+        "Before each run, send the same load (rate, batching, addresses) for this many seconds and leave it out of the report: machines are spawned and buffers and caches warm, so the run shows steady state. Every warm-up event is answered before the run starts; one lost stops fsm-load with an error. 0, the default, warms nothing.",
+        valueName: "seconds"))
+    var warmup: Double = 0
+
     @Option(parsing: .unconditional, help: "Before the runs, spawn this many keyed instances (one event each) and report memory per idle instance.")
     var spawn: Int?
 
@@ -103,6 +109,9 @@ struct FSMLoad: ParsableCommand {
         if let spawn, spawn < 1 { throw ValidationError("--spawn must be at least 1") }
         guard duration > 0, duration.isFinite else { throw ValidationError("--duration must be a positive number of seconds") }
         guard duration <= 1_000_000 else { throw ValidationError("--duration must be at most 1000000 seconds") }
+        guard warmup >= 0, warmup.isFinite, warmup <= 3600 else {
+            throw ValidationError("--warmup must be from 0 (none) to 3600 seconds, got \(warmup)")
+        }
         guard window > 0 else { throw ValidationError("--window must be at least 1") }
         guard batch > 0 else { throw ValidationError("--batch must be at least 1 (1 sends each event on its own), got \(batch)") }
         guard batch <= window else {
@@ -155,7 +164,7 @@ struct FSMLoad: ParsableCommand {
 
         var report = LoadReport(topology: listing.topology, endpoint: endpoint, machine: machine, connections: connections, addresses: addresses.count,
                                 payloadBytes: payloadSize, window: window, batch: batch, codec: codec,
-                                rate: rate, lingerMicros: linger > 0 ? linger : nil, durationSeconds: count == nil ? duration : nil, countPerConnection: count, runs: [])
+                                rate: rate, lingerMicros: linger > 0 ? linger : nil, warmupSeconds: warmup > 0 ? warmup : nil, durationSeconds: count == nil ? duration : nil, countPerConnection: count, runs: [])
         if let spawn {
             guard spec.keyed else { throw LoadError("--spawn needs a keyed machine; '\(machine)' is single") }
             report.spawn = try spawnInstances(spawn, endpoint: endpoint, pids: pids)
@@ -167,6 +176,7 @@ struct FSMLoad: ParsableCommand {
             let plan = LoadPlan(mode: mode, addresses: addresses, payload: try Self.payload(size: payloadSize, binary: binary), window: window,
                                 count: count, duration: .seconds(duration), ratePerConnection: rate.map { $0 / Double(connections) },
                                 batch: batch, linger: .microseconds(linger), binary: binary)
+            if warmup > 0 { try warmUp(plan, endpoint: endpoint) }
             report.runs.append(try measure(plan, endpoint: endpoint, pids: pids))
         }
         if let raw = report.runs.first(where: { $0.mode == "raw" }) {
@@ -195,12 +205,14 @@ struct FSMLoad: ParsableCommand {
         if report.runs.contains(where: { $0.lost > 0 || ($0.acknowledged == 0 && $0.failed > 0) }) { throw ExitCode(1) }
     }
 
-    func measure(_ plan: LoadPlan, endpoint: String, pids: [String: Int32]) throws -> RunReport {
+    func measure(_ plan: LoadPlan, endpoint: String, pids: [String: Int32], label: String? = nil) throws -> RunReport {
         let before = pids.compactMapValues { ProcessStats.read(pid: $0) }
         let progress = LoadConnection.Progress()
         let results = Mutex(ConnectionResult())
         let failures = Mutex<[String]>([])
         let group = DispatchGroup()
+        let context = try ZMQContext()
+        defer { context.terminate() }
         for index in 0..<connections {
             // Each connection drives its own share of the addresses, so that every address is
             // sent to (and spawning makes as many instances as it reports).
@@ -208,7 +220,7 @@ struct FSMLoad: ParsableCommand {
             if plan.addresses.count >= connections {
                 share.addresses = stride(from: index, to: plan.addresses.count, by: connections).map { plan.addresses[$0] }
             }
-            let connection = LoadConnection(endpoint: endpoint, plan: share, index: index, progress: progress)
+            let connection = LoadConnection(context: context, endpoint: endpoint, plan: share, index: index, progress: progress)
             group.enter()
             let thread = Thread {
                 do {
@@ -226,7 +238,7 @@ struct FSMLoad: ParsableCommand {
         while group.wait(timeout: .now() + 1) == .timedOut {
             if tty {
                 let rate = Double(progress.value) / Date().timeIntervalSince(started)
-                FileHandle.standardError.write(Data(String(format: "\r%@: %d answered, %.0f events/s   ", plan.mode.rawValue, progress.value, rate).utf8))
+                FileHandle.standardError.write(Data(String(format: "\r%@: %d answered, %.0f events/s   ", label ?? plan.mode.rawValue, progress.value, rate).utf8))
             }
         }
         if tty { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
@@ -235,6 +247,23 @@ struct FSMLoad: ParsableCommand {
         var cpu: [String: Double] = [:]
         for (name, stats) in after { if let start = before[name] { cpu[name] = stats.cpuSeconds - start.cpuSeconds } }
         return RunReport(mode: plan.mode, result: results.withLock { $0 }, cpu: cpu)
+    }
+
+    /// Runs `plan` for ``warmup`` seconds, unreported. Refusals are told on stderr (the run that
+    /// follows reports its own); a lost event is an error, as in a run.
+    func warmUp(_ plan: LoadPlan, endpoint: String) throws {
+        var warm = plan
+        warm.count = nil
+        warm.duration = .seconds(warmup)
+        let run = try measure(warm, endpoint: endpoint, pids: [:], label: "\(plan.mode.rawValue) warm-up")
+        if run.lost > 0 {
+            throw LoadError("the warm-up before the \(plan.mode.rawValue) run lost \(run.lost) of \(run.sent) events (no answer within 10 s); "
+                + "the topology did not keep up with this load or a worker went away: check fsm-launch's log")
+        }
+        if run.failed > 0 {
+            let codes = run.errors.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: " ")
+            FileHandle.standardError.write(Data("fsm-load: the warm-up before the \(plan.mode.rawValue) run had \(run.failed) of \(run.sent) events refused (\(codes))\n".utf8))
+        }
     }
 
     /// Sends one event to each of `count` new keyed instances and measures the workers' memory.

@@ -74,7 +74,10 @@ final class LoadConnection: @unchecked Sendable {
         var value: Int { lock.lock(); defer { lock.unlock() }; return done }
     }
 
-    init(endpoint: String, plan: LoadPlan, index: Int, progress: Progress) {
+    let context: ZMQContext
+
+    init(context: ZMQContext, endpoint: String, plan: LoadPlan, index: Int, progress: Progress) {
+        self.context = context
         self.endpoint = endpoint
         self.plan = plan
         self.index = index
@@ -82,8 +85,6 @@ final class LoadConnection: @unchecked Sendable {
     }
 
     func run() throws -> ConnectionResult {
-        let context = try ZMQContext()
-        defer { context.terminate() }
         let socket = try Socket(context, .dealer)
         defer { socket.close() }
         try socket.setLinger(milliseconds: 0)

@@ -54,6 +54,8 @@ struct LoadReport: Codable, Sendable {
     var rate: Double?
     /// How long a paced connection held events to batch them (`--linger`), or nil.
     var lingerMicros: Int?
+    /// Seconds of unreported load before each run (`--warmup`), or nil.
+    var warmupSeconds: Double?
     /// Seconds per run, or nil with `--count`.
     var durationSeconds: Double?
     var countPerConnection: Int?
@@ -64,7 +66,8 @@ struct LoadReport: Codable, Sendable {
         var lines = ["fsm-load: topology '\(topology)' at \(endpoint); machine '\(machine)', \(connections) connection(s), \(addresses) address(es), "
             + "\(payloadBytes)-byte payloads, window \(window), \(batch) event(s) per message, \(codec) codec"
             + (rate.map { ", paced at \(Int($0)) events/s" } ?? "")
-            + (lingerMicros.map { ", held up to \($0) µs to batch" } ?? "")]
+            + (lingerMicros.map { ", held up to \($0) µs to batch" } ?? "")
+            + (warmupSeconds.map { String(format: ", each run after a %g s warm-up", $0) } ?? "")]
         lines.append(pad("run", 8) + pad("events/s", 12) + pad("p50 µs", 9) + pad("p90", 9) + pad("p99", 9) + pad("p99.9", 9)
             + pad("sent", 10) + pad("lost", 6) + "failed")
         for run in runs {

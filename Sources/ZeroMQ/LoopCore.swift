@@ -10,16 +10,19 @@ final class LoopCore: @unchecked Sendable {
     let tickInterval: Duration
     let maxBatch: Int
     let mailbox: LoopMailbox
-    var sockets: [Socket] = []
-    var outboxes: [Outbox] = []
-    var delegate: (any IOLoopDelegate)?
+    // Touched on every send and receive, by this thread alone: `@exclusivity(unchecked)`, since
+    // the runtime's per-access bookkeeping only cost time (overlaps are still refused at compile
+    // time).
+    @exclusivity(unchecked) var sockets: [Socket] = []
+    @exclusivity(unchecked) var outboxes: [Outbox] = []
+    @exclusivity(unchecked) var delegate: (any IOLoopDelegate)?
     /// Runs Swift concurrency jobs on this thread (``LoopExecutor``).
     let executor: LoopExecutor
     /// Send failures waiting to be reported once the current callback returns.
-    private var failures: [(SocketID, [[UInt8]], ZMQError)] = []
+    @exclusivity(unchecked) private var failures: [(SocketID, [[UInt8]], ZMQError)] = []
     private var pendingTotal: Int { outboxes.reduce(0) { $0 + $1.count } }
     /// Where draining starts next time, so one busy socket cannot starve the others.
-    private var firstToDrain = 0
+    @exclusivity(unchecked) private var firstToDrain = 0
 
     init(name: String, tickInterval: Duration, maxBatch: Int, mailbox: LoopMailbox) {
         self.name = name

@@ -42,6 +42,7 @@ extension EndToEnd {
             var batch: Int
             var rate: Double?
             var lingerMicros: Int?
+            var warmupSeconds: Double?
             var countPerConnection: Int?
         }
 
@@ -94,6 +95,26 @@ extension EndToEnd {
                     if case .integer(let count)? = try await cluster.json(["state", "counter/\(index)"])["count"] { total += count }
                 }
                 #expect(total == 1600)
+            }
+        }
+
+        /// A warm-up sends the run's load first and leaves it out of the report: the machines
+        /// counted more events than the runs reported.
+        @Test func aWarmUpIsSentButNotReported() async throws {
+            try await withCluster(Self.topology) { cluster in
+                let report = try await load(cluster, ["--mode", "reply", "--warmup", "0.3", "--rate", "200", "--count", "50",
+                                                      "--machines", "10"])
+                #expect(report.warmupSeconds == 0.3)
+                #expect(report.runs.map(\.mode) == ["raw", "reply"])
+                let reply = try #require(report.runs.last)
+                #expect(reply.sent == 100 && reply.acknowledged == 100 && reply.lost == 0, "\(reply)")
+                var total: Int64 = 0
+                for index in 0..<10 {
+                    if case .integer(let count)? = try await cluster.json(["state", "counter/\(index)"])["count"] { total += count }
+                }
+                // The reply run's 100, and its warm-up's 200 a second for 0.3 s, about 60 (the raw
+                // run's echoes count nothing).
+                #expect((150...170).contains(total), "the machines counted \(total) events, not about 160")
             }
         }
 
@@ -179,6 +200,8 @@ extension EndToEnd {
             (["--rate", "-5"], "--rate must be a positive number of events per second"),
             (["--rate", "1e-300"], "--rate must be at least 0.001 events per second"),
             (["--connections", "-2"], "--connections must be at least 1"),
+            (["--warmup", "-1"], "--warmup must be from 0 (none) to 3600 seconds, got -1"),
+            (["--warmup", "nan"], "--warmup must be from 0 (none) to 3600 seconds"),
         ])
         func badOptionsAreRefusedBeforeAnythingRuns(arguments: [String], says: String) async throws {
             let directory = try Cluster.makeDirectory()
@@ -293,7 +316,7 @@ extension EndToEnd {
             let help = try await runCommand(Products.load, ["--help"], in: directory)
             #expect(help.status == 0)
             for option in ["--endpoint", "--mode", "--no-baseline", "--connections", "--machine ", "--machines", "--payload-size",
-                           "--duration", "--count", "--window", "--batch", "--linger", "--codec", "--rate", "--spawn", "--json"] {
+                           "--duration", "--count", "--window", "--batch", "--linger", "--warmup", "--codec", "--rate", "--spawn", "--json"] {
                 #expect(help.stdout.contains(option), "\(option) is not in fsm-load --help")
             }
             #expect(help.stdout.contains("Exit status"), "fsm-load --help does not give its exit statuses")

@@ -12,7 +12,10 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
         var missing: [String] = []
     }
 
-    var core: CoordinatorCore
+    // What the hot path reads and writes per message is `@exclusivity(unchecked)`: only the
+    // loop thread touches it, and the runtime's per-access bookkeeping cost time on every
+    // envelope. Overlapping accesses are still refused at compile time.
+    @exclusivity(unchecked) var core: CoordinatorCore
     let clients: SocketID
     let workers: SocketID
     let events: SocketID
@@ -118,11 +121,11 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
     /// Envelopes for each worker (by number) and each batching client, collected during one
     /// callback and sent as one batch per destination by ``flush(io:)``: under load one ZeroMQ
     /// message carries many envelopes.
-    var toWorkers: [BatchBuilder]
-    var toClients: [[UInt8]: BatchBuilder] = [:]
+    @exclusivity(unchecked) var toWorkers: [BatchBuilder]
+    @exclusivity(unchecked) var toClients: [[UInt8]: BatchBuilder] = [:]
     /// Each worker's routing id (its name's bytes), by number.
     let workerIdentities: [[UInt8]]
-    private var slowClients: Set<[UInt8]> = []
+    @exclusivity(unchecked) private var slowClients: Set<[UInt8]> = []
     private var clientOutbox: Int { core.topology.queues.clientOutbox }
 
     /// Adds to the batch for worker number `worker`; a batch that reached its preferred size

@@ -18,9 +18,11 @@ actor WorkerRuntime {
     private var placed: [String: Welcome.HostedMachine] = [:]
     /// The io requests served by other workers, shared by every instance's performer.
     private var remoteIO: Set<String> = []
-    private var instances: [String: any HostedMachine] = [:]
+    /// Looked up for every event: `@exclusivity(unchecked)`, as the actor's isolation already
+    /// rules out concurrent access (the runtime's per-access bookkeeping only cost time).
+    @exclusivity(unchecked) private var instances: [String: any HostedMachine] = [:]
     private var serving: [UInt64: Task<Void, Never>] = [:]
-    private(set) var lastHeard = ContinuousClock.now
+    @exclusivity(unchecked) private(set) var lastHeard = ContinuousClock.now
 
     /// The I/O loop's thread: the runtime, its hosts and what they send share it, so a received
     /// batch is queued, drained and answered with no thread hand-off and no executor switch.
