@@ -268,6 +268,39 @@ public final actor MachineHost<M: Machine> {
         }
     }
 
+    /// Handles `event` now, on the host's executor, and answers it through the reply handler
+    /// with `token`: what ``send(_:replyToken:)`` and the drain after it do, without the queue, a
+    /// drain and their locks. Only when that keeps the FIFO: the host ran before, has not ended,
+    /// and nothing is queued or being drained; otherwise it does nothing and returns `false`, and
+    /// the caller queues the event.
+    ///
+    /// For a transport running on the host's executor (a worker's I/O loop), which hands events
+    /// to many hosts: most find their host idle.
+    @inlinable
+    package func sendNow(_ event: M.Event, replyToken token: UInt64) -> Bool {
+        precondition(options.replyHandler != nil, "sendNow(_:replyToken:) needs HostOptions.replyHandler")
+        guard isIdle else { return false }
+        handleAwaiting(event, token: token)
+        if outcome != nil { finishRun(droppedBefore: EmptyCollection()) }
+        return true
+    }
+
+    /// Handles `event` now, like ``sendNow(_:replyToken:)``, for a sender that waits for nothing.
+    @inlinable
+    package func sendNow(_ event: M.Event) -> Bool {
+        guard isIdle else { return false }
+        apply(event, origin: .sent)
+        if !inline.isEmpty || !inlineBuffer.isEmpty { runInline() }
+        if outcome != nil { finishRun(droppedBefore: EmptyCollection()) }
+        return true
+    }
+
+    /// Booted, running, not in the middle of processing, and its mailbox idle.
+    @inlinable
+    var isIdle: Bool {
+        booted && outcome == nil && inline.isEmpty && inlineBuffer.isEmpty && mailbox.isIdle
+    }
+
     /// Answers `reply` with the state once every event queued before this call was processed,
     /// before any event queued after it: a transport's read that keeps its place in the FIFO.
     /// A machine that ended answers with its final state.

@@ -106,6 +106,13 @@ final class Mailbox<M: Machine>: Sendable {
     @inlinable
     var isStarted: Bool { inner.withLock { $0.started } }
 
+    /// Started, open, and nothing queued or being drained: an event handled now keeps its place
+    /// in the FIFO (``MachineHost/sendNow(_:replyToken:)``).
+    @inlinable
+    var isIdle: Bool {
+        inner.withLock { $0.started && !$0.drainScheduled && $0.queue.isEmpty && $0.closedBy == nil }
+    }
+
     /// Accepts an external event unless the mailbox is full or closed.
     @inlinable
     func enqueueExternal(_ item: consuming MailItem<M>, address: String) throws(HostError) {

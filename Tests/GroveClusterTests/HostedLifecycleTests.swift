@@ -3,6 +3,7 @@ import Grove
 import GroveRuntime
 import GroveWire
 import Testing
+import Synchronization
 import ZeroMQ
 
 /// A trivial machine for hosting on a worker without a coordinator.
@@ -68,6 +69,49 @@ struct HostedReplyTests {
             counts.append(state.count)
         }
         #expect(counts == [1, 2])
+    }
+}
+
+/// On a worker's loop, the hosts' executor, an event that finds its host idle is handled as it
+/// arrives; one that finds anything queued before it (here a read) waits its turn, so the
+/// replies keep their order either way.
+struct HandledOnArrivalTests {
+    @Test func anIdleHostHandlesAnEventAsItArrivesAndOneWithWorkQueuedWaitsItsTurn() async throws {
+        let wire = try WorkerWire(endpoint: "inproc://handled-on-arrival")
+        defer { wire.loop.stop() }
+        let link = wire.link
+        let hosted = Hosted<TallyMachine>(address: "tally/1", env: (), path: HostedPath(), mailboxCapacity: 100,
+                                          io: IOHandlers(), link: link, executor: wire.loop.executor)
+        let increment = Array(#""increment""#.utf8)[...]
+        @Sendable func reply(_ correlation: UInt64) -> StateReply {
+            StateReply(link: link, correlation: correlation, address: "tally/1", binary: false)
+        }
+        // The first event may find the host not yet started: answered in turn either way.
+        wire.loop.execute { _ in hosted.send(increment, binary: false, reply: reply(1)) }
+        #expect(try await wire.replies(1).map(\.header.correlation) == [1])
+
+        // Now idle: the next event has run when `send` returns. A read queued after it makes the
+        // host busy, so the event after that waits in the mailbox.
+        let read = Mutex<Result<[UInt8], WireError>?>(nil)
+        let seen: (afterFirst: Int, afterSecond: Int) = await withCheckedContinuation { continuation in
+            wire.loop.execute { _ in
+                hosted.send(increment, binary: false, reply: reply(2))
+                let afterFirst = hosted.host.assumeIsolated { $0.state.count }
+                hosted.state { result in read.withLock { $0 = result } }
+                hosted.send(increment, binary: false, reply: reply(3))
+                let afterSecond = hosted.host.assumeIsolated { $0.state.count }
+                continuation.resume(returning: (afterFirst, afterSecond))
+            }
+        }
+        #expect(seen.afterFirst == 2, "an event for an idle host was queued instead of handled as it arrived")
+        #expect(seen.afterSecond == 2, "an event overtook the read queued before it")
+        let replies = try await wire.replies(2)
+        #expect(replies.map(\.header.correlation) == [2, 3])
+        let counts = try replies.map { try WireJSON.decode(TallyMachine.State.self, from: $0.payload).count }
+        #expect(counts == [2, 3])
+        for _ in 0 ..< 200 where read.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(10)) }
+        let state = try #require(read.withLock { $0 })
+        #expect(try WireJSON.decode(TallyMachine.State.self, from: state.get()).count == 2, "the read saw the state in its turn")
     }
 }
 

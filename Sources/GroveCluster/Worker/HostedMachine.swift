@@ -31,6 +31,9 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     let path: HostedPath<M>
     let link: WorkerLink
     private let drainTarget: HostDrain<M>
+    /// Whether the host runs on an executor given to it (a worker's loop), on which its events
+    /// arrive: an event that finds the host idle is then handled at once instead of queued.
+    private let handlesOnArrival: Bool
     /// Publishes state changes while someone watches `state:<address>`. Not observing otherwise
     /// keeps the host on its fast path (no observer to notify per commit).
     private let publisher = Mutex<Task<Void, Never>?>(nil)
@@ -44,6 +47,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         options.address = address
         options.mailboxCapacity = mailboxCapacity
         options.executor = executor
+        handlesOnArrival = executor != nil
         let drainTarget = HostDrain(path: path)
         self.drainTarget = drainTarget
         let drains = link.drains
@@ -133,6 +137,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         do throws(WireError) {
             let event = binary ? try decodeBinaryEvent(payload) : try decodeEvent(payload)
             do {
+                if handlesOnArrival, path.sendNow(host, event) { return nil }
                 try path.send(host, event)
                 return nil
             } catch {
@@ -154,6 +159,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         let address = address
         do {
             if let token = reply.token {
+                if handlesOnArrival, path.sendNowReplying(host, event, token) { return }
                 try path.sendReplying(host, event, token)
             } else {
                 // A correlation with the top bit set (the coordinator's never have it) cannot

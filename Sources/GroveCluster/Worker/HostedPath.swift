@@ -13,6 +13,11 @@ struct HostedPath<M: Machine>: Sendable {
     @usableFromInline let send: @Sendable (MachineHost<M>, M.Event) throws(HostError) -> Void
     /// Queues an event answered through the host's reply handler with a token.
     @usableFromInline let sendReplying: @Sendable (MachineHost<M>, M.Event, UInt64) throws(HostError) -> Void
+    /// Handles an event at once when its host is idle (``MachineHost/sendNow(_:)``); false when
+    /// it must queue. Called on the host's executor only.
+    @usableFromInline let sendNow: @Sendable (MachineHost<M>, M.Event) -> Bool
+    /// ``sendNow``, answered through the host's reply handler with a token.
+    @usableFromInline let sendNowReplying: @Sendable (MachineHost<M>, M.Event, UInt64) -> Bool
     @usableFromInline let drain: @Sendable (MachineHost<M>) async -> Void
     /// Drains a host whose executor the caller is running on (a worker's loop), synchronously.
     @usableFromInline let drainHere: @Sendable (MachineHost<M>) -> Void
@@ -30,6 +35,8 @@ struct HostedPath<M: Machine>: Sendable {
     init() where M.Event: Decodable, M.State: Encodable {
         send = { host, event throws(HostError) in try host.send(event) }
         sendReplying = { host, event, token throws(HostError) in try host.send(event, replyToken: token) }
+        sendNow = { host, event in host.assumeIsolated { $0.sendNow(event) } }
+        sendNowReplying = { host, event, token in host.assumeIsolated { $0.sendNow(event, replyToken: token) } }
         drain = { host in await host.flush(rounds: Self.drainRounds) }
         drainHere = { host in host.assumeIsolated { $0.flush(rounds: Self.drainRounds) } }
         decodeBinary = { payload throws(BinaryCodingError) in try BinaryCodec.decode(M.Event.self, from: payload) }
