@@ -70,10 +70,10 @@ compiler="${CC:-clang}"
 command -v "$compiler" >/dev/null 2>&1 || die "no C compiler '$compiler' for Scripts/floor/zmq-floor.c; set CC (e.g. CC=gcc) and re-run"
 "$compiler" -O2 -o "$work/zmq-floor" Scripts/floor/zmq-floor.c -lzmq
 # A floor run that loses round trips says so on stderr and in its row; the report goes on.
-"$work/zmq-floor" "$rate" "$seconds" >"$work/floor.json" || say "the libzmq floor at $rate/s failed or lost round trips (its message is above)"
-"$work/zmq-floor" 2000 "$seconds" >"$work/floor-light.json" || say "the libzmq floor at 2000/s failed or lost round trips (its message is above)"
+"$work/zmq-floor" "$rate" "$seconds" 1 1 1 >"$work/floor.json" || say "the libzmq floor at $rate/s failed or lost round trips (its message is above)"
+"$work/zmq-floor" 2000 "$seconds" 1 1 1 >"$work/floor-light.json" || say "the libzmq floor at 2000/s failed or lost round trips (its message is above)"
 # The floor again in the topology's shape: two client connections, a broker, two workers.
-"$work/zmq-floor" "$rate" "$seconds" 2 2 >"$work/floor-shaped.json" || say "the libzmq floor (2 clients, 2 workers) at $rate/s failed or lost round trips (its message is above)"
+"$work/zmq-floor" "$rate" "$seconds" 2 2 1 >"$work/floor-shaped.json" || say "the libzmq floor (2 clients, 2 workers) at $rate/s failed or lost round trips (its message is above)"
 say "5/5 fsm-load: spawning $spawn keyed instances"
 "$bin/fsm-load" Topologies/load.json --json --spawn "$spawn" --mode ack --no-baseline --duration 1 --machines 1000 --batch 200 --window 4000 >"$work/spawn.json"
 
@@ -131,9 +131,9 @@ def table(title, report, paced=False, floors=()):
                                    "At a paced rate the CPU per event is mostly waking up threads for each message, not work.")
     if paced and floors:
         out.append(""); out.append("A floor row is bare libzmq in C (`Scripts/floor/zmq-floor.c`) over the same hops, client → broker → worker and back, "
-                                   "paced alike: client threads with a context each, a broker, echoing workers (round robin), one thread each plus libzmq's "
-                                   "I/O threads; the topology has fsm-load's 2 connections, the coordinator and 2 workers. Its CPU columns are broker / "
-                                   "workers / clients.")
+                                   "paced alike and after the same 1 s warm-up: client threads sharing one context (as fsm-load's connections do), a broker, "
+                                   "echoing workers (round robin), one thread each plus libzmq's I/O threads; the topology has fsm-load's 2 connections, "
+                                   "the coordinator and 2 workers. Its CPU columns are broker / workers / clients.")
     return out + [""]
 lines += table("End to end, JSON, batched (`fsm-load --mode ack,reply --batch 200 --window 4000`)", load("json.json"))
 lines += table("End to end, binary codec, batched (`fsm-load --mode ack,reply --codec binary --batch 200 --window 4000`)", load("binary.json"))

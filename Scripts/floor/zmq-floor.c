@@ -5,14 +5,17 @@
 //                    ◀──               │               ◀──
 //
 // One broker process, WORKERS echoing worker processes (round robin), and CLIENTS client
-// threads in this process, each with a context of its own (as fsm-load's connections have):
-// every thread plus libzmq's I/O threads, ipc in the abstract namespace. Each client sends one
-// 64-byte message per event on a fixed schedule (RATE / CLIENTS each) and measures each round
-// trip from the event's scheduled time (a late send counts as latency). It prints one JSON
-// object: the rate, the shape, the round trips, latency percentiles in microseconds, and the CPU
-// seconds spent while the schedule ran (all workers together).
+// threads in this process sharing one context, so one libzmq I/O thread (as fsm-load's
+// connections do): every thread plus libzmq's I/O threads, ipc in the abstract namespace. Each
+// client sends one 64-byte message per event on a fixed schedule (RATE / CLIENTS each) and
+// measures each round trip from the event's scheduled time (a late send counts as latency).
+// With WARMUP, the same schedule runs that many seconds first, unmeasured (as fsm-load's
+// --warmup). It prints one JSON object: the rate, the shape, the round trips, latency
+// percentiles in microseconds, and the CPU seconds spent while the measured schedule ran (all
+// workers together).
 //
-// Usage: zmq-floor RATE SECONDS [CLIENTS [WORKERS]]   (CLIENTS and WORKERS from 1 to 8, default 1)
+// Usage: zmq-floor RATE SECONDS [CLIENTS [WORKERS [WARMUP]]]
+//        (CLIENTS and WORKERS from 1 to 8, default 1; WARMUP seconds, default 0)
 
 #define _GNU_SOURCE
 #include <errno.h>
@@ -168,19 +171,20 @@ static int peer_count(const char *text) {
 
 // One client connection: its own context and DEALER, its share of the rate, its round trips.
 struct client {
+    void *context;
     const char *endpoint;
-    double rate, seconds;
+    double rate, seconds, warmup;
     int64_t count, received, *latency;
     int failed; // 1 when no echo came back to its probes within 10 s
 };
 
-// All clients start their schedules together, once every one has had its first echo.
-static pthread_barrier_t started;
+// All clients start their schedules together, once every one has had its first echo; and their
+// measured schedules together, after the warm-up (the main thread reads CPU times at both).
+static pthread_barrier_t started, warmed;
 
 static void *run_client(void *raw) {
     struct client *self = raw;
-    void *context = zmq_ctx_new();
-    void *socket = zmq_socket(context, ZMQ_DEALER);
+    void *socket = zmq_socket(self->context, ZMQ_DEALER);
     int no_linger = 0;
     zmq_setsockopt(socket, ZMQ_LINGER, &no_linger, sizeof no_linger);
     unlimited_queues(socket);
@@ -201,6 +205,22 @@ static void *run_client(void *raw) {
     }
     while (zmq_recv(socket, reply, frame_capacity, ZMQ_DONTWAIT) >= 0) {}
     pthread_barrier_wait(&started);
+
+    // The warm-up: the same schedule, its echoes marked (-1) and not measured.
+    int64_t warm_count = self->failed ? 0 : (int64_t)(self->rate * self->warmup), warm_interval = (int64_t)(1e9 / self->rate);
+    int64_t warm_start = now_ns(), warm_sent = 0;
+    while (warm_sent < warm_count) {
+        int64_t now = now_ns();
+        for (; warm_sent < warm_count && warm_start + warm_sent * warm_interval <= now; warm_sent++) {
+            int64_t marked = -1;
+            memcpy(payload, &marked, sizeof marked);
+            if (zmq_send(socket, payload, payload_size, 0) < 0) fail("client send");
+        }
+        if (wait_readable(socket, fd, warm_start + warm_sent * warm_interval)) {
+            while (zmq_recv(socket, reply, frame_capacity, ZMQ_DONTWAIT) >= 0) {}
+        }
+    }
+    pthread_barrier_wait(&warmed);
 
     int64_t count = self->failed ? 0 : (int64_t)(self->rate * self->seconds), interval = (int64_t)(1e9 / self->rate);
     int64_t *latency = malloc(sizeof(int64_t) * (size_t)(count > 0 ? count : 1));
@@ -227,7 +247,6 @@ static void *run_client(void *raw) {
     self->received = received;
     self->latency = latency;
     zmq_close(socket);
-    zmq_ctx_term(context);
     return NULL;
 }
 
@@ -247,13 +266,17 @@ static void broker_main(const char *endpoints, int expected) {
 }
 
 int main(int argc, char **argv) {
-    int shaped = argc >= 3 && argc <= 5;
+    int shaped = argc >= 3 && argc <= 6;
     double rate = shaped ? positive_number(argv[1]) : 0, seconds = shaped ? positive_number(argv[2]) : 0;
     int clients = argc >= 4 ? peer_count(argv[3]) : 1, workers = argc >= 5 ? peer_count(argv[4]) : 1;
-    if (rate <= 0 || seconds <= 0 || rate * seconds < clients || rate * seconds > 50e6 || rate > 1e9 || clients == 0 || workers == 0) {
-        fprintf(stderr, "usage: zmq-floor RATE SECONDS [CLIENTS [WORKERS]]   (round trips per second and seconds, positive "
-                        "numbers, from 1 to 50 million round trips in all, at least one per client; CLIENTS and WORKERS "
-                        "whole numbers from 1 to %d, default 1)\n", max_peers);
+    // Zero is a warm-up of none; otherwise a positive number of seconds, at most an hour.
+    double warmup = argc >= 6 ? (strcmp(argv[5], "0") == 0 ? 0 : positive_number(argv[5])) : 0;
+    int warmup_ok = argc < 6 || (strcmp(argv[5], "0") == 0) || (warmup > 0 && warmup <= 3600 && rate * warmup <= 50e6);
+    if (rate <= 0 || seconds <= 0 || rate * seconds < clients || rate * seconds > 50e6 || rate > 1e9 || clients == 0 || workers == 0
+        || !warmup_ok) {
+        fprintf(stderr, "usage: zmq-floor RATE SECONDS [CLIENTS [WORKERS [WARMUP]]]   (round trips per second and seconds, "
+                        "positive numbers, from 1 to 50 million round trips in all, at least one per client; CLIENTS and "
+                        "WORKERS whole numbers from 1 to %d, default 1; WARMUP 0 or seconds up to 3600, default 0)\n", max_peers);
         return 64;
     }
     // Both endpoints in one buffer, front then back, each ending in a NUL (the broker takes one argument).
@@ -266,18 +289,25 @@ int main(int argc, char **argv) {
     pid_t worker_pids[max_peers];
     for (int index = 0; index < workers; index++) worker_pids[index] = spawn(parent, worker, back, index + 1);
 
+    // After the forks: the children must not inherit it.
+    void *context = zmq_ctx_new();
+    if (!context) fail("client context");
     struct client connections[max_peers];
     pthread_t threads[max_peers];
     pthread_barrier_init(&started, NULL, (unsigned)clients + 1);
+    pthread_barrier_init(&warmed, NULL, (unsigned)clients + 1);
     for (int index = 0; index < clients; index++) {
-        connections[index] = (struct client){.endpoint = front, .rate = rate / clients, .seconds = seconds};
+        connections[index] = (struct client){.context = context, .endpoint = front, .rate = rate / clients, .seconds = seconds,
+                                             .warmup = warmup};
         if (pthread_create(&threads[index], NULL, run_client, &connections[index]) != 0) fail("client thread");
     }
     pthread_barrier_wait(&started);
+    pthread_barrier_wait(&warmed);
     double workers_before = 0, workers_after = 0;
     for (int index = 0; index < workers; index++) workers_before += cpu_seconds(worker_pids[index]);
     double cpu_before[2] = {cpu_seconds(getpid()), cpu_seconds(broker_pid)};
     for (int index = 0; index < clients; index++) pthread_join(threads[index], NULL);
+    zmq_ctx_term(context);
     double cpu_after[2] = {cpu_seconds(getpid()), cpu_seconds(broker_pid)};
     for (int index = 0; index < workers; index++) workers_after += cpu_seconds(worker_pids[index]);
     kill(broker_pid, SIGKILL);

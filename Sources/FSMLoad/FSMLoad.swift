@@ -17,7 +17,8 @@ struct FSMLoad: ParsableCommand {
             round robin over its share of --machines addresses of --machine (name/0 ... name/N-1 for a keyed \
             machine; the connections split the addresses between them).
 
-            Modes: ack = events with the no-wait flag, acknowledged once the machine queued them \
+            Modes: ack = events with the no-wait flag, acknowledged once the machine took them (queued, or \
+            handled at once by an idle machine) \
             (fire-and-forget with acknowledged delivery); reply = events answered with the state they \
             committed (request-reply); raw = the echo kind through the same sockets (client → coordinator \
             → worker and back) with no codec and no machine. Unless --no-baseline, a raw run with the same \
@@ -84,7 +85,7 @@ struct FSMLoad: ParsableCommand {
     var rate: Double?
 
     @Option(parsing: .unconditional, help: ArgumentHelp(
-        "Before each run, send the same load (rate, batching, addresses) for this many seconds and leave it out of the report: machines are spawned and buffers and caches warm, so the run shows steady state. Every warm-up event is answered before the run starts; one lost stops fsm-load with an error. 0, the default, warms nothing.",
+        "Before each run, send the same load (rate, batching, addresses) for this many seconds and leave it out of the report: machines are spawned and buffers and caches warm, so the run shows steady state. Every warm-up event is answered before the run starts. One lost, or every one refused, stops fsm-load with an error (the runs already made are reported first); some refused are told on stderr. 0, the default, warms nothing; otherwise from 0.001 to 3600.",
         valueName: "seconds"))
     var warmup: Double = 0
 
@@ -109,8 +110,8 @@ struct FSMLoad: ParsableCommand {
         if let spawn, spawn < 1 { throw ValidationError("--spawn must be at least 1") }
         guard duration > 0, duration.isFinite else { throw ValidationError("--duration must be a positive number of seconds") }
         guard duration <= 1_000_000 else { throw ValidationError("--duration must be at most 1000000 seconds") }
-        guard warmup >= 0, warmup.isFinite, warmup <= 3600 else {
-            throw ValidationError("--warmup must be from 0 (none) to 3600 seconds, got \(warmup)")
+        guard warmup == 0 || (warmup >= 0.001 && warmup <= 3600) else {
+            throw ValidationError("--warmup must be 0 (none) or from 0.001 to 3600 seconds, got \(String(format: "%g", warmup))")
         }
         guard window > 0 else { throw ValidationError("--window must be at least 1") }
         guard batch > 0 else { throw ValidationError("--batch must be at least 1 (1 sends each event on its own), got \(batch)") }
@@ -176,9 +177,27 @@ struct FSMLoad: ParsableCommand {
             let plan = LoadPlan(mode: mode, addresses: addresses, payload: try Self.payload(size: payloadSize, binary: binary), window: window,
                                 count: count, duration: .seconds(duration), ratePerConnection: rate.map { $0 / Double(connections) },
                                 batch: batch, linger: .microseconds(linger), binary: binary)
-            if warmup > 0 { try warmUp(plan, endpoint: endpoint) }
+            if warmup > 0 {
+                do {
+                    try warmUp(plan, endpoint: endpoint)
+                } catch {
+                    // The runs that finished before it are still reported.
+                    if !report.runs.isEmpty { publish(&report) }
+                    throw error
+                }
+            }
             report.runs.append(try measure(plan, endpoint: endpoint, pids: pids))
         }
+        publish(&report)
+        for run in report.runs where run.acknowledged == 0 && run.failed > 0 {
+            let codes = run.errors.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: " ")
+            FileHandle.standardError.write(Data("fsm-load: every event of the \(run.mode) run was refused (\(codes))\(refusalHint(run.errors))\n".utf8))
+        }
+        if report.runs.contains(where: { $0.lost > 0 || ($0.acknowledged == 0 && $0.failed > 0) }) { throw ExitCode(1) }
+    }
+
+    /// Adds the comparisons with the raw baseline and prints the report (text, or JSON).
+    func publish(_ report: inout LoadReport) {
         if let raw = report.runs.first(where: { $0.mode == "raw" }) {
             for index in report.runs.indices where report.runs[index].mode != "raw" {
                 if rate == nil, raw.eventsPerSecond > 0 {
@@ -189,20 +208,17 @@ struct FSMLoad: ParsableCommand {
                 }
             }
         }
-        if json {
-            print(String(decoding: try WireJSON.encode(report), as: UTF8.self))
+        if json, let encoded = try? WireJSON.encode(report) {
+            print(String(decoding: encoded, as: UTF8.self))
         } else {
             print(report.text())
         }
-        for run in report.runs where run.acknowledged == 0 && run.failed > 0 {
-            let codes = run.errors.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: " ")
-            var hint = ""
-            if run.errors["undecodable-event"] != nil {
-                hint = "; fsm-load sends note(String) events, which '\(machine)' does not accept: pick a machine whose Event has that case"
-            }
-            FileHandle.standardError.write(Data("fsm-load: every event of the \(run.mode) run was refused (\(codes))\(hint)\n".utf8))
-        }
-        if report.runs.contains(where: { $0.lost > 0 || ($0.acknowledged == 0 && $0.failed > 0) }) { throw ExitCode(1) }
+    }
+
+    /// What to do about refusals with these codes, after a `;`, or nothing.
+    func refusalHint(_ errors: [String: Int]) -> String {
+        guard errors["undecodable-event"] != nil else { return "" }
+        return "; fsm-load sends note(String) events, which '\(machine)' does not accept: pick a machine whose Event has that case"
     }
 
     func measure(_ plan: LoadPlan, endpoint: String, pids: [String: Int32], label: String? = nil) throws -> RunReport {
@@ -242,7 +258,9 @@ struct FSMLoad: ParsableCommand {
             }
         }
         if tty { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
-        if let failure = failures.withLock({ $0.first }) { throw LoadError("a connection failed: \(failure)") }
+        if let failure = failures.withLock({ $0.first }) {
+            throw LoadError("a connection failed\(label.map { " during the \($0)" } ?? ""): \(failure)")
+        }
         let after = pids.compactMapValues { ProcessStats.read(pid: $0) }
         var cpu: [String: Double] = [:]
         for (name, stats) in after { if let start = before[name] { cpu[name] = stats.cpuSeconds - start.cpuSeconds } }
@@ -260,10 +278,13 @@ struct FSMLoad: ParsableCommand {
             throw LoadError("the warm-up before the \(plan.mode.rawValue) run lost \(run.lost) of \(run.sent) events (no answer within 10 s); "
                 + "the topology did not keep up with this load or a worker went away: check fsm-launch's log")
         }
-        if run.failed > 0 {
-            let codes = run.errors.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: " ")
-            FileHandle.standardError.write(Data("fsm-load: the warm-up before the \(plan.mode.rawValue) run had \(run.failed) of \(run.sent) events refused (\(codes))\n".utf8))
+        guard run.failed > 0 else { return }
+        let codes = run.errors.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: " ")
+        if run.acknowledged == 0 {
+            // The run would only be refused too.
+            throw LoadError("every event of the warm-up before the \(plan.mode.rawValue) run was refused (\(codes))\(refusalHint(run.errors))")
         }
+        FileHandle.standardError.write(Data("fsm-load: the warm-up before the \(plan.mode.rawValue) run had \(run.failed) of \(run.sent) events refused (\(codes))\n".utf8))
     }
 
     /// Sends one event to each of `count` new keyed instances and measures the workers' memory.

@@ -8,7 +8,8 @@ struct LoadPlan: Sendable {
     enum Mode: String, Sendable, CaseIterable {
         /// `echo`: through coordinator and worker and back, no codec, no machine.
         case raw
-        /// `event` with the no-wait flag: acknowledged once the machine queued it.
+        /// `event` with the no-wait flag: acknowledged once the machine took it (queued, or
+        /// handled at once by an idle machine).
         case ack
         /// `event`: answered with the state it committed.
         case reply

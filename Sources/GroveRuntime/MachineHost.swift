@@ -43,10 +43,12 @@ public final actor MachineHost<M: Machine> {
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executorReference }
 
     // The stored properties the per-event path touches are `@exclusivity(unchecked)`: the
-    // actor's isolation already rules out concurrent access, and `update` is a pure function
-    // that cannot reach the host, so the runtime's per-access bookkeeping (a thread-local
-    // access set on every read-modify-write) only cost time. Overlapping accesses are still
-    // refused at compile time.
+    // runtime's per-access bookkeeping (a thread-local access set on every read-modify-write)
+    // cost time on every event. What keeps them safe is that nothing re-enters the host while
+    // one of them is being modified: `update` is a pure function that cannot reach the host,
+    // and the closures that run inside a modification (the registry's group updates) touch only
+    // their argument; observers, diagnostics and replies run outside any. Such an overlap would
+    // no longer trap: code added inside a modification must keep to that.
 
     /// The current state.
     @usableFromInline @exclusivity(unchecked)

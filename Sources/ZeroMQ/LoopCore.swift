@@ -10,9 +10,10 @@ final class LoopCore: @unchecked Sendable {
     let tickInterval: Duration
     let maxBatch: Int
     let mailbox: LoopMailbox
-    // Touched on every send and receive, by this thread alone: `@exclusivity(unchecked)`, since
-    // the runtime's per-access bookkeeping only cost time (overlaps are still refused at compile
-    // time).
+    // Touched on every send and receive: `@exclusivity(unchecked)`, since the runtime's
+    // per-access bookkeeping cost time on each. Safe because nothing re-enters them while one is
+    // being modified: the outbox retry closure touches only its socket, and delegate callbacks
+    // run with no access held. Such an overlap would no longer trap.
     @exclusivity(unchecked) var sockets: [Socket] = []
     @exclusivity(unchecked) var outboxes: [Outbox] = []
     @exclusivity(unchecked) var delegate: (any IOLoopDelegate)?

@@ -104,7 +104,7 @@ struct HandledOnArrivalTests {
             }
         }
         #expect(seen.afterFirst == 2, "an event for an idle host was queued instead of handled as it arrived")
-        #expect(seen.afterSecond == 2, "an event overtook the read queued before it")
+        #expect(seen.afterSecond == 2, "the event behind a queued read did not wait for it")
         let replies = try await wire.replies(2)
         #expect(replies.map(\.header.correlation) == [2, 3])
         let counts = try replies.map { try WireJSON.decode(TallyMachine.State.self, from: $0.payload).count }
@@ -113,6 +113,45 @@ struct HandledOnArrivalTests {
         let state = try #require(read.withLock { $0 })
         #expect(try WireJSON.decode(TallyMachine.State.self, from: state.get()).count == 2, "the read saw the state in its turn")
     }
+
+    /// A no-wait event handled as it arrives can end the machine: its mailbox closes there, so
+    /// the next event is refused at once, and the end is published.
+    @Test func aNoWaitEventHandledAsItArrivesCanEndTheMachine() async throws {
+        let wire = try WorkerWire(endpoint: "inproc://ended-on-arrival")
+        defer { wire.loop.stop() }
+        let hosted = Hosted<CountdownMachine>(address: "countdown/1", env: (), path: HostedPath(), mailboxCapacity: 100,
+                                              io: IOHandlers(), link: wire.link, executor: wire.loop.executor)
+        let tick = Array(#""tick""#.utf8)[...]
+        wire.loop.execute { _ in _ = hosted.enqueue(tick, binary: false) }
+        for _ in 0 ..< 200 where await hosted.host.state.remaining != 1 { try await Task.sleep(for: .milliseconds(10)) }
+        try #require(await hosted.host.state.remaining == 1)
+
+        let seen: (taken: WireError?, remaining: Int, next: WireError?) = await withCheckedContinuation { continuation in
+            wire.loop.execute { _ in
+                let taken = hosted.enqueue(tick, binary: false)
+                let remaining = hosted.host.assumeIsolated { $0.state.remaining }
+                let next = hosted.enqueue(tick, binary: false)
+                continuation.resume(returning: (taken, remaining, next))
+            }
+        }
+        #expect(seen.taken == nil)
+        #expect(seen.remaining == 0, "the idle host queued the event instead of handling it as it arrived")
+        #expect(seen.next?.code == .machineEnded, "an event after the end was not refused at once: \(String(describing: seen.next))")
+        let published = try await wire.replies(1)
+        #expect(published.map(\.header.kind) == [.machine], "the end was not published")
+    }
+}
+
+/// Ends after two ticks.
+enum CountdownMachine: Machine {
+    enum Event: Codable, Sendable { case tick }
+    struct State: Codable, Sendable { var remaining = 2 }
+    static var initialState: State { State() }
+    static func update(_ state: inout State, event: Event) -> Effect {
+        state.remaining -= 1
+        return .none
+    }
+    static func isTerminal(_ state: State) -> Bool { state.remaining <= 0 }
 }
 
 /// A machine whose state JSON cannot encode: a NaN has no JSON number.

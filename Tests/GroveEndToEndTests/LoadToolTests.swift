@@ -112,9 +112,20 @@ extension EndToEnd {
                 for index in 0..<10 {
                     if case .integer(let count)? = try await cluster.json(["state", "counter/\(index)"])["count"] { total += count }
                 }
-                // The reply run's 100, and its warm-up's 200 a second for 0.3 s, about 60 (the raw
-                // run's echoes count nothing).
-                #expect((150...170).contains(total), "the machines counted \(total) events, not about 160")
+                // The reply run's 100, and its warm-up's schedule, 200 a second for 0.3 s: 60 (the
+                // raw run's echoes count nothing).
+                #expect(total == 160, "the machines counted \(total) events")
+            }
+        }
+
+        /// A warm-up whose every event is refused stops fsm-load and says why, after reporting the
+        /// runs already made.
+        @Test func aWarmUpWhoseEventsAreAllRefusedStopsWithTheReason() async throws {
+            try await withCluster(Self.topology) { cluster in
+                let report = try await load(cluster, ["--mode", "ack", "--warmup", "0.2", "--rate", "100", "--count", "10",
+                                                      "--machine", "form", "--machines", "3"], status: 1,
+                                            stderr: "every event of the warm-up before the ack run was refused (undecodable-event=20); fsm-load sends note(String)")
+                #expect(report.runs.map(\.mode) == ["raw"], "the raw baseline made before it is reported")
             }
         }
 
@@ -200,8 +211,10 @@ extension EndToEnd {
             (["--rate", "-5"], "--rate must be a positive number of events per second"),
             (["--rate", "1e-300"], "--rate must be at least 0.001 events per second"),
             (["--connections", "-2"], "--connections must be at least 1"),
-            (["--warmup", "-1"], "--warmup must be from 0 (none) to 3600 seconds, got -1"),
-            (["--warmup", "nan"], "--warmup must be from 0 (none) to 3600 seconds"),
+            (["--warmup", "-1"], "--warmup must be 0 (none) or from 0.001 to 3600 seconds, got -1"),
+            (["--warmup", "nan"], "--warmup must be 0 (none) or from 0.001 to 3600 seconds, got nan"),
+            (["--warmup", "1e-300"], "got 1e-300"),
+            (["--warmup", "4000"], "got 4000"),
         ])
         func badOptionsAreRefusedBeforeAnythingRuns(arguments: [String], says: String) async throws {
             let directory = try Cluster.makeDirectory()

@@ -12,9 +12,10 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
         var missing: [String] = []
     }
 
-    // What the hot path reads and writes per message is `@exclusivity(unchecked)`: only the
-    // loop thread touches it, and the runtime's per-access bookkeeping cost time on every
-    // envelope. Overlapping accesses are still refused at compile time.
+    // What the hot path reads and writes per message is `@exclusivity(unchecked)`: the runtime's
+    // per-access bookkeeping cost time on every envelope. Safe because nothing re-enters the
+    // driver while one is being modified: the closures `toWorker`, `toClient` and `withCore` run
+    // inside a modification touch only their argument. Such an overlap would no longer trap.
     @exclusivity(unchecked) var core: CoordinatorCore
     let clients: SocketID
     let workers: SocketID

@@ -6,12 +6,14 @@ import Synchronization
 
 /// One machine instance on a worker, seen through JSON: what the worker's message loop drives.
 protocol HostedMachine: AnyObject, Sendable {
-    /// Decodes and queues an event without waiting for it: nil when queued, else why not. A
-    /// no-wait event is answered at once either way. With `binary`, the event is in GroveWire's
-    /// binary codec, else JSON. Calls from one thread keep their order.
+    /// Decodes and hands over an event without waiting for it: nil when taken (queued, or
+    /// handled at once by an idle host on a worker's loop), else why not. A no-wait event is
+    /// answered at once either way. With `binary`, the event is in GroveWire's binary codec,
+    /// else JSON. Calls from one thread keep their order.
     func enqueue(_ payload: ArraySlice<UInt8>, binary: Bool) -> WireError?
-    /// Decodes and queues an event; `reply` gets the state it committed (in the event's codec)
-    /// or why it did not run.
+    /// Decodes and hands over an event (handled at once by an idle host on a worker's loop,
+    /// else queued); `reply` gets the state it committed (in the event's codec) or why it did
+    /// not run.
     func send(_ payload: ArraySlice<UInt8>, binary: Bool, reply: StateReply)
     /// Answers with the state (JSON) after everything queued before, as an event would be; or
     /// `unencodable-state` when the state does not encode.
@@ -38,6 +40,10 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     /// keeps the host on its fast path (no observer to notify per commit).
     private let publisher = Mutex<Task<Void, Never>?>(nil)
 
+    /// - Parameter executor: The executor the host runs on: a worker's loop. With one, ``send``
+    ///   and ``enqueue`` must be called on it (the worker runtime, which shares it, does), since
+    ///   an event that finds the host idle is handled right there. Without one the host runs on
+    ///   an actor of its own and events are always queued.
     init(address: String, env: M.Env, path: HostedPath<M>, mailboxCapacity: Int, io: any IOPerformer, link: WorkerLink,
          executor: (any SerialExecutor)? = nil) {
         self.address = address

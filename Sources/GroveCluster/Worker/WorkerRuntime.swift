@@ -8,7 +8,8 @@ import ZeroMQ
 /// The machines and io work of one worker process. It lives on the I/O loop's thread (its
 /// executor), and so do its hosts. Messages from the coordinator arrive in order through
 /// ``handle(_:)``, called by the loop for each received batch, so per-machine FIFO holds: events
-/// are queued on their hosts synchronously, in arrival order.
+/// are handed to their hosts synchronously, in arrival order (handled at once by an idle host,
+/// else queued behind what it has).
 actor WorkerRuntime {
     let configuration: WorkerConfiguration
     let link: WorkerLink
@@ -18,8 +19,9 @@ actor WorkerRuntime {
     private var placed: [String: Welcome.HostedMachine] = [:]
     /// The io requests served by other workers, shared by every instance's performer.
     private var remoteIO: Set<String> = []
-    /// Looked up for every event: `@exclusivity(unchecked)`, as the actor's isolation already
-    /// rules out concurrent access (the runtime's per-access bookkeeping only cost time).
+    /// Looked up for every event: `@exclusivity(unchecked)` (the runtime's per-access bookkeeping
+    /// cost time on each). Safe because nothing touches it while it is being modified: it is
+    /// only read, assigned, or iterated over a copy.
     @exclusivity(unchecked) private var instances: [String: any HostedMachine] = [:]
     private var serving: [UInt64: Task<Void, Never>] = [:]
     @exclusivity(unchecked) private(set) var lastHeard = ContinuousClock.now
@@ -43,9 +45,10 @@ actor WorkerRuntime {
         link.publish(.register, address: link.worker, payload: registration)
     }
 
-    /// One batch from the I/O loop, on its thread: every event queued on its host in arrival
-    /// order, then each host it woke drained once (hosts share this executor: plain calls), then
-    /// every reply sent in one message.
+    /// One batch from the I/O loop, on its thread: every event handed to its host in arrival
+    /// order (handled at once when the host is idle, else queued), then each host it woke
+    /// drained once (hosts share this executor: plain calls), then every reply sent in one
+    /// message.
     func handle(_ batch: [Inbound]) {
         link.beginCollecting()
         link.drains.beginCollecting()
