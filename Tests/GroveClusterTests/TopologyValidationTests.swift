@@ -1,5 +1,6 @@
 import Foundation
-import GroveCluster
+@testable import GroveCluster
+import GroveWire
 import Testing
 
 /// The issues loading `json` reports; records a failure when it loads.
@@ -149,6 +150,20 @@ struct TopologyValidationTests {
         #expect(issues(in: "").first?.code == .invalidJSON)
         #expect(issues(in: "{ 'name': 1 }").first?.message.contains("double quotes") == true)
         #expect(issues(in: "{} }").first?.message.hasPrefix("invalid JSON at line 1, column 4") == true)
+    }
+
+    /// Every escape JSON has, in a topology's strings; an unknown one is named with its column.
+    @Test func stringEscapesAreUnescapedAndAnUnknownOneIsNamed() throws {
+        var parser = LocatingJSONParser(Array(#"{"s": "q\" b\\ s\/ \b\f\n\r\t \u00e9 \ud83d\ude80"}"#.utf8))
+        let parsed = try parser.parse()
+        #expect(parsed == .object(["s": .string("q\" b\\ s/ \u{08}\u{0C}\n\r\t é 🚀")]))
+        do {
+            var unknown = LocatingJSONParser(Array(#"{"s": "a\x"}"#.utf8))
+            _ = try unknown.parse()
+            Issue.record("an unknown escape was accepted")
+        } catch {
+            #expect(error.column == 10 && error.message.hasPrefix("unknown escape '\\x'"), "\(error.column): \(error.message)")
+        }
     }
 
     @Test func duplicateKeysAreReported() {

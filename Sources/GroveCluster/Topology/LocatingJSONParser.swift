@@ -242,13 +242,11 @@ package struct LocatingJSONParser {
     private mutating func parseEscape(into buffer: inout [UInt8], _ path: JSONPath) throws(SyntaxError) {
         guard let byte = peek() else { throw failure(path, "unterminated string; close it with '\"'") }
         offset += 1
+        if let character = JSONEscape.character(for: byte) {
+            buffer.append(character)
+            return
+        }
         switch byte {
-        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): buffer.append(byte)
-        case UInt8(ascii: "b"): buffer.append(0x08)
-        case UInt8(ascii: "f"): buffer.append(0x0C)
-        case UInt8(ascii: "n"): buffer.append(0x0A)
-        case UInt8(ascii: "r"): buffer.append(0x0D)
-        case UInt8(ascii: "t"): buffer.append(0x09)
         case UInt8(ascii: "u"):
             var value = try parseHex4(path)
             if (0xD800..<0xDC00).contains(value) {

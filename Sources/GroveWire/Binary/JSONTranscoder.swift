@@ -156,17 +156,12 @@ struct JSONTranscoder {
                 guard offset < input.count else { return false }
                 let escape = input[offset]
                 offset += 1
-                switch escape {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): scratch.append(escape)
-                case UInt8(ascii: "b"): scratch.append(0x08)
-                case UInt8(ascii: "f"): scratch.append(0x0C)
-                case UInt8(ascii: "n"): scratch.append(0x0A)
-                case UInt8(ascii: "r"): scratch.append(0x0D)
-                case UInt8(ascii: "t"): scratch.append(0x09)
-                case UInt8(ascii: "u"):
-                    guard let scalar = unicodeEscape() else { return false }
+                if let character = JSONEscape.character(for: escape) {
+                    scratch.append(character)
+                } else if escape == UInt8(ascii: "u"), let scalar = unicodeEscape() {
                     scratch.append(contentsOf: Array(String(Character(scalar)).utf8))
-                default: return false
+                } else {
+                    return false
                 }
             default:
                 guard byte >= 0x20 else { return false }
