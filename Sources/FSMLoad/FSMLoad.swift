@@ -182,13 +182,13 @@ struct FSMLoad: ParsableCommand {
                     try warmUp(plan, endpoint: endpoint)
                 } catch {
                     // The runs that finished before it are still reported.
-                    if !report.runs.isEmpty { publish(&report) }
+                    if !report.runs.isEmpty { try publish(&report) }
                     throw error
                 }
             }
             report.runs.append(try measure(plan, endpoint: endpoint, pids: pids))
         }
-        publish(&report)
+        try publish(&report)
         for run in report.runs where run.acknowledged == 0 && run.failed > 0 {
             let codes = run.errors.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: " ")
             FileHandle.standardError.write(Data("fsm-load: every event of the \(run.mode) run was refused (\(codes))\(refusalHint(run.errors))\n".utf8))
@@ -197,7 +197,7 @@ struct FSMLoad: ParsableCommand {
     }
 
     /// Adds the comparisons with the raw baseline and prints the report (text, or JSON).
-    func publish(_ report: inout LoadReport) {
+    func publish(_ report: inout LoadReport) throws {
         if let raw = report.runs.first(where: { $0.mode == "raw" }) {
             for index in report.runs.indices where report.runs[index].mode != "raw" {
                 if rate == nil, raw.eventsPerSecond > 0 {
@@ -208,8 +208,8 @@ struct FSMLoad: ParsableCommand {
                 }
             }
         }
-        if json, let encoded = try? WireJSON.encode(report) {
-            print(String(decoding: encoded, as: UTF8.self))
+        if json {
+            print(String(decoding: try WireJSON.encode(report), as: UTF8.self))
         } else {
             print(report.text())
         }

@@ -191,8 +191,9 @@ actor WorkerRuntime {
         return made
     }
 
-    /// An event for `address`: queued on its host, answered `accepted` at once with the no-wait
-    /// flag, else with the state it committed once it ran.
+    /// An event for `address`: handed to its host (handled at once when idle, else queued),
+    /// answered `accepted` at once with the no-wait flag, else with the state it committed once
+    /// it ran.
     private func deliver(_ payload: ArraySlice<UInt8>, flags: Header.Flags, correlation: UInt64, address: String) {
         let binary = flags.contains(.binary)
         let reply = StateReply(link: link, correlation: correlation, address: address, binary: binary)
