@@ -88,30 +88,26 @@ extension MachineHost {
         if !inline.isEmpty || !inlineBuffer.isEmpty { runInline() }
     }
 
-    /// An event whose sender waits for the state it committed. Inlinable, so a transport's
-    /// specialized path runs it specialized; not inlined, so it does not weigh on `handle`.
+    /// An event whose sender waits for the state it committed: `answer` gets that state, or
+    /// why the event did not run. Inlinable, so a transport's specialized path runs it
+    /// specialized (and calls its own `answer` directly); not inlined, so it does not weigh on
+    /// `handle`.
     @inlinable @inline(never)
-    func handleAwaiting(_ event: M.Event, _ waiter: @Sendable (Result<M.State, HostError>) -> Void) {
+    func handleAwaiting(_ event: M.Event, _ answer: (Result<M.State, HostError>) -> Void) {
         apply(event, origin: .sent)
         if !inline.isEmpty || !inlineBuffer.isEmpty { runInline() }
         if let outcome, case .failed(let error) = outcome {
-            waiter(.failure(error))
+            answer(.failure(error))
         } else {
-            waiter(.success(_state))
+            answer(.success(_state))
         }
     }
 
     /// An event whose sender is answered through the host's reply handler.
-    @inlinable @inline(never)
+    @inlinable
     func handleAwaiting(_ event: M.Event, token: UInt64) {
-        apply(event, origin: .sent)
-        if !inline.isEmpty || !inlineBuffer.isEmpty { runInline() }
-        guard let reply = options.replyHandler else { return }
-        if let outcome, case .failed(let error) = outcome {
-            reply(token, .failure(error))
-        } else {
-            reply(token, .success(_state))
-        }
+        let (reply, address) = (replyHandler, address)
+        handleAwaiting(event) { reply?(token, address, $0) }
     }
 
     /// The less frequent mailbox items: work reports, timers.
@@ -243,7 +239,7 @@ extension MachineHost {
         let taken = Array(batchRest)
         let finalState = _state
         mailbox.close(closeReason, finalState: finalState) { queued in
-            dropped += Self.settle(taken + queued, finalState: finalState, error: closeReason, replyHandler: options.replyHandler)
+            dropped += Self.settle(taken + queued, finalState: finalState, error: closeReason, address: address, replyHandler: replyHandler)
         }
         droppedOnEnd = []
         if !dropped.isEmpty { report(.eventsDropped(dropped, reason: closeReason)) }
@@ -270,8 +266,8 @@ extension MachineHost {
     /// answered with `finalState` (a read or stop of an ended machine) or at once (a cancel).
     /// Returns the external events among `items`, oldest first.
     nonisolated static func settle(
-        _ items: [MailItem<M>], finalState: M.State, error: HostError,
-        replyHandler: (@Sendable (UInt64, Result<M.State, HostError>) -> Void)?
+        _ items: [MailItem<M>], finalState: M.State, error: HostError, address: String,
+        replyHandler: (@Sendable (UInt64, String, Result<M.State, HostError>) -> Void)?
     ) -> [M.Event] {
         var dropped: [M.Event] = []
         for item in items {
@@ -282,7 +278,7 @@ extension MachineHost {
                 waiter(.failure(error))
                 dropped.append(event)
             case .eventAwaitingReply(let event, let token):
-                replyHandler?(token, .failure(error))
+                replyHandler?(token, address, .failure(error))
                 dropped.append(event)
             case .request(let request):
                 answer(request, finalState: finalState)

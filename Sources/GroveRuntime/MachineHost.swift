@@ -19,13 +19,41 @@ let sharedHostLogger = Logger(label: "grove.host")
 /// for await state in await host.states() { print(state) }
 /// ```
 public final actor MachineHost<M: Machine> {
+    // The stored properties the per-event path touches come first, in declaration order, which
+    // is the object's layout: handling an event on a worker with many hosts finds each host cold
+    // in the cache, and these then share a few cache lines instead of being spread over the
+    // object (options, logger and clock sit between them otherwise).
+    //
+    // They are `@exclusivity(unchecked)`: the runtime's per-access bookkeeping (a thread-local
+    // access set on every read-modify-write) cost time on every event. What keeps them safe is
+    // that nothing re-enters the host while one of them is being modified: `update` is a pure
+    // function that cannot reach the host, and the closures that run inside a modification (the
+    // registry's group updates) touch only their argument; observers, diagnostics and replies
+    // run outside any. Such an overlap would no longer trap: code added inside a modification
+    // must keep to that.
+
+    /// The current state.
+    @usableFromInline @exclusivity(unchecked)
+    var _state: M.State
+    @usableFromInline @exclusivity(unchecked) var booted = false
+    @usableFromInline @exclusivity(unchecked) var inline: Deque<InlineItem> = []
+    @usableFromInline @exclusivity(unchecked) var inlineBuffer: [InlineItem] = []
+    @usableFromInline let mailbox: Mailbox<M>
+    /// ``HostOptions/replyHandler``, next to the rest of the per-event path.
+    @usableFromInline let replyHandler: (@Sendable (UInt64, String, Result<M.State, HostError>) -> Void)?
+    @usableFromInline let trace: (@Sendable (HostTrace<M>) -> Void)?
+    @usableFromInline @exclusivity(unchecked) var stateObservers: [Int: AsyncStream<M.State>.Continuation] = [:]
+    @usableFromInline @exclusivity(unchecked) var outcome: Outcome?
     /// The machine address used in errors and logs.
     public nonisolated let address: String
+
+    /// The current state.
+    public var state: M.State { _state }
+    @usableFromInline @exclusivity(unchecked) var registry = EffectRegistry<M>()
     let env: M.Env
     let clock: any HostClock
     let io: any IOPerformer
     @usableFromInline let options: HostOptions<M>
-    @usableFromInline let mailbox: Mailbox<M>
     let baseLog: Logger
     /// The logger with this host's address as `machine` metadata.
     nonisolated var log: Logger {
@@ -33,7 +61,6 @@ public final actor MachineHost<M: Machine> {
         log[metadataKey: "machine"] = "\(address)"
         return log
     }
-    @usableFromInline let trace: (@Sendable (HostTrace<M>) -> Void)?
     /// What isolates the host when ``HostOptions/executor`` is `nil`: an actor of its own, whose
     /// executor the host shares (a host with an executor option cannot be a default actor).
     private let ownIsolation: HostIsolation?
@@ -42,30 +69,10 @@ public final actor MachineHost<M: Machine> {
     /// ``HostOptions/executor``, else the executor of an actor of the host's own.
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executorReference }
 
-    // The stored properties the per-event path touches are `@exclusivity(unchecked)`: the
-    // runtime's per-access bookkeeping (a thread-local access set on every read-modify-write)
-    // cost time on every event. What keeps them safe is that nothing re-enters the host while
-    // one of them is being modified: `update` is a pure function that cannot reach the host,
-    // and the closures that run inside a modification (the registry's group updates) touch only
-    // their argument; observers, diagnostics and replies run outside any. Such an overlap would
-    // no longer trap: code added inside a modification must keep to that.
-
-    /// The current state.
-    @usableFromInline @exclusivity(unchecked)
-    var _state: M.State
-
-    /// The current state.
-    public var state: M.State { _state }
-    @usableFromInline @exclusivity(unchecked) var registry = EffectRegistry<M>()
-    @usableFromInline @exclusivity(unchecked) var inline: Deque<InlineItem> = []
-    @usableFromInline @exclusivity(unchecked) var inlineBuffer: [InlineItem] = []
-    @usableFromInline @exclusivity(unchecked) var booted = false
-    @usableFromInline @exclusivity(unchecked) var outcome: Outcome?
     var droppedOnEnd: [M.Event] = []
     var endReported = false
     var lastOutput: M.Output?
     var timersToRestore: [Snapshot<M>.PendingTimer] = []
-    @usableFromInline @exclusivity(unchecked) var stateObservers: [Int: AsyncStream<M.State>.Continuation] = [:]
     var outputObservers: [Int: AsyncStream<M.Output>.Continuation] = [:]
     var nextObserverID = 0
     var completionWaiters: [CheckedContinuation<Result<Termination<M>, HostError>, Never>] = []
@@ -103,6 +110,7 @@ public final actor MachineHost<M: Machine> {
         // every idle instance a few hundred bytes. The address is added where a host logs.
         self.baseLog = logger ?? sharedHostLogger
         self.trace = options.trace
+        self.replyHandler = options.replyHandler
         if let executor = options.executor {
             ownIsolation = nil
             executorReference = executor.asUnownedSerialExecutor()
@@ -169,9 +177,9 @@ public final actor MachineHost<M: Machine> {
             "the host was released before processing this event; keep a reference to it while it has work")
         var dropped: [M.Event] = []
         let finalState = _state
-        let replyHandler = options.replyHandler
+        let (replyHandler, address) = (self.replyHandler, address)
         mailbox.close(released, finalState: finalState) { queued in
-            dropped = Self.settle(Array(queued), finalState: finalState, error: released, replyHandler: replyHandler)
+            dropped = Self.settle(Array(queued), finalState: finalState, error: released, address: address, replyHandler: replyHandler)
         }
         if !dropped.isEmpty {
             let machine = address
@@ -261,7 +269,7 @@ public final actor MachineHost<M: Machine> {
     /// - Throws: `HostError` when the event was not accepted; the handler is then never called.
     @inlinable
     package nonisolated func send(_ event: M.Event, replyToken token: UInt64) throws(HostError) {
-        precondition(options.replyHandler != nil, "send(_:replyToken:) needs HostOptions.replyHandler")
+        precondition(replyHandler != nil, "send(_:replyToken:) needs HostOptions.replyHandler")
         do {
             try mailbox.enqueueExternal(.eventAwaitingReply(event, token), address: address)
         } catch {
@@ -270,24 +278,25 @@ public final actor MachineHost<M: Machine> {
         }
     }
 
-    /// Handles `event` now, on the host's executor, and answers it through the reply handler
-    /// with `token`: what ``send(_:replyToken:)`` and the drain after it do, without the queue, a
-    /// drain and their locks. Only when that keeps the FIFO: the host ran before, has not ended,
-    /// and nothing is queued or being drained; otherwise it does nothing and returns `false`, and
-    /// the caller queues the event.
+    /// Handles `event` now, on the host's executor, and calls `answer` with the state it
+    /// committed (or why it did not run): what ``send(_:onCommitted:)`` and the drain after it
+    /// do, without the queue, a drain, their locks and an escaping closure. Only when that keeps
+    /// the FIFO: the host ran before, has not ended, and nothing is queued or being drained;
+    /// otherwise it does nothing (`answer` is not called) and returns `false`, and the caller
+    /// queues the event.
     ///
     /// For a transport running on the host's executor (a worker's I/O loop), which hands events
-    /// to many hosts: most find their host idle.
+    /// to many hosts: most find their host idle. `answer` runs before the host reports an end
+    /// the event caused, as a queued event's answer would.
     @inlinable
-    package func sendNow(_ event: M.Event, replyToken token: UInt64) -> Bool {
-        precondition(options.replyHandler != nil, "sendNow(_:replyToken:) needs HostOptions.replyHandler")
+    package func sendNow(_ event: M.Event, answering answer: (Result<M.State, HostError>) -> Void) -> Bool {
         guard isIdle else { return false }
-        handleAwaiting(event, token: token)
+        handleAwaiting(event, answer)
         if outcome != nil { finishRun(droppedBefore: EmptyCollection()) }
         return true
     }
 
-    /// Handles `event` now, like ``sendNow(_:replyToken:)``, for a sender that waits for nothing.
+    /// Handles `event` now, like ``sendNow(_:answering:)``, for a sender that waits for nothing.
     @inlinable
     package func sendNow(_ event: M.Event) -> Bool {
         guard isIdle else { return false }
@@ -295,6 +304,25 @@ public final actor MachineHost<M: Machine> {
         if !inline.isEmpty || !inlineBuffer.isEmpty { runInline() }
         if outcome != nil { finishRun(droppedBefore: EmptyCollection()) }
         return true
+    }
+
+    /// Runs `body` isolated to the host, for a caller already running on the host's executor
+    /// (``HostOptions/executor``): a worker's I/O loop handing an event to one of its hosts.
+    ///
+    /// Debug builds check that with `assumeIsolated`, which traps otherwise. Release builds skip
+    /// the check (about 2 % of a worker's loop thread under load: a thread-local read, an
+    /// executor comparison and a cast per event) and call `body` as `assumeIsolated` does after
+    /// its check. A caller on another thread would then race the host instead of trapping, so
+    /// this is for the one caller that owns the executor; tests run it checked.
+    @inlinable
+    package nonisolated func onOwnExecutor<T: Sendable>(_ body: (isolated MachineHost) -> T) -> T {
+        #if DEBUG
+        return assumeIsolated(body)
+        #else
+        return withoutActuallyEscaping(body) { body in
+            unsafeBitCast(body, to: ((MachineHost) -> T).self)(self)
+        }
+        #endif
     }
 
     /// Booted, running, not in the middle of processing, and its mailbox idle.

@@ -107,10 +107,18 @@ final class Mailbox<M: Machine>: Sendable {
     var isStarted: Bool { inner.withLock { $0.started } }
 
     /// Started, open, and nothing queued or being drained: an event handled now keeps its place
-    /// in the FIFO (``MachineHost/sendNow(_:replyToken:)``).
+    /// in the FIFO (``MachineHost/sendNow(_:answering:)``).
+    ///
+    /// The queue itself is not read: once started, whatever is queued has a drain scheduled
+    /// (every append schedules one, and a take clears the flag only when it finds the queue
+    /// empty). Reading the queue's count would touch its storage, a cache miss per event on a
+    /// worker whose events go to many hosts.
     @inlinable
     var isIdle: Bool {
-        inner.withLock { $0.started && !$0.drainScheduled && $0.queue.isEmpty && $0.closedBy == nil }
+        inner.withLock { state in
+            assert(!state.started || state.drainScheduled || state.queue.isEmpty, "a started mailbox holds items without a drain scheduled")
+            return state.started && !state.drainScheduled && state.closedBy == nil
+        }
     }
 
     /// Accepts an external event unless the mailbox is full or closed.

@@ -140,6 +140,38 @@ struct HandledOnArrivalTests {
         let published = try await wire.replies(1)
         #expect(published.map(\.header.kind) == [.machine], "the end was not published")
     }
+
+    /// A waiting sender whose event, handled as it arrives, ends the machine gets the final
+    /// state (here in binary, the event's codec) before the end is published, as it would had
+    /// the event been queued; the next sender is told the machine ended.
+    @Test func aWaitingSenderWhoseEventEndsTheMachineIsAnsweredBeforeTheEnd() async throws {
+        let wire = try WorkerWire(endpoint: "inproc://answered-before-end")
+        defer { wire.loop.stop() }
+        let link = wire.link
+        let hosted = Hosted<CountdownMachine>(address: "countdown/2", env: (), path: HostedPath(), mailboxCapacity: 100,
+                                              io: IOHandlers(), link: link, executor: wire.loop.executor)
+        let tick = try BinaryCodec.encode(CountdownMachine.Event.tick)[...]
+        @Sendable func reply(_ correlation: UInt64) -> StateReply {
+            StateReply(link: link, correlation: correlation, address: "countdown/2", binary: true)
+        }
+        wire.loop.execute { _ in hosted.send(tick, binary: true, reply: reply(1)) }
+        #expect(try await wire.replies(1).map(\.header.correlation) == [1])
+
+        let remaining = await withCheckedContinuation { continuation in
+            wire.loop.execute { _ in
+                hosted.send(tick, binary: true, reply: reply(2))
+                continuation.resume(returning: hosted.host.assumeIsolated { $0.state.remaining })
+            }
+        }
+        #expect(remaining == 0, "the idle host queued the event instead of handling it as it arrived")
+        wire.loop.execute { _ in hosted.send(tick, binary: true, reply: reply(3)) }
+        let messages = try await wire.replies(3)
+        #expect(messages.map(\.header.kind) == [.state, .machine, .error], "the reply, the end and the refusal, in that order")
+        #expect(messages.map(\.header.correlation) == [2, 0, 3])
+        #expect(messages.first?.header.flags.contains(.binary) == true)
+        #expect(try BinaryCodec.decode(CountdownMachine.State.self, from: messages[0].payload[...]).remaining == 0)
+        #expect(try WireJSON.decode(WireError.self, from: messages[2].payload).code == .machineEnded)
+    }
 }
 
 /// Ends after two ticks.

@@ -10,8 +10,12 @@ struct HostReplyTokenTests {
     /// Collects what the handler is called with.
     final class Answers: Sendable {
         let received = Mutex<[(UInt64, Result<Probe.State, HostError>)]>([])
-        var handler: @Sendable (UInt64, Result<Probe.State, HostError>) -> Void {
-            { token, result in self.received.withLock { $0.append((token, result)) } }
+        let addresses = Mutex<Set<String>>([])
+        var handler: @Sendable (UInt64, String, Result<Probe.State, HostError>) -> Void {
+            { token, address, result in
+                self.received.withLock { $0.append((token, result)) }
+                self.addresses.withLock { _ = $0.insert(address) }
+            }
         }
         var tokens: [UInt64] { received.withLock { $0.map(\.0) } }
         var logs: [[String]?] { received.withLock { $0.map { try? $0.1.get().log } } }
@@ -23,6 +27,7 @@ struct HostReplyTokenTests {
     static func host(_ answers: Answers, capacity: Int = 100) -> MachineHost<Probe> {
         var options = HostOptions<Probe>()
         options.mailboxCapacity = capacity
+        options.address = "probe/7"
         options.replyHandler = answers.handler
         return MachineHost(Probe.self, env: Probe.Env(), options: options)
     }
@@ -38,6 +43,8 @@ struct HostReplyTokenTests {
         #expect(answers.tokens == [7, 3, 1 << 63 | 9])
         // The state after each event and the inline events it returned.
         #expect(answers.logs == [["a"], ["a", "b"], ["a", "b", "inline", "c", "d"]])
+        // Told which host answers: one handler can serve many hosts.
+        #expect(answers.addresses.withLock { $0 } == ["probe/7"])
     }
 
     @Test func eventsThatNeverRunAreAnsweredWithWhy() async throws {

@@ -44,8 +44,11 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     ///   and ``enqueue`` must be called on it (the worker runtime, which shares it, does), since
     ///   an event that finds the host idle is handled right there. Without one the host runs on
     ///   an actor of its own and events are always queued.
+    /// - Parameter replyHandler: How the host answers senders that wait: `path`'s handler bound
+    ///   to `link`, which a worker makes once per machine type and shares between its hosts; one
+    ///   of the host's own when `nil`.
     init(address: String, env: M.Env, path: HostedPath<M>, mailboxCapacity: Int, io: any IOPerformer, link: WorkerLink,
-         executor: (any SerialExecutor)? = nil) {
+         executor: (any SerialExecutor)? = nil, replyHandler: HostedPath<M>.ReplyHandler? = nil) {
         self.address = address
         self.path = path
         self.link = link
@@ -58,16 +61,9 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         self.drainTarget = drainTarget
         let drains = link.drains
         options.drainScheduler = { drains.schedule(drainTarget) }
-        // Events whose senders wait are answered through one handler per host, with the reply's
+        // Events whose senders wait are answered through one handler, with the reply's
         // correlation and codec in a token, instead of a closure per event.
-        let encodeBinary = path.encodeBinary
-        options.replyHandler = { token, result in
-            let reply = StateReply(link: link, token: token, address: address)
-            switch result {
-            case .success(let state): reply.send(state, encodeBinary: encodeBinary)
-            case .failure(let error): reply.fail(Self.wireError(error, address: address))
-            }
-        }
+        options.replyHandler = replyHandler ?? path.replyHandler(link)
         options.onEnd = { result in
             let ended: MachineEnded
             switch result {
@@ -147,7 +143,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
                 try path.send(host, event)
                 return nil
             } catch {
-                return Self.wireError(error, address: address)
+                return WireError(refusal: error, address: address)
             }
         } catch {
             return error
@@ -164,8 +160,8 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         }
         let address = address
         do {
+            if handlesOnArrival, path.sendNowReplying(host, event, reply) { return }
             if let token = reply.token {
-                if handlesOnArrival, path.sendNowReplying(host, event, token) { return }
                 try path.sendReplying(host, event, token)
             } else {
                 // A correlation with the top bit set (the coordinator's never have it) cannot
@@ -174,12 +170,12 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
                 try host.send(event) { result in
                     switch result {
                     case .success(let state): reply.send(state, encodeBinary: encodeBinary)
-                    case .failure(let error): reply.fail(Self.wireError(error, address: address))
+                    case .failure(let error): reply.fail(WireError(refusal: error, address: address))
                     }
                 }
             }
         } catch {
-            let refusal = Self.wireError(error, address: address)
+            let refusal = WireError(refusal: error, address: address)
             host.requestAnswer { reply.fail(refusal) }
         }
     }
@@ -275,16 +271,5 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     func stop(reply: @escaping @Sendable (Result<[UInt8], WireError>) -> Void) {
         let address = address
         host.requestStop { reply(Self.encode($0, outcome: "the machine stopped", address: address)) }
-    }
-
-    static func wireError(_ error: HostError, address: String) -> WireError {
-        // On a worker an ended machine's address stays ended: no new instance starts there.
-        let stays = "; its address answers machine-ended until its worker restarts (a keyed machine takes other keys)"
-        switch error.code {
-        case .mailboxFull: return WireError(.mailboxFull, error.message, address: address)
-        case .terminated: return WireError(.machineEnded, "the machine reached a terminal state and accepts no more events" + stays, address: address)
-        case .stopped: return WireError(.machineEnded, "the machine was stopped and accepts no more events" + stays, address: address)
-        default: return WireError(.machineEnded, error.message, address: address)
-        }
     }
 }

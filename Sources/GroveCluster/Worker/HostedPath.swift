@@ -16,8 +16,9 @@ struct HostedPath<M: Machine>: Sendable {
     /// Handles an event at once when its host is idle (``MachineHost/sendNow(_:)``); false when
     /// it must queue. Called on the host's executor only.
     @usableFromInline let sendNow: @Sendable (MachineHost<M>, M.Event) -> Bool
-    /// ``sendNow``, answered through the host's reply handler with a token.
-    @usableFromInline let sendNowReplying: @Sendable (MachineHost<M>, M.Event, UInt64) -> Bool
+    /// ``sendNow`` for a sender that waits: answered with `reply` at once, in the machine's
+    /// turn.
+    @usableFromInline let sendNowReplying: @Sendable (MachineHost<M>, M.Event, StateReply) -> Bool
     @usableFromInline let drain: @Sendable (MachineHost<M>) async -> Void
     /// Drains a host whose executor the caller is running on (a worker's loop), synchronously.
     @usableFromInline let drainHere: @Sendable (MachineHost<M>) -> Void
@@ -25,6 +26,12 @@ struct HostedPath<M: Machine>: Sendable {
     @usableFromInline let decodeBinary: @Sendable (ArraySlice<UInt8>) throws(BinaryCodingError) -> M.Event
     /// Encodes a state in GroveWire's binary codec at the end of a buffer.
     @usableFromInline let encodeBinary: @Sendable (M.State, inout [UInt8]) throws(BinaryCodingError) -> Void
+    /// The hosts' reply handler (``HostOptions/replyHandler``) answering through a worker's
+    /// link: the state an event committed in the event's codec, or why it did not run. A worker
+    /// makes one per machine type and its hosts share it.
+    @usableFromInline let replyHandler: @Sendable (WorkerLink) -> ReplyHandler
+
+    @usableFromInline typealias ReplyHandler = @Sendable (_ token: UInt64, _ address: String, Result<M.State, HostError>) -> Void
 
     /// Mailbox batches a host drains per turn of the worker's I/O thread, which its hosts share:
     /// an effect that sends results as fast as they are handled gets the rest drained later,
@@ -35,11 +42,29 @@ struct HostedPath<M: Machine>: Sendable {
     init() where M.Event: Decodable, M.State: Encodable {
         send = { host, event throws(HostError) in try host.send(event) }
         sendReplying = { host, event, token throws(HostError) in try host.send(event, replyToken: token) }
-        sendNow = { host, event in host.assumeIsolated { $0.sendNow(event) } }
-        sendNowReplying = { host, event, token in host.assumeIsolated { $0.sendNow(event, replyToken: token) } }
+        sendNow = { host, event in host.onOwnExecutor { $0.sendNow(event) } }
+        sendNowReplying = { host, event, reply in
+            host.onOwnExecutor { $0.sendNow(event) { Self.answer(reply, with: $0) } }
+        }
         drain = { host in await host.flush(rounds: Self.drainRounds) }
-        drainHere = { host in host.assumeIsolated { $0.flush(rounds: Self.drainRounds) } }
+        drainHere = { host in host.onOwnExecutor { $0.flush(rounds: Self.drainRounds) } }
         decodeBinary = { payload throws(BinaryCodingError) in try BinaryCodec.decode(M.Event.self, from: payload) }
         encodeBinary = { state, bytes throws(BinaryCodingError) in try BinaryCodec.encode(state, into: &bytes) }
+        replyHandler = { link in
+            { token, address, result in Self.answer(StateReply(link: link, token: token, address: address), with: result) }
+        }
+    }
+
+    /// Answers `reply` with the state an event committed, in the event's codec, or with why it
+    /// did not run.
+    @inlinable
+    static func answer(_ reply: StateReply, with result: Result<M.State, HostError>) where M.State: Encodable {
+        switch result {
+        case .success(let state):
+            reply.send(M.State.self, binary: { bytes throws(BinaryCodingError) in try BinaryCodec.encode(state, into: &bytes) },
+                       json: { try WireJSON.encode(state) })
+        case .failure(let error):
+            reply.fail(error)
+        }
     }
 }

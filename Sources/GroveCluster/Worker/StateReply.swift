@@ -1,7 +1,9 @@
-import GroveWire
+public import GroveRuntime
+public import GroveWire
 
 /// Where the sender of one event waits: a `state` reply with the state the event committed (in
 /// the event's codec), or an `error` reply saying why it did not run.
+@usableFromInline
 struct StateReply: Sendable {
     let link: WorkerLink
     let correlation: UInt64
@@ -17,6 +19,7 @@ struct StateReply: Sendable {
     }
 
     /// The reply a ``token`` stands for.
+    @usableFromInline
     init(link: WorkerLink, token: UInt64, address: String) {
         self.init(link: link, correlation: token & ~Self.binaryBit, address: address, binary: token & Self.binaryBit != 0)
     }
@@ -32,18 +35,31 @@ struct StateReply: Sendable {
     /// Answers with `state`; in binary, encoded by `encodeBinary` straight into the batch of
     /// replies (a machine type's specialized ``BinaryCodec/encode(_:into:)``).
     func send<State: Encodable>(_ state: State, encodeBinary: (State, inout [UInt8]) throws(BinaryCodingError) -> Void) {
+        send(State.self, binary: { bytes throws(BinaryCodingError) in try encodeBinary(state, &bytes) },
+             json: { try WireJSON.encode(state) })
+    }
+
+    /// Answers with a state of type `type`, written by `binary` straight into the batch of
+    /// replies, or encoded by `json`: specialized closures from a machine type's
+    /// ``HostedPath``, so no generic code runs per reply.
+    @usableFromInline
+    func send(_ type: Any.Type, binary write: (inout [UInt8]) throws(BinaryCodingError) -> Void, json: () throws -> [UInt8]) {
         do {
             if binary {
-                try link.send(.state, flags: .binary, correlation: correlation, address: address) { (bytes: inout [UInt8]) throws(BinaryCodingError) in
-                    try encodeBinary(state, &bytes)
-                }
+                try link.send(.state, flags: .binary, correlation: correlation, address: address, writingPayload: write)
             } else {
-                link.send(.state, correlation: correlation, address: address, payload: try WireJSON.encode(state))
+                link.send(.state, correlation: correlation, address: address, payload: try json())
             }
         } catch {
-            fail(.unencodableState(error, type: State.self, binary: binary, outcome: "the event ran and its state was committed",
+            fail(.unencodableState(error, type: type, binary: binary, outcome: "the event ran and its state was committed",
                                    address: address))
         }
+    }
+
+    /// Answers with why a host did not run the event.
+    @usableFromInline
+    func fail(_ error: HostError) {
+        fail(WireError(refusal: error, address: address))
     }
 
     /// Answers with `error`, naming the machine's address when the error does not.

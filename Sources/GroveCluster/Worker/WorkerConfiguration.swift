@@ -54,6 +54,8 @@ public struct WorkerConfiguration: Sendable {
 
 /// Makes hosted instances of one registered machine type.
 protocol HostedMachineFactory: Sendable {
+    /// The factory a worker uses: its instances answer through `link` with one reply handler.
+    func bound(to link: WorkerLink) -> any HostedMachineFactory
     func make(address: String, mailboxCapacity: Int, io: any IOPerformer, link: WorkerLink, executor: (any SerialExecutor)?) -> any HostedMachine
     /// Why a JSON event does not decode as the type's event, or nil when it does.
     func check(event json: [UInt8], address: String) -> WireError?
@@ -62,9 +64,25 @@ protocol HostedMachineFactory: Sendable {
 struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event: Codable, M.Output: Encodable {
     let env: M.Env
     let path: HostedPath<M>
+    /// The reply handler of a factory ``bound(to:)`` a link, shared by the instances it makes:
+    /// one closure per machine type, not one per instance (less memory per idle instance, and
+    /// one object the cache keeps warm instead of one per host).
+    private var boundLink: (link: WorkerLink, replyHandler: HostedPath<M>.ReplyHandler)?
+
+    init(env: M.Env, path: HostedPath<M>) {
+        self.env = env
+        self.path = path
+    }
+
+    func bound(to link: WorkerLink) -> any HostedMachineFactory {
+        var bound = self
+        bound.boundLink = (link, path.replyHandler(link))
+        return bound
+    }
 
     func make(address: String, mailboxCapacity: Int, io: any IOPerformer, link: WorkerLink, executor: (any SerialExecutor)?) -> any HostedMachine {
-        Hosted<M>(address: address, env: env, path: path, mailboxCapacity: mailboxCapacity, io: io, link: link, executor: executor)
+        Hosted<M>(address: address, env: env, path: path, mailboxCapacity: mailboxCapacity, io: io, link: link, executor: executor,
+                  replyHandler: boundLink.flatMap { $0.link === link ? $0.replyHandler : nil })
     }
 
     func check(event json: [UInt8], address: String) -> WireError? {

@@ -5,6 +5,7 @@ import ZeroMQ
 /// A worker's way to the coordinator: posts messages to the process's I/O thread, which owns
 /// the DEALER socket. Safe to use from any thread or task. A class, so the many closures that
 /// answer requests capture one reference.
+@usableFromInline
 final class WorkerLink: Sendable {
     let worker: String
     let loop: IOLoop

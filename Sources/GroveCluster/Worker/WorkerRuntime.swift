@@ -12,6 +12,8 @@ import ZeroMQ
 /// else queued behind what it has).
 actor WorkerRuntime {
     let configuration: WorkerConfiguration
+    /// The configuration's factories, bound to this worker's link.
+    private let factories: [String: any HostedMachineFactory]
     let link: WorkerLink
     let calls: RemoteCalls
     let log: Logger
@@ -32,6 +34,7 @@ actor WorkerRuntime {
 
     init(configuration: WorkerConfiguration, link: WorkerLink, log: Logger) {
         self.configuration = configuration
+        self.factories = configuration.factories.mapValues { $0.bound(to: link) }
         self.link = link
         self.calls = RemoteCalls(link: link)
         self.log = log
@@ -170,7 +173,7 @@ actor WorkerRuntime {
     /// topology; the route itself still runs (and is refused, and logged, each time it fires).
     private func checkRouteEvents(_ welcome: Welcome) {
         for route in welcome.routeEvents ?? [] {
-            guard let type = placed[route.machine]?.type, let factory = configuration.factories[type],
+            guard let type = placed[route.machine]?.type, let factory = factories[type],
                   let problem = factory.check(event: Array(route.event.jsonData), address: route.machine) else { continue }
             log.error("topology \(route.path): the route's event for '\(route.machine)' (\(type)) does not decode: \(problem.message); fix \(route.path) in the topology file")
         }
@@ -182,7 +185,7 @@ actor WorkerRuntime {
         guard let welcome, let name = parts.first.map(String.init), let spec = placed[name] else {
             throw WireError(.unknownMachine, "machine '\(address)' is not placed on worker \(link.worker)", address: address)
         }
-        guard let factory = configuration.factories[spec.type] else {
+        guard let factory = factories[spec.type] else {
             throw WireError(.unknownMachine, "worker \(link.worker) has no machine type '\(spec.type)'", address: address)
         }
         let io = ClusterIOPerformer(address: address, local: configuration.io, remoteNames: remoteIO, calls: calls)

@@ -1,7 +1,20 @@
 import Foundation
+import GroveRuntime
 import GroveWire
 
 extension WireError {
+    /// Why a worker's host refused an event or did not run it, for its sender.
+    init(refusal error: HostError, address: String) {
+        // On a worker an ended machine's address stays ended: no new instance starts there.
+        let stays = "; its address answers machine-ended until its worker restarts (a keyed machine takes other keys)"
+        switch error.code {
+        case .mailboxFull: self.init(.mailboxFull, error.message, address: address)
+        case .terminated: self.init(.machineEnded, "the machine reached a terminal state and accepts no more events" + stays, address: address)
+        case .stopped: self.init(.machineEnded, "the machine was stopped and accepts no more events" + stays, address: address)
+        default: self.init(.machineEnded, error.message, address: address)
+        }
+    }
+
     /// A state the machine committed that its `Encodable` conformance refuses to encode (a NaN in
     /// JSON, say): what happened, where in the state, and what to fix.
     /// - Parameters:
