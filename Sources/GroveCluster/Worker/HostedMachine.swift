@@ -28,14 +28,15 @@ protocol HostedMachine: AnyObject, Sendable {
 }
 
 final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: Codable, M.Output: Encodable {
-    let address: String
+    // What every event reads first, in one cache line.
     let host: MachineHost<M>
     let path: HostedPath<M>
-    let link: WorkerLink
-    private let drainTarget: HostDrain<M>
     /// Whether the host runs on an executor given to it (a worker's loop), on which its events
     /// arrive: an event that finds the host idle is then handled at once instead of queued.
     private let handlesOnArrival: Bool
+    let address: String
+    let link: WorkerLink
+    private let drainTarget: HostDrain<M>
     /// Publishes state changes while someone watches `state:<address>`. Not observing otherwise
     /// keeps the host on its fast path (no observer to notify per commit).
     private let publisher = Mutex<Task<Void, Never>?>(nil)

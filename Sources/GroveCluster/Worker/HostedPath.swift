@@ -8,8 +8,11 @@ public import GroveWire
 /// Built by the inlinable ``WorkerConfiguration/register(_:as:env:)`` so that these closures are
 /// compiled where the machine type is known, and so specialized for it. Called from generic
 /// code they would look up type metadata for the host's mailbox and items on every event.
+///
+/// A class: made once per machine type, and every instance of the type refers to it (a struct
+/// of ten closures was copied into each instance, twice).
 @usableFromInline
-struct HostedPath<M: Machine>: Sendable {
+final class HostedPath<M: Machine>: Sendable {
     @usableFromInline let send: @Sendable (MachineHost<M>, M.Event) throws(HostError) -> Void
     /// Queues an event answered through the host's reply handler with a token.
     @usableFromInline let sendReplying: @Sendable (MachineHost<M>, M.Event, UInt64) throws(HostError) -> Void
