@@ -64,7 +64,11 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         options.drainScheduler = { drains.schedule(drainTarget) }
         // Events whose senders wait are answered through one handler, with the reply's
         // correlation and codec in a token, instead of a closure per event.
-        options.replyHandler = replyHandler ?? path.replyHandler(link)
+        if let replyHandler {
+            options.replyHandler = replyHandler
+        } else {
+            options.replyHandler = path.replyHandler(link)
+        }
         options.onEnd = { result in
             let ended: MachineEnded
             switch result {
