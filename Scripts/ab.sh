@@ -8,8 +8,9 @@
 #   ROUNDS   rounds of the pair, default 3
 #   options  passed to both fsm-loads; default --mode ack,reply --codec binary --duration 5
 # Prints each run's line of each round (events/s, latency, sent, lost) and its CPU µs per event,
-# all processes together. The base is checked out and built in release mode under .build-ab/
-# (the first time with its dependencies, several minutes); the working tree builds as usual.
+# all processes together and per process (coordinator, the workers together, fsm-load). The
+# base is checked out and built in release mode under .build-ab/ (the first time with its
+# dependencies, several minutes); both sides' Grove modules are compiled from scratch.
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 cd "$(repo_root)"
 ensure_dependencies
@@ -30,22 +31,28 @@ if [[ ! -d "$tree" ]]; then
 else
     git -C "$tree" checkout --quiet --detach "$commit" || die "could not check out $base in $tree"
 fi
-say "building $base (${commit:0:8}) in $tree (release)"
-swift build -c release --package-path "$tree" --scratch-path "$tree/.build" >&2
-say "building the working tree (release)"
-swift build -c release >&2
 base_bin="$(swift build -c release --package-path "$tree" --scratch-path "$tree/.build" --show-bin-path)"
 this_bin="$(swift build -c release --show-bin-path)"
+# Both sides' Grove modules from scratch (clean_grove_release_products says why).
+say "building $base (${commit:0:8}) in $tree (release, Grove's modules from scratch)"
+clean_grove_release_products "$base_bin"
+swift build -c release --package-path "$tree" --scratch-path "$tree/.build" >&2
+say "building the working tree (release, Grove's modules from scratch)"
+clean_grove_release_products "$this_bin"
+swift build -c release >&2
 
 # Each run's line, then its CPU µs per event over every process, from fsm-load --json on stdin.
 read -r -d '' summary <<'PY' || true
 import json, sys
 report = json.load(sys.stdin)
 for run in report["runs"]:
-    cpu = sum(run["cpuSeconds"].values()) * 1e6 / max(1, run["sent"])
+    per_event = lambda seconds: seconds * 1e6 / max(1, run["sent"])
+    cpu = run["cpuSeconds"]
+    workers = sum(seconds for name, seconds in cpu.items() if name not in ("coordinator", "fsm-load"))
     l = run["latencyMicros"]
     print(f"  {run['mode']:<6} {run['eventsPerSecond']:>12,.0f} events/s  p50 {l['p50']:>7} µs  p99 {l['p99']:>7} µs  "
-          f"sent {run['sent']:>10,}  lost {run['lost']}  {cpu:6.2f} µs CPU per event")
+          f"sent {run['sent']:>10,}  lost {run['lost']}  {per_event(sum(cpu.values())):6.2f} µs CPU per event "
+          f"(coordinator {per_event(cpu.get('coordinator', 0)):.2f}, workers {per_event(workers):.2f}, fsm-load {per_event(cpu.get('fsm-load', 0)):.2f})")
 PY
 per_event() { python3 -c "$summary"; }
 echo "fsm-load Topologies/load.json ${options[*]}"

@@ -17,10 +17,8 @@
 #   5. fsm-load --spawn: keyed instances spawned by events, memory per idle instance.
 # Writes a markdown report (default docs/BENCHMARKS.md) and prints it.
 # Usage: Scripts/bench.sh [report.md]   (BENCH_SECONDS=5 BENCH_SPAWN=100000 to change the sizes)
-# Grove's own modules are rebuilt from scratch: an incremental release build has been seen to
-# keep an executable's stale copy of a library's inlinable code after the library changed, and
-# such a worker processes nothing. The dependencies stay built (swift-syntax, for the macro,
-# takes about 7 minutes in release on 2 cores the first time). BENCH_INCREMENTAL=1 skips the clean.
+# Grove's own modules are rebuilt from scratch (clean_grove_release_products in Scripts/lib says
+# why); the dependencies stay built. BENCH_INCREMENTAL=1 skips the clean.
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 cd "$(repo_root)"
 ensure_dependencies
@@ -32,12 +30,7 @@ bin="$(swift build -c release --show-bin-path)"
 if [[ "${BENCH_INCREMENTAL:-0}" != 1 ]]; then
     say "building (release, Grove's modules from scratch; the first build also builds swift-syntax, several minutes)"
     [[ "$bin" == "$PWD/.build/"*/release ]] || die "unexpected release directory '$bin'; run with BENCH_INCREMENTAL=1 to build in place"
-    if [[ -d "$bin" ]]; then
-        find "$bin" "$bin/Modules" -maxdepth 1 \( -name 'Grove*' -o -name 'FSM*' -o -name 'ZeroMQ*' -o -name 'CZeroMQ*' \
-            -o -name 'fsm-*' -o -name 'grove-*' \) -exec rm -rf {} + 2>/dev/null || true
-        # The cached build plan names the deleted folders' file maps: without it, SwiftPM plans anew.
-        rm -f "$bin/description.json"
-    fi
+    clean_grove_release_products "$bin"
 else
     say "building (release, incremental)"
 fi

@@ -1,4 +1,4 @@
-# Shared by Scripts/run.sh and Scripts/test.sh. Source it; do not run it.
+# Shared by the scripts in Scripts/. Source it; do not run it.
 set -euo pipefail
 
 repo_root() { cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd; }
@@ -57,4 +57,19 @@ ensure_pyzmq() {
         || python3 -m pip install --quiet --break-system-packages pyzmq 2>/dev/null \
         || ensure_debian_packages python3-zmq
     python3 -c 'import zmq' 2>/dev/null || die "pyzmq could not be installed; install it with 'pip install pyzmq' and re-run"
+}
+
+# Deletes Grove's own modules and executables from a release build directory ($1), so that the
+# next build compiles them from scratch: an incremental release build has been seen to keep an
+# executable's stale copy of a library's inlinable code after the library changed (a worker
+# that processes nothing, or a side-by-side run that measures the old code). The dependencies
+# stay built (swift-syntax, for the macro, takes about 7 minutes in release on 2 cores).
+clean_grove_release_products() {
+    local bin="$1"
+    [[ "$bin" == */.build/*/release ]] || die "unexpected release directory '$bin'; not cleaning it"
+    [[ -d "$bin" ]] || return 0
+    find "$bin" "$bin/Modules" -maxdepth 1 \( -name 'Grove*' -o -name 'FSM*' -o -name 'ZeroMQ*' -o -name 'CZeroMQ*' \
+        -o -name 'fsm-*' -o -name 'grove-*' \) -exec rm -rf {} + 2>/dev/null || true
+    # The cached build plan names the deleted folders' file maps: without it, SwiftPM plans anew.
+    rm -f "$bin/description.json"
 }
