@@ -10,7 +10,9 @@
 # Prints each run's line of each round (events/s, latency, sent, lost) and its CPU µs per event,
 # all processes together and per process (coordinator, the workers together, fsm-load). The
 # base is checked out and built in release mode under .build-ab/ (the first time with its
-# dependencies, several minutes); both sides' Grove modules are compiled from scratch.
+# dependencies, several minutes); both sides' Grove modules are compiled from scratch. Do not run
+# it alongside Scripts/bench.sh or another ab.sh: they rebuild the same release directory and
+# share the cores.
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 cd "$(repo_root)"
 ensure_dependencies
@@ -41,18 +43,19 @@ say "building the working tree (release, Grove's modules from scratch)"
 clean_grove_release_products "$this_bin"
 swift build -c release >&2
 
-# Each run's line, then its CPU µs per event over every process, from fsm-load --json on stdin.
+# Each run's line, then its CPU µs per event over every process and per process, from fsm-load
+# --json on stdin.
 read -r -d '' summary <<'PY' || true
 import json, sys
 report = json.load(sys.stdin)
 for run in report["runs"]:
-    per_event = lambda seconds: seconds * 1e6 / max(1, run["sent"])
+    micros = lambda seconds: seconds * 1e6 / max(1, run["sent"])
     cpu = run["cpuSeconds"]
     workers = sum(seconds for name, seconds in cpu.items() if name not in ("coordinator", "fsm-load"))
     l = run["latencyMicros"]
     print(f"  {run['mode']:<6} {run['eventsPerSecond']:>12,.0f} events/s  p50 {l['p50']:>7} µs  p99 {l['p99']:>7} µs  "
-          f"sent {run['sent']:>10,}  lost {run['lost']}  {per_event(sum(cpu.values())):6.2f} µs CPU per event "
-          f"(coordinator {per_event(cpu.get('coordinator', 0)):.2f}, workers {per_event(workers):.2f}, fsm-load {per_event(cpu.get('fsm-load', 0)):.2f})")
+          f"sent {run['sent']:>10,}  lost {run['lost']}  {micros(sum(cpu.values())):6.2f} µs CPU per event "
+          f"(coordinator {micros(cpu.get('coordinator', 0)):.2f}, workers {micros(workers):.2f}, fsm-load {micros(cpu.get('fsm-load', 0)):.2f})")
 PY
 per_event() { python3 -c "$summary"; }
 echo "fsm-load Topologies/load.json ${options[*]}"

@@ -18,7 +18,8 @@
 # Writes a markdown report (default docs/BENCHMARKS.md) and prints it.
 # Usage: Scripts/bench.sh [report.md]   (BENCH_SECONDS=5 BENCH_SPAWN=100000 to change the sizes)
 # Grove's own modules are rebuilt from scratch (clean_grove_release_products in Scripts/lib says
-# why); the dependencies stay built. BENCH_INCREMENTAL=1 skips the clean.
+# why); the dependencies stay built. BENCH_INCREMENTAL=1 skips the clean. Do not run it alongside
+# Scripts/ab.sh or another bench.sh: they rebuild the same release directory and share the cores.
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 cd "$(repo_root)"
 ensure_dependencies
@@ -29,7 +30,6 @@ spawn="${BENCH_SPAWN:-100000}"
 bin="$(swift build -c release --show-bin-path)"
 if [[ "${BENCH_INCREMENTAL:-0}" != 1 ]]; then
     say "building (release, Grove's modules from scratch; the first build also builds swift-syntax, several minutes)"
-    [[ "$bin" == "$PWD/.build/"*/release ]] || die "unexpected release directory '$bin'; run with BENCH_INCREMENTAL=1 to build in place"
     clean_grove_release_products "$bin"
 else
     say "building (release, incremental)"

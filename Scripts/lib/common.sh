@@ -65,11 +65,16 @@ ensure_pyzmq() {
 # that processes nothing, or a side-by-side run that measures the old code). The dependencies
 # stay built (swift-syntax, for the macro, takes about 7 minutes in release on 2 cores).
 clean_grove_release_products() {
-    local bin="$1"
+    local bin="$1" dir
     [[ "$bin" == */.build/*/release ]] || die "unexpected release directory '$bin'; not cleaning it"
     [[ -d "$bin" ]] || return 0
-    find "$bin" "$bin/Modules" -maxdepth 1 \( -name 'Grove*' -o -name 'FSM*' -o -name 'ZeroMQ*' -o -name 'CZeroMQ*' \
-        -o -name 'fsm-*' -o -name 'grove-*' \) -exec rm -rf {} + 2>/dev/null || true
+    local patterns=(-name 'Grove*' -o -name 'FSM*' -o -name 'ZeroMQ*' -o -name 'CZeroMQ*' -o -name 'fsm-*' -o -name 'grove-*')
+    for dir in "$bin" "$bin/Modules"; do
+        [[ -d "$dir" ]] || continue
+        find "$dir" -mindepth 1 -maxdepth 1 \( "${patterns[@]}" \) -exec rm -rf {} +
+        [[ -z "$(find "$dir" -mindepth 1 -maxdepth 1 \( "${patterns[@]}" \) -print -quit)" ]] \
+            || die "could not delete Grove's build products in $dir; delete them by hand and re-run"
+    done
     # The cached build plan names the deleted folders' file maps: without it, SwiftPM plans anew.
     rm -f "$bin/description.json"
 }

@@ -32,9 +32,8 @@ public final actor MachineHost<M: Machine> {
     // run outside any. Such an overlap would no longer trap: code added inside a modification
     // must keep to that.
 
-    /// The current state.
-    @usableFromInline @exclusivity(unchecked)
-    var _state: M.State
+    // The fixed-size ones first, then the state and the outcome, whose sizes depend on the
+    // machine: a large state does not push the others apart.
     @usableFromInline @exclusivity(unchecked) var booted = false
     @usableFromInline @exclusivity(unchecked) var inline: Deque<InlineItem> = []
     @usableFromInline @exclusivity(unchecked) var inlineBuffer: [InlineItem] = []
@@ -43,12 +42,13 @@ public final actor MachineHost<M: Machine> {
     @usableFromInline let replyHandler: (@Sendable (UInt64, String, Result<M.State, HostError>) -> Void)?
     @usableFromInline let trace: (@Sendable (HostTrace<M>) -> Void)?
     @usableFromInline @exclusivity(unchecked) var stateObservers: [Int: AsyncStream<M.State>.Continuation] = [:]
-    @usableFromInline @exclusivity(unchecked) var outcome: Outcome?
     /// The machine address used in errors and logs.
     public nonisolated let address: String
-
     /// The current state.
-    public var state: M.State { _state }
+    @usableFromInline @exclusivity(unchecked)
+    var _state: M.State
+    @usableFromInline @exclusivity(unchecked) var outcome: Outcome?
+
     @usableFromInline @exclusivity(unchecked) var registry = EffectRegistry<M>()
     let env: M.Env
     let clock: any HostClock
@@ -68,6 +68,9 @@ public final actor MachineHost<M: Machine> {
 
     /// ``HostOptions/executor``, else the executor of an actor of the host's own.
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executorReference }
+
+    /// The current state.
+    public var state: M.State { _state }
 
     var droppedOnEnd: [M.Event] = []
     var endReported = false

@@ -110,8 +110,8 @@ final class Mailbox<M: Machine>: Sendable {
     /// in the FIFO (``MachineHost/sendNow(_:answering:)``).
     ///
     /// The queue itself is not read: once started, whatever is queued has a drain scheduled
-    /// (every append schedules one, and a take clears the flag only when it finds the queue
-    /// empty). Reading the queue's count would touch its storage, a cache miss per event on a
+    /// (``start()`` schedules one, every later append does, a take clears the flag only when it
+    /// finds the queue empty, and ``restore(_:)`` runs only before the start). Reading the queue's count would touch its storage, a cache miss per event on a
     /// worker whose events go to many hosts.
     @inlinable
     var isIdle: Bool {
@@ -216,8 +216,10 @@ final class Mailbox<M: Machine>: Sendable {
     }
 
     /// Puts restored events back in the queue, ahead of anything sent later, ignoring capacity.
+    /// Before ``start()`` only (the host's init), which then schedules their drain.
     func restore(_ events: [M.Event]) {
         inner.withLock { state in
+            assert(!state.started, "restore(_:) after start(): its events would have no drain scheduled")
             state.queue.append(contentsOf: events.map { .event($0) })
             state.externalCount += events.count
         }

@@ -42,21 +42,28 @@ struct HostedLifecycleTests {
 /// What a hosted instance answers a waiting sender with, read off a real socket: the committed
 /// state in the event's codec under the sender's correlation, whether the reply travels as a
 /// token through the host's reply handler or, for a correlation with the top bit set, through a
-/// closure of its own.
+/// closure of its own; and on a worker's loop, where the second event finds the host idle and
+/// is answered as it is handled.
 struct HostedReplyTests {
-    @Test(arguments: [(UInt64(7), true), (UInt64(8), false), (UInt64(1) << 63 | 9, true), (UInt64(1) << 63 | 10, false)])
-    func theCommittedStateComesBackUnderTheSendersCorrelation(correlation: UInt64, binary: Bool) async throws {
-        let wire = try WorkerWire(endpoint: "inproc://hosted-reply-\(correlation)")
+    @Test(arguments: [(UInt64(7), true), (UInt64(8), false), (UInt64(1) << 63 | 9, true), (UInt64(1) << 63 | 10, false)],
+          [false, true])
+    func theCommittedStateComesBackUnderTheSendersCorrelation(sender: (correlation: UInt64, binary: Bool), onLoop: Bool) async throws {
+        let (correlation, binary) = sender
+        let wire = try WorkerWire(endpoint: "inproc://hosted-reply-\(correlation)-\(onLoop)")
         defer { wire.loop.stop() }
         let link = wire.link
         let hosted = Hosted<TallyMachine>(address: "tally/1", env: (), path: HostedPath(), mailboxCapacity: 100,
-                                          io: IOHandlers(), link: link)
+                                          io: IOHandlers(), link: link, executor: onLoop ? wire.loop.executor : nil)
         let payload = binary ? try BinaryCodec.encode(TallyMachine.Event.increment) : Array(#""increment""#.utf8)
-        for _ in 0 ..< 2 {
+        @Sendable func send() {
             hosted.send(payload[...], binary: binary,
                         reply: StateReply(link: link, correlation: correlation, address: "tally/1", binary: binary))
         }
-        let replies = try await wire.replies(2)
+        var replies: [WireMessage] = []
+        for _ in 0 ..< 2 {
+            if onLoop { wire.loop.execute { _ in send() } } else { send() }
+            replies += try await wire.replies(1)
+        }
         try #require(replies.count == 2, "\(replies.count) replies")
         var counts: [Int] = []
         for reply in replies {
@@ -262,6 +269,36 @@ struct WorkerWire {
             if replies.count < count { try await Task.sleep(for: .milliseconds(10)) }
         }
         return replies
+    }
+}
+
+/// A worker's factory, bound to its link, gives every instance one reply handler; each reply
+/// still names its own instance and comes under its sender's correlation, in its codec.
+struct BoundFactoryTests {
+    @Test func instancesOfABoundFactoryAnswerEachUnderItsOwnAddress() async throws {
+        let wire = try WorkerWire(endpoint: "inproc://bound-factory")
+        defer { wire.loop.stop() }
+        let link = wire.link
+        let factory = Factory<TallyMachine>(env: (), path: HostedPath()).bound(to: link)
+        let increment = try BinaryCodec.encode(TallyMachine.Event.increment)[...]
+        let made = Mutex<[any HostedMachine]>([])
+        let executor = wire.loop.executor
+        // Made and sent to on the loop, which their hosts start on: not started yet, they queue
+        // the events, answered through the shared handler once they drain.
+        wire.loop.execute { _ in
+            for (number, address) in ["tally/1", "tally/2"].enumerated() {
+                let instance = factory.make(address: address, mailboxCapacity: 100, io: IOHandlers(), link: link,
+                                            executor: executor)
+                instance.send(increment, binary: true,
+                              reply: StateReply(link: link, correlation: UInt64(number + 1), address: address, binary: true))
+                made.withLock { $0.append(instance) }
+            }
+        }
+        let replies = try await wire.replies(2)
+        #expect(replies.map(\.header.kind) == [.state, .state])
+        #expect(Dictionary(uniqueKeysWithValues: replies.map { ($0.header.correlation, $0.address) }) == [1: "tally/1", 2: "tally/2"])
+        #expect(replies.allSatisfy { $0.header.flags.contains(.binary) })
+        #expect(try replies.map { try BinaryCodec.decode(TallyMachine.State.self, from: $0.payload).count } == [1, 1])
     }
 }
 

@@ -3,18 +3,19 @@ import GroveRuntime
 import Synchronization
 import Testing
 
-/// `send(_:replyToken:)`: a transport's senders answered through one reply handler per host,
-/// with the committed state or why the event never ran, each answer exactly once.
+/// `send(_:replyToken:)`: a transport's senders answered through a reply handler with the
+/// committed state or why the event never ran, each answer exactly once. The handler is told
+/// which host answers, so one can serve many.
 @Suite("Reply tokens")
 struct HostReplyTokenTests {
     /// Collects what the handler is called with.
     final class Answers: Sendable {
         let received = Mutex<[(UInt64, Result<Probe.State, HostError>)]>([])
-        let addresses = Mutex<Set<String>>([])
+        let addresses = Mutex<[UInt64: String]>([:])
         var handler: @Sendable (UInt64, String, Result<Probe.State, HostError>) -> Void {
             { token, address, result in
                 self.received.withLock { $0.append((token, result)) }
-                self.addresses.withLock { _ = $0.insert(address) }
+                self.addresses.withLock { $0[token] = address }
             }
         }
         var tokens: [UInt64] { received.withLock { $0.map(\.0) } }
@@ -24,10 +25,10 @@ struct HostReplyTokenTests {
         }
     }
 
-    static func host(_ answers: Answers, capacity: Int = 100) -> MachineHost<Probe> {
+    static func host(_ answers: Answers, capacity: Int = 100, address: String = "probe/7") -> MachineHost<Probe> {
         var options = HostOptions<Probe>()
         options.mailboxCapacity = capacity
-        options.address = "probe/7"
+        options.address = address
         options.replyHandler = answers.handler
         return MachineHost(Probe.self, env: Probe.Env(), options: options)
     }
@@ -43,8 +44,20 @@ struct HostReplyTokenTests {
         #expect(answers.tokens == [7, 3, 1 << 63 | 9])
         // The state after each event and the inline events it returned.
         #expect(answers.logs == [["a"], ["a", "b"], ["a", "b", "inline", "c", "d"]])
-        // Told which host answers: one handler can serve many hosts.
-        #expect(answers.addresses.withLock { $0 } == ["probe/7"])
+    }
+
+    @Test func oneHandlerServesManyHostsAndIsToldWhichAnswers() async throws {
+        let answers = Answers()
+        let first = Self.host(answers, address: "probe/1"), second = Self.host(answers, address: "probe/2")
+        first.start()
+        second.start()
+        try first.send(.note("a"), replyToken: 1)
+        try second.send(.note("b"), replyToken: 2)
+        try first.send(.note("c"), replyToken: 3)
+        await first.flush()
+        await second.flush()
+        #expect(answers.addresses.withLock { $0 } == [1: "probe/1", 2: "probe/2", 3: "probe/1"])
+        #expect(Set(answers.tokens) == [1, 2, 3])
     }
 
     @Test func eventsThatNeverRunAreAnsweredWithWhy() async throws {

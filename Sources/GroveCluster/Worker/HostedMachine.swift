@@ -41,13 +41,14 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     /// keeps the host on its fast path (no observer to notify per commit).
     private let publisher = Mutex<Task<Void, Never>?>(nil)
 
-    /// - Parameter executor: The executor the host runs on: a worker's loop. With one, ``send``
-    ///   and ``enqueue`` must be called on it (the worker runtime, which shares it, does), since
-    ///   an event that finds the host idle is handled right there. Without one the host runs on
-    ///   an actor of its own and events are always queued.
-    /// - Parameter replyHandler: How the host answers senders that wait: `path`'s handler bound
-    ///   to `link`, which a worker makes once per machine type and shares between its hosts; one
-    ///   of the host's own when `nil`.
+    /// - Parameters:
+    ///   - executor: The executor the host runs on: a worker's loop. With one, ``send`` and
+    ///     ``enqueue`` must be called on it (the worker runtime, which shares it, does), since an
+    ///     event that finds the host idle is handled right there. Without one the host runs on an
+    ///     actor of its own and events are always queued.
+    ///   - replyHandler: How the host answers queued senders that wait: `path`'s handler bound
+    ///     to `link`, which a worker makes once per machine type and shares between its hosts;
+    ///     one of the host's own when `nil`.
     init(address: String, env: M.Env, path: HostedPath<M>, mailboxCapacity: Int, io: any IOPerformer, link: WorkerLink,
          executor: (any SerialExecutor)? = nil, replyHandler: HostedPath<M>.ReplyHandler? = nil) {
         self.address = address
@@ -163,7 +164,6 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
             host.requestAnswer { reply.fail(error) }
             return
         }
-        let address = address
         do {
             if handlesOnArrival, path.sendNowReplying(host, event, reply) { return }
             if let token = reply.token {
@@ -171,13 +171,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
             } else {
                 // A correlation with the top bit set (the coordinator's never have it) cannot
                 // share a token with the codec: answered through a closure of its own.
-                let encodeBinary = path.encodeBinary
-                try host.send(event) { result in
-                    switch result {
-                    case .success(let state): reply.send(state, encodeBinary: encodeBinary)
-                    case .failure(let error): reply.fail(WireError(refusal: error, address: address))
-                    }
-                }
+                try host.send(event) { HostedPath<M>.answer(reply, with: $0) }
             }
         } catch {
             let refusal = WireError(refusal: error, address: address)

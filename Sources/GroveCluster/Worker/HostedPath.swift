@@ -2,15 +2,16 @@ public import Grove
 public import GroveRuntime
 public import GroveWire
 
-/// The per-event steps of hosting one machine type: coding events and states, queueing an
-/// event, draining the host.
+/// The per-event steps of hosting one machine type: decoding an event, handling it on arrival
+/// or queueing it, draining the host, and answering a waiting sender with the committed state
+/// in the event's codec (on arrival, and through the reply handler the type's hosts share).
 ///
 /// Built by the inlinable ``WorkerConfiguration/register(_:as:env:)`` so that these closures are
 /// compiled where the machine type is known, and so specialized for it. Called from generic
 /// code they would look up type metadata for the host's mailbox and items on every event.
 ///
-/// A class: made once per machine type, and every instance of the type refers to it (a struct
-/// of ten closures was copied into each instance, twice).
+/// A class: made once per machine type, and every instance of the type refers to it (as a
+/// struct of eight closures it was copied into each instance and its drain target).
 @usableFromInline
 final class HostedPath<M: Machine>: Sendable {
     @usableFromInline let send: @Sendable (MachineHost<M>, M.Event) throws(HostError) -> Void
@@ -27,8 +28,6 @@ final class HostedPath<M: Machine>: Sendable {
     @usableFromInline let drainHere: @Sendable (MachineHost<M>) -> Void
     /// Decodes an event in GroveWire's binary codec.
     @usableFromInline let decodeBinary: @Sendable (ArraySlice<UInt8>) throws(BinaryCodingError) -> M.Event
-    /// Encodes a state in GroveWire's binary codec at the end of a buffer.
-    @usableFromInline let encodeBinary: @Sendable (M.State, inout [UInt8]) throws(BinaryCodingError) -> Void
     /// The hosts' reply handler (``HostOptions/replyHandler``) answering through a worker's
     /// link: the state an event committed in the event's codec, or why it did not run. A worker
     /// makes one per machine type and its hosts share it.
@@ -52,7 +51,6 @@ final class HostedPath<M: Machine>: Sendable {
         drain = { host in await host.flush(rounds: Self.drainRounds) }
         drainHere = { host in host.onOwnExecutor { $0.flush(rounds: Self.drainRounds) } }
         decodeBinary = { payload throws(BinaryCodingError) in try BinaryCodec.decode(M.Event.self, from: payload) }
-        encodeBinary = { state, bytes throws(BinaryCodingError) in try BinaryCodec.encode(state, into: &bytes) }
         replyHandler = { link in
             { token, address, result in Self.answer(StateReply(link: link, token: token, address: address), with: result) }
         }
@@ -67,7 +65,7 @@ final class HostedPath<M: Machine>: Sendable {
             reply.send(M.State.self, binary: { bytes throws(BinaryCodingError) in try BinaryCodec.encode(state, into: &bytes) },
                        json: { try WireJSON.encode(state) })
         case .failure(let error):
-            reply.fail(error)
+            reply.fail(refusal: error)
         }
     }
 }

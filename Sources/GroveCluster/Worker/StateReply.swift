@@ -32,13 +32,6 @@ struct StateReply: Sendable {
         correlation & Self.binaryBit == 0 ? correlation | (binary ? Self.binaryBit : 0) : nil
     }
 
-    /// Answers with `state`; in binary, encoded by `encodeBinary` straight into the batch of
-    /// replies (a machine type's specialized ``BinaryCodec/encode(_:into:)``).
-    func send<State: Encodable>(_ state: State, encodeBinary: (State, inout [UInt8]) throws(BinaryCodingError) -> Void) {
-        send(State.self, binary: { bytes throws(BinaryCodingError) in try encodeBinary(state, &bytes) },
-             json: { try WireJSON.encode(state) })
-    }
-
     /// Answers with a state of type `type`, written by `binary` straight into the batch of
     /// replies, or encoded by `json`: specialized closures from a machine type's
     /// ``HostedPath``, so no generic code runs per reply.
@@ -56,9 +49,9 @@ struct StateReply: Sendable {
         }
     }
 
-    /// Answers with why a host did not run the event.
+    /// Answers with why a host refused the event or did not run it.
     @usableFromInline
-    func fail(_ error: HostError) {
+    func fail(refusal error: HostError) {
         fail(WireError(refusal: error, address: address))
     }
 
