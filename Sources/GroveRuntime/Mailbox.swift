@@ -111,8 +111,9 @@ final class Mailbox<M: Machine>: Sendable {
     ///
     /// The queue itself is not read: once started, whatever is queued has a drain scheduled
     /// (``start()`` schedules one, every later append does, a take clears the flag only when it
-    /// finds the queue empty, and ``restore(_:)`` runs only before the start). Reading the queue's count would touch its storage, a cache miss per event on a
-    /// worker whose events go to many hosts.
+    /// finds the queue empty, and ``restore(_:)`` runs only before the start). Reading the
+    /// queue's count would touch its storage, a cache miss per event on a worker whose events
+    /// go to many hosts.
     @inlinable
     var isIdle: Bool {
         inner.withLock { state in
