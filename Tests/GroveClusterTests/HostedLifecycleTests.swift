@@ -52,8 +52,7 @@ struct HostedReplyTests {
         let wire = try WorkerWire(endpoint: "inproc://hosted-reply-\(correlation)-\(onLoop)")
         defer { wire.loop.stop() }
         let link = wire.link
-        let hosted = Hosted<TallyMachine>(address: "tally/1", env: (), path: HostedPath(), mailboxCapacity: 100,
-                                          io: IOHandlers(), link: link, executor: onLoop ? wire.loop.executor : nil)
+        let hosted = wire.hosted(TallyMachine.self, at: "tally/1", onLoop: onLoop)
         let payload = binary ? try BinaryCodec.encode(TallyMachine.Event.increment) : Array(#""increment""#.utf8)
         @Sendable func send() {
             hosted.send(payload[...], binary: binary,
@@ -87,8 +86,7 @@ struct HandledOnArrivalTests {
         let wire = try WorkerWire(endpoint: "inproc://handled-on-arrival")
         defer { wire.loop.stop() }
         let link = wire.link
-        let hosted = Hosted<TallyMachine>(address: "tally/1", env: (), path: HostedPath(), mailboxCapacity: 100,
-                                          io: IOHandlers(), link: link, executor: wire.loop.executor)
+        let hosted = wire.hosted(TallyMachine.self, at: "tally/1")
         let increment = Array(#""increment""#.utf8)[...]
         @Sendable func reply(_ correlation: UInt64) -> StateReply {
             StateReply(link: link, correlation: correlation, address: "tally/1", binary: false)
@@ -126,8 +124,7 @@ struct HandledOnArrivalTests {
     @Test func aNoWaitEventHandledAsItArrivesCanEndTheMachine() async throws {
         let wire = try WorkerWire(endpoint: "inproc://ended-on-arrival")
         defer { wire.loop.stop() }
-        let hosted = Hosted<CountdownMachine>(address: "countdown/1", env: (), path: HostedPath(), mailboxCapacity: 100,
-                                              io: IOHandlers(), link: wire.link, executor: wire.loop.executor)
+        let hosted = wire.hosted(CountdownMachine.self, at: "countdown/1")
         let tick = Array(#""tick""#.utf8)[...]
         wire.loop.execute { _ in _ = hosted.enqueue(tick, binary: false) }
         for _ in 0 ..< 200 where await hosted.host.state.remaining != 1 { try await Task.sleep(for: .milliseconds(10)) }
@@ -155,8 +152,7 @@ struct HandledOnArrivalTests {
         let wire = try WorkerWire(endpoint: "inproc://answered-before-end")
         defer { wire.loop.stop() }
         let link = wire.link
-        let hosted = Hosted<CountdownMachine>(address: "countdown/2", env: (), path: HostedPath(), mailboxCapacity: 100,
-                                              io: IOHandlers(), link: link, executor: wire.loop.executor)
+        let hosted = wire.hosted(CountdownMachine.self, at: "countdown/2")
         let tick = try BinaryCodec.encode(CountdownMachine.Event.tick)[...]
         @Sendable func reply(_ correlation: UInt64) -> StateReply {
             StateReply(link: link, correlation: correlation, address: "countdown/2", binary: true)
@@ -211,8 +207,7 @@ struct UnencodableStateTests {
         let wire = try WorkerWire(endpoint: "inproc://unencodable-state")
         defer { wire.loop.stop() }
         let link = wire.link
-        let hosted = Hosted<RatioMachine>(address: "ratio/1", env: (), path: HostedPath(), mailboxCapacity: 100,
-                                          io: IOHandlers(), link: link)
+        let hosted = wire.hosted(RatioMachine.self, at: "ratio/1", onLoop: false)
         hosted.send(Array(#""divideByZero""#.utf8)[...], binary: false,
                     reply: StateReply(link: link, correlation: 5, address: "ratio/1", binary: false))
         let answer = try #require(try await wire.replies(1).first)
@@ -255,6 +250,15 @@ struct WorkerWire {
         let socket = loop.add(worker)
         loop.start(WorkerLoopDelegate(onBatch: { _ in }))
         link = WorkerLink(worker: "w", loop: loop, socket: socket)
+    }
+
+    /// An instance of `M` at `address` answering through this wire's link; on the loop's executor
+    /// (as a worker's instances are, so an idle one handles events as they arrive) unless
+    /// `onLoop` is false, when it runs on an actor of its own and queues every event.
+    func hosted<M: Machine>(_ machine: M.Type, at address: String, onLoop: Bool = true) -> Hosted<M>
+    where M.State: Codable, M.Event: Codable, M.Output: Encodable, M.Env == Void {
+        Hosted<M>(address: address, env: (), path: HostedPath(), mailboxCapacity: 100, io: IOHandlers(), link: link,
+                  executor: onLoop ? loop.executor : nil)
     }
 
     /// The messages the coordinator received, batches unpacked, once `count` arrived or after 5 s.
