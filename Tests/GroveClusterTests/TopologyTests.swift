@@ -78,20 +78,22 @@ struct TopologyTests {
         #expect(topology.instances(of: "missing") == [])
     }
 
-    @Test func stableHashIsFNV1a64() {
-        #expect(Topology.stableHash("") == 0xcbf2_9ce4_8422_2325)
-        #expect(Topology.stableHash("a") == 0xaf63_dc4c_8601_ec8c)
-        #expect(Topology.stableHash("foobar") == 0x8594_4171_f739_67e8)
+    /// FNV-1a 64 (whose values for "a" and "foobar" are 0xaf63dc4c8601ec8c and
+    /// 0x85944171f73967e8) finished with fmix64.
+    @Test func stableHashIsFNV1a64ThenFmix64() {
+        #expect(Topology.stableHash("") == 0xefd0_1f60_ba99_2926)
+        #expect(Topology.stableHash("a") == 0x82a2_a958_a9be_ce5b)
+        #expect(Topology.stableHash("foobar") == 0x2c22_1949_22d1_672b)
     }
 
     @Test func keyedPlacementIsStable() throws {
         let topology = try shippedTopology("load.json")
-        // FNV-1a("a") is even, FNV-1a("alice") odd: fixed across processes and runs.
-        #expect(topology.placement(ofMachine: "counter", key: "a") == "bench-1")
-        #expect(topology.placement(ofMachine: "counter", key: "alice") == "bench-2")
+        // stableHash("a") is odd, stableHash("alice") even: fixed across processes and runs.
+        #expect(topology.placement(ofMachine: "counter", key: "a") == "bench-2")
+        #expect(topology.placement(ofMachine: "counter", key: "alice") == "bench-1")
         #expect(topology.placement(ofMachine: "counter", key: "user-2") == "bench-2")
         for _ in 0..<3 {
-            #expect(topology.placement(ofMachine: "counter", key: "alice") == "bench-2")
+            #expect(topology.placement(ofMachine: "counter", key: "alice") == "bench-1")
         }
         // A single machine on a pool goes to its first instance.
         #expect(topology.placement(ofMachine: "sink", key: nil) == "bench-1")
@@ -111,6 +113,32 @@ struct TopologyTests {
         #expect(Set(counts.keys) == ["pool-1", "pool-2", "pool-3", "pool-4"])
         for (instance, count) in counts {
             #expect((800...1200).contains(count), "\(instance) got \(count) of 4000 keys")
+        }
+    }
+
+    /// Keys whose bytes differ only in their high bits (A, Q, a and q are 0x41, 0x51, 0x61 and
+    /// 0x71): FNV-1a alone put all 64 on one instance of a pool of 2, 4 or 8.
+    @Test(arguments: [2, 4, 8])
+    func keyedPlacementSpreadsKeysThatDifferOnlyInHighBits(poolSize: Int) {
+        let topology = Topology(
+            name: "spread",
+            coordinator: .init(clients: "inproc://c", workers: "inproc://w", events: "inproc://e"),
+            workers: [Topology.WorkerGroup(name: "pool", count: poolSize)],
+            machines: [Topology.MachineSpec(name: "m", type: "Counter", worker: "pool", keyed: true)]
+        )
+        let letters = ["A", "Q", "a", "q"]
+        var counts: [String: Int] = [:]
+        for first in letters {
+            for second in letters {
+                for third in letters {
+                    counts[topology.placement(ofMachine: "m", key: first + second + third) ?? "none", default: 0] += 1
+                }
+            }
+        }
+        let fair = 64 / poolSize
+        #expect(counts.count == poolSize, "\(counts)")
+        for (instance, count) in counts {
+            #expect((fair / 2...fair * 2).contains(count), "\(instance) got \(count) of 64 keys")
         }
     }
 

@@ -23,8 +23,8 @@ extension Topology {
     /// The worker instance that hosts a machine instance.
     ///
     /// A single machine runs on the first instance of its group. A keyed machine's instance runs
-    /// on the instance picked by a stable hash of the key (FNV-1a, 64 bits, over its UTF-8)
-    /// modulo the group size, so every process and every run agrees on it.
+    /// on the instance picked by a stable hash of the key (``stableHash(_:)``) modulo the group
+    /// size, so every process and every run agrees on it.
     /// - Parameters:
     ///   - name: The machine name.
     ///   - key: The instance key for a keyed machine; `nil` for a single one.
@@ -52,14 +52,24 @@ extension Topology {
         io.first { $0.request == request }?.worker
     }
 
-    /// FNV-1a, 64 bits, over the UTF-8 of `key`: the same in every process and every run, unlike
-    /// `Hasher`, which is seeded per process.
+    /// FNV-1a, 64 bits, over the UTF-8 of `key`, then MurmurHash3's 64-bit finalizer (fmix64):
+    /// the same in every process and every run, unlike `Hasher`, which is seeded per process.
+    ///
+    /// FNV-1a alone is a poor placement hash: its low k bits depend only on the low k bits of
+    /// each byte, so in a group of 2, 4, 8 or 16 instances keys whose bytes differ only above
+    /// those bits ("a" and "q", "user-1" and "user-3" with 2) always shared an instance. The
+    /// finalizer makes every bit of the result depend on every bit of the key.
     static func stableHash(_ key: String) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in key.utf8 {
             hash ^= UInt64(byte)
             hash &*= 0x0000_0100_0000_01b3
         }
+        hash ^= hash >> 33
+        hash &*= 0xff51_afd7_ed55_8ccd
+        hash ^= hash >> 33
+        hash &*= 0xc4ce_b9fe_1a85_ec53
+        hash ^= hash >> 33
         return hash
     }
 }
