@@ -57,6 +57,23 @@ public enum Batch {
         return messages
     }
 
+    /// The envelopes of a client's batch, whose header says it holds `count`: as
+    /// ``envelopes(in:)``, also refusing a batch that holds none (it would get no reply at all)
+    /// or another number than its header says.
+    /// - Throws: ``WireError`` `malformed-frame`, saying which.
+    public static func envelopes(in payload: [UInt8], count: UInt64) throws(WireError) -> [Envelope] {
+        let envelopes = try envelopes(in: payload)
+        guard !envelopes.isEmpty else {
+            throw WireError(.malformedFrame,
+                "the batch holds no envelopes, so nothing in it could be answered; send at least one (docs/PROTOCOL.md, 'Batches')")
+        }
+        guard envelopes.count == count else {
+            throw WireError(.malformedFrame,
+                "the batch header's correlation says \(count) envelope(s) but the payload holds \(envelopes.count); set it to the number of envelopes (docs/PROTOCOL.md, 'Batches')")
+        }
+        return envelopes
+    }
+
     /// Where each envelope of a batch payload is, in order, checking the whole batch first so
     /// that a malformed batch is refused as a whole. Addresses are not checked to be UTF-8 yet.
     /// - Throws: ``WireError`` `malformed-frame` when an envelope is truncated, its kind is

@@ -30,6 +30,13 @@ extension EndToEnd {
             return bytes
         }
 
+        static func oneEnvelope(correlation: UInt64) -> [UInt8] {
+            var payload: [UInt8] = []
+            Batch.append(WireMessage(Header(.event, correlation: correlation), address: "counter/k", payload: Array("\"increment\"".utf8)),
+                         to: &payload)
+            return payload
+        }
+
         static func event(_ payload: String, to address: String = "counter/k", correlation: UInt64) -> [[UInt8]] {
             WireMessage(Header(.event, correlation: correlation), address: address, payload: Array(payload.utf8)).frames
         }
@@ -63,6 +70,11 @@ extension EndToEnd {
                  code: .oversized, correlation: 23),
             Case(name: "an address of 70,000 bytes", frames: event("\"increment\"", to: "counter/" + String(repeating: "k", count: 70_000), correlation: 25),
                  code: .malformedFrame, correlation: 25),
+            Case(name: "an empty batch", frames: [header(kind: MessageKind.batch.rawValue, correlation: 0), [], []],
+                 code: .malformedFrame, correlation: 0),
+            Case(name: "a batch whose header counts 3 envelopes for 1",
+                 frames: [header(kind: MessageKind.batch.rawValue, correlation: 3), [], oneEnvelope(correlation: 26)],
+                 code: .malformedFrame, correlation: 0),
             Case(name: "cancel with a payload that is not JSON",
                  frames: WireMessage(Header(.cancel, correlation: 24), address: "counter/k", payload: Array("fetch".utf8)).frames,
                  code: .malformedJSON, correlation: 24),

@@ -43,6 +43,23 @@ struct BatchTests {
         }
     }
 
+    /// A client's batch must hold as many envelopes as its header says, and at least one: an
+    /// empty batch would get no reply at all.
+    @Test func aClientBatchMustHoldTheEnvelopesItsHeaderCounts() throws {
+        let batch = Batch.pack((1...3).map(Self.message))
+        #expect(try Batch.envelopes(in: batch.payload, count: 3).count == 3)
+        for count: UInt64 in [0, 1, 2, 4] {
+            let error = #expect(throws: WireError.self) { try Batch.envelopes(in: batch.payload, count: count) }
+            #expect(error?.code == .malformedFrame)
+            #expect(error?.message.contains("says \(count) envelope(s) but the payload holds 3") == true, "\(error?.message ?? "")")
+        }
+        for count: UInt64 in [0, 1] {
+            let error = #expect(throws: WireError.self) { try Batch.envelopes(in: [], count: count) }
+            #expect(error?.code == .malformedFrame)
+            #expect(error?.message.contains("holds no envelopes") == true, "\(error?.message ?? "")")
+        }
+    }
+
     @Test func nestedBatchesAndUnknownKindsAreRefused() {
         var nested: [UInt8] = []
         Batch.append(WireMessage(Header(.event), address: "a", payload: [1]), to: &nested)

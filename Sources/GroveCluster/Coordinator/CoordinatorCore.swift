@@ -109,7 +109,8 @@ struct CoordinatorCore {
         }
         guard message.header.kind == .batch else { return fromClient(identity, message) }
         do {
-            let envelopes = try Batch.unpack(message.payload)
+            let envelopes = try Batch.envelopes(in: message.payload, count: message.header.correlation)
+                .map { envelope throws(WireError) in try envelope.message(in: message.payload) }
             batchingClients.insert(identity)
             return envelopes.flatMap { fromClient(identity, $0) }
         } catch {

@@ -5,10 +5,10 @@ import ZeroMQ
 /// envelope by envelope as bytes, with the core deciding only where each goes (and under which
 /// correlation id). Everything else in a batch takes the core's general path, in order.
 extension CoordinatorDriver {
-    func forward(_ batch: [UInt8], fromClient identity: [UInt8], io: LoopIO) {
+    func forward(_ batch: [UInt8], count: UInt64, fromClient identity: [UInt8], io: LoopIO) {
         let envelopes: [Envelope]
         do {
-            envelopes = try Batch.envelopes(in: batch)
+            envelopes = try Batch.envelopes(in: batch, count: count)
         } catch {
             apply([.toClient(identity, CoordinatorCore.errorMessage(error, correlation: error.correlation ?? 0))], io: io)
             return

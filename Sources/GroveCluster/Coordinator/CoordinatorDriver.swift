@@ -58,7 +58,7 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
                 if !slowClients.isEmpty { slowClients.remove(identity) }
                 if rest.count == 3, let header = try? Header(rest[rest.startIndex]) {
                     if header.kind == .batch {
-                        forward(rest[rest.startIndex + 2], fromClient: identity, io: io)
+                        forward(rest[rest.startIndex + 2], count: header.correlation, fromClient: identity, io: io)
                         continue
                     }
                     if forward(header, rest, fromClient: identity, io: io) { continue }
