@@ -553,6 +553,32 @@ struct CoordinatorCoreClientTests {
         #expect(instances() == ["counter/never"])
     }
 
+    /// A worker that is lost takes its keyed instances with it (it starts without any when it
+    /// registers again): the listing and its registered event no longer name them, while the
+    /// instances on the other worker of the pool stay listed.
+    @Test func aLostWorkersKeyedInstancesAreNoLongerListed() throws {
+        var fixture = CoreFixture()
+        fixture.registerAll()
+        var placed: [String: [String]] = [:]
+        for index in 0..<20 {
+            let address = "counter/k\(index)"
+            placed[try fixture.sendEvent("A", to: address, correlation: UInt64(index + 1)).worker, default: []].append(address)
+        }
+        let lost = try #require(placed["data-1"]), kept = try #require(placed["data-2"])
+        func instances() -> Set<String> { Set(fixture.listing().machines.first { $0.name == "counter" }?.instances ?? []) }
+        #expect(instances() == Set(lost + kept))
+
+        let lostEvent = try #require(fixture.core.lose("data-1", reason: "test").compactMap(\.published).first { $0.topic == "worker:data-1" })
+        #expect(Set(try payload(WorkerEvent.self, of: lostEvent.message).machines) == Set(lost + ["sink"]))
+        #expect(instances() == Set(kept))
+
+        let registered = try #require(fixture.register("data-1").compactMap(\.published).first { $0.topic == "worker:data-1" })
+        #expect(try payload(WorkerEvent.self, of: registered.message).machines == ["sink"])
+        // An event spawns the instance again, and it is listed again.
+        _ = try fixture.sendEvent("A", to: lost[0], correlation: 100)
+        #expect(instances() == Set(kept + [lost[0]]))
+    }
+
     @Test func listDescribesMachinesWorkersAndInstances() throws {
         var fixture = CoreFixture()
         fixture.register("edge", "data-2")

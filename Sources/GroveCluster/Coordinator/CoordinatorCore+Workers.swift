@@ -182,8 +182,9 @@ extension CoordinatorCore {
     }
 
     /// Declares a worker lost: its pending requests fail, io calls it ran return to their
-    /// machines as `worker-lost` failures, calls its machines started are cancelled, and its
-    /// machines are reported unavailable. Everything else keeps working.
+    /// machines as `worker-lost` failures, calls its machines started are cancelled, its
+    /// machines are reported unavailable and its keyed instances no longer listed. Everything
+    /// else keeps working.
     mutating func lose(_ name: String, reason: String) -> [CoordinatorAction] {
         guard workers[name]?.registered == true else { return [] }
         workers[name]?.registered = false
@@ -214,6 +215,12 @@ extension CoordinatorCore {
             actions.append(publishEffect(call, .lost, reason: "the machine's worker \(name) was lost: \(reason)"))
         }
         let machines = machines(on: name)
+        // Its keyed instances went with it: a worker that registers again starts without any
+        // (each starts with its next event), so they are no longer listed.
+        for address in machines {
+            let parts = address.split(separator: "/", maxSplits: 1)
+            if parts.count == 2 { keyedInstances[String(parts[0])]?.remove(address) }
+        }
         actions.append(.warn("worker \(name) lost (\(reason)); its machines are unavailable until it registers again"))
         actions.append(publishWorker(WorkerEvent(worker: name, phase: .lost, reason: reason, machines: machines)))
         return actions
