@@ -92,7 +92,7 @@ struct TopologyValidationTests {
             "invalid-value $.queues.workerOutbox",
         ])
         let messages = Dictionary(found.map { ($0.path, $0.message) }, uniquingKeysWith: { first, _ in first })
-        #expect(messages["$.coordinator.workers"]?.contains("start it with ipc://, tcp:// or inproc://") == true)
+        #expect(messages["$.coordinator.workers"]?.contains("start it with ipc:// or tcp://") == true)
         #expect(messages["$.coordinator.events"]?.contains("$.coordinator.clients") == true)
         #expect(messages["$.workers[1].name"]?.contains("first at $.workers[0].name") == true)
         #expect(messages["$.workers[2].count"]?.hasPrefix("expected a number, found a string") == true)
@@ -217,8 +217,13 @@ struct TopologyValidationTests {
             "invalid-endpoint $.coordinator.workers",
             "invalid-endpoint $.coordinator.events",
         ])
-        let fine = #"{ "clients": "tcp://10.0.0.1:5555", "workers": "tcp://10.0.0.2:5555", "events": "inproc://e" }"#
+        let fine = #"{ "clients": "tcp://10.0.0.1:5555", "workers": "tcp://10.0.0.2:5555", "events": "ipc://@e" }"#
         #expect(throws: Never.self) { try Topology(json: Data(topology(coordinator: fine).utf8), source: "t") }
+        // inproc:// binds, but only the coordinator's own ZeroMQ context could reach it.
+        let inproc = #"{ "clients": "ipc://@c", "workers": "inproc://w", "events": "ipc://@e" }"#
+        let refused = issues(in: topology(coordinator: inproc))
+        #expect(outline(refused) == ["invalid-endpoint $.coordinator.workers"])
+        #expect(refused.first?.message.contains("other processes; use ipc://") == true, "\(refused)")
         let long = "ipc:///tmp/" + String(repeating: "x", count: 120)
         let tooLong = #"{ "clients": "\#(long)", "workers": "ipc://@w", "events": "ipc://@e" }"#
         #expect(outline(issues(in: topology(coordinator: tooLong))) == ["invalid-endpoint $.coordinator.clients"])

@@ -1,6 +1,7 @@
 extension Topology {
-    /// The ZeroMQ endpoints the coordinator binds. Each starts with `ipc://`, `tcp://` or
-    /// `inproc://`, and the three differ.
+    /// The ZeroMQ endpoints the coordinator binds. Each starts with `ipc://` or `tcp://` (a
+    /// topology file refuses `inproc://`: nothing outside the coordinator could reach it), and
+    /// the three differ.
     public struct Endpoints: Sendable, Equatable {
         /// Where clients (`fsm-send`, `fsm-load`, any ZeroMQ DEALER) send events.
         public var clients: String

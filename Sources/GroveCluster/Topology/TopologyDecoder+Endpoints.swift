@@ -74,12 +74,12 @@ extension TopologyDecoder {
             }
             return .exact(endpoint)
         }
-        if let address = endpoint.dropping(prefix: "inproc://") {
-            guard !address.isEmpty else {
-                report(.invalidEndpoint, path, "'\(endpoint)' has no name; write e.g. \"inproc://grove-\(path.lastKey)\"")
-                return nil
-            }
-            return .exact(endpoint)
+        if endpoint.hasPrefix("inproc://") {
+            // The coordinator's ZeroMQ context is its own: only sockets of that context reach an
+            // inproc endpoint, and workers, fsm-send and clients are other processes.
+            report(.invalidEndpoint, path, "'\(endpoint)' could only be reached from inside the coordinator, and workers and clients "
+                + "run in other processes; use ipc:// (e.g. \(example)) or tcp://")
+            return nil
         }
         if let address = endpoint.dropping(prefix: "tcp://") {
             let colon = address.lastIndex(of: ":")
@@ -93,7 +93,7 @@ extension TopologyDecoder {
             }
             return .tcp(host: String(address[..<colon]), port: port)
         }
-        report(.invalidEndpoint, path, "'\(endpoint)' has no supported scheme; start it with ipc://, tcp:// or inproc://, e.g. \(example)")
+        report(.invalidEndpoint, path, "'\(endpoint)' has no supported scheme; start it with ipc:// or tcp://, e.g. \(example)")
         return nil
     }
 }
