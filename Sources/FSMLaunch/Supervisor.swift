@@ -37,8 +37,8 @@ final class Supervisor: Sendable {
     }
 
     func spawnAll() throws {
-        for group in topology.workers where !group.external {
-            let executable = try resolve(group.executable)
+        for (index, group) in topology.workers.enumerated() where !group.external {
+            let executable = try resolve(group.executable, at: "$.workers[\(index)].executable")
             for name in group.instanceNames {
                 try spawn(name, executable: executable, arguments: group.arguments, restarts: 0)
             }
@@ -56,10 +56,11 @@ final class Supervisor: Sendable {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
     }
 
-    func resolve(_ executable: String) throws -> URL {
+    /// - Parameter path: Where the topology names it (`$.workers[1].executable`), for the error.
+    func resolve(_ executable: String, at path: String) throws -> URL {
         guard let found = Self.findExecutable(executable, besides: executableDirectory) else {
             throw LaunchError(description: "worker executable '\(executable)' not found (looked in \(executableDirectory.path) and PATH); "
-                + "build it with `swift build` or fix workers[].executable")
+                + "build it with `swift build` or fix \(path)")
         }
         return found
     }

@@ -217,8 +217,8 @@ struct CoordinatorCoreRegistrationTests {
         let error = try payload(WireError.self, of: reply.message)
         #expect(error.code == .registrationRejected)
         // Every missing type at once, and what the worker does offer.
-        #expect(error.message.contains("machine type 'AuthFlow' is not registered"))
-        #expect(error.message.contains("machine type 'PollingService' is not registered"))
+        #expect(error.message.contains("machine type 'AuthFlow' is not registered: register it in the worker's WorkerConfiguration or fix $.machines[0].type"))
+        #expect(error.message.contains("machine type 'PollingService' is not registered: register it in the worker's WorkerConfiguration or fix $.machines[2].type"))
         #expect(!error.message.contains("machine type 'DataLoader'"))
         #expect(error.message.contains("It offers machine types [DataLoader, Unrelated]"))
         #expect(fixture.core.workers["edge"]?.registered == false)
@@ -231,7 +231,8 @@ struct CoordinatorCoreRegistrationTests {
         try #require(actions.count == 1)
         let error = try payload(WireError.self, of: try #require(actions[0].sentToWorker).message)
         #expect(error.code == .registrationRejected)
-        #expect(error.message.contains("io request 'Authenticate' has no handler"))
+        #expect(error.message.contains("io request 'Authenticate' has no handler: register one with configuration.io.register, "
+            + "or fix $.io[1].request (or $.io[1].worker to serve it elsewhere)"))
         #expect(!error.message.contains("io request 'FetchData'"))
         #expect(fixture.core.workers["data-1"]?.registered == false)
     }

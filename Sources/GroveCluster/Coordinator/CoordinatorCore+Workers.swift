@@ -99,14 +99,23 @@ extension CoordinatorCore {
         }
         let hosted = topology.machines.filter { $0.worker == slot.group }
         var problems: [String] = []
+        // Each problem names where the topology asks for it ($.machines[2].type), as the
+        // topology's own errors do.
+        func places(_ indices: some Sequence<Int>, _ section: String, _ key: String) -> String {
+            indices.map { "$.\(section)[\($0)].\(key)" }.joined(separator: ", ")
+        }
         for type in Set(hosted.map(\.type)).subtracting(registration.machineTypes).sorted() {
             let guess = TopologyDecoder.closest(to: type, among: registration.machineTypes).map { " (did you mean '\($0)'?)" } ?? ""
-            problems.append("machine type '\(type)'\(guess) is not registered: register it in the worker's WorkerConfiguration or fix machines[].type")
+            let indices = topology.machines.indices.filter { topology.machines[$0].worker == slot.group && topology.machines[$0].type == type }
+            problems.append("machine type '\(type)'\(guess) is not registered: register it in the worker's WorkerConfiguration "
+                + "or fix \(places(indices, "machines", "type"))")
         }
         let served = topology.io.filter { $0.worker == slot.group }.map(\.request)
         for request in Set(served).subtracting(registration.ioHandlers).sorted() {
             let guess = TopologyDecoder.closest(to: request, among: registration.ioHandlers).map { " (did you mean '\($0)'?)" } ?? ""
-            problems.append("io request '\(request)'\(guess) has no handler: register one with configuration.io.register or fix io[].worker")
+            let indices = topology.io.indices.filter { topology.io[$0].worker == slot.group && topology.io[$0].request == request }
+            problems.append("io request '\(request)'\(guess) has no handler: register one with configuration.io.register, "
+                + "or fix \(places(indices, "io", "request")) (or \(places(indices, "io", "worker")) to serve it elsewhere)")
         }
         guard problems.isEmpty else {
             return reject("worker \(name) (group '\(slot.group)' of topology '\(topology.name)') cannot serve what the topology places on it: "
