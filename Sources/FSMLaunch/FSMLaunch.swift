@@ -29,7 +29,7 @@ struct FSMLaunch: AsyncParsableCommand {
     @Flag(help: "Validate the topology, print a summary, and exit.")
     var check = false
 
-    @Option(help: "Seconds to wait for every worker to register before giving up.")
+    @Option(parsing: .unconditional, help: "Seconds to wait for every worker to register before giving up.")
     var readyTimeout: Double = 30
 
     @Option(help: "Log level for the coordinator and supervisor: trace, debug, info, notice, warning, error.")
@@ -42,6 +42,9 @@ struct FSMLaunch: AsyncParsableCommand {
     var parentPid: Int32?
 
     func validate() throws {
+        guard readyTimeout > 0, readyTimeout.isFinite else {
+            throw ValidationError("--ready-timeout must be a number of seconds above 0, e.g. --ready-timeout 60; got \(readyTimeout)")
+        }
         if let parentPid {
             guard exitWithParent else { throw ValidationError("--parent-pid only means something with --exit-with-parent; add it, or drop --parent-pid") }
             guard parentPid > 0 else { throw ValidationError("--parent-pid must be a process id (a positive number), got \(parentPid)") }

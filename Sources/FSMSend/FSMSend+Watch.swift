@@ -20,10 +20,10 @@ extension FSMSend {
         @Argument(help: "Topic prefixes to watch, e.g. state:auth effect: (default: everything).")
         var prefixes: [String] = []
 
-        @Option(help: "Stop after this many seconds (default: until interrupted).")
+        @Option(parsing: .unconditional, help: "Stop after this many seconds (default: until interrupted).")
         var duration: Double?
 
-        @Option(help: "Stop after this many messages.")
+        @Option(parsing: .unconditional, help: "Stop after this many messages.")
         var count: Int?
 
         @Option(name: .customLong("events"), help: ArgumentHelp(
@@ -32,6 +32,15 @@ extension FSMSend {
         var eventsEndpoint: String?
 
         @OptionGroup var connection: Connection
+
+        func validate() throws {
+            if let duration, !(duration > 0 && duration.isFinite) {
+                throw ValidationError("--duration must be a number of seconds above 0, e.g. --duration 10; got \(duration)")
+            }
+            if let count, count < 1 {
+                throw ValidationError("--count must be at least 1 (the messages to print before stopping); got \(count)")
+            }
+        }
 
         func run() throws {
             let events = try eventsEndpoint ?? {

@@ -52,7 +52,8 @@ struct Connection: ParsableArguments {
     @Option(help: "The coordinator's clients endpoint, ipc://NAME or tcp://HOST:PORT. Default: $FSM_ENDPOINT, else the default topology's.")
     var endpoint: String?
 
-    @Option(help: "Seconds to wait for a reply, retrying while the machine's worker is unavailable. Must be above 0.")
+    // Unconditional: `--timeout -1` is a value (refused by validate()), not a missing one.
+    @Option(parsing: .unconditional, help: "Seconds to wait for a reply, retrying while the machine's worker is unavailable. Must be above 0.")
     var timeout: Double = 5
 
     func validate() throws {

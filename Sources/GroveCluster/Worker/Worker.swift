@@ -92,7 +92,8 @@ public enum Worker {
             try await run(configuration, options: options)
             exit(0)
         } catch let usage as WorkerUsageError {
-            FileHandle.standardError.write(Data((usage.description + "\n").utf8))
+            // Asked for (--help): the usage on stdout; a bad command line: on stderr.
+            (usage.message.isEmpty ? FileHandle.standardOutput : FileHandle.standardError).write(Data((usage.description + "\n").utf8))
             exit(usage.message.isEmpty ? 0 : 2)
         } catch {
             FileHandle.standardError.write(Data("error: \(error)\n".utf8))
@@ -126,6 +127,10 @@ public enum Worker {
         loop.start(WorkerLoopDelegate(onBatch: { batch in runtime.assumeIsolated { $0.handle(batch) } }))
         await runtime.register()
         let keeper = Task {
+            // A worker nobody welcomes (no coordinator at that endpoint, or another topology's)
+            // says so after a few seconds, and again now and then, instead of waiting silently.
+            let started = ContinuousClock.now
+            var toldAt: ContinuousClock.Instant?
             while !Task.isCancelled {
                 try? await Task.sleep(for: .milliseconds(250))
                 if options.exitWithParent, getppid() != parent {
@@ -135,6 +140,14 @@ public enum Worker {
                 if await runtime.isWelcomed {
                     link.send(.heartbeat, address: options.name)
                 } else {
+                    let now = ContinuousClock.now
+                    if now - started >= .seconds(3), toldAt.map({ now - $0 >= .seconds(15) }) ?? true {
+                        toldAt = now
+                        log.notice("""
+                            not registered yet: no welcome from a coordinator at \(options.coordinator) in \((now - started).components.seconds) s; \
+                            retrying. Is the topology running, and is that its coordinator.workers endpoint?
+                            """)
+                    }
                     await runtime.register()
                 }
             }

@@ -1,0 +1,58 @@
+import Foundation
+import Testing
+
+extension EndToEnd {
+    /// The tools' command lines: a bad value is refused before anything runs, saying which and
+    /// why (exit 64); help goes to stdout; a worker nobody welcomes says so.
+    @Suite(.timeLimit(.minutes(1)))
+    struct CommandLineTests {
+        /// A negative number is read as the option's value (and refused for what it is), not as
+        /// a missing value or an unknown option.
+        @Test(arguments: [
+            (["state", "auth", "--timeout", "-1"], "--timeout must be a number of seconds above 0"),
+            (["state", "auth", "--timeout", "0"], "--timeout must be a number of seconds above 0"),
+            (["watch", "--duration", "-2"], "--duration must be a number of seconds above 0"),
+            (["watch", "--count", "0"], "--count must be at least 1"),
+            (["watch", "--count", "-3"], "--count must be at least 1"),
+        ])
+        func fsmSendRefusesBadValues(arguments: [String], says: String) async throws {
+            let directory = try Cluster.makeDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let result = try await runCommand(Products.send, arguments + ["--endpoint", "ipc://\(directory.path)/nobody"], in: directory)
+            #expect(result.status == 64)
+            #expect(result.stderr.contains(says), "\(result.stderr)")
+        }
+
+        @Test func fsmLaunchRefusesANegativeReadyTimeout() async throws {
+            let directory = try Cluster.makeDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let result = try await runCommand(Products.launch, ["--check", "--ready-timeout", "-1"], in: directory)
+            #expect(result.status == 64)
+            #expect(result.stderr.contains("--ready-timeout must be a number of seconds above 0"), "\(result.stderr)")
+        }
+
+        @Test func fsmWorkerHelpGoesToStdoutWithEveryOption() async throws {
+            let directory = try Cluster.makeDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let result = try await runCommand(Products.worker, ["--help"], in: directory)
+            #expect(result.status == 0)
+            for option in ["--name NAME", "--coordinator ENDPOINT", "--exit-with-parent", "--parent-pid PID", "--io-delay-ms MS"] {
+                #expect(result.stdout.contains(option), "\(result.stdout)")
+            }
+            #expect(result.stderr.isEmpty, "\(result.stderr)")
+        }
+
+        /// A worker pointed at an endpoint no coordinator binds keeps trying, and says so.
+        @Test func aWorkerNobodyWelcomesSaysWhereItIsWaiting() async throws {
+            let directory = try Cluster.makeDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let endpoint = "ipc://\(directory.path)/nobody"
+            let worker = try ChildProcess(Products.worker, ["--name", "ghost", "--coordinator", endpoint], outputIn: directory, label: "worker")
+            defer { _ = worker.stop() }
+            try await eventually("the worker says it is not registered", timeout: .seconds(20)) {
+                worker.stderr.contains("not registered yet: no welcome from a coordinator at \(endpoint)") ? true : nil
+            }
+            #expect(worker.isRunning)
+        }
+    }
+}
