@@ -22,6 +22,8 @@ extension EndToEnd {
             /// The correlation id the reply must echo (0 when the header could not be read).
             var correlation: UInt64
             var path: String? = nil
+            /// Words the error's message must hold.
+            var says: String? = nil
         }
 
         static func header(version: UInt8 = 1, kind: UInt8 = MessageKind.event.rawValue, correlation: UInt64) -> [UInt8] {
@@ -43,6 +45,10 @@ extension EndToEnd {
 
         static let cases: [Case] = [
             Case(name: "malformed JSON", frames: event(#"{"add":"#, correlation: 11), code: .malformedJSON, correlation: 11),
+            Case(name: "a value missing after a key", frames: event(#"{"add":}"#, correlation: 27), code: .malformedJSON, correlation: 27,
+                 path: "$.add", says: "is not valid JSON: at column 8 ($.add)"),
+            Case(name: "JSON nested 600 deep", frames: event(String(repeating: "[", count: 600) + String(repeating: "]", count: 600), correlation: 28),
+                 code: .malformedJSON, correlation: 28, says: "nesting deeper than"),
             Case(name: "unknown machine", frames: event("\"increment\"", to: "ghost", correlation: 12), code: .unknownMachine, correlation: 12),
             Case(name: "keyed machine without a key", frames: event("\"increment\"", to: "counter", correlation: 13),
                  code: .unknownMachine, correlation: 13),
@@ -101,6 +107,7 @@ extension EndToEnd {
                             failures.append("\(bad.name): correlation \(reply.header.correlation), expected \(bad.correlation)")
                         }
                         if let path = bad.path, error.path != path { failures.append("\(bad.name): path \(error.path ?? "none"), expected \(path)") }
+                        if let says = bad.says, !error.message.contains(says) { failures.append("\(bad.name): '\(error.message)' does not say '\(says)'") }
                         if error.message.isEmpty { failures.append("\(bad.name): no message") }
                     }
                     let last = try client.request(WireMessage(Header(.event, correlation: 100), address: "counter/k",

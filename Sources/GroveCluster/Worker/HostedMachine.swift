@@ -219,6 +219,16 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
             case .object(let members)? where failure.path == "$":
                 failure.message = "an event is an object with exactly one key, its case name; found "
                     + (members.isEmpty ? "no keys" : "keys " + members.keys.sorted().joined(separator: ", "))
+            case nil where failure.code == .malformedJSON:
+                // Not JSON: say where, as fsm-send does (Foundation's parser names no position).
+                var parser = LocatingJSONParser(payload, document: "the event", emptyAdvice: "send a JSON event")
+                do {
+                    _ = try parser.parse()
+                } catch {
+                    let position = payload.contains(UInt8(ascii: "\n")) ? "line \(error.line), column \(error.column)" : "column \(error.column)"
+                    failure.message = "the event for \(address) is not valid JSON: at \(position) (\(error.pathDescription)), \(error.message)"
+                    failure.path = error.pathDescription
+                }
             default:
                 break
             }
