@@ -29,7 +29,7 @@ struct FSMLaunch: AsyncParsableCommand {
     @Flag(help: "Validate the topology, print a summary, and exit.")
     var check = false
 
-    @Option(parsing: .unconditional, help: "Seconds to wait for every worker to register before giving up.")
+    @Option(parsing: .unconditional, help: "Seconds to wait for every worker to register before giving up: above 0, at most 1000000.")
     var readyTimeout: Double = 30
 
     @Option(help: "Log level for the coordinator and supervisor: trace, debug, info, notice, warning, error.")
@@ -42,8 +42,9 @@ struct FSMLaunch: AsyncParsableCommand {
     var parentPid: Int32?
 
     func validate() throws {
-        guard readyTimeout > 0, readyTimeout.isFinite else {
-            throw ValidationError("--ready-timeout must be a number of seconds above 0, e.g. --ready-timeout 60; got \(readyTimeout)")
+        // Bounded: Duration.seconds traps on a value as large as 1e21.
+        guard readyTimeout > 0, readyTimeout <= 1_000_000 else {
+            throw ValidationError("--ready-timeout must be a number of seconds above 0 and at most 1000000, e.g. --ready-timeout 60; got \(readyTimeout)")
         }
         if let parentPid {
             guard exitWithParent else { throw ValidationError("--parent-pid only means something with --exit-with-parent; add it, or drop --parent-pid") }

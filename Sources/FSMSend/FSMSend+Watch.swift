@@ -34,8 +34,8 @@ extension FSMSend {
         @OptionGroup var connection: Connection
 
         func validate() throws {
-            if let duration, !(duration > 0 && duration.isFinite) {
-                throw ValidationError("--duration must be a number of seconds above 0, e.g. --duration 10; got \(duration)")
+            if let duration, !(duration > 0 && duration <= 1_000_000) {
+                throw ValidationError("--duration must be a number of seconds above 0 and at most 1000000, e.g. --duration 10; got \(duration)")
             }
             if let count, count < 1 {
                 throw ValidationError("--count must be at least 1 (the messages to print before stopping); got \(count)")

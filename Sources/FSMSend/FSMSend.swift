@@ -53,12 +53,13 @@ struct Connection: ParsableArguments {
     var endpoint: String?
 
     // Unconditional: `--timeout -1` is a value (refused by validate()), not a missing one.
-    @Option(parsing: .unconditional, help: "Seconds to wait for a reply, retrying while the machine's worker is unavailable. Must be above 0.")
+    @Option(parsing: .unconditional, help: "Seconds to wait for a reply, retrying while the machine's worker is unavailable: above 0, at most 1000000.")
     var timeout: Double = 5
 
     func validate() throws {
-        guard timeout > 0, timeout.isFinite else {
-            throw ValidationError("--timeout must be a number of seconds above 0, e.g. --timeout 0.5; got \(timeout)")
+        // Bounded: Duration.seconds traps on a value as large as 1e300.
+        guard timeout > 0, timeout <= 1_000_000 else {
+            throw ValidationError("--timeout must be a number of seconds above 0 and at most 1000000, e.g. --timeout 0.5; got \(timeout)")
         }
     }
 
@@ -206,20 +207,19 @@ enum EventArgument {
         let example = #"'{"updateEmail":{"_0":"ada@example.com"}}'"#
         // Strict, and it says where: Foundation's parser names no position and lets a trailing
         // comma through. The text as given, so columns count from its first character.
-        var parser = LocatingJSONParser(Array(text.utf8), document: "the event", emptyAdvice: "give a case name or a JSON event")
-        func position(line: Int, column: Int) -> String {
-            text.contains("\n") ? "line \(line), column \(column)" : "column \(column)"
-        }
+        var parser = LocatingJSONParser(Array(text.utf8), document: "the event", emptyAdvice: "give a case name or a JSON event",
+                                        maximumDepth: 512)
+        let multiline = text.contains("\n")
         let event: JSONValue
         do {
             event = try parser.parse()
         } catch {
-            throw WireError(.malformedJSON, "the event '\(text)' is neither a bare case name nor valid JSON: at \(position(line: error.line, column: error.column)) "
+            throw WireError(.malformedJSON, "the event '\(text)' is neither a bare case name nor valid JSON: at \(error.position(multiline: multiline)) "
                 + "(\(error.pathDescription)), \(error.message); write it as Swift's Codable encodes the event, e.g. \(example)")
         }
         if let duplicate = parser.duplicateKeys.first {
             throw WireError(.malformedJSON, "the event '\(text)' gives the key \(duplicate.pathDescription) twice (again at "
-                + "\(position(line: duplicate.line, column: duplicate.column))); JSON would keep only the last value, so remove one")
+                + "\(duplicate.position(multiline: multiline))); JSON would keep only the last value, so remove one")
         }
         return Array(event.jsonData)
     }

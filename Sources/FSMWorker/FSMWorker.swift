@@ -14,15 +14,6 @@ enum FSMWorker {
             return handler
         }
         var arguments = Array(CommandLine.arguments.dropFirst())
-        if arguments.contains("--help") || arguments.contains("-h") {
-            do throws(Worker.WorkerUsageError) {
-                _ = try Worker.Options(arguments: ["--help"])
-            } catch {
-                print(error.description)  // the library's usage, which --help asks for
-            }
-            print("fsm-worker also takes:\n  --io-delay-ms MS   delay each of the example io handlers' answers by MS milliseconds (default 0)")
-            return
-        }
         var delay = Duration.zero
         if let index = arguments.firstIndex(of: "--io-delay-ms") {
             guard index + 1 < arguments.count, let milliseconds = Int(arguments[index + 1]), milliseconds >= 0 else {
@@ -32,6 +23,9 @@ enum FSMWorker {
             delay = .milliseconds(milliseconds)
             arguments.removeSubrange(index...(index + 1))
         }
-        await Worker.main(ExampleWorker.configuration(ioDelay: delay), arguments: arguments)
+        await Worker.main(ExampleWorker.configuration(ioDelay: delay), arguments: arguments, moreUsage: """
+            fsm-worker also takes:
+              --io-delay-ms MS   delay each of the example io handlers' answers by MS milliseconds (default 0)
+            """)
     }
 }

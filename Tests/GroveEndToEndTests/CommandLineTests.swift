@@ -11,6 +11,8 @@ extension EndToEnd {
         @Test(arguments: [
             (["state", "auth", "--timeout", "-1"], "--timeout must be a number of seconds above 0"),
             (["state", "auth", "--timeout", "0"], "--timeout must be a number of seconds above 0"),
+            (["state", "auth", "--timeout", "1e300"], "at most 1000000, e.g. --timeout 0.5; got 1e+300"),
+            (["state", "auth", "--timeout", "nan"], "--timeout must be a number of seconds above 0"),
             (["watch", "--duration", "-2"], "--duration must be a number of seconds above 0"),
             (["watch", "--count", "0"], "--count must be at least 1"),
             (["watch", "--count", "-3"], "--count must be at least 1"),
@@ -23,12 +25,31 @@ extension EndToEnd {
             #expect(result.stderr.contains(says), "\(result.stderr)")
         }
 
-        @Test func fsmLaunchRefusesANegativeReadyTimeout() async throws {
+        @Test(arguments: ["-1", "0", "1e21", "nan"])
+        func fsmLaunchRefusesAReadyTimeoutOutOfRange(value: String) async throws {
             let directory = try Cluster.makeDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
-            let result = try await runCommand(Products.launch, ["--check", "--ready-timeout", "-1"], in: directory)
+            let result = try await runCommand(Products.launch, ["--check", "--ready-timeout", value], in: directory)
             #expect(result.status == 64)
-            #expect(result.stderr.contains("--ready-timeout must be a number of seconds above 0"), "\(result.stderr)")
+            #expect(result.stderr.contains("--ready-timeout must be a number of seconds above 0 and at most 1000000"), "\(result.stderr)")
+        }
+
+        /// A worker executable that is not there is named with its place in the topology file
+        /// (the first group is external, so the index shows it is counted from the file).
+        @Test func aMissingWorkerExecutableIsNamedWithItsJSONPath() async throws {
+            let directory = try Cluster.makeDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let file = directory.appendingPathComponent("missing.json")
+            try Data("""
+                { "name": "missing",
+                  "coordinator": { "clients": "ipc://\(directory.path)/c", "workers": "ipc://\(directory.path)/w", "events": "ipc://\(directory.path)/e" },
+                  "workers": [ { "name": "outside", "external": true }, { "name": "gone", "executable": "no-such-grove-worker" } ],
+                  "machines": [ { "name": "counter", "type": "Counter", "worker": "gone" } ] }
+                """.utf8).write(to: file)
+            let result = try await runCommand(Products.launch, [file.path], in: directory)
+            #expect(result.status == 1)
+            #expect(result.stderr.contains("worker executable 'no-such-grove-worker' not found"), "\(result.stderr)")
+            #expect(result.stderr.contains("fix $.workers[1].executable"), "\(result.stderr)")
         }
 
         @Test func fsmWorkerHelpGoesToStdoutWithEveryOption() async throws {

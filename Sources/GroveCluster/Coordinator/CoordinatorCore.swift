@@ -108,14 +108,24 @@ struct CoordinatorCore {
             return [.toClient(identity, Self.errorMessage(error, correlation: error.correlation ?? 0))]
         }
         guard message.header.kind == .batch else { return fromClient(identity, message) }
+        let envelopes: [Envelope]
         do {
-            let envelopes = try Batch.envelopes(in: message.payload, count: message.header.correlation)
-                .map { envelope throws(WireError) in try envelope.message(in: message.payload) }
-            batchingClients.insert(identity)
-            return envelopes.flatMap { fromClient(identity, $0) }
+            envelopes = try Batch.envelopes(in: message.payload, count: message.header.correlation)
         } catch {
-            return [.toClient(identity, Self.errorMessage(error, correlation: error.correlation ?? 0))]
+            // Refused as a whole: correlation 0, not one envelope's, which would look like an answer to it.
+            return [.toClient(identity, Self.errorMessage(error, correlation: 0))]
         }
+        batchingClients.insert(identity)
+        // As the driver does: an envelope whose address is not UTF-8 is refused alone.
+        var actions: [CoordinatorAction] = []
+        for envelope in envelopes {
+            do {
+                actions += fromClient(identity, try envelope.message(in: message.payload))
+            } catch {
+                actions.append(.toClient(identity, Self.errorMessage(error, correlation: envelope.correlation)))
+            }
+        }
+        return actions
     }
 
     /// One request from a client (on its own, or out of a batch).

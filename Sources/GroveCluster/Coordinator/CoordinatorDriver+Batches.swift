@@ -10,7 +10,8 @@ extension CoordinatorDriver {
         do {
             envelopes = try Batch.envelopes(in: batch, count: count)
         } catch {
-            apply([.toClient(identity, CoordinatorCore.errorMessage(error, correlation: error.correlation ?? 0))], io: io)
+            // Refused as a whole: correlation 0, not one envelope's, which would look like an answer to it.
+            apply([.toClient(identity, CoordinatorCore.errorMessage(error, correlation: 0))], io: io)
             return
         }
         core.batchingClients.insert(identity)

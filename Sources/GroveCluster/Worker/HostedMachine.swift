@@ -221,11 +221,11 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
                     + (members.isEmpty ? "no keys" : "keys " + members.keys.sorted().joined(separator: ", "))
             case nil where failure.code == .malformedJSON:
                 // Not JSON: say where, as fsm-send does (Foundation's parser names no position).
-                var parser = LocatingJSONParser(payload, document: "the event", emptyAdvice: "send a JSON event")
+                var parser = LocatingJSONParser(payload, document: "the event", emptyAdvice: "send a JSON event", maximumDepth: 512)
                 do {
                     _ = try parser.parse()
                 } catch {
-                    let position = payload.contains(UInt8(ascii: "\n")) ? "line \(error.line), column \(error.column)" : "column \(error.column)"
+                    let position = error.position(multiline: payload.contains(UInt8(ascii: "\n")))
                     failure.message = "the event for \(address) is not valid JSON: at \(position) (\(error.pathDescription)), \(error.message)"
                     failure.path = error.pathDescription
                 }

@@ -78,7 +78,9 @@ public enum Worker {
     /// - Parameters:
     ///   - configuration: The machines and handlers this worker offers.
     ///   - arguments: The command line without the program name; defaults to the process's.
-    public static func main(_ configuration: WorkerConfiguration, arguments: [String] = Array(CommandLine.arguments.dropFirst())) async -> Never {
+    ///   - moreUsage: Lines about options the executable reads itself, added to the usage.
+    public static func main(_ configuration: WorkerConfiguration, arguments: [String] = Array(CommandLine.arguments.dropFirst()),
+                            moreUsage: String? = nil) async -> Never {
         // A launcher that ignores or blocks SIGTERM (fsm-launch handles it itself) passes that on
         // through exec; a worker must stop on SIGTERM, so restore the defaults.
         for number in [SIGTERM, SIGINT] { signal(number, SIG_DFL) }
@@ -93,7 +95,8 @@ public enum Worker {
             exit(0)
         } catch let usage as WorkerUsageError {
             // Asked for (--help): the usage on stdout; a bad command line: on stderr.
-            (usage.message.isEmpty ? FileHandle.standardOutput : FileHandle.standardError).write(Data((usage.description + "\n").utf8))
+            let text = usage.description + (moreUsage.map { "\n" + $0 } ?? "") + "\n"
+            (usage.message.isEmpty ? FileHandle.standardOutput : FileHandle.standardError).write(Data(text.utf8))
             exit(usage.message.isEmpty ? 0 : 2)
         } catch {
             FileHandle.standardError.write(Data("error: \(error)\n".utf8))

@@ -12,6 +12,8 @@ package struct LocatingJSONParser {
         package var message: String
         /// Where, the JSONPath way (`$.add`).
         package var pathDescription: String { path.description }
+        /// "column 7", or "line 2, column 7" in a text of several lines.
+        package func position(multiline: Bool) -> String { LocatingJSONParser.position(line: line, column: column, multiline: multiline) }
     }
 
     /// A key given twice in one object; the later value wins.
@@ -21,10 +23,16 @@ package struct LocatingJSONParser {
         package var column: Int
         /// Where, the JSONPath way (`$.add`).
         package var pathDescription: String { path.description }
+        /// "column 7", or "line 2, column 7" in a text of several lines.
+        package func position(multiline: Bool) -> String { LocatingJSONParser.position(line: line, column: column, multiline: multiline) }
     }
 
-    /// Deeper nesting is refused instead of risking the stack; no topology comes close.
-    private static let maximumDepth = 128
+    static func position(line: Int, column: Int, multiline: Bool) -> String {
+        multiline ? "line \(line), column \(column)" : "column \(column)"
+    }
+
+    /// Deeper nesting is refused instead of risking the stack.
+    private let maximumDepth: Int
 
     private let bytes: [UInt8]
     private var offset = 0
@@ -39,11 +47,14 @@ package struct LocatingJSONParser {
     ///   - bytes: The JSON text, UTF-8.
     ///   - document: What the text is, as messages name it ("unexpected end of the file").
     ///   - emptyAdvice: What an empty document should have held.
+    ///   - maximumDepth: How deep arrays and objects may nest: no topology comes close to the
+    ///     default; events are allowed what Foundation's decoder allows, 512.
     package init(_ bytes: [UInt8], document: String = "the file",
-                 emptyAdvice: String = "a topology is a JSON object: { \"name\": ... }") {
+                 emptyAdvice: String = "a topology is a JSON object: { \"name\": ... }", maximumDepth: Int = 128) {
         self.bytes = bytes
         self.document = document
         self.emptyAdvice = emptyAdvice
+        self.maximumDepth = maximumDepth
     }
 
     /// Parses the whole input as one JSON value.
@@ -64,8 +75,9 @@ package struct LocatingJSONParser {
     // MARK: - Values
 
     private mutating func parseValue(_ path: JSONPath, depth: Int) throws(SyntaxError) -> JSONValue {
-        guard depth < Self.maximumDepth else {
-            throw failure(path, "nesting deeper than \(Self.maximumDepth) levels; flatten the document")
+        guard depth < maximumDepth else {
+            // At the root: the path down there would be hundreds of steps long.
+            throw failure(.root, "nesting deeper than \(maximumDepth) levels; flatten \(document)")
         }
         skipWhitespace()
         guard let byte = peek() else {

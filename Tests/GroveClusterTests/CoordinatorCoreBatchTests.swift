@@ -1,0 +1,68 @@
+import Foundation
+@testable import GroveCluster
+import GroveWire
+import Testing
+
+/// A client's batch through the core's general path (the driver forwards batches itself, with
+/// the same rules).
+@Suite("CoordinatorCore: client batches")
+struct CoordinatorCoreBatchTests {
+    static func batch(count: UInt64, _ messages: [WireMessage]) -> WireMessage {
+        var payload: [UInt8] = []
+        for message in messages { Batch.append(message, to: &payload) }
+        return WireMessage(Header(.batch, correlation: count), payload: payload)
+    }
+
+    static func event(_ correlation: UInt64, to address: String = "counter/k") -> WireMessage {
+        WireMessage(Header(.event, correlation: correlation), address: address, payload: Array("\"increment\"".utf8))
+    }
+
+    @Test func aBatchIsForwardedEnvelopeByEnvelope() throws {
+        var fixture = CoreFixture()
+        fixture.registerAll()
+        let actions = fixture.fromClient("A", Self.batch(count: 2, [Self.event(1), Self.event(2)]))
+        #expect(actions.compactMap(\.sentToWorker).count == 2)
+        #expect(fixture.core.batchingClients.contains(Array("A".utf8)))
+    }
+
+    /// Refused as a whole, under correlation 0: an envelope's correlation would read as an
+    /// answer to that envelope while the others got none.
+    @Test(arguments: [
+        (UInt64(0), [WireMessage](), "holds no envelopes"),
+        (UInt64(3), [event(7)], "says 3 envelope(s) but the payload holds 1"),
+        (UInt64(1), [event(7), event(8)], "says 1 envelope(s) but the payload holds 2"),
+    ])
+    func aBatchThatDoesNotAddUpIsRefusedAsAWhole(count: UInt64, messages: [WireMessage], says: String) throws {
+        var fixture = CoreFixture()
+        fixture.registerAll()
+        let error = try errorReply(in: fixture.fromClient("A", Self.batch(count: count, messages)), to: "A", correlation: 0)
+        #expect(error.code == .malformedFrame)
+        #expect(error.message.contains(says), "\(error.message)")
+    }
+
+    @Test func aNestedBatchIsRefusedAsAWholeUnderCorrelationZero() throws {
+        var fixture = CoreFixture()
+        fixture.registerAll()
+        var nested = Self.batch(count: 2, [Self.event(5), Self.event(6)])
+        nested.payload[0] = MessageKind.batch.rawValue  // the first envelope claims to be a batch
+        let error = try errorReply(in: fixture.fromClient("A", nested), to: "A", correlation: 0)
+        #expect(error.code == .malformedFrame)
+        #expect(error.message.contains("nested batch"))
+    }
+
+    /// An envelope whose address is not UTF-8 is refused alone; the rest are forwarded.
+    @Test func anEnvelopeWithABadAddressIsRefusedAlone() throws {
+        var fixture = CoreFixture()
+        fixture.registerAll()
+        var bytes: [UInt8] = []
+        Batch.append(Self.event(1), to: &bytes)
+        let badStart = bytes.count
+        Batch.append(Self.event(2, to: "counter/x"), to: &bytes)
+        bytes[badStart + 12 + 8] = 0xFF  // the last byte of "counter/x"
+        let actions = fixture.fromClient("A", WireMessage(Header(.batch, correlation: 2), payload: bytes))
+        #expect(actions.compactMap(\.sentToWorker).count == 1)
+        let refused = try #require(actions.compactMap(\.sentToClient).first)
+        #expect(refused.message.header.correlation == 2)
+        #expect(try payload(WireError.self, of: refused.message).code == .malformedFrame)
+    }
+}

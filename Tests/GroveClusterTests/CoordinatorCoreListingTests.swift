@@ -1,0 +1,88 @@
+import Foundation
+@testable import GroveCluster
+import GroveWire
+import Testing
+
+@Suite("CoordinatorCore: listing")
+struct CoordinatorCoreListingTests {
+    @Test func readsDoNotListAKeyedInstanceOnlyEventsDo() throws {
+        var fixture = CoreFixture()
+        fixture.registerAll()
+        func instances() -> [String] { fixture.listing().machines.first { $0.name == "counter" }?.instances ?? [] }
+        for kind in [MessageKind.get, .stop, .cancel] {
+            let actions = fixture.fromClient("A", WireMessage(Header(kind, correlation: 1), address: "counter/never", payload: Array("1".utf8)))
+            #expect(actions.first?.sentToWorker != nil)
+        }
+        #expect(instances().isEmpty)
+        _ = try fixture.sendEvent("A", to: "counter/never", correlation: 2)
+        #expect(instances() == ["counter/never"])
+    }
+
+    /// A worker that is lost takes its keyed instances with it (it starts without any when it
+    /// registers again): the listing and its registered event no longer name them, while the
+    /// instances on the other worker of the pool stay listed.
+    @Test func aLostWorkersKeyedInstancesAreNoLongerListed() throws {
+        var fixture = CoreFixture()
+        fixture.registerAll()
+        var placed: [String: [String]] = [:]
+        for index in 0..<20 {
+            let address = "counter/k\(index)"
+            placed[try fixture.sendEvent("A", to: address, correlation: UInt64(index + 1)).worker, default: []].append(address)
+        }
+        let lost = try #require(placed["data-1"]), kept = try #require(placed["data-2"])
+        func instances() -> Set<String> { Set(fixture.listing().machines.first { $0.name == "counter" }?.instances ?? []) }
+        #expect(instances() == Set(lost + kept))
+
+        let lostEvent = try #require(fixture.core.lose("data-1", reason: "test").compactMap(\.published).first { $0.topic == "worker:data-1" })
+        #expect(Set(try payload(WorkerEvent.self, of: lostEvent.message).machines) == Set(lost + ["sink"]))
+        #expect(instances() == Set(kept))
+
+        let registered = try #require(fixture.register("data-1").compactMap(\.published).first { $0.topic == "worker:data-1" })
+        #expect(try payload(WorkerEvent.self, of: registered.message).machines == ["sink"])
+        // An event spawns the instance again, and it is listed again.
+        _ = try fixture.sendEvent("A", to: lost[0], correlation: 100)
+        #expect(instances() == Set(kept + [lost[0]]))
+    }
+
+    @Test func listDescribesMachinesWorkersAndInstances() throws {
+        var fixture = CoreFixture()
+        fixture.register("edge", "data-2")
+        _ = try fixture.sendEvent("A", to: "poller/eu-1", correlation: 1)
+        _ = try fixture.sendEvent("A", to: "poller/us-2", correlation: 2)
+
+        let actions = fixture.fromClient("B", WireMessage(Header(.list, correlation: 55)))
+        try #require(actions.count == 1)
+        let reply = try #require(actions[0].sentToClient)
+        #expect(reply.client == "B")
+        #expect(reply.message.header.kind == .listing)
+        #expect(reply.message.header.correlation == 55)
+        let listing = try payload(Listing.self, of: reply.message)
+        #expect(listing.topology == "unit")
+        #expect(listing.events == "inproc://events")
+        #expect(listing.workers == [
+            .init(name: "edge", group: "edge", registered: true, pid: 101),
+            .init(name: "data-1", group: "data", registered: false, pid: nil),
+            .init(name: "data-2", group: "data", registered: true, pid: 202),
+        ])
+        let machines = Dictionary(uniqueKeysWithValues: listing.machines.map { ($0.name, $0) })
+        #expect(listing.machines.map(\.name) == ["auth", "loader", "poller", "counter", "sink"])
+        #expect(machines["auth"] == .init(name: "auth", type: "AuthFlow", keyed: false, worker: "edge", instances: [], available: true))
+        #expect(machines["poller"]?.instances == ["poller/eu-1", "poller/us-2"])
+        #expect(machines["counter"]?.worker == "data")
+        #expect(machines["sink"]?.worker == "data-1")
+    }
+
+    /// `sink` is a single machine placed on `data-1`; with only `data-2` up, requests to it are
+    /// refused as unavailable, so the listing must not call it available.
+    @Test func listingAvailabilityAgreesWithRouting() throws {
+        var fixture = CoreFixture()
+        fixture.register("edge", "data-2")
+        let refused = fixture.fromClient("A", WireMessage(Header(.get, correlation: 1), address: "sink"))
+        #expect(try errorReply(in: refused, to: "A", correlation: 1).code == .unavailable)
+
+        let listing = fixture.listing()
+        let sink = try #require(listing.machines.first { $0.name == "sink" })
+        #expect(sink.available == false)
+        #expect(listing.machines.first { $0.name == "auth" }?.available == true)
+    }
+}
