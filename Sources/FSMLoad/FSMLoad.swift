@@ -53,8 +53,8 @@ struct FSMLoad: ParsableCommand {
     @Option(help: "The machine to send to. Its events must include note(String), as the shipped Counter's do: fsm-load sends {\"note\":{\"_0\":\"xx…\"}}.")
     var machine: String = "counter"
 
-    @Option(parsing: .unconditional, help: "How many addresses: instances name/0 ... name/N-1 of a keyed machine (1 for a single machine).")
-    var machines: Int = 1000
+    @Option(parsing: .unconditional, help: "How many addresses: instances name/0 ... name/N-1 of a keyed machine (default: 1000); a single machine is one address.")
+    var machines: Int?
 
     @Option(parsing: .unconditional, help: "Event payload size in bytes, in either codec (a note event padded to this size); at most 1 MiB, the coordinator's limit.")
     var payloadSize: Int = 64
@@ -97,7 +97,7 @@ struct FSMLoad: ParsableCommand {
 
     func validate() throws {
         guard connections > 0 else { throw ValidationError("--connections must be at least 1") }
-        guard machines > 0 else { throw ValidationError("--machines must be at least 1") }
+        if let machines, machines < 1 { throw ValidationError("--machines must be at least 1") }
         guard payloadSize >= 16 else { throw ValidationError("--payload-size must be at least 16 bytes (the smallest event)") }
         guard payloadSize <= 1 << 20 else {
             throw ValidationError("--payload-size must be at most 1048576 bytes: the coordinator refuses larger payloads as oversized")
@@ -161,7 +161,10 @@ struct FSMLoad: ParsableCommand {
         guard let spec = listing.machines.first(where: { $0.name == machine }) else {
             throw LoadError("topology '\(listing.topology)' has no machine '\(machine)'; it has \(listing.machines.map(\.name).joined(separator: ", "))")
         }
-        let addresses = spec.keyed ? (0..<machines).map { "\(machine)/\($0)" } : [machine]
+        if !spec.keyed, let machines, machines != 1 {
+            throw LoadError("--machines \(machines) needs a keyed machine; '\(machine)' is single, so it is one address (drop --machines, or pick a keyed machine)")
+        }
+        let addresses = spec.keyed ? (0..<(machines ?? 1000)).map { "\(machine)/\($0)" } : [machine]
 
         var report = LoadReport(topology: listing.topology, endpoint: endpoint, machine: machine, connections: connections, addresses: addresses.count,
                                 payloadBytes: payloadSize, window: window, batch: batch, codec: codec,

@@ -154,6 +154,19 @@ extension EndToEnd {
             }
         }
 
+        /// A single machine is one address: asking for several of it is refused, not ignored;
+        /// without --machines it is driven as its one address.
+        @Test func severalAddressesOfASingleMachineAreRefused() async throws {
+            try await withCluster(Self.topology) { cluster in
+                let refused = try await runCommand(Products.load, ["--endpoint", cluster.clients, "--machine", "sink", "--machines", "5",
+                                                                   "--count", "5"], in: cluster.directory)
+                #expect(refused.status == 1)
+                #expect(refused.stderr.contains("--machines 5 needs a keyed machine; 'sink' is single"), "\(refused.stderr)")
+                let report = try await load(cluster, ["--machine", "sink", "--mode", "ack", "--no-baseline", "--count", "5"])
+                #expect(report.runs.map(\.sent) == [10])  // --count is per connection, two by default
+            }
+        }
+
         @Test func aPacedRunComparesRoundTripsNotRates() async throws {
             try await withCluster(Self.topology) { cluster in
                 let report = try await load(cluster, ["--mode", "reply", "--rate", "2000", "--count", "200", "--machines", "10"])
