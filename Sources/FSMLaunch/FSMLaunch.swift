@@ -10,16 +10,21 @@ struct FSMLaunch: AsyncParsableCommand {
         abstract: "Runs a topology: the coordinator, and a process for every worker.",
         discussion: """
             Starts the coordinator in this process, spawns the topology's workers, and prints one line \
-            `ready <clients-endpoint>` on stdout once every worker has registered. A worker that exits \
-            unexpectedly is restarted (its in-flight effects fail back to their machines first). \
+            `ready <clients-endpoint>` on stdout once every worker has registered. \
             SIGINT or SIGTERM stops everything (so does the launching process exiting, with \
             --exit-with-parent). Workers marked "external" are not spawned: start them by \
             hand with `--name NAME --coordinator ENDPOINT`.
 
             Without a topology file, runs the embedded default (Topologies/default.json).
 
+            A worker that exits, or stops answering its heartbeats (it is killed), is restarted after a \
+            backoff, as its group's "supervision" says; a group that exits more often than its \
+            intensity allows gives up: by default fsm-launch then stops everything and exits 3, so \
+            that systemd or Kubernetes can restart the whole topology.
+
             Exit status: 0 after a clean stop (or a valid --check), 2 for an invalid topology, 1 when the \
-            coordinator cannot start or workers do not register in time.
+            coordinator cannot start or workers do not register in time, 3 when a worker group gave \
+            up after the topology was ready (supervision.onGiveUp "escalate").
             """
     )
 
@@ -88,9 +93,10 @@ struct FSMLaunch: AsyncParsableCommand {
             throw ExitCode(1)
         }
         coordinator.start()
-        let supervisor = Supervisor(topology: topology, coordinator: coordinator,
-                                    executableDirectory: Self.executableDirectory(), log: Logger(label: "grove.launch"))
         let signals = SignalWatcher()
+        let supervisor = Supervisor(topology: topology, coordinator: coordinator,
+                                    executableDirectory: Self.executableDirectory(), log: Logger(label: "grove.launch"),
+                                    onEscalate: { reason in signals.escalate(reason) })
         if exitWithParent { signals.watchParent(parent) }
         guard signals.received == nil else {
             // The launching process is already gone (or asked us to stop): start nothing.
@@ -116,27 +122,37 @@ struct FSMLaunch: AsyncParsableCommand {
         }
         let deadline = ContinuousClock.now + .seconds(readyTimeout)
         while !coordinator.allWorkersRegistered {
-            let fatal = supervisor.givenUp.withLock { $0 }
-            if signals.received != nil || ContinuousClock.now > deadline || fatal != nil {
-                if let fatal {
-                    printError("error: \(fatal)")
-                } else if signals.received == nil {
+            let stop = signals.received
+            if stop != nil || ContinuousClock.now > deadline {
+                switch stop {
+                case .escalation(let reason): printError("error: \(reason)")
+                case .signal: break
+                case nil:
                     printError("error: workers \(coordinator.workersNotRegistered.joined(separator: ", ")) did not register within "
                         + "\(readyTimeout) s; see their output above, or start external workers with --coordinator \(coordinator.workersConnectEndpoint)")
                 }
                 coordinator.stop()
                 supervisor.shutdown()
-                throw ExitCode(signals.received == nil ? 1 : 0)
+                if case .signal = stop { throw ExitCode(0) }
+                throw ExitCode(1)
             }
             try? await Task.sleep(for: .milliseconds(20))
         }
+        supervisor.becameReady()
         print("ready \(coordinator.clientsConnectEndpoint)")
         fflush(nil)
         await signals.wait()
         // The coordinator first: workers going away during a shutdown are not losses to report.
         coordinator.stop()
         supervisor.shutdown()
+        if case .escalation(let reason) = signals.received {
+            printError("error: \(reason)")
+            throw ExitCode(Self.escalationStatus)
+        }
     }
+
+    /// The exit status after a worker group gave up and escalated (`supervision.onGiveUp`).
+    static let escalationStatus: Int32 = 3
 
     func loadTopology() throws -> Topology {
         guard let path = topology else { return Topology.defaultTopology }

@@ -2,10 +2,18 @@
 import Foundation
 import Synchronization
 
-/// Turns SIGINT and SIGTERM (and, when asked, the end of the launching process) into something a
-/// task can await.
+/// Why fsm-launch stops.
+enum StopReason: Sendable, Equatable {
+    /// SIGINT or SIGTERM, or the launching process ended (counted as SIGTERM).
+    case signal(Int32)
+    /// A worker group gave up and its supervision escalates.
+    case escalation(String)
+}
+
+/// Turns SIGINT and SIGTERM (and, when asked, the end of the launching process, or a group's
+/// escalation) into something a task can await.
 final class SignalWatcher: Sendable {
-    private let state = Mutex<(signal: Int32?, waiters: [CheckedContinuation<Void, Never>])>((nil, []))
+    private let state = Mutex<(reason: StopReason?, waiters: [CheckedContinuation<Void, Never>])>((nil, []))
     private nonisolated(unsafe) let sources: [any DispatchSourceSignal]  // only kept alive, never touched after init
 
     init() {
@@ -17,33 +25,37 @@ final class SignalWatcher: Sendable {
         }
         self.sources = sources
         for (source, number) in zip(sources, [SIGINT, SIGTERM]) {
-            source.setEventHandler { [weak self] in self?.fire(number) }
+            source.setEventHandler { [weak self] in self?.fire(.signal(number)) }
             source.resume()
         }
     }
 
-    var received: Int32? { state.withLock { $0.signal } }
+    /// The first reason to stop, once there is one.
+    var received: StopReason? { state.withLock { $0.reason } }
 
     /// From now on, the launching process `parent` exiting (this process is handed to another
     /// parent) counts as SIGTERM; at once when that already happened. Checked every 250 ms: it
     /// also catches a parent killed with SIGKILL, which cannot stop its children itself.
     func watchParent(_ parent: pid_t) {
-        if getppid() != parent { return fire(SIGTERM) }
+        if getppid() != parent { return fire(.signal(SIGTERM)) }
         Task { [weak self] in
             while true {
                 try? await Task.sleep(for: .milliseconds(250))
                 guard let self, self.received == nil else { return }
                 if getppid() != parent {
-                    self.fire(SIGTERM)
+                    self.fire(.signal(SIGTERM))
                     return
                 }
             }
         }
     }
 
-    private func fire(_ number: Int32) {
+    /// A worker group gave up and escalates: stop as for a signal, then exit non-zero.
+    func escalate(_ reason: String) { fire(.escalation(reason)) }
+
+    private func fire(_ reason: StopReason) {
         let waiters = state.withLock { state in
-            state.signal = state.signal ?? number
+            state.reason = state.reason ?? reason
             defer { state.waiters = [] }
             return state.waiters
         }
@@ -53,7 +65,7 @@ final class SignalWatcher: Sendable {
     func wait() async {
         await withCheckedContinuation { continuation in
             let now = state.withLock { state in
-                if state.signal != nil { return true }
+                if state.reason != nil { return true }
                 state.waiters.append(continuation)
                 return false
             }

@@ -3,47 +3,53 @@ import GroveCluster
 import Logging
 import Synchronization
 
-/// Spawns the topology's worker processes and restarts those that exit unexpectedly.
+/// Runs ``SupervisorCore`` for the topology's worker processes: spawns, kills and waits as it
+/// says. The restart policy itself (intensity, backoff, final exits, giving up) lives in the
+/// core; this type only moves processes.
 final class Supervisor: Sendable {
     struct LaunchError: Error, CustomStringConvertible {
         var description: String
     }
 
-    private struct Child {
-        var process: Process
-        var restarts: Int
-        var started: ContinuousClock.Instant
-    }
-
     let topology: Topology
     let coordinator: Coordinator
-    let executableDirectory: URL
     let log: Logger
-    private let children = Mutex<[String: Child]>([:])
-    private let stopping = Atomic<Bool>(false)
-    private let failures = Mutex<[String: [ContinuousClock.Instant]]>([:])
-    /// Set when a worker cannot be kept running: rejected by the coordinator, a bad command line,
-    /// or more than `maxRestarts` exits within `restartWindow` (like a gen_server supervisor's
-    /// intensity limit).
-    let givenUp = Mutex<String?>(nil)
-    let maxRestarts = 5
-    let restartWindow = Duration.seconds(10)
+    private let core: Mutex<SupervisorCore>
+    private let processes = Mutex<[String: Process]>([:])
+    /// Each worker's executable and arguments, resolved once by ``resolveAll()``.
+    private let commands: Mutex<[String: (executable: URL, arguments: [String])]> = Mutex([:])
+    private let executableDirectory: URL
+    /// Called once, with the reason, when a group gives up and escalates.
+    private let onEscalate: @Sendable (String) -> Void
 
-    init(topology: Topology, coordinator: Coordinator, executableDirectory: URL, log: Logger) {
+    init(topology: Topology, coordinator: Coordinator, executableDirectory: URL, log: Logger,
+         onEscalate: @escaping @Sendable (String) -> Void) {
         self.topology = topology
         self.coordinator = coordinator
         self.executableDirectory = executableDirectory
         self.log = log
-    }
-
-    func spawnAll() throws {
-        for (index, group) in topology.workers.enumerated() where !group.external {
-            let executable = try resolve(group.executable, at: "$.workers[\(index)].executable")
-            for name in group.instanceNames {
-                try spawn(name, executable: executable, arguments: group.arguments, restarts: 0)
-            }
+        self.onEscalate = onEscalate
+        core = Mutex(SupervisorCore(topology: topology))
+        coordinator.watchLosses { [weak self] worker, cause in
+            guard let self else { return }
+            self.run(self.core.withLock { $0.lost(worker, cause: cause) })
         }
     }
+
+    /// Resolves every group's executable, then starts every worker.
+    /// - Throws: ``LaunchError`` naming an executable that was not found.
+    func spawnAll() throws {
+        var resolved: [String: (executable: URL, arguments: [String])] = [:]
+        for (index, group) in topology.workers.enumerated() where !group.external {
+            let executable = try resolve(group.executable, at: "$.workers[\(index)].executable")
+            for name in group.instanceNames { resolved[name] = (executable, group.arguments) }
+        }
+        commands.withLock { $0 = resolved }
+        run(core.withLock { $0.startAll() })
+    }
+
+    /// Every worker registered: a group that gives up from now on follows its policy.
+    func becameReady() { core.withLock { $0.becameReady() } }
 
     /// A worker executable: a path as given, else next to fsm-launch, else on PATH.
     static func findExecutable(_ executable: String, besides directory: URL) -> URL? {
@@ -65,69 +71,73 @@ final class Supervisor: Sendable {
         return found
     }
 
-    private func spawn(_ name: String, executable: URL, arguments: [String], restarts: Int) throws {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = ["--name", name, "--coordinator", coordinator.workersConnectEndpoint,
-                             "--exit-with-parent", "--parent-pid", String(getpid())] + arguments
-        process.standardOutput = FileHandle.standardError  // stdout is fsm-launch's data: the ready line
-        process.standardInput = FileHandle.nullDevice
-        process.terminationHandler = { [weak self] process in
-            self?.exited(name, executable: executable, arguments: arguments, status: process.terminationStatus,
-                         reason: process.terminationReason)
-        }
-        try process.run()
-        log.info("worker started", metadata: ["worker": "\(name)", "pid": "\(process.processIdentifier)"])
-        children.withLock { $0[name] = Child(process: process, restarts: restarts, started: .now) }
-    }
-
-    private func exited(_ name: String, executable: URL, arguments: [String], status: Int32, reason: Process.TerminationReason) {
-        guard !stopping.load(ordering: .acquiring) else { return }
-        let how = reason == .uncaughtSignal ? "killed by signal \(status)" : "exited with status \(status)"
-        coordinator.workerExited(name, reason: "process \(how)")
-        if reason == .exit, [2, 64, Worker.rejectedExitStatus].contains(status) {
-            giveUp(name, "worker \(name) \(how): its command line or configuration was refused (see its message above); "
-                + "not restarting it. Fix the topology or the worker and launch again")
-            return
-        }
-        let now = ContinuousClock.now
-        let recent = failures.withLock { failures in
-            failures[name, default: []].removeAll { now - $0 > restartWindow }
-            failures[name, default: []].append(now)
-            return failures[name]!.count
-        }
-        guard recent <= maxRestarts else {
-            giveUp(name, "worker \(name) \(how), its \(recent)th exit within \(restartWindow); not restarting it again. "
-                + "Its machines stay unavailable; see its output above")
-            return
-        }
-        log.warning("worker \(how); restarting", metadata: ["worker": "\(name)"])
-        let restarts = children.withLock { ($0[name]?.restarts ?? 0) + 1 }
-        // Back off when a worker keeps dying: 0.1 s, 0.2 s, ... up to 5 s.
-        let delay = min(5.0, 0.1 * pow(2.0, Double(min(restarts - 1, 6))))
-        DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in
-            guard let self, !self.stopping.load(ordering: .acquiring) else { return }
-            do {
-                try self.spawn(name, executable: executable, arguments: arguments, restarts: restarts)
-            } catch {
-                self.log.error("could not restart worker", metadata: ["worker": "\(name)", "error": "\(error)"])
+    private func run(_ actions: [SupervisorAction]) {
+        for action in actions {
+            switch action {
+            case .start(let worker):
+                start(worker)
+            case .wake(let worker, let deadline):
+                let delay = max(0, ContinuousClock.now.duration(to: deadline) / .milliseconds(1))
+                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(delay.rounded(.up)))) { [weak self] in
+                    guard let self else { return }
+                    self.run(self.core.withLock { $0.due(worker, now: .now) })
+                }
+            case .kill(let worker, let pid):
+                // Only while it is still the process we started and has not been reaped.
+                let process = processes.withLock { $0[worker] }
+                if let process, process.processIdentifier == pid, process.isRunning { kill(pid, SIGKILL) }
+            case .log(let level, let message, let worker):
+                log.log(level: level, "\(message)", metadata: ["worker": "\(worker)"])
+            case .escalate(let reason):
+                log.critical("\(reason)")
+                onEscalate(reason)
             }
         }
     }
 
-    private func giveUp(_ name: String, _ message: String) {
-        log.error("\(message)")
-        givenUp.withLock { $0 = $0 ?? message }
+    private func start(_ worker: String) {
+        guard let command = commands.withLock({ $0[worker] }) else { return }
+        let process = Process()
+        process.executableURL = command.executable
+        process.arguments = ["--name", worker, "--coordinator", coordinator.workersConnectEndpoint,
+                             "--exit-with-parent", "--parent-pid", String(getpid())] + command.arguments
+        process.standardOutput = FileHandle.standardError  // stdout is fsm-launch's data: the ready line
+        process.standardInput = FileHandle.nullDevice
+        process.terminationHandler = { [weak self] process in
+            self?.exited(worker, pid: process.processIdentifier, status: process.terminationStatus, reason: process.terminationReason)
+        }
+        do {
+            // Under the core's lock: a process that ends at once is reported (its termination
+            // handler waits for the lock) only after its start is.
+            try core.withLock { core in
+                try process.run()
+                processes.withLock { $0[worker] = process }
+                core.started(worker, pid: process.processIdentifier, now: .now)
+            }
+        } catch {
+            log.error("could not start worker: \(error)", metadata: ["worker": "\(worker)", "executable": "\(command.executable.path)"])
+            // As a shell reports a command it cannot run: counted like any exit, so it gives up in time.
+            run(core.withLock { $0.exited(worker, pid: nil, .status(126), now: .now) })
+            return
+        }
+        log.info("worker started", metadata: ["worker": "\(worker)", "pid": "\(process.processIdentifier)"])
+    }
+
+    private func exited(_ worker: String, pid: Int32, status: Int32, reason: Process.TerminationReason) {
+        let exit: WorkerExit = reason == .uncaughtSignal ? .signal(status) : .status(status)
+        let actions = core.withLock { $0.exited(worker, pid: pid, exit, now: .now) }
+        if !core.withLock({ $0.stopping }) { coordinator.workerExited(worker, reason: "process \(exit)") }
+        run(actions)
     }
 
     /// Stops every worker: SIGTERM, then SIGKILL for those still running after two seconds.
     func shutdown() {
-        stopping.store(true, ordering: .releasing)
-        let processes = children.withLock { $0.values.map(\.process) }
-        for process in processes where process.isRunning { process.terminate() }
+        core.withLock { $0.stop() }
+        let running = processes.withLock { Array($0.values) }
+        for process in running where process.isRunning { process.terminate() }
         let deadline = Date().addingTimeInterval(2)
-        while processes.contains(where: \.isRunning), Date() < deadline { usleep(10_000) }
-        for process in processes where process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        for process in processes { process.waitUntilExit() }
+        while running.contains(where: \.isRunning), Date() < deadline { usleep(10_000) }
+        for process in running where process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        for process in running { process.waitUntilExit() }
     }
 }

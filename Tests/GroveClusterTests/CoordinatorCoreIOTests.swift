@@ -207,8 +207,8 @@ struct CoordinatorCoreLossTests {
                                                    payload: Array(#"{"output":"signedIn"}"#.utf8)))
         #expect(request.worker == "edge")
 
-        let actions = fixture.core.lose("edge", reason: "process exited with status 9")
-        #expect(actions.first == .dropQueued(worker: "edge"))
+        let actions = fixture.core.lose("edge", reason: "process exited with status 9", cause: .exited)
+        #expect(actions.first == .lost(worker: "edge", cause: .exited))
 
         let replies = actions.compactMap(\.sentToClient)
         try #require(replies.count == 1)
@@ -255,8 +255,8 @@ struct CoordinatorCoreLossTests {
         let onData1 = calls.enumerated().filter { $0.element.target == "data-1" }.map { UInt64($0.offset + 1) }
         #expect(onData1 == [1, 3])
 
-        let actions = fixture.core.lose("data-1", reason: "no heartbeat")
-        #expect(actions.first == .dropQueued(worker: "data-1"))
+        let actions = fixture.core.lose("data-1", reason: "no heartbeat", cause: .silent)
+        #expect(actions.first == .lost(worker: "data-1", cause: .silent))
         let results = actions.compactMap(\.sentToWorker)
         #expect(results.allSatisfy { $0.worker == "edge" && $0.message.header.kind == .ioResult && $0.message.address == "loader" })
         #expect(results.map(\.message.header.correlation).sorted() == onData1)
@@ -281,10 +281,10 @@ struct CoordinatorCoreLossTests {
     @Test func losingAnUnregisteredOrUnknownWorkerDoesNothing() {
         var fixture = CoreFixture()
         fixture.register("edge")
-        #expect(fixture.core.lose("data-1", reason: "x") == [])
-        #expect(fixture.core.lose("ghost", reason: "x") == [])
-        _ = fixture.core.lose("edge", reason: "x")
-        #expect(fixture.core.lose("edge", reason: "again") == [])
+        #expect(fixture.core.lose("data-1", reason: "x", cause: .exited) == [])
+        #expect(fixture.core.lose("ghost", reason: "x", cause: .exited) == [])
+        _ = fixture.core.lose("edge", reason: "x", cause: .exited)
+        #expect(fixture.core.lose("edge", reason: "again", cause: .exited) == [])
     }
 }
 
@@ -321,13 +321,13 @@ struct CoordinatorCoreHeartbeatTests {
 
         let early = fixture.core.tick(now: t0 + .milliseconds(1499))
         #expect(try workerEvents(in: early).isEmpty)
-        #expect(!early.contains { if case .dropQueued = $0 { true } else { false } })
+        #expect(!early.contains { if case .lost = $0 { true } else { false } })
 
         let actions = fixture.core.tick(now: t0 + .milliseconds(1600))
         let lost = try workerEvents(in: actions)
         #expect(lost.map(\.worker) == ["data-1"])
         #expect(lost.first?.reason == "no heartbeat for 1500 ms")
-        #expect(actions.contains(.dropQueued(worker: "data-1")))
+        #expect(actions.contains(.lost(worker: "data-1", cause: .silent)))
         let reply = try #require(actions.compactMap(\.sentToClient).first)
         #expect(reply.client == "A")
         #expect(reply.message.header.correlation == 3)

@@ -33,7 +33,7 @@ struct CoordinatorCoreListingTests {
         func instances() -> Set<String> { Set(fixture.listing().machines.first { $0.name == "counter" }?.instances ?? []) }
         #expect(instances() == Set(lost + kept))
 
-        let lostEvent = try #require(fixture.core.lose("data-1", reason: "test").compactMap(\.published).first { $0.topic == "worker:data-1" })
+        let lostEvent = try #require(fixture.core.lose("data-1", reason: "test", cause: .exited).compactMap(\.published).first { $0.topic == "worker:data-1" })
         #expect(Set(try payload(WorkerEvent.self, of: lostEvent.message).machines) == Set(lost + ["sink"]))
         #expect(instances() == Set(kept))
 

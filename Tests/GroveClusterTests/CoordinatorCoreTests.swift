@@ -255,7 +255,7 @@ struct CoordinatorCoreRegistrationTests {
         #expect(pending.worker == "edge")
 
         let actions = fixture.register(CoreFixture.registration("edge"), correlation: 12)
-        #expect(actions.first == .dropQueued(worker: "edge"))
+        #expect(actions.first == .lost(worker: "edge", cause: .registeredAgain))
         let lostReply = try #require(actions.compactMap(\.sentToClient).first)
         #expect(lostReply.client == "A")
         #expect(lostReply.message.header.correlation == 11)
@@ -510,7 +510,7 @@ struct CoordinatorCoreClientTests {
         _ = try fixture.sendEvent("A", to: "counter/k1", correlation: 1000)
         #expect(fixture.core.inFlight[fixture.core.number(of: worker)] == limit)
         // A lost worker's requests are no longer in flight.
-        _ = fixture.core.lose(worker, reason: "test")
+        _ = fixture.core.lose(worker, reason: "test", cause: .exited)
         #expect(fixture.core.inFlight[fixture.core.number(of: worker)] == 0)
     }
 
@@ -537,7 +537,7 @@ struct CoordinatorCoreClientTests {
         fixture.registerAll()
         let worker = try fixture.sendEvent("A", to: "counter/k1", correlation: 1).worker
         for index in 2...80 { _ = try fixture.sendEvent("A", to: "counter/k1", correlation: UInt64(index)) }
-        let failed = fixture.core.lose(worker, reason: "test").compactMap(\.sentToClient).map(\.message.header.correlation)
+        let failed = fixture.core.lose(worker, reason: "test", cause: .exited).compactMap(\.sentToClient).map(\.message.header.correlation)
         #expect(failed == (1...80).map(UInt64.init))
     }
 }

@@ -88,9 +88,15 @@ public final class Coordinator: Sendable {
     public func workerExited(_ name: String, reason: String) {
         let driver = driver
         loop.execute { io in
-            driver.apply(driver.withCore { $0.lose(name, reason: reason) }, io: io)
+            driver.apply(driver.withCore { $0.lose(name, reason: reason, cause: .exited) }, io: io)
             driver.flush(io: io)
         }
+    }
+
+    /// Calls `watcher` on the I/O thread for every worker declared lost, with why. Set it before
+    /// ``start()``; `fsm-launch` kills a worker of its own that went silent or unreachable.
+    package func watchLosses(_ watcher: @escaping @Sendable (String, WorkerLoss) -> Void) {
+        driver.lossWatcher.withLock { $0 = watcher }
     }
 
     /// Stops routing and closes the sockets.

@@ -129,7 +129,7 @@ extension CoordinatorCore {
                 actions.append(.warn("worker name \(name) was claimed by pid \(registration.pid) while pid \(pid) was still registered and alive; "
                     + "two processes share the name and will displace each other. Give each worker its own --name"))
             }
-            actions += lose(name, reason: "it registered again (restarted)")
+            actions += lose(name, reason: "it registered again (restarted)", cause: .registeredAgain)
         }
         workers[name]?.registered = true
         registrations += 1
@@ -184,7 +184,7 @@ extension CoordinatorCore {
         let timeout = Duration.milliseconds(topology.heartbeat.timeoutMs)
         for slot in workers.values where slot.registered {
             if let heard = slot.lastHeard, now - heard > timeout {
-                actions += lose(slot.name, reason: "no heartbeat for \(topology.heartbeat.timeoutMs) ms")
+                actions += lose(slot.name, reason: "no heartbeat for \(topology.heartbeat.timeoutMs) ms", cause: .silent)
             }
         }
         return actions
@@ -194,12 +194,12 @@ extension CoordinatorCore {
     /// machines as `worker-lost` failures, calls its machines started are cancelled, its
     /// machines are reported unavailable and its keyed instances no longer listed. Everything
     /// else keeps working.
-    mutating func lose(_ name: String, reason: String) -> [CoordinatorAction] {
+    mutating func lose(_ name: String, reason: String, cause: WorkerLoss) -> [CoordinatorAction] {
         guard workers[name]?.registered == true else { return [] }
         workers[name]?.registered = false
         registrations += 1
         workers[name]?.pid = nil
-        var actions: [CoordinatorAction] = [.dropQueued(worker: name)]
+        var actions: [CoordinatorAction] = [.lost(worker: name, cause: cause)]
         let number = number(of: name)
         inFlight[number] = 0
         // In id order, which is the order the requests were sent: their replies keep it.
@@ -262,5 +262,26 @@ extension CoordinatorCore {
                                 phase: phase, reason: reason)
         return .publish(topic: "effect:" + call.address,
                         WireMessage(Header(.effect), address: call.address, payload: (try? WireJSON.encode(event)) ?? []))
+    }
+}
+
+/// Why the coordinator declared a worker lost.
+package enum WorkerLoss: Sendable, Equatable, CustomStringConvertible {
+    /// Nothing heard from it within the heartbeat timeout: hung, stopped, or cut off.
+    case silent
+    /// A send to it failed: its connection is gone.
+    case unreachable
+    /// It registered again: a new process under the same name, or the same one coming back.
+    case registeredAgain
+    /// Its process ended, as the launcher that started it saw.
+    case exited
+
+    package var description: String {
+        switch self {
+        case .silent: "no heartbeat within the timeout"
+        case .unreachable: "its connection is gone"
+        case .registeredAgain: "it registered again"
+        case .exited: "its process ended"
+        }
     }
 }

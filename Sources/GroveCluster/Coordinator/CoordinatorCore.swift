@@ -6,8 +6,9 @@ enum CoordinatorAction: Sendable, Equatable {
     case toClient([UInt8], WireMessage)
     case toWorker(String, WireMessage)
     case publish(topic: String, WireMessage)
-    /// Discard messages still queued for a worker that was declared lost.
-    case dropQueued(worker: String)
+    /// The worker was declared lost: discard what is still queued for it, and tell whoever
+    /// watches losses (`fsm-launch` kills a local worker that went silent).
+    case lost(worker: String, cause: WorkerLoss)
     /// Something an operator should know (a route that failed, a worker name claimed twice).
     case warn(String)
 }

@@ -23,6 +23,8 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
     let context: ZMQContext
     let log: Logger
     let ready = Mutex(Readiness())
+    /// Told of every worker declared lost, on the I/O thread; set before the loop starts.
+    let lossWatcher = Mutex<(@Sendable (String, WorkerLoss) -> Void)?>(nil)
     private var seenRegistrations = 0
 
     init(core: CoordinatorCore, clients: SocketID, workers: SocketID, events: SocketID, context: ZMQContext, log: Logger) {
@@ -84,7 +86,7 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
         let name = String(decoding: peer, as: UTF8.self)
         if socket == workers {
             log.warning("worker unreachable", metadata: ["worker": "\(name)", "error": "\(error)"])
-            apply(core.lose(name, reason: "unreachable: \(error.message)"), io: io)
+            apply(core.lose(name, reason: "unreachable: \(error.message)", cause: .unreachable), io: io)
             flush(io: io)
         } else {
             log.debug("client went away before its reply", metadata: ["error": "\(error)"])
@@ -171,9 +173,10 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
                 }
             case .publish(let topic, let message):
                 io.send(events, [Array(topic.utf8)] + message.frames)
-            case .dropQueued(let worker):
+            case .lost(let worker, let cause):
                 if let number = core.workerNumbers[worker] { toWorkers[number] = BatchBuilder() }
                 _ = io.dropPending(workers, peer: Array(worker.utf8))
+                lossWatcher.withLock { $0 }?(worker, cause)
             case .warn(let text):
                 log.warning("\(text)")
             }

@@ -17,6 +17,8 @@ extension Topology {
         /// `true` when `fsm-launch` does not start the group: its instances are started by hand
         /// (on another host, say) and register themselves. Defaults to `false`.
         public var external: Bool
+        /// How `fsm-launch` restarts the group's processes; not used for an ``external`` group.
+        public var supervision: Supervision
 
         /// - Parameters:
         ///   - name: The group's name.
@@ -24,18 +26,21 @@ extension Topology {
         ///   - executable: The worker executable.
         ///   - arguments: Extra arguments for every instance.
         ///   - external: `true` when the instances are started by hand.
+        ///   - supervision: How `fsm-launch` restarts the group's processes.
         public init(
             name: String,
             count: Int = 1,
             executable: String = WorkerGroup.defaultExecutable,
             arguments: [String] = [],
-            external: Bool = false
+            external: Bool = false,
+            supervision: Supervision = Supervision()
         ) {
             self.name = name
             self.count = count
             self.executable = executable
             self.arguments = arguments
             self.external = external
+            self.supervision = supervision
         }
 
         /// The names of the group's instances: the group name when ``count`` is 1, otherwise

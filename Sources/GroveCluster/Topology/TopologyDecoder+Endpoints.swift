@@ -34,7 +34,7 @@ extension TopologyDecoder {
             return nil
         }
         guard let members = members(
-            of: value, at: path, known: ["clients", "workers", "events"],
+            of: value, at: path, known: TopologyKeys.coordinator,
             what: "an object with the endpoints clients, workers and events"
         ) else { return nil }
 

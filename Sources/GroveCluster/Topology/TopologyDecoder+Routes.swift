@@ -9,7 +9,7 @@ extension TopologyDecoder {
         var routes: [Topology.Route] = []
         for (path, value) in elements(field, in: root, at: .root, required: false) {
             guard let members = members(
-                of: value, at: path, known: ["from", "when", "to", "event"], what: "a route like \(element)"
+                of: value, at: path, known: TopologyKeys.route, what: "a route like \(element)"
             ) else { continue }
             let from = requiredText(
                 Field("from", "\"auth\"", "the name of the machine whose outputs the route watches"),

@@ -14,12 +14,10 @@ extension TopologyDecoder {
         func contains(_ name: String) -> Bool { paths[name] != nil }
     }
 
-    private static let rootKeys = ["name", "coordinator", "workers", "machines", "io", "routes", "heartbeat", "queues"]
-
     /// The topology in `document`, or `nil` when ``issues`` holds at least one problem.
     mutating func decodeTopology(_ document: JSONValue) -> Topology? {
         guard let root = members(
-            of: document, at: .root, known: Self.rootKeys, ignoring: ["$schema"],
+            of: document, at: .root, known: TopologyKeys.root, ignoring: ["$schema"],
             what: "a topology (a JSON object with name, coordinator, workers and machines)"
         ) else { return nil }
         let name = requiredText(Field("name", "\"default\"", "a name for the topology"), in: root, at: .root)
@@ -44,7 +42,7 @@ extension TopologyDecoder {
         guard let value = root["heartbeat"] else { return defaults }
         let path = JSONPath.root.appending("heartbeat")
         guard let members = members(
-            of: value, at: path, known: ["intervalMs", "timeoutMs"],
+            of: value, at: path, known: TopologyKeys.heartbeat,
             what: "an object like { \"intervalMs\": 250, \"timeoutMs\": 1500 }"
         ) else { return nil }
         let interval = optionalCount(
@@ -68,7 +66,7 @@ extension TopologyDecoder {
         guard let value = root["queues"] else { return defaults }
         let path = JSONPath.root.appending("queues")
         guard let members = members(
-            of: value, at: path, known: ["mailboxCapacity", "workerOutbox", "clientOutbox"],
+            of: value, at: path, known: TopologyKeys.queues,
             what: "an object like { \"mailboxCapacity\": 1024, \"workerOutbox\": 10000, \"clientOutbox\": 10000 }"
         ) else { return nil }
         let mailbox = optionalCount(

@@ -16,7 +16,7 @@ extension TopologyDecoder {
         }
         for (path, value) in elements(field, in: root, at: .root, required: true) {
             guard let members = members(
-                of: value, at: path, known: ["name", "count", "executable", "arguments", "external"],
+                of: value, at: path, known: TopologyKeys.workerGroup,
                 what: "a worker group like { \"name\": \"edge\" }"
             ) else { continue }
             let name = requiredText(Field("name", "\"edge\"", "the group's name"), in: members, at: path)
@@ -37,9 +37,11 @@ extension TopologyDecoder {
                 Field("external", "true", "whether the group is started by hand"),
                 in: members, at: path, default: false
             )
-            guard let name, let count, let executable, let arguments, let external else { continue }
+            let supervision = decodeSupervision(in: members, at: path, external: external)
+            guard let name, let count, let executable, let arguments, let external, let supervision else { continue }
             let group = Topology.WorkerGroup(
-                name: name, count: count, executable: executable, arguments: arguments, external: external
+                name: name, count: count, executable: executable, arguments: arguments, external: external,
+                supervision: supervision
             )
             groups.append(group)
             if count > 1 { pools.append((path, group)) }
@@ -66,7 +68,7 @@ extension TopologyDecoder {
         var keyed: [String: Bool] = [:]
         for (path, value) in elements(field, in: root, at: .root, required: true) {
             guard let members = members(
-                of: value, at: path, known: ["name", "type", "worker", "keyed"],
+                of: value, at: path, known: TopologyKeys.machine,
                 what: "a machine like \(element)"
             ) else { continue }
             let name = requiredText(Field("name", "\"auth\"", "the machine's name"), in: members, at: path)
@@ -101,7 +103,7 @@ extension TopologyDecoder {
         var placements: [Topology.IOPlacement] = []
         for (path, value) in elements(field, in: root, at: .root, required: false) {
             guard let members = members(
-                of: value, at: path, known: ["request", "worker"], what: "an io placement like \(element)"
+                of: value, at: path, known: TopologyKeys.ioPlacement, what: "an io placement like \(element)"
             ) else { continue }
             let request = requiredText(
                 Field("request", "\"Authenticate\"", "the io request name its handler is registered under"),

@@ -14,6 +14,8 @@ struct TopologyFile {
         var count = 1
         var arguments: [String] = []
         var external = false
+        /// The group's `supervision` object as JSON text, when a test sets one.
+        var supervision: String?
     }
 
     struct Machine {
@@ -72,6 +74,9 @@ struct TopologyFile {
                 var entry: [String: Any] = ["name": group.name, "count": group.count]
                 if !group.arguments.isEmpty { entry["arguments"] = group.arguments }
                 if group.external { entry["external"] = true }
+                if let supervision = group.supervision {
+                    entry["supervision"] = try? JSONSerialization.jsonObject(with: Data(supervision.utf8))
+                }
                 return entry
             },
             "machines": machineList,

@@ -1,0 +1,166 @@
+package import Logging
+
+/// How a worker process ended.
+package enum WorkerExit: Sendable, Equatable, CustomStringConvertible {
+    /// It exited with this status.
+    case status(Int32)
+    /// A signal ended it.
+    case signal(Int32)
+
+    package var description: String {
+        switch self {
+        case .status(let status): "exited with status \(status)"
+        case .signal(let signal): "killed by signal \(signal)"
+        }
+    }
+}
+
+/// What `fsm-launch` should do for the worker processes it supervises; produced by
+/// ``SupervisorCore``.
+package enum SupervisorAction: Sendable, Equatable {
+    /// Start the worker's process now and report it with ``SupervisorCore/started(_:pid:now:)``
+    /// (or ``SupervisorCore/exited(_:pid:_:now:)`` when it could not be started).
+    case start(worker: String)
+    /// Call ``SupervisorCore/due(_:now:)`` for the worker at `deadline`, when its backoff ends.
+    case wake(worker: String, at: ContinuousClock.Instant)
+    /// Kill the process with SIGKILL: it stopped answering. Its exit is reported as any other.
+    case kill(worker: String, pid: Int32)
+    /// Tell the operator.
+    case log(Logger.Level, String, worker: String)
+    /// Stop the coordinator and every worker, and exit non-zero: a group gave up and its policy
+    /// escalates (or the topology never became ready).
+    case escalate(String)
+}
+
+/// The restart policy of `fsm-launch` as a pure state machine: process starts, exits, losses
+/// the coordinator saw and timer wake-ups in, actions out. No processes, no clocks of its own,
+/// so every rule is unit-tested with made-up instants.
+///
+/// Each worker group is one supervisor in OTP's sense: its instances' exits count together
+/// against the group's ``Topology/Supervision/intensity`` within its period; a worker is
+/// restarted after a backoff that doubles with each restart in a row and starts over once a
+/// worker has run for ``Topology/Supervision/Backoff/resetAfterMs``.
+package struct SupervisorCore {
+    struct Child {
+        let group: Int
+        var pid: Int32?
+        var startedAt: ContinuousClock.Instant?
+        /// Restarts since the worker last ran for the backoff's reset period.
+        var restartsInRow = 0
+        /// When a restart is waiting for its backoff.
+        var wakeAt: ContinuousClock.Instant?
+        /// Killed for silence: a second loss report does not kill it again.
+        var killed = false
+        var down = false
+    }
+
+    let groups: [Topology.WorkerGroup]
+    private(set) var children: [String: Child] = [:]
+    /// Recent exits per group (by index), for the intensity limit.
+    private var exits: [Int: [ContinuousClock.Instant]] = [:]
+    /// Whether every worker registered once: giving up before that fails the launch whatever
+    /// the policy says.
+    package private(set) var ready = false
+    package private(set) var stopping = false
+
+    /// Supervises every group of `topology` that is not external.
+    package init(topology: Topology) {
+        groups = topology.workers
+        for (index, group) in topology.workers.enumerated() where !group.external {
+            for name in group.instanceNames { children[name] = Child(group: index) }
+        }
+    }
+
+    /// The workers to start, in topology order.
+    package mutating func startAll() -> [SupervisorAction] {
+        groups.flatMap { group in group.external ? [] : group.instanceNames.map { SupervisorAction.start(worker: $0) } }
+    }
+
+    /// The worker's process was started.
+    package mutating func started(_ worker: String, pid: Int32, now: ContinuousClock.Instant) {
+        guard children[worker] != nil else { return }
+        children[worker]?.pid = pid
+        children[worker]?.startedAt = now
+        children[worker]?.killed = false
+    }
+
+    /// Every worker registered: from now on a group that gives up follows its policy.
+    package mutating func becameReady() { ready = true }
+
+    /// The topology is stopping: nothing is restarted any more.
+    package mutating func stop() { stopping = true }
+
+    /// The worker's process ended (or could not be started: pass the status it would have had).
+    package mutating func exited(_ worker: String, pid: Int32?, _ exit: WorkerExit, now: ContinuousClock.Instant) -> [SupervisorAction] {
+        guard !stopping, var child = children[worker], pid == nil || child.pid == nil || child.pid == pid else { return [] }
+        let ranFor = child.startedAt.map { now - $0 }
+        child.pid = nil
+        child.startedAt = nil
+        defer { children[worker] = child }
+        let group = groups[child.group]
+        let policy = group.supervision
+        if case .status(let status) = exit, policy.finalExitCodes.contains(status) {
+            child.down = true
+            return giveUp(worker, "worker \(worker) \(exit), a final exit status for group '\(group.name)' (supervision.finalExitCodes): "
+                + "its command line or configuration was refused (see its message above); restarting cannot help. "
+                + "Fix the topology or the worker", policy: policy)
+        }
+        let period = Duration.milliseconds(policy.periodMs)
+        exits[child.group, default: []].removeAll { now - $0 >= period }
+        exits[child.group, default: []].append(now)
+        let recent = exits[child.group]!.count
+        guard recent <= policy.intensity else {
+            child.down = true
+            return giveUp(worker, "worker \(worker) \(exit): group '\(group.name)' had \(recent) exits within \(policy.periodMs) ms, "
+                + "more than its supervision.intensity of \(policy.intensity); see the workers' output above", policy: policy)
+        }
+        if let ranFor, ranFor >= .milliseconds(policy.backoff.resetAfterMs) { child.restartsInRow = 0 }
+        let delay = policy.backoff.delay(afterRestartsInRow: child.restartsInRow)
+        child.restartsInRow += 1
+        let notice = SupervisorAction.log(.warning, "worker \(exit); restarting it in \(delay.inMilliseconds) ms", worker: worker)
+        guard delay > .zero else { return [notice, .start(worker: worker)] }
+        child.wakeAt = now + delay
+        return [notice, .wake(worker: worker, at: now + delay)]
+    }
+
+    /// A worker's backoff ended: start it, unless stopping or started meanwhile.
+    package mutating func due(_ worker: String, now: ContinuousClock.Instant) -> [SupervisorAction] {
+        guard !stopping, let child = children[worker], let wakeAt = child.wakeAt, now >= wakeAt, child.pid == nil else { return [] }
+        children[worker]?.wakeAt = nil
+        return [.start(worker: worker)]
+    }
+
+    /// The coordinator declared the worker lost. A process of ours that went silent or
+    /// unreachable is alive but not serving (hung, stopped with SIGSTOP, its connection broken):
+    /// it is killed, and its exit restarts it by the policy.
+    package mutating func lost(_ worker: String, cause: WorkerLoss) -> [SupervisorAction] {
+        guard !stopping, let child = children[worker], let pid = child.pid, !child.killed else { return [] }
+        switch cause {
+        case .silent, .unreachable:
+            children[worker]?.killed = true
+            return [.log(.warning, "worker pid \(pid) is running but lost to the coordinator (\(cause)); killing it (SIGKILL) to restart it",
+                         worker: worker),
+                    .kill(worker: worker, pid: pid)]
+        case .registeredAgain, .exited:
+            return []
+        }
+    }
+
+    private mutating func giveUp(_ worker: String, _ message: String, policy: Topology.Supervision) -> [SupervisorAction] {
+        guard ready else {
+            return [.escalate(message + ". The topology did not become ready")]
+        }
+        switch policy.onGiveUp {
+        case .escalate:
+            return [.escalate(message + ". Stopping the topology (supervision.onGiveUp is \"escalate\")")]
+        case .stayDown:
+            return [.log(.error, message + ". Not restarting it: its machines stay unavailable while the rest keeps running "
+                         + "(supervision.onGiveUp is \"stay-down\"; relaunch to bring it back)", worker: worker)]
+        }
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds, for messages.
+    fileprivate var inMilliseconds: Int64 { components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000 }
+}
