@@ -5,7 +5,7 @@
 /// let (batches, continuation) = AsyncStream.makeStream(of: [Inbound].self)
 /// loop.start(ForwardingDelegate(onBatch: { continuation.yield($0) }, onStop: { continuation.finish() }))
 /// ```
-public final class ForwardingDelegate: IOLoopDelegate {
+package final class ForwardingDelegate: IOLoopDelegate {
     private let onBatch: @Sendable ([Inbound]) -> Void
     private let onSendFailure: @Sendable (SocketID, [[UInt8]], ZMQError) -> Void
     private let onTick: @Sendable (ContinuousClock.Instant) -> Void
@@ -17,7 +17,7 @@ public final class ForwardingDelegate: IOLoopDelegate {
     ///   - onSendFailure: Messages that failed for a reason other than lack of room.
     ///   - onTick: Every tick, with the current time.
     ///   - onStop: Once, when the loop ends.
-    public init(
+    package init(
         onBatch: @escaping @Sendable ([Inbound]) -> Void,
         onSendFailure: @escaping @Sendable (SocketID, [[UInt8]], ZMQError) -> Void = { _, _, _ in },
         onTick: @escaping @Sendable (ContinuousClock.Instant) -> Void = { _ in },
@@ -30,21 +30,21 @@ public final class ForwardingDelegate: IOLoopDelegate {
     }
 
     /// Passes the batch to `onBatch`.
-    public func received(_ batch: [Inbound], io: LoopIO) { onBatch(batch) }
+    package func received(_ batch: [Inbound], io: LoopIO) { onBatch(batch) }
 
     /// Passes the failure to `onSendFailure`.
-    public func sendFailed(_ socket: SocketID, frames: [[UInt8]], error: ZMQError, io: LoopIO) {
+    package func sendFailed(_ socket: SocketID, frames: [[UInt8]], error: ZMQError, io: LoopIO) {
         onSendFailure(socket, frames, error)
     }
 
     /// Calls `onTick`.
-    public func tick(io: LoopIO) { onTick(io.now) }
+    package func tick(io: LoopIO) { onTick(io.now) }
 
     /// Sends each message on its socket.
-    public func posted(_ messages: [Outbound], io: LoopIO) {
+    package func posted(_ messages: [Outbound], io: LoopIO) {
         for message in messages { io.send(message.socket, message.frames) }
     }
 
     /// Calls `onStop`.
-    public func stopping(io: LoopIO) { onStop() }
+    package func stopping(io: LoopIO) { onStop() }
 }

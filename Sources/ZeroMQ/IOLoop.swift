@@ -12,7 +12,7 @@ import Synchronization
 /// loop.post(Outbound(socket: dealer, frames: [payload]))
 /// loop.stop()
 /// ```
-public final class IOLoop: @unchecked Sendable {
+package final class IOLoop: @unchecked Sendable {
     private enum Phase {
         case idle
         case running(pthread_t)
@@ -20,7 +20,7 @@ public final class IOLoop: @unchecked Sendable {
     }
 
     /// The loop's name, also its thread's name (first 15 bytes).
-    public let name: String
+    package let name: String
     private let mailbox: LoopMailbox
     /// Touched by `add` and `start` before the thread exists, then only by the thread.
     private let core: LoopCore
@@ -35,7 +35,7 @@ public final class IOLoop: @unchecked Sendable {
     ///   - maxBatch: At most this many messages are received per iteration, so ticks and posted
     ///     messages keep their turn under load.
     /// - Throws: `ZMQError` when the eventfd cannot be created.
-    public init(
+    package init(
         name: String, tickInterval: Duration = .milliseconds(50), maxBatch: Int = 1024
     ) throws(ZMQError) {
         self.name = name
@@ -61,7 +61,7 @@ public final class IOLoop: @unchecked Sendable {
     /// Hands a socket to the loop. Call before `start(_:)`; afterwards only the loop thread uses it.
     /// - Parameter socket: A configured (bound or connected) socket.
     /// - Returns: The id to send with and to recognise inbound messages by.
-    public func add(_ socket: Socket) -> SocketID {
+    package func add(_ socket: Socket) -> SocketID {
         phase.withLock { phase in
             guard case .idle = phase else { preconditionFailure("IOLoop.add(_:) after start() on \(name)") }
             return core.add(socket)
@@ -71,7 +71,7 @@ public final class IOLoop: @unchecked Sendable {
     /// Starts the loop thread. The loop keeps `delegate` until it stops. Calling it again, or after
     /// `stop()`, does nothing.
     /// - Parameter delegate: Receives callbacks on the loop thread.
-    public func start(_ delegate: some IOLoopDelegate) {
+    package func start(_ delegate: some IOLoopDelegate) {
         phase.withLock { phase in
             guard case .idle = phase else { return }
             core.delegate = delegate
@@ -87,25 +87,25 @@ public final class IOLoop: @unchecked Sendable {
     }
 
     /// Runs Swift concurrency jobs on the loop thread; see ``LoopExecutor``.
-    public var executor: LoopExecutor { core.executor }
+    package var executor: LoopExecutor { core.executor }
 
     /// Hands a message to the loop; the delegate's `posted` gets it, in order. Thread-safe.
     /// Messages posted after `stop()` are dropped.
     /// - Parameter message: The message.
-    public func post(_ message: Outbound) {
+    package func post(_ message: Outbound) {
         mailbox.post(CollectionOfOne(.message(message)))
     }
 
     /// Hands several messages to the loop, in order, with one wake-up. Thread-safe.
     /// - Parameter messages: The messages.
-    public func post(contentsOf messages: [Outbound]) {
+    package func post(contentsOf messages: [Outbound]) {
         mailbox.post(messages.lazy.map { .message($0) })
     }
 
     /// Runs `body` on the loop thread, in order with posted messages. Thread-safe.
     /// Dropped after `stop()`.
     /// - Parameter body: Work that needs the loop's sockets or outboxes.
-    public func execute(_ body: @escaping @Sendable (LoopIO) -> Void) {
+    package func execute(_ body: @escaping @Sendable (LoopIO) -> Void) {
         mailbox.post(CollectionOfOne(.run(body)))
     }
 
@@ -116,7 +116,7 @@ public final class IOLoop: @unchecked Sendable {
     /// loop thread (a delegate callback, or code of an actor on ``executor``) it only asks the
     /// loop to end after the current iteration: such code must not then wait for the loop to end
     /// (say, by terminating its context), which would deadlock.
-    public func stop() {
+    package func stop() {
         mailbox.requestStop()
         let onLoopThread = phase.withLock { phase in
             guard case .running(let thread) = phase else { return false }

@@ -1,35 +1,35 @@
 /// Identifies a socket inside one `IOLoop`: the value `IOLoop.add(_:)` returned.
-public typealias SocketID = Int
+package typealias SocketID = Int
 
 /// A message the loop received on one of its sockets.
-public struct Inbound: Sendable {
+package struct Inbound: Sendable {
     /// The socket it arrived on.
-    public let socket: SocketID
+    package let socket: SocketID
     /// The frames; on a ROUTER frame 0 is the sender's routing id.
-    public let frames: [[UInt8]]
+    package let frames: [[UInt8]]
 
     /// Creates an inbound message.
     /// - Parameters:
     ///   - socket: The socket it arrived on.
     ///   - frames: Its frames.
-    public init(socket: SocketID, frames: [[UInt8]]) {
+    package init(socket: SocketID, frames: [[UInt8]]) {
         self.socket = socket
         self.frames = frames
     }
 }
 
 /// A message another thread hands to the loop with `IOLoop.post(_:)`.
-public struct Outbound: Sendable {
+package struct Outbound: Sendable {
     /// The socket it is meant for.
-    public let socket: SocketID
+    package let socket: SocketID
     /// The frames; on a ROUTER frame 0 is the recipient's routing id.
-    public let frames: [[UInt8]]
+    package let frames: [[UInt8]]
 
     /// Creates an outbound message.
     /// - Parameters:
     ///   - socket: The socket it is meant for.
     ///   - frames: Its frames, at least one.
-    public init(socket: SocketID, frames: [[UInt8]]) {
+    package init(socket: SocketID, frames: [[UInt8]]) {
         self.socket = socket
         self.frames = frames
     }
@@ -38,7 +38,7 @@ public struct Outbound: Sendable {
 /// What an `IOLoop` calls, always on its own thread, one call at a time.
 ///
 /// Callbacks must not block: every socket of the process waits for them to return.
-public protocol IOLoopDelegate: AnyObject {
+package protocol IOLoopDelegate: AnyObject {
     /// Everything received in one loop iteration (at most `IOLoop.maxBatch` messages), in
     /// arrival order per socket.
     /// - Parameters:
@@ -75,5 +75,5 @@ public protocol IOLoopDelegate: AnyObject {
 
 extension IOLoopDelegate {
     /// Does nothing.
-    public func stopping(io: LoopIO) {}
+    package func stopping(io: LoopIO) {}
 }

@@ -8,7 +8,7 @@ import Dispatch
 /// same turn, with no wake-up. Their code must not block: it stalls the loop's sockets. Once the
 /// loop has ended, its jobs run one at a time on a queue of their own, so those actors keep
 /// working (and stay serial).
-public final class LoopExecutor: SerialExecutor {
+package final class LoopExecutor: SerialExecutor {
     private let mailbox: LoopMailbox
     /// Where jobs run once the loop has ended.
     private let afterLoop = DispatchQueue(label: "grove.loop-executor.after-loop")
@@ -17,7 +17,7 @@ public final class LoopExecutor: SerialExecutor {
         self.mailbox = mailbox
     }
 
-    public func enqueue(_ job: consuming ExecutorJob) {
+    package func enqueue(_ job: consuming ExecutorJob) {
         mailbox.post(job: UnownedJob(job), afterLoop: runAfterLoop)
     }
 
@@ -33,11 +33,11 @@ public final class LoopExecutor: SerialExecutor {
 
     /// On the loop thread, in a job or in a delegate callback, code isolated to this executor
     /// may run: `assumeIsolated` from a delegate callback holds.
-    public func isIsolatingCurrentContext() -> Bool? {
+    package func isIsolatingCurrentContext() -> Bool? {
         mailbox.isLoopThread
     }
 
-    public func checkIsolated() {
+    package func checkIsolated() {
         precondition(mailbox.isLoopThread, "not on the I/O loop thread this executor runs on")
     }
 }

@@ -1,7 +1,7 @@
 /// The loop's side of a delegate callback: send, inspect and drop outboxes.
 ///
 /// Valid only inside delegate callbacks (and `IOLoop.execute` closures), on the loop thread.
-public struct LoopIO {
+package struct LoopIO {
     let core: LoopCore
 
     /// Sends without blocking.
@@ -16,7 +16,7 @@ public struct LoopIO {
     /// - Parameters:
     ///   - socket: The socket to send on.
     ///   - frames: The message; on a ROUTER frame 0 is the peer's routing id.
-    public func send(_ socket: SocketID, _ frames: [[UInt8]]) {
+    package func send(_ socket: SocketID, _ frames: [[UInt8]]) {
         core.send(socket, frames)
     }
 
@@ -28,7 +28,7 @@ public struct LoopIO {
     ///   - socket: The socket to send on.
     ///   - peer: Frame 0: on a ROUTER, the peer's routing id.
     ///   - first: The next frame; valid only during the call, as are `second` and `third`.
-    public func send(_ socket: SocketID, peer: [UInt8], _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer,
+    package func send(_ socket: SocketID, peer: [UInt8], _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer,
                      _ third: UnsafeRawBufferPointer) {
         core.send(socket, peer: peer, first, second, third)
     }
@@ -36,7 +36,7 @@ public struct LoopIO {
     /// Messages waiting in `socket`'s outboxes, all peers together.
     /// - Parameter socket: The socket.
     /// - Returns: The number of queued messages.
-    public func pending(_ socket: SocketID) -> Int {
+    package func pending(_ socket: SocketID) -> Int {
         core.outboxes[socket].count
     }
 
@@ -46,7 +46,7 @@ public struct LoopIO {
     ///   - socket: The socket.
     ///   - peer: The peer's routing id.
     /// - Returns: The number of queued messages.
-    public func pending(_ socket: SocketID, peer: [UInt8]) -> Int {
+    package func pending(_ socket: SocketID, peer: [UInt8]) -> Int {
         core.outboxes[socket].pending(peer: peer)
     }
 
@@ -57,7 +57,7 @@ public struct LoopIO {
     ///   - peer: The peer's routing id.
     /// - Returns: The dropped messages, oldest first.
     @discardableResult
-    public func dropPending(_ socket: SocketID, peer: [UInt8]) -> [[[UInt8]]] {
+    package func dropPending(_ socket: SocketID, peer: [UInt8]) -> [[[UInt8]]] {
         core.outboxes[socket].drop(peer: peer)
     }
 
@@ -65,12 +65,12 @@ public struct LoopIO {
     /// Do not send or receive on it directly, and do not keep it.
     /// - Parameter socket: The socket id.
     /// - Returns: The socket.
-    public func socket(_ socket: SocketID) -> Socket {
+    package func socket(_ socket: SocketID) -> Socket {
         core.sockets[socket]
     }
 
     /// The current time.
-    public var now: ContinuousClock.Instant { .now }
+    package var now: ContinuousClock.Instant { .now }
 }
 
 @available(*, unavailable, message: "LoopIO is valid only on the loop thread")

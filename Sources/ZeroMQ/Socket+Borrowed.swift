@@ -7,7 +7,7 @@ extension Socket {
     /// what it queues), e.g. a DEALER's header, address and payload.
     /// - Returns: `false` when the message could not be queued (`EAGAIN`); `true` when queued.
     /// - Throws: `ZMQError` for other failures.
-    public func send(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, _ third: UnsafeRawBufferPointer,
+    package func send(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, _ third: UnsafeRawBufferPointer,
                      dontWait: Bool) throws(ZMQError) -> Bool {
         guard try sendFrame(first, first: true, last: false, dontWait: dontWait, peer: nil) else { return false }
         _ = try sendFrame(second, first: false, last: false, dontWait: dontWait, peer: nil)
@@ -20,7 +20,7 @@ extension Socket {
     /// - Returns: `false` when the message could not be queued (`EAGAIN`); `true` when queued.
     /// - Throws: `ZMQError` for other failures, e.g. `EHOSTUNREACH` for an unknown peer under
     ///   `ROUTER_MANDATORY`.
-    public func send(_ peer: [UInt8], _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer,
+    package func send(_ peer: [UInt8], _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer,
                      _ third: UnsafeRawBufferPointer, dontWait: Bool) throws(ZMQError) -> Bool {
         let sent = peer.withUnsafeBytes { raw in
             Result { () throws(ZMQError) -> Bool in try sendFrame(raw, first: true, last: false, dontWait: dontWait, peer: peer) }
@@ -60,7 +60,7 @@ extension Socket {
     ///     extra frames dropped and is reported with `frameCount` above the buffer's count).
     /// - Returns: What `body` returned, or `nil` on `EAGAIN`.
     /// - Throws: `ZMQError` for other failures, e.g. `ETERM` after the context ended.
-    public func receive<Result>(
+    package func receive<Result>(
         dontWait: Bool, _ body: (_ frames: UnsafeBufferPointer<UnsafeRawBufferPointer>, _ frameCount: Int) -> Result
     ) throws(ZMQError) -> Result? {
         let handle = try open("receive on \(type)")
@@ -98,5 +98,5 @@ extension Socket {
     }
 
     /// The most frames ``receive(dontWait:_:)`` lends; Grove's messages have three (four on a ROUTER).
-    public static let borrowedFrameLimit = 8
+    package static let borrowedFrameLimit = 8
 }

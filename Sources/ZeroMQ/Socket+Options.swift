@@ -5,21 +5,21 @@ extension Socket {
     /// the default (-1, forever) makes `ZMQContext.terminate()` hang.
     /// - Parameter milliseconds: 0 drops at once; -1 waits forever.
     /// - Throws: `ZMQError` when the socket is closed.
-    public func setLinger(milliseconds: Int32) throws(ZMQError) {
+    package func setLinger(milliseconds: Int32) throws(ZMQError) {
         try set(ZMQ_LINGER, milliseconds, "ZMQ_LINGER")
     }
 
     /// `ZMQ_SNDHWM`: messages queued per peer before sends block or fail with `EAGAIN`.
     /// - Parameter messages: The limit; 0 means none. Set before `bind`/`connect`.
     /// - Throws: `ZMQError` when the socket is closed or the value is invalid.
-    public func setSendHighWaterMark(_ messages: Int32) throws(ZMQError) {
+    package func setSendHighWaterMark(_ messages: Int32) throws(ZMQError) {
         try set(ZMQ_SNDHWM, messages, "ZMQ_SNDHWM")
     }
 
     /// `ZMQ_RCVHWM`: messages queued per peer on the receiving side.
     /// - Parameter messages: The limit; 0 means none. Set before `bind`/`connect`.
     /// - Throws: `ZMQError` when the socket is closed or the value is invalid.
-    public func setReceiveHighWaterMark(_ messages: Int32) throws(ZMQError) {
+    package func setReceiveHighWaterMark(_ messages: Int32) throws(ZMQError) {
         try set(ZMQ_RCVHWM, messages, "ZMQ_RCVHWM")
     }
 
@@ -27,14 +27,14 @@ extension Socket {
     /// the high-water mark instead of silently dropping.
     /// - Parameter on: Whether to report.
     /// - Throws: `ZMQError`, e.g. `EINVAL` on a socket that is not a ROUTER.
-    public func setRouterMandatory(_ on: Bool) throws(ZMQError) {
+    package func setRouterMandatory(_ on: Bool) throws(ZMQError) {
         try set(ZMQ_ROUTER_MANDATORY, on ? 1 : 0, "ZMQ_ROUTER_MANDATORY")
     }
 
     /// `ZMQ_ROUTER_HANDOVER`: a new peer with a routing id already in use takes it over.
     /// - Parameter on: Whether to hand over.
     /// - Throws: `ZMQError`, e.g. `EINVAL` on a socket that is not a ROUTER.
-    public func setRouterHandover(_ on: Bool) throws(ZMQError) {
+    package func setRouterHandover(_ on: Bool) throws(ZMQError) {
         try set(ZMQ_ROUTER_HANDOVER, on ? 1 : 0, "ZMQ_ROUTER_HANDOVER")
     }
 
@@ -42,28 +42,28 @@ extension Socket {
     /// fails (`EAGAIN`) instead of queueing forever.
     /// - Parameter on: Whether to queue only to completed connections.
     /// - Throws: `ZMQError` when the socket is closed.
-    public func setImmediate(_ on: Bool) throws(ZMQError) {
+    package func setImmediate(_ on: Bool) throws(ZMQError) {
         try set(ZMQ_IMMEDIATE, on ? 1 : 0, "ZMQ_IMMEDIATE")
     }
 
     /// `ZMQ_SNDTIMEO`: how long a blocking `send` waits before returning `false`.
     /// - Parameter milliseconds: -1 waits forever.
     /// - Throws: `ZMQError` when the socket is closed.
-    public func setSendTimeout(milliseconds: Int32) throws(ZMQError) {
+    package func setSendTimeout(milliseconds: Int32) throws(ZMQError) {
         try set(ZMQ_SNDTIMEO, milliseconds, "ZMQ_SNDTIMEO")
     }
 
     /// `ZMQ_RCVTIMEO`: how long a blocking `receive` waits before returning `nil`.
     /// - Parameter milliseconds: -1 waits forever.
     /// - Throws: `ZMQError` when the socket is closed.
-    public func setReceiveTimeout(milliseconds: Int32) throws(ZMQError) {
+    package func setReceiveTimeout(milliseconds: Int32) throws(ZMQError) {
         try set(ZMQ_RCVTIMEO, milliseconds, "ZMQ_RCVTIMEO")
     }
 
     /// `ZMQ_ROUTING_ID`: the id a ROUTER peer sees as frame 0. Set before `connect`.
     /// - Parameter id: 1–255 bytes, not starting with a zero byte.
     /// - Throws: `ZMQError`, e.g. `EINVAL` for an empty or too long id.
-    public func setRoutingID(_ id: [UInt8]) throws(ZMQError) {
+    package func setRoutingID(_ id: [UInt8]) throws(ZMQError) {
         try set(ZMQ_ROUTING_ID, bytes: id, "ZMQ_ROUTING_ID \(peerDescription(id))")
     }
 
@@ -73,7 +73,7 @@ extension Socket {
     ///   - timeout: `ZMQ_HEARTBEAT_TIMEOUT`, ms without traffic before the connection is dropped.
     ///   - ttl: `ZMQ_HEARTBEAT_TTL`, ms the remote peer waits for our pings (rounded to 100 ms).
     /// - Throws: `ZMQError` when the socket is closed or a value is out of range.
-    public func setHeartbeat(interval: Int32, timeout: Int32, ttl: Int32) throws(ZMQError) {
+    package func setHeartbeat(interval: Int32, timeout: Int32, ttl: Int32) throws(ZMQError) {
         try set(ZMQ_HEARTBEAT_IVL, interval, "ZMQ_HEARTBEAT_IVL")
         try set(ZMQ_HEARTBEAT_TIMEOUT, timeout, "ZMQ_HEARTBEAT_TIMEOUT")
         try set(ZMQ_HEARTBEAT_TTL, ttl, "ZMQ_HEARTBEAT_TTL")
@@ -82,7 +82,7 @@ extension Socket {
     /// `ZMQ_MAXMSGSIZE`: peers sending a larger message are disconnected.
     /// - Parameter bytes: The limit; -1 means none.
     /// - Throws: `ZMQError` when the socket is closed.
-    public func setMaxMessageSize(_ bytes: Int64) throws(ZMQError) {
+    package func setMaxMessageSize(_ bytes: Int64) throws(ZMQError) {
         var value = bytes
         let handle = try open("set ZMQ_MAXMSGSIZE \(bytes)")
         if zmq_setsockopt(handle, ZMQ_MAXMSGSIZE, &value, MemoryLayout<Int64>.size) != 0 {
@@ -93,21 +93,21 @@ extension Socket {
     /// `ZMQ_RECONNECT_IVL`: the pause before reconnecting to a lost peer.
     /// - Parameter milliseconds: -1 disables reconnection.
     /// - Throws: `ZMQError` when the socket is closed.
-    public func setReconnectInterval(milliseconds: Int32) throws(ZMQError) {
+    package func setReconnectInterval(milliseconds: Int32) throws(ZMQError) {
         try set(ZMQ_RECONNECT_IVL, milliseconds, "ZMQ_RECONNECT_IVL")
     }
 
     /// `ZMQ_SUBSCRIBE` on a SUB socket: receive messages whose first frame starts with `prefix`.
     /// - Parameter prefix: The prefix; empty subscribes to everything.
     /// - Throws: `ZMQError`, e.g. `EINVAL` on a socket that is not a SUB.
-    public func subscribe(_ prefix: [UInt8]) throws(ZMQError) {
+    package func subscribe(_ prefix: [UInt8]) throws(ZMQError) {
         try set(ZMQ_SUBSCRIBE, bytes: prefix, "ZMQ_SUBSCRIBE \(peerDescription(prefix))")
     }
 
     /// `ZMQ_UNSUBSCRIBE` on a SUB socket: undoes one `subscribe(_:)` of the same prefix.
     /// - Parameter prefix: The prefix given to `subscribe(_:)`.
     /// - Throws: `ZMQError`, e.g. `EINVAL` on a socket that is not a SUB.
-    public func unsubscribe(_ prefix: [UInt8]) throws(ZMQError) {
+    package func unsubscribe(_ prefix: [UInt8]) throws(ZMQError) {
         try set(ZMQ_UNSUBSCRIBE, bytes: prefix, "ZMQ_UNSUBSCRIBE \(peerDescription(prefix))")
     }
 

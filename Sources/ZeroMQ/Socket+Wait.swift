@@ -7,7 +7,7 @@ extension Socket {
     /// - Parameter timeout: How long to wait at most; zero only checks.
     /// - Returns: Whether a message is ready.
     /// - Throws: `ZMQError` when the socket is closed.
-    public func waitUntilReadable(timeout: Duration) throws(ZMQError) -> Bool {
+    package func waitUntilReadable(timeout: Duration) throws(ZMQError) -> Bool {
         let handle = try open("wait on \(type)")
         if try events(handle) & ZMQ_POLLIN != 0 { return true }
         var descriptor: Int32 = -1

@@ -1,7 +1,7 @@
 internal import CZeroMQ
 
 /// The ZeroMQ socket patterns Grove uses.
-public enum SocketType: Sendable, CustomStringConvertible {
+package enum SocketType: Sendable, CustomStringConvertible {
     /// Addresses peers by routing id (frame 0); use with `setRouterMandatory(true)`.
     case router
     /// Round-robins to connected peers; the usual client of a ROUTER.
@@ -22,7 +22,7 @@ public enum SocketType: Sendable, CustomStringConvertible {
     case pull
 
     /// The lower-case pattern name, e.g. `"router"`.
-    public var description: String {
+    package var description: String {
         switch self {
         case .router: "router"
         case .dealer: "dealer"
@@ -58,9 +58,9 @@ public enum SocketType: Sendable, CustomStringConvertible {
 /// try socket.connect("ipc://@grove")
 /// _ = try socket.send([Array("hello".utf8)], dontWait: false)
 /// ```
-public final class Socket {
+package final class Socket {
     /// The socket's pattern.
-    public let type: SocketType
+    package let type: SocketType
     /// Keeps the context alive until this socket is gone.
     private let context: ZMQContext
     private(set) var handle: UnsafeMutableRawPointer?
@@ -70,7 +70,7 @@ public final class Socket {
     ///   - context: The context whose I/O threads serve the socket.
     ///   - type: The socket pattern.
     /// - Throws: `ZMQError`, e.g. `ETERM` when the context is terminated, `EMFILE` when out of sockets.
-    public init(_ context: ZMQContext, _ type: SocketType) throws(ZMQError) {
+    package init(_ context: ZMQContext, _ type: SocketType) throws(ZMQError) {
         guard let handle = zmq_socket(context.handle, type.raw) else {
             throw ZMQError.last("create \(type) socket")
         }
@@ -82,7 +82,7 @@ public final class Socket {
     deinit { close() }
 
     /// Closes the socket. Idempotent. Unsent messages linger per `setLinger`.
-    public func close() {
+    package func close() {
         guard let handle else { return }
         zmq_close(handle)
         self.handle = nil
@@ -91,7 +91,7 @@ public final class Socket {
     /// Binds to a local endpoint, e.g. `tcp://127.0.0.1:*` or `ipc://@name`.
     /// - Parameter endpoint: The endpoint to listen on.
     /// - Throws: `ZMQError` naming the endpoint, e.g. `EADDRINUSE` when it is taken.
-    public func bind(_ endpoint: String) throws(ZMQError) {
+    package func bind(_ endpoint: String) throws(ZMQError) {
         let handle = try open("bind \(endpoint)")
         if zmq_bind(handle, endpoint) != 0 { throw ZMQError.last("bind \(endpoint)") }
     }
@@ -99,7 +99,7 @@ public final class Socket {
     /// Connects to an endpoint. Succeeds before the peer exists; libzmq reconnects in the background.
     /// - Parameter endpoint: The endpoint to connect to.
     /// - Throws: `ZMQError` naming the endpoint, e.g. `EINVAL` for a malformed endpoint.
-    public func connect(_ endpoint: String) throws(ZMQError) {
+    package func connect(_ endpoint: String) throws(ZMQError) {
         let handle = try open("connect \(endpoint)")
         if zmq_connect(handle, endpoint) != 0 { throw ZMQError.last("connect \(endpoint)") }
     }
@@ -107,14 +107,14 @@ public final class Socket {
     /// Disconnects from an endpoint previously connected with `connect(_:)`.
     /// - Parameter endpoint: The endpoint given to `connect(_:)`.
     /// - Throws: `ZMQError`, e.g. `ENOENT` when the socket was not connected to it.
-    public func disconnect(_ endpoint: String) throws(ZMQError) {
+    package func disconnect(_ endpoint: String) throws(ZMQError) {
         let handle = try open("disconnect \(endpoint)")
         if zmq_disconnect(handle, endpoint) != 0 { throw ZMQError.last("disconnect \(endpoint)") }
     }
 
     /// `ZMQ_LAST_ENDPOINT`: the endpoint last bound, with the real port after binding `tcp://…:*`.
     /// Empty when closed or never bound.
-    public var lastEndpoint: String {
+    package var lastEndpoint: String {
         guard let handle else { return "" }
         var buffer = [CChar](repeating: 0, count: 1024)
         var size = buffer.count
@@ -123,7 +123,7 @@ public final class Socket {
     }
 
     /// `ZMQ_EVENTS & ZMQ_POLLIN`: a whole message can be received now without blocking.
-    public var canReceive: Bool {
+    package var canReceive: Bool {
         guard let handle else { return false }
         var events: Int32 = 0
         var size = MemoryLayout<Int32>.size
@@ -142,7 +142,7 @@ public final class Socket {
     ///   peer, or send timeout); `true` when queued.
     /// - Throws: `ZMQError` for other failures, e.g. `EHOSTUNREACH` when a ROUTER with
     ///   `ROUTER_MANDATORY` does not know the peer, `EINVAL` for an empty message.
-    public func send(_ frames: [[UInt8]], dontWait: Bool) throws(ZMQError) -> Bool {
+    package func send(_ frames: [[UInt8]], dontWait: Bool) throws(ZMQError) -> Bool {
         let handle = try open(sendOperation(frames))
         guard !frames.isEmpty else {
             throw ZMQError(errno: EINVAL, operation: "send an empty message (it needs at least one frame)")
@@ -177,7 +177,7 @@ public final class Socket {
     /// - Returns: The frames (empty frames preserved), or `nil` on `EAGAIN` — nothing waiting
     ///   with `dontWait`, or the receive timeout expired.
     /// - Throws: `ZMQError` for other failures, e.g. `ETERM` or `ENOTSOCK` after `close()`.
-    public func receive(dontWait: Bool) throws(ZMQError) -> [[UInt8]]? {
+    package func receive(dontWait: Bool) throws(ZMQError) -> [[UInt8]]? {
         let handle = try open("receive on \(type)")
         var message = zmq_msg_t()
         zmq_msg_init(&message)

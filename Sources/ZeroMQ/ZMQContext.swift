@@ -13,14 +13,14 @@ import Synchronization
 /// socket.close()
 /// context.terminate()
 /// ```
-public final class ZMQContext: @unchecked Sendable {
+package final class ZMQContext: @unchecked Sendable {
     let handle: UnsafeMutableRawPointer
     private let terminated = Mutex(false)
 
     /// Creates a context.
     /// - Parameter ioThreads: libzmq background I/O threads; one is plenty below ~1 GB/s.
     /// - Throws: `ZMQError` when libzmq cannot create the context or set the thread count.
-    public init(ioThreads: Int = 1) throws(ZMQError) {
+    package init(ioThreads: Int = 1) throws(ZMQError) {
         guard let handle = zmq_ctx_new() else { throw ZMQError.last("create context") }
         if zmq_ctx_set(handle, ZMQ_IO_THREADS, Int32(clamping: ioThreads)) != 0 {
             let error = ZMQError.last("set ZMQ_IO_THREADS \(ioThreads)")
@@ -36,7 +36,7 @@ public final class ZMQContext: @unchecked Sendable {
     ///
     /// Blocks until all sockets of this context are closed and their queued messages are sent or
     /// their `LINGER` expired.
-    public func terminate() {
+    package func terminate() {
         terminated.withLock { done in
             guard !done else { return }
             done = true

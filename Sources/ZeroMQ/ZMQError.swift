@@ -9,23 +9,23 @@ internal import CZeroMQ
 /// do { try socket.bind("ipc://@grove") }
 /// catch { print(error) }   // bind ipc://@grove: Address already in use — another socket …
 /// ```
-public struct ZMQError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct ZMQError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The POSIX or libzmq error code, e.g. `EHOSTUNREACH`, `EAGAIN`, `EADDRINUSE`.
-    public let errno: Int32
+    package let errno: Int32
     /// What we were doing, e.g. `"bind ipc://@x"` or `"send to router peer 0x6162"`.
-    public let operation: String
+    package let operation: String
 
     /// Creates an error from a code and the operation that failed.
     /// - Parameters:
     ///   - errno: The error code, usually from `zmq_errno()`.
     ///   - operation: What was being done, naming the endpoint, option or peer involved.
-    public init(errno: Int32, operation: String) {
+    package init(errno: Int32, operation: String) {
         self.errno = errno
         self.operation = operation
     }
 
     /// libzmq's text for the code, followed by advice on what to do next when we have some.
-    public var message: String {
+    package var message: String {
         let text = String(cString: zmq_strerror(errno))
         guard let advice = Self.advice(for: errno) else { return text }
         return "\(text) — \(advice)"
@@ -33,16 +33,16 @@ public struct ZMQError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// `true` for `EHOSTUNREACH`: a ROUTER with `ROUTER_MANDATORY` does not know the peer (never
     /// connected, or gone).
-    public var isPeerUnreachable: Bool { errno == EHOSTUNREACH }
+    package var isPeerUnreachable: Bool { errno == EHOSTUNREACH }
 
     /// `true` for `EAGAIN`: the message could not be queued now (high-water mark or timeout).
-    public var isWouldBlock: Bool { errno == EAGAIN }
+    package var isWouldBlock: Bool { errno == EAGAIN }
 
     /// `"<operation>: <message> (errno N)"`.
-    public var description: String { "\(operation): \(message) (errno \(errno))" }
+    package var description: String { "\(operation): \(message) (errno \(errno))" }
 
     /// Compares the error codes only.
-    public static func == (lhs: ZMQError, rhs: ZMQError) -> Bool { lhs.errno == rhs.errno }
+    package static func == (lhs: ZMQError, rhs: ZMQError) -> Bool { lhs.errno == rhs.errno }
 
     /// The error libzmq reported for the call that just failed on this thread.
     static func last(_ operation: @autoclosure () -> String) -> ZMQError {
