@@ -149,7 +149,10 @@ let package = Package(
         ),
         .testTarget(
             name: "GroveClusterTests",
-            dependencies: ["GroveCluster", "GroveWire", "Grove", "GroveRuntime", "GroveExamples", "ZeroMQ"],
+            dependencies: [
+                "GroveCluster", "GroveWire", "Grove", "GroveRuntime", "GroveExamples", "ZeroMQ",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(
