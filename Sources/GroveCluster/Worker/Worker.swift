@@ -113,48 +113,60 @@ public enum Worker {
         var log = Logger(label: "grove.worker")
         log[metadataKey: "worker"] = "\(options.name)"
         let context = try ZMQContext()
+        let loop = try IOLoop(name: "grove-worker-io")
+        let socketID = loop.add(try dealer(context, options))
+        let link = WorkerLink(worker: options.name, loop: loop, socket: socketID)
+        let logger = log
+        // The Paranoid Pirate way: a coordinator gone silent gets a new socket (what the old one
+        // queued for it is dropped) and a new registration, which the core sends after this.
+        let reconnect: @Sendable () -> Void = {
+            loop.execute { io in
+                do {
+                    io.replace(socketID, with: try dealer(context, options))
+                } catch {
+                    logger.error("cannot reopen the connection to the coordinator at \(options.coordinator): \(error); the next attempt tries again")
+                }
+            }
+        }
+        let runtime = WorkerRuntime(configuration: configuration, link: link, log: log, coordinator: options.coordinator,
+                                    reconnect: reconnect)
+        // The runtime and its hosts run on the loop's thread (``LoopExecutor``): a received
+        // batch is queued, drained and answered right there, with no thread hand-off.
+        loop.start(WorkerLoopDelegate(onBatch: { batch in runtime.assumeIsolated { $0.handle(batch) } }))
+        await runtime.start()
+        // The keeper: ticks the session core (heartbeats, silence, reconnection, notices) at the
+        // pace it asks for, and watches the parent.
+        let keeper = Task {
+            var parentCheckedAt = ContinuousClock.now
+            var pause = Duration.milliseconds(50)
+            while !Task.isCancelled {
+                try? await Task.sleep(for: pause)
+                let now = ContinuousClock.now
+                if options.exitWithParent, now - parentCheckedAt >= .milliseconds(250) {
+                    parentCheckedAt = now
+                    if getppid() != parent {
+                        log.notice("the launching process is gone; exiting")
+                        exit(0)
+                    }
+                }
+                pause = await runtime.tick(now: now)
+            }
+        }
+        await keeper.value  // the process ends by exit()
+    }
+
+    /// A DEALER to the coordinator with routing id = the worker's name. No ZMTP heartbeat: the
+    /// application heartbeat (``WorkerCore``) alone decides when the coordinator is gone, at
+    /// the topology's settings; a transport timer of its own could drop the connection, and
+    /// what its pipes held, while the session still counts as alive.
+    private static func dealer(_ context: ZMQContext, _ options: Options) throws(ZMQError) -> Socket {
         let socket = try Socket(context, .dealer)
         try socket.setRoutingID(Array(options.name.utf8))
         try socket.setLinger(milliseconds: 0)
         try socket.setSendHighWaterMark(100_000)
         try socket.setReceiveHighWaterMark(100_000)
         try socket.setReconnectInterval(milliseconds: 100)
-        try socket.setHeartbeat(interval: 250, timeout: 1500, ttl: 3000)
         try socket.connect(options.coordinator)
-        let loop = try IOLoop(name: "grove-worker-io")
-        let socketID = loop.add(socket)
-        let link = WorkerLink(worker: options.name, loop: loop, socket: socketID)
-        let runtime = WorkerRuntime(configuration: configuration, link: link, log: log)
-        // The runtime and its hosts run on the loop's thread (``LoopExecutor``): a received
-        // batch is queued, drained and answered right there, with no thread hand-off.
-        loop.start(WorkerLoopDelegate(onBatch: { batch in runtime.assumeIsolated { $0.handle(batch) } }))
-        await runtime.register()
-        let keeper = Task {
-            // A worker nobody welcomes (no coordinator at that endpoint, or another topology's)
-            // says so after a few seconds, and again now and then, instead of waiting silently.
-            let started = ContinuousClock.now
-            var toldAt: ContinuousClock.Instant?
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .milliseconds(250))
-                if options.exitWithParent, getppid() != parent {
-                    log.notice("the launching process is gone; exiting")
-                    exit(0)
-                }
-                if await runtime.isWelcomed {
-                    link.send(.heartbeat, address: options.name)
-                } else {
-                    let now = ContinuousClock.now
-                    if now - started >= .seconds(3), toldAt.map({ now - $0 >= .seconds(15) }) ?? true {
-                        toldAt = now
-                        log.notice("""
-                            not registered yet: no welcome from a coordinator at \(options.coordinator) in \((now - started).components.seconds) s; \
-                            retrying. Is the topology running, and is that its coordinator.workers endpoint?
-                            """)
-                    }
-                    await runtime.register()
-                }
-            }
-        }
-        await keeper.value  // the process ends by exit()
+        return socket
     }
 }
