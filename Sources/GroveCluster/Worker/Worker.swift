@@ -10,69 +10,6 @@ public enum Worker {
     /// restart it, since only a change of topology or worker can fix it.
     public static let rejectedExitStatus: Int32 = 78
 
-    /// Where a worker connects and who it is; what `fsm-launch` passes on the command line.
-    public struct Options: Sendable {
-        /// The worker instance name from the topology, e.g. `data-io-2`.
-        public var name: String
-        /// The coordinator's workers endpoint, e.g. `ipc://@grove-default/workers`.
-        public var coordinator: String
-        /// Exit when the process that started this one goes away (set by `fsm-launch`).
-        public var exitWithParent = false
-        /// With `exitWithParent`: the parent's process id as the parent passed it (`fsm-launch`
-        /// does), so a parent that ends before the worker first looks is noticed too. Without
-        /// it, the parent is whoever it is when the worker starts.
-        public var parentPid: Int32?
-
-        public init(name: String, coordinator: String, exitWithParent: Bool = false, parentPid: Int32? = nil) {
-            self.name = name
-            self.coordinator = coordinator
-            self.exitWithParent = exitWithParent
-            self.parentPid = parentPid
-        }
-
-        /// Reads `--name NAME --coordinator ENDPOINT [--exit-with-parent [--parent-pid PID]]`.
-        /// - Throws: ``WorkerUsageError`` naming the missing or unknown argument.
-        public init(arguments: [String]) throws(WorkerUsageError) {
-            var name: String?
-            var coordinator: String?
-            var exitWithParent = false
-            var parentPid: Int32?
-            var rest = arguments[...]
-            while let argument = rest.popFirst() {
-                switch argument {
-                case "--name": name = rest.popFirst()
-                case "--coordinator": coordinator = rest.popFirst()
-                case "--exit-with-parent": exitWithParent = true
-                case "--parent-pid":
-                    guard let value = rest.popFirst(), let pid = Int32(value), pid > 0 else {
-                        throw WorkerUsageError(message: "--parent-pid needs a process id (a positive number)")
-                    }
-                    parentPid = pid
-                case "-h", "--help": throw WorkerUsageError(message: "")
-                default: throw WorkerUsageError(message: "unknown argument '\(argument)'")
-                }
-            }
-            guard let name, !name.isEmpty else { throw WorkerUsageError(message: "missing --name NAME (the worker instance name from the topology)") }
-            guard let coordinator, !coordinator.isEmpty else {
-                throw WorkerUsageError(message: "missing --coordinator ENDPOINT (the topology's coordinator.workers endpoint)")
-            }
-            if parentPid != nil, !exitWithParent {
-                throw WorkerUsageError(message: "--parent-pid only means something with --exit-with-parent")
-            }
-            self.init(name: name, coordinator: coordinator, exitWithParent: exitWithParent, parentPid: parentPid)
-        }
-    }
-
-    /// A worker command line that could not be read.
-    public struct WorkerUsageError: Error, CustomStringConvertible {
-        public var message: String
-        public var description: String {
-            (message.isEmpty ? "" : "error: \(message)\n")
-                + "usage: \(URL(fileURLWithPath: CommandLine.arguments.first ?? "worker").lastPathComponent) --name NAME --coordinator ENDPOINT [--exit-with-parent [--parent-pid PID]]\n"
-                + "Usually started by fsm-launch; start it by hand for workers marked \"external\" in the topology."
-        }
-    }
-
     /// Reads the command line, runs the worker until the process is killed, and exits with
     /// status 2 on a bad command line or 1 when the socket cannot be set up.
     /// - Parameters:
@@ -81,6 +18,25 @@ public enum Worker {
     ///   - moreUsage: Lines about options the executable reads itself, added to the usage.
     public static func main(_ configuration: WorkerConfiguration, arguments: [String] = Array(CommandLine.arguments.dropFirst()),
                             moreUsage: String? = nil) async -> Never {
+        let options: Options
+        do {
+            options = try Options(arguments: arguments)
+        } catch {
+            // Asked for (--help): the usage on stdout; a bad command line: on stderr.
+            let text = error.description + (moreUsage.map { "\n" + $0 } ?? "") + "\n"
+            (error.message.isEmpty ? FileHandle.standardOutput : FileHandle.standardError).write(Data(text.utf8))
+            exit(error.message.isEmpty ? 0 : 2)
+        }
+        await main(configuration, options: options)
+    }
+
+    /// Runs the worker with options already read (say, by an `AsyncParsableCommand` holding
+    /// them as an `@OptionGroup`) until the process is killed; exits with status 1 when the
+    /// socket cannot be set up.
+    /// - Parameters:
+    ///   - configuration: The machines and handlers this worker offers.
+    ///   - options: Who the worker is and where its coordinator listens.
+    public static func main(_ configuration: WorkerConfiguration, options: Options) async -> Never {
         // A launcher that ignores or blocks SIGTERM (fsm-launch handles it itself) passes that on
         // through exec; a worker must stop on SIGTERM, so restore the defaults.
         for number in [SIGTERM, SIGINT] { signal(number, SIG_DFL) }
@@ -90,14 +46,8 @@ public enum Worker {
         sigaddset(&unblock, SIGINT)
         pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
         do {
-            let options = try Options(arguments: arguments)
             try await run(configuration, options: options)
             exit(0)
-        } catch let usage as WorkerUsageError {
-            // Asked for (--help): the usage on stdout; a bad command line: on stderr.
-            let text = usage.description + (moreUsage.map { "\n" + $0 } ?? "") + "\n"
-            (usage.message.isEmpty ? FileHandle.standardOutput : FileHandle.standardError).write(Data(text.utf8))
-            exit(usage.message.isEmpty ? 0 : 2)
         } catch {
             FileHandle.standardError.write(Data("error: \(error)\n".utf8))
             exit(1)
