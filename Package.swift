@@ -91,13 +91,15 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // Multi-process runtime: topology, coordinator, worker, client.
+        // Multi-process runtime: topology, coordinator, worker, client. ArgumentParser for the
+        // options every worker executable reads (`Worker.Options`).
         .target(
             name: "GroveCluster",
             dependencies: [
                 "Grove", "GroveRuntime", "GroveWire", "ZeroMQ",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
         ),
@@ -149,7 +151,10 @@ let package = Package(
         ),
         .testTarget(
             name: "GroveClusterTests",
-            dependencies: ["GroveCluster", "GroveWire", "Grove", "GroveRuntime", "GroveExamples", "ZeroMQ"],
+            dependencies: [
+                "GroveCluster", "GroveWire", "Grove", "GroveRuntime", "GroveExamples", "ZeroMQ",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(

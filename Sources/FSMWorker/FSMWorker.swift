@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import GroveCluster
 import Logging
@@ -6,26 +7,46 @@ import Logging
 /// io requests with in-memory handlers. Build your own the same way: register your machines and
 /// handlers in a `WorkerConfiguration` and call `Worker.main`.
 @main
-enum FSMWorker {
-    static func main() async {
+struct FSMWorker: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fsm-worker",
+        abstract: "Hosts the example machines of a Grove topology and runs their io requests.",
+        usage: "fsm-worker \(Worker.usage) [--io-delay-ms MS]",
+        discussion: """
+            Usually started by fsm-launch; start it by hand for workers marked "external" in the topology.
+            """
+    )
+
+    @OptionGroup var worker: Worker.Options
+
+    @Option(name: .customLong("io-delay-ms"), parsing: .unconditional,
+            help: ArgumentHelp("Delay each of the example io handlers' answers by MS milliseconds.", valueName: "MS"))
+    var ioDelayMs = 0
+
+    func validate() throws {
+        guard ioDelayMs >= 0 else { throw ValidationError("--io-delay-ms needs a number of milliseconds") }
+    }
+
+    func run() async throws {
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = .notice
             return handler
         }
-        var arguments = Array(CommandLine.arguments.dropFirst())
-        var delay = Duration.zero
-        if let index = arguments.firstIndex(of: "--io-delay-ms") {
-            guard index + 1 < arguments.count, let milliseconds = Int(arguments[index + 1]), milliseconds >= 0 else {
-                FileHandle.standardError.write(Data("error: --io-delay-ms needs a number of milliseconds\n".utf8))
-                exit(2)
-            }
-            delay = .milliseconds(milliseconds)
-            arguments.removeSubrange(index...(index + 1))
+        await Worker.main(ExampleWorker.configuration(ioDelay: .milliseconds(ioDelayMs)), options: worker)
+    }
+
+    /// As `AsyncParsableCommand`'s, but a bad command line exits with status 2 (what fsm-launch
+    /// and scripts expect of a worker), help with 0 on stdout.
+    static func main() async {
+        do {
+            let command = try parse()
+            try await command.run()
+        } catch {
+            let code = exitCode(for: error)
+            guard code != .success else { exit(withError: error) }
+            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+            Foundation.exit(2)
         }
-        await Worker.main(ExampleWorker.configuration(ioDelay: delay), arguments: arguments, moreUsage: """
-            fsm-worker also takes:
-              --io-delay-ms MS   delay each of the example io handlers' answers by MS milliseconds (default 0)
-            """)
     }
 }

@@ -24,6 +24,8 @@ final class LoopCore: @unchecked Sendable {
     private var pendingTotal: Int { outboxes.reduce(0) { $0 + $1.count } }
     /// Where draining starts next time, so one busy socket cannot starve the others.
     @exclusivity(unchecked) private var firstToDrain = 0
+    /// Set by ``replace(_:with:)``: the poll items must be rebuilt before the next poll.
+    private var socketsReplaced = false
 
     init(name: String, tickInterval: Duration, maxBatch: Int, mailbox: LoopMailbox) {
         self.name = name
@@ -37,6 +39,16 @@ final class LoopCore: @unchecked Sendable {
         sockets.append(socket)
         outboxes.append(Outbox(keyedByPeer: socket.type == .router))
         return sockets.count - 1
+    }
+
+    /// Closes the socket behind `id` (what waits in it is dropped, `LINGER` permitting), drops
+    /// its outbox and puts `socket` in its place under the same id.
+    func replace(_ id: SocketID, with socket: Socket) {
+        precondition(sockets.indices.contains(id), "unknown SocketID \(id) in I/O loop \(name)")
+        sockets[id].close()
+        sockets[id] = socket
+        outboxes[id] = Outbox(keyedByPeer: socket.type == .router)
+        socketsReplaced = true
     }
 
     // MARK: Sending
@@ -113,14 +125,22 @@ final class LoopCore: @unchecked Sendable {
         }
         Thread.current.name = threadName
         mailbox.runningOnThisThread()
-        var items = sockets.map {
-            zmq_pollitem_t(socket: $0.handle, fd: 0, events: Int16(ZMQ_POLLIN), revents: 0)
+        func pollItems() -> [zmq_pollitem_t] {
+            sockets.map { zmq_pollitem_t(socket: $0.handle, fd: 0, events: Int16(ZMQ_POLLIN), revents: 0) }
+                + [zmq_pollitem_t(socket: nil, fd: mailbox.wakeFD, events: Int16(ZMQ_POLLIN), revents: 0)]
         }
-        items.append(zmq_pollitem_t(socket: nil, fd: mailbox.wakeFD, events: Int16(ZMQ_POLLIN), revents: 0))
+        var items = pollItems()
         let clock = ContinuousClock()
         var nextTick = clock.now.advanced(by: tickInterval)
         var backlog = false
         while true {
+            if socketsReplaced {
+                // A closed socket's handle must never reach zmq_poll. (The iteration that replaced
+                // it may still drain the new socket on the old one's readiness: a non-blocking
+                // receive that finds nothing.)
+                items = pollItems()
+                socketsReplaced = false
+            }
             let timeout = backlog || mailbox.hasCommands ? 0 : pendingTotal > 0 ? 1 : milliseconds(until: nextTick, clock)
             if zmq_poll(&items, Int32(items.count), timeout) < 0 {
                 let code = zmq_errno()

@@ -69,6 +69,17 @@ package struct LoopIO {
         core.sockets[socket]
     }
 
+    /// Closes a socket and puts another in its place under the same id, e.g. a DEALER whose peer
+    /// went silent: a fresh socket drops what the old one had queued for that peer (the zguide's
+    /// Paranoid Pirate worker does this). The old socket's outbox is dropped too; what is sent
+    /// from now on goes to `replacement`.
+    /// - Parameters:
+    ///   - socket: The id of the socket to replace.
+    ///   - replacement: A configured (bound or connected) socket; the loop now owns it.
+    public func replace(_ socket: SocketID, with replacement: Socket) {
+        core.replace(socket, with: replacement)
+    }
+
     /// The current time.
     package var now: ContinuousClock.Instant { .now }
 }

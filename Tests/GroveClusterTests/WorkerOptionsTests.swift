@@ -1,7 +1,8 @@
 import GroveCluster
 import Testing
 
-/// A worker's command line, as fsm-launch writes it and as people type it.
+/// A worker's command line, as fsm-launch writes it and as people type it (read by
+/// ArgumentParser: `Worker.Options` is the options group every worker executable shares).
 @Suite struct WorkerOptionsTests {
     @Test func readsWhatFsmLaunchPasses() throws {
         let options = try Worker.Options(arguments: ["--name", "edge-1", "--coordinator", "ipc://@t/w",
@@ -15,11 +16,19 @@ import Testing
         #expect(options.exitWithParent && options.parentPid == nil)
     }
 
+    @Test func helpIsAnEmptyUsageError() {
+        let error = #expect(throws: Worker.WorkerUsageError.self) { try Worker.Options(arguments: ["--help"]) }
+        #expect(error?.message == "")
+        #expect(error?.description.contains(Worker.usage) == true)
+    }
+
     @Test(arguments: [
         (["--name", "a", "--coordinator", "c", "--parent-pid", "7"], "--parent-pid only means something with --exit-with-parent"),
         (["--name", "a", "--coordinator", "c", "--exit-with-parent", "--parent-pid", "-3"], "--parent-pid needs a process id"),
-        (["--name", "a", "--coordinator", "c", "--exit-with-parent", "--parent-pid"], "--parent-pid needs a process id"),
-        (["--name", "a", "--coordinator", "c", "--colour", "red"], "unknown argument '--colour'"),
+        (["--name", "a", "--coordinator", "c", "--exit-with-parent", "--parent-pid"], "Missing value for '--parent-pid <PID>'"),
+        (["--name", "a", "--coordinator", "c", "--colour", "red"], "Unknown option '--colour'"),
+        (["--coordinator", "c"], "missing --name NAME (the worker instance name from the topology)"),
+        (["--name", "a"], "missing --coordinator ENDPOINT"),
     ])
     func badCommandLinesSayWhatIsWrong(arguments: [String], says: String) {
         let error = #expect(throws: Worker.WorkerUsageError.self) { try Worker.Options(arguments: arguments) }

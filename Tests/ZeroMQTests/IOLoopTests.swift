@@ -154,6 +154,36 @@ import Testing
         #expect(await finishes { context.terminate() })
     }
 
+    /// A replaced socket takes what it queued with it; the new one sends and receives under the
+    /// same id (the loop polls it from then on).
+    @Test func aReplacedSocketDropsWhatItQueuedAndTheNewOneServes() async throws {
+        let context = try ZMQContext()
+        let endpoint = uniqueEndpoint()
+        let client = try LoopHarness(name: "replace-cli", socket: makeDealer(context, id: "w", endpoint: endpoint))
+        client.send([bytes("stale")])  // nobody listens yet: it waits in the socket
+        let replaced = await client.ask { io in
+            guard let fresh = try? makeDealer(context, id: "w", endpoint: endpoint) else { return false }
+            io.replace(client.socket, with: fresh)
+            return true
+        }
+        #expect(replaced == true)
+        client.send([bytes("fresh")])
+        client.send([bytes("last")])
+        let router = try makeSocket(context, .router)
+        try router.setRouterMandatory(true)
+        try router.bind(endpoint)
+        let server = try LoopHarness(name: "replace-srv", socket: router)
+
+        #expect(await server.inbox.wait(forCount: 2))
+        #expect(server.inbox.items.map(\.frames) == [[bytes("w"), bytes("fresh")], [bytes("w"), bytes("last")]])
+        server.send([bytes("w"), bytes("reply")])
+        #expect(await client.inbox.wait(forCount: 1))
+        #expect(client.inbox.items.map(\.frames) == [[bytes("reply")]])
+        client.loop.stop()
+        server.loop.stop()
+        #expect(await finishes { context.terminate() })
+    }
+
     @Test func ticksKeepComing() async throws {
         let context = try ZMQContext()
         let loop = try IOLoop(name: "ticks", tickInterval: .milliseconds(5))

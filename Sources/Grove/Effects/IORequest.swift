@@ -37,6 +37,9 @@ public struct IOFailure: Error, Codable, Sendable, Hashable, CustomStringConvert
         public static let handlerFailed = Code(rawValue: "handler-failed")
         /// The process running the handler went away before answering.
         public static let workerLost = Code(rawValue: "worker-lost")
+        /// The worker that runs the machine lost its coordinator (killed, restarted, or silent
+        /// for the heartbeat timeout) while the request ran elsewhere: its result cannot arrive.
+        public static let coordinatorLost = Code(rawValue: "coordinator-lost")
         /// The request or response could not be encoded or decoded.
         public static let codec = Code(rawValue: "codec")
     }

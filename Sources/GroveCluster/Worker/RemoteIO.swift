@@ -65,12 +65,15 @@ final class RemoteCalls: Sendable {
     }
 
     /// Fails every waiting call, e.g. when the coordinator is gone.
-    func failAll(_ failure: IOCallResult.Failure) {
+    /// - Returns: How many calls were waiting.
+    @discardableResult
+    func failAll(_ failure: IOCallResult.Failure) -> Int {
         let waiters = table.withLock { table in
             defer { table.waiting = [:] }
             return Array(table.waiting.values)
         }
         for waiter in waiters { waiter.resume(returning: IOCallResult(failure: failure)) }
+        return waiters.count
     }
 
     static let cancelled = IOCallResult(failure: .init(code: "cancelled", message: "the effect was cancelled"))

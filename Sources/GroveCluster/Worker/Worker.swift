@@ -10,69 +10,6 @@ public enum Worker {
     /// restart it, since only a change of topology or worker can fix it.
     public static let rejectedExitStatus: Int32 = 78
 
-    /// Where a worker connects and who it is; what `fsm-launch` passes on the command line.
-    public struct Options: Sendable {
-        /// The worker instance name from the topology, e.g. `data-io-2`.
-        public var name: String
-        /// The coordinator's workers endpoint, e.g. `ipc://@grove-default/workers`.
-        public var coordinator: String
-        /// Exit when the process that started this one goes away (set by `fsm-launch`).
-        public var exitWithParent = false
-        /// With `exitWithParent`: the parent's process id as the parent passed it (`fsm-launch`
-        /// does), so a parent that ends before the worker first looks is noticed too. Without
-        /// it, the parent is whoever it is when the worker starts.
-        public var parentPid: Int32?
-
-        public init(name: String, coordinator: String, exitWithParent: Bool = false, parentPid: Int32? = nil) {
-            self.name = name
-            self.coordinator = coordinator
-            self.exitWithParent = exitWithParent
-            self.parentPid = parentPid
-        }
-
-        /// Reads `--name NAME --coordinator ENDPOINT [--exit-with-parent [--parent-pid PID]]`.
-        /// - Throws: ``WorkerUsageError`` naming the missing or unknown argument.
-        public init(arguments: [String]) throws(WorkerUsageError) {
-            var name: String?
-            var coordinator: String?
-            var exitWithParent = false
-            var parentPid: Int32?
-            var rest = arguments[...]
-            while let argument = rest.popFirst() {
-                switch argument {
-                case "--name": name = rest.popFirst()
-                case "--coordinator": coordinator = rest.popFirst()
-                case "--exit-with-parent": exitWithParent = true
-                case "--parent-pid":
-                    guard let value = rest.popFirst(), let pid = Int32(value), pid > 0 else {
-                        throw WorkerUsageError(message: "--parent-pid needs a process id (a positive number)")
-                    }
-                    parentPid = pid
-                case "-h", "--help": throw WorkerUsageError(message: "")
-                default: throw WorkerUsageError(message: "unknown argument '\(argument)'")
-                }
-            }
-            guard let name, !name.isEmpty else { throw WorkerUsageError(message: "missing --name NAME (the worker instance name from the topology)") }
-            guard let coordinator, !coordinator.isEmpty else {
-                throw WorkerUsageError(message: "missing --coordinator ENDPOINT (the topology's coordinator.workers endpoint)")
-            }
-            if parentPid != nil, !exitWithParent {
-                throw WorkerUsageError(message: "--parent-pid only means something with --exit-with-parent")
-            }
-            self.init(name: name, coordinator: coordinator, exitWithParent: exitWithParent, parentPid: parentPid)
-        }
-    }
-
-    /// A worker command line that could not be read.
-    public struct WorkerUsageError: Error, CustomStringConvertible {
-        public var message: String
-        public var description: String {
-            (message.isEmpty ? "" : "error: \(message)\n")
-                + "usage: \(URL(fileURLWithPath: CommandLine.arguments.first ?? "worker").lastPathComponent) --name NAME --coordinator ENDPOINT [--exit-with-parent [--parent-pid PID]]\n"
-                + "Usually started by fsm-launch; start it by hand for workers marked \"external\" in the topology."
-        }
-    }
-
     /// Reads the command line, runs the worker until the process is killed, and exits with
     /// status 2 on a bad command line or 1 when the socket cannot be set up.
     /// - Parameters:
@@ -81,6 +18,25 @@ public enum Worker {
     ///   - moreUsage: Lines about options the executable reads itself, added to the usage.
     public static func main(_ configuration: WorkerConfiguration, arguments: [String] = Array(CommandLine.arguments.dropFirst()),
                             moreUsage: String? = nil) async -> Never {
+        let options: Options
+        do {
+            options = try Options(arguments: arguments)
+        } catch {
+            // Asked for (--help): the usage on stdout; a bad command line: on stderr.
+            let text = error.description + (moreUsage.map { "\n" + $0 } ?? "") + "\n"
+            (error.message.isEmpty ? FileHandle.standardOutput : FileHandle.standardError).write(Data(text.utf8))
+            exit(error.message.isEmpty ? 0 : 2)
+        }
+        await main(configuration, options: options)
+    }
+
+    /// Runs the worker with options already read (say, by an `AsyncParsableCommand` holding
+    /// them as an `@OptionGroup`) until the process is killed; exits with status 1 when the
+    /// socket cannot be set up.
+    /// - Parameters:
+    ///   - configuration: The machines and handlers this worker offers.
+    ///   - options: Who the worker is and where its coordinator listens.
+    public static func main(_ configuration: WorkerConfiguration, options: Options) async -> Never {
         // A launcher that ignores or blocks SIGTERM (fsm-launch handles it itself) passes that on
         // through exec; a worker must stop on SIGTERM, so restore the defaults.
         for number in [SIGTERM, SIGINT] { signal(number, SIG_DFL) }
@@ -90,14 +46,8 @@ public enum Worker {
         sigaddset(&unblock, SIGINT)
         pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
         do {
-            let options = try Options(arguments: arguments)
             try await run(configuration, options: options)
             exit(0)
-        } catch let usage as WorkerUsageError {
-            // Asked for (--help): the usage on stdout; a bad command line: on stderr.
-            let text = usage.description + (moreUsage.map { "\n" + $0 } ?? "") + "\n"
-            (usage.message.isEmpty ? FileHandle.standardOutput : FileHandle.standardError).write(Data(text.utf8))
-            exit(usage.message.isEmpty ? 0 : 2)
         } catch {
             FileHandle.standardError.write(Data("error: \(error)\n".utf8))
             exit(1)
@@ -113,48 +63,60 @@ public enum Worker {
         var log = Logger(label: "grove.worker")
         log[metadataKey: "worker"] = "\(options.name)"
         let context = try ZMQContext()
+        let loop = try IOLoop(name: "grove-worker-io")
+        let socketID = loop.add(try dealer(context, options))
+        let link = WorkerLink(worker: options.name, loop: loop, socket: socketID)
+        let logger = log
+        // The Paranoid Pirate way: a coordinator gone silent gets a new socket (what the old one
+        // queued for it is dropped) and a new registration, which the core sends after this.
+        let reconnect: @Sendable () -> Void = {
+            loop.execute { io in
+                do {
+                    io.replace(socketID, with: try dealer(context, options))
+                } catch {
+                    logger.error("cannot reopen the connection to the coordinator at \(options.coordinator): \(error); the next attempt tries again")
+                }
+            }
+        }
+        let runtime = WorkerRuntime(configuration: configuration, link: link, log: log, coordinator: options.coordinator,
+                                    reconnect: reconnect)
+        // The runtime and its hosts run on the loop's thread (``LoopExecutor``): a received
+        // batch is queued, drained and answered right there, with no thread hand-off.
+        loop.start(WorkerLoopDelegate(onBatch: { batch in runtime.assumeIsolated { $0.handle(batch) } }))
+        await runtime.start()
+        // The keeper: ticks the session core (heartbeats, silence, reconnection, notices) at the
+        // pace it asks for, and watches the parent.
+        let keeper = Task {
+            var parentCheckedAt = ContinuousClock.now
+            var pause = Duration.milliseconds(50)
+            while !Task.isCancelled {
+                try? await Task.sleep(for: pause)
+                let now = ContinuousClock.now
+                if options.exitWithParent, now - parentCheckedAt >= .milliseconds(250) {
+                    parentCheckedAt = now
+                    if getppid() != parent {
+                        log.notice("the launching process is gone; exiting")
+                        exit(0)
+                    }
+                }
+                pause = await runtime.tick(now: now)
+            }
+        }
+        await keeper.value  // the process ends by exit()
+    }
+
+    /// A DEALER to the coordinator with routing id = the worker's name. No ZMTP heartbeat: the
+    /// application heartbeat (``WorkerCore``) alone decides when the coordinator is gone, at
+    /// the topology's settings; a transport timer of its own could drop the connection, and
+    /// what its pipes held, while the session still counts as alive.
+    private static func dealer(_ context: ZMQContext, _ options: Options) throws(ZMQError) -> Socket {
         let socket = try Socket(context, .dealer)
         try socket.setRoutingID(Array(options.name.utf8))
         try socket.setLinger(milliseconds: 0)
         try socket.setSendHighWaterMark(100_000)
         try socket.setReceiveHighWaterMark(100_000)
         try socket.setReconnectInterval(milliseconds: 100)
-        try socket.setHeartbeat(interval: 250, timeout: 1500, ttl: 3000)
         try socket.connect(options.coordinator)
-        let loop = try IOLoop(name: "grove-worker-io")
-        let socketID = loop.add(socket)
-        let link = WorkerLink(worker: options.name, loop: loop, socket: socketID)
-        let runtime = WorkerRuntime(configuration: configuration, link: link, log: log)
-        // The runtime and its hosts run on the loop's thread (``LoopExecutor``): a received
-        // batch is queued, drained and answered right there, with no thread hand-off.
-        loop.start(WorkerLoopDelegate(onBatch: { batch in runtime.assumeIsolated { $0.handle(batch) } }))
-        await runtime.register()
-        let keeper = Task {
-            // A worker nobody welcomes (no coordinator at that endpoint, or another topology's)
-            // says so after a few seconds, and again now and then, instead of waiting silently.
-            let started = ContinuousClock.now
-            var toldAt: ContinuousClock.Instant?
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .milliseconds(250))
-                if options.exitWithParent, getppid() != parent {
-                    log.notice("the launching process is gone; exiting")
-                    exit(0)
-                }
-                if await runtime.isWelcomed {
-                    link.send(.heartbeat, address: options.name)
-                } else {
-                    let now = ContinuousClock.now
-                    if now - started >= .seconds(3), toldAt.map({ now - $0 >= .seconds(15) }) ?? true {
-                        toldAt = now
-                        log.notice("""
-                            not registered yet: no welcome from a coordinator at \(options.coordinator) in \((now - started).components.seconds) s; \
-                            retrying. Is the topology running, and is that its coordinator.workers endpoint?
-                            """)
-                    }
-                    await runtime.register()
-                }
-            }
-        }
-        await keeper.value  // the process ends by exit()
+        return socket
     }
 }

@@ -17,6 +17,12 @@ actor WorkerRuntime {
     let link: WorkerLink
     let calls: RemoteCalls
     let log: Logger
+    /// Closes the DEALER and opens a new one to the coordinator (on the I/O thread, in order
+    /// with what is sent after it).
+    private let reconnect: @Sendable () -> Void
+    /// The session with the coordinator: registration, heartbeats, silence. Written once per
+    /// received batch (what was heard when): `@exclusivity(unchecked)` like `instances`.
+    @exclusivity(unchecked) private(set) var core: WorkerCore
     private var welcome: Welcome?
     private var placed: [String: Welcome.HostedMachine] = [:]
     /// The io requests served by other workers, shared by every instance's performer.
@@ -26,23 +32,62 @@ actor WorkerRuntime {
     /// only read, assigned, or iterated over a copy.
     @exclusivity(unchecked) private var instances: [String: any HostedMachine] = [:]
     private var serving: [UInt64: Task<Void, Never>] = [:]
-    @exclusivity(unchecked) private(set) var lastHeard = ContinuousClock.now
 
     /// The I/O loop's thread: the runtime, its hosts and what they send share it, so a received
     /// batch is queued, drained and answered with no thread hand-off and no executor switch.
     nonisolated var unownedExecutor: UnownedSerialExecutor { link.loop.executor.asUnownedSerialExecutor() }
 
-    init(configuration: WorkerConfiguration, link: WorkerLink, log: Logger) {
+    /// - Parameters:
+    ///   - coordinator: The coordinator's workers endpoint, for messages.
+    ///   - reconnect: Replaces the DEALER with a new one connected to the coordinator.
+    init(configuration: WorkerConfiguration, link: WorkerLink, log: Logger, coordinator: String,
+         reconnect: @escaping @Sendable () -> Void) {
         self.configuration = configuration
         self.factories = configuration.factories.mapValues { $0.bound(to: link) }
         self.link = link
         self.calls = RemoteCalls(link: link)
         self.log = log
+        self.reconnect = reconnect
+        core = WorkerCore(worker: link.worker, coordinator: coordinator, now: .now)
     }
 
-    var isWelcomed: Bool { welcome != nil }
+    /// Registers with the coordinator.
+    func start() {
+        run(core.start())
+    }
 
-    func register() {
+    /// Heartbeats, silence and reconnection (``WorkerCore/tick(now:)``).
+    /// - Returns: How long until the next tick.
+    func tick(now: ContinuousClock.Instant) -> Duration {
+        run(core.tick(now: now))
+        return core.tickInterval
+    }
+
+    /// Executes what the session core decided.
+    private func run(_ actions: [WorkerAction]) {
+        for action in actions {
+            switch action {
+            case .register:
+                register()
+            case .heartbeat:
+                link.send(.heartbeat, address: link.worker)
+            case .reconnect:
+                reconnect()
+            case .failRemoteCalls(let failure):
+                let failed = calls.failAll(failure)
+                if failed > 0 { log.warning("failed \(failed) pending remote io call(s): \(failure.code)") }
+            case .adopt(let welcome, let dropping):
+                adopt(welcome, dropping: dropping)
+            case .log(let level, let text):
+                log.log(level: level, "\(text)")
+            case .exit(let status, let text):
+                log.critical("\(text)")
+                exit(status)
+            }
+        }
+    }
+
+    private func register() {
         let registration = Registration(worker: link.worker, pid: getpid(), machineTypes: configuration.machineTypes,
                                         ioHandlers: configuration.io.names.sorted())
         link.publish(.register, address: link.worker, payload: registration)
@@ -63,7 +108,7 @@ actor WorkerRuntime {
     /// Queues a batch from the I/O thread in order; ``handle(_:)`` then drains the hosts it woke
     /// (``DrainQueue/drainCollected()``) and flushes the link.
     func queue(_ batch: [Inbound]) {
-        lastHeard = .now
+        core.heard(at: .now)
         for inbound in batch {
             let frames = inbound.frames
             if frames.count == 3, let header = try? Header(frames[0]), header.kind == .batch {
@@ -95,7 +140,8 @@ actor WorkerRuntime {
                             address: try envelope.addressText(in: payload))
                 case .echo:
                     link.send(.accepted, correlation: envelope.correlation, address: try envelope.addressText(in: payload))
-                default:
+                case .get, .cancel, .stop, .list, .batch, .state, .accepted, .error, .listing, .register, .welcome, .heartbeat,
+                     .observe, .ioRequest, .ioResult, .ioCancel, .stateChanged, .effect, .worker, .output, .machine:
                     handle(try envelope.message(in: payload))
                 }
             } catch {
@@ -104,14 +150,15 @@ actor WorkerRuntime {
         }
     }
 
+    /// One message from the coordinator. What was heard when is noted once per batch
+    /// (``queue(_:)``), not here.
     func handle(_ message: WireMessage) {
-        lastHeard = .now
         let header = message.header
         switch header.kind {
         case .echo:
             link.send(.accepted, correlation: header.correlation, address: message.address)
         case .welcome:
-            accept(welcome: message.payload)
+            run(core.welcome(message.payload, now: .now))
         case .event:
             deliver(message.payload[...], flags: header.flags, correlation: header.correlation, address: message.address)
         case .get, .stop, .cancel:
@@ -128,42 +175,39 @@ actor WorkerRuntime {
                 ?? IOCallResult(failure: .init(code: IOFailure.Code.codec.rawValue, message: "the io result could not be decoded"))
             calls.complete(header.correlation, with: result)
         case .heartbeat:
-            break
+            break  // hearing it is all it is for: noted with its batch
         case .observe:
             if let observation = try? WireJSON.decode(Observation.self, from: message.payload) {
                 link.observation.update(observation)
                 for (address, instance) in instances { instance.setWatched(observation.watches("state:" + address)) }
             }
         case .error:
-            let error = (try? WireJSON.decode(WireError.self, from: message.payload))
-            if error?.code == .unavailable {
-                // The coordinator forgot this worker (it restarted, or declared it lost): again.
-                log.info("the coordinator asks this worker to register again")
-                register()
-            } else if let error, error.code == .registrationRejected {
-                // Retrying cannot help: the topology or this worker's configuration must change.
-                log.critical("the coordinator rejected this worker: \(error.message)")
-                exit(Worker.rejectedExitStatus)
-            }
-        default:
-            link.send(Self.errorReply(WireError(.unknownKind, "a worker does not accept \(header.kind.name) messages"), to: message))
+            run(core.coordinatorError(message.payload, now: .now))
+        case .list, .batch, .state, .accepted, .listing, .register, .stateChanged, .effect, .worker, .output, .machine:
+            // Not for workers; the core says why each is refused.
+            let refusal = WorkerCore.refusal(of: header.kind)
+                ?? WireError(.unknownKind, "a worker does not accept \(header.kind.name) messages")
+            link.send(Self.errorReply(refusal, to: message))
         }
     }
 
-    private func accept(welcome payload: [UInt8]) {
-        guard let welcome = try? WireJSON.decode(Welcome.self, from: payload, code: .malformedFrame) else {
-            log.error("the coordinator's welcome could not be decoded; is it the same Grove version?")
-            return
+    /// Hosts what a welcome places here. After a re-registration (the coordinator restarted, or
+    /// this worker was silent) the instances of machines still placed here as before are kept,
+    /// state and all; those of `dropping` go.
+    private func adopt(_ welcome: Welcome, dropping: Set<String>) {
+        if !dropping.isEmpty {
+            // Iterates a copy (see `instances`).
+            for address in Array(instances.keys) {
+                let name = address.split(separator: "/", maxSplits: 1).first.map(String.init) ?? address
+                if dropping.contains(name) { instances[address] = nil }
+            }
         }
-        // A second welcome (the coordinator restarted) starts every machine afresh.
-        instances = [:]
         self.welcome = welcome
         placed = Dictionary(welcome.machines.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         remoteIO = Set(welcome.remoteIO)
-        log.info("registered", metadata: ["machines": "\(welcome.machines.map(\.name))"])
         checkRouteEvents(welcome)
-        // Single machines start now, like children of a supervisor, so watchers see their initial
-        // states (again, after a restart). Keyed instances start with their first event.
+        // Single machines start now (those not kept), like children of a supervisor, so watchers
+        // see their initial states. Keyed instances start with their first event.
         for machine in welcome.machines where !machine.keyed {
             _ = try? instance(for: machine.name)
         }

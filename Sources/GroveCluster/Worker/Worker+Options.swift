@@ -1,0 +1,91 @@
+public import ArgumentParser
+import Foundation
+
+extension Worker {
+    /// Where a worker connects and who it is: what `fsm-launch` passes on the command line
+    /// (`--name NAME --coordinator ENDPOINT [--exit-with-parent [--parent-pid PID]]`). An
+    /// options group, so a worker executable with options of its own reads these with
+    /// `@OptionGroup var worker: Worker.Options` and runs with ``Worker/main(_:options:)``.
+    public struct Options: ParsableArguments, Sendable {
+        // Optional underneath, so that a missing one is reported with what it is for (`validate`).
+        @Option(name: .customLong("name"),
+                help: ArgumentHelp("The worker instance name from the topology, e.g. data-io-2.", valueName: "NAME"))
+        var nameArgument: String?
+        @Option(name: .customLong("coordinator"),
+                help: ArgumentHelp("The topology's coordinator.workers endpoint.", valueName: "ENDPOINT"))
+        var coordinatorArgument: String?
+        /// Exit when the process that started this one goes away (set by `fsm-launch`).
+        @Flag(name: .customLong("exit-with-parent"), help: "Exit when the process that started this one goes away.")
+        public var exitWithParent = false
+        /// With `exitWithParent`: the parent's process id as the parent passed it (`fsm-launch`
+        /// does), so a parent that ends before the worker first looks is noticed too. Without
+        /// it, the parent is whoever it is when the worker starts.
+        @Option(name: .customLong("parent-pid"), parsing: .unconditional,
+                help: ArgumentHelp("With --exit-with-parent: the parent's process id.", valueName: "PID"))
+        public var parentPid: Int32?
+
+        /// The worker instance name from the topology, e.g. `data-io-2`.
+        public var name: String {
+            get { nameArgument ?? "" }
+            set { nameArgument = newValue }
+        }
+
+        /// The coordinator's workers endpoint, e.g. `ipc://@grove-default/workers`.
+        public var coordinator: String {
+            get { coordinatorArgument ?? "" }
+            set { coordinatorArgument = newValue }
+        }
+
+        /// Options to be filled in by parsing.
+        public init() {}
+
+        /// Options given in code.
+        public init(name: String, coordinator: String, exitWithParent: Bool = false, parentPid: Int32? = nil) {
+            self.init()
+            self.nameArgument = name
+            self.coordinatorArgument = coordinator
+            self.exitWithParent = exitWithParent
+            self.parentPid = parentPid
+        }
+
+        /// Reads `--name NAME --coordinator ENDPOINT [--exit-with-parent [--parent-pid PID]]`.
+        /// - Throws: ``WorkerUsageError`` naming the missing, unknown or bad argument; an empty
+        ///   message when help was asked for.
+        public init(arguments: [String]) throws(WorkerUsageError) {
+            do {
+                self = try Self.parse(arguments)
+            } catch {
+                guard Self.exitCode(for: error) != .success else { throw WorkerUsageError(message: "") }
+                let message = Self.message(for: error)
+                throw WorkerUsageError(message: message.isEmpty ? "\(error)" : message)
+            }
+        }
+
+        public mutating func validate() throws {
+            guard let nameArgument, !nameArgument.isEmpty else {
+                throw ValidationError("missing --name NAME (the worker instance name from the topology)")
+            }
+            guard let coordinatorArgument, !coordinatorArgument.isEmpty else {
+                throw ValidationError("missing --coordinator ENDPOINT (the topology's coordinator.workers endpoint)")
+            }
+            if let parentPid {
+                guard parentPid > 0 else { throw ValidationError("--parent-pid needs a process id (a positive number)") }
+                guard exitWithParent else { throw ValidationError("--parent-pid only means something with --exit-with-parent") }
+            }
+        }
+    }
+
+    /// A worker command line that could not be read.
+    public struct WorkerUsageError: Error, CustomStringConvertible {
+        /// What is wrong; empty when help was asked for.
+        public var message: String
+        public var description: String {
+            (message.isEmpty ? "" : "error: \(message)\n")
+                + "usage: \(URL(fileURLWithPath: CommandLine.arguments.first ?? "worker").lastPathComponent) \(Worker.usage)\n"
+                + "Usually started by fsm-launch; start it by hand for workers marked \"external\" in the topology."
+        }
+    }
+
+    /// The options every worker reads, as a usage line (without the program's name).
+    public static let usage = "--name NAME --coordinator ENDPOINT [--exit-with-parent [--parent-pid PID]]"
+}

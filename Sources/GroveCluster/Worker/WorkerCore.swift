@@ -1,0 +1,167 @@
+import Grove
+import GroveWire
+import Logging
+
+/// What the worker's driver should do; produced by ``WorkerCore``.
+enum WorkerAction: Sendable, Equatable {
+    /// Send `register` on the current socket.
+    case register
+    /// Send `heartbeat` to the coordinator.
+    case heartbeat
+    /// Close the DEALER and open a new one to the same endpoint: what the old one queued for a
+    /// coordinator that is gone is dropped with it.
+    case reconnect
+    /// Answer every io call waiting for a result from another worker with this failure: the
+    /// coordinator that would have brought the result is gone or has forgotten the call.
+    case failRemoteCalls(IOCallResult.Failure)
+    /// Host what `welcome` places here: drop the instances of the machines named in `dropping`
+    /// (no longer placed here, or placed with another type), keep the others, start the single
+    /// machines that are missing.
+    case adopt(Welcome, dropping: Set<String>)
+    /// Something an operator should know.
+    case log(Logger.Level, String)
+    /// End the process: nothing but a change of topology or worker can help.
+    case exit(status: Int32, String)
+}
+
+/// The worker's session with its coordinator as a pure state machine: a welcome, what is
+/// heard from the coordinator and clock ticks in, actions out. No sockets, no threads.
+///
+/// A worker registers and waits for a welcome; welcomed, it heartbeats at the welcome's
+/// interval and watches the coordinator's heartbeats. Hearing nothing for the welcome's timeout
+/// (the coordinator was killed, restarted or stalled), it fails its pending remote io calls and
+/// reconnects the zguide's Paranoid Pirate way: after a backoff (100 ms, doubling to 5 s) a new
+/// socket and a new registration, again after each attempt that brings no welcome within the
+/// timeout. Its machines stay: a welcome after a re-registration keeps every instance whose
+/// machine is still placed here with the same type.
+struct WorkerCore {
+    enum Session: Equatable {
+        /// `register` went out on the current socket at `since`; no welcome yet. `attempt` counts
+        /// the reconnections since the last welcome (0: the first registration of the socket the
+        /// process started with, or a registration the coordinator asked for).
+        case registering(attempt: Int, since: ContinuousClock.Instant)
+        /// Welcomed, and the coordinator was heard within the timeout.
+        case welcomed
+        /// The coordinator fell silent, or did not welcome the last registration in time:
+        /// reconnect at `reconnectAt` (attempt `attempt`).
+        case silent(attempt: Int, reconnectAt: ContinuousClock.Instant)
+    }
+
+    /// The worker instance name.
+    let worker: String
+    /// The coordinator's workers endpoint, for messages.
+    let coordinator: String
+    var session: Session
+    /// From the last welcome; before the first, the topology defaults.
+    var interval = Topology.Heartbeat().interval
+    var timeout = Topology.Heartbeat().timeout
+    /// When something last came from the coordinator (any message: heartbeats, requests, replies).
+    var lastHeard: ContinuousClock.Instant
+    var lastHeartbeat: ContinuousClock.Instant?
+    /// Since when the worker has been without a welcome, and when it last said so.
+    var waitingSince: ContinuousClock.Instant?
+    var toldAt: ContinuousClock.Instant?
+    /// What the last welcome placed here, by machine name.
+    var placed: [String: Welcome.HostedMachine] = [:]
+    var lastWelcome: Welcome?
+
+    static let firstBackoff = Duration.milliseconds(100)
+    static let maxBackoff = Duration.seconds(5)
+    /// How long a worker waits for its first welcome before saying so, and then how often.
+    static let firstNotice = Duration.seconds(3)
+    static let noticeEvery = Duration.seconds(15)
+
+    init(worker: String, coordinator: String, now: ContinuousClock.Instant) {
+        self.worker = worker
+        self.coordinator = coordinator
+        session = .registering(attempt: 0, since: now)
+        lastHeard = now
+        waitingSince = now
+    }
+
+    /// What to do first: register.
+    func start() -> [WorkerAction] { [.register] }
+
+    var isWelcomed: Bool { session == .welcomed }
+
+    /// How often the driver should tick: a fifth of the heartbeat interval (at least 10 ms), as
+    /// the coordinator does, so heartbeats leave close to on time.
+    var tickInterval: Duration { max(.milliseconds(10), interval / 5) }
+
+    /// The wait before reconnection attempt `attempt` (1, 2, ...): 100 ms doubling, at most 5 s.
+    static func backoff(attempt: Int) -> Duration {
+        let doublings = min(max(attempt - 1, 0), 16)
+        return min(firstBackoff * (1 << doublings), maxBackoff)
+    }
+
+    /// Something arrived from the coordinator. Called once per received batch (not per event).
+    @inline(__always)
+    mutating func heard(at now: ContinuousClock.Instant) {
+        lastHeard = now
+    }
+
+    /// Heartbeats, silence, reconnection attempts and notices.
+    mutating func tick(now: ContinuousClock.Instant) -> [WorkerAction] {
+        switch session {
+        case .welcomed:
+            let silence = now - lastHeard
+            if silence > timeout {
+                return fellSilent(after: silence, now: now)
+            }
+            guard lastHeartbeat.map({ now - $0 >= interval }) ?? true else { return [] }
+            lastHeartbeat = now
+            return [.heartbeat]
+        case .registering(let attempt, let since):
+            if now - since >= timeout {
+                session = .silent(attempt: attempt + 1, reconnectAt: now + Self.backoff(attempt: attempt + 1))
+            }
+            return notice(now: now)
+        case .silent(let attempt, let reconnectAt):
+            guard now >= reconnectAt else { return notice(now: now) }
+            session = .registering(attempt: attempt, since: now)
+            // Calls machines started while the coordinator was away went out on the socket about
+            // to be closed: they fail too.
+            return [.failRemoteCalls(lostFailure(after: now - lastHeard)), .reconnect, .register] + notice(now: now)
+        }
+    }
+
+    /// The coordinator was silent for longer than the timeout: fail what waits on it and
+    /// reconnect after the first backoff.
+    private mutating func fellSilent(after silence: Duration, now: ContinuousClock.Instant) -> [WorkerAction] {
+        session = .silent(attempt: 1, reconnectAt: now + Self.backoff(attempt: 1))
+        waitingSince = now
+        toldAt = nil
+        lastHeartbeat = nil
+        return [
+            .failRemoteCalls(lostFailure(after: silence)),
+            .log(.warning, "the coordinator at \(coordinator) was silent for \(silence.wholeMilliseconds) ms "
+                + "(heartbeat timeout \(timeout.wholeMilliseconds) ms); failing this worker's pending remote io calls and reconnecting, "
+                + "keeping its machines. If this repeats while the coordinator runs, raise heartbeat.timeoutMs in the topology"),
+        ]
+    }
+
+    func lostFailure(after silence: Duration) -> IOCallResult.Failure {
+        IOCallResult.Failure(code: IOFailure.Code.coordinatorLost.rawValue,
+            message: "the coordinator at \(coordinator) was silent for \(silence.wholeMilliseconds) ms; "
+                + "the call's result cannot arrive. Retry once the worker is registered again")
+    }
+
+    /// The "not registered yet" notice: after 3 s without a welcome, then every 15 s.
+    private mutating func notice(now: ContinuousClock.Instant) -> [WorkerAction] {
+        guard let waitingSince, now - waitingSince >= Self.firstNotice,
+              toldAt.map({ now - $0 >= Self.noticeEvery }) ?? true else { return [] }
+        toldAt = now
+        return [.log(.notice, """
+            not registered yet: no welcome from a coordinator at \(coordinator) in \((now - waitingSince).components.seconds) s; \
+            retrying. Is the topology running, and is that its coordinator.workers endpoint?
+            """)]
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds, for messages.
+    var wholeMilliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import GroveWire
+import Testing
+
+extension EndToEnd {
+    /// An external worker outlives its coordinator: killed with SIGKILL, the coordinator leaves
+    /// the worker's remote io calls unanswerable, so the worker fails them once the coordinator
+    /// has been silent for the heartbeat timeout; it keeps its machines and registers again
+    /// with the coordinator started next on the same endpoints. Over ipc.
+    @Suite(.timeLimit(.minutes(2)))
+    struct CoordinatorLossTests {
+        static let topology = TopologyFile(
+            name: "coordinator-loss", transport: .ipc,
+            workers: [.init(name: "data-io", arguments: ["--io-delay-ms", "60000"]), .init(name: "outside", external: true)],
+            machines: [.init(name: "loader", type: "DataLoader", worker: "outside"),
+                       .init(name: "counter", type: "Counter", worker: "outside"),
+                       .init(name: "tally", type: "Counter", worker: "outside", keyed: true)],
+            io: [("FetchItems", "data-io")],
+            heartbeat: (intervalMs: 100, timeoutMs: 1000)
+        )
+
+        @Test func anExternalWorkerFailsItsRemoteCallsAndKeepsItsMachinesAcrossACoordinatorRestart() async throws {
+            try await withCluster(Self.topology) { cluster in
+                let worker = try #require(cluster.externalWorker("outside"))
+                #expect(try await cluster.send("counter", #"{"add":{"_0":5}}"#) == json(#"{"count":5}"#))
+                #expect(try await cluster.send("tally/a", "increment") == json(#"{"count":1}"#))
+                let watcher = try await cluster.watch(["effect:loader"])
+                #expect(try await cluster.send("loader", "load") == loading)
+                try await watcher.waitFor("the fetch to start on data-io") { $0.isEffect("loader", "started") }
+                let spawned = ProcessTable.children(of: cluster.launch.pid)
+
+                cluster.launch.signal(SIGKILL)
+                let killedAt = ContinuousClock.now
+
+                // Within the heartbeat timeout (1 s, and a tick), the worker gives up on the fetch
+                // its machine waits for: nobody is left to bring the result.
+                try await waitUntil("the external worker to fail its remote call", timeout: .seconds(10)) {
+                    worker.stderr.contains("failed 1 pending remote io call(s): coordinator-lost")
+                }
+                let noticedAfter = ContinuousClock.now - killedAt
+                #expect(noticedAfter < .milliseconds(2500), "noticed after \(noticedAfter)")
+                #expect(worker.stderr.contains("the coordinator at \(try cluster.workersEndpoint()) was silent for"), "\(worker.stderr)")
+                #expect(worker.isRunning, "an external worker outlives its coordinator")
+                // The killed launcher's own workers exit with it (they watch their parent).
+                try await waitUntil("fsm-launch's workers to exit with it", timeout: .seconds(10)) {
+                    spawned.allSatisfy { !ProcessTable.isAlive($0) }
+                }
+
+                // A coordinator comes back on the same endpoints: `ready` only once every worker,
+                // the external one included, has registered.
+                let successor = try ChildProcess(Products.launch, [cluster.directory.appendingPathComponent("topology.json").path],
+                                                 outputIn: cluster.directory, label: "fsm-launch-again")
+                defer { successor.stop() }
+                try await waitUntil("the new coordinator to be ready", timeout: .seconds(30)) {
+                    if let status = successor.exitStatus {
+                        throw HarnessError("the new fsm-launch exited with \(status):\n\(successor.stderr.suffix(3000))")
+                    }
+                    return successor.stdout.contains("ready ")
+                }
+                try await waitUntil("the worker to say it registered again", timeout: .seconds(5)) {
+                    worker.stderr.contains("registered again with the coordinator")
+                }
+
+                // Its machines are the ones it had: state kept, the failure delivered.
+                #expect(try await cluster.state("counter") == json(#"{"count":5}"#))
+                #expect(try await cluster.state("tally/a") == json(#"{"count":1}"#), "a keyed instance is kept too")
+                let failed = try await cluster.state("loader")
+                #expect(failed["error"]?["canRetry"] == .bool(true), "\(failed)")
+                #expect(failed["error"]?["message"]?.stringValue?.contains("was silent for") == true, "\(failed)")
+                #expect(try await cluster.send("counter", "increment") == json(#"{"count":6}"#))
+            }
+        }
+
+        /// SIGSTOP past the timeout, then SIGCONT: the coordinator declared the worker lost and
+        /// answers it `unavailable`; it registers again, and its machines are still the ones it had.
+        @Test func aWorkerStoppedPastTheTimeoutRegistersAgainWithItsMachines() async throws {
+            try await withCluster(Self.topology) { cluster in
+                let worker = try #require(cluster.externalWorker("outside"))
+                #expect(try await cluster.send("counter", #"{"add":{"_0":7}}"#) == json(#"{"count":7}"#))
+                #expect(try await cluster.send("tally/b", "increment") == json(#"{"count":1}"#))
+                let watcher = try await cluster.watch(["worker:outside"])
+
+                worker.signal(SIGSTOP)
+                defer { worker.signal(SIGCONT) }
+                try await watcher.waitFor("the stopped worker to be declared lost") { $0.isWorker("outside", "lost") }
+                worker.signal(SIGCONT)
+                try await watcher.waitFor("the worker to register again") { $0.isWorker("outside", "registered") }
+
+                #expect(try await cluster.state("counter") == json(#"{"count":7}"#), "state kept across the re-registration")
+                #expect(try await cluster.state("tally/b") == json(#"{"count":1}"#))
+                #expect(try await cluster.send("counter", "increment") == json(#"{"count":8}"#))
+                #expect(worker.stderr.contains("registered again with the coordinator"), "\(worker.stderr)")
+            }
+        }
+    }
+}
