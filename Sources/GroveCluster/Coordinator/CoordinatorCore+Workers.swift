@@ -59,30 +59,70 @@ extension CoordinatorCore {
         }
     }
 
-    /// One message from a registered worker (on its own, or out of a batch).
+    /// One message from a registered worker (on its own, or out of a batch), parsed: the
+    /// general path's way into ``decide(worker:_:)``.
     mutating func fromWorker(_ name: String, _ message: WireMessage) -> [CoordinatorAction] {
-        let correlation = message.header.correlation
-        switch message.header.kind {
+        switch decide(worker: number(of: name), MessageView(message)) {
+        case .reply(let client, let correlation):
+            var reply = message
+            reply.header.correlation = correlation
+            return [.toClient(client, reply)]
+        case .act(let actions):
+            return actions
+        }
+    }
+
+    /// The one place that decides what becomes of a message from registered worker number
+    /// `worker`, lone or batched: a reply passed on to the client that asked, a state change or
+    /// an ending published, an output routed, io call bookkeeping, or a refusal.
+    mutating func decide(worker: Int, _ message: MessageView) -> WorkerDecision {
+        let name = workerNames[worker]
+        let correlation = message.correlation
+        func refuse(_ error: WireError) -> WorkerDecision {
+            .act([.toWorker(name, Self.errorMessage(error, correlation: correlation))])
+        }
+        func refuseKind(_ why: String) -> WorkerDecision {
+            refuse(WireError(.unknownKind, "workers may not send \(message.kind.name) messages: \(why)"))
+        }
+        // The rules below that read more than the header.
+        func parsed(_ rule: (WireMessage) -> [CoordinatorAction]) -> WorkerDecision {
+            do {
+                return .act(rule(try message.message()))
+            } catch {
+                return refuse(error)
+            }
+        }
+        switch message.kind {
         case .heartbeat:
-            return []
+            return .act([])
         case .state, .accepted, .error:
-            guard let request = answered(by: number(of: name), correlation: correlation) else { return [] }
-            return deliver(message, to: request)
+            guard let request = answered(by: worker, correlation: correlation) else { return .act([]) }
+            if case .client(let client, let clientCorrelation) = request.origin {
+                return .reply(client: client, correlation: clientCorrelation)
+            }
+            return parsed { deliver($0, to: request) }
         case .stateChanged:
-            return [.publish(topic: "state:" + message.address, message)]
+            return parsed { [.publish(topic: "state:" + $0.address, $0)] }
         case .machine:
-            return [.publish(topic: "machine:" + message.address, message)]
+            return parsed { [.publish(topic: "machine:" + $0.address, $0)] }
         case .output:
-            return route(output: message)
+            return parsed { route(output: $0) }
         case .ioRequest:
-            return startCall(from: name, message)
+            return parsed { startCall(from: name, $0) }
         case .ioResult:
-            return finishCall(correlation, message, from: name)
+            return parsed { finishCall(correlation, $0, from: name) }
         case .ioCancel:
-            return cancelCall(from: name, originID: correlation, reason: message.payload)
-        default:
-            return [.toWorker(name, Self.errorMessage(WireError(.unknownKind,
-                "workers may not send \(message.header.kind.name) messages"), correlation: correlation))]
+            return parsed { cancelCall(from: name, originID: correlation, reason: $0.payload) }
+        case .register:
+            return refuseKind("a registration comes on its own, not in a batch")
+        case .batch:
+            return refuseKind("batches do not nest")
+        case .effect, .worker:
+            return refuseKind("the coordinator publishes these itself")
+        case .event, .get, .cancel, .stop, .list, .echo:
+            return refuseKind("requests come from clients")
+        case .listing, .welcome, .observe:
+            return refuseKind("the coordinator sends these")
         }
     }
 

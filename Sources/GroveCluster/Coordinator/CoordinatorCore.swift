@@ -129,34 +129,57 @@ struct CoordinatorCore {
         return actions
     }
 
-    /// One request from a client (on its own, or out of a batch).
+    /// One request from a client (on its own, or out of a batch), parsed: the general path's
+    /// way into ``decide(client:_:)``.
     mutating func fromClient(_ identity: [UInt8], _ message: WireMessage) -> [CoordinatorAction] {
-        let correlation = message.header.correlation
-        func refuse(_ error: WireError) -> [CoordinatorAction] {
-            [.toClient(identity, Self.errorMessage(error, correlation: correlation))]
+        switch decide(client: identity, MessageView(message)) {
+        case .forward(let worker, let id):
+            var forwarded = message
+            forwarded.header.correlation = id
+            return [.toWorker(workerNames[worker], forwarded)]
+        case .act(let actions):
+            return actions
         }
-        guard message.payload.count <= maxPayload else {
+    }
+
+    /// The one place that decides what becomes of a client's request, lone or batched: forwarded
+    /// to its machine's worker under a new id, answered here (a listing), or refused.
+    mutating func decide(client identity: [UInt8], _ request: MessageView) -> ClientDecision {
+        let correlation = request.correlation
+        func refuse(_ error: WireError) -> ClientDecision {
+            .act([.toClient(identity, Self.errorMessage(error, correlation: correlation))])
+        }
+        func refuseKind(_ kind: MessageKind, _ why: String) -> ClientDecision {
+            refuse(WireError(.unknownKind, "clients may send event, get, cancel, stop, list, echo and batch; \(kind.name) \(why)"))
+        }
+        guard request.payloadCount <= maxPayload else {
             return refuse(WireError(.oversized,
-                "the payload has \(message.payload.count) bytes; the coordinator accepts at most \(maxPayload)",
-                address: message.address))
+                "the payload has \(request.payloadCount) bytes; the coordinator accepts at most \(maxPayload)",
+                address: try? request.address()))
         }
-        switch message.header.kind {
+        switch request.kind {
         case .event, .get, .cancel, .stop, .echo:
-            switch route(from: identity, correlation: correlation, address: message.address,
-                         spawns: message.header.kind == .event) {
-            case .success(let (worker, id)):
-                var forwarded = message
-                forwarded.header.correlation = id
-                return [.toWorker(workerNames[worker], forwarded)]
-            case .failure(let error):
+            let address: String
+            do {
+                address = try request.address()
+            } catch {
                 return refuse(error)
             }
+            switch route(from: identity, correlation: correlation, address: address, spawns: request.kind == .event) {
+            case .success(let (worker, id)): return .forward(worker: worker, id: id)
+            case .failure(let error): return refuse(error)
+            }
         case .list:
-            guard let payload = try? WireJSON.encode(listing()) else { return [] }
-            return [.toClient(identity, WireMessage(Header(.listing, correlation: correlation), payload: payload))]
-        default:
-            return refuse(WireError(.unknownKind,
-                "clients may send event, get, cancel, stop, list and echo; \(message.header.kind.name) is for workers"))
+            guard let payload = try? WireJSON.encode(listing()) else { return .act([]) }
+            return .act([.toClient(identity, WireMessage(Header(.listing, correlation: correlation), payload: payload))])
+        case .batch:
+            return refuseKind(.batch, "does not nest: put the requests of both in one batch")
+        case .state, .accepted, .error, .listing:
+            return refuseKind(request.kind, "is a reply, sent to clients")
+        case .register, .welcome, .heartbeat, .observe, .ioRequest, .ioResult, .ioCancel:
+            return refuseKind(request.kind, "is for workers")
+        case .stateChanged, .effect, .worker, .output, .machine:
+            return refuseKind(request.kind, "is published on the events endpoint; subscribe there to see it")
         }
     }
 

@@ -1,10 +1,11 @@
 import GroveWire
 import ZeroMQ
 
-/// The hot path: batches of requests from clients and of replies from workers are forwarded
-/// envelope by envelope as bytes, with the core deciding only where each goes (and under which
-/// correlation id). Everything else in a batch takes the core's general path, in order.
+/// How the driver moves what the core decided: every request and every worker message, lone or
+/// batched, is put to ``CoordinatorCore/decide(client:_:)`` or ``CoordinatorCore/decide(worker:_:)``
+/// as a ``MessageView``; the driver then copies bytes where the decision says. No rule lives here.
 extension CoordinatorDriver {
+    /// A client's batch: refused as a whole when it does not parse, else each envelope in order.
     func forward(_ batch: [UInt8], count: UInt64, fromClient identity: [UInt8], io: LoopIO) {
         let envelopes: [Envelope]
         do {
@@ -16,60 +17,22 @@ extension CoordinatorDriver {
         }
         core.batchingClients.insert(identity)
         for envelope in envelopes {
-            guard Self.routesDirectly(envelope, maxPayload: core.maxPayload) else {
-                do {
-                    apply(core.fromClient(identity, try envelope.message(in: batch)), io: io)
-                } catch {
-                    apply([.toClient(identity, CoordinatorCore.errorMessage(error, correlation: envelope.correlation))], io: io)
-                }
-                continue
-            }
-            let routed: Result<(worker: Int, id: UInt64), WireError>
-            do {
-                let address = try envelope.addressText(in: batch)
-                routed = core.route(from: identity, correlation: envelope.correlation, address: address,
-                                    spawns: envelope.kind == .event)
-            } catch {
-                routed = .failure(error)
-            }
-            switch routed {
-            case .success(let (worker, id)):
-                toWorker(worker, io: io) { $0.append(envelope, from: batch, correlation: id) }
-            case .failure(let error):
-                apply([.toClient(identity, CoordinatorCore.errorMessage(error, correlation: envelope.correlation))], io: io)
-            }
+            forward(MessageView(envelope, in: batch), fromClient: identity, io: io)
         }
     }
 
-    /// Requests routed to a machine's worker as bytes; the rest (list, unknown kinds for
-    /// clients, oversized payloads) take the core's general path, which answers them.
-    static func routesDirectly(_ envelope: Envelope, maxPayload: Int) -> Bool {
-        routesDirectly(envelope.kind, payloadCount: envelope.payload.count, maxPayload: maxPayload)
-    }
-
-    static func routesDirectly(_ kind: MessageKind, payloadCount: Int, maxPayload: Int) -> Bool {
-        switch kind {
-        case .event, .get, .cancel, .stop, .echo: payloadCount <= maxPayload
-        default: false
+    /// One client request, lone or out of a batch.
+    func forward(_ request: MessageView, fromClient identity: [UInt8], io: LoopIO) {
+        switch core.decide(client: identity, request) {
+        case .forward(let worker, let id):
+            toWorker(worker, io: io) { request.append(to: &$0, correlation: id) }
+        case .act(let actions):
+            apply(actions, io: io)
         }
     }
 
-    /// A request sent on its own (header, address, payload) routed as bytes, like a batch's
-    /// envelope: no message is made of it. False, having done nothing, when it needs the core's
-    /// general path (another kind, an oversized payload, an address that is not UTF-8).
-    func forward(_ header: Header, _ frames: ArraySlice<[UInt8]>, fromClient identity: [UInt8], io: LoopIO) -> Bool {
-        let address = frames[frames.startIndex + 1], payload = frames[frames.startIndex + 2]
-        guard Self.routesDirectly(header.kind, payloadCount: payload.count, maxPayload: core.maxPayload),
-              let text = try? WireMessage.address(address, correlation: header.correlation) else { return false }
-        switch core.route(from: identity, correlation: header.correlation, address: text, spawns: header.kind == .event) {
-        case .success(let (worker, id)):
-            toWorker(worker, io: io) { $0.append(kind: header.kind, flags: header.flags, correlation: id, address: address, payload: payload) }
-        case .failure(let error):
-            apply([.toClient(identity, CoordinatorCore.errorMessage(error, correlation: header.correlation))], io: io)
-        }
-        return true
-    }
-
+    /// A worker's batch: refused as a whole when the worker is not registered or it does not
+    /// parse, else each envelope in order.
     func forward(_ batch: [UInt8], fromWorker identity: [UInt8], io: LoopIO) {
         let name = String(decoding: identity, as: UTF8.self)
         if let refusal = core.heard(from: name, now: io.now) {
@@ -89,64 +52,43 @@ extension CoordinatorDriver {
         var run = ClientRun()
         defer { run.end(into: self) }
         for envelope in envelopes {
-            switch envelope.kind {
-            case .state, .accepted, .error:
-                guard let request = core.answered(by: worker, correlation: envelope.correlation) else { continue }
-                if case .client(let client, let correlation) = request.origin {
-                    if !run.isFor(client) { run.start(for: client, in: self) }
-                    if run.batching {
-                        run.append(envelope, from: batch, correlation: correlation, driver: self, io: io)
-                    } else {
-                        send(envelope, from: batch, correlation: correlation, to: client, on: clients, io: io)
-                    }
-                } else if let reply = try? envelope.message(in: batch) {
-                    run.end(into: self)
-                    apply(core.deliver(reply, to: request), io: io)
+            switch core.decide(worker: worker, MessageView(envelope, in: batch)) {
+            case .reply(let client, let correlation):
+                if !run.isFor(client) { run.start(for: client, in: self) }
+                if run.batching {
+                    run.append(envelope, from: batch, correlation: correlation, driver: self, io: io)
+                } else {
+                    send(envelope, from: batch, correlation: correlation, to: client, on: clients, io: io)
                 }
-            default:
+            case .act(let actions):
+                guard !actions.isEmpty else { continue }
+                // Anything that may write to a client ends the run first, so replies keep their order.
                 run.end(into: self)
-                do {
-                    apply(core.fromWorker(name, try envelope.message(in: batch)), io: io)
-                } catch {
-                    apply([.toWorker(name, CoordinatorCore.errorMessage(error, correlation: envelope.correlation))], io: io)
-                }
+                apply(actions, io: io)
             }
         }
     }
-}
 
-extension CoordinatorDriver {
-    /// A worker's reply sent on its own (a turn of the worker's that answered one request),
-    /// answered as a batch's replies are, with no message made of it. False, having done
-    /// nothing, for other kinds, which take the core's general path.
-    func forwardReply(_ header: Header, _ frames: ArraySlice<[UInt8]>, fromWorker identity: [UInt8], io: LoopIO) -> Bool {
-        switch header.kind {
-        case .state, .accepted, .error: break
-        default: return false
-        }
+    /// A message a registered worker sent on its own (a turn of the worker's that answered one
+    /// request, a state change, an io call).
+    func forward(_ message: MessageView, fromWorker identity: [UInt8], io: LoopIO) {
         let name = String(decoding: identity, as: UTF8.self)
         if let refusal = core.heard(from: name, now: io.now) {
             apply(refusal, io: io)
-            return true
+            return
         }
-        guard let request = core.answered(by: core.number(of: name), correlation: header.correlation) else { return true }
-        let address = frames[frames.startIndex + 1], payload = frames[frames.startIndex + 2]
-        guard case .client(let client, let correlation) = request.origin else {
-            if let reply = try? WireMessage(frames: frames) { apply(core.deliver(reply, to: request), io: io) }
-            return true
-        }
-        if core.batchingClients.contains(client) {
-            toClient(client, io: io) {
-                $0.append(kind: header.kind, flags: header.flags, correlation: correlation, address: address, payload: payload)
-            }
-        } else {
-            Header(header.kind, flags: header.flags, correlation: correlation).withUnsafeBytes { header in
-                address.withUnsafeBytes { address in
-                    payload.withUnsafeBytes { payload in io.send(clients, peer: client, header, address, payload) }
+        switch core.decide(worker: core.number(of: name), message) {
+        case .reply(let client, let correlation):
+            if core.batchingClients.contains(client) {
+                toClient(client, io: io) { message.append(to: &$0, correlation: correlation) }
+            } else {
+                Header(message.kind, flags: message.header.flags, correlation: correlation).withUnsafeBytes { header in
+                    message.withBytes { address, payload in io.send(clients, peer: client, header, address, payload) }
                 }
             }
+        case .act(let actions):
+            apply(actions, io: io)
         }
-        return true
     }
 
     /// A worker's batch of one request goes as a plain message straight from the batch's bytes;

@@ -61,19 +61,25 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
                 if rest.count == 3, let header = try? Header(rest[rest.startIndex]) {
                     if header.kind == .batch {
                         forward(rest[rest.startIndex + 2], count: header.correlation, fromClient: identity, io: io)
-                        continue
+                    } else {
+                        forward(MessageView(header, address: rest[rest.startIndex + 1], payload: rest[rest.startIndex + 2]),
+                                fromClient: identity, io: io)
                     }
-                    if forward(header, rest, fromClient: identity, io: io) { continue }
+                    continue
                 }
+                // Not a message (frames missing, a bad header): the core says what is wrong.
                 apply(core.fromClient(identity, rest), io: io)
             } else if inbound.socket == workers {
-                if rest.count == 3, let header = try? Header(rest[rest.startIndex]) {
+                if rest.count == 3, let header = try? Header(rest[rest.startIndex]), header.kind != .register {
                     if header.kind == .batch {
                         forward(rest[rest.startIndex + 2], fromWorker: identity, io: io)
-                        continue
+                    } else {
+                        forward(MessageView(header, address: rest[rest.startIndex + 1], payload: rest[rest.startIndex + 2]),
+                                fromWorker: identity, io: io)
                     }
-                    if forwardReply(header, rest, fromWorker: identity, io: io) { continue }
+                    continue
                 }
+                // A registration, or not a message: the core's general path.
                 apply(core.fromWorker(identity, rest, now: io.now), io: io)
             } else if inbound.socket == events {
                 apply(core.subscription(identity), io: io)

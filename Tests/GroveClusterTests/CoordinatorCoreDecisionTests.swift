@@ -1,0 +1,152 @@
+@testable import GroveCluster
+import GroveWire
+import Testing
+
+/// The core's one road: `decide(client:)` and `decide(worker:)` give the same answer for a
+/// message whether it came on its own or inside a batch, and every kind has its rule.
+@Suite("CoordinatorCore: decisions")
+struct CoordinatorCoreDecisionTests {
+    static let client: [UInt8] = Array("client-A".utf8)
+
+    /// The same message three ways: parsed, as a lone message's frames, as a batch's envelope.
+    static func views(_ message: WireMessage) throws -> [MessageView] {
+        let frames = message.frames
+        var batch: [UInt8] = []
+        Batch.append(message, to: &batch)
+        let envelope = try #require(try Batch.envelopes(in: batch).first)
+        return [MessageView(message), MessageView(message.header, address: frames[1], payload: frames[2]),
+                MessageView(envelope, in: batch)]
+    }
+
+    @Test func aRequestIsForwardedAlikeLoneOrBatched() throws {
+        for view in try Self.views(WireMessage(Header(.event, correlation: 7), address: "counter/x", payload: Array("1".utf8))) {
+            var fixture = CoreFixture()
+            fixture.registerAll()
+            guard case .forward(let worker, let id) = fixture.core.decide(client: Self.client, view) else {
+                Issue.record("expected a forward")
+                continue
+            }
+            #expect(fixture.core.workerNames[worker] == fixture.core.topology.placement(ofMachine: "counter", key: "x"))
+            #expect(fixture.core.pending.count == 1)
+            // Forwarded bytes carry the new id, the rest as they came.
+            var batch = BatchBuilder()
+            view.append(to: &batch, correlation: id)
+            let forwarded = try #require(try Batch.unpack(batch.payload).first)
+            #expect(forwarded == WireMessage(Header(.event, correlation: id), address: "counter/x", payload: Array("1".utf8)))
+        }
+    }
+
+    @Test func aRefusalIsTheSameLoneOrBatched() throws {
+        var seen: [[CoordinatorAction]] = []
+        for view in try Self.views(WireMessage(Header(.get, correlation: 9), address: "ghost")) {
+            var fixture = CoreFixture()
+            fixture.registerAll()
+            guard case .act(let actions) = fixture.core.decide(client: Self.client, view) else {
+                Issue.record("expected a refusal")
+                continue
+            }
+            seen.append(actions)
+        }
+        let actions = try #require(seen.first)
+        #expect(seen.count == 3)
+        #expect(seen.allSatisfy { $0 == actions }, "three roads gave different answers: \(seen)")
+        let reply = try #require(actions.compactMap(\.sentToClient).first)
+        #expect(reply.message.header.correlation == 9)
+        #expect(try payload(WireError.self, of: reply.message).code == .unknownMachine)
+    }
+
+    @Test func everyKindAClientMaySendOrNot() throws {
+        var fixture = CoreFixture()
+        fixture.registerAll()
+        for kind in MessageKind.allCases {
+            let view = MessageView(WireMessage(Header(kind, correlation: 5), address: "counter/x"))
+            let decision = fixture.core.decide(client: Self.client, view)
+            switch kind {
+            case .event, .get, .cancel, .stop, .echo:
+                guard case .forward = decision else { Issue.record("\(kind) should be forwarded, got \(decision)"); continue }
+            case .list:
+                guard case .act(let actions) = decision, actions.compactMap(\.sentToClient).first?.message.header.kind == .listing else {
+                    Issue.record("list should be answered with a listing, got \(decision)")
+                    continue
+                }
+            case .batch, .state, .accepted, .error, .listing, .register, .welcome, .heartbeat, .observe, .ioRequest, .ioResult,
+                 .ioCancel, .stateChanged, .effect, .worker, .output, .machine:
+                guard case .act(let actions) = decision, let reply = actions.compactMap(\.sentToClient).first else {
+                    Issue.record("\(kind) should be refused, got \(decision)")
+                    continue
+                }
+                let error = try payload(WireError.self, of: reply.message)
+                #expect(error.code == .unknownKind, "\(kind)")
+                #expect(error.message.contains(kind.name), "\(kind): \(error.message)")
+                #expect(reply.message.header.correlation == 5)
+            }
+        }
+    }
+
+    @Test func aReplyGoesBackToItsClientAlikeLoneOrBatched() throws {
+        var fixture = CoreFixture()
+        fixture.registerAll()
+        var ids: [UInt64] = []
+        for _ in 0..<3 {
+            let request = MessageView(WireMessage(Header(.event, correlation: 40 + UInt64(ids.count)), address: "auth"))
+            guard case .forward(_, let id) = fixture.core.decide(client: Self.client, request) else {
+                Issue.record("expected a forward")
+                return
+            }
+            ids.append(id)
+        }
+        let edge = try #require(fixture.core.workerNumbers["edge"])
+        // The first reply parsed, the second as a lone message's frames, the third from a batch.
+        for (index, id) in ids.enumerated() {
+            let view = try Self.views(WireMessage(Header(.state, correlation: id), address: "auth"))[index]
+            #expect(fixture.core.decide(worker: edge, view) == .reply(client: Self.client, correlation: 40 + UInt64(index)))
+        }
+        // Answered once: a second reply under the same id finds nobody waiting.
+        let again = MessageView(WireMessage(Header(.state, correlation: ids[0]), address: "auth"))
+        #expect(fixture.core.decide(worker: edge, again) == .act([]))
+    }
+
+    @Test func onlyTheWorkerARequestWentToMayAnswerIt() throws {
+        var fixture = CoreFixture()
+        fixture.registerAll()
+        guard case .forward(_, let id) = fixture.core.decide(
+            client: Self.client, MessageView(WireMessage(Header(.get, correlation: 1), address: "auth"))) else {
+            Issue.record("expected a forward")
+            return
+        }
+        let other = try #require(fixture.core.workerNumbers["data-1"])
+        #expect(fixture.core.decide(worker: other, MessageView(WireMessage(Header(.state, correlation: id), address: "auth"))) == .act([]))
+        #expect(fixture.core.pending.count == 1, "still waiting for edge")
+    }
+
+    @Test func everyKindAWorkerMaySendOrNot() throws {
+        var fixture = CoreFixture()
+        fixture.registerAll()
+        let worker = try #require(fixture.core.workerNumbers["edge"])
+        for kind in MessageKind.allCases {
+            let decision = fixture.core.decide(worker: worker, MessageView(WireMessage(Header(kind, correlation: 77), address: "auth")))
+            switch kind {
+            case .heartbeat, .state, .accepted, .error:
+                // A heartbeat needs nothing; a reply nobody waits for is dropped.
+                #expect(decision == .act([]), "\(kind)")
+            case .stateChanged, .machine:
+                guard case .act(let actions) = decision, case .publish? = actions.first else {
+                    Issue.record("\(kind) should be published, got \(decision)")
+                    continue
+                }
+            case .output, .ioRequest, .ioResult, .ioCancel:
+                // Their rules read the payload (an empty one here); what they do is tested in
+                // CoordinatorCoreIOTests and the routes' tests.
+                guard case .act = decision else { Issue.record("\(kind) got \(decision)"); continue }
+            case .register, .batch, .effect, .worker, .event, .get, .cancel, .stop, .list, .echo, .listing, .welcome, .observe:
+                guard case .act(let actions) = decision, case .toWorker("edge", let reply)? = actions.first else {
+                    Issue.record("\(kind) should be refused, got \(decision)")
+                    continue
+                }
+                let error = try payload(WireError.self, of: reply)
+                #expect(error.code == .unknownKind, "\(kind)")
+                #expect(error.message.contains(kind.name), "\(kind): \(error.message)")
+            }
+        }
+    }
+}
