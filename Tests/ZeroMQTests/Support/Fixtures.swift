@@ -6,6 +6,17 @@ func uniqueEndpoint() -> String { "ipc://@grove-test-\(UUID().uuidString)" }
 
 func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
 
+/// Polls `condition` until it holds: never a fixed sleep.
+/// - Returns: `false` when `timeout` passed first; generous, since it only matters when failing.
+func eventually(within timeout: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while !condition() {
+        guard ContinuousClock.now < deadline else { return false }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return true
+}
+
 /// A socket with `LINGER` 0, so closing it never holds up its context.
 func makeSocket(_ context: ZMQContext, _ type: SocketType) throws -> Socket {
     let socket = try Socket(context, type)
