@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import ZeroMQ
 
-@Suite struct OutboxTests {
+@Suite(.timeLimit(.minutes(2))) struct OutboxTests {
     @Test func aSlowPeerQueuesInItsOwnOutboxAndDrainsWhenItReads() async throws {
         let peer = try SlowPeer(name: "outbox-srv")
         let (context, server, slow) = (peer.context, peer.server, peer.slow)

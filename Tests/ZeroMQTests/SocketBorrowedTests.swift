@@ -4,7 +4,7 @@ import Testing
 
 /// Sending from and receiving into borrowed memory: the same messages as the array API, and
 /// copies made only when a message has to wait.
-@Suite struct SocketBorrowedTests {
+@Suite(.timeLimit(.minutes(2))) struct SocketBorrowedTests {
     @Test func borrowedFramesGoOutAndComeInAsTheArrayAPIsDo() throws {
         let context = try ZMQContext()
         defer { context.terminate() }
