@@ -263,7 +263,7 @@ extension EndToEnd {
             let directory = try Cluster.makeDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
             let file = try Self.topology.write(in: directory)
-            let load = try ChildProcess(Products.load, [file.path, "--duration", "60", "--no-baseline"], outputIn: directory, label: "fsm-load")
+            let load = try await ChildProcess(Products.load, [file.path, "--duration", "60", "--no-baseline"], outputIn: directory, label: "fsm-load")
             defer { _ = load.stop(grace: .seconds(1)) }
             // Wait until fsm-launch and its workers run.
             let launch = try await eventually("fsm-load's fsm-launch and its workers", timeout: .seconds(30)) { () -> Int32? in
@@ -295,7 +295,7 @@ extension EndToEnd {
             let directory = try Cluster.makeDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
             let file = try Self.topology.write(in: directory)
-            let launch = try ChildProcess(Products.launch, [file.path, "--exit-with-parent", "--parent-pid", "1"],
+            let launch = try await ChildProcess(Products.launch, [file.path, "--exit-with-parent", "--parent-pid", "1"],
                                           outputIn: directory, label: "fsm-launch")
             defer { _ = launch.stop(grace: .seconds(1)) }
             // Note the workers it spawns meanwhile, to check that they go too.
@@ -321,7 +321,7 @@ extension EndToEnd {
             let directory = try Cluster.makeDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
             let file = try Self.topology.write(in: directory)
-            let launch = try ChildProcess(Products.launch, [file.path], outputIn: directory, label: "fsm-launch")
+            let launch = try await ChildProcess(Products.launch, [file.path], outputIn: directory, label: "fsm-launch")
             defer { _ = launch.stop(grace: .seconds(1)) }
             // Polled every millisecond: the kill must come before the worker first looks for its parent.
             let workers = try await eventually("fsm-launch's first worker", timeout: .seconds(30), interval: .milliseconds(1)) { () -> [Int32]? in
