@@ -22,7 +22,7 @@ public final class TestStore<M: Machine> where M.State: Equatable, M.Event: Equa
     /// The last asserted state.
     public private(set) var state: M.State
     /// How long `receive` and `finish` wait for effects before failing.
-    public var timeout: Duration = .seconds(2)
+    public var timeout: Duration = .seconds(10)
 
     private let recorder: TraceRecorder<M>
     /// What the host processed, in order; `handled` is `false` for `.unhandled` transitions.
@@ -30,6 +30,15 @@ public final class TestStore<M: Machine> where M.State: Equatable, M.Event: Equa
     private var receivedOutputs: [M.Output] = []
     private var finished = false
     private let createdAt: SourceLocation
+    private let reportIssue: IssueReporter
+
+    /// Where the store reports a failed expectation: a message and the line it belongs to.
+    public typealias IssueReporter = @Sendable (_ message: String, _ sourceLocation: SourceLocation) -> Void
+
+    /// Records each failure as a Swift Testing issue of the running test: the default reporter.
+    public static var recordIssue: IssueReporter {
+        { message, sourceLocation in Issue.record(Comment(rawValue: message), sourceLocation: sourceLocation) }
+    }
 
     /// - Parameters:
     ///   - machine: The machine under test.
@@ -37,16 +46,20 @@ public final class TestStore<M: Machine> where M.State: Equatable, M.Event: Equa
     ///   - env: The environment for local effects; use test doubles.
     ///   - io: Handlers for `.io` effects.
     ///   - clock: The clock timers use; advance it with ``advance(by:sourceLocation:)``.
+    ///   - reportIssue: Where failures go; the default records them as issues of the running
+    ///     test. The store's own tests pass a collector to assert exactly what it reports.
     public init(
         _ machine: M.Type = M.self,
         initialState: M.State? = nil,
         env: M.Env,
         io: IOHandlers = IOHandlers(),
         clock: TestClock = TestClock(),
+        reportIssue: @escaping IssueReporter = TestStore.recordIssue,
         sourceLocation: SourceLocation = #_sourceLocation
     ) {
         let recorder = TraceRecorder<M>()
         self.recorder = recorder
+        self.reportIssue = reportIssue
         self.clock = clock
         self.state = initialState ?? M.initialState
         self.createdAt = sourceLocation
@@ -61,9 +74,11 @@ public final class TestStore<M: Machine> where M.State: Equatable, M.Event: Equa
         initialState: M.State? = nil,
         io: IOHandlers = IOHandlers(),
         clock: TestClock = TestClock(),
+        reportIssue: @escaping IssueReporter = TestStore.recordIssue,
         sourceLocation: SourceLocation = #_sourceLocation
     ) where M.Env == Void {
-        self.init(machine, initialState: initialState, env: (), io: io, clock: clock, sourceLocation: sourceLocation)
+        self.init(machine, initialState: initialState, env: (), io: io, clock: clock, reportIssue: reportIssue,
+                  sourceLocation: sourceLocation)
     }
 
     deinit {
@@ -229,7 +244,7 @@ public final class TestStore<M: Machine> where M.State: Equatable, M.Event: Equa
     }
 
     private func fail(_ message: String, _ sourceLocation: SourceLocation) {
-        Issue.record(Comment(rawValue: message), sourceLocation: sourceLocation)
+        reportIssue(message, sourceLocation)
     }
 
     /// Drains the host and moves what it recorded into the store's queues.
@@ -283,10 +298,6 @@ public final class TestStore<M: Machine> where M.State: Equatable, M.Event: Equa
 }
 
 extension TestStore where M.Output: Equatable {
-    private func fail(_ message: String, _ sourceLocation: SourceLocation) {
-        Issue.record(Comment(rawValue: message), sourceLocation: sourceLocation)
-    }
-
     /// Waits for the next output and asserts it.
     public func receiveOutput(_ output: M.Output, sourceLocation: SourceLocation = #_sourceLocation) async {
         guard await waitFor({ !$0.receivedOutputs.isEmpty }) else {

@@ -21,7 +21,7 @@ package final class IOLoop: @unchecked Sendable {
 
     /// The loop's name, also its thread's name (first 15 bytes).
     package let name: String
-    private let mailbox: LoopMailbox
+    let mailbox: LoopMailbox  // internal: tests look at what waits in it
     /// Touched by `add` and `start` before the thread exists, then only by the thread.
     private let core: LoopCore
     private let phase = Mutex(Phase.idle)

@@ -2,7 +2,7 @@
 import GroveWire
 import Testing
 
-@Suite("ClientEndpoint")
+@Suite("ClientEndpoint", .timeLimit(.minutes(2)))
 struct ClientEndpointTests {
     @Test(arguments: [
         ("tcp://0.0.0.0:5557", "tcp://grove-1:5555", "tcp://grove-1:5557"),

@@ -5,7 +5,7 @@ import Testing
 
 /// A client's batch through the core's general path (the driver forwards batches itself, with
 /// the same rules).
-@Suite("CoordinatorCore: client batches")
+@Suite("CoordinatorCore: client batches", .timeLimit(.minutes(2)))
 struct CoordinatorCoreBatchTests {
     static func batch(count: UInt64, _ messages: [WireMessage]) -> WireMessage {
         var payload: [UInt8] = []

@@ -33,7 +33,7 @@ func ioResult(_ result: IOCallResult, id: UInt64, address: String = "loader") ->
     WireMessage(Header(.ioResult, correlation: id), address: address, payload: try! WireJSON.encode(result))
 }
 
-@Suite("CoordinatorCore: io calls")
+@Suite("CoordinatorCore: io calls", .timeLimit(.minutes(2)))
 struct CoordinatorCoreIOTests {
     @Test func requestGoesToThePlacedGroupWithAFreshIDAndIsPublishedAsStarted() throws {
         var fixture = CoreFixture()
@@ -194,7 +194,7 @@ struct CoordinatorCoreIOTests {
     }
 }
 
-@Suite("CoordinatorCore: worker loss")
+@Suite("CoordinatorCore: worker loss", .timeLimit(.minutes(2)))
 struct CoordinatorCoreLossTests {
     @Test func losingAMachineWorkerFailsItsRequestsAndCancelsItsCalls() throws {
         var fixture = CoreFixture()
@@ -288,7 +288,7 @@ struct CoordinatorCoreLossTests {
     }
 }
 
-@Suite("CoordinatorCore: heartbeats")
+@Suite("CoordinatorCore: heartbeats", .timeLimit(.minutes(2)))
 struct CoordinatorCoreHeartbeatTests {
     static func heartbeats(in actions: [CoordinatorAction]) -> [String] {
         actions.compactMap(\.sentToWorker).filter {
@@ -352,7 +352,7 @@ struct CoordinatorCoreHeartbeatTests {
     }
 }
 
-@Suite("CoordinatorCore: outputs and routes")
+@Suite("CoordinatorCore: outputs and routes", .timeLimit(.minutes(2)))
 struct CoordinatorCoreRouteTests {
     static func output(_ json: String, from address: String) -> WireMessage {
         WireMessage(Header(.output), address: address, payload: Array(#"{"output":\#(json)}"#.utf8))
@@ -464,7 +464,7 @@ struct CoordinatorCoreRouteTests {
     }
 }
 
-@Suite("CoordinatorCore: observation")
+@Suite("CoordinatorCore: observation", .timeLimit(.minutes(2)))
 struct CoordinatorCoreObservationTests {
     @Test func subscriptionsReachEveryRegisteredWorkerOnlyWhenTheSetChanges() throws {
         var fixture = CoreFixture()
@@ -495,7 +495,7 @@ struct CoordinatorCoreObservationTests {
     }
 }
 
-@Suite("CoordinatorCore: machine lifecycle")
+@Suite("CoordinatorCore: machine lifecycle", .timeLimit(.minutes(2)))
 struct CoordinatorCoreMachineLifecycleTests {
     @Test func aMachinesEndIsPublishedOnItsTopicUnchanged() {
         var fixture = CoreFixture()

@@ -3,7 +3,7 @@ import Foundation
 import GroveWire
 import Testing
 
-@Suite("CoordinatorCore: listing")
+@Suite("CoordinatorCore: listing", .timeLimit(.minutes(2)))
 struct CoordinatorCoreListingTests {
     @Test func readsDoNotListAKeyedInstanceOnlyEventsDo() throws {
         var fixture = CoreFixture()

@@ -127,7 +127,7 @@ func workerEvents(in actions: [CoordinatorAction]) throws -> [WorkerEvent] {
     }
 }
 
-@Suite("CoordinatorCore: registration")
+@Suite("CoordinatorCore: registration", .timeLimit(.minutes(2)))
 struct CoordinatorCoreRegistrationTests {
     @Test func acceptedRegistrationIsWelcomedWithMachinesAndRemoteIO() throws {
         var fixture = CoreFixture()
@@ -311,7 +311,7 @@ struct CoordinatorCoreRegistrationTests {
     }
 }
 
-@Suite("CoordinatorCore: client requests")
+@Suite("CoordinatorCore: client requests", .timeLimit(.minutes(2)))
 struct CoordinatorCoreClientTests {
     static let state = Array(#"{"failedAttempts":0}"#.utf8)
 

@@ -19,6 +19,7 @@ enum TallyMachine: Machine {
 
 /// A hosted instance's drain target holds its host strongly (host → mailbox → wake-up → target
 /// → host); letting the instance go must let the host go too.
+@Suite(.timeLimit(.minutes(2)))
 struct HostedLifecycleTests {
     @Test func droppingAnInstanceReleasesItsHost() async throws {
         let context = try ZMQContext()
@@ -44,6 +45,7 @@ struct HostedLifecycleTests {
 /// token through the host's reply handler or, for a correlation with the top bit set, through a
 /// closure of its own; and on a worker's loop, where the second event finds the host idle and
 /// is answered as it is handled.
+@Suite(.timeLimit(.minutes(2)))
 struct HostedReplyTests {
     @Test(arguments: [(UInt64(7), true), (UInt64(8), false), (UInt64(1) << 63 | 9, true), (UInt64(1) << 63 | 10, false)],
           [false, true])
@@ -81,6 +83,7 @@ struct HostedReplyTests {
 /// On a worker's loop, the hosts' executor, an event that finds its host idle is handled as it
 /// arrives; one that finds anything queued before it (here a read) waits its turn, so the
 /// replies keep their order either way.
+@Suite(.timeLimit(.minutes(2)))
 struct HandledOnArrivalTests {
     @Test func anIdleHostHandlesAnEventAsItArrivesAndOneWithWorkQueuedWaitsItsTurn() async throws {
         let wire = try WorkerWire(endpoint: "inproc://handled-on-arrival")
@@ -202,6 +205,7 @@ enum RatioMachine: Machine {
 
 /// A committed state that does not encode is answered with `unencodable-state`, which says the
 /// event ran (not `undecodable-event`, which would say it did not).
+@Suite(.timeLimit(.minutes(2)))
 struct UnencodableStateTests {
     @Test func theSenderLearnsTheEventRanButItsStateDoesNotEncode() async throws {
         let wire = try WorkerWire(endpoint: "inproc://unencodable-state")
@@ -278,6 +282,7 @@ struct WorkerWire {
 
 /// A worker's factory, bound to its link, gives every instance one reply handler; each reply
 /// still names its own instance and comes under its sender's correlation, in its codec.
+@Suite(.timeLimit(.minutes(2)))
 struct BoundFactoryTests {
     @Test func instancesOfABoundFactoryAnswerEachUnderItsOwnAddress() async throws {
         let wire = try WorkerWire(endpoint: "inproc://bound-factory")
@@ -307,6 +312,7 @@ struct BoundFactoryTests {
 }
 
 /// A worker checks the events topology routes send to its machine types when it is welcomed.
+@Suite(.timeLimit(.minutes(2)))
 struct RouteEventCheckTests {
     let factory = Factory<TallyMachine>(env: (), path: HostedPath())
 

@@ -3,6 +3,7 @@ import Testing
 
 /// The coordinator's table of requests in flight: it must agree with a dictionary whatever the
 /// order of answers, including ids whose ring slot an older unanswered request still holds.
+@Suite(.timeLimit(.minutes(2)))
 struct PendingTableTests {
     static func request(worker: Int, _ id: UInt64) -> CoordinatorCore.Pending {
         .init(origin: .client([1, 2, 3], id), worker: worker, address: "counter/\(id)")

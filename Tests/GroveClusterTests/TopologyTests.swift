@@ -11,7 +11,7 @@ private func shippedTopology(_ name: String) throws -> Topology {
     try Topology.load(contentsOf: repositoryRoot.appending(path: "Topologies/\(name)"))
 }
 
-@Suite("Topology files and helpers")
+@Suite("Topology files and helpers", .timeLimit(.minutes(2)))
 struct TopologyTests {
     @Test func everyShippedTopologyLoads() throws {
         let directory = repositoryRoot.appending(path: "Topologies")

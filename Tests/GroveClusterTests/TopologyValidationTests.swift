@@ -38,7 +38,7 @@ private func topology(coordinator: String? = nil, _ extra: String = "") -> Strin
         """
 }
 
-@Suite("Topology validation")
+@Suite("Topology validation", .timeLimit(.minutes(2)))
 struct TopologyValidationTests {
     @Test func reportsEveryMistakeWithItsPath() {
         let json = """

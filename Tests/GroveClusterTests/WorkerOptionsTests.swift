@@ -3,7 +3,7 @@ import Testing
 
 /// A worker's command line, as fsm-launch writes it and as people type it (read by
 /// ArgumentParser: `Worker.Options` is the options group every worker executable shares).
-@Suite struct WorkerOptionsTests {
+@Suite(.timeLimit(.minutes(2))) struct WorkerOptionsTests {
     @Test func readsWhatFsmLaunchPasses() throws {
         let options = try Worker.Options(arguments: ["--name", "edge-1", "--coordinator", "ipc://@t/w",
                                                      "--exit-with-parent", "--parent-pid", "4242"])

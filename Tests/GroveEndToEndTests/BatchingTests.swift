@@ -91,21 +91,22 @@ extension EndToEnd {
         @Test func binaryEventsGetBinaryStates() async throws {
             try await withCluster(Self.topology) { cluster in
                 let endpoint = cluster.clients
-                let (states, refusal) = try await onThread { () throws -> ([CounterState], WireMessage) in
+                // Expectations stay on the test's task: the thread only talks.
+                let (replies, refusal) = try await onThread { () throws -> ([WireMessage], WireMessage) in
                     let client = try RawClient(endpoint: endpoint)
-                    var states: [CounterState] = []
+                    var replies: [WireMessage] = []
                     for (i, event) in [CounterEvent.add(40), .increment, .note("ignored text")].enumerated() {
-                        let reply = try client.request(WireMessage(Header(.event, flags: .binary, correlation: UInt64(i + 1)),
-                                                                   address: "counter/binary", payload: try BinaryCodec.encode(event)))
-                        #expect(reply.header.kind == .state)
-                        #expect(reply.header.flags.contains(.binary))
-                        states.append(try BinaryCodec.decode(CounterState.self, from: reply.payload))
+                        replies.append(try client.request(WireMessage(Header(.event, flags: .binary, correlation: UInt64(i + 1)),
+                                                                      address: "counter/binary", payload: try BinaryCodec.encode(event))))
                     }
                     // JSON bytes with the binary flag do not decode: a clear error, not a crash.
                     let refusal = try client.request(WireMessage(Header(.event, flags: .binary, correlation: 9), address: "counter/binary",
                                                                  payload: Array(#"{"increment":{}}"#.utf8)))
-                    return (states, refusal)
+                    return (replies, refusal)
                 }
+                #expect(replies.map(\.header.kind) == [.state, .state, .state])
+                #expect(replies.allSatisfy { $0.header.flags.contains(.binary) })
+                let states = try replies.map { try BinaryCodec.decode(CounterState.self, from: $0.payload) }
                 #expect(states == [CounterState(count: 40), CounterState(count: 41), CounterState(count: 42)])
                 #expect(refusal.header.kind == .error)
                 let error = try WireJSON.decode(WireError.self, from: refusal.payload)

@@ -68,7 +68,7 @@ extension EndToEnd {
             let directory = try Cluster.makeDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
             let endpoint = "ipc://\(directory.path)/nobody"
-            let worker = try ChildProcess(Products.worker, ["--name", "ghost", "--coordinator", endpoint], outputIn: directory, label: "worker")
+            let worker = try await ChildProcess(Products.worker, ["--name", "ghost", "--coordinator", endpoint], outputIn: directory, label: "worker")
             defer { _ = worker.stop() }
             try await eventually("the worker says it is not registered", timeout: .seconds(20)) {
                 worker.stderr.contains("not registered yet: no welcome from a coordinator at \(endpoint)") ? true : nil

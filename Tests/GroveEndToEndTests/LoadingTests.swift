@@ -34,7 +34,7 @@ extension EndToEnd {
                 #expect(watcher.effects(of: "loader/r", "started").count == 1, "the failed fetch never ran")
 
                 // Once a fetcher is back, retry loads.
-                _ = try cluster.startExternalWorker("fetcher")
+                _ = try await cluster.startExternalWorker("fetcher")
                 try await watcher.waitFor("the fetcher to register again") { $0.isWorker("fetcher", "registered") }
                 #expect(try await cluster.send("loader/r", "retry") == loading)
                 try await cluster.waitForState("loader/r", "loaded again") { $0 == loadedDemoItems }

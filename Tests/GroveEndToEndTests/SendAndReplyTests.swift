@@ -18,6 +18,13 @@ extension EndToEnd {
 
         @Test func theReplyIsTheCommittedStateAndTheWorkerKeepsIt() async throws {
             try await withCluster(Self.topology) { cluster in
+                // Every endpoint was bound to a port the system picked (`tcp://127.0.0.1:*`), and
+                // is reported with that port: by the ready line and by the listing.
+                let listing = try await cluster.list()
+                for endpoint in [cluster.clients, listing.events, listing.workersEndpoint ?? ""] {
+                    #expect(endpoint.hasPrefix("tcp://127.0.0.1:") && (Int(endpoint.split(separator: ":").last ?? "") ?? 0) > 0,
+                            "\(endpoint)")
+                }
                 let watcher = try await cluster.watch(["state:counter/"])
                 #expect(try await cluster.send("counter/a", "increment") == json(#"{"count":1}"#))
                 #expect(try await cluster.send("counter/a", #"{"add":{"_0":41}}"#) == json(#"{"count":42}"#))
@@ -97,25 +104,34 @@ extension EndToEnd {
                 #expect(afterStop.status == 1, "\(afterStop)")
                 #expect(afterStop.stderr.contains("machine-ended"), "\(afterStop)")
 
-                let nobody = try FreePorts.take(1)[0]
+                let nobody = try UnlistenedPort()
                 let unreachable = try await runCommand(
-                    Products.send, ["send", "counter/a", "increment", "--endpoint", "tcp://127.0.0.1:\(nobody)", "--timeout", "0.5"],
+                    Products.send, ["send", "counter/a", "increment", "--endpoint", "tcp://127.0.0.1:\(nobody.port)", "--timeout", "0.5"],
                     in: cluster.directory)
+                withExtendedLifetime(nobody) {}
                 #expect(unreachable.status == 3, "\(unreachable)")
                 #expect(!unreachable.stderr.isEmpty)
             }
         }
 
+        /// SIGTERM to fsm-launch stops it and its workers. fsm-launch SIGKILLs a worker still
+        /// running 2 s after its SIGTERM, so the workers' own SIGTERM handling is checked
+        /// first, on one worker directly: one that ignored SIGTERM would never exit.
         @Test func sigtermStopsTheLauncherAndEveryWorker() async throws {
             try await withCluster(Self.topology) { cluster in
                 let listing = try await cluster.list()
                 let pids = listing.workers.compactMap(\.pid)
                 #expect(pids.count == 2)
                 #expect(pids.allSatisfy(ProcessTable.isAlive))
+                let first = try #require(ProcessTable.children(of: cluster.launch.pid).first { $0.pid == pids.first })
+                kill(first.pid, SIGTERM)
+                try await waitUntil("worker \(first.pid) to exit on SIGTERM") { !ProcessTable.isAlive(first) }
+
+                let workers = ProcessTable.children(of: cluster.launch.pid)  // a restarted worker too
                 cluster.launch.signal(SIGTERM)
                 let status = await cluster.launch.waitForExit(timeout: .seconds(15))
                 #expect(status == 0)
-                try await waitUntil("the workers to exit with fsm-launch") { pids.allSatisfy { !ProcessTable.isAlive($0) } }
+                try await waitUntil("the workers to exit with fsm-launch") { !workers.contains(where: ProcessTable.isAlive) }
             }
         }
 

@@ -70,10 +70,18 @@ extension EndToEnd {
         @Test func escalatingStopsEverythingAndExitsNonZero() async throws {
             let supervision = #"{ "intensity": 1, "periodMs": 60000, "backoff": { "initialMs": 0, "maxMs": 0 } }"#
             let cluster = try await Cluster.start(Self.topology("escalate", supervision: supervision))
-            defer {
-                _ = cluster.shutdown()
-                cluster.removeDirectory()
+            do {
+                try await escalate(cluster)
+            } catch {
+                _ = await cluster.shutdown()
+                throw error
             }
+            _ = await cluster.shutdown()
+            cluster.removeDirectory()
+        }
+
+        /// Kills edge twice: more than the intensity of 1 its topology allows.
+        func escalate(_ cluster: Cluster) async throws {
             let watcher = try await cluster.watch()
             let side = try await cluster.workerPID("side")
             kill(try await cluster.workerPID("edge"), SIGKILL)

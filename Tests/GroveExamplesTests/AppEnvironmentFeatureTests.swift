@@ -3,7 +3,7 @@ import GroveExamples
 import GroveRuntime
 import Testing
 
-@Suite("AppFeature environment pattern (SwiftTea dialect)")
+@Suite("AppFeature environment pattern (SwiftTea dialect)", .timeLimit(.minutes(2)))
 struct AppEnvironmentFeatureTests {
     /// A preferences load the test answers by hand.
     struct PreferencesCall: IORequest {

@@ -4,7 +4,7 @@ import GroveRuntime
 import GroveTesting
 import Testing
 
-@Suite("AppNavigator")
+@Suite("AppNavigator", .timeLimit(.minutes(2)))
 struct AppNavigatorTests {
     private let user = User(id: "u-ada", name: "Ada Lovelace", email: "ada@example.com")
     private let item = DataItem(id: "1", title: "Oak")

@@ -4,7 +4,7 @@ import GroveRuntime
 import GroveTesting
 import Testing
 
-@Suite("AuthFlow")
+@Suite("AuthFlow", .timeLimit(.minutes(2)))
 struct AuthFlowTests {
     private typealias State = AuthFlow.State
     private let ada = ExampleHandlers.demoAccounts[0]

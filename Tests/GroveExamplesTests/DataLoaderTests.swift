@@ -5,7 +5,7 @@ import GroveRuntime
 import GroveTesting
 import Testing
 
-@Suite("DataLoader")
+@Suite("DataLoader", .timeLimit(.minutes(2)))
 struct DataLoaderTests {
     private let items = [DataItem(id: "1", title: "Oak"), DataItem(id: "2", title: "Birch")]
     private let fresh = [DataItem(id: "3", title: "Rowan")]

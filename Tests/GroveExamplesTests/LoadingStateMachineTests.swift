@@ -3,7 +3,7 @@ import GroveExamples
 import GroveRuntime
 import Testing
 
-@Suite("LoadingStateMachine (StateMachinePackage dialect)")
+@Suite("LoadingStateMachine (StateMachinePackage dialect)", .timeLimit(.minutes(2)))
 struct LoadingStateMachineTests {
     /// A load the test answers by hand.
     struct LoadCall: IORequest {
@@ -15,9 +15,11 @@ struct LoadingStateMachineTests {
         LoadingStateMachine.Load { id in try await calls.handle(LoadCall(id: id)) }
     }
 
-    /// Iterates `machine` until a state satisfies `last`, returning every state seen.
+    /// Iterates `machine` until a state satisfies `last`, returning every state seen; fires
+    /// `iterating` once the first state arrived.
     private func states(
         of machine: AsyncStateMachine<LoadingStateMachine.State, LoadingStateMachine.Event>,
+        iterating: ExampleSignal = ExampleSignal(),
         until last: @escaping @Sendable (LoadingStateMachine.State) -> Bool
     ) -> Task<[LoadingStateMachine.State]?, Never> {
         Task {
@@ -25,6 +27,7 @@ struct LoadingStateMachineTests {
                 var seen: [LoadingStateMachine.State] = []
                 for await state in machine {
                     seen.append(state)
+                    iterating.fire()
                     if last(state) { break }
                 }
                 return seen
@@ -97,8 +100,10 @@ struct LoadingStateMachineTests {
     @Test("stopping the machine finishes the iteration")
     func stopFinishes() async throws {
         let machine = LoadingStateMachine.asyncStateMachine(load: LoadingStateMachine.Load { _ in 1 })
-        let seen = states(of: machine) { _ in false }
-        #expect(await awaitState(of: machine.host) { _ in true } != nil)
+        let iterating = ExampleSignal()
+        let seen = states(of: machine, iterating: iterating) { _ in false }
+        // The iteration is under way (it has the initial state) before the machine stops.
+        #expect(await iterating.wait())
         machine.start()
         await machine.stop()
         #expect(await seen.value == [.idle])

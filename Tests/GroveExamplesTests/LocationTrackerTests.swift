@@ -3,7 +3,7 @@ import GroveExamples
 import GroveRuntime
 import Testing
 
-@Suite("LocationTracker (SwiftTea dialect)")
+@Suite("LocationTracker (SwiftTea dialect)", .timeLimit(.minutes(2)))
 struct LocationTrackerTests {
     private let fixes = [
         Location(latitude: 52.52, longitude: 13.40),

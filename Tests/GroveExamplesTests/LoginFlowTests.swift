@@ -4,7 +4,7 @@ import GroveRuntime
 import GroveTesting
 import Testing
 
-@Suite("LoginFlow")
+@Suite("LoginFlow", .timeLimit(.minutes(2)))
 struct LoginFlowTests {
     private let user = User(id: "u-ada", name: "Ada Lovelace", email: "ada@example.com")
 

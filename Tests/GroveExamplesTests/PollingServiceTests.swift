@@ -4,7 +4,7 @@ import GroveRuntime
 import GroveTesting
 import Testing
 
-@Suite("PollingService")
+@Suite("PollingService", .timeLimit(.minutes(2)))
 struct PollingServiceTests {
     private let t0 = Timestamp(sinceEpoch: .seconds(1_700_000_000))
 

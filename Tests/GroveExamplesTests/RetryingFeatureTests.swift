@@ -3,7 +3,7 @@ import GroveExamples
 import GroveRuntime
 import Testing
 
-@Suite("RetryingFeature (TCA-SM dialect)")
+@Suite("RetryingFeature (TCA-SM dialect)", .timeLimit(.minutes(2)))
 struct RetryingFeatureTests {
     /// A fetch the test answers by hand.
     struct FetchCall: IORequest {

@@ -3,7 +3,7 @@ import GroveExamples
 import GroveRuntime
 import Testing
 
-@Suite("Search (SwiftTea dialect)")
+@Suite("Search (SwiftTea dialect)", .timeLimit(.minutes(2)))
 struct SearchTests {
     /// One search the test answers by hand.
     struct SearchCall: IORequest {

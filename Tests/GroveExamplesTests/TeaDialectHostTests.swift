@@ -2,7 +2,7 @@ import Grove
 import GroveRuntime
 import Testing
 
-@Suite("Tea dialect in a host")
+@Suite("Tea dialect in a host", .timeLimit(.minutes(2)))
 struct TeaDialectHostTests {
     /// A program whose work fails, with and without `catch:`.
     enum Fragile: TeaProgram {

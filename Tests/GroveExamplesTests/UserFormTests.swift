@@ -4,7 +4,7 @@ import GroveRuntime
 import GroveTesting
 import Testing
 
-@Suite("UserForm")
+@Suite("UserForm", .timeLimit(.minutes(2)))
 struct UserFormTests {
     private typealias FormData = UserForm.FormData
     private let valid = UserForm.FormData(name: "Ada Lovelace", email: "ada@example.com", phone: "+44 20 7946 0958")

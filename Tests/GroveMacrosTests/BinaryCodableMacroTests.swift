@@ -17,7 +17,7 @@ private func expect(
     }
 }
 
-@Suite("@BinaryCodable expansion")
+@Suite("@BinaryCodable expansion", .timeLimit(.minutes(2)))
 struct BinaryCodableMacroTests {
     @Test("a struct: every stored property read into a local, nil optionals left out, a let with a value only written (its type not needed); optionality is the type checker's (reader.required, writer.isAbsent)")
     func structExpansion() {

@@ -4,7 +4,7 @@ import Grove
 import GroveRuntime
 import GroveTesting
 
-@Suite("Effect ids, cancellation and replacement")
+@Suite("Effect ids, cancellation and replacement", .timeLimit(.minutes(2)))
 struct EffectCancellationTests {
     @Test("Scenario 8: starting work with an id already in flight cancels the old work; only the newest delivers")
     func replaceDeliversOnlyNewest() async throws {
@@ -24,7 +24,7 @@ struct EffectCancellationTests {
         let host = MachineHost(Probe.self, env: env)
         host.start()
         _ = try await host.sendAndWait(.mergeReplacingSibling)
-        let state = await host.firstState(within: .seconds(2)) { Set($0.log) == ["second", "third"] }
+        let state = await host.firstState(within: .seconds(10)) { Set($0.log) == ["second", "third"] }
         #expect(state != nil)
         env.gate.open("first")
         await host.flush()
@@ -62,7 +62,7 @@ struct EffectCancellationTests {
         _ = try await host.sendAndWait(.startDetached(id: "d", value: "late"))
         _ = try await host.sendAndWait(.cancel("d"))
         env.gate.open("late")
-        #expect(await env.delivered.wait("late", within: .seconds(2)))
+        #expect(await env.delivered.wait("late", within: .seconds(10)))
         await host.flush()
         #expect(await host.state.log.isEmpty)
     }
@@ -79,11 +79,11 @@ struct EffectCancellationTests {
         _ = try await host.sendAndWait(.startDetached(id: "d", value: "old"))
         _ = try await host.sendAndWait(.startDetached(id: "d", value: "new"))
         env.gate.open("old")
-        #expect(await env.delivered.wait("old", within: .seconds(2)))
+        #expect(await env.delivered.wait("old", within: .seconds(10)))
         await host.flush()
         #expect(discarded.value == ["d"], "the old result reached the host and was discarded")
         env.gate.open("new")
-        #expect(await env.delivered.wait("new", within: .seconds(2)))
+        #expect(await env.delivered.wait("new", within: .seconds(10)))
         await host.flush()
         #expect(await host.state.log == ["new"])
     }
@@ -110,11 +110,11 @@ struct EffectCancellationTests {
         _ = try await host.sendAndWait(.startDetached(id: "w", value: "first"))
         _ = try await host.sendAndWait(.startDetached(id: "w", value: "second"))
         env.gate.open("first")
-        #expect(await env.delivered.wait("first", within: .seconds(2)))
+        #expect(await env.delivered.wait("first", within: .seconds(10)))
         await host.flush()
         #expect(await host.inFlightEffects == ["w"], "the successor must still be registered")
         env.gate.open("second")
-        let state = await host.firstState(within: .seconds(2)) { $0.log == ["second"] }
+        let state = await host.firstState(within: .seconds(10)) { $0.log == ["second"] }
         #expect(state != nil)
     }
 
@@ -158,7 +158,7 @@ struct EffectCancellationTests {
         #expect(await first.inFlightEffects.isEmpty)
         #expect(await second.inFlightEffects == ["w"])
         env.gate.open("shared")
-        #expect(await second.firstState(within: .seconds(2)) { $0.log == ["shared"] } != nil)
+        #expect(await second.firstState(within: .seconds(10)) { $0.log == ["shared"] } != nil)
         await first.flush()
         #expect(await first.state.log.isEmpty)
     }

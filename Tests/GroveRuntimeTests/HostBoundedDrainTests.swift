@@ -6,6 +6,7 @@ import Testing
 /// Hosts that share an executor (a worker's I/O thread) drain a bounded number of mailbox
 /// batches per turn, and ask for another turn when work may be left: results that arrive as fast
 /// as they are handled cannot hold the executor.
+@Suite(.timeLimit(.minutes(2)))
 struct HostBoundedDrainTests {
     /// Each answer sends the next event, until `last`: the mailbox never empties within a round.
     final class Chain: Sendable {

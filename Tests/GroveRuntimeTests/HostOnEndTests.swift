@@ -3,7 +3,7 @@ import GroveRuntime
 import Testing
 
 /// `HostOptions.onEnd`: how a transport learns that a machine ended, once, with `run()`'s result.
-@Suite("HostOptions.onEnd")
+@Suite("HostOptions.onEnd", .timeLimit(.minutes(2)))
 struct HostOnEndTests {
     typealias Ends = Gate.Box<[String]>
 

@@ -2,7 +2,7 @@ import Testing
 import Grove
 import GroveRuntime
 
-@Suite("Host ordering and mailbox")
+@Suite("Host ordering and mailbox", .timeLimit(.minutes(2)))
 struct HostOrderingTests {
     @Test("Scenario 1: events sent before start are processed in FIFO order once it runs")
     func eventsBeforeStartAreFIFO() async throws {

@@ -6,7 +6,7 @@ import Testing
 /// `send(_:replyToken:)`: a transport's senders answered through a reply handler with the
 /// committed state or why the event never ran, each answer exactly once. The handler is told
 /// which host answers, so one can serve many.
-@Suite("Reply tokens")
+@Suite("Reply tokens", .timeLimit(.minutes(2)))
 struct HostReplyTokenTests {
     /// Collects what the handler is called with.
     final class Answers: Sendable {

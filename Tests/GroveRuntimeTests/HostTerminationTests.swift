@@ -2,7 +2,7 @@ import Testing
 import Grove
 import GroveRuntime
 
-@Suite("Host termination")
+@Suite("Host termination", .timeLimit(.minutes(2)))
 struct HostTerminationTests {
     @Test("Scenario 2: reaching a terminal state completes the run with the final output and reports queued events as dropped")
     func terminalStateCompletesRunAndReportsDropped() async throws {
@@ -76,7 +76,7 @@ struct HostTerminationTests {
         #expect(await host.inFlightEffects == ["s", "g", "t"])
         _ = try await host.sendAndWait(.finish)
         #expect(await host.inFlightEffects.isEmpty)
-        #expect(await env.gate.wait("s-ended", within: .seconds(2)))
+        #expect(await env.gate.wait("s-ended", within: .seconds(10)))
     }
 
     @Test("Scenario 13: stop cancels every in-flight effect and ends streams")
@@ -87,7 +87,7 @@ struct HostTerminationTests {
         _ = try await host.sendAndWait(.stream(id: "s"))
         await host.stop()
         #expect(await host.inFlightEffects.isEmpty)
-        #expect(await env.gate.wait("s-ended", within: .seconds(2)))
+        #expect(await env.gate.wait("s-ended", within: .seconds(10)))
         let termination = try await host.termination()
         #expect(termination.reason == .stopped)
     }
@@ -112,7 +112,7 @@ struct HostTerminationTests {
         _ = try await host?.sendAndWait(.stream(id: "s"))
         weak let released = host
         host = nil
-        #expect(await env.gate.wait("s-ended", within: .seconds(2)))
+        #expect(await env.gate.wait("s-ended", within: .seconds(10)))
         #expect(released == nil)
     }
 }

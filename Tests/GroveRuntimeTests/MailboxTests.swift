@@ -2,7 +2,7 @@ import Testing
 import Grove
 @testable import GroveRuntime
 
-@Suite("Mailbox")
+@Suite("Mailbox", .timeLimit(.minutes(2)))
 struct MailboxTests {
     @Test("Scenario 5: events taken for processing still count against the capacity until processed")
     func capacityCoversEventsBeingProcessed() throws {

@@ -2,7 +2,7 @@ import Testing
 import Grove
 import GroveRuntime
 
-@Suite("Observation")
+@Suite("Observation", .timeLimit(.minutes(2)))
 struct ObservationTests {
     @Test("states() yields the current state, then every committed state in order, and ends with the machine")
     func statesStreamInOrder() async throws {
@@ -23,7 +23,7 @@ struct ObservationTests {
         host.start()
         #expect(await host.firstState(within: .milliseconds(50)) { $0.log == ["never"] } == nil)
         try host.send(.note("x"))
-        #expect(await host.firstState(within: .seconds(2)) { $0.log == ["x"] }?.log == ["x"])
+        #expect(await host.firstState(within: .seconds(10)) { $0.log == ["x"] }?.log == ["x"])
         await host.stop()
         #expect(await host.firstState(within: .seconds(2)) { $0.log == ["y"] } == nil, "ends with the machine")
     }

@@ -56,7 +56,7 @@ enum Search: Machine {
 }
 // README tour: end
 
-@Suite("README tour")
+@Suite("README tour", .timeLimit(.minutes(2)))
 struct ReadmeTourTests {
     private var handlers: IOHandlers {
         var handlers = IOHandlers()

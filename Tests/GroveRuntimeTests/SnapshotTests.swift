@@ -4,7 +4,7 @@ import Grove
 import GroveRuntime
 import GroveTesting
 
-@Suite("Snapshots")
+@Suite("Snapshots", .timeLimit(.minutes(2)))
 struct SnapshotTests {
     /// Encodes and decodes through JSON, as a snapshot written to disk would be.
     private func roundTrip(_ snapshot: Snapshot<Probe>) throws -> Snapshot<Probe> {

@@ -28,7 +28,7 @@ private enum Shapes: Machine {
     }
 }
 
-@Suite("Effect shapes")
+@Suite("Effect shapes", .timeLimit(.minutes(2)))
 struct EffectShapeTests {
     @Test("An effect tree reads back as a comparable shape")
     func shapeOfTree() {

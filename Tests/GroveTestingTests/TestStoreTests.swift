@@ -1,11 +1,14 @@
-import Testing
 import Grove
 import GroveRuntime
 import GroveTesting
+import Synchronization
+import Testing
 
-/// A small machine for exercising the test store itself.
-private enum Pinger: Machine {
-    enum Event: Equatable, Sendable { case ping, chain, pong, hang, wait(seconds: Int), ignored, sneaky }
+/// A small machine for exercising the test store itself. Not private: its outputs print with
+/// their module-qualified type name in the store's messages, which the tests spell out.
+enum Pinger: Machine {
+    enum Event: Equatable, Sendable { case ping, chain, pong, hang, wait(seconds: Int), ignored, sneaky, ring }
+    enum Output: Equatable, Sendable { case rang(Int) }
     struct Env: Sendable { var hang: @Sendable () async -> Void }
     static var initialState: Int { 0 }
     static func update(_ state: inout Int, event: Event) -> Effect {
@@ -31,74 +34,185 @@ private enum Pinger: Machine {
             }
         case .wait(let seconds):
             return .after(.seconds(seconds), id: "wait", send: .pong)
+        case .ring:
+            return .output(.rang(state))
         }
     }
 }
 
-@Suite("Test store")
+/// What a store reported, in order: its tests assert exactly these instead of letting them
+/// fail the test, so a store that reports too little, too much or the wrong thing fails here.
+final class Reported: Sendable {
+    private let issues = Mutex<[(message: String, line: Int)]>([])
+
+    var messages: [String] { issues.withLock { $0.map(\.message) } }
+    var lines: [Int] { issues.withLock { $0.map(\.line) } }
+
+    func record(_ message: String, _ sourceLocation: SourceLocation) {
+        issues.withLock { $0.append((message, sourceLocation.line)) }
+    }
+}
+
+@Suite("Test store", .timeLimit(.minutes(2)))
 struct TestStoreTests {
     /// Runs until cancelled (the host cancels it when it stops): an effect that outlives the test.
     /// It ends on cancellation instead of dropping a continuation, which the runtime reports as
     /// misuse on stderr.
     private let neverEnds = Pinger.Env { try? await Task.sleep(for: .seconds(3600)) }
 
+    private func store(_ reported: Reported, timeout: Duration? = nil,
+                       sourceLocation: SourceLocation = #_sourceLocation) -> TestStore<Pinger> {
+        let store = TestStore(Pinger.self, env: neverEnds, reportIssue: { reported.record($0, $1) },
+                              sourceLocation: sourceLocation)
+        if let timeout { store.timeout = timeout }
+        return store
+    }
+
     @Test("A complete, exhaustive test passes")
     func exhaustiveTestPasses() async {
+        // The default reporter: any issue it recorded would fail this test.
         let store = TestStore(Pinger.self, env: neverEnds)
         await store.send(.ping) { $0 = 1 }
         await store.receive(.pong) { $0 = 11 }
+        await store.send(.ring)
+        await store.receiveOutput(.rang(11))
         await store.finish()
+    }
+
+    @Test("A passing test reports nothing to an injected reporter")
+    func passingTestReportsNothing() async {
+        let reported = Reported()
+        let store = store(reported)
+        await store.send(.chain) { $0 = 1 }
+        await store.receive(.pong) { $0 = 11 }
+        await store.sendUnhandled(.ignored)
+        await store.finish()
+        #expect(reported.messages == [])
     }
 
     @Test("Scenario 20: the test store fails a test that leaves an effect running")
     func failsWhenEffectLeftRunning() async {
-        await withKnownIssue {
-            let store = TestStore(Pinger.self, env: neverEnds)
-            store.timeout = .milliseconds(100)
-            await store.send(.hang)
-            await store.finish()
-        } matching: { issue in
-            issue.comments.contains { $0.rawValue.contains("effects still running") && $0.rawValue.contains("hang") }
-        }
+        let reported = Reported()
+        let store = store(reported, timeout: .milliseconds(100))
+        await store.send(.hang)
+        await store.finish(); let line = #line
+        #expect(reported.messages == [
+            "effects still running at the end of the test: hang. Cancel them from the machine, "
+                + "advance the clock past their timers, or receive their results",
+        ])
+        #expect(reported.lines == [line])
     }
 
     @Test("Scenario 20: the test store fails a test that leaves a timer pending")
     func failsWhenTimerPending() async {
-        await withKnownIssue {
-            let store = TestStore(Pinger.self, env: neverEnds)
-            store.timeout = .milliseconds(50)
-            await store.send(.wait(seconds: 5))
-            await store.finish()
-        } matching: { $0.comments.contains { $0.rawValue.contains("wait") } }
+        let reported = Reported()
+        let store = store(reported, timeout: .milliseconds(50))
+        await store.send(.wait(seconds: 5))
+        await store.finish()
+        #expect(reported.messages == [
+            "effects still running at the end of the test: wait. Cancel them from the machine, "
+                + "advance the clock past their timers, or receive their results",
+        ])
     }
 
     @Test("Scenario 20: the test store fails a test that leaves a received event unasserted")
     func failsWhenEventUnasserted() async {
-        await withKnownIssue {
-            let store = TestStore(Pinger.self, env: neverEnds)
-            await store.send(.ping) { $0 = 1 }
-            await store.finish()
-        } matching: { $0.comments.contains { $0.rawValue.contains("not received") && $0.rawValue.contains("pong") } }
+        let reported = Reported()
+        let store = store(reported)
+        await store.send(.ping) { $0 = 1 }
+        await store.finish()
+        #expect(reported.messages == ["events processed but not received by the test: pong"])
     }
 
     @Test("Scenario 20: the test store fails when the asserted state is wrong")
     func failsOnWrongState() async {
-        await withKnownIssue {
-            let store = TestStore(Pinger.self, env: neverEnds)
-            await store.send(.ping) { $0 = 2 }
-            await store.receive(.pong) { $0 = 11 }
-            await store.finish()
-        } matching: { $0.comments.contains { $0.rawValue.contains("differs from the expected") } }
+        let reported = Reported()
+        let store = store(reported)
+        await store.send(.ping) { $0 = 2 }; let line = #line
+        await store.receive(.pong) { $0 = 11 }
+        await store.finish()
+        #expect(reported.messages == ["state after ping differs from the expected one\n  expected: 2\n    actual: 1"])
+        #expect(reported.lines == [line])
     }
 
     @Test("Scenario 20: the test store fails when sending before receiving what arrived")
     func failsWhenSendingBeforeReceiving() async {
-        await withKnownIssue {
-            let store = TestStore(Pinger.self, env: neverEnds)
-            await store.send(.chain) { $0 = 1 }
-            await store.send(.pong) { $0 = 21 }
-            await store.finish()
-        } matching: { $0.comments.contains { $0.rawValue.contains("must receive pong") } }
+        let reported = Reported()
+        let store = store(reported)
+        await store.send(.chain) { $0 = 1 }
+        await store.send(.pong) { $0 = 21 }
+        await store.finish()
+        #expect(reported.messages == [
+            "must receive pong before sending pong: the machine processed it and the test did not assert it",
+        ])
+    }
+
+    @Test("The test store fails when the event received is not the one expected")
+    func failsOnWrongEventReceived() async {
+        let reported = Reported()
+        let store = store(reported)
+        await store.send(.ping) { $0 = 1 }
+        await store.receive(.chain) { $0 = 2 }
+        await store.finish()
+        #expect(reported.messages == ["expected to receive chain, but received pong"])
+        #expect(store.state == 11, "the store moves on to the state the machine committed")
+    }
+
+    @Test("The test store fails when nothing arrives to receive")
+    func failsWhenReceiveTimesOut() async {
+        let reported = Reported()
+        let store = store(reported, timeout: .milliseconds(50))
+        await store.send(.pong) { $0 = 10 }
+        await store.receive(.pong) { $0 = 20 }
+        await store.finish()
+        #expect(reported.messages == ["expected to receive pong, but nothing arrived within 0.05 seconds"])
+    }
+
+    @Test("The test store fails a test that leaves an output unreceived")
+    func failsWhenOutputNotReceived() async {
+        let reported = Reported()
+        let store = store(reported)
+        await store.send(.ring)
+        await store.finish()
+        #expect(reported.messages == ["outputs emitted but not received by the test: [GroveTestingTests.Pinger.Output.rang(0)]"])
+    }
+
+    @Test("The test store fails when the output is not the one expected")
+    func failsOnWrongOutput() async {
+        let reported = Reported()
+        let store = store(reported)
+        await store.send(.ring)
+        await store.receiveOutput(.rang(1))
+        await store.finish()
+        #expect(reported.messages == ["expected output rang(1), but the machine emitted rang(0)"])
+    }
+
+    @Test("The test store fails when no output arrives")
+    func failsWhenNoOutputArrives() async {
+        let reported = Reported()
+        let store = store(reported, timeout: .milliseconds(50))
+        await store.send(.pong) { $0 = 10 }
+        await store.receiveOutput(.rang(10))
+        await store.finish()
+        #expect(reported.messages == ["expected output rang(10), but none arrived within 0.05 seconds"])
+    }
+
+    @Test("The test store fails when send meets an event the machine does not handle")
+    func failsWhenSentEventIsUnhandled() async {
+        let reported = Reported()
+        let store = store(reported)
+        await store.send(.ignored)
+        await store.finish()
+        #expect(reported.messages == ["ignored is unhandled in state 0; use sendUnhandled(_:) when that is expected"])
+    }
+
+    @Test("The test store fails when sendUnhandled meets an event the machine handles")
+    func failsWhenUnhandledEventIsHandled() async {
+        let reported = Reported()
+        let store = store(reported)
+        await store.sendUnhandled(.pong)
+        await store.finish()
+        #expect(reported.messages == ["expected pong to be unhandled, but it moved the machine to 10"])
     }
 
     @Test("Scenario 17: sendUnhandled passes for an event the machine does not handle")
@@ -110,19 +224,29 @@ struct TestStoreTests {
 
     @Test("Scenario 17: the test store fails a machine that changes the state and returns .unhandled")
     func failsWhenUnhandledChangesState() async {
-        await withKnownIssue {
-            let store = TestStore(Pinger.self, env: neverEnds)
-            await store.sendUnhandled(.sneaky)
-            await store.finish()
-        } matching: { $0.comments.contains { $0.rawValue.contains("returned .unhandled for sneaky but changed the state") } }
+        let reported = Reported()
+        let store = store(reported)
+        await store.sendUnhandled(.sneaky)
+        await store.finish()
+        #expect(reported.messages == [
+            "update returned .unhandled for sneaky but changed the state; an unhandled transition must leave it untouched\n"
+                + "  before: 0\n   after: 100",
+        ])
     }
 
     @Test("The test store fails a test that never calls finish")
     func failsWhenNotFinished() async {
-        await withKnownIssue {
-            let store = TestStore(Pinger.self, env: neverEnds)
+        let reported = Reported()
+        var line = 0
+        do {
+            line = #line; let store = store(reported)
             await store.send(.pong) { $0 = 10 }
-        } matching: { $0.comments.contains { $0.rawValue.contains("never finished") } }
+        }
+        #expect(reported.messages == [
+            "TestStore was never finished: call `await store.finish()` at the end of the test "
+                + "so it can check that no effect is left running",
+        ])
+        #expect(reported.lines == [line], "reported where the store was made")
     }
 
     @Test("Advancing the test clock fires timers without sleeping")

@@ -4,6 +4,7 @@ import Testing
 
 /// An effect id crosses processes as JSON (a `cancel` payload): a name or a generated number,
 /// and anything else is refused with what an id is.
+@Suite(.timeLimit(.minutes(2)))
 struct EffectIDCodingTests {
     func decode(_ json: String) throws -> EffectID {
         try JSONDecoder().decode(EffectID.self, from: Data(json.utf8))

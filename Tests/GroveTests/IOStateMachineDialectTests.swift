@@ -40,7 +40,7 @@ private struct Upload: IOStateMachine {
     static func isTerminal(_ state: State) -> Bool { state == .gaveUp }
 }
 
-@Suite("TCA-SM dialect")
+@Suite("TCA-SM dialect", .timeLimit(.minutes(2)))
 struct IOStateMachineDialectTests {
     private let feature = Upload { name in "receipt-\(name)" }
 

@@ -67,7 +67,7 @@ private enum Door: EffectTransducer {
     }
 }
 
-@Suite("Oak dialect")
+@Suite("Oak dialect", .timeLimit(.minutes(2)))
 struct OakDialectTests {
     @Test("nil from update is no effect, and the state change is kept")
     func nilIsNone() {

@@ -23,7 +23,7 @@ private func makeLight(dim: @escaping @Sendable () async -> Int?) -> StateMachin
     }
 }
 
-@Suite("StateMachinePackage dialect")
+@Suite("StateMachinePackage dialect", .timeLimit(.minutes(2)))
 struct StateMachineDialectTests {
     private let machine = makeLight { 5 }
 

@@ -81,7 +81,7 @@ private enum Ticker: TeaProgram {
     }
 }
 
-@Suite("Tea dialect")
+@Suite("Tea dialect", .timeLimit(.minutes(2)))
 struct TeaDialectTests {
     private let env = Shop.Environment(price: { name in
         guard name != "broken" else { throw DialectTestFailure() }

@@ -1,7 +1,7 @@
 import GroveWire
 import Testing
 
-@Suite("BatchBuilder and envelopes")
+@Suite("BatchBuilder and envelopes", .timeLimit(.minutes(2)))
 struct BatchBuilderTests {
     @Test func builtBatchesMatchPackedOnes() throws {
         let messages = (0..<150).map(BatchTests.message)

@@ -1,7 +1,7 @@
 import GroveWire
 import Testing
 
-@Suite("Batch")
+@Suite("Batch", .timeLimit(.minutes(2)))
 struct BatchTests {
     static func message(_ index: Int) -> WireMessage {
         WireMessage(Header(index.isMultiple(of: 2) ? .event : .get, flags: index.isMultiple(of: 3) ? .noWait : [],
@@ -29,16 +29,27 @@ struct BatchTests {
     }
 
     @Test func everyTruncationIsAnErrorNotACrash() throws {
-        let payload = Batch.pack((1...3).map(Self.message)).payload
+        let messages = (1...3).map(Self.message)
+        let payload = Batch.pack(messages).payload
+        // Where each envelope ends: the payload of the first k messages packed alone.
+        var boundaries: [Int: Int] = [0: 0]
+        for count in 1 ..< messages.count {
+            var partial: [UInt8] = []
+            for message in messages.prefix(count) { Batch.append(message, to: &partial) }
+            #expect(Array(payload.prefix(partial.count)) == partial)
+            boundaries[partial.count] = count
+        }
+        #expect(boundaries.count == 3)
         for length in 0..<payload.count {
             let prefix = Array(payload.prefix(length))
-            do {
-                let envelopes = try Batch.unpack(prefix)
-                // Only cuts exactly at an envelope boundary decode, to fewer envelopes.
-                #expect(envelopes.count < 3, "cut at \(length)")
-            } catch {
-                #expect(error.code == .malformedFrame)
-                #expect(error.message.contains("truncated"))
+            if let count = boundaries[length] {
+                // A cut exactly at an envelope boundary decodes, to the envelopes before it.
+                #expect(try Batch.unpack(prefix) == Array(messages.prefix(count)), "cut at \(length)")
+            } else {
+                // Any other cut is refused: never a shorter batch, never a crash.
+                let error = #expect(throws: WireError.self, "cut at \(length)") { try Batch.unpack(prefix) }
+                #expect(error?.code == .malformedFrame)
+                #expect(error?.message.contains("truncated") == true, "cut at \(length): \(error?.message ?? "")")
             }
         }
     }

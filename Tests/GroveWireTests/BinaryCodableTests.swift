@@ -177,7 +177,7 @@ private func codableBytes<T: Encodable>(_ value: T) throws -> [UInt8] {
     return bytes
 }
 
-@Suite("@BinaryCodable")
+@Suite("@BinaryCodable", .timeLimit(.minutes(2)))
 struct BinaryCodableTests {
     @Test("generated encoding writes exactly the bytes Codable writes, and generated decoding reads them back")
     func generatedMatchesCodable() throws {

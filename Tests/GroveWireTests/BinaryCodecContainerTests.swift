@@ -159,7 +159,7 @@ struct BinaryFixtureEmpty: Codable, Equatable {
     init(from decoder: any Decoder) throws {}
 }
 
-@Suite("BinaryCodec containers")
+@Suite("BinaryCodec containers", .timeLimit(.minutes(2)))
 struct BinaryCodecContainerTests {
     @Test func classesThroughSuperEncoder() throws {
         let dog = try BinaryCodec.decode(BinaryFixtureDog.self, from: BinaryCodec.encode(BinaryFixtureDog(name: "Rex", goodBoy: true)))

@@ -36,7 +36,7 @@ private struct ThrowsOwnError: Codable {
     func encode(to encoder: any Encoder) throws { throw OwnError() }
 }
 
-@Suite("BinaryCodec errors")
+@Suite("BinaryCodec errors", .timeLimit(.minutes(2)))
 struct BinaryCodecErrorTests {
     @Test func typeMismatchNamesThePath() throws {
         let bytes = try BinaryCodec.encode(BinaryFixtureEvent.add(5))

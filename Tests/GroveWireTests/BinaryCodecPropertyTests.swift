@@ -100,7 +100,7 @@ private func decodingThrows<T: Decodable>(_ type: T.Type, _ bytes: ArraySlice<UI
     (try? BinaryCodec.decode(type, from: bytes)) == nil
 }
 
-@Suite("BinaryCodec properties")
+@Suite("BinaryCodec properties", .timeLimit(.minutes(2)))
 struct BinaryCodecPropertyTests {
     static let seeds: [UInt64] = Array(1 ... 8)
 

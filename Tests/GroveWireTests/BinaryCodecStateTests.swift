@@ -26,7 +26,7 @@ struct BinaryFixtureEscaping: Codable {
     }
 }
 
-@Suite("BinaryCodec state reuse")
+@Suite("BinaryCodec state reuse", .timeLimit(.minutes(2)))
 struct BinaryCodecStateTests {
     @Test func concurrentCallsDoNotShareState() async throws {
         // Encoders and decoders reuse a spare state between calls; calls on many threads at once

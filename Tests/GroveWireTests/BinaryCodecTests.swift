@@ -37,7 +37,7 @@ func expectBinaryRoundTrip<T: Codable & Equatable>(_ value: T, sourceLocation: S
     #expect(decoded == value, sourceLocation: sourceLocation)
 }
 
-@Suite("BinaryCodec round trips")
+@Suite("BinaryCodec round trips", .timeLimit(.minutes(2)))
 struct BinaryCodecTests {
     @Test func documentedLayoutOfAnEnumCase() throws {
         // keyed(1) "add": keyed(1) "_0": int zigzag(5) — as in docs/BINARY.md.

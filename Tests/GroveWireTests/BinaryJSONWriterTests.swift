@@ -22,7 +22,7 @@ private struct Special: Codable {
 
 /// `WireJSON.encode` writes exactly what `JSONEncoder` (sorted keys, unescaped slashes) writes,
 /// whether it takes its fast path through the binary codec or not.
-@Suite("WireJSON.encode against JSONEncoder")
+@Suite("WireJSON.encode against JSONEncoder", .timeLimit(.minutes(2)))
 struct BinaryJSONWriterTests {
     static let seeds: [UInt64] = Array(1 ... 8)
 

@@ -1,7 +1,7 @@
 import GroveWire
 import Testing
 
-@Suite("Header")
+@Suite("Header", .timeLimit(.minutes(2)))
 struct HeaderTests {
     /// Correlations that sit on byte and sign boundaries, where a wrong shift or a signed
     /// conversion would show.
@@ -135,7 +135,7 @@ struct HeaderTests {
     }
 }
 
-@Suite("Header in borrowed memory")
+@Suite("Header in borrowed memory", .timeLimit(.minutes(2)))
 struct HeaderBorrowedTests {
     /// The stack copy routers send from holds the same 12 bytes as ``Header/bytes``.
     @Test func withUnsafeBytesLendsTheSameBytes() {

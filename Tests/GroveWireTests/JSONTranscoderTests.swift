@@ -17,7 +17,7 @@ private struct Mixed: Codable, Equatable {
 
 /// `WireJSON.decodeQuickly` against `JSONDecoder`: whenever the fast path returns a value, it is
 /// the value `JSONDecoder` returns; for strict JSON of ordinary types it does return one.
-@Suite("WireJSON.decodeQuickly")
+@Suite("WireJSON.decodeQuickly", .timeLimit(.minutes(2)))
 struct JSONTranscoderTests {
     static let seeds: [UInt64] = Array(1 ... 8)
 
@@ -30,6 +30,16 @@ struct JSONTranscoderTests {
             #expect(quick == foundation, "\(json): fast path \(quick), JSONDecoder \(String(describing: foundation))", sourceLocation: sourceLocation)
         }
         return quick != nil
+    }
+
+    /// As ``agree(_:_:sourceLocation:)`` for strict JSON: whenever `JSONDecoder` decodes it, the
+    /// fast path must answer too (and agree), so a fast path that gives up fails here.
+    private func answersLikeJSONDecoder<T: Decodable & Equatable>(_ type: T.Type, _ json: String,
+                                                                  sourceLocation: SourceLocation = #_sourceLocation) {
+        let answered = agree(T.self, json, sourceLocation: sourceLocation)
+        if (try? JSONDecoder().decode(T.self, from: Data(json.utf8))) != nil {
+            #expect(answered, "\(json): JSONDecoder decodes it, the fast path gave up", sourceLocation: sourceLocation)
+        }
     }
 
     @Test(arguments: seeds) func randomEventsAndStatesDecodeLikeJSONDecoder(seed: UInt64) throws {
@@ -62,10 +72,12 @@ struct JSONTranscoderTests {
     }
 
     @Test func numbersFollowJSONDecoder() {
-        for json in [#"{"i":1}"#, #"{"i":-1}"#, #"{"i":1.0}"#, #"{"i":1e2}"#, #"{"i":-0}"#, #"{"i":9223372036854775807}"#,
+        for json in [#"{"i":1}"#, #"{"i":-1}"#, #"{"i":1.0}"#, #"{"i":1e2}"#, #"{"i":9223372036854775807}"#,
                      #"{"i":-9223372036854775808}"#, #"{"i":1.5}"#, #"{"i":9223372036854775808}"#, #"{"i":1E+2}"#] {
-            agree(IntField.self, json)
+            answersLikeJSONDecoder(IntField.self, json)
         }
+        // -0 as an Int, like the underflows below, is left to JSONDecoder: they need only agree.
+        agree(IntField.self, #"{"i":-0}"#)
         #expect(agree(IntField.self, #"{"i":1.0}"#))
         #expect(agree(IntField.self, #"{"i":-9223372036854775808}"#))
         for json in [#"{"d":1}"#, #"{"d":-0.0}"#, #"{"d":-0}"#, #"{"d":0.1}"#, #"{"d":1e-300}"#, #"{"d":123456789012345678901234567890}"#,
@@ -73,17 +85,24 @@ struct JSONTranscoderTests {
             #expect(agree(DoubleField.self, json), "\(json)")
         }
         #expect(WireJSON.decodeQuickly(DoubleField.self, from: Array(#"{"d":-0}"#.utf8))?.d.sign == .minus)
-        for json in [#"{"f":0.1}"#, #"{"f":1e39}"#, #"{"f":3}"#, #"{"f":1e-50}"#, #"{"f":1e-40}"#, #"{"f":3.5e38}"#] { agree(FloatField.self, json) }
+        for json in [#"{"f":0.1}"#, #"{"f":1e39}"#, #"{"f":3}"#, #"{"f":1e-50}"#, #"{"f":1e-40}"#, #"{"f":3.5e38}"#] { answersLikeJSONDecoder(FloatField.self, json) }
         // Too small for a Double: JSONDecoder refuses it as Double and reads 0 as Int.
-        for json in [#"{"d":1e-400}"#, #"{"d":0e-400}"#, #"{"d":4.9e-324}"#, #"{"d":1.7976931348623159e308}"#] { agree(DoubleField.self, json) }
-        for json in [#"{"i":1e-400}"#, #"{"i":0.0e5}"#, #"{"i":1.0000000000000002}"#] { agree(IntField.self, json) }
-        for json in [#"{"u":255}"#, #"{"u":300}"#, #"{"u":-1}"#] { agree(SmallField.self, json) }
+        for json in [#"{"d":1e-400}"#, #"{"d":0e-400}"#, #"{"d":4.9e-324}"#, #"{"d":1.7976931348623159e308}"#] { answersLikeJSONDecoder(DoubleField.self, json) }
+        agree(IntField.self, #"{"i":1e-400}"#)
+        for json in [#"{"i":0.0e5}"#, #"{"i":1.0000000000000002}"#] { answersLikeJSONDecoder(IntField.self, json) }
+        for json in [#"{"u":255}"#, #"{"u":300}"#, #"{"u":-1}"#] { answersLikeJSONDecoder(SmallField.self, json) }
     }
 
     @Test(arguments: seeds) func randomNumbersDecodeLikeJSONDecoder(seed: UInt64) {
         var random = SeededGenerator(seed: seed)
         func digits(_ count: Int) -> String {
             String((0 ..< count).map { _ in "0123456789".randomElement(using: &random)! })
+        }
+        var decodable = 0
+        var answered = 0
+        func count<T: Decodable & Equatable>(_ type: T.Type, _ json: String) {
+            if agree(T.self, json) { answered += 1 }
+            if (try? JSONDecoder().decode(T.self, from: Data(json.utf8))) != nil { decodable += 1 }
         }
         for _ in 0 ..< 300 {
             var number = Bool.random(using: &random) ? "-" : ""
@@ -93,11 +112,16 @@ struct JSONTranscoderTests {
             if Bool.random(using: &random) {
                 number += ["e", "E", "e+", "e-", "E-"].randomElement(using: &random)! + String(Int.random(in: 0 ... 400, using: &random))
             }
-            agree(IntField.self, #"{"i":\#(number)}"#)
-            agree(DoubleField.self, #"{"d":\#(number)}"#)
-            agree(FloatField.self, #"{"f":\#(number)}"#)
-            agree(SmallField.self, #"{"u":\#(number)}"#)
+            count(IntField.self, #"{"i":\#(number)}"#)
+            count(DoubleField.self, #"{"d":\#(number)}"#)
+            count(FloatField.self, #"{"f":\#(number)}"#)
+            count(SmallField.self, #"{"u":\#(number)}"#)
         }
+        // Edge cases (underflows read as integers, -0, integers spelled with fractions or
+        // exponents beyond what a Double holds exactly) are left to JSONDecoder; every ordinary
+        // number is answered: over 90 % of what JSONDecoder decodes, for these fixed seeds.
+        #expect(decodable > 300, "seed \(seed)")
+        #expect(answered * 10 >= decodable * 9, "seed \(seed): the fast path answered \(answered) of \(decodable)")
     }
 
     @Test func stringsAreUnescaped() {

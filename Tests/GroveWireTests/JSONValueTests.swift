@@ -4,7 +4,7 @@ import Testing
 
 private func parse(_ text: String) throws -> JSONValue { try JSONValue(parsing: Data(text.utf8)) }
 
-@Suite("JSONValue")
+@Suite("JSONValue", .timeLimit(.minutes(2)))
 struct JSONValueTests {
     @Test func parsesEveryKindOfValue() throws {
         let value = try parse(#"{"a":null,"b":true,"c":false,"d":3,"e":-2.5,"f":"x","g":[1,"y",{}],"h":{"i":[]}}"#)

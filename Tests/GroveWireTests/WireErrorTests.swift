@@ -2,7 +2,7 @@ import Foundation
 import GroveWire
 import Testing
 
-@Suite("WireError")
+@Suite("WireError", .timeLimit(.minutes(2)))
 struct WireErrorTests {
     @Test func encodesCodeMessageAddressAndPathButNotTheCorrelation() throws {
         let error = WireError(.undecodableEvent, "send an event of UserForm", address: "form",

@@ -22,7 +22,7 @@ private struct Order: Codable, Equatable {
 
 private func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
 
-@Suite("WireJSON")
+@Suite("WireJSON", .timeLimit(.minutes(2)))
 struct WireJSONTests {
     @Test func decodesValidPayloads() throws {
         #expect(try WireJSON.decode(FormEvent.self, from: bytes(#"{"updateEmail":{"_0":"ada@example.com"}}"#))

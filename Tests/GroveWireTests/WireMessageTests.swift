@@ -1,7 +1,7 @@
 import GroveWire
 import Testing
 
-@Suite("WireMessage")
+@Suite("WireMessage", .timeLimit(.minutes(2)))
 struct WireMessageTests {
     @Test func framesAreHeaderAddressPayload() {
         let message = WireMessage(Header(.event, flags: .noWait, correlation: 3), address: "poller/eu-1",

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import ZeroMQ
 
-@Suite struct IOLoopTests {
+@Suite(.timeLimit(.minutes(2))) struct IOLoopTests {
     @Test func dealerToRouterRoundTripThroughTwoLoops() async throws {
         let context = try ZMQContext()
         let (router, endpoint) = try makeRouter(context)
@@ -92,12 +92,15 @@ import Testing
     /// read `LoopCore.maxBatchBytes`, so ticks (heartbeat checks) keep coming.
     @Test func aLoopTurnReadsAtMostItsByteBudget() async throws {
         let context = try ZMQContext()
-        let (router, endpoint) = try makeRouter(context)
+        // inproc: a sent message is in the router's queue when `send` returns, so all of it
+        // waits there before the loop starts, with no I/O thread to wait for.
+        let endpoint = "inproc://grove-budget-\(UUID().uuidString)"
+        let router = try makeSocket(context, .router)
+        try router.bind(endpoint)
         let dealer = try makeDealer(context, id: "big-sender", endpoint: endpoint)
         let message = [UInt8](repeating: 7, count: 1 << 20)
         let count = 3 * LoopCore.maxBatchBytes / message.count
         for _ in 0..<count { #expect(try dealer.send([message], dontWait: false)) }
-        try await Task.sleep(for: .milliseconds(300)) // all of it waits at the router before the loop starts
         let turns = Recorder<Int>()
         let loop = try IOLoop(name: "budget")
         _ = loop.add(router)
@@ -108,6 +111,8 @@ import Testing
         #expect(await turns.wait(within: .seconds(10), until: { $0.reduce(0, +) >= total }))
         // Each turn stops at the first message that reaches the budget.
         #expect(turns.items.allSatisfy { $0 <= LoopCore.maxBatchBytes + message.count + 64 }, "\(turns.items)")
+        // And it did stop there: a turn reached the budget (the data was all waiting).
+        #expect(turns.items.contains { $0 >= LoopCore.maxBatchBytes }, "\(turns.items)")
         #expect(turns.items.count >= 3)
         loop.stop()
         dealer.close()
@@ -127,9 +132,13 @@ import Testing
         })
         #expect(client.stops.items == [true])
         client.send([bytes("after stop")])
-        client.loop.execute { _ in Issue.record("ran after stop") }
+        // Recorded here, asserted on the test's task: the loop's thread has ended, so anything
+        // that ran the work would have run it by the time the context is gone.
+        let ranAfterStop = Recorder<Bool>()
+        client.loop.execute { _ in ranAfterStop.append(true) }
         #expect(await finishes { context.terminate() })
         context.terminate()
+        #expect(ranAfterStop.items.isEmpty, "work given to a stopped loop ran")
     }
 
     @Test func stopFromInsideACallbackEndsTheLoop() async throws {

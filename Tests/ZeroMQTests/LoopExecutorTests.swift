@@ -20,7 +20,7 @@ actor LoopBound {
     func bump() { calls += 1 }
 }
 
-@Suite struct LoopExecutorTests {
+@Suite(.timeLimit(.minutes(2))) struct LoopExecutorTests {
     @Test func anActorOnTheLoopsExecutorRunsOnTheLoopThread() async throws {
         let context = try ZMQContext()
         let loop = try IOLoop(name: "grove-exec")
@@ -42,10 +42,12 @@ actor LoopBound {
     @Test func aLoopStoppedBeforeItStartedStillRunsItsActors() async throws {
         let loop = try IOLoop(name: "grove-never")
         let bound = LoopBound(loop)
-        let answered = Task { await bound.count() }
-        try await Task.sleep(for: .milliseconds(20))  // the call waits in the loop's queue
+        let answered = Recorder<Int>()
+        Task { answered.append(await bound.count()) }
+        #expect(await eventually { loop.mailbox.hasCommands }, "the call waits in the loop's queue")
         loop.stop()
-        #expect(await answered.value == 0)
+        #expect(await answered.wait(forCount: 1), "the waiting call ran once the loop stopped")
+        #expect(answered.items == [0])
         await bound.bump()
         #expect(await bound.count() == 1)
     }

@@ -1,8 +1,9 @@
 import Foundation
+import CZeroMQ
 import Testing
 @testable import ZeroMQ
 
-@Suite struct SocketTests {
+@Suite(.timeLimit(.minutes(2))) struct SocketTests {
     @Test func bindingAnAbstractEndpointTwiceNamesTheEndpoint() throws {
         let context = try ZMQContext()
         defer { context.terminate() }
@@ -150,19 +151,77 @@ import Testing
         #expect(throws: ZMQError(errno: EINVAL, operation: "")) { try socket.setRoutingID([]) }
     }
 
-    @Test func optionsAcceptTheirValues() throws {
+    /// Each setter reaches libzmq with its own option and value: read back from libzmq (the
+    /// options libzmq cannot report are checked by what they do, below).
+    @Test func optionsAreSetToTheirValues() throws {
         let context = try ZMQContext(ioThreads: 2)
         defer { context.terminate() }
         let router = try makeSocket(context, .router)
         defer { router.close() }
-        try router.setRouterMandatory(true)
-        try router.setRouterHandover(true)
+        try router.setLinger(milliseconds: 7)
         try router.setHeartbeat(interval: 200, timeout: 600, ttl: 1000)
         try router.setMaxMessageSize(1 << 20)
-        try router.setReconnectInterval(milliseconds: 100)
-        try router.setSendHighWaterMark(10)
-        try router.setReceiveHighWaterMark(10)
+        try router.setReconnectInterval(milliseconds: 150)
+        try router.setSendHighWaterMark(11)
+        try router.setReceiveHighWaterMark(12)
         try router.setRoutingID(bytes("me"))
+        try router.setImmediate(true)
+        try router.setSendTimeout(milliseconds: 33)
+        try router.setReceiveTimeout(milliseconds: 44)
+
+        #expect(try router.intOption(ZMQ_LINGER) == 7)
+        #expect(try router.intOption(ZMQ_HEARTBEAT_IVL) == 200)
+        #expect(try router.intOption(ZMQ_HEARTBEAT_TIMEOUT) == 600)
+        #expect(try router.intOption(ZMQ_HEARTBEAT_TTL) == 1000)
+        #expect(try router.int64Option(ZMQ_MAXMSGSIZE) == 1 << 20)
+        #expect(try router.intOption(ZMQ_RECONNECT_IVL) == 150)
+        #expect(try router.intOption(ZMQ_SNDHWM) == 11)
+        #expect(try router.intOption(ZMQ_RCVHWM) == 12)
+        #expect(try router.bytesOption(ZMQ_ROUTING_ID) == bytes("me"))
+        #expect(try router.intOption(ZMQ_IMMEDIATE) == 1)
+        #expect(try router.intOption(ZMQ_SNDTIMEO) == 33)
+        #expect(try router.intOption(ZMQ_RCVTIMEO) == 44)
+    }
+
+    /// `ROUTER_MANDATORY` (write-only in libzmq): a send to an unknown peer is refused with
+    /// `EHOSTUNREACH` instead of being dropped silently.
+    @Test func routerMandatoryRefusesUnknownPeers() throws {
+        let context = try ZMQContext()
+        defer { context.terminate() }
+        let lax = try makeSocket(context, .router)
+        let strict = try makeSocket(context, .router)
+        defer { lax.close(); strict.close() }
+        try strict.setRouterMandatory(true)
+
+        #expect(try lax.send([bytes("nobody"), bytes("x")], dontWait: true), "dropped silently without the option")
+        let error = #expect(throws: ZMQError.self) { _ = try strict.send([bytes("nobody"), bytes("x")], dontWait: true) }
+        #expect(error?.errno == EHOSTUNREACH)
+    }
+
+    /// `ROUTER_HANDOVER` (write-only in libzmq): a second peer with a routing id in use takes
+    /// it over, so the router hears it and replies reach it. Without the option the router
+    /// would ignore the newcomer.
+    @Test func routerHandoverGivesARoutingIDToTheNewestPeer() throws {
+        let context = try ZMQContext()
+        defer { context.terminate() }
+        let router = try makeSocket(context, .router)
+        defer { router.close() }
+        try router.setRouterHandover(true)
+        try router.setReceiveTimeout(milliseconds: 10_000)
+        let endpoint = uniqueEndpoint()
+        try router.bind(endpoint)
+        let first = try makeDealer(context, id: "me", endpoint: endpoint)
+        defer { first.close() }
+        #expect(try first.send([bytes("first")], dontWait: false))
+        #expect(try router.receive(dontWait: false) == [bytes("me"), bytes("first")])
+
+        let second = try makeDealer(context, id: "me", endpoint: endpoint)
+        defer { second.close() }
+        try second.setReceiveTimeout(milliseconds: 10_000)
+        #expect(try second.send([bytes("second")], dontWait: false))
+        #expect(try router.receive(dontWait: false) == [bytes("me"), bytes("second")])
+        #expect(try router.send([bytes("me"), bytes("reply")], dontWait: false))
+        #expect(try second.receive(dontWait: false) == [bytes("reply")])
     }
 
     @Test func errorsCompareByCodeAndClassifyThemselves() {
@@ -173,5 +232,29 @@ import Testing
         #expect(ZMQError(errno: EAGAIN, operation: "").isWouldBlock)
         #expect(unreachable.description.hasPrefix("send to router peer \"w1\": "))
         #expect(unreachable.message.contains("treat it as gone"))
+    }
+}
+
+/// Reads options back from libzmq, to check that a setter set what it names.
+extension Socket {
+    func intOption(_ option: Int32) throws -> Int32 {
+        var value: Int32 = 0
+        var size = MemoryLayout<Int32>.size
+        guard zmq_getsockopt(handle, option, &value, &size) == 0 else { throw ZMQError.last("get option \(option)") }
+        return value
+    }
+
+    func int64Option(_ option: Int32) throws -> Int64 {
+        var value: Int64 = 0
+        var size = MemoryLayout<Int64>.size
+        guard zmq_getsockopt(handle, option, &value, &size) == 0 else { throw ZMQError.last("get option \(option)") }
+        return value
+    }
+
+    func bytesOption(_ option: Int32) throws -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: 256)
+        var size = buffer.count
+        guard zmq_getsockopt(handle, option, &buffer, &size) == 0 else { throw ZMQError.last("get option \(option)") }
+        return Array(buffer.prefix(size))
     }
 }

@@ -12,9 +12,9 @@ final class ChildProcess: @unchecked Sendable {
     private let process: Process
     private let status = ExitBox()
 
-    /// Starts `executable`.
+    /// Starts `executable` (from a thread of its own: see ``runWithDefaultSignals(_:)``).
     /// - Throws: When the files cannot be created or the process cannot start.
-    init(_ executable: URL, _ arguments: [String], outputIn directory: URL, label: String) throws {
+    init(_ executable: URL, _ arguments: [String], outputIn directory: URL, label: String) async throws {
         let stamp = UUID().uuidString.prefix(8)
         stdoutURL = directory.appendingPathComponent("\(label)-\(stamp).out")
         stderrURL = directory.appendingPathComponent("\(label)-\(stamp).err")
@@ -40,7 +40,7 @@ final class ChildProcess: @unchecked Sendable {
             let code = finished.terminationStatus
             status.value.withLock { $0 = code }
         }
-        try Self.runWithDefaultSignals(process)
+        try await Self.runWithDefaultSignals(process)
         self.process = process
         self.pid = process.processIdentifier
         self.arguments = [executable.lastPathComponent] + arguments
@@ -50,21 +50,15 @@ final class ChildProcess: @unchecked Sendable {
     /// of the thread that spawns it, and the threads running Swift tasks block SIGTERM and
     /// friends: a child spawned from one would ignore SIGTERM, and fsm-launch would be tested
     /// under conditions no shell ever creates.
-    private static func runWithDefaultSignals(_ process: Process) throws {
-        let outcome = Mutex<Result<Void, any Error>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        let process = process
-        let thread = Thread {
+    /// The test's task waits without holding a thread of the pool.
+    private static func runWithDefaultSignals(_ process: Process) async throws {
+        let process = UncheckedBox(process)
+        try await onDedicatedThread {
             var none = sigset_t()
             sigemptyset(&none)
             pthread_sigmask(SIG_SETMASK, &none, nil)
-            let result = Result { try process.run() }
-            outcome.withLock { $0 = result }
-            done.signal()
-        }
-        thread.start()
-        done.wait()
-        try outcome.withLock { $0 }?.get()
+            return Result { try process.value.run() }
+        }.get()
     }
 
     /// The exit status (or terminating signal) once the process has ended.
@@ -88,7 +82,15 @@ final class ChildProcess: @unchecked Sendable {
         return exitStatus
     }
 
-    /// SIGTERM, then SIGKILL after `grace`; waits until the process is gone. Safe from cleanup
+    /// As ``stop(grace:)``, waiting on a thread of its own instead of one of the test pool's.
+    /// Not cancellable either: it runs to the end in a test past its time limit too.
+    @discardableResult
+    func stopped(grace: Duration = .seconds(5)) async -> Bool {
+        await onDedicatedThread { self.stop(grace: grace) }
+    }
+
+    /// SIGTERM, then SIGKILL after `grace`; waits until the process is gone, blocking the
+    /// calling thread (for `defer`; async code uses ``stopped(grace:)``). Safe from cleanup
     /// code: it does not depend on the current task not being cancelled.
     /// - Returns: `true` when SIGTERM was enough.
     @discardableResult
@@ -121,14 +123,29 @@ struct CommandResult: CustomStringConvertible {
 /// Runs a command to completion.
 /// - Throws: ``HarnessError`` when it is still running after `timeout` (it is killed then).
 func runCommand(_ executable: URL, _ arguments: [String], in directory: URL, timeout: Duration = .seconds(20)) async throws -> CommandResult {
-    let child = try ChildProcess(executable, arguments, outputIn: directory, label: executable.lastPathComponent)
+    let child = try await ChildProcess(executable, arguments, outputIn: directory, label: executable.lastPathComponent)
     defer {
         try? FileManager.default.removeItem(at: child.stdoutURL)
         try? FileManager.default.removeItem(at: child.stderrURL)
     }
     guard let status = await child.waitForExit(timeout: timeout) else {
-        child.stop(grace: .milliseconds(200))
+        await child.stopped(grace: .milliseconds(200))
         throw HarnessError("\(child.arguments.joined(separator: " ")) did not finish within \(timeout); stderr: \(child.stderr)")
     }
     return CommandResult(status: status, stdout: child.stdout, stderr: child.stderr)
+}
+
+/// Runs blocking work (waiting for processes, sleeping between polls) on a thread of its own,
+/// so that it never holds one of the few threads Swift concurrency runs the tests on. Not
+/// cancellable: cleanup that uses it runs to the end.
+func onDedicatedThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        Thread { continuation.resume(returning: body()) }.start()
+    }
+}
+
+/// Carries a value that is not `Sendable` to the one thread that uses it next.
+private struct UncheckedBox<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }

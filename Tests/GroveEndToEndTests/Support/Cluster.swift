@@ -28,7 +28,7 @@ final class Cluster: Sendable {
     static func start(_ topology: TopologyFile, readyTimeout: Duration = .seconds(30)) async throws -> Cluster {
         let directory = try makeDirectory()
         let file = try topology.write(in: directory)
-        let launch = try ChildProcess(Products.launch, [file.path], outputIn: directory, label: "fsm-launch")
+        let launch = try await ChildProcess(Products.launch, [file.path], outputIn: directory, label: "fsm-launch")
         var externals: [ChildProcess] = []
         do {
             // fsm-launch is ready once every worker registered, external ones included: start
@@ -36,7 +36,7 @@ final class Cluster: Sendable {
             for group in topology.workers where group.external {
                 guard topology.transport == .ipc else { throw HarnessError("external workers need an ipc topology in these tests") }
                 for name in group.count == 1 ? [group.name] : (1...group.count).map({ "\(group.name)-\($0)" }) {
-                    externals.append(try ChildProcess(
+                    externals.append(try await ChildProcess(
                         Products.worker, ["--name", name, "--coordinator", "ipc://\(directory.path)/workers.ipc"] + group.arguments,
                         outputIn: directory, label: "worker-\(name)"))
                 }
@@ -52,8 +52,8 @@ final class Cluster: Sendable {
             }
             return Cluster(directory: directory, topology: topology, launch: launch, clients: endpoint, extras: externals)
         } catch {
-            for process in externals { process.stop(grace: .seconds(1)) }
-            launch.stop()
+            for process in externals { await process.stopped(grace: .seconds(1)) }
+            await launch.stopped()
             throw HarnessError("\(error)\nfsm-launch stderr:\n\(launch.stderr.suffix(4000))")
         }
     }
@@ -135,7 +135,7 @@ final class Cluster: Sendable {
     /// a moment to reach the publisher, and events published before that are not delivered).
     func watch(_ prefixes: [String] = []) async throws -> EventWatcher {
         let topics = prefixes.isEmpty ? [] : prefixes + ["state:" + TopologyFile.probe]
-        let process = try ChildProcess(Products.send, ["watch"] + topics + ["--endpoint", clients],
+        let process = try await ChildProcess(Products.send, ["watch"] + topics + ["--endpoint", clients],
                                        outputIn: directory, label: "watch")
         extras.withLock { $0.append(process) }
         let watcher = EventWatcher(process: process)
@@ -166,26 +166,33 @@ final class Cluster: Sendable {
     }
 
     /// Starts an instance of an external worker group by hand.
-    func startExternalWorker(_ name: String, arguments: [String] = []) throws -> ChildProcess {
-        let workers = try workersEndpoint()
-        let process = try ChildProcess(Products.worker, ["--name", name, "--coordinator", workers] + arguments,
+    func startExternalWorker(_ name: String, arguments: [String] = []) async throws -> ChildProcess {
+        let workers = try await workersEndpoint()
+        let process = try await ChildProcess(Products.worker, ["--name", name, "--coordinator", workers] + arguments,
                                        outputIn: directory, label: "worker-\(name)")
         extras.withLock { $0.append(process) }
         return process
     }
 
-    /// The workers endpoint: known for ipc topologies; tcp ones pick a port the harness cannot see.
-    func workersEndpoint() throws -> String {
-        guard topology.transport == .ipc else { throw HarnessError("external workers need an ipc topology in these tests") }
-        return "ipc://\(directory.path)/workers.ipc"
+    /// The workers endpoint: for ipc in the test's directory; for tcp the port the coordinator
+    /// bound, read back from the listing.
+    func workersEndpoint() async throws -> String {
+        guard topology.transport == .tcp else { return "ipc://\(directory.path)/workers.ipc" }
+        guard let endpoint = try await list().workersEndpoint else { throw HarnessError("the listing names no workers endpoint") }
+        return endpoint
     }
 
     // MARK: - Teardown
 
     /// Stops everything: watchers and external workers, then fsm-launch with SIGTERM (SIGKILL if
     /// it does not stop), then checks that none of its worker processes outlived it.
+    /// The waiting happens on a thread of its own, and is not cancellable.
     /// - Returns: Problems found, for the test to report.
-    func shutdown() -> [String] {
+    func shutdown() async -> [String] {
+        await onDedicatedThread { self.shutdownBlocking() }
+    }
+
+    private func shutdownBlocking() -> [String] {
         var problems: [String] = []
         for process in extras.withLock({ $0 }) { process.stop(grace: .seconds(2)) }
         let workers = ProcessTable.children(of: launch.pid)
@@ -219,12 +226,12 @@ func withCluster<T>(
     do {
         result = try await body(cluster)
     } catch {
-        for problem in cluster.shutdown() { Issue.record(Comment(rawValue: problem), sourceLocation: sourceLocation) }
+        for problem in await cluster.shutdown() { Issue.record(Comment(rawValue: problem), sourceLocation: sourceLocation) }
         Issue.record(Comment(rawValue: "fsm-launch stderr (\(cluster.launch.stderrURL.path)), last lines:\n"
             + cluster.log.split(separator: "\n").suffix(40).joined(separator: "\n")), sourceLocation: sourceLocation)
         throw error
     }
-    for problem in cluster.shutdown() { Issue.record(Comment(rawValue: problem), sourceLocation: sourceLocation) }
+    for problem in await cluster.shutdown() { Issue.record(Comment(rawValue: problem), sourceLocation: sourceLocation) }
     cluster.removeDirectory()
     return result
 }

@@ -2,7 +2,7 @@ import Foundation
 
 /// A topology for one test, written as JSON into the test's own directory. Endpoints are filled
 /// in per transport so that no two launches ever share one: `tcp://127.0.0.1:*` (the coordinator
-/// picks free ports) or ipc sockets inside the test's temp dir.
+/// binds ports the system picks, and reports them) or ipc sockets inside the test's temp dir.
 ///
 /// Every topology also gets `probe`, a Counter on the first worker group: the harness pokes it
 /// to learn when a watcher's subscription is live.
@@ -50,12 +50,10 @@ struct TopologyFile {
         let endpoints: [String: String]
         switch transport {
         case .tcp:
-            // `tcp://127.0.0.1:*` would be the way (the coordinator binds `*` and reports the real
-            // port), but the topology validator refuses a port of `*`; see the report. Ports the
-            // kernel just handed out are free with high probability instead.
-            let ports = try FreePorts.take(3)
-            endpoints = ["clients": "tcp://127.0.0.1:\(ports[0])", "workers": "tcp://127.0.0.1:\(ports[1])",
-                         "events": "tcp://127.0.0.1:\(ports[2])"]
+            // Port `*`: the coordinator binds a port the system picks, so no two launches ever
+            // race for one. The harness reads them back: the clients endpoint from fsm-launch's
+            // `ready` line, the events endpoint from the listing.
+            endpoints = ["clients": "tcp://127.0.0.1:*", "workers": "tcp://127.0.0.1:*", "events": "tcp://127.0.0.1:*"]
         case .ipc:
             endpoints = ["clients": "ipc://\(directory.path)/clients.ipc", "workers": "ipc://\(directory.path)/workers.ipc",
                          "events": "ipc://\(directory.path)/events.ipc"]
@@ -95,32 +93,34 @@ struct TopologyFile {
     }
 }
 
-/// TCP ports on 127.0.0.1 that were free a moment ago: the kernel picks them for sockets bound to
-/// port 0, all held at once so that they differ.
-enum FreePorts {
-    static func take(_ count: Int) throws -> [Int] {
-        var sockets: [Int32] = []
-        defer { for fd in sockets { close(fd) } }
-        var ports: [Int] = []
-        for _ in 0..<count {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            guard fd >= 0 else { throw HarnessError("socket() failed: \(errno)") }
-            sockets.append(fd)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = 0
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            guard bound == 0 else { throw HarnessError("bind() failed: \(errno)") }
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let named = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-            }
-            guard named == 0 else { throw HarnessError("getsockname() failed: \(errno)") }
-            ports.append(Int(UInt16(bigEndian: address.sin_port)))
+/// A TCP port on 127.0.0.1 that nobody listens on, and nobody can while it is held: bound
+/// (the system picks it) but never listening, so a connection to it is refused. For tests of
+/// what a client does with no coordinator at a tcp endpoint.
+final class UnlistenedPort {
+    let port: Int
+    private let descriptor: Int32
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw HarnessError("socket() failed: \(errno)") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        return ports
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let named = bound == 0 ? withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        } : -1
+        guard named == 0 else {
+            close(fd)
+            throw HarnessError("binding a tcp port on 127.0.0.1 failed: \(errno)")
+        }
+        descriptor = fd
+        port = Int(UInt16(bigEndian: address.sin_port))
     }
+
+    deinit { close(descriptor) }
 }

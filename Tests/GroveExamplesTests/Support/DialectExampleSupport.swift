@@ -7,7 +7,7 @@ import Synchronization
 /// Runs `body`, giving up after `timeout`. `body` must end when its task is cancelled.
 /// - Returns: What `body` returned, or `nil` when the deadline passed first.
 func withinDeadline<T: Sendable>(
-    _ timeout: Duration = .seconds(2), _ body: @escaping @Sendable () async -> T
+    _ timeout: Duration = .seconds(10), _ body: @escaping @Sendable () async -> T
 ) async -> T? {
     await withTaskGroup(of: T?.self) { group in
         group.addTask { await body() }
@@ -25,7 +25,7 @@ func withinDeadline<T: Sendable>(
 /// - Returns: `nil` when no such state was committed within `timeout`.
 func awaitState<M: Machine>(
     of host: MachineHost<M>,
-    within timeout: Duration = .seconds(2),
+    within timeout: Duration = .seconds(10),
     where condition: @escaping @Sendable (M.State) -> Bool
 ) async -> M.State? {
     await host.firstState(within: timeout, where: condition)
@@ -54,7 +54,7 @@ final class ExampleSignal: Sendable {
 
     /// Waits until the signal fires.
     /// - Returns: `false` when `timeout` passed first.
-    func wait(within timeout: Duration = .seconds(2)) async -> Bool {
+    func wait(within timeout: Duration = .seconds(10)) async -> Bool {
         _ = await withinDeadline(timeout) { await self.firedOrCancelled() }
         return isFired
     }

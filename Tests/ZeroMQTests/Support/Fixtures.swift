@@ -6,6 +6,40 @@ func uniqueEndpoint() -> String { "ipc://@grove-test-\(UUID().uuidString)" }
 
 func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
 
+/// Polls `condition` until it holds: never a fixed sleep.
+/// - Returns: `false` when `timeout` passed first; generous, since it only matters when failing.
+func eventually(within timeout: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while !condition() {
+        guard ContinuousClock.now < deadline else { return false }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return true
+}
+
+/// Receives up to `count` messages on `socket` from a thread of its own, so that a blocking
+/// receive (up to the socket's receive timeout each) never holds a thread of the test pool. The
+/// caller leaves `socket` alone until this returns.
+/// - Returns: The messages, fewer when one did not arrive within the receive timeout.
+func receiveOnThread(_ count: Int, from socket: Socket) async throws -> [[[UInt8]]] {
+    let handOver = HandOver(socket)
+    return try await withCheckedThrowingContinuation { continuation in
+        Thread {
+            continuation.resume(with: Result {
+                var messages: [[[UInt8]]] = []
+                while messages.count < count, let message = try handOver.socket.receive(dontWait: false) { messages.append(message) }
+                return messages
+            })
+        }.start()
+    }
+}
+
+/// A socket passed to the one thread that uses it next, while its owner waits.
+private struct HandOver: @unchecked Sendable {
+    let socket: Socket
+    init(_ socket: Socket) { self.socket = socket }
+}
+
 /// A socket with `LINGER` 0, so closing it never holds up its context.
 func makeSocket(_ context: ZMQContext, _ type: SocketType) throws -> Socket {
     let socket = try Socket(context, type)
