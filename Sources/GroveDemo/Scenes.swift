@@ -81,7 +81,7 @@ struct Scene: Sendable {
     }
 
     static let login = Scene(name: "login", summary: "LoginFlow: the pure transducer to its terminal state") {
-        let host = MachineHost(LoginFlow.self, options: TransitionPrinter.options("login"))
+        let host = MachineHost(OakTransducer<LoginFlow>.self, options: TransitionPrinter.options("login"))
         let user = User(id: "u-ada", name: "Ada Lovelace", email: "ada@example.com")
         for event: LoginFlow.Event in [.startLogin, .updateEmail(user.email), .updatePassword("analytical"),
                                        .submitCredentials, .authenticationSucceeded(user), .loginComplete] {
