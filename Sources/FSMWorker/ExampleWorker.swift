@@ -36,6 +36,7 @@ enum ExampleWorker {
             }
         }
         wrap(FetchItems.self)
+        wrap(ValidateForm.self)
         wrap(SubmitForm.self)
         wrap(Authenticate.self)
         wrap(VerifyTwoFactor.self)
