@@ -186,7 +186,7 @@ let package = Package(
         // with the text; they are silenced here only (docs/DIALECTS.md lists them).
         .testTarget(
             name: "SeedOakTests",
-            dependencies: ["Grove", "GroveRuntime", "GroveTesting"],
+            dependencies: ["Grove", "GroveRuntime", "GroveTesting", "GroveCheck"],
             swiftSettings: [.unsafeFlags(["-suppress-warnings"])]
         ),
         .testTarget(
