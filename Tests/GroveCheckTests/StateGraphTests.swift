@@ -107,12 +107,14 @@ struct StateGraphTests {
         #expect(Set(graph.terminal) == ["submitted", "cancelled"])
     }
 
-    @Test("every shipped Oak example: no nondeterminism, no unreachable declared state, no truncated walk",
-          arguments: ["DataLoader", "PollingService", "AppNavigator"])
+    @Test("the other shipped examples: no nondeterminism, no unreachable declared state, no truncated walk",
+          arguments: ["DataLoader", "PollingService", "AppNavigator", "Search", "RetryingFeature"])
     func shippedExamples(name: String) {
         let graph = switch name {
         case "DataLoader": expectCompleteStateGraph(DataLoader.self, allowUnhandled: true)
         case "PollingService": expectCompleteStateGraph(PollingService.self, allowUnhandled: true)
+        case "Search": expectCompleteStateGraph(Search.self, allowUnhandled: true)
+        case "RetryingFeature": expectCompleteStateGraph(RetryingFeature.self, allowUnhandled: true)
         default: expectCompleteStateGraph(AppNavigator.self, allowUnhandled: true)
         }
         #expect(graph.machine == name)
