@@ -25,9 +25,8 @@ struct FSMCheck: ParsableCommand {
             """
     )
 
-    /// The machines fsm-check knows: the shipped examples with samples (all but
-    /// LoadingStateMachine, which has no static initial state, and the AppFeature/UserFeature and
-    /// LocationTracker programs, not sampled yet).
+    /// The machines fsm-check knows: every shipped example but LoadingStateMachine, which has no
+    /// static initial state to start a walk from.
     static let catalog: [(name: String, explore: @Sendable (Int) -> StateGraph)] = [
         ("LoginFlow", { StateGraph.explore(LoginFlow.self, limit: $0) }),
         ("AuthFlow", { StateGraph.explore(AuthFlow.self, limit: $0) }),
@@ -36,6 +35,9 @@ struct FSMCheck: ParsableCommand {
         ("PollingService", { StateGraph.explore(PollingService.self, limit: $0) }),
         ("AppNavigator", { StateGraph.explore(AppNavigator.self, limit: $0) }),
         ("Search", { StateGraph.explore(Search.self, limit: $0) }),
+        ("LocationTracker", { StateGraph.explore(LocationTracker.self, limit: $0) }),
+        ("UserFeature", { StateGraph.explore(UserFeature.self, limit: $0) }),
+        ("AppFeature", { StateGraph.explore(AppFeature.self, limit: $0) }),
         ("RetryingFeature", { StateGraph.explore(RetryingFeature.self, limit: $0) }),
     ]
 
