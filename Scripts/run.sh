@@ -93,9 +93,9 @@ await_state loader loaded
 send state loader
 
 step "4. poll every second through remote FetchData; pause cancels the fetch in flight"
-send poller/demo '{"start":{"interval":1}}'
+send poller/demo '{"startPolling":{"interval":1}}'
 sleep 2.3
-send poller/demo pause
+send poller/demo pausePolling
 send state poller/demo
 
 step "5. bad input gets a clear error, and the topology keeps serving"

@@ -14,7 +14,7 @@ enum ExampleWorker {
         worker.register(DataLoader.self)
         worker.register(PollingService.self)
         worker.register(UserForm.self)
-        worker.register(LoginFlow.self)
+        worker.register(OakTransducer<LoginFlow>.self, as: "LoginFlow")
         worker.register(AppNavigator.self)
         worker.register(Tea<Search>.self, as: "Search", env: .inMemory(catalog))
         worker.register(Counter.self)
@@ -36,6 +36,7 @@ enum ExampleWorker {
             }
         }
         wrap(FetchItems.self)
+        wrap(ValidateForm.self)
         wrap(SubmitForm.self)
         wrap(Authenticate.self)
         wrap(VerifyTwoFactor.self)

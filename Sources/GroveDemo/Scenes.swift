@@ -60,13 +60,13 @@ struct Scene: Sendable {
         let host = MachineHost(PollingService.self, io: ExampleHandlers.inMemory(),
                                options: TransitionPrinter.options("poller"))
         host.start()
-        _ = try await host.sendAndWait(.start(interval: 0.2))
+        _ = try await host.sendAndWait(.startPolling(interval: 0.2))
         try await Task.sleep(for: .milliseconds(650))   // real time: about three ticks
-        _ = try await host.sendAndWait(.pause)
+        _ = try await host.sendAndWait(.pausePolling)
         try await Task.sleep(for: .milliseconds(400))   // paused: no ticks, no fetches
-        _ = try await host.sendAndWait(.resume)
+        _ = try await host.sendAndWait(.resumePolling)
         try await Task.sleep(for: .milliseconds(250))
-        _ = try await host.sendAndWait(.stop)
+        _ = try await host.sendAndWait(.stopPolling)
         await host.stop()
     }
 
@@ -81,7 +81,7 @@ struct Scene: Sendable {
     }
 
     static let login = Scene(name: "login", summary: "LoginFlow: the pure transducer to its terminal state") {
-        let host = MachineHost(LoginFlow.self, options: TransitionPrinter.options("login"))
+        let host = MachineHost(OakTransducer<LoginFlow>.self, options: TransitionPrinter.options("login"))
         let user = User(id: "u-ada", name: "Ada Lovelace", email: "ada@example.com")
         for event: LoginFlow.Event in [.startLogin, .updateEmail(user.email), .updatePassword("analytical"),
                                        .submitCredentials, .authenticationSucceeded(user), .loginComplete] {

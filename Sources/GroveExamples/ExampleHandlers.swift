@@ -41,7 +41,7 @@ public enum ExampleHandlers {
                 password: "compiler", twoFactorCode: "424242"),
     ]
 
-    /// Handlers for every example request: ``FetchItems``, ``SubmitForm``, ``Authenticate``,
+    /// Handlers for every example request: ``FetchItems``, ``ValidateForm``, ``SubmitForm``, ``Authenticate``,
     /// ``VerifyTwoFactor`` and ``FetchData``.
     ///
     /// ``SubmitForm`` fails with the code `rejected` for a form that breaks a validation rule.
@@ -62,6 +62,7 @@ public enum ExampleHandlers {
         let backend = Backend()
         var handlers = IOHandlers()
         handlers.register(FetchItems.self) { _ in items }
+        handlers.register(ValidateForm.self) { request in request.form.validationErrors }
         handlers.register(SubmitForm.self) { request in
             guard request.form.isValid else {
                 let broken = request.form.validationErrors.map(\.rawValue).joined(separator: ", ")

@@ -50,6 +50,17 @@ public struct FetchItems: IORequest, Hashable {
 
 // MARK: - Form
 
+/// Checks a ``UserForm``'s data against the service's rules; answers with the rules it breaks.
+public struct ValidateForm: IORequest, Hashable {
+    public typealias Response = [UserForm.ValidationError]
+
+    /// The data as the user last left it.
+    public var form: UserForm.FormData
+
+    /// - Parameter form: The data to check.
+    public init(form: UserForm.FormData) { self.form = form }
+}
+
 /// Sends a completed ``UserForm`` to the service that stores it.
 public struct SubmitForm: IORequest, Hashable {
     public typealias Response = Receipt

@@ -16,31 +16,31 @@ public import Grove
 /// ```swift
 /// let poller = MachineHost(PollingService.self, io: handlers)
 /// poller.start()
-/// try poller.send(.start(interval: 30))   // fetch now, then every 30 s
+/// try poller.send(.startPolling(interval: 30))   // fetch now, then every 30 s
 /// ```
 public enum PollingService: Machine {
     /// `interval` is in seconds, as the seed's `TimeInterval`. `failures` counts fetches that
     /// failed since polling started; polling goes on after a failure.
     public enum State: Codable, Sendable, Equatable, NonTerminal {
-        /// Not polling; `start` begins.
+        /// Not polling; `startPolling` begins.
         case idle
         /// A tick is armed; a fetch may be in flight. `lastUpdate` is the `updatedAt` of the
         /// last data received.
         case polling(interval: Double, lastUpdate: Timestamp?, failures: Int)
-        /// Nothing armed, nothing in flight; `resume` goes on where polling stopped.
+        /// Nothing armed, nothing in flight; `resumePolling` goes on where polling stopped.
         case paused(interval: Double, lastUpdate: Timestamp?, failures: Int)
     }
 
     /// Commands from the user, ticks from the timer and results from the fetch.
     public enum Event: Codable, Sendable, Equatable {
         /// Fetches now, then every `interval` seconds. Unhandled unless `interval` is positive.
-        case start(interval: Double)
+        case startPolling(interval: Double)
         /// Stops fetching but remembers the interval and the last update.
-        case pause
+        case pausePolling
         /// Fetches now and goes on at the remembered interval.
-        case resume
+        case resumePolling
         /// Back to `idle`, forgetting everything.
-        case stop
+        case stopPolling
         /// The timer fired: fetch, and arm the next tick.
         case tick
         /// A fetch succeeded.
@@ -58,7 +58,7 @@ public enum PollingService: Machine {
 
     public static func update(_ state: inout State, event: Event) -> Effect {
         switch (state, event) {
-        case (.idle, .start(let interval)):
+        case (.idle, .startPolling(let interval)):
             guard interval > 0, interval.isFinite else { return .unhandled }
             state = .polling(interval: interval, lastUpdate: nil, failures: 0)
             return poll(every: interval, since: nil)
@@ -74,15 +74,15 @@ public enum PollingService: Machine {
             state = .polling(interval: interval, lastUpdate: lastUpdate, failures: failures + 1)
             return .none
 
-        case (.polling(let interval, let lastUpdate, let failures), .pause):
+        case (.polling(let interval, let lastUpdate, let failures), .pausePolling):
             state = .paused(interval: interval, lastUpdate: lastUpdate, failures: failures)
             return cancelPolling
 
-        case (.paused(let interval, let lastUpdate, let failures), .resume):
+        case (.paused(let interval, let lastUpdate, let failures), .resumePolling):
             state = .polling(interval: interval, lastUpdate: lastUpdate, failures: failures)
             return poll(every: interval, since: lastUpdate)
 
-        case (.polling, .stop), (.paused, .stop):
+        case (.polling, .stopPolling), (.paused, .stopPolling):
             state = .idle
             return cancelPolling
 

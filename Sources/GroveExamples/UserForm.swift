@@ -1,27 +1,36 @@
 public import Grove
 
-/// A form with live validation, guarded submission and cancellation: the "Form Validation"
-/// pattern of Oak's *Common Patterns*, with the submission as a Codable ``SubmitForm`` request.
+/// A form with asynchronous validation, guarded submission and cancellation: the "Form
+/// Validation" pattern of Oak's *Common Patterns*, with validation and submission as Codable
+/// ``ValidateForm`` and ``SubmitForm`` requests that may run on another worker.
 ///
-/// One run of the machine is one form: it ends when the form was submitted (successfully or not:
-/// the result says which) or cancelled, as in the seed.
+/// As in the seed, each field update clears the errors and starts the validation effect under the
+/// id `"validate"`; a newer update replaces the validation in flight, so only the result for the
+/// latest data arrives as `validationComplete`. `validate` asks for a validation and waits for it
+/// in `validating` (the seed declared both but handled neither). One run of the machine is one
+/// form: it ends when the form was submitted (successfully or not: the result says which) or
+/// cancelled.
 ///
-/// Validation is pure and runs inside `update`, so the errors in `editing` always describe the
-/// data next to them. The seed ran it as an effect with id `"validate"` only because Oak had no
-/// other place for work; here that would add a round trip, possibly to another process, and a
-/// window in which the state shows errors for data the user has already changed.
+/// Differences from the seed, and why:
+/// - `submit` checks the rules itself (the seed's guard did too, with `data.isValid`). An invalid
+///   form is not ignored but shows its errors, and a validation still in flight is cancelled when
+///   the form is sent.
+/// - A validation service that cannot be reached does not leave the form without errors: the
+///   rules are applied locally and delivered as `validationComplete`.
 ///
 /// ```swift
 /// let form = MachineHost(UserForm.self, io: handlers)
 /// form.start()
-/// try form.send(.updateName("Ada"))
-/// try form.send(.submit)   // ignored until the form is valid; reveals its errors instead
+/// try form.send(.updateName("Ada"))   // validates {name: "Ada"} under the id "validate"
+/// try form.send(.submit)              // ignored until the form is valid; reveals its errors instead
 /// ```
 public enum UserForm: Machine {
     /// Where the form is. `submitted` and `cancelled` end the run.
     public enum State: Codable, Sendable, Equatable, Terminable {
         /// The user is filling in the form; `errors` are the rules the data breaks.
         case editing(FormData, errors: [ValidationError])
+        /// `validate` was asked for; waiting for the validation's verdict.
+        case validating(FormData)
         /// The valid form was sent; waiting for the service.
         case submitting(FormData)
         /// The service answered, or could not be reached.
@@ -33,7 +42,7 @@ public enum UserForm: Machine {
         public var isTerminal: Bool {
             switch self {
             case .submitted, .cancelled: true
-            case .editing, .submitting: false
+            case .editing, .validating, .submitting: false
             }
         }
     }
@@ -46,10 +55,13 @@ public enum UserForm: Machine {
         case updateEmail(String)
         /// The user typed a phone number.
         case updatePhone(String)
-        /// Shows the errors of the current data, e.g. before the user touched any field.
+        /// Validates the current data and waits for the verdict, e.g. before the user touched any
+        /// field.
         case validate
         /// Sends the form when it is valid; otherwise shows its errors.
         case submit
+        /// The validation of the latest data finished with these errors.
+        case validationComplete([ValidationError])
         /// The submission finished.
         case submissionComplete(SubmissionResult)
         /// Abandons the form, cancelling a submission in flight.
@@ -128,6 +140,8 @@ public enum UserForm: Machine {
         case failed(message: String)
     }
 
+    /// The id of the validation in flight: a newer one replaces it.
+    public static let validateID: EffectID = "validate"
     /// The id of the submission in flight.
     public static let submitID: EffectID = "submit"
 
@@ -135,23 +149,27 @@ public enum UserForm: Machine {
 
     public static func update(_ state: inout State, event: Event) -> Effect {
         switch (state, event) {
-        case (.editing(var data, _), .updateName(let name)):
+        case (.editing(var data, _), .updateName(let name)), (.validating(var data), .updateName(let name)):
             data.name = name
-            state = .editing(data, errors: data.validationErrors)
-            return .none
+            state = .editing(data, errors: [])
+            return validate(data)
 
-        case (.editing(var data, _), .updateEmail(let email)):
+        case (.editing(var data, _), .updateEmail(let email)), (.validating(var data), .updateEmail(let email)):
             data.email = email
-            state = .editing(data, errors: data.validationErrors)
-            return .none
+            state = .editing(data, errors: [])
+            return validate(data)
 
-        case (.editing(var data, _), .updatePhone(let phone)):
+        case (.editing(var data, _), .updatePhone(let phone)), (.validating(var data), .updatePhone(let phone)):
             data.phone = phone
-            state = .editing(data, errors: data.validationErrors)
-            return .none
+            state = .editing(data, errors: [])
+            return validate(data)
 
         case (.editing(let data, _), .validate):
-            state = .editing(data, errors: data.validationErrors)
+            state = .validating(data)
+            return validate(data)
+
+        case (.editing(let data, _), .validationComplete(let errors)), (.validating(let data), .validationComplete(let errors)):
+            state = .editing(data, errors: errors)
             return .none
 
         case (.editing(let data, _), .submit):
@@ -161,18 +179,29 @@ public enum UserForm: Machine {
                 return .none
             }
             state = .submitting(data)
-            return submit(data)
+            return .merge([.cancel(validateID), submit(data)])
 
         case (.submitting, .submissionComplete(let result)):
             state = .submitted(result: result)
             return .none
 
-        case (.editing, .cancel), (.submitting, .cancel):
+        case (.editing, .cancel), (.validating, .cancel), (.submitting, .cancel):
             state = .cancelled
-            return .cancel(submitID)
+            return .merge([.cancel(validateID), .cancel(submitID)])
 
         default:
             return .unhandled
+        }
+    }
+
+    /// Validates `data` under ``validateID``, replacing a validation in flight. When the service
+    /// cannot answer, the rules are applied here.
+    static func validate(_ data: FormData) -> Effect {
+        .io(id: validateID, ValidateForm(form: data)) { result in
+            switch result {
+            case .success(let errors): .validationComplete(errors)
+            case .failure: .validationComplete(data.validationErrors)
+            }
         }
     }
 

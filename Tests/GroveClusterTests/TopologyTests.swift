@@ -201,7 +201,7 @@ struct TopologyTests {
                 { "name": "poller", "type": "PollingService", "worker": "remote", "keyed": true }
               ],
               "routes": [
-                { "from": "auth", "to": "poller/p1", "event": { "start": { "interval": 5 } } },
+                { "from": "auth", "to": "poller/p1", "event": { "startPolling": { "interval": 5 } } },
                 { "from": "auth", "when": "signedOut", "to": "poller/p1" }
               ]
             }
@@ -210,7 +210,7 @@ struct TopologyTests {
         #expect(topology.workers[1] == Topology.WorkerGroup(
             name: "remote", count: 1, executable: "my-worker", arguments: ["--flag"], external: true
         ))
-        #expect(topology.routes[0].event == .object(["start": .object(["interval": .number(5)])]))
+        #expect(topology.routes[0].event == .object(["startPolling": .object(["interval": .number(5)])]))
         #expect(topology.routes[0].when == nil)
         #expect(topology.routes[1].event == nil)
     }

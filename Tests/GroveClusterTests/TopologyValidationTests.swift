@@ -64,7 +64,7 @@ struct TopologyValidationTests {
                 { "request": "Authenticate", "worker": "nowhere" }
               ],
               "routes": [
-                { "from": "auth", "when": "signedIn", "to": "poller", "event": "start" },
+                { "from": "auth", "when": "signedIn", "to": "poller", "event": "startPolling" },
                 { "from": "ghost", "to": "loader/x" }
               ],
               "heartbeat": { "intervalMs": 500, "timeoutMs": 400 },

@@ -19,7 +19,7 @@ extension EndToEnd {
         @Test func thePollerKeepsTickingAndPauseStopsIt() async throws {
             try await withCluster(Self.topology(ioDelayMs: 0)) { cluster in
                 let watcher = try await cluster.watch(["state:poller/", "effect:poller/"])
-                let started = try await cluster.send("poller/a", #"{"start":{"interval":0.1}}"#)
+                let started = try await cluster.send("poller/a", #"{"startPolling":{"interval":0.1}}"#)
                 #expect(started["polling"]?["interval"] == json("0.1"))
 
                 // Each tick fetches on the io worker and the data comes back into the state.
@@ -31,13 +31,13 @@ extension EndToEnd {
                     Set(watcher.states(of: "poller/a").compactMap { $0["polling"]?["lastUpdate"] }).count >= 3
                 }
 
-                let paused = try await cluster.send("poller/a", "pause")
+                let paused = try await cluster.send("poller/a", "pausePolling")
                 #expect(paused.caseName == "paused")
                 let mark = try await cluster.mark(watcher)
 
                 // Another poller on the same workers ticks three times: poller/a, had it still
                 // been armed, would have ticked too.
-                try await cluster.send("poller/b", #"{"start":{"interval":0.1}}"#)
+                try await cluster.send("poller/b", #"{"startPolling":{"interval":0.1}}"#)
                 try await waitUntil("poller/b to complete three fetches after the mark") {
                     watcher.events(after: mark).filter { $0.isEffect("poller/b", "completed") }.count >= 3
                 }
@@ -46,13 +46,13 @@ extension EndToEnd {
                 #expect(try await cluster.state("poller/a") == paused)
 
                 // Resume goes on polling; stop ends it.
-                #expect(try await cluster.send("poller/a", "resume").caseName == "polling")
+                #expect(try await cluster.send("poller/a", "resumePolling").caseName == "polling")
                 let resumed = try await cluster.mark(watcher)
                 try await waitUntil("poller/a to fetch again after resume") {
                     watcher.events(after: resumed).contains { $0.isEffect("poller/a", "completed") }
                 }
-                #expect(try await cluster.send("poller/a", "stop") == idle)
-                #expect(try await cluster.send("poller/b", "stop") == idle)
+                #expect(try await cluster.send("poller/a", "stopPolling") == idle)
+                #expect(try await cluster.send("poller/b", "stopPolling") == idle)
             }
         }
 
@@ -60,16 +60,16 @@ extension EndToEnd {
             // Every fetch takes 1.5 s; the interval is far longer, so only the first fetch runs.
             try await withCluster(Self.topology(ioDelayMs: 1500)) { cluster in
                 let watcher = try await cluster.watch(["state:poller/", "effect:poller/"])
-                try await cluster.send("poller/p", #"{"start":{"interval":30}}"#)
+                try await cluster.send("poller/p", #"{"startPolling":{"interval":30}}"#)
                 try await watcher.waitFor("the first fetch to start") { $0.isEffect("poller/p", "started", id: "poll-fetch") }
 
-                #expect(try await cluster.send("poller/p", "pause").caseName == "paused")
+                #expect(try await cluster.send("poller/p", "pausePolling").caseName == "paused")
                 try await watcher.waitFor("the fetch to be cancelled by pause") { $0.isEffect("poller/p", "cancelled", id: "poll-fetch") }
                 try await cluster.waitForLog("io request cancelled", "machine=poller/p")
 
                 // Resume fetches afresh; that fetch started after the cancelled one, so once it
                 // delivers, the cancelled one's result would have arrived too.
-                #expect(try await cluster.send("poller/p", "resume").caseName == "polling")
+                #expect(try await cluster.send("poller/p", "resumePolling").caseName == "polling")
                 let delivered = try await watcher.waitFor("the resumed fetch to deliver") { event in
                     event.topic == "state:poller/p" && event.state?["polling"]?["lastUpdate"] != nil
                 }
@@ -78,15 +78,15 @@ extension EndToEnd {
                 #expect(effects == ["started", "cancelled", "started", "completed"], "\(effects)")
 
                 // Stop while a fetch is in flight cancels it as well.
-                try await cluster.send("poller/q", #"{"start":{"interval":30}}"#)
+                try await cluster.send("poller/q", #"{"startPolling":{"interval":30}}"#)
                 try await watcher.waitFor("poller/q's fetch to start") { $0.isEffect("poller/q", "started", id: "poll-fetch") }
-                #expect(try await cluster.send("poller/q", "stop") == idle)
+                #expect(try await cluster.send("poller/q", "stopPolling") == idle)
                 try await watcher.waitFor("poller/q's fetch to be cancelled by stop") { $0.isEffect("poller/q", "cancelled", id: "poll-fetch") }
                 try await cluster.waitForLog("io request cancelled", "machine=poller/q")
 
                 // poller/p's resumed polling is still armed; a fetch started on poller/r after
                 // the stop outlasts poller/q's cancelled one.
-                try await cluster.send("poller/r", #"{"start":{"interval":30}}"#)
+                try await cluster.send("poller/r", #"{"startPolling":{"interval":30}}"#)
                 try await watcher.waitFor("poller/r's fetch to deliver") { $0.isEffect("poller/r", "completed") }
                 #expect(watcher.effects(of: "poller/q", "completed").isEmpty)
                 #expect(try await cluster.state("poller/q") == idle)

@@ -17,7 +17,7 @@ struct PollingServiceTests {
     @Test("start fetches at once and arms the first tick")
     func startPolls() {
         var state = PollingService.initialState
-        let effect = PollingService.update(&state, event: .start(interval: 5))
+        let effect = PollingService.update(&state, event: .startPolling(interval: 5))
         #expect(state == .polling(interval: 5, lastUpdate: nil, failures: 0))
         #expect(effect.shape.flattened == [
             .timer(id: PollingService.tickID, delay: .seconds(5), event: .tick),
@@ -28,7 +28,7 @@ struct PollingServiceTests {
     @Test("start needs a positive, finite interval", arguments: [0, -1, Double.infinity, Double.nan])
     func startRejectsBadIntervals(interval: Double) {
         var state = PollingService.initialState
-        #expect(PollingService.update(&state, event: .start(interval: interval)).isUnhandled)
+        #expect(PollingService.update(&state, event: .startPolling(interval: interval)).isUnhandled)
         #expect(state == .idle)
     }
 
@@ -59,29 +59,29 @@ struct PollingServiceTests {
             .cancel(PollingService.tickID), .cancel(PollingService.fetchID),
         ]
         var state = PollingService.State.polling(interval: 5, lastUpdate: data(1).updatedAt, failures: 1)
-        #expect(PollingService.update(&state, event: .pause).shape.flattened == cancelBoth)
+        #expect(PollingService.update(&state, event: .pausePolling).shape.flattened == cancelBoth)
         #expect(state == .paused(interval: 5, lastUpdate: data(1).updatedAt, failures: 1))
 
-        #expect(PollingService.update(&state, event: .resume).shape.flattened == [
+        #expect(PollingService.update(&state, event: .resumePolling).shape.flattened == [
             .timer(id: PollingService.tickID, delay: .seconds(5), event: .tick),
             .io(id: PollingService.fetchID, FetchData(since: data(1).updatedAt)),
         ])
         #expect(state == .polling(interval: 5, lastUpdate: data(1).updatedAt, failures: 1))
 
-        #expect(PollingService.update(&state, event: .stop).shape.flattened == cancelBoth)
+        #expect(PollingService.update(&state, event: .stopPolling).shape.flattened == cancelBoth)
         #expect(state == .idle)
 
         state = .paused(interval: 5, lastUpdate: nil, failures: 0)
-        #expect(PollingService.update(&state, event: .stop).shape.flattened == cancelBoth)
+        #expect(PollingService.update(&state, event: .stopPolling).shape.flattened == cancelBoth)
         #expect(state == .idle)
     }
 
     @Test("events out of place are unhandled and change nothing", arguments: [
         (PollingService.State.idle, PollingService.Event.tick),
-        (.idle, .pause),
-        (.idle, .stop),
-        (.polling(interval: 5, lastUpdate: nil, failures: 0), .start(interval: 1)),
-        (.polling(interval: 5, lastUpdate: nil, failures: 0), .resume),
+        (.idle, .pausePolling),
+        (.idle, .stopPolling),
+        (.polling(interval: 5, lastUpdate: nil, failures: 0), .startPolling(interval: 1)),
+        (.polling(interval: 5, lastUpdate: nil, failures: 0), .resumePolling),
         (.paused(interval: 5, lastUpdate: nil, failures: 0), .tick),
         (.paused(interval: 5, lastUpdate: nil, failures: 0),
          .dataUpdated(PolledData(sequence: 1, updatedAt: Timestamp(sinceEpoch: .zero), body: ""))),
@@ -96,7 +96,7 @@ struct PollingServiceTests {
     func codableRoundTrip() throws {
         let states: [PollingService.State] = [.idle, .polling(interval: 2.5, lastUpdate: t0, failures: 1),
                                               .paused(interval: 60, lastUpdate: nil, failures: 0)]
-        let events: [PollingService.Event] = [.start(interval: 0.25), .pause, .resume, .stop, .tick,
+        let events: [PollingService.Event] = [.startPolling(interval: 0.25), .pausePolling, .resumePolling, .stopPolling, .tick,
                                               .dataUpdated(data(7)), .fetchFailed(message: "m")]
         #expect(try roundTrip(states) == states)
         #expect(try roundTrip(events) == events)
@@ -109,7 +109,7 @@ struct PollingServiceTests {
         let fetches = PendingCalls<FetchData>()
         let store = TestStore(PollingService.self, io: handlers(fetches))
 
-        await store.send(.start(interval: 5)) { $0 = .polling(interval: 5, lastUpdate: nil, failures: 0) }
+        await store.send(.startPolling(interval: 5)) { $0 = .polling(interval: 5, lastUpdate: nil, failures: 0) }
         let first = try #require(await fetches.next())
         #expect(first.request == FetchData(since: nil))
         await first.succeed(data(1))
@@ -145,7 +145,7 @@ struct PollingServiceTests {
             $0 = .polling(interval: 5, lastUpdate: self.data(4).updatedAt, failures: 1)
         }
 
-        await store.send(.stop) { $0 = .idle }
+        await store.send(.stopPolling) { $0 = .idle }
         #expect(store.clock.pendingTimerCount == 0)
         await store.advance(by: .seconds(60))
         #expect(fetches.count == 4)
@@ -157,9 +157,9 @@ struct PollingServiceTests {
         let fetches = PendingCalls<FetchData>()
         let store = TestStore(PollingService.self, io: handlers(fetches))
 
-        await store.send(.start(interval: 10)) { $0 = .polling(interval: 10, lastUpdate: nil, failures: 0) }
+        await store.send(.startPolling(interval: 10)) { $0 = .polling(interval: 10, lastUpdate: nil, failures: 0) }
         let inFlight = try #require(await fetches.next())
-        await store.send(.pause) { $0 = .paused(interval: 10, lastUpdate: nil, failures: 0) }
+        await store.send(.pausePolling) { $0 = .paused(interval: 10, lastUpdate: nil, failures: 0) }
         #expect(await inFlight.cancellation(), "pause must cancel the fetch in flight")
         #expect(store.clock.pendingTimerCount == 0, "pause must cancel the next tick")
         #expect(await store.host.inFlightEffects.isEmpty)
@@ -168,7 +168,7 @@ struct PollingServiceTests {
         await store.advance(by: .seconds(60))
         #expect(fetches.count == 1, "nothing is fetched while paused")
 
-        await store.send(.resume) { $0 = .polling(interval: 10, lastUpdate: nil, failures: 0) }
+        await store.send(.resumePolling) { $0 = .polling(interval: 10, lastUpdate: nil, failures: 0) }
         let resumed = try #require(await fetches.next())
         await resumed.succeed(data(2))
         await store.receive(.dataUpdated(data(2))) {
@@ -178,7 +178,7 @@ struct PollingServiceTests {
         await store.receive(.tick)
         let ticked = try #require(await fetches.next())
 
-        await store.send(.stop) { $0 = .idle }
+        await store.send(.stopPolling) { $0 = .idle }
         #expect(await ticked.cancellation(), "stop must cancel the fetch in flight")
         await ticked.succeed(data(3))
         await store.finish()
@@ -189,7 +189,7 @@ struct PollingServiceTests {
         let fetches = PendingCalls<FetchData>()
         let store = TestStore(PollingService.self, io: handlers(fetches))
 
-        await store.send(.start(interval: 1)) { $0 = .polling(interval: 1, lastUpdate: nil, failures: 0) }
+        await store.send(.startPolling(interval: 1)) { $0 = .polling(interval: 1, lastUpdate: nil, failures: 0) }
         let slow = try #require(await fetches.next())
         await store.advance(by: .seconds(1))
         await store.receive(.tick)
@@ -201,7 +201,7 @@ struct PollingServiceTests {
         await store.receive(.dataUpdated(data(2))) {
             $0 = .polling(interval: 1, lastUpdate: self.data(2).updatedAt, failures: 0)
         }
-        await store.send(.pause) { $0 = .paused(interval: 1, lastUpdate: self.data(2).updatedAt, failures: 0) }
+        await store.send(.pausePolling) { $0 = .paused(interval: 1, lastUpdate: self.data(2).updatedAt, failures: 0) }
         await store.finish()
     }
 
@@ -210,7 +210,7 @@ struct PollingServiceTests {
         let clock = TestClock(now: t0)
         let store = TestStore(PollingService.self, io: ExampleHandlers.inMemory(now: { clock.now() }), clock: clock)
 
-        await store.send(.start(interval: 30)) { $0 = .polling(interval: 30, lastUpdate: nil, failures: 0) }
+        await store.send(.startPolling(interval: 30)) { $0 = .polling(interval: 30, lastUpdate: nil, failures: 0) }
         await store.receive(.dataUpdated(PolledData(sequence: 1, updatedAt: t0, body: "update 1"))) {
             $0 = .polling(interval: 30, lastUpdate: self.t0, failures: 0)
         }
@@ -219,7 +219,7 @@ struct PollingServiceTests {
         await store.receive(.dataUpdated(PolledData(sequence: 2, updatedAt: t0 + .seconds(30), body: "update 2"))) {
             $0 = .polling(interval: 30, lastUpdate: self.t0 + .seconds(30), failures: 0)
         }
-        await store.send(.stop) { $0 = .idle }
+        await store.send(.stopPolling) { $0 = .idle }
         await store.finish()
     }
 
@@ -229,7 +229,7 @@ struct PollingServiceTests {
         let fetches = PendingCalls<FetchData>()
         let host = MachineHost(PollingService.self, io: handlers(fetches), clock: clock)
         host.start()
-        _ = try await host.sendAndWait(.start(interval: 30))
+        _ = try await host.sendAndWait(.startPolling(interval: 30))
         let fetch = try #require(await fetches.next())
         let snapshot = try roundTrip(await host.snapshot())
         await host.stop()

@@ -11,22 +11,39 @@ struct UserFormTests {
 
     // MARK: Pure transitions
 
-    @Test("each field update stores the value and shows the rules the whole form breaks")
+    @Test("each field update stores the value, clears the errors and validates the data under \"validate\"")
     func updatesValidate() {
         var state = UserForm.initialState
-        #expect(UserForm.update(&state, event: .updateName("Ada")).isNone)
+        #expect(UserForm.update(&state, event: .updateName("Ada")).shape.flattened
+                == [.io(id: "validate", ValidateForm(form: FormData(name: "Ada")))])
+        #expect(state == .editing(FormData(name: "Ada"), errors: []))
+
+        #expect(UserForm.update(&state, event: .validationComplete([.invalidEmail, .invalidPhone])).isNone)
         #expect(state == .editing(FormData(name: "Ada"), errors: [.invalidEmail, .invalidPhone]))
 
-        #expect(UserForm.update(&state, event: .updateEmail("ada@example")).isNone)
-        #expect(state == .editing(FormData(name: "Ada", email: "ada@example"), errors: [.invalidEmail, .invalidPhone]))
+        let typed = FormData(name: "Ada", email: "ada@example")
+        #expect(UserForm.update(&state, event: .updateEmail("ada@example")).shape.flattened
+                == [.io(id: "validate", ValidateForm(form: typed))])
+        #expect(state == .editing(typed, errors: []))
 
-        #expect(UserForm.update(&state, event: .updateEmail("ada@example.com")).isNone)
-        #expect(UserForm.update(&state, event: .updatePhone("020 7946 0958")).isNone)
-        #expect(state == .editing(FormData(name: "Ada", email: "ada@example.com", phone: "020 7946 0958"), errors: []))
+        #expect(UserForm.update(&state, event: .updatePhone("1234567")).shape.flattened
+                == [.io(id: "validate", ValidateForm(form: FormData(name: "Ada", email: "ada@example", phone: "1234567")))])
+    }
 
-        #expect(UserForm.update(&state, event: .updateName("   ")).isNone)
-        #expect(state == .editing(FormData(name: "   ", email: "ada@example.com", phone: "020 7946 0958"),
-                                  errors: [.nameRequired]))
+    @Test("validate waits in validating; the verdict, or a newer update, returns to editing")
+    func validateWaits() {
+        var state = UserForm.State.editing(valid, errors: [.invalidEmail])
+        #expect(UserForm.update(&state, event: .validate).shape.flattened == [.io(id: "validate", ValidateForm(form: valid))])
+        #expect(state == .validating(valid))
+        #expect(!state.isTerminal)
+        #expect(UserForm.update(&state, event: .submit).isUnhandled)
+        #expect(UserForm.update(&state, event: .validationComplete([])).isNone)
+        #expect(state == .editing(valid, errors: []))
+
+        state = .validating(valid)
+        #expect(UserForm.update(&state, event: .updateName("Grace")).shape.flattened
+                == [.io(id: "validate", ValidateForm(form: FormData(name: "Grace", email: valid.email, phone: valid.phone)))])
+        #expect(state == .editing(FormData(name: "Grace", email: valid.email, phone: valid.phone), errors: []))
     }
 
     @Test("email rules", arguments: [
@@ -55,22 +72,22 @@ struct UserFormTests {
         #expect(state == .editing(FormData(), errors: [.nameRequired, .invalidEmail, .invalidPhone]))
     }
 
-    @Test("submitting a valid form sends it under the id \"submit\"")
+    @Test("submitting a valid form cancels the validation in flight and sends it under the id \"submit\"")
     func submitValid() {
         var state = UserForm.State.editing(valid, errors: [])
         let effect = UserForm.update(&state, event: .submit)
         #expect(state == .submitting(valid))
-        #expect(effect.shape.flattened == [.io(id: "submit", SubmitForm(form: valid))])
+        #expect(effect.shape.flattened == [.cancel(UserForm.validateID), .io(id: "submit", SubmitForm(form: valid))])
     }
 
-    @Test("cancel ends the form and cancels a submission in flight")
+    @Test("cancel ends the form and cancels a validation or submission in flight")
     func cancelIsTerminal() {
-        for start in [UserForm.State.editing(valid, errors: []), .submitting(valid)] {
+        for start in [UserForm.State.editing(valid, errors: []), .validating(valid), .submitting(valid)] {
             var state = start
             let effect = UserForm.update(&state, event: .cancel)
             #expect(state == .cancelled)
             #expect(state.isTerminal)
-            #expect(effect.shape.flattened == [.cancel(UserForm.submitID)])
+            #expect(effect.shape.flattened == [.cancel(UserForm.validateID), .cancel(UserForm.submitID)])
         }
     }
 
@@ -96,14 +113,19 @@ struct UserFormTests {
         state = .editing(valid, errors: [])
         #expect(UserForm.update(&state, event: .submissionComplete(.accepted(confirmation: "x"))).isUnhandled)
         #expect(state == .editing(valid, errors: []))
+
+        state = .submitting(valid)
+        #expect(UserForm.update(&state, event: .validationComplete([])).isUnhandled)
+        #expect(UserForm.update(&state, event: .validate).isUnhandled)
+        #expect(state == .submitting(valid))
     }
 
     @Test("states and events survive a JSON round trip")
     func codableRoundTrip() throws {
-        let states: [UserForm.State] = [.editing(valid, errors: [.invalidEmail]), .submitting(valid),
+        let states: [UserForm.State] = [.editing(valid, errors: [.invalidEmail]), .validating(valid), .submitting(valid),
                                         .submitted(result: .accepted(confirmation: "F-1")), .cancelled]
         let events: [UserForm.Event] = [.updateName("a"), .updateEmail("b"), .updatePhone("c"), .validate, .submit,
-                                        .submissionComplete(.failed(message: "m")), .cancel]
+                                        .validationComplete([.nameRequired]), .submissionComplete(.failed(message: "m")), .cancel]
         #expect(try roundTrip(states) == states)
         #expect(try roundTrip(events) == events)
     }
@@ -114,22 +136,65 @@ struct UserFormTests {
     func fillAndSubmit() async {
         let store = TestStore(UserForm.self, io: ExampleHandlers.inMemory())
         await store.send(.submit) { $0 = .editing(FormData(), errors: [.nameRequired, .invalidEmail, .invalidPhone]) }
-        await store.send(.updateName(valid.name)) {
+        await store.send(.updateName(valid.name)) { $0 = .editing(FormData(name: self.valid.name), errors: []) }
+        await store.receive(.validationComplete([.invalidEmail, .invalidPhone])) {
             $0 = .editing(FormData(name: self.valid.name), errors: [.invalidEmail, .invalidPhone])
         }
-        await store.send(.updateEmail("ada.example.com")) {
-            $0 = .editing(FormData(name: self.valid.name, email: "ada.example.com"),
-                          errors: [.invalidEmail, .invalidPhone])
+        let typo = FormData(name: valid.name, email: "ada.example.com")
+        await store.send(.updateEmail("ada.example.com")) { $0 = .editing(typo, errors: []) }
+        await store.receive(.validationComplete([.invalidEmail, .invalidPhone])) {
+            $0 = .editing(typo, errors: [.invalidEmail, .invalidPhone])
         }
-        await store.send(.updateEmail(valid.email)) {
-            $0 = .editing(FormData(name: self.valid.name, email: self.valid.email), errors: [.invalidPhone])
-        }
+        let fixed = FormData(name: valid.name, email: valid.email)
+        await store.send(.updateEmail(valid.email)) { $0 = .editing(fixed, errors: []) }
+        await store.receive(.validationComplete([.invalidPhone])) { $0 = .editing(fixed, errors: [.invalidPhone]) }
         await store.send(.updatePhone(valid.phone)) { $0 = .editing(self.valid, errors: []) }
+        await store.receive(.validationComplete([]))
+        await store.send(.validate) { $0 = .validating(self.valid) }
+        await store.receive(.validationComplete([])) { $0 = .editing(self.valid, errors: []) }
         await store.send(.submit) { $0 = .submitting(self.valid) }
         await store.receive(.submissionComplete(.accepted(confirmation: "FORM-1"))) {
             $0 = .submitted(result: .accepted(confirmation: "FORM-1"))
         }
         #expect(await store.host.hasEnded)
+        await store.finish()
+    }
+
+    @Test("a newer update replaces the validation in flight: only the latest data's verdict arrives")
+    func newerValidationReplacesOlder() async throws {
+        let validations = PendingCalls<ValidateForm>()
+        var io = IOHandlers()
+        io.register(ValidateForm.self) { try await validations.handle($0) }
+        let store = TestStore(UserForm.self, io: io)
+        await store.send(.updateName("A")) { $0 = .editing(FormData(name: "A"), errors: []) }
+        let first = try #require(await validations.next())
+        #expect(first.request.form == FormData(name: "A"))
+        await store.send(.updateName("Ada")) { $0 = .editing(FormData(name: "Ada"), errors: []) }
+        #expect(await first.cancellation(), "the newer update must cancel the older validation")
+        let second = try #require(await validations.next())
+        #expect(second.request.form == FormData(name: "Ada"))
+        await first.succeed([.nameRequired])   // too late: never delivered
+        await second.succeed([.invalidEmail, .invalidPhone])
+        await store.receive(.validationComplete([.invalidEmail, .invalidPhone])) {
+            $0 = .editing(FormData(name: "Ada"), errors: [.invalidEmail, .invalidPhone])
+        }
+        await store.send(.cancel) { $0 = .cancelled }
+        await store.finish()
+    }
+
+    @Test("a validation service that cannot answer leaves the rules applied locally")
+    func validationFallsBackToLocalRules() async throws {
+        let validations = PendingCalls<ValidateForm>()
+        var io = IOHandlers()
+        io.register(ValidateForm.self) { try await validations.handle($0) }
+        let store = TestStore(UserForm.self, io: io)
+        await store.send(.validate) { $0 = .validating(FormData()) }
+        let call = try #require(await validations.next())
+        await call.fail(IOFailure(.workerLost, "the validation service went away"))
+        await store.receive(.validationComplete([.nameRequired, .invalidEmail, .invalidPhone])) {
+            $0 = .editing(FormData(), errors: [.nameRequired, .invalidEmail, .invalidPhone])
+        }
+        await store.send(.cancel) { $0 = .cancelled }
         await store.finish()
     }
 

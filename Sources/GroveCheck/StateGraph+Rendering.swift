@@ -1,0 +1,76 @@
+extension StateGraph {
+    /// The graph as a Mermaid state diagram: one node per state case, one arrow per pair of cases
+    /// labelled with the events that take it, `[*]` before the initial case and after terminal ones.
+    ///
+    /// ```swift
+    /// print(StateGraph.explore(LoginFlow.self).mermaid)
+    /// ```
+    public var mermaid: String {
+        var lines = ["stateDiagram-v2", "    [*] --> \(initial)"]
+        for (from, to, events) in arrows {
+            lines.append("    \(from) --> \(to): \(events.joined(separator: ", "))")
+        }
+        for node in terminal { lines.append("    \(node) --> [*]") }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The graph in Graphviz DOT: terminal cases drawn as double circles, the initial one bold.
+    public var dot: String {
+        var lines = ["digraph \(quoted(machine)) {", "    rankdir=LR;", "    node [shape=box, style=rounded];"]
+        lines.append("    \(quoted(initial)) [penwidth=2];")
+        for node in terminal { lines.append("    \(quoted(node)) [shape=doublecircle];") }
+        for (from, to, events) in arrows {
+            lines.append("    \(quoted(from)) -> \(quoted(to)) [label=\(quoted(events.joined(separator: "\\n")))];")
+        }
+        lines.append("}")
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The findings for people: one line per finding, then a verdict.
+    public var report: String {
+        var lines = ["\(machine): \(exploredStates) states explored, \(reachable.count) state cases reached, "
+            + "\(edges.count) transitions" + (maxDepth.map { ", to \($0) events deep" } ?? "") + (truncated ? " (stopped at the limit: findings are partial)" : "")]
+        func section(_ title: String, _ items: [String], count: Int? = nil) {
+            guard !items.isEmpty else { return }
+            lines.append("\(title) (\(count ?? items.count)):")
+            lines += items.map { "  \($0)" }
+        }
+        /// One line per state case: `idle: reload, retry`.
+        func byState(_ pairs: [Pair]) -> [String] {
+            var order: [String] = []
+            var events: [String: [String]] = [:]
+            for pair in pairs {
+                if events[pair.state] == nil { order.append(pair.state) }
+                events[pair.state, default: []].append(pair.event)
+            }
+            return order.map { "\($0): \(events[$0, default: []].joined(separator: ", "))" }
+        }
+        section("unhandled pairs", byState(unhandled), count: unhandled.count)
+        section("nondeterministic", nondeterministic.map { "\($0.state) + \($0.event)   e.g. \($0.example)" })
+        section("unreachable states", unreachable)
+        section("unreachable terminal states", unreachableTerminal)
+        section("ignored pairs (handled without a change or an effect)", byState(ignored), count: ignored.count)
+        if terminal.isEmpty { lines.append("no terminal state is reachable: runs never end on their own") }
+        lines.append(isClean ? "clean" : "not clean")
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Edges grouped by (from, to), in the order first taken, with their events.
+    private var arrows: [(from: String, to: String, events: [String])] {
+        var order: [String] = []
+        var grouped: [String: (from: String, to: String, events: [String])] = [:]
+        for edge in edges {
+            let key = "\(edge.from)\u{0}\(edge.to)"
+            if grouped[key] == nil {
+                order.append(key)
+                grouped[key] = (edge.from, edge.to, [])
+            }
+            if grouped[key]?.events.contains(edge.event) == false { grouped[key]?.events.append(edge.event) }
+        }
+        return order.compactMap { grouped[$0] }
+    }
+
+    private func quoted(_ text: String) -> String {
+        "\"" + text.map { $0 == "\"" ? "\\\"" : String($0) }.joined() + "\""
+    }
+}

@@ -1,0 +1,38 @@
+public import GroveCheck
+public import Testing
+
+/// Explores `subject`'s reachable states (``StateGraph/explore(_:limit:)``) and records an issue
+/// for every finding: each unhandled pair (unless `allowUnhandled`), each nondeterministic pair,
+/// each declared state never reached, and a walk stopped at `limit`.
+///
+/// ```swift
+/// @Test func loginFlowIsComplete() {
+///     let graph = expectCompleteStateGraph(LoginFlow.self)
+///     #expect(graph.terminal == ["completed"])
+/// }
+/// ```
+/// - Parameters:
+///   - subject: The type that names the samples.
+///   - allowUnhandled: `true` for machines that return `.unhandled` on purpose.
+///   - limit: The most concrete states to visit.
+/// - Returns: The graph, for further expectations.
+@discardableResult
+public func expectCompleteStateGraph<C: Checkable>(
+    _ subject: C.Type,
+    allowUnhandled: Bool = false,
+    limit: Int = 10_000,
+    sourceLocation: SourceLocation = #_sourceLocation
+) -> StateGraph {
+    let graph = StateGraph.explore(subject, limit: limit)
+    func record(_ message: String) { Issue.record(Comment(rawValue: "\(graph.machine): \(message)"), sourceLocation: sourceLocation) }
+    if !allowUnhandled {
+        for pair in graph.unhandled { record("\(pair.state) + \(pair.event) is unhandled, e.g. \(pair.example)") }
+    }
+    for pair in graph.nondeterministic {
+        record("\(pair.state) + \(pair.event) gave different results when run twice, e.g. \(pair.example)")
+    }
+    for state in graph.unreachable { record("the declared state \(state) is unreachable from \(graph.initial)") }
+    for state in graph.unreachableTerminal { record("the terminal state \(state) cannot be reached: no run ends there") }
+    if graph.truncated { record("the walk stopped after \(limit) states; raise the limit or set maxDepth") }
+    return graph
+}

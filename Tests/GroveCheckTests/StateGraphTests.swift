@@ -1,0 +1,133 @@
+import Grove
+import GroveCheck
+import GroveExamples
+import GroveTesting
+import Synchronization
+import Testing
+
+/// A turnstile with the faults the checker must find: `push` is unhandled while locked,
+/// `broken` is declared but unreachable, `kick` answers differently each time it is run.
+private enum FaultyTurnstile: Machine, Checkable {
+    typealias Checked = FaultyTurnstile
+
+    enum State: Sendable, CaseIterable, NonTerminal {
+        case locked, unlocked, broken
+    }
+
+    enum Event: Sendable, CaseIterable {
+        case coin, push, kick
+    }
+
+    static let kicks = Atomic<Int>(0)
+
+    static var initialState: State { .locked }
+
+    static func update(_ state: inout State, event: Event) -> Effect {
+        switch (state, event) {
+        case (.locked, .coin):
+            state = .unlocked
+        case (.unlocked, .push):
+            state = .locked
+        case (.unlocked, .coin):
+            break
+        case (.locked, .push), (.broken, .coin), (.broken, .push), (.broken, .kick):
+            return .unhandled
+        case (.locked, .kick), (.unlocked, .kick):
+            // Depends on something outside the state: not a function of (state, event).
+            let kicks = kicks.add(1, ordering: .relaxed).newValue
+            state = kicks.isMultiple(of: 2) ? .locked : .unlocked
+        }
+        return .none
+    }
+}
+
+@Suite("StateGraph")
+struct StateGraphTests {
+    @Test("a deliberately faulty machine: unhandled, unreachable and nondeterministic pairs are named")
+    func faultyMachineIsCaught() {
+        let graph = StateGraph.explore(FaultyTurnstile.self)
+        #expect(graph.unhandled.map { "\($0.state) \($0.event)" } == ["locked push"])
+        #expect(graph.unreachable == ["broken"])
+        #expect(Set(graph.nondeterministic.map(\.event)) == ["kick"])
+        #expect(graph.ignored.map { "\($0.state) \($0.event)" } == ["unlocked coin"])
+        #expect(graph.terminal.isEmpty)
+        #expect(!graph.isClean)
+        #expect(graph.report.contains("unhandled pairs (1):\n  locked: push\n"))
+        #expect(graph.report.contains("unreachable states (1):\n  broken\n"))
+        #expect(graph.report.hasSuffix("not clean\n"))
+    }
+
+    @Test("the test-kit expectation records an issue for each finding of the faulty machine")
+    func expectationCatchesFaults() {
+        withKnownIssue {
+            expectCompleteStateGraph(FaultyTurnstile.self)
+        } matching: { issue in
+            let text = issue.comments.map(\.rawValue).joined()
+            return text.contains("locked + push is unhandled") || text.contains("declared state broken")
+                || text.contains("kick gave different results")
+        }
+    }
+
+    @Test("LoginFlow, the seed's transducer, is complete by Oak's definition and reaches every state")
+    func loginFlow() {
+        let graph = expectCompleteStateGraph(LoginFlow.self)
+        #expect(graph.isClean)
+        #expect(graph.reachable == ["start", "enteringCredentials", "authenticating", "authenticated", "failed", "completed"])
+        #expect(graph.terminal == ["completed"])
+        #expect(!graph.ignored.isEmpty, "the seed's default: break ignores the other pairs")
+        #expect(graph.mermaid == """
+            stateDiagram-v2
+                [*] --> start
+                start --> enteringCredentials: startLogin
+                enteringCredentials --> enteringCredentials: updateEmail, updatePassword
+                enteringCredentials --> authenticating: submitCredentials
+                authenticating --> authenticated: authenticationSucceeded
+                authenticating --> failed: authenticationFailed
+                authenticated --> completed: loginComplete
+                failed --> enteringCredentials: startLogin
+                completed --> [*]
+
+            """)
+    }
+
+    @Test("AuthFlow reaches every step; what it leaves unhandled is named, nothing else")
+    func authFlow() {
+        let graph = expectCompleteStateGraph(AuthFlow.self, allowUnhandled: true)
+        #expect(graph.unreachable.isEmpty)
+        #expect(graph.nondeterministic.isEmpty)
+        #expect(graph.terminal == ["locked"])
+        #expect(!graph.unhandled.isEmpty)
+        #expect(graph.dot.hasPrefix("digraph \"AuthFlow\" {"))
+    }
+
+    @Test("UserForm reaches validating through validate, and every declared state")
+    func userForm() {
+        let graph = expectCompleteStateGraph(UserForm.self, allowUnhandled: true)
+        #expect(graph.edges.contains { $0.from == "editing" && $0.event == "validate" && $0.to == "validating" })
+        #expect(Set(graph.terminal) == ["submitted", "cancelled"])
+    }
+
+    @Test("the other shipped examples: no nondeterminism, no unreachable declared state, no truncated walk",
+          arguments: ["DataLoader", "PollingService", "AppNavigator", "Search", "LocationTracker", "UserFeature",
+                     "AppFeature", "RetryingFeature"])
+    func shippedExamples(name: String) {
+        let graph = switch name {
+        case "DataLoader": expectCompleteStateGraph(DataLoader.self, allowUnhandled: true)
+        case "PollingService": expectCompleteStateGraph(PollingService.self, allowUnhandled: true)
+        case "Search": expectCompleteStateGraph(Search.self, allowUnhandled: true)
+        case "LocationTracker": expectCompleteStateGraph(LocationTracker.self, allowUnhandled: true)
+        case "UserFeature": expectCompleteStateGraph(UserFeature.self, allowUnhandled: true)
+        case "AppFeature": expectCompleteStateGraph(AppFeature.self, allowUnhandled: true)
+        case "RetryingFeature": expectCompleteStateGraph(RetryingFeature.self, allowUnhandled: true)
+        default: expectCompleteStateGraph(AppNavigator.self, allowUnhandled: true)
+        }
+        #expect(graph.machine == name)
+    }
+
+    @Test("case names come from the enum case, with or without a payload")
+    func caseNames() {
+        #expect(caseName(of: LoginFlow.State.start) == "start")
+        #expect(caseName(of: LoginFlow.State.enteringCredentials(email: "a", password: "b")) == "enteringCredentials")
+        #expect(caseName(of: LoginFlow.Event.authenticationFailed(LoginFlow.Failure("x"))) == "authenticationFailed")
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+import Testing
+
+extension EndToEnd {
+    /// fsm-check, the executable: a clean machine exits 0 and draws its graph; a machine with
+    /// unhandled pairs names them and exits 1 unless they are allowed; an unknown name is a usage
+    /// error (64).
+    @Suite(.timeLimit(.minutes(1)))
+    struct FSMCheckTests {
+        static var check: URL { Products.directory.appendingPathComponent("fsm-check") }
+
+        func run(_ arguments: [String]) async throws -> CommandResult {
+            let directory = try Cluster.makeDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            return try await runCommand(Self.check, arguments, in: directory)
+        }
+
+        @Test func loginFlowIsCleanAndDrawsAsMermaid() async throws {
+            let report = try await run(["LoginFlow"])
+            #expect(report.status == 0, "\(report)")
+            #expect(report.stdout.hasSuffix("\nclean\n"), "\(report)")
+
+            let graph = try await run(["LoginFlow", "--mermaid"])
+            #expect(graph.status == 0, "\(graph)")
+            #expect(graph.stdout.hasPrefix("stateDiagram-v2\n    [*] --> start\n    start --> enteringCredentials: startLogin\n"))
+            #expect(graph.stdout.contains("    completed --> [*]\n"))
+
+            let dot = try await run(["LoginFlow", "--dot"])
+            #expect(dot.stdout.hasPrefix("digraph \"LoginFlow\" {"))
+            #expect(dot.stdout.contains("\"completed\" [shape=doublecircle];"))
+        }
+
+        @Test func unhandledPairsAreNamedAndFailUnlessAllowed() async throws {
+            let report = try await run(["DataLoader"])
+            #expect(report.status == 1, "\(report)")
+            #expect(report.stdout.contains("unhandled pairs (17):\n  idle: reload, dataReceived, loadFailed, retry, dismiss\n"), "\(report)")
+            #expect(report.stdout.hasSuffix("\nnot clean\n"))
+
+            let allowed = try await run(["DataLoader", "--allow-unhandled"])
+            #expect(allowed.status == 0, "\(allowed)")
+        }
+
+        @Test func anUnknownMachineIsAUsageError() async throws {
+            let result = try await run(["Nope"])
+            #expect(result.status == 64)
+            #expect(result.stderr.contains("unknown machine 'Nope'; fsm-check knows LoginFlow, AuthFlow"), "\(result.stderr)")
+        }
+    }
+}
