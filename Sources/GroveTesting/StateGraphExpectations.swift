@@ -15,16 +15,21 @@ public import Testing
 ///   - subject: The type that names the samples.
 ///   - allowUnhandled: `true` for machines that return `.unhandled` on purpose.
 ///   - limit: The most concrete states to visit.
+///   - reportIssue: Where each finding goes; the default records it as an issue of the running
+///     test. The expectation's own tests pass a collector, to assert the exact findings.
 /// - Returns: The graph, for further expectations.
 @discardableResult
 public func expectCompleteStateGraph<C: Checkable>(
     _ subject: C.Type,
     allowUnhandled: Bool = false,
     limit: Int = 10_000,
-    sourceLocation: SourceLocation = #_sourceLocation
+    sourceLocation: SourceLocation = #_sourceLocation,
+    reportIssue: (_ message: String, _ sourceLocation: SourceLocation) -> Void = { message, location in
+        Issue.record(Comment(rawValue: message), sourceLocation: location)
+    }
 ) -> StateGraph {
     let graph = StateGraph.explore(subject, limit: limit)
-    func record(_ message: String) { Issue.record(Comment(rawValue: "\(graph.machine): \(message)"), sourceLocation: sourceLocation) }
+    func record(_ message: String) { reportIssue("\(graph.machine): \(message)", sourceLocation) }
     if !allowUnhandled {
         for pair in graph.unhandled { record("\(pair.state) + \(pair.event) is unhandled, e.g. \(pair.example)") }
     }
