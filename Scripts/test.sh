@@ -16,6 +16,8 @@ logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 results=()
 failed=0
+passed_tests=0
+failed_tests=0
 
 # Runs `swift test --skip-build <arguments>` as the step `name`, keeping its output to report from.
 run_step() {
@@ -28,6 +30,11 @@ run_step() {
     # Swift Testing's last line, e.g. "Test run with 540 tests in 70 suites passed after 80.1 seconds."
     local summary
     summary=$(grep -E '^.{0,4}Test run with [0-9]+ tests?' "$log" | tail -1 | sed -E 's/^[^T]*//') || true
+    local total failures
+    total=$(printf '%s' "$summary" | sed -nE 's/^Test run with ([0-9]+) tests?.*/\1/p')
+    failures=$(grep -E '^.{0,4}Test .* failed after' "$log" | grep -vc 'Test run with' || true)
+    passed_tests=$((passed_tests + ${total:-0} - failures))
+    failed_tests=$((failed_tests + failures))
     if [ "$status" -eq 0 ]; then
         results+=("$name: passed in ${elapsed} s; ${summary:-no Swift Testing summary}")
     else
@@ -45,4 +52,6 @@ fi
 
 step "results"
 for result in "${results[@]}"; do printf '    %s\n' "$result"; done
+# One closing line for both steps, in the form CI reads.
+printf 'tests: %d passed, %d failed\n' "$passed_tests" "$failed_tests"
 exit "$failed"

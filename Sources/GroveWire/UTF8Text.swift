@@ -4,7 +4,7 @@ extension String {
     /// an unspecialized validation per call), which cost more than the rest of a small decode.
     /// Decoding with repair is specialized; repair changes bytes only where they were not UTF-8,
     /// so the input was valid exactly when nothing changed.
-    init?(validatingUTF8Quickly utf8: UnsafeBufferPointer<UInt8>) {
+    package init?(validatingUTF8Quickly utf8: UnsafeBufferPointer<UInt8>) {
         let text = String(decoding: utf8, as: UTF8.self)
         var ascii = true
         for byte in utf8 where byte >= 0x80 {

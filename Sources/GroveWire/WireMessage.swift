@@ -17,7 +17,7 @@ public struct WireMessage: Sendable, Hashable {
     /// short, and a batch envelope could not carry more than 65,535.
     public static let maximumAddressLength = 1024
 
-    static func addressTooLong(_ count: Int, correlation: UInt64) -> WireError {
+    package static func addressTooLong(_ count: Int, correlation: UInt64) -> WireError {
         WireError(.malformedFrame, "the address has \(count) bytes; at most \(maximumAddressLength) are accepted (use a shorter key)",
                   correlation: correlation)
     }

@@ -8,23 +8,25 @@ import Testing
 struct CoordinatorCoreDecisionTests {
     static let client: [UInt8] = Array("client-A".utf8)
 
-    /// The same message three ways: parsed, as a lone message's frames, as a batch's envelope.
-    static func views(_ message: WireMessage) throws -> [MessageView] {
+    /// Calls `body` with the same message three ways: parsed, as a lone message's frames, and as
+    /// a batch's envelope (index 0, 1, 2).
+    static func eachView(of message: WireMessage, _ body: (Int, MessageView) throws -> Void) throws {
+        try MessageView.with(message) { view in Result { try body(0, view) } }.get()
         let frames = message.frames
+        try MessageView.with(message.header, address: frames[1], payload: frames[2]) { view in Result { try body(1, view) } }.get()
         var batch: [UInt8] = []
         Batch.append(message, to: &batch)
         let envelope = try #require(try Batch.envelopes(in: batch).first)
-        return [MessageView(message), MessageView(message.header, address: frames[1], payload: frames[2]),
-                MessageView(envelope, in: batch)]
+        try batch.withUnsafeBytes { try body(2, MessageView(envelope, in: $0)) }
     }
 
     @Test func aRequestIsForwardedAlikeLoneOrBatched() throws {
-        for view in try Self.views(WireMessage(Header(.event, correlation: 7), address: "counter/x", payload: Array("1".utf8))) {
+        try Self.eachView(of: WireMessage(Header(.event, correlation: 7), address: "counter/x", payload: Array("1".utf8))) { _, view in
             var fixture = CoreFixture()
             fixture.registerAll()
             guard case .forward(let worker, let id) = fixture.core.decide(client: Self.client, view) else {
                 Issue.record("expected a forward")
-                continue
+                return
             }
             #expect(fixture.core.workerNames[worker] == fixture.core.topology.placement(ofMachine: "counter", key: "x"))
             #expect(fixture.core.pending.count == 1)
@@ -38,12 +40,12 @@ struct CoordinatorCoreDecisionTests {
 
     @Test func aRefusalIsTheSameLoneOrBatched() throws {
         var seen: [[CoordinatorAction]] = []
-        for view in try Self.views(WireMessage(Header(.get, correlation: 9), address: "ghost")) {
+        try Self.eachView(of: WireMessage(Header(.get, correlation: 9), address: "ghost")) { _, view in
             var fixture = CoreFixture()
             fixture.registerAll()
             guard case .act(let actions) = fixture.core.decide(client: Self.client, view) else {
                 Issue.record("expected a refusal")
-                continue
+                return
             }
             seen.append(actions)
         }
@@ -59,8 +61,9 @@ struct CoordinatorCoreDecisionTests {
         var fixture = CoreFixture()
         fixture.registerAll()
         for kind in MessageKind.allCases {
-            let view = MessageView(WireMessage(Header(kind, correlation: 5), address: "counter/x"))
-            let decision = fixture.core.decide(client: Self.client, view)
+            let decision = MessageView.with(WireMessage(Header(kind, correlation: 5), address: "counter/x")) {
+                fixture.core.decide(client: Self.client, $0)
+            }
             switch kind {
             case .event, .get, .cancel, .stop, .echo:
                 guard case .forward = decision else { Issue.record("\(kind) should be forwarded, got \(decision)"); continue }
@@ -88,8 +91,8 @@ struct CoordinatorCoreDecisionTests {
         fixture.registerAll()
         var ids: [UInt64] = []
         for _ in 0..<3 {
-            let request = MessageView(WireMessage(Header(.event, correlation: 40 + UInt64(ids.count)), address: "auth"))
-            guard case .forward(_, let id) = fixture.core.decide(client: Self.client, request) else {
+            let request = WireMessage(Header(.event, correlation: 40 + UInt64(ids.count)), address: "auth")
+            guard case .forward(_, let id) = MessageView.with(request, { fixture.core.decide(client: Self.client, $0) }) else {
                 Issue.record("expected a forward")
                 return
             }
@@ -98,24 +101,27 @@ struct CoordinatorCoreDecisionTests {
         let edge = try #require(fixture.core.workerNumbers["edge"])
         // The first reply parsed, the second as a lone message's frames, the third from a batch.
         for (index, id) in ids.enumerated() {
-            let view = try Self.views(WireMessage(Header(.state, correlation: id), address: "auth"))[index]
-            #expect(fixture.core.decide(worker: edge, view) == .reply(client: Self.client, correlation: 40 + UInt64(index)))
+            try Self.eachView(of: WireMessage(Header(.state, correlation: id), address: "auth")) { road, view in
+                guard road == index else { return }
+                #expect(fixture.core.decide(worker: edge, view) == .reply(client: Self.client, correlation: 40 + UInt64(index)))
+            }
         }
         // Answered once: a second reply under the same id finds nobody waiting.
-        let again = MessageView(WireMessage(Header(.state, correlation: ids[0]), address: "auth"))
-        #expect(fixture.core.decide(worker: edge, again) == .act([]))
+        let again = WireMessage(Header(.state, correlation: ids[0]), address: "auth")
+        #expect(MessageView.with(again, { fixture.core.decide(worker: edge, $0) }) == .act([]))
     }
 
     @Test func onlyTheWorkerARequestWentToMayAnswerIt() throws {
         var fixture = CoreFixture()
         fixture.registerAll()
-        guard case .forward(_, let id) = fixture.core.decide(
-            client: Self.client, MessageView(WireMessage(Header(.get, correlation: 1), address: "auth"))) else {
+        let get = WireMessage(Header(.get, correlation: 1), address: "auth")
+        guard case .forward(_, let id) = MessageView.with(get, { fixture.core.decide(client: Self.client, $0) }) else {
             Issue.record("expected a forward")
             return
         }
         let other = try #require(fixture.core.workerNumbers["data-1"])
-        #expect(fixture.core.decide(worker: other, MessageView(WireMessage(Header(.state, correlation: id), address: "auth"))) == .act([]))
+        let reply = WireMessage(Header(.state, correlation: id), address: "auth")
+        #expect(MessageView.with(reply, { fixture.core.decide(worker: other, $0) }) == .act([]))
         #expect(fixture.core.pending.count == 1, "still waiting for edge")
     }
 
@@ -124,7 +130,9 @@ struct CoordinatorCoreDecisionTests {
         fixture.registerAll()
         let worker = try #require(fixture.core.workerNumbers["edge"])
         for kind in MessageKind.allCases {
-            let decision = fixture.core.decide(worker: worker, MessageView(WireMessage(Header(kind, correlation: 77), address: "auth")))
+            let decision = MessageView.with(WireMessage(Header(kind, correlation: 77), address: "auth")) {
+                fixture.core.decide(worker: worker, $0)
+            }
             switch kind {
             case .heartbeat, .state, .accepted, .error:
                 // A heartbeat needs nothing; a reply nobody waits for is dropped.

@@ -62,7 +62,8 @@ extension CoordinatorCore {
     /// One message from a registered worker (on its own, or out of a batch), parsed: the
     /// general path's way into ``decide(worker:_:)``.
     mutating func fromWorker(_ name: String, _ message: WireMessage) -> [CoordinatorAction] {
-        switch decide(worker: number(of: name), MessageView(message)) {
+        let worker = number(of: name)
+        switch MessageView.with(message, { decide(worker: worker, $0) }) {
         case .reply(let client, let correlation):
             var reply = message
             reply.header.correlation = correlation

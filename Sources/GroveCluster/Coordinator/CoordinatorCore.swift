@@ -132,7 +132,7 @@ struct CoordinatorCore {
     /// One request from a client (on its own, or out of a batch), parsed: the general path's
     /// way into ``decide(client:_:)``.
     mutating func fromClient(_ identity: [UInt8], _ message: WireMessage) -> [CoordinatorAction] {
-        switch decide(client: identity, MessageView(message)) {
+        switch MessageView.with(message, { decide(client: identity, $0) }) {
         case .forward(let worker, let id):
             var forwarded = message
             forwarded.header.correlation = id

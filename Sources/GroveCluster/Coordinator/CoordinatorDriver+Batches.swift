@@ -16,8 +16,8 @@ extension CoordinatorDriver {
             return
         }
         core.batchingClients.insert(identity)
-        for envelope in envelopes {
-            forward(MessageView(envelope, in: batch), fromClient: identity, io: io)
+        batch.withUnsafeBytes { batch in
+            for envelope in envelopes { forward(MessageView(envelope, in: batch), fromClient: identity, io: io) }
         }
     }
 
@@ -51,20 +51,22 @@ extension CoordinatorDriver {
         // run, not looked up by the client's identity for every reply.
         var run = ClientRun()
         defer { run.end(into: self) }
-        for envelope in envelopes {
-            switch core.decide(worker: worker, MessageView(envelope, in: batch)) {
-            case .reply(let client, let correlation):
-                if !run.isFor(client) { run.start(for: client, in: self) }
-                if run.batching {
-                    run.append(envelope, from: batch, correlation: correlation, driver: self, io: io)
-                } else {
-                    send(envelope, from: batch, correlation: correlation, to: client, on: clients, io: io)
+        batch.withUnsafeBytes { raw in
+            for envelope in envelopes {
+                switch core.decide(worker: worker, MessageView(envelope, in: raw)) {
+                case .reply(let client, let correlation):
+                    if !run.isFor(client) { run.start(for: client, in: self) }
+                    if run.batching {
+                        run.append(envelope, from: batch, correlation: correlation, driver: self, io: io)
+                    } else {
+                        send(envelope, from: batch, correlation: correlation, to: client, on: clients, io: io)
+                    }
+                case .act(let actions):
+                    guard !actions.isEmpty else { continue }
+                    // Anything that may write to a client ends the run first, so replies keep their order.
+                    run.end(into: self)
+                    apply(actions, io: io)
                 }
-            case .act(let actions):
-                guard !actions.isEmpty else { continue }
-                // Anything that may write to a client ends the run first, so replies keep their order.
-                run.end(into: self)
-                apply(actions, io: io)
             }
         }
     }
@@ -83,7 +85,7 @@ extension CoordinatorDriver {
                 toClient(client, io: io) { message.append(to: &$0, correlation: correlation) }
             } else {
                 Header(message.kind, flags: message.header.flags, correlation: correlation).withUnsafeBytes { header in
-                    message.withBytes { address, payload in io.send(clients, peer: client, header, address, payload) }
+                    io.send(clients, peer: client, header, message.addressBytes, message.payloadBytes)
                 }
             }
         case .act(let actions):

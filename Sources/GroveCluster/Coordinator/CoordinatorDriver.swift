@@ -62,8 +62,9 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
                     if header.kind == .batch {
                         forward(rest[rest.startIndex + 2], count: header.correlation, fromClient: identity, io: io)
                     } else {
-                        forward(MessageView(header, address: rest[rest.startIndex + 1], payload: rest[rest.startIndex + 2]),
-                                fromClient: identity, io: io)
+                        MessageView.with(header, address: rest[rest.startIndex + 1], payload: rest[rest.startIndex + 2]) {
+                            forward($0, fromClient: identity, io: io)
+                        }
                     }
                     continue
                 }
@@ -74,8 +75,9 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
                     if header.kind == .batch {
                         forward(rest[rest.startIndex + 2], fromWorker: identity, io: io)
                     } else {
-                        forward(MessageView(header, address: rest[rest.startIndex + 1], payload: rest[rest.startIndex + 2]),
-                                fromWorker: identity, io: io)
+                        MessageView.with(header, address: rest[rest.startIndex + 1], payload: rest[rest.startIndex + 2]) {
+                            forward($0, fromWorker: identity, io: io)
+                        }
                     }
                     continue
                 }

@@ -1,97 +1,80 @@
 import GroveWire
 
 /// One message as ``CoordinatorCore`` reads it, whether it came on its own (three frames) or as
-/// an envelope of a batch: the header at once, the address and payload only when a rule needs
-/// them, read in place. Nothing is copied to make one; the core's rules are written once against
-/// it, so a lone message and a batched one cannot take different roads.
+/// an envelope of a batch: its header, and its address and payload as the bytes they are where
+/// they arrived. Nothing is copied or retained to make one (the core's rules run once per
+/// message on the coordinator's hot path); it is valid only inside the `with…` call or the
+/// buffer scope that made it. The rules are written once against it, so a lone message and a
+/// batched one cannot take different roads.
 struct MessageView {
-    private enum Source {
-        /// A message's own address and payload frames.
-        case frames(address: [UInt8], payload: [UInt8])
-        /// An envelope of the batch payload `batch`.
-        case envelope(Envelope, batch: [UInt8])
-        /// A message already parsed (tests, the general path).
-        case message(WireMessage)
-    }
-
     let header: Header
-    /// The payload's size in bytes.
-    let payloadCount: Int
-    private let source: Source
+    let addressBytes: UnsafeRawBufferPointer
+    let payloadBytes: UnsafeRawBufferPointer
+    /// Where it came from, for messages about a bad address.
+    private let inBatch: Bool
 
     var kind: MessageKind { header.kind }
     var correlation: UInt64 { header.correlation }
+    var payloadCount: Int { payloadBytes.count }
 
-    /// A message sent on its own: `header` parsed from its first frame.
-    init(_ header: Header, address: [UInt8], payload: [UInt8]) {
-        self.header = header
-        payloadCount = payload.count
-        source = .frames(address: address, payload: payload)
-    }
-
-    /// An envelope of a batch.
-    init(_ envelope: Envelope, in batch: [UInt8]) {
+    /// An envelope of the batch payload whose bytes are `batch`.
+    init(_ envelope: Envelope, in batch: UnsafeRawBufferPointer) {
+        precondition(envelope.address.lowerBound >= 0 && envelope.address.upperBound <= batch.count
+                     && envelope.payload.lowerBound >= 0 && envelope.payload.upperBound <= batch.count,
+                     "the envelope's ranges are outside the batch it is read from")
         header = Header(envelope.kind, flags: envelope.flags, correlation: envelope.correlation)
-        payloadCount = envelope.payload.count
-        source = .envelope(envelope, batch: batch)
+        addressBytes = UnsafeRawBufferPointer(rebasing: batch[envelope.address])
+        payloadBytes = UnsafeRawBufferPointer(rebasing: batch[envelope.payload])
+        inBatch = true
     }
 
-    /// A parsed message.
-    init(_ message: WireMessage) {
-        header = message.header
-        payloadCount = message.payload.count
-        source = .message(message)
+    private init(_ header: Header, address: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer) {
+        self.header = header
+        addressBytes = address
+        payloadBytes = payload
+        inBatch = false
+    }
+
+    /// Calls `body` with a view of a message sent on its own: `header` parsed from its first frame.
+    static func with<R>(_ header: Header, address: [UInt8], payload: [UInt8], _ body: (MessageView) -> R) -> R {
+        address.withUnsafeBytes { address in
+            payload.withUnsafeBytes { payload in body(MessageView(header, address: address, payload: payload)) }
+        }
+    }
+
+    /// Calls `body` with a view of a parsed message (tests, the general path).
+    static func with<R>(_ message: WireMessage, _ body: (MessageView) -> R) -> R {
+        var address = message.address
+        return address.withUTF8 { address in
+            message.payload.withUnsafeBytes { payload in
+                body(MessageView(message.header, address: UnsafeRawBufferPointer(address), payload: payload))
+            }
+        }
     }
 
     /// The address as text.
     /// - Throws: ``WireError`` `malformed-frame` when it is not UTF-8 or too long.
     func address() throws(WireError) -> String {
-        switch source {
-        case .frames(let address, _): try WireMessage.address(address, correlation: header.correlation)
-        case .envelope(let envelope, let batch): try envelope.addressText(in: batch)
-        case .message(let message): message.address
+        guard addressBytes.count <= WireMessage.maximumAddressLength else {
+            throw WireMessage.addressTooLong(addressBytes.count, correlation: correlation)
         }
+        guard let text = String(validatingUTF8Quickly: addressBytes.assumingMemoryBound(to: UInt8.self)) else {
+            throw WireError(.malformedFrame, inBatch ? "a batch envelope has an address that is not UTF-8" : "the address frame is not UTF-8",
+                            correlation: correlation)
+        }
+        return text
+    }
+
+    /// The whole message, copied out, for rules that read its payload (control messages, route
+    /// errors).
+    /// - Throws: ``WireError`` `malformed-frame` when the address is not UTF-8 or too long.
+    func message() throws(WireError) -> WireMessage {
+        WireMessage(header, address: try address(), payload: Array(payloadBytes))
     }
 
     /// Appends the message's bytes to `batch` under `correlation`, as they are.
     func append(to batch: inout BatchBuilder, correlation: UInt64) {
-        switch source {
-        case .frames(let address, let payload):
-            batch.append(kind: header.kind, flags: header.flags, correlation: correlation, address: address, payload: payload)
-        case .envelope(let envelope, let source):
-            batch.append(envelope, from: source, correlation: correlation)
-        case .message(let message):
-            batch.append(kind: header.kind, flags: header.flags, correlation: correlation, address: message.address.utf8,
-                         payload: message.payload)
-        }
-    }
-
-    /// Calls `body` with the address's and the payload's bytes, in place.
-    func withBytes<R>(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> R) -> R {
-        switch source {
-        case .frames(let address, let payload):
-            return address.withUnsafeBytes { address in payload.withUnsafeBytes { body(address, $0) } }
-        case .envelope(let envelope, let batch):
-            precondition(envelope.address.lowerBound >= 0 && envelope.address.upperBound <= batch.count
-                         && envelope.payload.lowerBound >= 0 && envelope.payload.upperBound <= batch.count,
-                         "the envelope's ranges are outside the batch it is read from")
-            return batch.withUnsafeBytes { source in
-                body(UnsafeRawBufferPointer(rebasing: source[envelope.address]), UnsafeRawBufferPointer(rebasing: source[envelope.payload]))
-            }
-        case .message(let message):
-            return Array(message.address.utf8).withUnsafeBytes { address in message.payload.withUnsafeBytes { body(address, $0) } }
-        }
-    }
-
-    /// The whole message, for rules that read its payload (control messages, route errors).
-    /// - Throws: ``WireError`` `malformed-frame` when the address is not UTF-8 or too long.
-    func message() throws(WireError) -> WireMessage {
-        switch source {
-        case .frames(let address, let payload):
-            WireMessage(header, address: try WireMessage.address(address, correlation: header.correlation), payload: payload)
-        case .envelope(let envelope, let batch): try envelope.message(in: batch)
-        case .message(let message): message
-        }
+        batch.append(kind: header.kind, flags: header.flags, correlation: correlation, address: addressBytes, payload: payloadBytes)
     }
 }
 

@@ -117,7 +117,7 @@ package struct SupervisorCore {
         if let ranFor, ranFor >= .milliseconds(policy.backoff.resetAfterMs) { child.restartsInRow = 0 }
         let delay = policy.backoff.delay(afterRestartsInRow: child.restartsInRow)
         child.restartsInRow += 1
-        let notice = SupervisorAction.log(.warning, "worker \(exit); restarting it in \(delay.inMilliseconds) ms", worker: worker)
+        let notice = SupervisorAction.log(.warning, "worker \(exit); restarting it in \(delay.wholeMilliseconds) ms", worker: worker)
         guard delay > .zero else { return [notice, .start(worker: worker)] }
         child.wakeAt = now + delay
         return [notice, .wake(worker: worker, at: now + delay)]
@@ -158,9 +158,4 @@ package struct SupervisorCore {
                          + "(supervision.onGiveUp is \"stay-down\"; relaunch to bring it back)", worker: worker)]
         }
     }
-}
-
-extension Duration {
-    /// Whole milliseconds, for messages.
-    fileprivate var inMilliseconds: Int64 { components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000 }
 }
