@@ -69,12 +69,16 @@ struct MessageView {
     /// errors).
     /// - Throws: ``WireError`` `malformed-frame` when the address is not UTF-8 or too long.
     func message() throws(WireError) -> WireMessage {
-        WireMessage(header, address: try address(), payload: Array(payloadBytes))
+        WireMessage(header, address: try address(), payload: Array(payloadBytes.assumingMemoryBound(to: UInt8.self)))
     }
 
     /// Appends the message's bytes to `batch` under `correlation`, as they are.
     func append(to batch: inout BatchBuilder, correlation: UInt64) {
-        batch.append(kind: header.kind, flags: header.flags, correlation: correlation, address: addressBytes, payload: payloadBytes)
+        // Typed buffers (the bytes are arrays of UInt8): a raw buffer offers no contiguous
+        // storage to `Array.append(contentsOf:)`, which then copies byte by byte.
+        batch.append(kind: header.kind, flags: header.flags, correlation: correlation,
+                     address: addressBytes.assumingMemoryBound(to: UInt8.self),
+                     payload: payloadBytes.assumingMemoryBound(to: UInt8.self))
     }
 }
 
