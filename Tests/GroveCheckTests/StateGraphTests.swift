@@ -41,7 +41,7 @@ private enum FaultyTurnstile: Machine, Checkable {
     }
 }
 
-@Suite("StateGraph")
+@Suite("StateGraph", .timeLimit(.minutes(2)))
 struct StateGraphTests {
     @Test("a deliberately faulty machine: unhandled, unreachable and nondeterministic pairs are named")
     func faultyMachineIsCaught() {

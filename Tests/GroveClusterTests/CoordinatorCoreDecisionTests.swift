@@ -4,7 +4,7 @@ import Testing
 
 /// The core's one road: `decide(client:)` and `decide(worker:)` give the same answer for a
 /// message whether it came on its own or inside a batch, and every kind has its rule.
-@Suite("CoordinatorCore: decisions")
+@Suite("CoordinatorCore: decisions", .timeLimit(.minutes(2)))
 struct CoordinatorCoreDecisionTests {
     static let client: [UInt8] = Array("client-A".utf8)
 

@@ -33,7 +33,7 @@ private func escalation(in actions: [SupervisorAction]) -> String? {
     return nil
 }
 
-@Suite("Supervisor core")
+@Suite("Supervisor core", .timeLimit(.minutes(2)))
 struct SupervisorCoreTests {
     @Test func startsEveryInstanceButExternalOnes() {
         var core = SupervisorCore(topology: topology(.init(), count: 2, external: .init(name: "far", external: true)))

@@ -32,7 +32,7 @@ private func objects(in node: [String: Any], at place: String, defs: [String: An
     return found
 }
 
-@Suite("Topology schema")
+@Suite("Topology schema", .timeLimit(.minutes(2)))
 struct TopologySchemaTests {
     @Test func theSchemaDescribesExactlyTheKeysTheDecoderReads() throws {
         let root = try schema()

@@ -23,7 +23,7 @@ private func problems(_ json: String) -> [String] {
     }
 }
 
-@Suite("Topology supervision")
+@Suite("Topology supervision", .timeLimit(.minutes(2)))
 struct TopologySupervisionTests {
     @Test func absentMeansTheDefaults() throws {
         let json = topology(supervision: "{}").replacingOccurrences(of: #", "supervision": {}"#, with: "")

@@ -4,7 +4,7 @@ import Logging
 import Testing
 
 /// The worker's session with its coordinator, fed welcomes, errors and ticks: no sockets.
-@Suite struct WorkerCoreTests {
+@Suite(.timeLimit(.minutes(2))) struct WorkerCoreTests {
     let start = ContinuousClock.now
     let endpoint = "ipc://@test/workers"
 

@@ -24,7 +24,7 @@ private enum Turnstile: Transducer {
     }
 }
 
-@Suite("Oak Transducer dialect")
+@Suite("Oak Transducer dialect", .timeLimit(.minutes(2)))
 struct TransducerDialectTests {
     @Test("OakTransducer runs update and returns no effect")
     func updateHasNoEffect() {

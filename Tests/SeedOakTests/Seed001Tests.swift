@@ -4,7 +4,7 @@ import GroveTesting
 import Testing
 
 /// Seed 001's examples, run as the document describes them.
-@Suite("Seed 001: Understanding Finite State Machines")
+@Suite("Seed 001: Understanding Finite State Machines", .timeLimit(.minutes(2)))
 struct Seed001Tests {
     private let ada = User(id: "u-ada", name: "Ada")
 

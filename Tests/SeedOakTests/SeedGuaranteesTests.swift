@@ -36,7 +36,7 @@ extension UserForm: Checkable {
     }
 }
 
-@Suite("Seed 001's guarantees on the seeds' machines")
+@Suite("Seed 001's guarantees on the seeds' machines", .timeLimit(.minutes(2)))
 struct SeedGuaranteesTests {
     @Test("seed 001's LoginFlow: complete (by Oak's definition), deterministic, every state reachable, completed ends it")
     func loginFlow() {
