@@ -1,8 +1,24 @@
 /// The loop's side of a delegate callback: send, inspect and drop outboxes.
 ///
 /// Valid only inside delegate callbacks (and `IOLoop.execute` closures), on the loop thread.
+/// Backed by an ``IOLoop``'s sockets, or by an ``EmbeddedLoop`` in tests: one enum of two class
+/// references (a word, as the loop core alone was), so a send pays one switch, never an
+/// existential or an allocation.
 package struct LoopIO {
-    let core: LoopCore
+    enum Backend {
+        case sockets(LoopCore)
+        case embedded(EmbeddedLoop)
+    }
+
+    let backend: Backend
+
+    init(core: LoopCore) {
+        backend = .sockets(core)
+    }
+
+    init(embedded: EmbeddedLoop) {
+        backend = .embedded(embedded)
+    }
 
     /// Sends without blocking.
     ///
@@ -17,7 +33,10 @@ package struct LoopIO {
     ///   - socket: The socket to send on.
     ///   - frames: The message; on a ROUTER frame 0 is the peer's routing id.
     package func send(_ socket: SocketID, _ frames: [[UInt8]]) {
-        core.send(socket, frames)
+        switch backend {
+        case .sockets(let core): core.send(socket, frames)
+        case .embedded(let loop): loop.send(socket, frames)
+        }
     }
 
     /// Sends `peer` followed by three frames read from borrowed memory, as ``send(_:_:)`` does
@@ -30,14 +49,22 @@ package struct LoopIO {
     ///   - first: The next frame; valid only during the call, as are `second` and `third`.
     package func send(_ socket: SocketID, peer: [UInt8], _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer,
                      _ third: UnsafeRawBufferPointer) {
-        core.send(socket, peer: peer, first, second, third)
+        switch backend {
+        case .sockets(let core):
+            core.send(socket, peer: peer, first, second, third)
+        case .embedded(let loop):
+            loop.send(socket, [peer, Array(first), Array(second), Array(third)])
+        }
     }
 
     /// Messages waiting in `socket`'s outboxes, all peers together.
     /// - Parameter socket: The socket.
     /// - Returns: The number of queued messages.
     package func pending(_ socket: SocketID) -> Int {
-        core.outboxes[socket].count
+        switch backend {
+        case .sockets(let core): core.outboxes[socket].count
+        case .embedded(let loop): loop.pending(socket)
+        }
     }
 
     /// Messages waiting for one ROUTER peer. For other socket types `peer` is ignored and the
@@ -47,7 +74,10 @@ package struct LoopIO {
     ///   - peer: The peer's routing id.
     /// - Returns: The number of queued messages.
     package func pending(_ socket: SocketID, peer: [UInt8]) -> Int {
-        core.outboxes[socket].pending(peer: peer)
+        switch backend {
+        case .sockets(let core): core.outboxes[socket].pending(peer: peer)
+        case .embedded(let loop): loop.pending(socket, peer: peer)
+        }
     }
 
     /// Drops the messages waiting for one peer, e.g. when it is declared lost. For other socket
@@ -58,15 +88,22 @@ package struct LoopIO {
     /// - Returns: The dropped messages, oldest first.
     @discardableResult
     package func dropPending(_ socket: SocketID, peer: [UInt8]) -> [[[UInt8]]] {
-        core.outboxes[socket].drop(peer: peer)
+        switch backend {
+        case .sockets(let core): core.outboxes[socket].drop(peer: peer)
+        case .embedded(let loop): loop.dropPending(socket, peer: peer)
+        }
     }
 
     /// The socket behind `socket`, for control operations such as `connect` on the loop thread.
-    /// Do not send or receive on it directly, and do not keep it.
+    /// Do not send or receive on it directly, and do not keep it. An ``EmbeddedLoop`` has none:
+    /// asking it is a programming error.
     /// - Parameter socket: The socket id.
     /// - Returns: The socket.
     package func socket(_ socket: SocketID) -> Socket {
-        core.sockets[socket]
+        switch backend {
+        case .sockets(let core): core.sockets[socket]
+        case .embedded: preconditionFailure("an EmbeddedLoop has no sockets: SocketID \(socket) stands for one in tests")
+        }
     }
 
     /// Closes a socket and puts another in its place under the same id, e.g. a DEALER whose peer
@@ -77,11 +114,20 @@ package struct LoopIO {
     ///   - socket: The id of the socket to replace.
     ///   - replacement: A configured (bound or connected) socket; the loop now owns it.
     public func replace(_ socket: SocketID, with replacement: Socket) {
-        core.replace(socket, with: replacement)
+        switch backend {
+        case .sockets(let core): core.replace(socket, with: replacement)
+        case .embedded(let loop): loop.replace(socket, with: replacement)
+        }
     }
 
-    /// The current time.
-    package var now: ContinuousClock.Instant { .now }
+    /// The current time: the wall clock's, or an ``EmbeddedLoop``'s own, which moves only when
+    /// the test says.
+    package var now: ContinuousClock.Instant {
+        switch backend {
+        case .sockets: .now
+        case .embedded(let loop): loop.now
+        }
+    }
 }
 
 @available(*, unavailable, message: "LoopIO is valid only on the loop thread")
