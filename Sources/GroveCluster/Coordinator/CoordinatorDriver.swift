@@ -5,7 +5,8 @@ import Synchronization
 import ZeroMQ
 
 /// Runs ``CoordinatorCore`` on the I/O thread and executes its actions. Touched only on that
-/// thread, except `ready`.
+/// thread, except `ready`. The unit tests run it, unchanged, on an `EmbeddedLoop`
+/// (`Tests/GroveClusterTests/Support/InMemoryCluster.swift`).
 final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
     struct Readiness {
         var all = false
@@ -20,14 +21,15 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
     let clients: SocketID
     let workers: SocketID
     let events: SocketID
-    let context: ZMQContext
+    /// Kept alive as long as the sockets; `nil` on an `EmbeddedLoop`, which has none.
+    let context: ZMQContext?
     let log: Logger
     let ready = Mutex(Readiness())
     /// Told of every worker declared lost, on the I/O thread; set before the loop starts.
     let lossWatcher = Mutex<(@Sendable (String, WorkerLoss) -> Void)?>(nil)
     private var seenRegistrations = 0
 
-    init(core: CoordinatorCore, clients: SocketID, workers: SocketID, events: SocketID, context: ZMQContext, log: Logger) {
+    init(core: CoordinatorCore, clients: SocketID, workers: SocketID, events: SocketID, context: ZMQContext?, log: Logger) {
         self.core = core
         self.clients = clients
         self.workers = workers

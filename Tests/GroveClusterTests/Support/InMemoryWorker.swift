@@ -1,0 +1,95 @@
+@testable import GroveCluster
+import Logging
+import Synchronization
+import ZeroMQ
+
+/// A real worker (``WorkerRuntime``, its ``WorkerCore`` and its machines' hosts) joined to an
+/// ``InMemoryCluster`` without a socket. Its `IOLoop` has no socket at all: it is only the thread
+/// and executor the runtime and its hosts run on, as in a worker process. What the runtime posts
+/// for the coordinator is kept here until ``InMemoryCluster/pump(_:)`` hands it to the
+/// coordinator's loop; what the coordinator sends it is handed to the runtime on its loop, as the
+/// worker's loop delegate hands it a received batch. Its machines run their own tasks, so a test
+/// waits for their replies, with a deadline (``InMemoryCluster/pump(_:until:)``).
+final class InMemoryWorker {
+    let name: String
+    let loop: IOLoop
+    let runtime: WorkerRuntime
+    private let outgoing: Outgoing
+
+    /// - Parameters:
+    ///   - name: The worker instance's name, its routing id.
+    ///   - configuration: The machines it offers.
+    init(name: String, configuration: WorkerConfiguration) throws {
+        self.name = name
+        loop = try IOLoop(name: "memory-\(name)")
+        // The link's socket id is never used as one: the bridge below takes what is posted for it.
+        let link = WorkerLink(worker: name, loop: loop, socket: 0)
+        runtime = WorkerRuntime(configuration: configuration, link: link, log: Logger(label: "grove.worker.in-memory"),
+                                coordinator: "in-memory", reconnect: {})
+        outgoing = Outgoing()
+        loop.start(Bridge(outgoing: outgoing))
+    }
+
+    /// Registers with the coordinator (the message waits here until the next pump).
+    func start() async {
+        await runtime.start()
+    }
+
+    /// Hands what the coordinator sent (each message's frames, without the routing id) to the
+    /// runtime, as one received batch.
+    func deliver(_ messages: [[[UInt8]]]) {
+        guard !messages.isEmpty else { return }
+        let runtime = runtime
+        let batch = messages.map { Inbound(socket: 0, frames: $0) }
+        loop.execute { _ in runtime.assumeIsolated { $0.handle(batch) } }
+    }
+
+    /// Takes what the runtime sent the coordinator so far, each message's frames.
+    func takeSent() -> [[[UInt8]]] {
+        outgoing.messages.withLock { messages in
+            defer { messages.removeAll() }
+            return messages.map(\.frames)
+        }
+    }
+
+    func stop() { loop.stop() }
+
+    final class Outgoing: Sendable {
+        let messages = Mutex<[Outbound]>([])
+    }
+
+    /// The worker loop's delegate: keeps what is posted instead of sending it on a socket.
+    final class Bridge: IOLoopDelegate {
+        let outgoing: Outgoing
+        init(outgoing: Outgoing) { self.outgoing = outgoing }
+        func received(_ batch: [Inbound], io: LoopIO) {}
+        func sendFailed(_ socket: SocketID, frames: [[UInt8]], error: ZMQError, io: LoopIO) {}
+        func tick(io: LoopIO) {}
+        func posted(_ messages: [Outbound], io: LoopIO) {
+            outgoing.messages.withLock { $0 += messages }
+        }
+    }
+}
+
+extension InMemoryCluster {
+    /// One exchange with a real worker: what it sent reaches the coordinator in one turn, what
+    /// the coordinator sent it (lone messages and batches, as they left) is handed to it.
+    func pump(_ worker: InMemoryWorker) {
+        let identity = Array(worker.name.utf8)
+        loop.receive(worker.takeSent().map { Inbound(socket: workers, frames: [identity] + $0) })
+        worker.deliver(toWorker(worker.name).map(\.frames))
+    }
+
+    /// Pumps until `done` holds, at most for `deadline` (the worker's machines answer from their
+    /// own tasks); the last value of `done` tells whether it held.
+    @discardableResult
+    func pump(_ worker: InMemoryWorker, until done: () -> Bool, deadline: Duration = .seconds(10)) async throws -> Bool {
+        let giveUp = ContinuousClock.now + deadline
+        while ContinuousClock.now < giveUp {
+            pump(worker)
+            if done() { return true }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        return done()
+    }
+}
