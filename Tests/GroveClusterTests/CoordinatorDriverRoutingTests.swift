@@ -12,7 +12,8 @@ struct CoordinatorDriverRoutingTests {
         cluster.registerAll()
         let address = "counter/" + cluster.counterKey(on: "data-1")
         // Five requests in one turn: forwarded as one batch, in order.
-        cluster.fromClients((1...5).map { number in ("c", .event(address, "{\"n\":\(number)}", correlation: UInt64(number))) })
+        // The client's correlations differ from the ids the coordinator forwards under (from 1).
+        cluster.fromClients((1...5).map { number in ("c", .event(address, "{\"n\":\(number)}", correlation: UInt64(100 + number))) })
         let sent = cluster.toWorker("data-1").filter { $0.header.kind != .observe && $0.header.kind != .heartbeat }
         #expect(sent.map(\.header.kind) == [.batch])
         let requests = sent.unbatched
@@ -23,7 +24,7 @@ struct CoordinatorDriverRoutingTests {
         cluster.fromWorker("data-1", batch: requests.map { $0.stateReply($0.text) })
         let replies = cluster.toClient("c")
         #expect(replies.map(\.header.kind) == Array(repeating: .state, count: 5))
-        #expect(replies.map(\.header.correlation) == [1, 2, 3, 4, 5])
+        #expect(replies.map(\.header.correlation) == [101, 102, 103, 104, 105])
         #expect(replies.map(\.text) == (1...5).map { "{\"n\":\($0)}" })
     }
 
@@ -133,7 +134,7 @@ struct CoordinatorDriverRoutingTests {
         let slow = Array("slow".utf8)
         let address = "counter/" + cluster.counterKey(on: "data-1")
         cluster.loop.holdBack(slow, on: cluster.clients)
-        for number in 1...4 { cluster.fromClient("slow", .event(address, correlation: UInt64(number))) }
+        for number in 1...4 { cluster.fromClient("slow", .event(address, correlation: UInt64(10 + number))) }
         let requests = cluster.requests(to: "data-1")
         #expect(requests.count == 4)
         cluster.fromWorker("data-1", batch: requests.map { $0.stateReply("{}") })
@@ -141,7 +142,7 @@ struct CoordinatorDriverRoutingTests {
         #expect(cluster.toClient("slow").isEmpty)
 
         // Its outbox is full: what it sends now is refused, unanswered, and goes nowhere.
-        cluster.fromClient("slow", .event(address, correlation: 5))
+        cluster.fromClient("slow", .event(address, correlation: 15))
         #expect(cluster.requests(to: "data-1").isEmpty)
         #expect(cluster.loop.pending(cluster.clients, peer: slow) == 4)
         #expect(cluster.warnings.contains { $0.contains("not reading its replies") }, "\(cluster.warnings)")
@@ -151,8 +152,8 @@ struct CoordinatorDriverRoutingTests {
 
         // It reads again: its replies arrive in order, and it is served again.
         cluster.loop.release(slow, on: cluster.clients)
-        #expect(cluster.toClient("slow").map(\.header.correlation) == [1, 2, 3, 4])
-        cluster.fromClient("slow", .event(address, correlation: 6))
+        #expect(cluster.toClient("slow").map(\.header.correlation) == [11, 12, 13, 14])
+        cluster.fromClient("slow", .event(address, correlation: 16))
         #expect(cluster.requests(to: "data-1").map(\.header.kind) == [.event])
     }
 }
