@@ -96,6 +96,12 @@ import Testing
         #expect(script.ticks.last == start + .milliseconds(40))
     }
 
+    @Test func loopIOStaysOneWordWithTwoBackends() {
+        // Passed to every callback and read on every send: an enum of two class references packs
+        // its case into the pointer's spare bits.
+        #expect(MemoryLayout<LoopIO>.size == MemoryLayout<Int>.size)
+    }
+
     @Test func aPublisherKeepsOneOutboxAndPostedMessagesAreSent() {
         let loop = EmbeddedLoop()
         let pub = loop.add(.pub)
