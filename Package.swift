@@ -25,6 +25,7 @@ let package = Package(
         .executable(name: "fsm-load", targets: ["FSMLoad"]),
         .library(name: "GroveCheck", targets: ["GroveCheck"]),
         .executable(name: "fsm-check", targets: ["FSMCheck"]),
+        .executable(name: "fsm-keys", targets: ["FSMKeys"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -118,7 +119,7 @@ let package = Package(
         .executableTarget(
             name: "FSMLaunch",
             dependencies: [
-                "GroveCluster",
+                "GroveCluster", "ZeroMQ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -147,6 +148,14 @@ let package = Package(
                 "GroveCluster", "GroveWire", "ZeroMQ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "FSMKeys",
+            dependencies: [
+                "GroveCluster", "ZeroMQ",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
         ),

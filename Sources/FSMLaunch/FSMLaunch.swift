@@ -17,6 +17,11 @@ struct FSMLaunch: AsyncParsableCommand {
 
             Without a topology file, runs the embedded default (Topologies/default.json).
 
+            A topology with security.coordinatorKey speaks CURVE on every endpoint: fsm-launch \
+            reads the key files it names (relative to the topology file), makes a fresh key pair for \
+            every worker it starts and hands it over on the worker's standard input. Over ipc \
+            without keys, only processes of the launching user may connect.
+
             A worker that exits, or stops answering its heartbeats (it is killed), is restarted after a \
             backoff, as its group's "supervision" says; a group that exits more often than its \
             intensity allows gives up: by default fsm-launch then stops everything and exits 3, so \
@@ -70,6 +75,11 @@ struct FSMLaunch: AsyncParsableCommand {
                     problems.append("$.workers[\(index)].executable: '\(group.executable)' was not found next to fsm-launch or on PATH; build it or fix the name")
                 }
             }
+            do {
+                _ = try ClusterKeys(topology: topology, relativeTo: topologyDirectory)
+            } catch {
+                problems.append(error.description)
+            }
             guard problems.isEmpty else {
                 for problem in problems { printError("\(topology.name): \(problem)") }
                 throw ExitCode(2)
@@ -87,10 +97,17 @@ struct FSMLaunch: AsyncParsableCommand {
         }
         let coordinator: Coordinator
         do {
-            coordinator = try Coordinator(topology: topology)
+            coordinator = try Coordinator(topology: topology, keysRelativeTo: topologyDirectory)
         } catch {
             printError("error: \(error)")
             throw ExitCode(1)
+        }
+        if topology.security.insecure {
+            Logger(label: "grove.launch").warning("""
+                topology '\(topology.name)' says "insecure": its tcp endpoints (\(topology.tcpEndpoints.joined(separator: ", "))) \
+                accept anyone who can reach them, without authentication or encryption. Make keys with fsm-keys new and \
+                set security.coordinatorKey to run it safely
+                """)
         }
         coordinator.start()
         let signals = SignalWatcher()
@@ -116,8 +133,9 @@ struct FSMLaunch: AsyncParsableCommand {
             "coordinator of '\(topology.name)' bound: clients \(endpoints.clients), workers \(endpoints.workers), events \(endpoints.events)")
         for group in topology.workers where group.external {
             for name in group.instanceNames {
+                let keys = coordinator.publicKey.map { " --key-file \(name).key_secret --coordinator-key \($0.z85)" } ?? ""
                 printError("waiting for external worker \(name): start it with "
-                    + "`fsm-worker --name \(name) --coordinator \(coordinator.workersConnectEndpoint)` (on another host: that host's address)")
+                    + "`fsm-worker --name \(name) --coordinator \(coordinator.workersConnectEndpoint)\(keys)` (on another host: that host's address)")
             }
         }
         let deadline = ContinuousClock.now + .seconds(readyTimeout)
@@ -153,6 +171,11 @@ struct FSMLaunch: AsyncParsableCommand {
 
     /// The exit status after a worker group gave up and escalated (`supervision.onGiveUp`).
     static let escalationStatus: Int32 = 3
+
+    /// Where the topology's relative key file paths start: the topology file's folder.
+    var topologyDirectory: URL? {
+        topology.map { URL(fileURLWithPath: $0).deletingLastPathComponent() }
+    }
 
     func loadTopology() throws -> Topology {
         guard let path = topology else { return Topology.defaultTopology }

@@ -2,6 +2,7 @@ import Foundation
 import GroveCluster
 import Logging
 import Synchronization
+import ZeroMQ
 
 /// Runs ``SupervisorCore`` for the topology's worker processes: spawns, kills and waits as it
 /// says. The restart policy itself (intensity, backoff, final exits, giving up) lives in the
@@ -16,6 +17,8 @@ final class Supervisor: Sendable {
     let log: Logger
     private let core: Mutex<SupervisorCore>
     private let processes = Mutex<[String: Process]>([:])
+    /// The public key each running worker was given (with CURVE), forgotten when it is replaced.
+    private let workerKeys = Mutex<[String: CurveKey]>([:])
     /// Each worker's executable and arguments, resolved once by ``resolveAll()``.
     private let commands: Mutex<[String: (executable: URL, arguments: [String])]> = Mutex([:])
     private let executableDirectory: URL
@@ -103,6 +106,21 @@ final class Supervisor: Sendable {
                              "--exit-with-parent", "--parent-pid", String(getpid())] + command.arguments
         process.standardOutput = FileHandle.standardError  // stdout is fsm-launch's data: the ready line
         process.standardInput = FileHandle.nullDevice
+        // With CURVE: a key pair of its own for each process, admitted for its group, its secret
+        // handed over on standard input so that it never shows in `ps`.
+        var secret: Data?
+        if let coordinatorKey = coordinator.publicKey, let group = topology.workerInstances.first(where: { $0.name == worker })?.group {
+            do {
+                let keys = try CurveKeyPair.generate()
+                coordinator.admitWorkerKey(keys.publicKey, group: group)
+                if let old = workerKeys.withLock({ $0.updateValue(keys.publicKey, forKey: worker) }) { coordinator.forgetWorkerKey(old) }
+                process.arguments! += ["--key-file", "-", "--coordinator-key", coordinatorKey.z85]
+                secret = Data(KeyFile.text(keys, name: worker, secret: true).utf8)
+                process.standardInput = Pipe()
+            } catch {
+                log.error("cannot make a key pair for worker: \(error)", metadata: ["worker": "\(worker)"])
+            }
+        }
         process.terminationHandler = { [weak self] process in
             self?.exited(worker, pid: process.processIdentifier, status: process.terminationStatus, reason: process.terminationReason)
         }
@@ -111,6 +129,10 @@ final class Supervisor: Sendable {
             // handler waits for the lock) only after its start is.
             try core.withLock { core in
                 try process.run()
+                if let secret, let pipe = process.standardInput as? Pipe {
+                    pipe.fileHandleForWriting.write(secret)
+                    try? pipe.fileHandleForWriting.close()
+                }
                 processes.withLock { $0[worker] = process }
                 core.started(worker, pid: process.processIdentifier, now: .now)
             }

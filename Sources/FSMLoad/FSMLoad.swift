@@ -95,6 +95,15 @@ struct FSMLoad: ParsableCommand {
     @Flag(help: "Print the report as JSON on stdout.")
     var json = false
 
+    @Option(help: ArgumentHelp("This client's secret key file (NAME.key_secret), for a coordinator that speaks CURVE. Default: $\(Credentials.keyFileVariable).", valueName: "file"))
+    var keyFile: String?
+
+    @Option(help: ArgumentHelp("The coordinator's public key: its .key file or the 40 Z85 characters. Default: $\(Credentials.coordinatorKeyVariable).", valueName: "key"))
+    var coordinatorKey: String?
+
+    /// Read once, in `run`: every connection shares them.
+    var credentials: Credentials? { get throws { try Credentials.resolve(keyFile: keyFile, coordinatorKey: coordinatorKey) } }
+
     func validate() throws {
         guard connections > 0 else { throw ValidationError("--connections must be at least 1") }
         if let machines, machines < 1 { throw ValidationError("--machines must be at least 1") }
@@ -153,7 +162,8 @@ struct FSMLoad: ParsableCommand {
         }
         defer { launched?.stop() }
         let endpoint = endpoint ?? launched!.endpoint
-        let client = try Client(endpoint: endpoint, timeout: .seconds(5))
+        let credentials = try credentials
+        let client = try Client(endpoint: endpoint, timeout: .seconds(5), credentials: credentials)
         let listing = try client.list()
         var pids: [String: Int32] = ["fsm-load": getpid()]
         if let pid = listing.coordinatorPid { pids["coordinator"] = pid }
@@ -239,7 +249,8 @@ struct FSMLoad: ParsableCommand {
             if plan.addresses.count >= connections {
                 share.addresses = stride(from: index, to: plan.addresses.count, by: connections).map { plan.addresses[$0] }
             }
-            let connection = LoadConnection(context: context, endpoint: endpoint, plan: share, index: index, progress: progress)
+            let connection = LoadConnection(context: context, endpoint: endpoint, plan: share, index: index, progress: progress,
+                                            credentials: try credentials)
             group.enter()
             let thread = Thread {
                 do {
@@ -293,7 +304,7 @@ struct FSMLoad: ParsableCommand {
     /// Sends one event to each of `count` new keyed instances and measures the workers' memory.
     func spawnInstances(_ count: Int, endpoint: String, pids: [String: Int32]) throws -> SpawnReport {
         let workers = pids.filter { $0.key != "fsm-load" && $0.key != "coordinator" }
-        let client = try Client(endpoint: endpoint, timeout: .seconds(10))
+        let client = try Client(endpoint: endpoint, timeout: .seconds(10), credentials: try credentials)
         /// The keyed instances of the machine the coordinator has seen spawned.
         func instances() throws -> Int {
             try client.list().machines.first { $0.name == machine }?.instances.count ?? 0

@@ -1,4 +1,5 @@
 import Foundation
+import GroveCluster
 import GroveWire
 import Histogram
 import ZeroMQ
@@ -77,8 +78,11 @@ final class LoadConnection: @unchecked Sendable {
 
     let context: ZMQContext
 
-    init(context: ZMQContext, endpoint: String, plan: LoadPlan, index: Int, progress: Progress) {
+    let credentials: Credentials?
+
+    init(context: ZMQContext, endpoint: String, plan: LoadPlan, index: Int, progress: Progress, credentials: Credentials?) {
         self.context = context
+        self.credentials = credentials
         self.endpoint = endpoint
         self.plan = plan
         self.index = index
@@ -91,6 +95,7 @@ final class LoadConnection: @unchecked Sendable {
         try socket.setLinger(milliseconds: 0)
         try socket.setSendHighWaterMark(Int32(clamping: plan.window * 2))
         try socket.setReceiveHighWaterMark(Int32(clamping: plan.window * 2))
+        try credentials?.apply(to: socket)
         try socket.connect(endpoint)
 
         var result = ConnectionResult()

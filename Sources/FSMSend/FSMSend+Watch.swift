@@ -54,7 +54,8 @@ extension FSMSend {
                 FileHandle.standardError.write(Data(("warning: no topic starts with '\(prefix)', so it matches nothing; topics are "
                     + "state:, effect:, output:, machine: and route: then a machine address, and worker: then a worker name\n").utf8))
             }
-            let watcher = try reporting { try Watcher(endpoint: events, prefixes: prefixes) }
+            let credentials = try connection.credentials()
+            let watcher = try reporting { try Watcher(endpoint: events, prefixes: prefixes, credentials: credentials) }
             FileHandle.standardError.write(Data("watching \(events)\n".utf8))
             let deadline = duration.map { Date().addingTimeInterval($0) }
             var seen = 0

@@ -20,9 +20,11 @@ struct FSMSend: ParsableCommand {
             50 ms apart doubling to 500 ms, until --timeout has passed. Nothing else is retried: an \
             event that reached a machine is never sent twice.
 
+            A coordinator that speaks CURVE (a topology with security.coordinatorKey) needs             --key-file (this client's NAME.key_secret) and --coordinator-key (the coordinator's .key),             or GROVE_KEY_FILE and GROVE_COORDINATOR_KEY.
+
             Exit status: 0 success; 2 bad input (malformed JSON, unknown machine, undecodable event — \
             the message names the failing path — or an endpoint ZeroMQ refuses); 3 coordinator \
-            unreachable or no reply in time; 64 usage error (unknown option, missing argument, \
+            unreachable or no reply in time; 4 forbidden (this client's key lacks the role); 64 usage error (unknown option, missing argument, \
             --timeout not above 0); 1 any other error (machine ended, mailbox full, worker lost, or \
             still unavailable when --timeout passed).
             """,
@@ -38,7 +40,7 @@ struct FSMSend: ParsableCommand {
 
     static func movingLeadingOptions(_ arguments: [String]) -> [String] {
         let subcommands: Set = ["send", "state", "watch", "cancel", "stop", "list", "help"]
-        let takesValue: Set = ["--endpoint", "--timeout", "--events", "--duration", "--count"]
+        let takesValue: Set = ["--endpoint", "--timeout", "--events", "--duration", "--count", "--key-file", "--coordinator-key"]
         var index = 0
         while index < arguments.count, arguments[index].hasPrefix("-") {
             index += takesValue.contains(arguments[index]) ? 2 : 1
@@ -56,6 +58,12 @@ struct Connection: ParsableArguments {
     @Option(parsing: .unconditional, help: "Seconds to wait for a reply, retrying while the machine's worker is unavailable: above 0, at most 1000000.")
     var timeout: Double = 5
 
+    @Option(help: ArgumentHelp("This client's secret key file (NAME.key_secret from fsm-keys new), for a coordinator that speaks CURVE. Default: $\(Credentials.keyFileVariable).", valueName: "file"))
+    var keyFile: String?
+
+    @Option(help: ArgumentHelp("The coordinator's public key: its .key file or the 40 Z85 characters. Default: $\(Credentials.coordinatorKeyVariable).", valueName: "key"))
+    var coordinatorKey: String?
+
     func validate() throws {
         // Bounded: Duration.seconds traps on a value as large as 1e300.
         guard timeout > 0, timeout <= 1_000_000 else {
@@ -67,8 +75,13 @@ struct Connection: ParsableArguments {
         endpoint ?? ProcessInfo.processInfo.environment["FSM_ENDPOINT"] ?? Topology.defaultTopology.coordinator.clients
     }
 
+    func credentials() throws -> Credentials? {
+        try reporting { try Credentials.resolve(keyFile: keyFile, coordinatorKey: coordinatorKey) }
+    }
+
     func client() throws -> Client {
-        try reporting { try Client(endpoint: resolvedEndpoint, timeout: .seconds(timeout), retryUnavailable: true) }
+        let credentials = try credentials()
+        return try reporting { try Client(endpoint: resolvedEndpoint, timeout: .seconds(timeout), retryUnavailable: true, credentials: credentials) }
     }
 }
 
@@ -89,6 +102,8 @@ func report(_ error: WireError) -> ExitCode {
         return ExitCode(2)
     case .unreachable, .timeout:
         return ExitCode(3)
+    case .forbidden:
+        return ExitCode(4)
     default:
         return ExitCode(1)
     }

@@ -238,3 +238,25 @@ public enum AuthFlow: Machine {
         }
     }
 }
+
+extension AuthFlow.State: Redacting {
+    /// The state with the password, the two-factor token and the code replaced by
+    /// ``Redaction/placeholder``: what a worker replies and publishes. The email and the step stay.
+    public var redacted: Self {
+        var copy = self
+        let hidden = Redaction.placeholder
+        switch step {
+        case .enteringCredentials(let email, _):
+            copy.step = .enteringCredentials(email: email, password: hidden)
+        case .requiresTwoFactor(_, let email):
+            copy.step = .requiresTwoFactor(token: hidden, email: email)
+        case .enteringTwoFactor(_, let email, _):
+            copy.step = .enteringTwoFactor(token: hidden, email: email, code: hidden)
+        case .verifyingTwoFactor(_, let email, _):
+            copy.step = .verifyingTwoFactor(token: hidden, email: email, code: hidden)
+        case .unauthenticated, .authenticating, .authenticated, .authenticationFailed, .locked:
+            break
+        }
+        return copy
+    }
+}

@@ -42,6 +42,9 @@ public struct WireError: Error, Sendable, Hashable, Codable, CustomStringConvert
         public static let mailboxFull = Code(rawValue: "mailbox-full")
         /// The machine reached a terminal state, was stopped or failed.
         public static let machineEnded = Code(rawValue: "machine-ended")
+        /// The client's key has no role that allows this request (the message names the role
+        /// it needs), or a worker's key is not the one the topology binds to its name.
+        public static let forbidden = Code(rawValue: "forbidden")
         /// A worker's registration does not match the topology.
         public static let registrationRejected = Code(rawValue: "registration-rejected")
         /// No answer within the client's timeout.

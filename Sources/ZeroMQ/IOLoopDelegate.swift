@@ -7,14 +7,19 @@ package struct Inbound: Sendable {
     package let socket: SocketID
     /// The frames; on a ROUTER frame 0 is the sender's routing id.
     package let frames: [[UInt8]]
+    /// The `User-Id` the ZAP handler gave the sender's connection, on a socket that
+    /// ``Socket/readsUserID``; `nil` otherwise.
+    package let userID: String?
 
     /// Creates an inbound message.
     /// - Parameters:
     ///   - socket: The socket it arrived on.
     ///   - frames: Its frames.
-    package init(socket: SocketID, frames: [[UInt8]]) {
+    ///   - userID: The sender's ZAP user id, when the socket reads it.
+    package init(socket: SocketID, frames: [[UInt8]], userID: String? = nil) {
         self.socket = socket
         self.frames = frames
+        self.userID = userID
     }
 }
 

@@ -236,8 +236,16 @@ final class LoopCore: @unchecked Sendable {
             guard items[id].revents & Int16(ZMQ_POLLIN) != 0 else { continue }
             while batch.count < maxBatch, bytes < Self.maxBatchBytes {
                 do {
-                    guard let frames = try sockets[id].receive(dontWait: true) else { break }
-                    batch.append(Inbound(socket: id, frames: frames))
+                    let frames: [[UInt8]]
+                    if sockets[id].readsUserID {
+                        guard let (received, userID) = try sockets[id].receiveWithUserID(dontWait: true) else { break }
+                        frames = received
+                        batch.append(Inbound(socket: id, frames: frames, userID: userID))
+                    } else {
+                        guard let received = try sockets[id].receive(dontWait: true) else { break }
+                        frames = received
+                        batch.append(Inbound(socket: id, frames: frames))
+                    }
                     for frame in frames { bytes += frame.count }
                 } catch {
                     if error.errno == ETERM { return (batch, false, true) }

@@ -64,6 +64,10 @@ package final class Socket {
     /// Keeps the context alive until this socket is gone.
     private let context: ZMQContext
     private(set) var handle: UnsafeMutableRawPointer?
+    /// Whether an `IOLoop` reads each received message's ZAP `User-Id` into
+    /// ``Inbound/userID`` (a property lookup and a string per message). Set before adding the
+    /// socket to a loop.
+    package var readsUserID = false
 
     /// Creates a socket of `type` in `context`.
     /// - Parameters:
@@ -178,6 +182,21 @@ package final class Socket {
     ///   with `dontWait`, or the receive timeout expired.
     /// - Throws: `ZMQError` for other failures, e.g. `ETERM` or `ENOTSOCK` after `close()`.
     package func receive(dontWait: Bool) throws(ZMQError) -> [[UInt8]]? {
+        try receive(dontWait: dontWait, userID: nil)
+    }
+
+    /// Receives one whole multipart message and the `User-Id` the ZAP handler gave its
+    /// connection (RFC 27; `nil` when the connection was not authenticated).
+    /// - Parameter dontWait: Return at once when nothing is waiting.
+    /// - Returns: The frames and the user id, or `nil` on `EAGAIN`.
+    /// - Throws: `ZMQError` as ``receive(dontWait:)`` does.
+    package func receiveWithUserID(dontWait: Bool) throws(ZMQError) -> (frames: [[UInt8]], userID: String?)? {
+        var userID: String?
+        guard let frames = try receive(dontWait: dontWait, userID: &userID) else { return nil }
+        return (frames, userID)
+    }
+
+    private func receive(dontWait: Bool, userID: UnsafeMutablePointer<String?>?) throws(ZMQError) -> [[UInt8]]? {
         let handle = try open("receive on \(type)")
         var message = zmq_msg_t()
         zmq_msg_init(&message)
@@ -202,7 +221,10 @@ package final class Socket {
             } else {
                 frames.append(Array(UnsafeRawBufferPointer(start: zmq_msg_data(&message), count: size)))
             }
-            if zmq_msg_more(&message) == 0 { return frames }
+            if zmq_msg_more(&message) == 0 {
+                if let userID, let text = zmq_msg_gets(&message, "User-Id") { userID.pointee = String(cString: text) }
+                return frames
+            }
         }
     }
 

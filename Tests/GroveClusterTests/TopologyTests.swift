@@ -170,6 +170,7 @@ struct TopologyTests {
             {
               "name": "minimal",
               "coordinator": { "clients": "tcp://*:5555", "workers": "tcp://*:5556", "events": "tcp://*:5557" },
+              "security": { "insecure": true },
               "workers": [ { "name": "main" } ],
               "machines": [ { "name": "auth", "type": "AuthFlow", "worker": "main" } ]
             }
@@ -192,6 +193,7 @@ struct TopologyTests {
               "$schema": "../docs/topology.schema.json",
               "name": "remote",
               "coordinator": { "clients": "tcp://*:5555", "workers": "tcp://*:5556", "events": "tcp://*:5557" },
+              "security": { "insecure": true },
               "workers": [
                 { "name": "edge" },
                 { "name": "remote", "external": true, "executable": "my-worker", "arguments": ["--flag"] }

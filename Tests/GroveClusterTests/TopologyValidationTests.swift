@@ -218,7 +218,7 @@ struct TopologyValidationTests {
             "invalid-endpoint $.coordinator.events",
         ])
         let fine = #"{ "clients": "tcp://10.0.0.1:5555", "workers": "tcp://10.0.0.2:5555", "events": "ipc://@e" }"#
-        #expect(throws: Never.self) { try Topology(json: Data(topology(coordinator: fine).utf8), source: "t") }
+        #expect(throws: Never.self) { try Topology(json: Data(topology(coordinator: fine, #""security": { "insecure": true }"#).utf8), source: "t") }
         // inproc:// binds, but only the coordinator's own ZeroMQ context could reach it.
         let inproc = #"{ "clients": "ipc://@c", "workers": "inproc://w", "events": "ipc://@e" }"#
         let refused = issues(in: topology(coordinator: inproc))

@@ -60,5 +60,25 @@ extension EndToEnd {
                 #expect(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == #"100 {"count":100}"#)
             }
         }
+
+        @Test func theDocumentedCurveClientWorks() async throws {
+            let example = try #require(try Self.examples().first { $0.contains("curve_serverkey") }, "docs/PROTOCOL.md has no CURVE example")
+            let documentedEndpoint = #"ENDPOINT = "tcp://127.0.0.1:5555""#
+            #expect(example.contains(documentedEndpoint))
+            let topology = TopologyFile(
+                name: "pyzmq-curve", transport: .tcp, workers: [.init(name: "edge")],
+                machines: [.init(name: "counter", type: "Counter", worker: "edge", keyed: true)],
+                security: #"{ "coordinatorKey": "keys/coordinator.key_secret", "clients": [ { "key": "keys/app.key", "roles": ["read", "send"] } ] }"#,
+                keyPairs: ["coordinator", "app"], clientKey: "app")
+            try await withCluster(topology) { cluster in
+                // The key paths are the page's: relative to the directory the keys were made in.
+                let file = cluster.directory.appendingPathComponent("curve.py")
+                try example.replacingOccurrences(of: documentedEndpoint, with: "ENDPOINT = \"\(cluster.clients)\"")
+                    .write(to: file, atomically: true, encoding: .utf8)
+                let result = try await runCommand(URL(fileURLWithPath: "/usr/bin/env"), ["python3", file.path], in: cluster.directory)
+                #expect(result.status == 0, "python3 curve.py failed: \(result.stderr)")
+                #expect(result.stdout.split(separator: "\n") == ["0x10 {'count': 1}", "0x12 forbidden"], "\(result)")
+            }
+        }
     }
 }

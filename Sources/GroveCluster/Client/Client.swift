@@ -33,9 +33,11 @@ public final class Client {
     ///     Safe because the coordinator answers `unavailable` before forwarding anything, so the
     ///     machine never saw the request. No other error is retried: an event that reached a
     ///     machine is never sent twice. `fsm-send` sets it; the default is `false`.
+    ///   - credentials: The keys for a coordinator that speaks CURVE; `nil` for one that does not.
     /// - Throws: ``WireError`` `invalid-endpoint` when ZeroMQ refuses the endpoint, `unreachable`
     ///   when the socket cannot be set up.
-    public init(endpoint: String, timeout: Duration = .seconds(5), retryUnavailable: Bool = false) throws(WireError) {
+    public init(endpoint: String, timeout: Duration = .seconds(5), retryUnavailable: Bool = false,
+                credentials: Credentials? = nil) throws(WireError) {
         self.endpoint = endpoint
         self.timeout = timeout
         self.retryUnavailable = retryUnavailable
@@ -50,6 +52,7 @@ public final class Client {
             try socket.setImmediate(true)
             try socket.setSendTimeout(milliseconds: milliseconds)
             try socket.setReceiveTimeout(milliseconds: milliseconds)
+            try credentials?.apply(to: socket)
         } catch {
             throw WireError(.unreachable, "cannot create a socket for \(endpoint): \(error)")
         }

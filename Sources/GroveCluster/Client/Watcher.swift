@@ -12,15 +12,18 @@ public final class Watcher {
     ///   - endpoint: The coordinator's events endpoint as this host reaches it; see
     ///     ``ClientEndpoint/connectable(_:via:)`` for turning a listing's `events` into one.
     ///   - prefixes: Topic prefixes; empty for every topic.
+    ///   - credentials: The keys for a coordinator that speaks CURVE (a client key whose `read`
+    ///     role covers every machine); `nil` for one that does not.
     /// - Throws: ``WireError`` `invalid-endpoint` when ZeroMQ refuses the endpoint, `unreachable`
     ///   when the socket cannot be set up.
-    public init(endpoint: String, prefixes: [String] = []) throws(WireError) {
+    public init(endpoint: String, prefixes: [String] = [], credentials: Credentials? = nil) throws(WireError) {
         do {
             context = try ZMQContext()
             socket = try Socket(context, .sub)
             try socket.setLinger(milliseconds: 0)
             try socket.setReceiveHighWaterMark(100_000) // a watcher that falls behind loses publications, never blocks the coordinator
             try socket.setReceiveTimeout(milliseconds: 100)
+            try credentials?.apply(to: socket)
             for prefix in prefixes.isEmpty ? [""] : prefixes { try socket.subscribe(Array(prefix.utf8)) }
         } catch {
             throw WireError(.unreachable, "cannot create a socket to subscribe to \(endpoint): \(error)")

@@ -1,8 +1,8 @@
-import Foundation
+public import Foundation
 import GroveWire
 public import Logging
 import Synchronization
-import ZeroMQ
+package import ZeroMQ
 
 /// The coordinator: binds the clients ROUTER, the workers ROUTER and the events PUB of a
 /// topology and routes between them on one I/O thread. `fsm-launch` runs one; embed one the same
@@ -17,20 +17,49 @@ public final class Coordinator: Sendable {
     private let loop: IOLoop
     private let driver: CoordinatorDriver
 
-    /// Binds the topology's three endpoints.
-    /// - Throws: ``CoordinatorError`` naming the endpoint that could not be bound and why.
-    public init(topology: Topology, logger: Logger = Logger(label: "grove.coordinator")) throws(CoordinatorError) {
+    /// The coordinator's public key, which clients and workers need to connect; `nil` when the
+    /// topology does not use CURVE.
+    package let publicKey: CurveKey?
+
+    /// Binds the topology's three endpoints, after reading the key files its `security` names.
+    /// - Parameters:
+    ///   - topology: The topology to run.
+    ///   - directory: Where relative key file paths start: the topology file's folder
+    ///     (`nil`: the working directory).
+    ///   - logger: Where the coordinator logs.
+    /// - Throws: ``CoordinatorError`` naming the key file or endpoint that could not be used and why.
+    public init(topology: Topology, keysRelativeTo directory: URL? = nil,
+                logger: Logger = Logger(label: "grove.coordinator")) throws(CoordinatorError) {
+        let keys = try ClusterKeys(topology: topology, relativeTo: directory)
+        publicKey = keys.coordinator?.publicKey
         let context: ZMQContext
         let sockets: (clients: Socket, workers: Socket, events: Socket)
+        let zap: Socket
         do {
             context = try ZMQContext()
+            // The ZAP handler (RFC 27) is bound before any endpoint, so no connection is ever
+            // admitted unasked: every endpoint names a domain, so libzmq asks about each.
+            zap = try Socket(context, .router)
+            try zap.setLinger(milliseconds: 0)
+            try zap.bind("inproc://zeromq.zap.01")
             sockets = (try Socket(context, .router), try Socket(context, .router), try Socket(context, .xpub))
             for router in [sockets.clients, sockets.workers] {
                 try router.setRouterMandatory(true)
                 try router.setLinger(milliseconds: 0)
                 try router.setMaxMessageSize(16 << 20)
             }
-            try sockets.workers.setRouterHandover(true)
+            for (socket, endpoint) in [(sockets.clients, Gatekeeper.Endpoint.clients), (sockets.workers, .workers), (sockets.events, .events)] {
+                try socket.setZAPDomain(endpoint.rawValue)
+                if let pair = keys.coordinator {
+                    try socket.becomeCurveServer(secretKey: pair.secretKey)
+                    // Each message then says whose key sent it: roles and registrations are checked on it.
+                    socket.readsUserID = socket.type == .router
+                }
+            }
+            // Another connection under a registered worker's name takes the name over only where
+            // every peer is trusted. With keys, a connection with another key must not displace
+            // it; a stale connection is dropped by the ZMTP heartbeat below instead.
+            try sockets.workers.setRouterHandover(!topology.security.usesCurve)
             try sockets.clients.setSendHighWaterMark(Int32(clamping: topology.queues.clientOutbox))
             // What clients send waits in their own queues rather than here: a client flooding
             // batches is slowed down by ZeroMQ instead of filling the coordinator's memory.
@@ -72,6 +101,21 @@ public final class Coordinator: Sendable {
         driver = CoordinatorDriver(
             core: CoordinatorCore(topology: topology, eventsEndpoint: bound[2], workersEndpoint: bound[1]),
             clients: ids.clients, workers: ids.workers, events: ids.events, context: context, log: logger)
+        driver.zap = loop.add(zap)
+        driver.gatekeeper = Gatekeeper(topology: topology, workerKeys: keys.workers, clientKeys: keys.clients, uid: getuid())
+    }
+
+    /// Admits `key` as the key of a worker process of `group` (one `fsm-launch` starts with a
+    /// pair it made), until ``forgetWorkerKey(_:)``.
+    package func admitWorkerKey(_ key: CurveKey, group: String) {
+        let driver = driver
+        loop.execute { _ in driver.gatekeeper.admit(worker: key, group: group) }
+    }
+
+    /// Stops admitting a key ``admitWorkerKey(_:group:)`` admitted.
+    package func forgetWorkerKey(_ key: CurveKey) {
+        let driver = driver
+        loop.execute { _ in driver.gatekeeper.forget(worker: key) }
     }
 
     /// Starts routing.

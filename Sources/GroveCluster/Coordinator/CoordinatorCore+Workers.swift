@@ -3,7 +3,11 @@ import GroveWire
 
 extension CoordinatorCore {
     /// A message from a worker connection; `identity` is the worker's routing id (its name).
-    mutating func fromWorker(_ identity: [UInt8], _ frames: ArraySlice<[UInt8]>, now: ContinuousClock.Instant) -> [CoordinatorAction] {
+    /// - Parameters:
+    ///   - principal: Who the connection's key proved it is (`.trusted` without CURVE).
+    ///   - peer: The connection's ZAP user id, for messages about a refusal.
+    mutating func fromWorker(_ identity: [UInt8], _ frames: ArraySlice<[UInt8]>, now: ContinuousClock.Instant,
+                             principal: Gatekeeper.Principal? = .trusted, peer: String? = nil) -> [CoordinatorAction] {
         let name = String(decoding: identity, as: UTF8.self)
         let message: WireMessage
         do {
@@ -11,7 +15,7 @@ extension CoordinatorCore {
         } catch {
             return [.toWorker(name, Self.errorMessage(error, correlation: error.correlation ?? 0))]
         }
-        if message.header.kind == .register { return register(name, message, now: now) }
+        if message.header.kind == .register { return register(name, message, now: now, principal: principal, peer: peer) }
         if let refusal = heard(from: name, now: now) { return refusal }
         guard message.header.kind == .batch else { return fromWorker(name, message) }
         do {
@@ -127,13 +131,18 @@ extension CoordinatorCore {
         }
     }
 
-    mutating func register(_ name: String, _ message: WireMessage, now: ContinuousClock.Instant) -> [CoordinatorAction] {
+    mutating func register(_ name: String, _ message: WireMessage, now: ContinuousClock.Instant,
+                           principal: Gatekeeper.Principal? = .trusted, peer: String? = nil) -> [CoordinatorAction] {
         func reject(_ text: String) -> [CoordinatorAction] {
             [.toWorker(name, Self.errorMessage(WireError(.registrationRejected, text), correlation: message.header.correlation))]
         }
         guard let slot = workers[name] else {
             let known = topology.workerInstances.map(\.name).joined(separator: ", ")
             return reject("worker name '\(name)' is not in topology '\(topology.name)'; known workers: \(known)")
+        }
+        if let refusal = Self.registrationForbidden(name, group: slot.group, principal: principal, peer: peer) {
+            // Answered on the connection it came from only: the registered worker keeps the name.
+            return [.warn(refusal), .toWorker(name, Self.errorMessage(WireError(.forbidden, refusal), correlation: message.header.correlation))]
         }
         guard let registration = try? WireJSON.decode(Registration.self, from: message.payload, code: .malformedFrame) else {
             return reject("the registration payload could not be decoded; is the worker built from the same Grove version?")

@@ -144,7 +144,9 @@ struct CoordinatorCore {
 
     /// The one place that decides what becomes of a client's request, lone or batched: forwarded
     /// to its machine's worker under a new id, answered here (a listing), or refused.
-    mutating func decide(client identity: [UInt8], _ request: MessageView) -> ClientDecision {
+    /// - Parameter principal: Who the client's key proved it is (`.trusted` without CURVE);
+    ///   `nil` for a key the gatekeeper does not know (any more).
+    mutating func decide(client identity: [UInt8], _ request: MessageView, as principal: Gatekeeper.Principal? = .trusted) -> ClientDecision {
         let correlation = request.correlation
         func refuse(_ error: WireError) -> ClientDecision {
             .act([.toClient(identity, Self.errorMessage(error, correlation: correlation))])
@@ -165,11 +167,17 @@ struct CoordinatorCore {
             } catch {
                 return refuse(error)
             }
+            if case .trusted? = principal {} else if let refusal = Self.forbidden(request.kind, address: address, for: principal) {
+                return refuse(refusal)
+            }
             switch route(from: identity, correlation: correlation, address: address, spawns: request.kind == .event) {
             case .success(let (worker, id)): return .forward(worker: worker, id: id)
             case .failure(let error): return refuse(error)
             }
         case .list:
+            if case .trusted? = principal {} else if let refusal = Self.forbidden(.list, address: nil, for: principal) {
+                return refuse(refusal)
+            }
             guard let payload = try? WireJSON.encode(listing()) else { return .act([]) }
             return .act([.toClient(identity, WireMessage(Header(.listing, correlation: correlation), payload: payload))])
         case .batch:

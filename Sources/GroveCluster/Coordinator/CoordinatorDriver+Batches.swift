@@ -6,7 +6,7 @@ import ZeroMQ
 /// as a ``MessageView``; the driver then copies bytes where the decision says. No rule lives here.
 extension CoordinatorDriver {
     /// A client's batch: refused as a whole when it does not parse, else each envelope in order.
-    func forward(_ batch: [UInt8], count: UInt64, fromClient identity: [UInt8], io: LoopIO) {
+    func forward(_ batch: [UInt8], count: UInt64, fromClient identity: [UInt8], as principal: Gatekeeper.Principal?, io: LoopIO) {
         let envelopes: [Envelope]
         do {
             envelopes = try Batch.envelopes(in: batch, count: count)
@@ -17,13 +17,13 @@ extension CoordinatorDriver {
         }
         core.batchingClients.insert(identity)
         batch.withUnsafeBytes { batch in
-            for envelope in envelopes { forward(MessageView(envelope, in: batch), fromClient: identity, io: io) }
+            for envelope in envelopes { forward(MessageView(envelope, in: batch), fromClient: identity, as: principal, io: io) }
         }
     }
 
     /// One client request, lone or out of a batch.
-    func forward(_ request: MessageView, fromClient identity: [UInt8], io: LoopIO) {
-        switch core.decide(client: identity, request) {
+    func forward(_ request: MessageView, fromClient identity: [UInt8], as principal: Gatekeeper.Principal?, io: LoopIO) {
+        switch core.decide(client: identity, request, as: principal) {
         case .forward(let worker, let id):
             toWorker(worker, io: io) { request.append(to: &$0, correlation: id) }
         case .act(let actions):

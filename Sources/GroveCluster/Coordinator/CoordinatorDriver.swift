@@ -25,6 +25,9 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
     let context: ZMQContext?
     let log: Logger
     let ready = Mutex(Readiness())
+    /// The ZAP handler's socket and decisions; set before the loop starts.
+    var zap: SocketID = -1
+    var gatekeeper = Gatekeeper(uid: getuid())
     /// Told of every worker declared lost, on the I/O thread; set before the loop starts.
     let lossWatcher = Mutex<(@Sendable (String, WorkerLoss) -> Void)?>(nil)
     private var seenRegistrations = 0
@@ -60,12 +63,14 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
                     continue
                 }
                 if !slowClients.isEmpty { slowClients.remove(identity) }
+                // Who the client's key proved it is; without CURVE every admitted client is trusted.
+                let principal = inbound.userID.map { gatekeeper.principal(userID: $0, on: .clients) } ?? .trusted
                 if rest.count == 3, let header = try? Header(rest[rest.startIndex]) {
                     if header.kind == .batch {
-                        forward(rest[rest.startIndex + 2], count: header.correlation, fromClient: identity, io: io)
+                        forward(rest[rest.startIndex + 2], count: header.correlation, fromClient: identity, as: principal, io: io)
                     } else {
                         MessageView.with(header, address: rest[rest.startIndex + 1], payload: rest[rest.startIndex + 2]) {
-                            forward($0, fromClient: identity, io: io)
+                            forward($0, fromClient: identity, as: principal, io: io)
                         }
                     }
                     continue
@@ -84,11 +89,22 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
                     continue
                 }
                 // A registration, or not a message: the core's general path.
-                apply(core.fromWorker(identity, rest, now: io.now), io: io)
+                let principal = inbound.userID.map { gatekeeper.principal(userID: $0, on: .workers) } ?? .trusted
+                apply(core.fromWorker(identity, rest, now: io.now, principal: principal, peer: inbound.userID), io: io)
             } else if inbound.socket == events {
                 apply(core.subscription(identity), io: io)
+            } else if inbound.socket == zap {
+                answer(zapRequest: inbound.frames, io: io)
             }
         }
+    }
+
+    /// libzmq asks whether a connection may proceed (RFC 27): `[peer, "", request...]`.
+    private func answer(zapRequest frames: [[UInt8]], io: LoopIO) {
+        guard frames.count >= 3, frames[1].isEmpty else { return }
+        let answer = gatekeeper.answer(Array(frames[2...]))
+        if let refusal = answer.refusal { log.warning("\(refusal)") }
+        io.send(zap, [frames[0], []] + answer.frames)
     }
 
     func sendFailed(_ socket: SocketID, frames: [[UInt8]], error: ZMQError, io: LoopIO) {

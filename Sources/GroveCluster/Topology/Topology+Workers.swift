@@ -19,6 +19,11 @@ extension Topology {
         public var external: Bool
         /// How `fsm-launch` restarts the group's processes; not used for an ``external`` group.
         public var supervision: Supervision
+        /// The public key file (`NAME.key`) of the group's workers, when the topology uses CURVE:
+        /// a registration under one of the group's names from any other key is refused. Required
+        /// for an ``external`` group; a group `fsm-launch` starts gets a fresh key pair per
+        /// process when it has none.
+        public var key: String?
 
         /// - Parameters:
         ///   - name: The group's name.
@@ -27,13 +32,15 @@ extension Topology {
         ///   - arguments: Extra arguments for every instance.
         ///   - external: `true` when the instances are started by hand.
         ///   - supervision: How `fsm-launch` restarts the group's processes.
+        ///   - key: The public key file of the group's workers.
         public init(
             name: String,
             count: Int = 1,
             executable: String = WorkerGroup.defaultExecutable,
             arguments: [String] = [],
             external: Bool = false,
-            supervision: Supervision = Supervision()
+            supervision: Supervision = Supervision(),
+            key: String? = nil
         ) {
             self.name = name
             self.count = count
@@ -41,6 +48,7 @@ extension Topology {
             self.arguments = arguments
             self.external = external
             self.supervision = supervision
+            self.key = key
         }
 
         /// The names of the group's instances: the group name when ``count`` is 1, otherwise

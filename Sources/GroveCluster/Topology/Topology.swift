@@ -27,6 +27,8 @@ public struct Topology: Sendable, Equatable {
     public var heartbeat: Heartbeat
     /// Capacities of the queues between and inside processes.
     public var queues: Queues
+    /// Keys, client roles, or the explicit choice to run tcp without them.
+    public var security: Security
 
     /// A topology from its parts. Not validated: prefer loading JSON.
     /// - Parameters:
@@ -38,6 +40,7 @@ public struct Topology: Sendable, Equatable {
     ///   - routes: Outputs forwarded as events.
     ///   - heartbeat: Heartbeat settings.
     ///   - queues: Queue capacities.
+    ///   - security: Keys and client roles.
     public init(
         name: String,
         coordinator: Endpoints,
@@ -46,7 +49,8 @@ public struct Topology: Sendable, Equatable {
         io: [IOPlacement] = [],
         routes: [Route] = [],
         heartbeat: Heartbeat = Heartbeat(),
-        queues: Queues = Queues()
+        queues: Queues = Queues(),
+        security: Security = Security()
     ) {
         self.name = name
         self.coordinator = coordinator
@@ -56,5 +60,6 @@ public struct Topology: Sendable, Equatable {
         self.routes = routes
         self.heartbeat = heartbeat
         self.queues = queues
+        self.security = security
     }
 }

@@ -28,10 +28,11 @@ extension TopologyDecoder {
         let routes = decodeRoutes(in: root, machines: machines.names, keyed: machines.keyed)
         let heartbeat = decodeHeartbeat(in: root)
         let queues = decodeQueues(in: root)
-        guard issues.isEmpty, let name, let coordinator, let heartbeat, let queues else { return nil }
+        let security = decodeSecurity(in: root, endpoints: coordinator, workers: workers.groups)
+        guard issues.isEmpty, let name, let coordinator, let heartbeat, let queues, let security else { return nil }
         return Topology(
             name: name, coordinator: coordinator, workers: workers.groups, machines: machines.specs,
-            io: io, routes: routes, heartbeat: heartbeat, queues: queues
+            io: io, routes: routes, heartbeat: heartbeat, queues: queues, security: security
         )
     }
 

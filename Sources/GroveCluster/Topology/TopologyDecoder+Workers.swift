@@ -38,10 +38,14 @@ extension TopologyDecoder {
                 in: members, at: path, default: false
             )
             let supervision = decodeSupervision(in: members, at: path, external: external)
+            let key = members["key"].flatMap {
+                text($0, Field("key", "\"keys/edge.key\"", "the public key file of the group's workers"), at: path.appending("key"))
+            }
+            if members["key"] != nil, key == nil { continue }
             guard let name, let count, let executable, let arguments, let external, let supervision else { continue }
             let group = Topology.WorkerGroup(
                 name: name, count: count, executable: executable, arguments: arguments, external: external,
-                supervision: supervision
+                supervision: supervision, key: key
             )
             groups.append(group)
             if count > 1 { pools.append((path, group)) }

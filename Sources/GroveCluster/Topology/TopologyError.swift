@@ -30,6 +30,8 @@ public struct TopologyIssue: Sendable, Hashable, CustomStringConvertible {
         public static let invalidEndpoint = Code(rawValue: "invalid-endpoint")
         /// A value has the right type but is out of range or malformed.
         public static let invalidValue = Code(rawValue: "invalid-value")
+        /// A tcp endpoint without CURVE keys, and no explicit `"insecure": true`.
+        public static let insecure = Code(rawValue: "insecure")
 
         /// The raw value.
         public var description: String { rawValue }

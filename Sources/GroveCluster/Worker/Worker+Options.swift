@@ -23,6 +23,16 @@ extension Worker {
         @Option(name: .customLong("parent-pid"), parsing: .unconditional,
                 help: ArgumentHelp("With --exit-with-parent: the parent's process id.", valueName: "PID"))
         public var parentPid: Int32?
+        /// This worker's secret key file for a coordinator that speaks CURVE, `-` for standard
+        /// input (how `fsm-launch` hands over the pair it made); else `$GROVE_KEY_FILE`.
+        @Option(name: .customLong("key-file"),
+                help: ArgumentHelp("For a coordinator that speaks CURVE: this worker's NAME.key_secret, or - to read it from standard input.", valueName: "FILE"))
+        public var keyFile: String?
+        /// The coordinator's public key (a `.key` file or 40 Z85 characters); else
+        /// `$GROVE_COORDINATOR_KEY`.
+        @Option(name: .customLong("coordinator-key"),
+                help: ArgumentHelp("For a coordinator that speaks CURVE: its public key, a .key file or the 40 Z85 characters.", valueName: "KEY"))
+        public var coordinatorKey: String?
 
         /// The worker instance name from the topology, e.g. `data-io-2`.
         public var name: String {
@@ -87,5 +97,5 @@ extension Worker {
     }
 
     /// The options every worker reads, as a usage line (without the program's name).
-    public static let usage = "--name NAME --coordinator ENDPOINT [--exit-with-parent [--parent-pid PID]]"
+    public static let usage = "--name NAME --coordinator ENDPOINT [--exit-with-parent [--parent-pid PID]] [--key-file FILE --coordinator-key KEY]"
 }

@@ -55,16 +55,18 @@ public enum Worker {
     }
 
     /// Runs a worker until the process ends.
-    /// - Throws: `ZMQError` when the socket cannot be created or connected.
+    /// - Throws: `ZMQError` when the socket cannot be created or connected, ``WireError`` when
+    ///   the keys cannot be read.
     public static func run(_ configuration: WorkerConfiguration, options: Options) async throws {
         // First thing, so a parent that ends while the worker starts up is noticed too; a parent
         // that passed its pid is noticed even when it ended before this process got here.
         let parent = options.parentPid ?? getppid()
         var log = Logger(label: "grove.worker")
         log[metadataKey: "worker"] = "\(options.name)"
+        let credentials = try Credentials.resolve(keyFile: options.keyFile, coordinatorKey: options.coordinatorKey)
         let context = try ZMQContext()
         let loop = try IOLoop(name: "grove-worker-io")
-        let socketID = loop.add(try dealer(context, options))
+        let socketID = loop.add(try dealer(context, options, credentials))
         let link = WorkerLink(worker: options.name, loop: loop, socket: socketID)
         let logger = log
         // The Paranoid Pirate way: a coordinator gone silent gets a new socket (what the old one
@@ -72,7 +74,7 @@ public enum Worker {
         let reconnect: @Sendable () -> Void = {
             loop.execute { io in
                 do {
-                    io.replace(socketID, with: try dealer(context, options))
+                    io.replace(socketID, with: try dealer(context, options, credentials))
                 } catch {
                     logger.error("cannot reopen the connection to the coordinator at \(options.coordinator): \(error); the next attempt tries again")
                 }
@@ -109,8 +111,9 @@ public enum Worker {
     /// application heartbeat (``WorkerCore``) alone decides when the coordinator is gone, at
     /// the topology's settings; a transport timer of its own could drop the connection, and
     /// what its pipes held, while the session still counts as alive.
-    private static func dealer(_ context: ZMQContext, _ options: Options) throws(ZMQError) -> Socket {
+    private static func dealer(_ context: ZMQContext, _ options: Options, _ credentials: Credentials?) throws(ZMQError) -> Socket {
         let socket = try Socket(context, .dealer)
+        try credentials?.apply(to: socket)
         try socket.setRoutingID(Array(options.name.utf8))
         try socket.setLinger(milliseconds: 0)
         try socket.setSendHighWaterMark(100_000)

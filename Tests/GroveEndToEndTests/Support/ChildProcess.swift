@@ -32,6 +32,8 @@ final class ChildProcess: @unchecked Sendable {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        // Relative paths a test hands a child (key files, say) start in the test's directory.
+        process.currentDirectoryURL = directory
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = out
         process.standardError = err

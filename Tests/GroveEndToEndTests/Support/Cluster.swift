@@ -27,18 +27,24 @@ final class Cluster: Sendable {
     /// - Throws: ``HarnessError`` with fsm-launch's stderr when it exits or is not ready in time.
     static func start(_ topology: TopologyFile, readyTimeout: Duration = .seconds(30)) async throws -> Cluster {
         let directory = try makeDirectory()
+        for pair in topology.keyPairs {
+            let made = try await runCommand(Products.keys, ["new", pair, "--dir", directory.appendingPathComponent("keys").path], in: directory)
+            guard made.status == 0 else { throw HarnessError("fsm-keys new \(pair) failed: \(made)") }
+        }
         let file = try topology.write(in: directory)
         let launch = try await ChildProcess(Products.launch, [file.path], outputIn: directory, label: "fsm-launch")
         var externals: [ChildProcess] = []
         do {
             // fsm-launch is ready once every worker registered, external ones included: start
-            // those by hand, as an operator would.
+            // those by hand, as an operator would, with the command fsm-launch prints.
             for group in topology.workers where group.external {
-                guard topology.transport == .ipc else { throw HarnessError("external workers need an ipc topology in these tests") }
                 for name in group.count == 1 ? [group.name] : (1...group.count).map({ "\(group.name)-\($0)" }) {
-                    externals.append(try await ChildProcess(
-                        Products.worker, ["--name", name, "--coordinator", "ipc://\(directory.path)/workers.ipc"] + group.arguments,
-                        outputIn: directory, label: "worker-\(name)"))
+                    var arguments = try await externalWorkerCommand(name, printedBy: launch)
+                    if let key = group.key, let index = arguments.firstIndex(of: "--key-file") {
+                        arguments[index + 1] = directory.appendingPathComponent(key + "_secret").path
+                    }
+                    externals.append(try await ChildProcess(Products.worker, arguments + group.arguments,
+                                                            outputIn: directory, label: "worker-\(name)"))
                 }
             }
             let endpoint = try await eventually("the ready line of fsm-launch", timeout: readyTimeout) { () throws -> String? in
@@ -58,6 +64,20 @@ final class Cluster: Sendable {
         }
     }
 
+    /// The arguments fsm-launch tells the operator to start external worker `name` with (its
+    /// "waiting for external worker" line): the real endpoint, even for a port the system chose.
+    static func externalWorkerCommand(_ name: String, printedBy launch: ChildProcess) async throws -> [String] {
+        let marker = "waiting for external worker \(name): start it with `fsm-worker "
+        return try await eventually("fsm-launch's command line for external worker \(name)") { () throws -> [String]? in
+            guard let line = launch.stderr.split(separator: "\n").first(where: { $0.contains(marker) }),
+                  let start = line.range(of: marker)?.upperBound, let end = line[start...].firstIndex(of: "`") else {
+                if let status = launch.exitStatus { throw HarnessError("fsm-launch exited with \(status):\n\(launch.stderr)") }
+                return nil
+            }
+            return line[start..<end].split(separator: " ").map(String.init)
+        }
+    }
+
     static func makeDirectory() throws -> URL {
         // Short: ipc endpoints live here, and a unix socket path has ~100 bytes at most.
         let directory = URL(fileURLWithPath: "/tmp").appendingPathComponent("grove-e2e-\(UUID().uuidString.prefix(8))")
@@ -69,7 +89,23 @@ final class Cluster: Sendable {
 
     /// Runs `fsm-send <arguments> --endpoint <clients>`.
     func fsmSend(_ arguments: [String], timeout: Duration = .seconds(20)) async throws -> CommandResult {
-        try await runCommand(Products.send, arguments + ["--endpoint", clients], in: directory, timeout: timeout)
+        try await fsmSend(arguments, as: topology.clientKey, timeout: timeout)
+    }
+
+    /// Runs `fsm-send <arguments> --endpoint <clients>` with key pair `key` (from
+    /// ``TopologyFile/keyPairs``; `nil`: no key).
+    func fsmSend(_ arguments: [String], as key: String?, timeout: Duration = .seconds(20)) async throws -> CommandResult {
+        try await runCommand(Products.send, arguments + ["--endpoint", clients] + keyArguments(key), in: directory, timeout: timeout)
+    }
+
+    /// `--key-file … --coordinator-key …` for key pair `key`; none for `nil`.
+    func keyArguments(_ key: String?) -> [String] {
+        key.map { ["--key-file", keyPath($0, secret: true), "--coordinator-key", keyPath("coordinator", secret: false)] } ?? []
+    }
+
+    /// The path of a key file made for this cluster.
+    func keyPath(_ pair: String, secret: Bool) -> String {
+        directory.appendingPathComponent("keys/\(pair).key" + (secret ? "_secret" : "")).path
     }
 
     /// Runs an fsm-send command that must succeed and print one JSON value.
@@ -135,7 +171,7 @@ final class Cluster: Sendable {
     /// a moment to reach the publisher, and events published before that are not delivered).
     func watch(_ prefixes: [String] = []) async throws -> EventWatcher {
         let topics = prefixes.isEmpty ? [] : prefixes + ["state:" + TopologyFile.probe]
-        let process = try await ChildProcess(Products.send, ["watch"] + topics + ["--endpoint", clients],
+        let process = try await ChildProcess(Products.send, ["watch"] + topics + ["--endpoint", clients] + keyArguments(topology.clientKey),
                                        outputIn: directory, label: "watch")
         extras.withLock { $0.append(process) }
         let watcher = EventWatcher(process: process)
@@ -177,7 +213,11 @@ final class Cluster: Sendable {
     /// The workers endpoint: for ipc in the test's directory; for tcp the port the coordinator
     /// bound, read back from the listing.
     func workersEndpoint() async throws -> String {
-        guard topology.transport == .tcp else { return "ipc://\(directory.path)/workers.ipc" }
+        switch topology.transport {
+        case .ipc: return "ipc://\(directory.path)/workers.ipc"
+        case .abstractIPC: return "ipc://@\(directory.lastPathComponent)/workers"
+        case .tcp: break
+        }
         guard let endpoint = try await list().workersEndpoint else { throw HarnessError("the listing names no workers endpoint") }
         return endpoint
     }

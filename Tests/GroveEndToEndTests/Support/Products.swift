@@ -4,7 +4,7 @@ import Foundation
 /// test bundle next to the products), else `<repo>/.build/debug`.
 enum Products {
     static let directory: URL = {
-        let names = ["fsm-launch", "fsm-send", "fsm-worker", "fsm-load"]
+        let names = ["fsm-launch", "fsm-send", "fsm-worker", "fsm-load", "fsm-keys"]
         func complete(_ directory: URL) -> Bool {
             names.allSatisfy { FileManager.default.isExecutableFile(atPath: directory.appendingPathComponent($0).path) }
         }
@@ -21,7 +21,7 @@ enum Products {
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         candidates.append(repo.appendingPathComponent(".build/debug"))
         guard let found = candidates.first(where: complete) else {
-            fatalError("fsm-launch, fsm-send, fsm-worker and fsm-load not found in \(candidates.map(\.path)); build with `swift build --build-tests`")
+            fatalError("fsm-launch, fsm-send, fsm-worker, fsm-load and fsm-keys not found in \(candidates.map(\.path)); build with `swift build --build-tests`")
         }
         return found
     }()
@@ -30,4 +30,5 @@ enum Products {
     static var send: URL { directory.appendingPathComponent("fsm-send") }
     static var worker: URL { directory.appendingPathComponent("fsm-worker") }
     static var load: URL { directory.appendingPathComponent("fsm-load") }
+    static var keys: URL { directory.appendingPathComponent("fsm-keys") }
 }

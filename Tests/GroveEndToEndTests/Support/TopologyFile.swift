@@ -7,7 +7,12 @@ import Foundation
 /// Every topology also gets `probe`, a Counter on the first worker group: the harness pokes it
 /// to learn when a watcher's subscription is live.
 struct TopologyFile {
-    enum Transport: String { case tcp, ipc }
+    enum Transport: String {
+        case tcp, ipc
+        /// Abstract ipc sockets (`ipc://@…`), as the default topology uses: no file to guard
+        /// them, so the coordinator's ZAP handler alone keeps other users out.
+        case abstractIPC
+    }
 
     struct WorkerGroup {
         var name: String
@@ -16,6 +21,8 @@ struct TopologyFile {
         var external = false
         /// The group's `supervision` object as JSON text, when a test sets one.
         var supervision: String?
+        /// The public key file of an external group (CURVE topologies).
+        var key: String?
     }
 
     struct Machine {
@@ -42,6 +49,12 @@ struct TopologyFile {
     var heartbeat = (intervalMs: 250, timeoutMs: 1500)
     /// `queues.workerOutbox`, when a test needs a small one.
     var workerOutbox: Int?
+    /// The `security` section as JSON text; by default none over ipc and `"insecure": true` over tcp.
+    var security: String?
+    /// Key pairs `fsm-keys new` makes in `<directory>/keys` before the launch.
+    var keyPairs: [String] = []
+    /// The key pair the harness's own fsm-send calls use (with the coordinator's public key).
+    var clientKey: String?
 
     static let probe = "probe"
 
@@ -57,6 +70,9 @@ struct TopologyFile {
         case .ipc:
             endpoints = ["clients": "ipc://\(directory.path)/clients.ipc", "workers": "ipc://\(directory.path)/workers.ipc",
                          "events": "ipc://\(directory.path)/events.ipc"]
+        case .abstractIPC:
+            let name = "@" + directory.lastPathComponent
+            endpoints = ["clients": "ipc://\(name)/clients", "workers": "ipc://\(name)/workers", "events": "ipc://\(name)/events"]
         }
         var machineList: [[String: Any]] = machines.map { ["name": $0.name, "type": $0.type, "worker": $0.worker, "keyed": $0.keyed] }
         if let first = workers.first(where: { !$0.external }) {
@@ -72,6 +88,7 @@ struct TopologyFile {
                 var entry: [String: Any] = ["name": group.name, "count": group.count]
                 if !group.arguments.isEmpty { entry["arguments"] = group.arguments }
                 if group.external { entry["external"] = true }
+                if let key = group.key { entry["key"] = key }
                 if let supervision = group.supervision {
                     entry["supervision"] = try? JSONSerialization.jsonObject(with: Data(supervision.utf8))
                 }
@@ -81,6 +98,8 @@ struct TopologyFile {
             "io": io.map { ["request": $0.request, "worker": $0.worker] },
             "routes": routes.map { ["from": $0.from, "when": $0.when, "to": $0.to, "event": $0.event] },
             "heartbeat": ["intervalMs": heartbeat.intervalMs, "timeoutMs": heartbeat.timeoutMs],
+            "security": security.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) }
+                ?? (transport == .tcp ? ["insecure": true] : [:]),
         ]
     }
 

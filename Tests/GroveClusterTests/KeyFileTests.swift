@@ -1,0 +1,75 @@
+import Foundation
+@testable import GroveCluster
+import Testing
+import ZeroMQ
+
+@Suite("Key files", .timeLimit(.minutes(2)))
+struct KeyFileTests {
+    func folder() throws -> String {
+        let path = FileManager.default.temporaryDirectory.appending(path: "grove-keys-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    @Test func aWrittenPairReadsBackWithTheRightModes() throws {
+        let dir = try folder()
+        let keys = try CurveKeyPair.generate()
+        let (publicFile, secretFile) = try KeyFile.write(keys, base: dir + "/edge", name: "edge")
+        #expect(try KeyFile.publicKey(at: publicFile) == keys.publicKey)
+        #expect(try KeyFile.publicKey(at: secretFile) == keys.publicKey)
+        #expect(try KeyFile.keyPair(at: secretFile) == keys)
+        let mode = { (path: String) in (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? -1 }
+        #expect(try mode(secretFile) == 0o600)
+        #expect(try mode(publicFile) == 0o644)
+        #expect(!(try String(contentsOfFile: publicFile, encoding: .utf8)).contains(keys.secretKey.z85))
+    }
+
+    @Test func anExistingPairIsNotReplacedUnlessAsked() throws {
+        let dir = try folder()
+        try KeyFile.write(try CurveKeyPair.generate(), base: dir + "/a", name: "a")
+        #expect(throws: KeyFile.Problem.self) { try KeyFile.write(try CurveKeyPair.generate(), base: dir + "/a", name: "a") }
+        let newer = try CurveKeyPair.generate()
+        try KeyFile.write(newer, base: dir + "/a", name: "a", replacing: true)
+        #expect(try KeyFile.publicKey(at: dir + "/a.key") == newer.publicKey)
+    }
+
+    @Test func aSecretOthersCanReadIsRefused() throws {
+        let dir = try folder()
+        let (_, secretFile) = try KeyFile.write(try CurveKeyPair.generate(), base: dir + "/b", name: "b")
+        chmod(secretFile, 0o644)
+        let problem = try #require(throws: KeyFile.Problem.self) { try KeyFile.keyPair(at: secretFile) }
+        #expect(problem.reason.contains("chmod 600"))
+    }
+
+    @Test func aPublicFileIsNotASecretOne() throws {
+        let dir = try folder()
+        let (publicFile, _) = try KeyFile.write(try CurveKeyPair.generate(), base: dir + "/c", name: "c")
+        chmod(publicFile, 0o600)
+        let problem = try #require(throws: KeyFile.Problem.self) { try KeyFile.keyPair(at: publicFile) }
+        #expect(problem.reason.contains("key_secret"))
+    }
+
+    @Test func pyzmqStyleFilesAreRead() throws {
+        let dir = try folder()
+        let keys = try CurveKeyPair.generate()
+        let text = """
+            #   ****  Generated on 2026-01-01 by pyzmq  ****
+            metadata
+            curve
+                public-key = "\(keys.publicKey.z85)"
+                secret-key = "\(keys.secretKey.z85)"
+
+            """
+        let path = dir + "/py.key_secret"
+        FileManager.default.createFile(atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600])
+        #expect(try KeyFile.keyPair(at: path) == keys)
+    }
+
+    @Test func z85RoundTripsAndRefusesNonsense() throws {
+        let key = try CurveKeyPair.generate().publicKey
+        #expect(CurveKey(z85: key.z85) == key)
+        #expect(CurveKey(z85: "short") == nil)
+        #expect(CurveKey(z85: String(repeating: "~", count: 41)) == nil)
+        #expect(CurveKey(bytes: [1, 2, 3]) == nil)
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import GroveWire
+import Testing
+
+extension EndToEnd {
+    /// Issue 20: CURVE on tcp, worker keys, client roles, and ipc kept to the launching user,
+    /// tried with real processes, pyzmq peers and (where the machine allows) another uid.
+    @Suite(.timeLimit(.minutes(2)))
+    struct SecurityTests {
+        static let curve = TopologyFile(
+            name: "curve", transport: .tcp,
+            workers: [.init(name: "main"), .init(name: "auth-io"), .init(name: "edge", external: true, key: "keys/edge.key")],
+            machines: [.init(name: "auth", type: "AuthFlow", worker: "main"),
+                       .init(name: "counter", type: "Counter", worker: "edge", keyed: true)],
+            io: [("Authenticate", "auth-io"), ("VerifyTwoFactor", "auth-io")],
+            security: """
+                { "coordinatorKey": "keys/coordinator.key_secret",
+                  "clients": [ { "key": "keys/ops.key", "roles": ["read", "send", "admin"] },
+                               { "key": "keys/reader.key", "roles": ["read"] },
+                               { "key": "keys/sender.key", "roles": ["read", "send"], "machines": ["counter*"] } ] }
+                """,
+            keyPairs: ["coordinator", "edge", "ops", "reader", "sender"],
+            clientKey: "ops"
+        )
+
+        @Test func clientsGetWhatTheirRolesAllow() async throws {
+            try await withCluster(Self.curve) { cluster in
+                // ops (the harness's key) may do everything, through CURVE end to end.
+                #expect(try await cluster.send("counter/a", "increment")["count"] == .integer(1))
+                // reader: reads, but neither sends nor stops.
+                #expect(try await cluster.fsmSend(["state", "counter/a"], as: "reader").status == 0)
+                let send = try await cluster.fsmSend(["counter/a", "increment"], as: "reader")
+                #expect(send.status == 4, "\(send)")
+                #expect(send.stderr.contains("forbidden") && send.stderr.contains("send role"), "\(send)")
+                let stop = try await cluster.fsmSend(["stop", "counter/a"], as: "reader")
+                #expect(stop.status == 4 && stop.stderr.contains("admin role"), "\(stop)")
+                // sender: events on counter* only, no stop.
+                #expect(try await cluster.fsmSend(["counter/a", "increment"], as: "sender").status == 0)
+                #expect(try await cluster.fsmSend(["auth", "startLogin"], as: "sender").status == 4)
+                #expect(try await cluster.fsmSend(["stop", "counter/a"], as: "sender").status == 4)
+                #expect(try await cluster.state("counter/a")["count"] == .integer(2))
+                // ops stops.
+                #expect(try await cluster.fsmSend(["stop", "counter/a"]).status == 0)
+                // No key at all: the handshake never completes, so nothing is answered.
+                let anonymous = try await cluster.fsmSend(["state", "counter/a", "--timeout", "1"], as: nil)
+                #expect(anonymous.status == 3, "\(anonymous)")
+            }
+        }
+
+        /// A DEALER trying `script`'s attack on the workers endpoint: prints what it received.
+        static func rogue(_ cluster: Cluster, key: String?, routingID: String, sends frames: String) async throws -> CommandResult {
+            let workers = try await cluster.workersEndpoint()
+            let keyLines = key.map { key in
+                """
+                pub, sec = zmq.auth.load_certificate("\(cluster.keyPath(key, secret: true))")
+                """
+            } ?? "pub, sec = zmq.curve_keypair()"
+            let script = """
+                import zmq, zmq.auth
+                ctx = zmq.Context()
+                server, _ = zmq.auth.load_certificate("\(cluster.keyPath("coordinator", secret: false))")
+                \(keyLines)
+                s = ctx.socket(zmq.DEALER)
+                s.linger = 0
+                s.curve_serverkey, s.curve_publickey, s.curve_secretkey = server, pub, sec
+                s.setsockopt(zmq.ROUTING_ID, b"\(routingID)")
+                s.connect("\(workers)")
+                for frames in \(frames):
+                    s.send_multipart(frames)
+                received = 0
+                while s.poll(1500):
+                    s.recv_multipart()
+                    received += 1
+                print("received", received)
+                """
+            let file = cluster.directory.appendingPathComponent("rogue.py")
+            try script.write(to: file, atomically: true, encoding: .utf8)
+            return try await runCommand(URL(fileURLWithPath: "/usr/bin/env"), ["python3", file.path], in: cluster.directory)
+        }
+
+        /// A registration message in protocol v1, as python bytes.
+        static func registration(_ name: String) -> String {
+            let payload = #"{"worker":"\#(name)","pid":4242,"machineTypes":["AuthFlow","Counter"],"ioHandlers":["Authenticate","VerifyTwoFactor"]}"#
+            return #"[[bytes([0x47, 1, 0x20, 0]) + bytes(8), b"\#(name)", b'\#(payload)']]"#
+        }
+
+        @Test func workersAreWhoTheirKeysSay() async throws {
+            try await withCluster(Self.curve) { cluster in
+                let before = try await cluster.workerPID("auth-io")
+                // An unknown key: the handshake is refused, nothing at all comes back.
+                let stranger = try await Self.rogue(cluster, key: nil, routingID: "auth-io", sends: Self.registration("auth-io"))
+                #expect(stranger.stdout.contains("received 0"), "\(stranger)")
+                try await cluster.waitForLog("refused", "127.0.0.1", "is not one the topology accepts")
+                // A client's key is no worker key.
+                let client = try await Self.rogue(cluster, key: "ops", routingID: "auth-io", sends: Self.registration("auth-io"))
+                #expect(client.stdout.contains("received 0"), "\(client)")
+                try await cluster.waitForLog("refused", "it is a client key")
+                // The key of another worker group cannot take auth-io's name while it is registered,
+                // nor displace it with garbage under its routing id.
+                let other = try await Self.rogue(cluster, key: "edge", routingID: "auth-io",
+                                                 sends: #"[[b"garbage"]] * 100 + "# + Self.registration("auth-io"))
+                #expect(other.stdout.contains("received 0"), "\(other)")
+                // auth-io still serves the sign-in, from the same process: nothing was displaced.
+                #expect(try await cluster.workerPID("auth-io") == before)
+                try await cluster.send("auth", "startLogin")
+                try await cluster.send("auth", #"{"updateEmail":{"_0":"ada@example.com"}}"#)
+                try await cluster.send("auth", #"{"updatePassword":{"_0":"secret-1"}}"#)
+                try await cluster.send("auth", "login")
+                try await cluster.waitForState("auth", "past authenticating") { state in
+                    !"\(state)".contains("authenticating")
+                }
+                #expect(!cluster.log.contains("registered again"), "a rogue displaced a worker:\n\(cluster.log)")
+            }
+        }
+
+        /// Becoming another user takes root and setpriv; CI runs the suite as root.
+        static let canBecomeAnotherUser = getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
+
+        @Test(.enabled(if: canBecomeAnotherUser, "needs root and /usr/bin/setpriv to run a client as nobody"))
+        func anotherUserCannotConnectOverIPC() async throws {
+            let topology = TopologyFile(name: "mine", transport: .abstractIPC, workers: [.init(name: "main")],
+                                        machines: [.init(name: "counter", type: "Counter", worker: "main", keyed: true)])
+            try await withCluster(topology) { cluster in
+                #expect(try await cluster.fsmSend(["counter/a", "increment"]).status == 0)
+                let asNobody = try await runCommand(URL(fileURLWithPath: "/usr/bin/setpriv"),
+                    ["--reuid=65534", "--regid=65534", "--clear-groups", Products.send.path, "state", "counter/a",
+                     "--endpoint", cluster.clients, "--timeout", "1"], in: cluster.directory)
+                #expect(asNobody.status == 3, "another uid was answered: \(asNobody)")
+                try await cluster.waitForLog("refused", "uid 65534")
+            }
+        }
+    }
+}
