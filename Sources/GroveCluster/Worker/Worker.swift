@@ -42,7 +42,9 @@ public enum Worker {
     ///   - options: Who the worker is and where its coordinator listens.
     public static func main(_ configuration: WorkerConfiguration, options: Options) async -> Never {
         // A launcher that ignores or blocks SIGTERM (fsm-launch's own signal handling does) passes
-        // that on through exec; restore the defaults, so that the group below receives them.
+        // that on through exec. The group below receives them either way once it runs; the
+        // defaults make a SIGTERM that comes before it (while the worker starts) end it too,
+        // where an ignored one would be lost.
         for number in [SIGTERM, SIGINT] { signal(number, SIG_DFL) }
         var unblock = sigset_t()
         sigemptyset(&unblock)
