@@ -33,6 +33,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // Pure core: machines, effects, ids, dialect adapters. No Foundation, no runtime.
@@ -105,7 +106,8 @@ let package = Package(
             swiftSettings: strict
         ),
         // Multi-process runtime: topology, coordinator, worker, client. ArgumentParser for the
-        // options every worker executable reads (`Worker.Options`).
+        // options every worker executable reads (`Worker.Options`); ServiceLifecycle for how a
+        // worker stops (signals, graceful shutdown).
         .target(
             name: "GroveCluster",
             dependencies: [
@@ -113,6 +115,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict
         ),
@@ -122,6 +125,7 @@ let package = Package(
                 "GroveCluster", "ZeroMQ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict
         ),

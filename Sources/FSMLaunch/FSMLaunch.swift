@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import GroveCluster
 import Logging
+import ServiceLifecycle
 
 @main
 struct FSMLaunch: AsyncParsableCommand {
@@ -64,37 +65,18 @@ struct FSMLaunch: AsyncParsableCommand {
 
     func run() async throws {
         // First thing: whose exit ends this topology (getppid() changes once the parent is gone).
-        let parent = parentPid ?? getppid()
+        let parent = ParentProcess(pid: parentPid)
         let topology = try loadTopology()
-        if check {
-            var problems: [String] = []
-            for (index, group) in topology.workers.enumerated() {
-                if group.external, !group.arguments.isEmpty {
-                    problems.append("$.workers[\(index)].arguments: external workers are started by hand, so these arguments would be ignored; pass them when you start \(group.name)")
-                } else if !group.external, Supervisor.findExecutable(group.executable, besides: Self.executableDirectory()) == nil {
-                    problems.append("$.workers[\(index)].executable: '\(group.executable)' was not found next to fsm-launch or on PATH; build it or fix the name")
-                }
-            }
-            do {
-                _ = try ClusterKeys(topology: topology, relativeTo: topologyDirectory)
-            } catch {
-                problems.append(error.description)
-            }
-            guard problems.isEmpty else {
-                for problem in problems { printError("\(topology.name): \(problem)") }
-                throw ExitCode(2)
-            }
-            print("ok: topology '\(topology.name)': " + Self.count(topology.workerInstances.count, "worker instance")
-                  + " in " + Self.count(topology.workers.count, "group") + ", " + Self.count(topology.machines.count, "machine")
-                  + ", " + Self.count(topology.io.count, "io placement") + ", " + Self.count(topology.routes.count, "route"))
-            return
-        }
+        if check { return try printCheck(topology) }
         let level = Logger.Level(rawValue: logLevel) ?? .notice
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
             return handler
         }
+        let log = Logger(label: "grove.launch")
+        // The launching process is already gone: start nothing.
+        if exitWithParent, parent.isGone { return }
         let coordinator: Coordinator
         do {
             coordinator = try Coordinator(topology: topology, keysRelativeTo: topologyDirectory)
@@ -110,63 +92,57 @@ struct FSMLaunch: AsyncParsableCommand {
                 """)
         }
         coordinator.start()
-        let signals = SignalWatcher()
-        let supervisor = Supervisor(topology: topology, coordinator: coordinator,
-                                    executableDirectory: Self.executableDirectory(), log: Logger(label: "grove.launch"),
-                                    onEscalate: { reason in signals.escalate(reason) })
-        if exitWithParent { signals.watchParent(parent) }
-        guard signals.received == nil else {
-            // The launching process is already gone (or asked us to stop): start nothing.
-            coordinator.stop()
-            return
+        let (escalations, escalate) = AsyncStream.makeStream(of: String.self)
+        let supervisor = Supervisor(topology: topology, coordinator: coordinator, executableDirectory: Self.executableDirectory(),
+                                    log: log, onEscalate: { reason in escalate.yield(reason) })
+        let service = TopologyService(topology: topology, coordinator: coordinator, supervisor: supervisor,
+                                      readyTimeout: readyTimeout, log: log)
+        // Whichever ends first (a signal, the topology failing to start, an escalation, the
+        // parent gone) shuts the others down, last first: the topology stops last.
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: service, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup),
+            .init(service: EscalationWatch(escalations: escalations), successTerminationBehavior: .gracefullyShutdownGroup,
+                  failureTerminationBehavior: .gracefullyShutdownGroup),
+        ]
+        if exitWithParent {
+            services.append(.init(service: ParentWatch(parent: parent, log: log), successTerminationBehavior: .gracefullyShutdownGroup))
         }
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+            services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: log))
         do {
-            try supervisor.spawnAll()
+            try await group.run()
+        } catch let escalation as Escalation {
+            printError("error: \(escalation.reason)")
+            // Before the topology was ready, giving up fails the launch like any other reason.
+            throw ExitCode(service.isReady ? Self.escalationStatus : 1)
         } catch {
             printError("error: \(error)")
-            supervisor.shutdown()
-            coordinator.stop()
             throw ExitCode(1)
         }
-        let endpoints = coordinator.endpoints
-        Logger(label: "grove.launch").notice(
-            "coordinator of '\(topology.name)' bound: clients \(endpoints.clients), workers \(endpoints.workers), events \(endpoints.events)")
-        for group in topology.workers where group.external {
-            for name in group.instanceNames {
-                let keys = coordinator.publicKey.map { " --key-file \(name).key_secret --coordinator-key \($0.z85)" } ?? ""
-                printError("waiting for external worker \(name): start it with "
-                    + "`fsm-worker --name \(name) --coordinator \(coordinator.workersConnectEndpoint)\(keys)` (on another host: that host's address)")
+    }
+
+    /// `--check`: the topology is valid, every executable it names is found and every key file read.
+    func printCheck(_ topology: Topology) throws {
+        var problems: [String] = []
+        for (index, group) in topology.workers.enumerated() {
+            if group.external, !group.arguments.isEmpty {
+                problems.append("$.workers[\(index)].arguments: external workers are started by hand, so these arguments would be ignored; pass them when you start \(group.name)")
+            } else if !group.external, Supervisor.findExecutable(group.executable, besides: Self.executableDirectory()) == nil {
+                problems.append("$.workers[\(index)].executable: '\(group.executable)' was not found next to fsm-launch or on PATH; build it or fix the name")
             }
         }
-        let deadline = ContinuousClock.now + .seconds(readyTimeout)
-        while !coordinator.allWorkersRegistered {
-            let stop = signals.received
-            if stop != nil || ContinuousClock.now > deadline {
-                switch stop {
-                case .escalation(let reason): printError("error: \(reason)")
-                case .signal: break
-                case nil:
-                    printError("error: workers \(coordinator.workersNotRegistered.joined(separator: ", ")) did not register within "
-                        + "\(readyTimeout) s; see their output above, or start external workers with --coordinator \(coordinator.workersConnectEndpoint)")
-                }
-                coordinator.stop()
-                supervisor.shutdown()
-                if case .signal = stop { throw ExitCode(0) }
-                throw ExitCode(1)
-            }
-            try? await Task.sleep(for: .milliseconds(20))
+        do {
+            _ = try ClusterKeys(topology: topology, relativeTo: topologyDirectory)
+        } catch {
+            problems.append(error.description)
         }
-        supervisor.becameReady()
-        print("ready \(coordinator.clientsConnectEndpoint)")
-        fflush(nil)
-        await signals.wait()
-        // The coordinator first: workers going away during a shutdown are not losses to report.
-        coordinator.stop()
-        supervisor.shutdown()
-        if case .escalation(let reason) = signals.received {
-            printError("error: \(reason)")
-            throw ExitCode(Self.escalationStatus)
+        guard problems.isEmpty else {
+            for problem in problems { printError("\(topology.name): \(problem)") }
+            throw ExitCode(2)
         }
+        print("ok: topology '\(topology.name)': " + Self.count(topology.workerInstances.count, "worker instance")
+              + " in " + Self.count(topology.workers.count, "group") + ", " + Self.count(topology.machines.count, "machine")
+              + ", " + Self.count(topology.io.count, "io placement") + ", " + Self.count(topology.routes.count, "route"))
     }
 
     /// The exit status after a worker group gave up and escalated (`supervision.onGiveUp`).

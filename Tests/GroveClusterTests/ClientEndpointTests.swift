@@ -2,7 +2,8 @@
 import GroveWire
 import Testing
 
-@Suite("ClientEndpoint", .timeLimit(.minutes(2)))
+/// `.ownThread`: a `Client` blocks for up to its timeout.
+@Suite("ClientEndpoint", .timeLimit(.minutes(2)), .ownThread)
 struct ClientEndpointTests {
     @Test(arguments: [
         ("tcp://0.0.0.0:5557", "tcp://grove-1:5555", "tcp://grove-1:5557"),

@@ -75,5 +75,31 @@ extension EndToEnd {
             }
             #expect(worker.isRunning)
         }
+
+        /// A worker started with SIGTERM ignored and blocked, as a launcher that handles SIGTERM
+        /// itself passes them on through exec, still stops on SIGTERM, and by stopping itself
+        /// (exit 0), not by dying of the signal.
+        @Test func aWorkerStartedWithSigtermIgnoredAndBlockedStopsOnIt() async throws {
+            let directory = try Cluster.makeDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let endpoint = "ipc://\(directory.path)/nobody"
+            let launcher = """
+                import os, signal, sys
+                signal.signal(signal.SIGTERM, signal.SIG_IGN)
+                signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+                os.execv(sys.argv[1], sys.argv[1:])
+                """
+            let worker = try await ChildProcess(URL(fileURLWithPath: "/usr/bin/env"),
+                                                ["python3", "-c", launcher, Products.worker.path, "--name", "stubborn", "--coordinator", endpoint],
+                                                outputIn: directory, label: "worker")
+            defer { _ = worker.stop() }
+            // Running its loop (a SIGTERM earlier would find the default action, not its handling).
+            try await eventually("the worker says it is not registered", timeout: .seconds(20)) {
+                worker.stderr.contains("not registered yet") ? true : nil
+            }
+            worker.signal(SIGTERM)
+            let status = await worker.waitForExit(timeout: .seconds(10))
+            #expect(status == 0, "\(worker.stderr)")
+        }
     }
 }

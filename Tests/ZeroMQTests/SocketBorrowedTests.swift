@@ -4,7 +4,8 @@ import Testing
 
 /// Sending from and receiving into borrowed memory: the same messages as the array API, and
 /// copies made only when a message has to wait.
-@Suite(.timeLimit(.minutes(2))) struct SocketBorrowedTests {
+/// `.ownThread`: sockets block on receive and send timeouts, contexts on terminating.
+@Suite(.timeLimit(.minutes(2)), .ownThread) struct SocketBorrowedTests {
     @Test func borrowedFramesGoOutAndComeInAsTheArrayAPIsDo() throws {
         let context = try ZMQContext()
         defer { context.terminate() }

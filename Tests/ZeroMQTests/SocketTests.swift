@@ -3,7 +3,8 @@ import CZeroMQ
 import Testing
 @testable import ZeroMQ
 
-@Suite(.timeLimit(.minutes(2))) struct SocketTests {
+/// `.ownThread`: sockets block on receive and send timeouts, contexts on terminating.
+@Suite(.timeLimit(.minutes(2)), .ownThread) struct SocketTests {
     @Test func bindingAnAbstractEndpointTwiceNamesTheEndpoint() throws {
         let context = try ZMQContext()
         defer { context.terminate() }

@@ -78,17 +78,17 @@ public final class Client {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: timeout)
         var backoff = Self.initialRetryBackoff
-        var retried = false
+        var requests = 0
         while true {
             do {
+                requests += 1
                 return try attempt(kind, address: address, payload: payload, flags: flags)
             } catch where error.code == .unavailable && clock.now < deadline {
                 Thread.sleep(forTimeInterval: Self.seconds(min(backoff, deadline - clock.now)))
                 backoff = min(backoff * 2, Self.maximumRetryBackoff)
-                retried = true
-            } catch where error.code == .unavailable && retried {
+            } catch where error.code == .unavailable && requests > 1 {
                 var error = error
-                error.message += " (still unavailable after retrying for \(timeout))"
+                error.message += " (still unavailable after retrying for \(timeout): \(requests) requests)"
                 throw error
             }
         }

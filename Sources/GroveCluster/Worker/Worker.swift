@@ -1,6 +1,7 @@
 import Foundation
 import GroveWire
 import Logging
+import ServiceLifecycle
 import ZeroMQ
 
 /// Runs a worker process: connects to the coordinator, registers, hosts the machines the
@@ -10,8 +11,8 @@ public enum Worker {
     /// restart it, since only a change of topology or worker can fix it.
     public static let rejectedExitStatus: Int32 = 78
 
-    /// Reads the command line, runs the worker until the process is killed, and exits with
-    /// status 2 on a bad command line or 1 when the socket cannot be set up.
+    /// Reads the command line and runs the worker as ``main(_:options:)`` does; exits with
+    /// status 2 on a bad command line.
     /// - Parameters:
     ///   - configuration: The machines and handlers this worker offers.
     ///   - arguments: The command line without the program name; defaults to the process's.
@@ -31,22 +32,31 @@ public enum Worker {
     }
 
     /// Runs the worker with options already read (say, by an `AsyncParsableCommand` holding
-    /// them as an `@OptionGroup`) until the process is killed; exits with status 1 when the
-    /// socket cannot be set up.
+    /// them as an `@OptionGroup`) until SIGTERM or SIGINT, or the launching process ending (with
+    /// `exitWithParent`), then exits with status 0; exits with status 1 when the socket cannot be
+    /// set up. The signals stop it through a swift-service-lifecycle `ServiceGroup`: to run a
+    /// worker beside services of your own (a database client its io handlers use, say), put
+    /// ``run(_:options:)`` in your own group instead.
     /// - Parameters:
     ///   - configuration: The machines and handlers this worker offers.
     ///   - options: Who the worker is and where its coordinator listens.
     public static func main(_ configuration: WorkerConfiguration, options: Options) async -> Never {
-        // A launcher that ignores or blocks SIGTERM (fsm-launch handles it itself) passes that on
-        // through exec; a worker must stop on SIGTERM, so restore the defaults.
+        // A launcher that ignores or blocks SIGTERM (fsm-launch's own signal handling does) passes
+        // that on through exec. The group below receives them either way once it runs; the
+        // defaults make a SIGTERM that comes before it (while the worker starts) end it too,
+        // where an ignored one would be lost.
         for number in [SIGTERM, SIGINT] { signal(number, SIG_DFL) }
         var unblock = sigset_t()
         sigemptyset(&unblock)
         sigaddset(&unblock, SIGTERM)
         sigaddset(&unblock, SIGINT)
         pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
+        let worker = ClosureService { try await run(configuration, options: options) }
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+            services: [.init(service: worker, successTerminationBehavior: .gracefullyShutdownGroup)],
+            gracefulShutdownSignals: [.sigterm, .sigint], logger: Logger(label: "grove.worker")))
         do {
-            try await run(configuration, options: options)
+            try await group.run()
             exit(0)
         } catch {
             FileHandle.standardError.write(Data("error: \(error)\n".utf8))
@@ -54,13 +64,20 @@ public enum Worker {
         }
     }
 
-    /// Runs a worker until the process ends.
+    /// Runs a worker until the swift-service-lifecycle `ServiceGroup` it runs in shuts down
+    /// gracefully (``main(_:options:)``'s does on SIGTERM and SIGINT), its task is cancelled, or,
+    /// with `exitWithParent`, the launching process ends; then stops its I/O thread and returns.
+    ///
+    /// In a group of your own: `ClosureService { try await Worker.run(configuration, options: options) }`.
+    /// Returning waits for the I/O thread to end: a machine whose update never returns holds it,
+    /// as it holds the heartbeats (the coordinator declares such a worker lost, and `fsm-launch`
+    /// kills it).
     /// - Throws: `ZMQError` when the socket cannot be created or connected, ``WireError`` when
     ///   the keys cannot be read.
     public static func run(_ configuration: WorkerConfiguration, options: Options) async throws {
         // First thing, so a parent that ends while the worker starts up is noticed too; a parent
         // that passed its pid is noticed even when it ended before this process got here.
-        let parent = options.parentPid ?? getppid()
+        let parent = ParentProcess(pid: options.parentPid)
         var log = Logger(label: "grove.worker")
         log[metadataKey: "worker"] = "\(options.name)"
         let credentials = try Credentials.resolve(keyFile: options.keyFile, coordinatorKey: options.coordinatorKey)
@@ -86,25 +103,34 @@ public enum Worker {
         // batch is queued, drained and answered right there, with no thread hand-off.
         loop.start(WorkerLoopDelegate(onBatch: { batch in runtime.assumeIsolated { $0.handle(batch) } }))
         await runtime.start()
-        // The keeper: ticks the session core (heartbeats, silence, reconnection, notices) at the
-        // pace it asks for, and watches the parent.
-        let keeper = Task {
-            var parentCheckedAt = ContinuousClock.now
-            var pause = Duration.milliseconds(50)
-            while !Task.isCancelled {
-                try? await Task.sleep(for: pause)
-                let now = ContinuousClock.now
-                if options.exitWithParent, now - parentCheckedAt >= .milliseconds(250) {
-                    parentCheckedAt = now
-                    if getppid() != parent {
-                        log.notice("the launching process is gone; exiting")
-                        exit(0)
+        await cancelWhenGracefulShutdown {
+            await withTaskGroup(of: Void.self) { tasks in
+                tasks.addTask { await keep(runtime) }
+                if options.exitWithParent {
+                    tasks.addTask {
+                        await parent.waitUntilGone()
+                        if parent.isGone { logger.notice("the launching process is gone; exiting") }
                     }
                 }
-                pause = await runtime.tick(now: now)
+                await tasks.next()  // the keeper ends only when cancelled: the parent is gone
+                tasks.cancelAll()
             }
         }
-        await keeper.value  // the process ends by exit()
+        // `stop()` joins the loop's thread: waited for on a thread of its own, not the pool's.
+        await withCheckedContinuation { (stopped: CheckedContinuation<Void, Never>) in
+            Thread { loop.stop(); stopped.resume() }.start()
+        }
+    }
+
+    /// Ticks the session core (heartbeats, silence, reconnection, notices) at the pace it asks
+    /// for, until cancelled.
+    private static func keep(_ runtime: WorkerRuntime) async {
+        var pause = Duration.milliseconds(50)
+        while !Task.isCancelled {
+            try? await Task.sleep(for: pause)
+            guard !Task.isCancelled else { return }
+            pause = await runtime.tick(now: .now)
+        }
     }
 
     /// A DEALER to the coordinator with routing id = the worker's name. No ZMTP heartbeat: the

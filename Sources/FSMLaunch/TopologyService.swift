@@ -1,0 +1,70 @@
+import Foundation
+import GroveCluster
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// The topology as a service of fsm-launch's `ServiceGroup`: spawns the workers, waits for
+/// every one to register, prints `ready <endpoint>`, and on the group's graceful shutdown (SIGINT,
+/// SIGTERM, the parent gone, a group that escalated) stops the coordinator and then the workers.
+final class TopologyService: Service, Sendable {
+    /// Workers that did not register within `--ready-timeout`.
+    struct NotReady: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    let topology: Topology
+    let coordinator: Coordinator
+    let supervisor: Supervisor
+    /// Seconds to wait for every worker to register (`--ready-timeout`).
+    let readyTimeout: Double
+    let log: Logger
+    private let ready = Atomic<Bool>(false)
+
+    /// Whether every worker registered and the ready line was printed.
+    var isReady: Bool { ready.load(ordering: .acquiring) }
+
+    init(topology: Topology, coordinator: Coordinator, supervisor: Supervisor, readyTimeout: Double, log: Logger) {
+        self.topology = topology
+        self.coordinator = coordinator
+        self.supervisor = supervisor
+        self.readyTimeout = readyTimeout
+        self.log = log
+    }
+
+    /// - Throws: ``Supervisor/LaunchError`` when a worker executable is missing, ``NotReady``.
+    func run() async throws {
+        // The coordinator first: workers going away during a shutdown are not losses to report.
+        defer {
+            coordinator.stop()
+            supervisor.shutdown()
+        }
+        // A signal as the group started: start nothing.
+        guard !Task.isShuttingDownGracefully else { return }
+        try supervisor.spawnAll()
+        let endpoints = coordinator.endpoints
+        log.notice("coordinator of '\(topology.name)' bound: clients \(endpoints.clients), workers \(endpoints.workers), events \(endpoints.events)")
+        for group in topology.workers where group.external {
+            for name in group.instanceNames {
+                let keys = coordinator.publicKey.map { " --key-file \(name).key_secret --coordinator-key \($0.z85)" } ?? ""
+                printError("waiting for external worker \(name): start it with "
+                    + "`fsm-worker --name \(name) --coordinator \(coordinator.workersConnectEndpoint)\(keys)` (on another host: that host's address)")
+            }
+        }
+        // Polled: registration is the coordinator's, on its own thread, and tells nobody.
+        let deadline = ContinuousClock.now + .seconds(readyTimeout)
+        while !coordinator.allWorkersRegistered {
+            guard !Task.isShuttingDownGracefully, !Task.isCancelled else { return }
+            guard ContinuousClock.now < deadline else {
+                throw NotReady(description: "workers \(coordinator.workersNotRegistered.joined(separator: ", ")) did not register within "
+                    + "\(readyTimeout) s; see their output above, or start external workers with --coordinator \(coordinator.workersConnectEndpoint)")
+            }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        supervisor.becameReady()
+        ready.store(true, ordering: .releasing)
+        print("ready \(coordinator.clientsConnectEndpoint)")
+        fflush(nil)
+        try? await gracefulShutdown()
+    }
+}
