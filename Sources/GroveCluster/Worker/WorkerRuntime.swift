@@ -171,8 +171,12 @@ actor WorkerRuntime {
                 log.notice("io request cancelled", metadata: ["machine": "\(message.address)", "call": "\(header.correlation)"])
             }
         case .ioResult:
-            let result = (try? WireJSON.decode(IOCallResult.self, from: message.payload))
-                ?? IOCallResult(failure: .init(code: IOFailure.Code.codec.rawValue, message: "the io result could not be decoded"))
+            let result: IOCallResult
+            do {
+                result = try IOCallResult(reading: message.payload, binary: header.flags.contains(.binary))
+            } catch {
+                result = .failure(.init(code: IOFailure.Code.codec.rawValue, message: "the io result could not be read: \(error.message)"))
+            }
             calls.complete(header.correlation, with: result)
         case .heartbeat:
             break  // hearing it is all it is for: noted with its batch
@@ -300,53 +304,53 @@ actor WorkerRuntime {
         }
     }
 
-    /// Runs an io request for a machine on another worker.
+    /// Runs an io request for a machine on another worker: the request's bytes are decoded
+    /// here, once, and the response encoded once, in the request's codec.
     private func serve(_ message: WireMessage) {
         let id = message.header.correlation
+        let binary = message.header.flags.contains(.binary)
         let io = configuration.io
         let link = link
+        func fail(_ code: IOFailure.Code, _ text: String) {
+            link.send(.ioResult, correlation: id, address: message.address, payload: IOCallResult.payload(failing: code.rawValue, text))
+        }
         let request: any IORequest
         do {
-            let call = try WireJSON.decode(IOCallRequest.self, from: message.payload, code: .malformedFrame, what: "the io request")
-            guard let type = io.requestType(named: call.name) else {
-                let failure = IOCallResult(failure: .init(code: IOFailure.Code.noHandler.rawValue,
-                    message: "worker \(link.worker) has no handler for io request '\(call.name)'; register one in its WorkerConfiguration"))
-                link.send(.ioResult, correlation: id, address: message.address, payload: (try? WireJSON.encode(failure)) ?? [])
-                return
+            let head = try IOCallHead(reading: message.payload)
+            guard let type = io.requestType(named: head.name) else {
+                return fail(.noHandler, "worker \(link.worker) has no handler for io request '\(head.name)'; register one in its WorkerConfiguration")
             }
-            request = try Self.decode(type, from: call.request)
+            request = try Self.decode(type, from: message.payload[head.body], binary: binary)
         } catch {
-            let failure = IOCallResult(failure: .init(code: IOFailure.Code.codec.rawValue, message: "\(error)"))
-            link.send(.ioResult, correlation: id, address: message.address, payload: (try? WireJSON.encode(failure)) ?? [])
-            return
+            return fail(.codec, "\(error)")
         }
         // Detached: the handler and the encoding of its response run on the shared pool, not on
         // the I/O thread this actor lives on.
         serving[id] = Task.detached { [self] in
-            let result = await io.perform(erased: request)
-            let answer: IOCallResult
-            switch result {
+            var payload: [UInt8] = [IOCallResult.Outcome.response.rawValue]
+            var flags: Header.Flags = []
+            switch await io.perform(erased: request) {
             case .success(let response):
-                if let value = try? JSONValue(parsing: Data(WireJSON.encode(response))) {
-                    answer = IOCallResult(response: value)
-                } else {
-                    answer = IOCallResult(failure: .init(code: IOFailure.Code.codec.rawValue, message: "the response could not be encoded"))
+                do {
+                    if try IOBody.encode(response, binary: binary, into: &payload) { flags = .binary }
+                } catch {
+                    payload = IOCallResult.payload(failing: IOFailure.Code.codec.rawValue, "the response to '\(type(of: request).name)' could not be encoded: \(error)")
                 }
             case .failure(let failure):
-                answer = IOCallResult(failure: .init(code: failure.code.rawValue, message: failure.message))
+                payload = IOCallResult.payload(failing: failure.code.rawValue, failure.message)
             }
-            await self.finish(id, answer, address: message.address)
+            await self.finish(id, payload, flags: flags, address: message.address)
         }
     }
 
-    private func finish(_ id: UInt64, _ answer: IOCallResult, address: String) {
+    private func finish(_ id: UInt64, _ payload: [UInt8], flags: Header.Flags, address: String) {
         // Cancelled meanwhile: the late result is never sent.
-        guard serving.removeValue(forKey: id) != nil, let payload = try? WireJSON.encode(answer) else { return }
-        link.send(.ioResult, correlation: id, address: address, payload: payload)
+        guard serving.removeValue(forKey: id) != nil else { return }
+        link.send(.ioResult, flags: flags, correlation: id, address: address, payload: payload)
     }
 
-    private static func decode<R: IORequest>(_ type: R.Type, from value: JSONValue) throws -> any IORequest {
-        try WireJSON.decode(R.self, from: Array(value.jsonData), code: .malformedFrame, what: "the io request")
+    private static func decode<R: IORequest>(_ type: R.Type, from bytes: ArraySlice<UInt8>, binary: Bool) throws -> any IORequest {
+        try IOBody.decode(R.self, from: bytes, binary: binary, what: "the io request '\(R.name)'")
     }
 
     static func errorReply(_ error: WireError, to message: WireMessage) -> WireMessage {
