@@ -40,7 +40,7 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
     case observe = 0x23
 
     // io effects between workers, through the coordinator.
-    /// Run an io request (payload ``IOCallRequest``); correlation = call id.
+    /// Run an io request (payload: an ``IOCallHead``, then the request's bytes); correlation = call id.
     case ioRequest = 0x30
     /// The result of an io request (payload ``IOCallResult``); correlation = call id.
     case ioResult = 0x31

@@ -83,47 +83,6 @@ public struct Observation: Codable, Sendable, Hashable {
     }
 }
 
-/// `io-request`: run `request` (the Codable request as JSON) with the handler named `name`.
-/// The address frame is the machine that started it.
-public struct IOCallRequest: Codable, Sendable, Hashable {
-    public var name: String
-    /// The effect id in the machine (string or integer JSON).
-    public var effect: JSONValue
-    public var request: JSONValue
-
-    public init(name: String, effect: JSONValue, request: JSONValue) {
-        self.name = name
-        self.effect = effect
-        self.request = request
-    }
-}
-
-/// `io-result`: either `response` or `failure` is set.
-public struct IOCallResult: Codable, Sendable, Hashable {
-    /// Mirrors `IOFailure` in the Grove module: a code and a message.
-    public struct Failure: Codable, Sendable, Hashable {
-        public var code: String
-        public var message: String
-        public init(code: String, message: String) {
-            self.code = code
-            self.message = message
-        }
-    }
-
-    public var response: JSONValue?
-    public var failure: Failure?
-
-    public init(response: JSONValue) {
-        self.response = response
-        self.failure = nil
-    }
-
-    public init(failure: Failure) {
-        self.response = nil
-        self.failure = failure
-    }
-}
-
 /// `state-changed`, published on topic `state:<address>`.
 public struct StateChange: Codable, Sendable, Hashable {
     public var address: String

@@ -7,9 +7,7 @@ extension CoreFixture {
     /// `edge` asks to run a `FetchData` for machine `loader` under its own call id `originID`.
     mutating func startCall(_ originID: UInt64, name: String = "FetchData", from origin: String = "edge",
                             address: String = "loader") -> [CoordinatorAction] {
-        let request = IOCallRequest(name: name, effect: .string("fetch-\(originID)"), request: .object(["page": .integer(Int64(originID))]))
-        return fromWorker(origin, WireMessage(Header(.ioRequest, correlation: originID), address: address,
-                                              payload: try! WireJSON.encode(request)))
+        fromWorker(origin, ioRequest(originID, name: name, address: address))
     }
 
     /// Starts a call and returns where it went and the coordinator's call id.
@@ -29,8 +27,28 @@ func effectEvents(in actions: [CoordinatorAction]) throws -> [EffectEvent] {
     }
 }
 
-func ioResult(_ result: IOCallResult, id: UInt64, address: String = "loader") -> WireMessage {
-    WireMessage(Header(.ioResult, correlation: id), address: address, payload: try! WireJSON.encode(result))
+/// An `io-request` for effect `fetch-<originID>` whose body is `body` (JSON unless `flags` say binary).
+func ioRequest(_ originID: UInt64, name: String = "FetchData", address: String = "loader", flags: Header.Flags = [],
+               body: [UInt8]? = nil) -> WireMessage {
+    var payload: [UInt8] = []
+    try! IOCallHead.write(name: name, effect: Array(#""fetch-\#(originID)""#.utf8), into: &payload)
+    payload += body ?? Array(#"{"page":\#(originID)}"#.utf8)
+    return WireMessage(Header(.ioRequest, flags: flags, correlation: originID), address: address, payload: payload)
+}
+
+/// An `io-result` whose response is `json`.
+func ioResult(json: String = "null", id: UInt64, address: String = "loader") -> WireMessage {
+    ioResult(payload: [IOCallResult.Outcome.response.rawValue] + Array(json.utf8), id: id, address: address)
+}
+
+func ioResult(payload: [UInt8], id: UInt64, flags: Header.Flags = [], address: String = "loader") -> WireMessage {
+    WireMessage(Header(.ioResult, flags: flags, correlation: id), address: address, payload: payload)
+}
+
+/// The failure an `io-result` message carries; nil for a response.
+func ioFailure(of message: WireMessage) throws -> IOCallResult.Failure? {
+    guard case .failure(let failure) = try IOCallResult(reading: message.payload, binary: false) else { return nil }
+    return failure
 }
 
 @Suite("CoordinatorCore: io calls", .timeLimit(.minutes(2)))
@@ -44,8 +62,9 @@ struct CoordinatorCoreIOTests {
         #expect(sent.worker.hasPrefix("data-"))
         #expect(sent.message.header.kind == .ioRequest)
         #expect(sent.message.address == "loader")
-        let request = try payload(IOCallRequest.self, of: sent.message)
-        #expect(request == IOCallRequest(name: "FetchData", effect: .string("fetch-5"), request: .object(["page": .integer(5)])))
+        // The request's bytes pass as they came.
+        #expect(sent.message.payload == ioRequest(5).payload)
+        #expect(try IOCallHead(reading: sent.message.payload).name == "FetchData")
         #expect(fixture.core.calls[sent.message.header.correlation]?.originID == 5)
 
         let published = try #require(actions[1].published)
@@ -99,28 +118,68 @@ struct CoordinatorCoreIOTests {
         #expect(reply.message.header.kind == .ioResult, sourceLocation: sourceLocation)
         #expect(reply.message.header.correlation == 23, sourceLocation: sourceLocation)
         #expect(reply.message.address == "loader", sourceLocation: sourceLocation)
-        let result = try payload(IOCallResult.self, of: reply.message)
-        #expect(result.response == nil, sourceLocation: sourceLocation)
-        #expect(result.failure?.code == code, sourceLocation: sourceLocation)
-        #expect(result.failure?.message.contains(mentions) == true, sourceLocation: sourceLocation)
+        let failure = try ioFailure(of: reply.message)
+        #expect(failure?.code == code, sourceLocation: sourceLocation)
+        #expect(failure?.message.contains(mentions) == true, sourceLocation: sourceLocation)
     }
 
-    @Test func undecodableRequestFailsWithCodec() throws {
+    @Test(arguments: [
+        Array(#"{"name":"FetchData"}"#.utf8),  // JSON, no head: the name length reads as 0x7b22
+        [0, 9] + Array("FetchData".utf8) + [0],  // truncated at the effect id's length
+        [0, 3] + Array("Fet".utf8) + [0, 5] + Array("fetch".utf8),  // the effect id is not JSON
+    ])
+    func requestWithoutAReadableHeadFailsWithCodec(payload: [UInt8]) throws {
         var fixture = CoreFixture()
         fixture.registerAll()
-        let actions = fixture.fromWorker("edge", WireMessage(Header(.ioRequest, correlation: 8), address: "loader",
-                                                             payload: Array(#"{"name":"FetchData"}"#.utf8)))
+        let actions = fixture.fromWorker("edge", WireMessage(Header(.ioRequest, correlation: 8), address: "loader", payload: payload))
         try #require(actions.count == 1)
         let reply = try #require(actions[0].sentToWorker)
         #expect(reply.message.header.correlation == 8)
-        #expect(try payload(IOCallResult.self, of: reply.message).failure?.code == "codec")
+        #expect(try ioFailure(of: reply.message)?.code == "codec")
+        #expect(fixture.core.calls.isEmpty)
+    }
+
+    @Test func requestBodyIsNeverDecodedAndPassesWithItsFlags() throws {
+        var fixture = CoreFixture()
+        fixture.registerAll()
+        // Not JSON, not the binary codec either: the coordinator routes on the head alone.
+        let body: [UInt8] = [0xFF, 0x00, 0x7B, 0xC3]
+        let request = ioRequest(11, flags: .binary, body: body)
+        let actions = fixture.fromWorker("edge", request)
+        try #require(actions.count == 2, "\(actions)")
+        let sent = try #require(actions[0].sentToWorker)
+        #expect(sent.message.header.kind == .ioRequest)
+        #expect(sent.message.header.flags == .binary)
+        #expect(sent.message.payload == request.payload)
+        #expect(Array(sent.message.payload.suffix(body.count)) == body)
+        #expect(try effectEvents(in: actions).map(\.phase) == [.started])
+
+        // The response's bytes are not read either: only the first byte says it is one.
+        let result = ioResult(payload: [IOCallResult.Outcome.response.rawValue] + body, id: sent.message.header.correlation, flags: .binary)
+        let delivered = fixture.fromWorker(sent.worker, result)
+        try #require(delivered.count == 2, "\(delivered)")
+        #expect(delivered[0] == .toWorker("edge", WireMessage(Header(.ioResult, flags: .binary, correlation: 11), address: "loader",
+                                                              payload: result.payload)))
+        #expect(try effectEvents(in: delivered).map(\.phase) == [.completed])
+    }
+
+    @Test func unreadableResultIsDeliveredAndPublishedAsFailed() throws {
+        var fixture = CoreFixture()
+        fixture.registerAll()
+        let call = try fixture.startedCall(12)
+        let actions = fixture.fromWorker(call.target, ioResult(payload: [7, 1, 2], id: call.id))
+        try #require(actions.count == 2)
+        #expect(actions[0].sentToWorker?.message.payload == [7, 1, 2])
+        let event = try #require(try effectEvents(in: actions).first)
+        #expect(event.phase == .failed)
+        #expect(event.reason?.hasPrefix("codec: an io result starts with 0") == true)
     }
 
     @Test func resultGoesBackToTheOriginWithItsCallIDAndIsPublishedAsCompleted() throws {
         var fixture = CoreFixture()
         fixture.registerAll()
         let call = try fixture.startedCall(5)
-        let result = ioResult(IOCallResult(response: .array([.string("a"), .string("b")])), id: call.id)
+        let result = ioResult(json: #"["a","b"]"#, id: call.id)
         let actions = fixture.fromWorker(call.target, result)
         try #require(actions.count == 2)
         #expect(actions[0] == .toWorker("edge", WireMessage(Header(.ioResult, correlation: 5), address: "loader", payload: result.payload)))
@@ -137,13 +196,13 @@ struct CoordinatorCoreIOTests {
         var fixture = CoreFixture()
         fixture.registerAll()
         let call = try fixture.startedCall(6)
-        let result = ioResult(IOCallResult(failure: .init(code: "timeout", message: "upstream slow")), id: call.id)
+        let result = ioResult(payload: IOCallResult.payload(failing: "timeout", "upstream slow"), id: call.id)
         let actions = fixture.fromWorker(call.target, result)
         try #require(actions.count == 2)
         let delivered = try #require(actions[0].sentToWorker)
         #expect(delivered.worker == "edge")
         #expect(delivered.message.header.correlation == 6)
-        #expect(try payload(IOCallResult.self, of: delivered.message).failure == .init(code: "timeout", message: "upstream slow"))
+        #expect(try ioFailure(of: delivered.message) == .init(code: "timeout", message: "upstream slow"))
         let event = try #require(try effectEvents(in: actions).first)
         #expect(event.phase == .failed)
         #expect(event.reason == "timeout: upstream slow")
@@ -166,12 +225,12 @@ struct CoordinatorCoreIOTests {
         #expect(event.worker == call.target)
 
         // The handler finished anyway: the machine must not see it.
-        let late = fixture.fromWorker(call.target, ioResult(IOCallResult(response: .null), id: call.id))
+        let late = fixture.fromWorker(call.target, ioResult(id: call.id))
         #expect(late == [])
         // Cancelling twice does nothing more.
         #expect(fixture.fromWorker("edge", cancel) == [])
         // The other call is untouched.
-        let otherResult = fixture.fromWorker(other.target, ioResult(IOCallResult(response: .null), id: other.id))
+        let otherResult = fixture.fromWorker(other.target, ioResult(id: other.id))
         #expect(otherResult.first?.sentToWorker?.message.header.correlation == 8)
     }
 
@@ -189,7 +248,7 @@ struct CoordinatorCoreIOTests {
         let call = try fixture.startedCall(10)
         // Call ids are per origin: data-2's call 10 is not edge's call 10.
         #expect(fixture.fromWorker("data-2", WireMessage(Header(.ioCancel, correlation: 10), address: "loader")) == [])
-        let delivered = fixture.fromWorker(call.target, ioResult(IOCallResult(response: .null), id: call.id))
+        let delivered = fixture.fromWorker(call.target, ioResult(id: call.id))
         #expect(delivered.first?.sentToWorker?.worker == "edge")
     }
 }
@@ -245,7 +304,7 @@ struct CoordinatorCoreLossTests {
         #expect(reply.first?.sentToClient?.client == "B")
         #expect(reply.first?.sentToClient?.message.header.correlation == 43)
         // A late result of the cancelled call goes nowhere.
-        #expect(fixture.fromWorker(call.target, ioResult(IOCallResult(response: .null), id: call.id)) == [])
+        #expect(fixture.fromWorker(call.target, ioResult(id: call.id)) == [])
     }
 
     @Test func losingAnIOWorkerReturnsWorkerLostResultsToTheOrigins() throws {
@@ -261,7 +320,7 @@ struct CoordinatorCoreLossTests {
         #expect(results.allSatisfy { $0.worker == "edge" && $0.message.header.kind == .ioResult && $0.message.address == "loader" })
         #expect(results.map(\.message.header.correlation).sorted() == onData1)
         for result in results {
-            let failure = try #require(try payload(IOCallResult.self, of: result.message).failure)
+            let failure = try #require(try ioFailure(of: result.message))
             #expect(failure.code == "worker-lost")
             #expect(failure.message.contains("data-1"))
         }
@@ -272,7 +331,7 @@ struct CoordinatorCoreLossTests {
 
         // The calls on data-2 still complete; the next requests all go to data-2.
         let survivor = calls[1]
-        let delivered = fixture.fromWorker("data-2", ioResult(IOCallResult(response: .null), id: survivor.id))
+        let delivered = fixture.fromWorker("data-2", ioResult(id: survivor.id))
         #expect(delivered.first?.sentToWorker?.message.header.correlation == 2)
         #expect(try fixture.startedCall(9).target == "data-2")
         #expect(try fixture.startedCall(10).target == "data-2")

@@ -8,7 +8,7 @@ import Testing
     let start = ContinuousClock.now
     let endpoint = "ipc://@test/workers"
 
-    func core() -> WorkerCore { WorkerCore(worker: "edge", coordinator: endpoint, now: start) }
+    func core() -> WorkerCore { WorkerCore(worker: "edge", coordinator: endpoint, machineTypes: ["Counter", "DataLoader"], now: start) }
 
     func welcome(intervalMs: Int = 50, timeoutMs: Int = 200, machines: [Welcome.HostedMachine] = [counter, loader],
                  remoteIO: [String] = ["FetchItems"], mailboxCapacity: Int = 1000) -> [UInt8] {

@@ -3,30 +3,36 @@ import GroveWire
 
 extension CoordinatorCore {
     /// An io request from a machine's worker: sent to a registered worker of the group the
-    /// topology places the request on (round robin over the pool).
+    /// topology places the request on (round robin over the pool). Routed on the payload's head
+    /// (``IOCallHead``: the request's name and effect id); the request's bytes are passed on as
+    /// they came, never decoded here.
     mutating func startCall(from origin: String, _ message: WireMessage) -> [CoordinatorAction] {
         let originID = message.header.correlation
         func fail(_ code: String, _ text: String) -> [CoordinatorAction] {
-            let result = IOCallResult(failure: .init(code: code, message: text))
-            return [.toWorker(origin, WireMessage(Header(.ioResult, correlation: originID), address: message.address,
-                                                  payload: (try? WireJSON.encode(result)) ?? []))]
+            [.toWorker(origin, WireMessage(Header(.ioResult, correlation: originID), address: message.address,
+                                           payload: IOCallResult.payload(failing: code, text)))]
         }
-        guard let request = try? WireJSON.decode(IOCallRequest.self, from: message.payload, code: .malformedFrame) else {
-            return fail("codec", "the io request could not be decoded by the coordinator")
+        let head: IOCallHead
+        let effect: JSONValue
+        do {
+            head = try IOCallHead(reading: message.payload)
+            effect = try JSONValue(parsing: Data(message.payload[head.effect]))
+        } catch {
+            return fail("codec", "the coordinator could not read the io request's head (\(error)); see docs/PROTOCOL.md, 'io calls'")
         }
-        guard let group = topology.ioWorkerGroup(for: request.name) else {
-            return fail("no-handler", "topology '\(topology.name)' places no worker for io request '\(request.name)'; add it to io[]")
+        guard let group = topology.ioWorkerGroup(for: head.name) else {
+            return fail("no-handler", "topology '\(topology.name)' places no worker for io request '\(head.name)'; add it to io[]")
         }
         let candidates = topology.instances(of: group).filter { workers[$0]?.registered == true }
         guard !candidates.isEmpty else {
-            return fail("worker-lost", "no worker of group '\(group)' is registered to run '\(request.name)'; retry shortly")
+            return fail("worker-lost", "no worker of group '\(group)' is registered to run '\(head.name)'; retry shortly")
         }
         let turn = roundRobin[group, default: 0]
         roundRobin[group] = turn &+ 1
         let target = candidates[turn % candidates.count]
         let id = takeID()
         let call = Call(origin: origin, originID: originID, target: target, address: message.address,
-                        request: request.name, effect: request.effect)
+                        request: head.name, effect: effect)
         calls[id] = call
         callsByOrigin[origin, default: [:]][originID] = id
         var forwarded = message
@@ -41,7 +47,13 @@ extension CoordinatorCore {
         forget(id)
         var result = message
         result.header.correlation = call.originID
-        let failed = (try? WireJSON.decode(IOCallResult.self, from: message.payload))?.failure
+        // Only the first byte of a response is read; a failure's small JSON is, for its reason.
+        let failed: IOCallResult.Failure?
+        do {
+            failed = try IOCallResult.failure(in: message.payload)
+        } catch {
+            failed = IOCallResult.Failure(code: "codec", message: error.message)
+        }
         return [.toWorker(call.origin, result),
                 publishEffect(call, failed == nil ? .completed : .failed, reason: failed.map { "\($0.code): \($0.message)" })]
     }

@@ -261,11 +261,8 @@ extension CoordinatorCore {
         }
         for (id, call) in calls where call.target == name {
             forget(id)
-            let failure = IOCallResult(failure: .init(code: "worker-lost",
-                message: "worker \(name) running '\(call.request)' was lost (\(reason))"))
-            if let payload = try? WireJSON.encode(failure) {
-                actions.append(.toWorker(call.origin, WireMessage(Header(.ioResult, correlation: call.originID), address: call.address, payload: payload)))
-            }
+            let payload = IOCallResult.payload(failing: "worker-lost", "worker \(name) running '\(call.request)' was lost (\(reason))")
+            actions.append(.toWorker(call.origin, WireMessage(Header(.ioResult, correlation: call.originID), address: call.address, payload: payload)))
             actions.append(publishEffect(call, .lost, reason: "worker \(name) lost: \(reason)"))
         }
         for (id, call) in calls where call.origin == name {

@@ -1,4 +1,3 @@
-import Foundation
 import Grove
 import GroveRuntime
 import GroveWire
@@ -20,16 +19,12 @@ final class RemoteCalls: Sendable {
 
     init(link: WorkerLink) { self.link = link }
 
-    func call(address: String, request: IOCallRequest) async -> IOCallResult {
+    /// Sends an `io-request` (its payload: the head, then the request's bytes) and waits for
+    /// its result.
+    func call(address: String, payload: [UInt8], binary: Bool) async -> IOCallResult {
         let id = table.withLock { table in
             defer { table.next += 1 }
             return table.next
-        }
-        let payload: [UInt8]
-        do {
-            payload = try WireJSON.encode(request)
-        } catch {
-            return IOCallResult(failure: .init(code: IOFailure.Code.codec.rawValue, message: "the request could not be encoded: \(error)"))
         }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
@@ -41,7 +36,7 @@ final class RemoteCalls: Sendable {
                 if cancelled {
                     continuation.resume(returning: Self.cancelled)
                 } else {
-                    link.send(.ioRequest, correlation: id, address: address, payload: payload)
+                    link.send(.ioRequest, flags: binary ? .binary : [], correlation: id, address: address, payload: payload)
                 }
             }
         } onCancel: {
@@ -72,11 +67,11 @@ final class RemoteCalls: Sendable {
             defer { table.waiting = [:] }
             return Array(table.waiting.values)
         }
-        for waiter in waiters { waiter.resume(returning: IOCallResult(failure: failure)) }
+        for waiter in waiters { waiter.resume(returning: .failure(failure)) }
         return waiters.count
     }
 
-    static let cancelled = IOCallResult(failure: .init(code: "cancelled", message: "the effect was cancelled"))
+    static let cancelled = IOCallResult.failure(.init(code: "cancelled", message: "the effect was cancelled"))
 }
 
 /// The io performer of one hosted machine: runs requests with the worker's own handlers unless
@@ -93,23 +88,59 @@ struct ClusterIOPerformer: IOPerformer {
 
     func perform<R: IORequest>(_ request: R, effect: EffectID) async -> Result<R.Response, IOFailure> {
         guard remoteNames.contains(R.name) else { return await local.perform(request) }
-        let body: JSONValue
-        let id: JSONValue
+        // Encoded once, here; decoded once, by the worker that runs it. The coordinator reads
+        // only the head.
+        var payload: [UInt8] = []
+        let binary: Bool
         do {
-            body = try JSONValue(parsing: Data(try WireJSON.encode(request)))
-            id = try JSONValue(parsing: Data(try WireJSON.encode(effect)))
+            try IOCallHead.write(name: R.name, effect: try WireJSON.encode(effect), into: &payload)
+            binary = try IOBody.encode(request, into: &payload)
         } catch {
             return .failure(IOFailure(.codec, "io request '\(R.name)' could not be encoded: \(error)"))
         }
-        let result = await calls.call(address: address, request: IOCallRequest(name: R.name, effect: id, request: body))
-        if let failure = result.failure {
+        switch await calls.call(address: address, payload: payload, binary: binary) {
+        case .failure(let failure):
             return .failure(IOFailure(IOFailure.Code(rawValue: failure.code), failure.message))
+        case .response(let bytes, let binary):
+            do {
+                return .success(try IOBody.decode(R.Response.self, from: bytes, binary: binary, what: "the response to '\(R.name)'"))
+            } catch {
+                return .failure(IOFailure(.codec, "\(error)"))
+            }
         }
+    }
+}
+
+/// The request and response bytes of an io call: the binary codec between Swift workers, JSON
+/// for a value the binary codec refuses; a response comes in its request's codec (JSON to a
+/// peer that sent JSON). The header's binary flag says which. Each is encoded once and decoded
+/// once.
+enum IOBody {
+    /// Appends `value`'s bytes to `payload`: in the binary codec when `binary` allows it and
+    /// the codec takes the value, else as JSON.
+    /// - Returns: Whether they are in the binary codec.
+    static func encode(_ value: some Encodable, binary: Bool = true, into payload: inout [UInt8]) throws -> Bool {
+        guard binary else {
+            payload += try WireJSON.encode(value)
+            return false
+        }
+        let start = payload.count
         do {
-            let bytes = try WireJSON.encode(result.response ?? .null)
-            return .success(try WireJSON.decode(R.Response.self, from: bytes, code: .undecodableEvent, what: "the response to '\(R.name)'"))
+            try BinaryCodec.encode(value, into: &payload)
+            return true
         } catch {
-            return .failure(IOFailure(.codec, "\(error)"))
+            payload.removeSubrange(start...)
+            payload += try WireJSON.encode(value)
+            return false
+        }
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, from bytes: ArraySlice<UInt8>, binary: Bool, what: String) throws -> T {
+        guard binary else { return try WireJSON.decode(T.self, from: Array(bytes), code: .malformedJSON, what: what) }
+        do {
+            return try BinaryCodec.decode(T.self, from: bytes)
+        } catch {
+            throw WireError(.malformedFrame, "\(what) could not be decoded as \(T.self) from the binary codec: \(error)")
         }
     }
 }

@@ -19,6 +19,7 @@ extension WorkerCore {
         toldAt = nil
         placed = Dictionary(welcome.machines.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         lastWelcome = welcome
+        remoteIO = Set(welcome.remoteIO)
         var actions: [WorkerAction] = [.adopt(welcome, dropping: dropping)]
         if again {
             let kept = welcome.machines.map(\.name).filter { !dropping.contains($0) }.sorted()

@@ -24,8 +24,9 @@ enum WorkerAction: Sendable, Equatable {
     case exit(status: Int32, String)
 }
 
-/// The worker's session with its coordinator as a pure state machine: a welcome, what is
-/// heard from the coordinator and clock ticks in, actions out. No sockets, no threads.
+/// The worker as a pure state machine: every message from the coordinator (``decide(_:payload:now:)``,
+/// in `WorkerCore+Decisions.swift`), what is heard when, and clock ticks in; decisions and
+/// actions out. No sockets, no threads: `WorkerRuntime` only executes what it says.
 ///
 /// A worker registers and waits for a welcome; welcomed, it heartbeats at the welcome's
 /// interval and watches the coordinator's heartbeats. Hearing nothing for the welcome's timeout
@@ -51,6 +52,8 @@ struct WorkerCore {
     let worker: String
     /// The coordinator's workers endpoint, for messages.
     let coordinator: String
+    /// The machine types this worker can host.
+    let machineTypes: Set<String>
     var session: Session
     /// From the last welcome; before the first, the topology defaults.
     var interval = Topology.Heartbeat().interval
@@ -64,6 +67,11 @@ struct WorkerCore {
     /// What the last welcome placed here, by machine name.
     var placed: [String: Welcome.HostedMachine] = [:]
     var lastWelcome: Welcome?
+    /// The io requests the last welcome places on other workers.
+    var remoteIO: Set<String> = []
+    /// The io calls of other workers' machines running here (call ids), until their result is
+    /// sent or `io-cancel` comes.
+    var serving: Set<UInt64> = []
 
     static let firstBackoff = Duration.milliseconds(100)
     static let maxBackoff = Duration.seconds(5)
@@ -71,9 +79,10 @@ struct WorkerCore {
     static let firstNotice = Duration.seconds(3)
     static let noticeEvery = Duration.seconds(15)
 
-    init(worker: String, coordinator: String, now: ContinuousClock.Instant) {
+    init(worker: String, coordinator: String, machineTypes: Set<String>, now: ContinuousClock.Instant) {
         self.worker = worker
         self.coordinator = coordinator
+        self.machineTypes = machineTypes
         session = .registering(attempt: 0, since: now)
         lastHeard = now
         waitingSince = now

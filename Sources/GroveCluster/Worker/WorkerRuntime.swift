@@ -9,7 +9,8 @@ import ZeroMQ
 /// executor), and so do its hosts. Messages from the coordinator arrive in order through
 /// ``handle(_:)``, called by the loop for each received batch, so per-machine FIFO holds: events
 /// are handed to their hosts synchronously, in arrival order (handled at once by an idle host,
-/// else queued behind what it has).
+/// else queued behind what it has). What each message is for, and what the session does, is
+/// decided by ``WorkerCore``; this actor only carries its decisions and actions out.
 actor WorkerRuntime {
     let configuration: WorkerConfiguration
     /// The configuration's factories, bound to this worker's link.
@@ -20,18 +21,17 @@ actor WorkerRuntime {
     /// Closes the DEALER and opens a new one to the coordinator (on the I/O thread, in order
     /// with what is sent after it).
     private let reconnect: @Sendable () -> Void
-    /// The session with the coordinator: registration, heartbeats, silence. Written once per
-    /// received batch (what was heard when): `@exclusivity(unchecked)` like `instances`.
-    @exclusivity(unchecked) private(set) var core: WorkerCore
-    private var welcome: Welcome?
-    private var placed: [String: Welcome.HostedMachine] = [:]
-    /// The io requests served by other workers, shared by every instance's performer.
-    private var remoteIO: Set<String> = []
+    /// The decisions: the session with the coordinator (registration, heartbeats, silence), what
+    /// each message is for, where machines are placed, which io calls are served. Consulted for
+    /// every message: `@exclusivity(unchecked)` like `instances`.
+    @exclusivity(unchecked) var core: WorkerCore
     /// Looked up for every event: `@exclusivity(unchecked)` (the runtime's per-access bookkeeping
     /// cost time on each). Safe because nothing touches it while it is being modified: it is
     /// only read, assigned, or iterated over a copy.
     @exclusivity(unchecked) private var instances: [String: any HostedMachine] = [:]
-    private var serving: [UInt64: Task<Void, Never>] = [:]
+    /// The tasks running io requests for other workers' machines, by call id: what to cancel
+    /// when the core says so.
+    var serving: [UInt64: Task<Void, Never>] = [:]
 
     /// The I/O loop's thread: the runtime, its hosts and what they send share it, so a received
     /// batch is queued, drained and answered with no thread hand-off and no executor switch.
@@ -48,7 +48,7 @@ actor WorkerRuntime {
         self.calls = RemoteCalls(link: link)
         self.log = log
         self.reconnect = reconnect
-        core = WorkerCore(worker: link.worker, coordinator: coordinator, now: .now)
+        core = WorkerCore(worker: link.worker, coordinator: coordinator, machineTypes: Set(configuration.machineTypes), now: .now)
     }
 
     /// Registers with the coordinator.
@@ -106,25 +106,32 @@ actor WorkerRuntime {
     }
 
     /// Queues a batch from the I/O thread in order; ``handle(_:)`` then drains the hosts it woke
-    /// (``DrainQueue/drainCollected()``) and flushes the link.
+    /// (``DrainQueue/drainCollected()``) and flushes the link. Lone messages and the envelopes
+    /// of batches take the same road: ``decide(_:address:payload:now:)``.
     func queue(_ batch: [Inbound]) {
-        core.heard(at: .now)
+        let now = ContinuousClock.now
+        core.heard(at: now)
         for inbound in batch {
             let frames = inbound.frames
-            if frames.count == 3, let header = try? Header(frames[0]), header.kind == .batch {
-                queue(envelopesOf: frames[2])
-                continue
-            }
             do {
-                handle(try WireMessage(frames: frames))
+                guard frames.count == 3 else {
+                    throw WireError(.malformedFrame, "a message of \(frames.count) frames; the coordinator sends three")
+                }
+                let header = try Header(frames[0])
+                if header.kind == .batch {
+                    queue(envelopesOf: frames[2], now: now)
+                    continue
+                }
+                decide(header, address: try WireMessage.address(frames[1], correlation: header.correlation), payload: frames[2][...], now: now)
             } catch {
                 log.warning("dropped a malformed message from the coordinator", metadata: ["error": "\(error)"])
             }
         }
     }
 
-    /// The envelopes of a batch: events go to their hosts straight from the batch's bytes.
-    private func queue(envelopesOf payload: [UInt8]) {
+    /// The envelopes of a batch, each decided as a lone message would be, straight from the
+    /// batch's bytes.
+    private func queue(envelopesOf payload: [UInt8], now: ContinuousClock.Instant) {
         let envelopes: [Envelope]
         do {
             envelopes = try Batch.envelopes(in: payload)
@@ -134,60 +141,40 @@ actor WorkerRuntime {
         }
         for envelope in envelopes {
             do {
-                switch envelope.kind {
-                case .event:
-                    deliver(payload[envelope.payload], flags: envelope.flags, correlation: envelope.correlation,
-                            address: try envelope.addressText(in: payload))
-                case .echo:
-                    link.send(.accepted, correlation: envelope.correlation, address: try envelope.addressText(in: payload))
-                case .get, .cancel, .stop, .list, .batch, .state, .accepted, .error, .listing, .register, .welcome, .heartbeat,
-                     .observe, .ioRequest, .ioResult, .ioCancel, .stateChanged, .effect, .worker, .output, .machine:
-                    handle(try envelope.message(in: payload))
-                }
+                decide(Header(envelope.kind, flags: envelope.flags, correlation: envelope.correlation),
+                       address: try envelope.addressText(in: payload), payload: payload[envelope.payload], now: now)
             } catch {
                 log.warning("dropped a malformed envelope from the coordinator", metadata: ["error": "\(error)"])
             }
         }
     }
 
-    /// One message from the coordinator. What was heard when is noted once per batch
-    /// (``queue(_:)``), not here.
-    func handle(_ message: WireMessage) {
-        let header = message.header
-        switch header.kind {
-        case .echo:
-            link.send(.accepted, correlation: header.correlation, address: message.address)
-        case .welcome:
-            run(core.welcome(message.payload, now: .now))
-        case .event:
-            deliver(message.payload[...], flags: header.flags, correlation: header.correlation, address: message.address)
-        case .get, .stop, .cancel:
-            request(message)
-        case .ioRequest:
-            serve(message)
-        case .ioCancel:
-            if let task = serving.removeValue(forKey: header.correlation) {
-                task.cancel()
-                log.notice("io request cancelled", metadata: ["machine": "\(message.address)", "call": "\(header.correlation)"])
-            }
-        case .ioResult:
-            let result = (try? WireJSON.decode(IOCallResult.self, from: message.payload))
-                ?? IOCallResult(failure: .init(code: IOFailure.Code.codec.rawValue, message: "the io result could not be decoded"))
+    /// One message from the coordinator: ``WorkerCore/decide(_:payload:now:)`` says what it
+    /// is for, and this only carries it out.
+    private func decide(_ header: Header, address: String, payload: ArraySlice<UInt8>, now: ContinuousClock.Instant) {
+        switch core.decide(header, payload: payload, now: now) {
+        case .deliver:
+            deliver(payload, flags: header.flags, correlation: header.correlation, address: address)
+        case .accept:
+            link.send(.accepted, correlation: header.correlation, address: address)
+        case .request(let request):
+            self.request(request, correlation: header.correlation, address: address, payload: payload)
+        case .serve:
+            serve(payload, binary: header.flags.contains(.binary), call: header.correlation, address: address)
+        case .stopServing:
+            serving.removeValue(forKey: header.correlation)?.cancel()
+            log.notice("io request cancelled", metadata: ["machine": "\(address)", "call": "\(header.correlation)"])
+        case .complete(let result):
             calls.complete(header.correlation, with: result)
-        case .heartbeat:
-            break  // hearing it is all it is for: noted with its batch
-        case .observe:
-            if let observation = try? WireJSON.decode(Observation.self, from: message.payload) {
-                link.observation.update(observation)
-                for (address, instance) in instances { instance.setWatched(observation.watches("state:" + address)) }
-            }
-        case .error:
-            run(core.coordinatorError(message.payload, now: .now))
-        case .list, .batch, .state, .accepted, .listing, .register, .stateChanged, .effect, .worker, .output, .machine:
-            // Not for workers; the core says why each is refused.
-            let refusal = WorkerCore.refusal(of: header.kind)
-                ?? WireError(.unknownKind, "a worker does not accept \(header.kind.name) messages")
-            link.send(Self.errorReply(refusal, to: message))
+        case .observe(let observation):
+            link.observation.update(observation)
+            for (address, instance) in instances { instance.setWatched(observation.watches("state:" + address)) }
+        case .act(let actions):
+            run(actions)
+        case .refuse(let error):
+            link.send(Self.errorReply(error, correlation: header.correlation, address: address))
+        case .ignore:
+            break
         }
     }
 
@@ -202,9 +189,6 @@ actor WorkerRuntime {
                 if dropping.contains(name) { instances[address] = nil }
             }
         }
-        self.welcome = welcome
-        placed = Dictionary(welcome.machines.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        remoteIO = Set(welcome.remoteIO)
         checkRouteEvents(welcome)
         // Single machines start now (those not kept), like children of a supervisor, so watchers
         // see their initial states. Keyed instances start with their first event.
@@ -217,22 +201,21 @@ actor WorkerRuntime {
     /// topology; the route itself still runs (and is refused, and logged, each time it fires).
     private func checkRouteEvents(_ welcome: Welcome) {
         for route in welcome.routeEvents ?? [] {
-            guard let type = placed[route.machine]?.type, let factory = factories[type],
+            guard let type = core.placed[route.machine]?.type, let factory = factories[type],
                   let problem = factory.check(event: Array(route.event.jsonData), address: route.machine) else { continue }
             log.error("topology \(route.path): the route's event for '\(route.machine)' (\(type)) does not decode: \(problem.message); fix \(route.path) in the topology file")
         }
     }
 
-    private func instance(for address: String) throws(WireError) -> any HostedMachine {
+    /// The instance at `address`, started when the core says it may be.
+    /// - Parameter spawning: Whether a keyed instance may start (events only).
+    private func instance(for address: String, spawning: Bool = true) throws(WireError) -> any HostedMachine {
         if let existing = instances[address] { return existing }
-        let parts = address.split(separator: "/", maxSplits: 1)
-        guard let welcome, let name = parts.first.map(String.init), let spec = placed[name] else {
-            throw WireError(.unknownMachine, "machine '\(address)' is not placed on worker \(link.worker)", address: address)
+        let machine = try core.placement(of: address, spawning: spawning)
+        guard let factory = factories[machine.type], let welcome = core.lastWelcome else {
+            throw WireError(.unknownMachine, "worker \(link.worker) cannot host '\(address)' yet", address: address)
         }
-        guard let factory = factories[spec.type] else {
-            throw WireError(.unknownMachine, "worker \(link.worker) has no machine type '\(spec.type)'", address: address)
-        }
-        let io = ClusterIOPerformer(address: address, local: configuration.io, remoteNames: remoteIO, calls: calls)
+        let io = ClusterIOPerformer(address: address, local: configuration.io, remoteNames: core.remoteIO, calls: calls)
         let made = factory.make(address: address, mailboxCapacity: welcome.mailboxCapacity, io: io, link: link, executor: link.loop.executor)
         instances[address] = made
         return made
@@ -261,97 +244,39 @@ actor WorkerRuntime {
 
     /// A get, stop or cancel: queued on the machine like an event, so it keeps its place in the
     /// machine's FIFO and its reply comes in turn.
-    private func request(_ message: WireMessage) {
+    private func request(_ request: WorkerCore.MachineRequest, correlation: UInt64, address: String, payload: ArraySlice<UInt8>) {
         let link = link
-        let address = message.address
-        let correlation = message.header.correlation
         let answer: @Sendable (Result<[UInt8], WireError>) -> Void = { state in
             switch state {
             case .success(let json): link.send(.state, correlation: correlation, address: address, payload: json)
-            case .failure(let error): link.send(Self.errorReply(error, to: message))
+            case .failure(let error): link.send(Self.errorReply(error, correlation: correlation, address: address))
             }
         }
-        withInstance(message) { instance in
-            switch message.header.kind {
-            case .get: instance.state(reply: answer)
-            case .stop: instance.stop(reply: answer)
-            default:
-                instance.cancel(effect: message.payload) { error in
-                    if let error {
-                        link.send(Self.errorReply(error, to: message))
-                    } else {
-                        link.send(.accepted, correlation: correlation, address: address)
-                    }
-                }
-            }
-        }
-    }
-
-    private func withInstance(_ message: WireMessage, _ body: (any HostedMachine) -> Void) {
-        do throws(WireError) {
-            // Reading, stopping or cancelling does not spawn a keyed instance; only events do.
-            guard instances[message.address] != nil || !message.address.contains("/") else {
-                throw WireError(.unknownMachine, "instance \(message.address) has not been spawned; keyed instances start with their first event",
-                                address: message.address)
-            }
-            body(try instance(for: message.address))
-        } catch {
-            link.send(Self.errorReply(error, to: message))
-        }
-    }
-
-    /// Runs an io request for a machine on another worker.
-    private func serve(_ message: WireMessage) {
-        let id = message.header.correlation
-        let io = configuration.io
-        let link = link
-        let request: any IORequest
+        let instance: any HostedMachine
         do {
-            let call = try WireJSON.decode(IOCallRequest.self, from: message.payload, code: .malformedFrame, what: "the io request")
-            guard let type = io.requestType(named: call.name) else {
-                let failure = IOCallResult(failure: .init(code: IOFailure.Code.noHandler.rawValue,
-                    message: "worker \(link.worker) has no handler for io request '\(call.name)'; register one in its WorkerConfiguration"))
-                link.send(.ioResult, correlation: id, address: message.address, payload: (try? WireJSON.encode(failure)) ?? [])
-                return
-            }
-            request = try Self.decode(type, from: call.request)
+            instance = try self.instance(for: address, spawning: false)
         } catch {
-            let failure = IOCallResult(failure: .init(code: IOFailure.Code.codec.rawValue, message: "\(error)"))
-            link.send(.ioResult, correlation: id, address: message.address, payload: (try? WireJSON.encode(failure)) ?? [])
-            return
+            return link.send(Self.errorReply(error, correlation: correlation, address: address))
         }
-        // Detached: the handler and the encoding of its response run on the shared pool, not on
-        // the I/O thread this actor lives on.
-        serving[id] = Task.detached { [self] in
-            let result = await io.perform(erased: request)
-            let answer: IOCallResult
-            switch result {
-            case .success(let response):
-                if let value = try? JSONValue(parsing: Data(WireJSON.encode(response))) {
-                    answer = IOCallResult(response: value)
+        switch request {
+        case .state:
+            instance.state(reply: answer)
+        case .stop:
+            instance.stop(reply: answer)
+        case .cancel:
+            instance.cancel(effect: Array(payload)) { error in
+                if let error {
+                    link.send(Self.errorReply(error, correlation: correlation, address: address))
                 } else {
-                    answer = IOCallResult(failure: .init(code: IOFailure.Code.codec.rawValue, message: "the response could not be encoded"))
+                    link.send(.accepted, correlation: correlation, address: address)
                 }
-            case .failure(let failure):
-                answer = IOCallResult(failure: .init(code: failure.code.rawValue, message: failure.message))
             }
-            await self.finish(id, answer, address: message.address)
         }
     }
 
-    private func finish(_ id: UInt64, _ answer: IOCallResult, address: String) {
-        // Cancelled meanwhile: the late result is never sent.
-        guard serving.removeValue(forKey: id) != nil, let payload = try? WireJSON.encode(answer) else { return }
-        link.send(.ioResult, correlation: id, address: address, payload: payload)
-    }
-
-    private static func decode<R: IORequest>(_ type: R.Type, from value: JSONValue) throws -> any IORequest {
-        try WireJSON.decode(R.self, from: Array(value.jsonData), code: .malformedFrame, what: "the io request")
-    }
-
-    static func errorReply(_ error: WireError, to message: WireMessage) -> WireMessage {
+    static func errorReply(_ error: WireError, correlation: UInt64, address: String) -> WireMessage {
         var error = error
-        if error.address == nil, !message.address.isEmpty { error.address = message.address }
-        return WireMessage(Header(.error, correlation: message.header.correlation), address: message.address, payload: error.payload)
+        if error.address == nil, !address.isEmpty { error.address = address }
+        return WireMessage(Header(.error, correlation: correlation), address: address, payload: error.payload)
     }
 }

@@ -1,0 +1,117 @@
+import Grove
+import GroveWire
+
+extension WorkerCore {
+    /// What the worker does with one message from the coordinator, lone or an envelope of a batch;
+    /// decided by ``decide(_:payload:now:)``. The event's case carries nothing, so
+    /// deciding an event allocates nothing.
+    enum Decision: Equatable {
+        /// Hand the event to the machine at the message's address (a keyed instance starts with its
+        /// first event): answered by the machine with the state it committed, or `accepted` as soon
+        /// as it is taken with the no-wait flag.
+        case deliver
+        /// Answer `accepted` at once, neither decoding the payload nor touching the machine (`echo`).
+        case accept
+        /// Queue this request on the machine, behind its events, to be answered in turn; a keyed
+        /// instance no event has started is not started for it.
+        case request(MachineRequest)
+        /// Run the io request (the payload) with this worker's handler, as a task keyed by the
+        /// message's correlation (the call id).
+        case serve
+        /// Cancel the io request served under the message's correlation; its result is never sent.
+        case stopServing
+        /// Hand an io call's result to the machine waiting for it (call id = correlation).
+        case complete(IOCallResult)
+        /// Publish state changes only for the topics these subscriptions watch.
+        case observe(Observation)
+        /// Session actions (a welcome, an error from the coordinator), run in order.
+        case act([WorkerAction])
+        /// Answer the message with this error.
+        case refuse(WireError)
+        /// Nothing: a heartbeat (hearing it was all it said), a cancel for a call no longer served.
+        case ignore
+    }
+
+    /// A request on a machine other than an event.
+    enum MachineRequest: Equatable {
+        /// `get`: answered with the state after every event before it.
+        case state
+        /// `stop`: answered with the final state.
+        case stop
+        /// `cancel`: cancels the effect the payload names, answered `accepted`.
+        case cancel
+    }
+
+    /// The one place that decides what becomes of a message from the coordinator. Called for
+    /// every message, events included: the event's case comes first and does nothing else.
+    /// - Parameters:
+    ///   - header: The message's header (of the envelope, for a batch's).
+    ///   - payload: Its payload where it arrived: decoded here only for control messages.
+    ///   - now: When its batch arrived.
+    mutating func decide(_ header: Header, payload: ArraySlice<UInt8>, now: ContinuousClock.Instant) -> Decision {
+        switch header.kind {
+        case .event:
+            return .deliver
+        case .echo:
+            return .accept
+        case .get:
+            return .request(.state)
+        case .stop:
+            return .request(.stop)
+        case .cancel:
+            return .request(.cancel)
+        case .ioRequest:
+            serving.insert(header.correlation)
+            return .serve
+        case .ioCancel:
+            return serving.remove(header.correlation) != nil ? .stopServing : .ignore
+        case .ioResult:
+            do {
+                return .complete(try IOCallResult(reading: payload, binary: header.flags.contains(.binary)))
+            } catch {
+                return .complete(.failure(.init(code: IOFailure.Code.codec.rawValue,
+                                                message: "the io result could not be read: \(error.message)")))
+            }
+        case .heartbeat:
+            return .ignore
+        case .observe:
+            guard let observation = try? WireJSON.decode(Observation.self, from: Array(payload), code: .malformedFrame) else {
+                return .act([.log(.warning, "an observe message from the coordinator could not be decoded; is it the same Grove version?")])
+            }
+            return .observe(observation)
+        case .welcome:
+            return .act(welcome(Array(payload), now: now))
+        case .error:
+            return .act(coordinatorError(Array(payload), now: now))
+        case .list, .batch, .state, .accepted, .listing, .register, .stateChanged, .effect, .worker, .output, .machine:
+            return .refuse(Self.refusal(of: header.kind)
+                ?? WireError(.unknownKind, "a worker does not accept \(header.kind.name) messages"))
+        }
+    }
+
+    /// Whether the result of io call `id`, served here, is to be sent: not when `io-cancel`
+    /// came first. Either way the call is no longer served.
+    mutating func served(_ id: UInt64) -> Bool {
+        serving.remove(id) != nil
+    }
+
+    /// The machine `address` names, as the last welcome placed it here, for starting an
+    /// instance of it (called only when none runs).
+    /// - Parameter spawning: Whether this may start a keyed instance: events do; reads, stops
+    ///   and cancels do not.
+    /// - Throws: ``WireError`` `unknown-machine`, saying why.
+    func placement(of address: String, spawning: Bool) throws(WireError) -> Welcome.HostedMachine {
+        let parts = address.split(separator: "/", maxSplits: 1)
+        guard lastWelcome != nil, let name = parts.first.map(String.init), let machine = placed[name] else {
+            throw WireError(.unknownMachine, "machine '\(address)' is not placed on worker \(worker)", address: address)
+        }
+        guard machineTypes.contains(machine.type) else {
+            throw WireError(.unknownMachine, "worker \(worker) has no machine type '\(machine.type)'", address: address)
+        }
+        guard spawning || parts.count == 1 else {
+            throw WireError(.unknownMachine, "instance \(address) has not been spawned; keyed instances start with their first event",
+                            address: address)
+        }
+        return machine
+    }
+}

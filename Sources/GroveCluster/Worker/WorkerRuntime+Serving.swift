@@ -1,0 +1,59 @@
+import Grove
+import GroveRuntime
+import GroveWire
+
+extension WorkerRuntime {
+    /// Runs an io request for a machine on another worker, as the core decided: the request's
+    /// bytes are decoded once and the response encoded once, in the request's codec, both in a
+    /// task on the shared pool, not on the I/O thread this actor lives on.
+    func serve(_ payload: ArraySlice<UInt8>, binary: Bool, call id: UInt64, address: String) {
+        let io = configuration.io
+        let worker = link.worker
+        serving[id] = Task.detached { [self] in
+            let result = await Self.run(payload, binary: binary, with: io, on: worker)
+            await self.finish(id, result.payload, flags: result.binary ? .binary : [], address: address)
+        }
+    }
+
+    /// Sends a served call's result, unless the core says `io-cancel` came first.
+    private func finish(_ id: UInt64, _ payload: [UInt8], flags: Header.Flags, address: String) {
+        serving[id] = nil
+        guard core.served(id) else { return }
+        link.send(.ioResult, flags: flags, correlation: id, address: address, payload: payload)
+    }
+
+    /// The `io-result` payload for an `io-request` payload: its head read, its request decoded,
+    /// its handler run, its response encoded (a failure, as JSON, when any step fails).
+    static func run(_ payload: ArraySlice<UInt8>, binary: Bool, with io: IOHandlers, on worker: String) async
+        -> (payload: [UInt8], binary: Bool) {
+        func failure(_ code: IOFailure.Code, _ text: String) -> ([UInt8], Bool) {
+            (IOCallResult.payload(failing: code.rawValue, text), false)
+        }
+        let request: any IORequest
+        do {
+            let head = try IOCallHead(reading: Array(payload))
+            guard let type = io.requestType(named: head.name) else {
+                return failure(.noHandler, "worker \(worker) has no handler for io request '\(head.name)'; register one in its WorkerConfiguration")
+            }
+            request = try decode(type, from: payload.dropFirst(head.body.lowerBound), binary: binary)
+        } catch {
+            return failure(.codec, "\(error)")
+        }
+        switch await io.perform(erased: request) {
+        case .success(let response):
+            var bytes: [UInt8] = [IOCallResult.Outcome.response.rawValue]
+            do {
+                let wroteBinary = try IOBody.encode(response, binary: binary, into: &bytes)
+                return (bytes, wroteBinary)
+            } catch {
+                return failure(.codec, "the response to '\(type(of: request).name)' could not be encoded: \(error)")
+            }
+        case .failure(let failure):
+            return (IOCallResult.payload(failing: failure.code.rawValue, failure.message), false)
+        }
+    }
+
+    private static func decode<R: IORequest>(_ type: R.Type, from bytes: ArraySlice<UInt8>, binary: Bool) throws -> any IORequest {
+        try IOBody.decode(R.self, from: bytes, binary: binary, what: "the io request '\(R.name)'")
+    }
+}

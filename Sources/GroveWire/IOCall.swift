@@ -1,0 +1,156 @@
+/// The payloads of io calls between workers (docs/PROTOCOL.md, "io calls"). The coordinator routes
+/// them on a small head and never reads the request or the response: those travel as the bytes
+/// their codec wrote (JSON, or the binary codec when the header's binary flag is set), from the
+/// worker that encoded them to the one that decodes them.
+
+/// The head of an `io-request` payload, read in place. The payload is:
+///
+/// ```
+/// offset size
+/// 0      2    name length n (big-endian), then n bytes of UTF-8: the request's name
+/// 2+n    2    effect length e (big-endian), then e bytes: the effect id as JSON ("fetch" or 17)
+/// 4+n+e  ...  the request as its codec wrote it, to the end of the payload
+/// ```
+///
+/// ```swift
+/// var payload: [UInt8] = []
+/// try IOCallHead.write(name: "FetchItems", effect: Array(#""fetch""#.utf8), into: &payload)
+/// try BinaryCodec.encode(request, into: &payload)             // header flag: binary
+/// let head = try IOCallHead(reading: payload)                 // head.name == "FetchItems"
+/// ```
+public struct IOCallHead: Sendable, Hashable {
+    /// The request's name: it selects the handler, and the worker group the topology places it on.
+    public var name: String
+    /// Where the effect id's JSON is in the payload.
+    public var effect: Range<Int>
+    /// Where the request's bytes are in the payload: after the head, to the end.
+    public var body: Range<Int>
+
+    /// Reads the head of an `io-request` payload.
+    /// - Throws: ``WireError`` `malformed-frame` when the payload is shorter than its lengths say
+    ///   or the name is not UTF-8.
+    public init(reading payload: UnsafeRawBufferPointer) throws(WireError) {
+        let bytes = payload.assumingMemoryBound(to: UInt8.self)
+        func length(at offset: Int, of what: String) throws(WireError) -> Range<Int> {
+            guard offset + 2 <= bytes.count else { throw Self.truncated(what) }
+            let start = offset + 2
+            let end = start + (Int(bytes[offset]) << 8 | Int(bytes[offset + 1]))
+            guard end <= bytes.count else { throw Self.truncated(what) }
+            return start..<end
+        }
+        let name = try length(at: 0, of: "name")
+        guard let text = String(validatingUTF8Quickly: UnsafeBufferPointer(rebasing: bytes[name])) else {
+            throw WireError(.malformedFrame, "the io request's name is not UTF-8")
+        }
+        self.name = text
+        effect = try length(at: name.upperBound, of: "effect id")
+        body = effect.upperBound..<bytes.count
+    }
+
+    /// ``init(reading:)`` for a payload in an array.
+    public init(reading payload: [UInt8]) throws(WireError) {
+        let head = payload.withUnsafeBytes { bytes in Result { () throws(WireError) in try IOCallHead(reading: bytes) } }
+        self = try head.get()
+    }
+
+    /// Appends a head to `payload`; the request's bytes go after it.
+    /// - Parameters:
+    ///   - name: The request's name.
+    ///   - effect: The effect id as JSON.
+    /// - Throws: ``WireError`` `oversized` when the name or the effect id is longer than 65535 bytes.
+    public static func write(name: String, effect: some Collection<UInt8>, into payload: inout [UInt8]) throws(WireError) {
+        func check(_ count: Int, _ part: String) throws(WireError) {
+            guard count > Int(UInt16.max) else { return }
+            throw WireError(.oversized, "the io request's \(part) is \(count) bytes; at most 65535 fit its head, so shorten it")
+        }
+        try check(name.utf8.count, "name")
+        try check(effect.count, "effect id")
+        payload.append(UInt8(truncatingIfNeeded: name.utf8.count >> 8))
+        payload.append(UInt8(truncatingIfNeeded: name.utf8.count))
+        payload.append(contentsOf: name.utf8)
+        payload.append(UInt8(truncatingIfNeeded: effect.count >> 8))
+        payload.append(UInt8(truncatingIfNeeded: effect.count))
+        payload.append(contentsOf: effect)
+    }
+
+    private static func truncated(_ what: String) -> WireError {
+        WireError(.malformedFrame, "the io request's head is truncated at its \(what); see docs/PROTOCOL.md, 'io calls'")
+    }
+}
+
+/// An `io-result` payload: one byte, then what it says.
+///
+/// ```
+/// 0x00  the response, as the request's codec wrote it (the header's binary flag says which)
+/// 0x01  a failure as JSON: {"code": "...", "message": "..."}
+/// ```
+public enum IOCallResult: Sendable, Hashable {
+    /// The handler's response: its bytes, and whether they are in the binary codec.
+    case response(ArraySlice<UInt8>, binary: Bool)
+    /// The call failed; mirrors `IOFailure` in the Grove module.
+    case failure(Failure)
+
+    /// A code and a message, as `IOFailure` has them.
+    public struct Failure: Codable, Sendable, Hashable {
+        public var code: String
+        public var message: String
+        public init(code: String, message: String) {
+            self.code = code
+            self.message = message
+        }
+    }
+
+    /// The first byte of an `io-result` payload.
+    public enum Outcome: UInt8, Sendable {
+        case response = 0
+        case failure = 1
+    }
+
+    /// Reads an `io-result` payload; a response's bytes are not decoded, a failure's JSON is.
+    /// - Parameter binary: Whether the header's binary flag is set.
+    /// - Throws: ``WireError`` `malformed-frame` when the payload is empty or its first byte is
+    ///   neither outcome, `malformed-json` when a failure does not decode.
+    public init(reading payload: ArraySlice<UInt8>, binary: Bool) throws(WireError) {
+        switch try Self.outcome(of: payload.first) {
+        case .response:
+            self = .response(payload.dropFirst(), binary: binary)
+        case .failure:
+            self = .failure(try WireJSON.decode(Failure.self, from: Array(payload.dropFirst()), code: .malformedJSON, what: "the io failure"))
+        }
+    }
+
+    /// ``init(reading:binary:)-(ArraySlice<UInt8>,_)`` for a payload in an array.
+    public init(reading payload: [UInt8], binary: Bool) throws(WireError) {
+        try self.init(reading: payload[...], binary: binary)
+    }
+
+    /// The failure an `io-result` payload carries, read in place; nil for a response, whose
+    /// bytes are not looked at. What the coordinator reads to publish how a call ended.
+    /// - Throws: ``WireError`` as ``init(reading:binary:)``.
+    public static func failure(in payload: some Collection<UInt8>) throws(WireError) -> Failure? {
+        switch try outcome(of: payload.first) {
+        case .response:
+            return nil
+        case .failure:
+            return try WireJSON.decode(Failure.self, from: Array(payload.dropFirst()), code: .malformedJSON, what: "the io failure")
+        }
+    }
+
+    private static func outcome(of first: UInt8?) throws(WireError) -> Outcome {
+        guard let first, let outcome = Outcome(rawValue: first) else {
+            throw WireError(.malformedFrame,
+                "an io result starts with 0 (a response) or 1 (a failure), not \(first.map(String.init) ?? "nothing"); see docs/PROTOCOL.md, 'io calls'")
+        }
+        return outcome
+    }
+
+    /// The payload of a failed call.
+    public static func payload(failure: Failure) -> [UInt8] {
+        [Outcome.failure.rawValue] + ((try? WireJSON.encode(failure)) ?? [])
+    }
+
+    /// The payload of a failed call, from its code and message.
+    public static func payload(failing code: String, _ message: String) -> [UInt8] {
+        payload(failure: Failure(code: code, message: message))
+    }
+}

@@ -1,0 +1,128 @@
+@testable import GroveCluster
+import GroveWire
+import Logging
+import Testing
+
+/// What the worker does with each message from the coordinator, decided by the pure core and
+/// checked without sockets: the runtime only carries the decisions out.
+@Suite(.timeLimit(.minutes(2))) struct WorkerCoreDecisionTests {
+    let start = ContinuousClock.now
+    let session = WorkerCoreTests()
+
+    /// A core welcomed with `counter` (single) and `loader` (keyed) placed on it.
+    func welcomed(machines: [Welcome.HostedMachine] = [WorkerCoreTests.counter, WorkerCoreTests.loader]) -> WorkerCore {
+        var core = session.core()
+        _ = core.decide(Header(.welcome), payload: session.welcome(machines: machines)[...], now: start)
+        return core
+    }
+
+    @Test func everyKindTheCoordinatorMaySendOrNot() throws {
+        for kind in MessageKind.allCases {
+            var core = welcomed()
+            let decision = core.decide(Header(kind, correlation: 5), payload: [][...], now: start)
+            switch kind {
+            case .event:
+                #expect(decision == .deliver)
+            case .echo:
+                #expect(decision == .accept)
+            case .get:
+                #expect(decision == .request(.state))
+            case .stop:
+                #expect(decision == .request(.stop))
+            case .cancel:
+                #expect(decision == .request(.cancel))
+            case .ioRequest:
+                #expect(decision == .serve)
+            case .ioCancel, .heartbeat:
+                #expect(decision == .ignore, "\(kind)")
+            case .ioResult:
+                guard case .complete(.failure(let failure)) = decision else { Issue.record("\(decision)"); continue }
+                #expect(failure.code == "codec", "an empty io result is unreadable")
+            case .observe, .welcome, .error:
+                // Control messages whose payload does not decode: logged, nothing else.
+                guard case .act(let actions) = decision, actions.count == 1, case .log(let level, let line) = actions[0] else {
+                    Issue.record("\(kind) with an empty payload should be logged, got \(decision)")
+                    continue
+                }
+                #expect(level >= .warning, "\(kind)")
+                #expect(line.contains("could not be decoded"), "\(kind): \(line)")
+            case .list, .batch, .state, .accepted, .listing, .register, .stateChanged, .effect, .worker, .output, .machine:
+                guard case .refuse(let error) = decision else { Issue.record("\(kind) should be refused, got \(decision)"); continue }
+                #expect(error.code == .unknownKind)
+                #expect(error.message.hasPrefix("a worker does not accept \(kind.name) messages: "))
+            }
+        }
+    }
+
+    @Test func aWelcomeAndAnErrorAreSessionActions() throws {
+        var core = session.core()
+        let welcome = core.decide(Header(.welcome), payload: session.welcome()[...], now: start)
+        guard case .act(let actions) = welcome, case .adopt(let adopted, dropping: []) = actions.first else {
+            Issue.record("a welcome should be adopted, got \(welcome)")
+            return
+        }
+        #expect(adopted.machines.map(\.name) == ["counter", "loader"])
+        #expect(core.isWelcomed)
+        #expect(core.remoteIO == ["FetchItems"])
+
+        let unavailable = WireError(.unavailable, "forgotten").payload
+        guard case .act(let again) = core.decide(Header(.error), payload: unavailable[...], now: start) else {
+            Issue.record("an error should be a session matter")
+            return
+        }
+        #expect(again.contains(.register))
+        #expect(!core.isWelcomed)
+    }
+
+    @Test func subscriptionsAreDecodedForTheRuntime() {
+        var core = welcomed()
+        let payload = try! WireJSON.encode(Observation(prefixes: ["state:counter"]))
+        #expect(core.decide(Header(.observe), payload: payload[...], now: start) == .observe(Observation(prefixes: ["state:counter"])))
+    }
+
+    @Test func aServedCallsResultIsSentUnlessItWasCancelledFirst() {
+        var core = welcomed()
+        #expect(core.decide(Header(.ioRequest, correlation: 7), payload: [][...], now: start) == .serve)
+        #expect(core.decide(Header(.ioRequest, correlation: 8), payload: [][...], now: start) == .serve)
+        #expect(core.serving == [7, 8])
+
+        // Call 7 is cancelled, then its handler finishes anyway: nothing is sent.
+        #expect(core.decide(Header(.ioCancel, correlation: 7), payload: [][...], now: start) == .stopServing)
+        #expect(core.decide(Header(.ioCancel, correlation: 7), payload: [][...], now: start) == .ignore)
+        let cancelledIsSent = core.served(7)
+        #expect(!cancelledIsSent)
+        // Call 8 finishes: its result is sent once; a cancel after it finds nothing to stop.
+        let finished = core.served(8)
+        let finishedAgain = core.served(8)
+        #expect(finished)
+        #expect(!finishedAgain)
+        #expect(core.decide(Header(.ioCancel, correlation: 8), payload: [][...], now: start) == .ignore)
+        #expect(core.serving.isEmpty)
+    }
+
+    @Test func anIOResultIsReadNotDecoded() {
+        var core = welcomed()
+        let response: [UInt8] = [IOCallResult.Outcome.response.rawValue, 0xFF, 0x00]
+        #expect(core.decide(Header(.ioResult, flags: .binary, correlation: 3), payload: response[...], now: start)
+                == .complete(.response([0xFF, 0x00], binary: true)))
+        let failure = IOCallResult.payload(failing: "timeout", "slow")
+        #expect(core.decide(Header(.ioResult, correlation: 3), payload: failure[...], now: start)
+                == .complete(.failure(.init(code: "timeout", message: "slow"))))
+    }
+
+    @Test func instancesStartOnlyWhereTheWelcomePlacesThem() throws {
+        #expect(throws: WireError(.unknownMachine, "")) { try session.core().placement(of: "counter", spawning: true) }
+
+        let core = welcomed(machines: [WorkerCoreTests.counter, WorkerCoreTests.loader,
+                                       Welcome.HostedMachine(name: "stranger", type: "Unknown", keyed: false)])
+        #expect(try core.placement(of: "counter", spawning: false) == WorkerCoreTests.counter)
+        #expect(try core.placement(of: "loader/k1", spawning: true) == WorkerCoreTests.loader)
+        let unspawned = #expect(throws: WireError.self) { try core.placement(of: "loader/k1", spawning: false) }
+        #expect(unspawned?.message.contains("keyed instances start with their first event") == true)
+        let elsewhere = #expect(throws: WireError.self) { try core.placement(of: "poller/eu", spawning: true) }
+        #expect(elsewhere?.code == .unknownMachine)
+        #expect(elsewhere?.message == "machine 'poller/eu' is not placed on worker edge")
+        let noType = #expect(throws: WireError.self) { try core.placement(of: "stranger", spawning: true) }
+        #expect(noType?.message == "worker edge has no machine type 'Unknown'")
+    }
+}
