@@ -241,19 +241,20 @@ public enum AuthFlow: Machine {
 
 extension AuthFlow.State: Redacting {
     /// The state with the password, the two-factor token and the code replaced by
-    /// ``Redaction/placeholder``: what a worker replies and publishes. The email and the step stay.
+    /// ``Redaction/placeholder``: what a worker replies and publishes. The email and the step
+    /// stay, and so does an empty field, so a form can still show what is left to type.
     public var redacted: Self {
         var copy = self
-        let hidden = Redaction.placeholder
+        func hidden(_ secret: String) -> String { secret.isEmpty ? "" : Redaction.placeholder }
         switch step {
-        case .enteringCredentials(let email, _):
-            copy.step = .enteringCredentials(email: email, password: hidden)
-        case .requiresTwoFactor(_, let email):
-            copy.step = .requiresTwoFactor(token: hidden, email: email)
-        case .enteringTwoFactor(_, let email, _):
-            copy.step = .enteringTwoFactor(token: hidden, email: email, code: hidden)
-        case .verifyingTwoFactor(_, let email, _):
-            copy.step = .verifyingTwoFactor(token: hidden, email: email, code: hidden)
+        case .enteringCredentials(let email, let password):
+            copy.step = .enteringCredentials(email: email, password: hidden(password))
+        case .requiresTwoFactor(let token, let email):
+            copy.step = .requiresTwoFactor(token: hidden(token), email: email)
+        case .enteringTwoFactor(let token, let email, let code):
+            copy.step = .enteringTwoFactor(token: hidden(token), email: email, code: hidden(code))
+        case .verifyingTwoFactor(let token, let email, let code):
+            copy.step = .verifyingTwoFactor(token: hidden(token), email: email, code: hidden(code))
         case .unauthenticated, .authenticating, .authenticated, .authenticationFailed, .locked:
             break
         }

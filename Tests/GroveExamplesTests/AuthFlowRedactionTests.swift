@@ -15,6 +15,7 @@ struct AuthFlowRedactionTests {
          .enteringTwoFactor(token: Redaction.placeholder, email: "a@b", code: Redaction.placeholder)),
         (.verifyingTwoFactor(token: "t-123", email: "a@b", code: "424242"),
          .verifyingTwoFactor(token: Redaction.placeholder, email: "a@b", code: Redaction.placeholder)),
+        (.enteringCredentials(email: "a@b", password: ""), .enteringCredentials(email: "a@b", password: "")),
         (.authenticating(email: "a@b"), .authenticating(email: "a@b")),
         (.locked, .locked),
     ])

@@ -136,7 +136,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         // The StateChange payload with the state's own JSON spliced in: no re-parsing.
         let opening = Array(#"{"address":\#(JSONValue.string(address)),"worker":\#(JSONValue.string(link.worker)),"state":"#.utf8)
         for await state in states {
-            guard let json = try? WireJSON.encode(state) else { continue }
+            guard let json = try? WireJSON.encode(HostedPath<M>.shown(state)) else { continue }
             link.send(.stateChanged, address: address, payload: opening + json + [UInt8(ascii: "}")])
         }
     }
@@ -171,7 +171,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
             } else {
                 // A correlation with the top bit set (the coordinator's never have it) cannot
                 // share a token with the codec: answered through a closure of its own.
-                try host.send(event) { HostedPath<M>.answer(reply, with: $0) }
+                try host.send(event) { [redacts = path.redacts] in HostedPath<M>.answer(reply, with: $0, redacting: redacts) }
             }
         } catch {
             let refusal = WireError(refusal: error, address: address)
@@ -260,10 +260,10 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         host.requestState { reply(Self.encode($0, outcome: "the machine is running", address: address)) }
     }
 
-    /// A state as JSON for a reply, or why it does not encode.
+    /// A state as JSON for a reply (redacted when it has secrets), or why it does not encode.
     static func encode(_ state: M.State, outcome: String, address: String) -> Result<[UInt8], WireError> {
         do {
-            return .success(try WireJSON.encode(state))
+            return .success(try WireJSON.encode(HostedPath<M>.shown(state)))
         } catch {
             return .failure(.unencodableState(error, type: M.State.self, binary: false, outcome: outcome, address: address))
         }

@@ -34,6 +34,9 @@ final class HostedPath<M: Machine>: Sendable {
     @usableFromInline let replyHandler: @Sendable (WorkerLink) -> ReplyHandler
 
     @usableFromInline typealias ReplyHandler = @Sendable (_ token: UInt64, _ address: String, Result<M.State, HostError>) -> Void
+    /// Whether the type's states have secrets (``Redacting``): then what leaves the worker is
+    /// their redacted form. Found once per machine type, so a reply pays one branch.
+    @usableFromInline let redacts: Bool
 
     /// Mailbox batches a host drains per turn of the worker's I/O thread, which its hosts share:
     /// an effect that sends results as fast as they are handled gets the rest drained later,
@@ -42,30 +45,43 @@ final class HostedPath<M: Machine>: Sendable {
 
     @inlinable
     init() where M.Event: Decodable, M.State: Encodable {
+        let redacts = M.State.self is any Redacting.Type
+        self.redacts = redacts
         send = { host, event throws(HostError) in try host.send(event) }
         sendReplying = { host, event, token throws(HostError) in try host.send(event, replyToken: token) }
         sendNow = { host, event in host.onOwnExecutor { $0.sendNow(event) } }
         sendNowReplying = { host, event, reply in
-            host.onOwnExecutor { $0.sendNow(event) { Self.answer(reply, with: $0) } }
+            host.onOwnExecutor { $0.sendNow(event) { Self.answer(reply, with: $0, redacting: redacts) } }
         }
         drain = { host in await host.flush(rounds: Self.drainRounds) }
         drainHere = { host in host.onOwnExecutor { $0.flush(rounds: Self.drainRounds) } }
         decodeBinary = { payload throws(BinaryCodingError) in try BinaryCodec.decode(M.Event.self, from: payload) }
         replyHandler = { link in
-            { token, address, result in Self.answer(StateReply(link: link, token: token, address: address), with: result) }
+            { token, address, result in
+                Self.answer(StateReply(link: link, token: token, address: address), with: result, redacting: redacts)
+            }
         }
     }
 
-    /// Answers `reply` with the state an event committed, in the event's codec, or with why it
-    /// did not run.
+    /// Answers `reply` with the state an event committed (redacted when `redacting`), in the
+    /// event's codec, or with why it did not run.
     @inlinable
-    static func answer(_ reply: StateReply, with result: Result<M.State, HostError>) where M.State: Encodable {
+    static func answer(_ reply: StateReply, with result: Result<M.State, HostError>, redacting: Bool) where M.State: Encodable {
         switch result {
-        case .success(let state):
+        case .success(let committed):
+            let state = redacting ? shown(committed) : committed
             reply.send(M.State.self, binary: { bytes throws(BinaryCodingError) in try BinaryCodec.encode(state, into: &bytes) },
                        json: { try WireJSON.encode(state) })
         case .failure(let error):
             reply.fail(refusal: error)
         }
+    }
+
+    /// What of `state` may leave the worker: its ``Redacting/redacted`` form when it has
+    /// secrets, else itself.
+    @inlinable
+    static func shown(_ state: M.State) -> M.State {
+        guard let secretive = state as? any Redacting, let redacted = secretive.redacted as? M.State else { return state }
+        return redacted
     }
 }
