@@ -113,6 +113,26 @@ extension EndToEnd {
             }
         }
 
+        /// An external worker killed with SIGKILL comes back with its key and takes its name again:
+        /// no handover is needed, the dead connection is gone with its process.
+        @Test func anExternalWorkerKilledComesBackWithItsKey() async throws {
+            try await withCluster(Self.curve) { cluster in
+                #expect(try await cluster.send("counter/k", "increment")["count"] == .integer(1))
+                let first = try #require(cluster.externalWorker("edge"))
+                let before = try await cluster.workerPID("edge")
+                first.signal(SIGKILL)
+                _ = await first.waitForExit(timeout: .seconds(5))
+                let again = try await cluster.startExternalWorker("edge", arguments: [
+                    "--key-file", cluster.keyPath("edge", secret: true), "--coordinator-key", cluster.keyPath("coordinator", secret: false)])
+                try await eventually("edge to register again with its key") { () async throws -> Int32? in
+                    let pid = try? await cluster.workerPID("edge")
+                    return pid.flatMap { $0 != before && $0 == again.pid ? $0 : nil }
+                }
+                // Its machines start over (no durability yet), and serve.
+                #expect(try await cluster.send("counter/k", "increment")["count"] == .integer(1))
+            }
+        }
+
         /// Becoming another user takes root and setpriv; CI runs the suite as root.
         static let canBecomeAnotherUser = getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
 
