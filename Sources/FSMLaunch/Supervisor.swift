@@ -33,9 +33,9 @@ final class Supervisor: Sendable {
         self.log = log
         self.onEscalate = onEscalate
         core = Mutex(SupervisorCore(topology: topology))
-        coordinator.watchLosses { [weak self] worker, cause in
+        coordinator.watchLosses { [weak self] worker, pid, cause in
             guard let self else { return }
-            self.run(self.core.withLock { $0.lost(worker, cause: cause) })
+            self.run(self.core.withLock { $0.lost(worker, pid: pid, cause: cause) })
         }
     }
 

@@ -267,7 +267,7 @@ struct CoordinatorCoreLossTests {
         #expect(request.worker == "edge")
 
         let actions = fixture.core.lose("edge", reason: "process exited with status 9", cause: .exited)
-        #expect(actions.first == .lost(worker: "edge", cause: .exited))
+        #expect(actions.first == .lost(worker: "edge", cause: .exited, pid: 101))
 
         let replies = actions.compactMap(\.sentToClient)
         try #require(replies.count == 1)
@@ -315,7 +315,7 @@ struct CoordinatorCoreLossTests {
         #expect(onData1 == [1, 3])
 
         let actions = fixture.core.lose("data-1", reason: "no heartbeat", cause: .silent)
-        #expect(actions.first == .lost(worker: "data-1", cause: .silent))
+        #expect(actions.first == .lost(worker: "data-1", cause: .silent, pid: 201))
         let results = actions.compactMap(\.sentToWorker)
         #expect(results.allSatisfy { $0.worker == "edge" && $0.message.header.kind == .ioResult && $0.message.address == "loader" })
         #expect(results.map(\.message.header.correlation).sorted() == onData1)
@@ -386,7 +386,7 @@ struct CoordinatorCoreHeartbeatTests {
         let lost = try workerEvents(in: actions)
         #expect(lost.map(\.worker) == ["data-1"])
         #expect(lost.first?.reason == "no heartbeat for 1500 ms")
-        #expect(actions.contains(.lost(worker: "data-1", cause: .silent)))
+        #expect(actions.contains(.lost(worker: "data-1", cause: .silent, pid: 201)))
         let reply = try #require(actions.compactMap(\.sentToClient).first)
         #expect(reply.client == "A")
         #expect(reply.message.header.correlation == 3)

@@ -255,7 +255,7 @@ struct CoordinatorCoreRegistrationTests {
         #expect(pending.worker == "edge")
 
         let actions = fixture.register(CoreFixture.registration("edge"), correlation: 12)
-        #expect(actions.first == .lost(worker: "edge", cause: .registeredAgain))
+        #expect(actions.first == .lost(worker: "edge", cause: .registeredAgain, pid: 101))
         let lostReply = try #require(actions.compactMap(\.sentToClient).first)
         #expect(lostReply.client == "A")
         #expect(lostReply.message.header.correlation == 11)

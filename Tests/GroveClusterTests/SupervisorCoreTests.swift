@@ -169,6 +169,17 @@ struct SupervisorCoreTests {
         #expect(core.lost("edge", cause: .silent) == [], "no process to kill while it waits for its restart")
     }
 
+    /// The coordinator may report the loss of a process that already exited and was restarted
+    /// (its dead connection noticed only on the next send): that is not the new process's loss.
+    @Test func theLossOfAnEarlierProcessDoesNotKillItsSuccessor() {
+        var core = running(.init(backoff: .init(initialMs: 0, maxMs: 0)))
+        _ = core.exited("edge", pid: 100, .signal(9), now: t0)
+        _ = core.due("edge", now: t0)
+        core.started("edge", pid: 300, now: t0)
+        #expect(core.lost("edge", pid: 100, cause: .unreachable) == [], "pid 100 is gone; 300 was never registered")
+        #expect(core.lost("edge", pid: 300, cause: .unreachable).last == .kill(worker: "edge", pid: 300))
+    }
+
     @Test func nothingRestartsOnceStopping() {
         var core = running()
         core.stop()

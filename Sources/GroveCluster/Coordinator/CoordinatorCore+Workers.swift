@@ -248,8 +248,9 @@ extension CoordinatorCore {
         guard workers[name]?.registered == true else { return [] }
         workers[name]?.registered = false
         registrations += 1
+        let pid = workers[name]?.pid
         workers[name]?.pid = nil
-        var actions: [CoordinatorAction] = [.lost(worker: name, cause: cause)]
+        var actions: [CoordinatorAction] = [.lost(worker: name, cause: cause, pid: pid)]
         let number = number(of: name)
         inFlight[number] = 0
         // In id order, which is the order the requests were sent: their replies keep it.

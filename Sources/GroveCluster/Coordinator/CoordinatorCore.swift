@@ -8,7 +8,9 @@ enum CoordinatorAction: Sendable, Equatable {
     case publish(topic: String, WireMessage)
     /// The worker was declared lost: discard what is still queued for it, and tell whoever
     /// watches losses (`fsm-launch` kills a local worker that went silent).
-    case lost(worker: String, cause: WorkerLoss)
+    /// `pid`: the process the coordinator had registered under that name, when it knew one;
+    /// a supervisor acts only if that is still the process it runs.
+    case lost(worker: String, cause: WorkerLoss, pid: Int32? = nil)
     /// Something an operator should know (a route that failed, a worker name claimed twice).
     case warn(String)
 }

@@ -29,7 +29,7 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
     var zap: SocketID = -1
     var gatekeeper = Gatekeeper(uid: getuid())
     /// Told of every worker declared lost, on the I/O thread; set before the loop starts.
-    let lossWatcher = Mutex<(@Sendable (String, WorkerLoss) -> Void)?>(nil)
+    let lossWatcher = Mutex<(@Sendable (String, Int32?, WorkerLoss) -> Void)?>(nil)
     private var seenRegistrations = 0
 
     init(core: CoordinatorCore, clients: SocketID, workers: SocketID, events: SocketID, context: ZMQContext?, log: Logger) {
@@ -199,10 +199,10 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
                 }
             case .publish(let topic, let message):
                 io.send(events, [Array(topic.utf8)] + message.frames)
-            case .lost(let worker, let cause):
+            case .lost(let worker, let cause, let pid):
                 if let number = core.workerNumbers[worker] { toWorkers[number] = BatchBuilder() }
                 _ = io.dropPending(workers, peer: Array(worker.utf8))
-                lossWatcher.withLock { $0 }?(worker, cause)
+                lossWatcher.withLock { $0 }?(worker, pid, cause)
             case .warn(let text):
                 log.warning("\(text)")
             }

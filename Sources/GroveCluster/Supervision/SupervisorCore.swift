@@ -133,8 +133,11 @@ package struct SupervisorCore {
     /// The coordinator declared the worker lost. A process of ours that went silent or
     /// unreachable is alive but not serving (hung, stopped with SIGSTOP, its connection broken):
     /// it is killed, and its exit restarts it by the policy.
-    package mutating func lost(_ worker: String, cause: WorkerLoss) -> [SupervisorAction] {
+    /// - Parameter lostPID: The process the coordinator lost, when it knew it: a loss reported
+    ///   for a process that has exited and been restarted since is not the new one's.
+    package mutating func lost(_ worker: String, pid lostPID: Int32? = nil, cause: WorkerLoss) -> [SupervisorAction] {
         guard !stopping, let child = children[worker], let pid = child.pid, !child.killed else { return [] }
+        if let lostPID, lostPID != pid { return [] }
         switch cause {
         case .silent, .unreachable:
             children[worker]?.killed = true
