@@ -102,6 +102,7 @@ public final class Coordinator: Sendable {
             core: CoordinatorCore(topology: topology, eventsEndpoint: bound[2], workersEndpoint: bound[1]),
             clients: ids.clients, workers: ids.workers, events: ids.events, context: context, log: logger)
         driver.zap = loop.add(zap)
+        driver.usesCurve = topology.security.usesCurve
         driver.gatekeeper = Gatekeeper(topology: topology, workerKeys: keys.workers, clientKeys: keys.clients, uid: getuid())
     }
 

@@ -28,6 +28,8 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
     /// The ZAP handler's socket and decisions; set before the loop starts.
     var zap: SocketID = -1
     var gatekeeper = Gatekeeper(uid: getuid())
+    /// Whether the topology speaks CURVE: then every message must carry a known key's user id.
+    var usesCurve = false
     /// Told of every worker declared lost, on the I/O thread; set before the loop starts.
     let lossWatcher = Mutex<(@Sendable (String, Int32?, WorkerLoss) -> Void)?>(nil)
     private var seenRegistrations = 0
@@ -64,7 +66,7 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
                 }
                 if !slowClients.isEmpty { slowClients.remove(identity) }
                 // Who the client's key proved it is; without CURVE every admitted client is trusted.
-                let principal = inbound.userID.map { gatekeeper.principal(userID: $0, on: .clients) } ?? .trusted
+                let principal = principal(of: inbound, on: .clients)
                 if rest.count == 3, let header = try? Header(rest[rest.startIndex]) {
                     if header.kind == .batch {
                         forward(rest[rest.startIndex + 2], count: header.correlation, fromClient: identity, as: principal, io: io)
@@ -89,7 +91,7 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
                     continue
                 }
                 // A registration, or not a message: the core's general path.
-                let principal = inbound.userID.map { gatekeeper.principal(userID: $0, on: .workers) } ?? .trusted
+                let principal = principal(of: inbound, on: .workers)
                 apply(core.fromWorker(identity, rest, now: io.now, principal: principal, peer: inbound.userID), io: io)
             } else if inbound.socket == events {
                 apply(core.subscription(identity), io: io)
@@ -97,6 +99,13 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
                 answer(zapRequest: inbound.frames, io: io)
             }
         }
+    }
+
+    /// Who sent `inbound`: without CURVE every admitted peer is trusted; with it, only the key
+    /// its `User-Id` names, and a message without one is no one (refused, never trusted).
+    private func principal(of inbound: Inbound, on endpoint: Gatekeeper.Endpoint) -> Gatekeeper.Principal? {
+        guard usesCurve else { return .trusted }
+        return inbound.userID.flatMap { gatekeeper.principal(userID: $0, on: endpoint) }
     }
 
     /// libzmq asks whether a connection may proceed (RFC 27): `[peer, "", request...]`.
