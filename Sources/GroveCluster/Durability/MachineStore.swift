@@ -1,0 +1,121 @@
+/// Where a worker keeps what its durable machines need to come back after a crash: one record
+/// per instance, a journal of events for `journal` machines, and the events quarantined as
+/// poison. SQLite (``SQLiteMachineStore``) is the embedded default; a shared store for many
+/// hosts implements the same protocol.
+///
+/// The worker calls a store from its I/O loop's thread only, one call at a time: a store needs
+/// no locking of its own. Bytes are opaque to the store: the worker encodes records and events.
+package protocol MachineStore: AnyObject, Sendable {
+    /// Every record stored, for recovery when the worker starts.
+    func records() throws(StoreError) -> [MachineRecord]
+    /// The journal of `address` after `sequence`, oldest first.
+    func journal(of address: String, after sequence: UInt64) throws(StoreError) -> [JournalEntry]
+    /// Writes all of `commit` in one transaction, or nothing of it, and returns once it lasts
+    /// as `commit.flush` asks.
+    func commit(_ commit: StoreCommit) throws(StoreError)
+    /// The events quarantined as poison, oldest first.
+    func deadLetters() throws(StoreError) -> [DeadLetter]
+    /// Removes and returns the dead letter `id`; nil when there is none.
+    func removeDeadLetter(_ id: Int64) throws(StoreError) -> DeadLetter?
+}
+
+/// One machine instance at rest: its snapshot (state, timers, io in flight) as the worker
+/// encoded it.
+package struct MachineRecord: Sendable, Hashable {
+    package var address: String
+    /// The machine's type name in the topology (`machines[].type`).
+    package var type: String
+    package var snapshot: [UInt8]
+    /// The journal sequence of the last event the snapshot includes; 0 without a journal.
+    package var sequence: UInt64
+
+    package init(address: String, type: String, snapshot: [UInt8], sequence: UInt64 = 0) {
+        self.address = address
+        self.type = type
+        self.snapshot = snapshot
+        self.sequence = sequence
+    }
+}
+
+/// One event of a `journal` machine, written before it is acknowledged.
+package struct JournalEntry: Sendable, Hashable {
+    package var address: String
+    /// 1 for a machine's first event, then one more for each.
+    package var sequence: UInt64
+    package var event: [UInt8]
+    /// When the event ran, in milliseconds since 1970 (timers it armed are due relative to it).
+    package var time: Int64
+
+    package init(address: String, sequence: UInt64, event: [UInt8], time: Int64) {
+        self.address = address
+        self.sequence = sequence
+        self.event = event
+        self.time = time
+    }
+}
+
+/// How long a commit lasts once ``MachineStore/commit(_:)`` returns.
+package enum StoreFlush: Sendable, Hashable {
+    /// Written to the operating system: survives the worker process (kill -9), not a power loss.
+    case process
+    /// On disk (fsync): survives the host too.
+    case disk
+}
+
+/// What one group commit writes, all or nothing.
+package struct StoreCommit: Sendable {
+    /// Records to insert or replace, by address.
+    package var records: [MachineRecord] = []
+    /// Journal entries to append.
+    package var journal: [JournalEntry] = []
+    /// Journal entries to delete: those of `address` up to and including `through` (already in
+    /// its record's snapshot).
+    package var truncations: [(address: String, through: UInt64)] = []
+    /// Machines that ended (stopped, terminal, or no longer placed here): record and journal go.
+    package var removed: [String] = []
+    /// Events to quarantine; their `id` is assigned by the store.
+    package var deadLetters: [DeadLetter] = []
+    package var flush = StoreFlush.process
+
+    package init() {}
+
+    package var isEmpty: Bool {
+        records.isEmpty && journal.isEmpty && truncations.isEmpty && removed.isEmpty && deadLetters.isEmpty
+    }
+}
+
+/// An event that crashed its worker, kept with why so that an admin can drop or retry it.
+package struct DeadLetter: Sendable, Hashable {
+    /// Assigned by the store; nil until stored.
+    package var id: Int64?
+    package var address: String
+    package var type: String
+    package var event: [UInt8]
+    /// Whether `event` is in GroveWire's binary codec (else JSON).
+    package var binary: Bool
+    /// What happened, for people: e.g. "the worker died (signal 4) twice while running it".
+    package var error: String
+    /// How many times the worker died running it.
+    package var crashes: Int
+    /// When it was quarantined, in milliseconds since 1970.
+    package var time: Int64
+
+    package init(id: Int64? = nil, address: String, type: String, event: [UInt8], binary: Bool, error: String,
+                 crashes: Int, time: Int64) {
+        self.id = id
+        self.address = address
+        self.type = type
+        self.event = event
+        self.binary = binary
+        self.error = error
+        self.crashes = crashes
+        self.time = time
+    }
+}
+
+/// Why a store could not read or write, with what to do about it.
+package struct StoreError: Error, Sendable, CustomStringConvertible {
+    package var message: String
+    package init(_ message: String) { self.message = message }
+    package var description: String { message }
+}
