@@ -56,10 +56,22 @@ public enum PollingService: Machine {
 
     public static var initialState: State { .idle }
 
+    /// The shortest and longest polling intervals, in seconds: a millisecond, and a year.
+    public static let intervals: ClosedRange<Double> = 0.001 ... 31_536_000
+
+    /// An interval outside ``intervals`` (or not a number) is refused before it reaches
+    /// `update`: one too long would overflow the timer's `Duration`, one too short would poll in
+    /// a hot loop.
+    public static func refusal(of event: Event) -> String? {
+        guard case .startPolling(let interval) = event, !intervals.contains(interval) else { return nil }
+        return "startPolling's interval is \(interval) s; it must be from \(intervals.lowerBound) s (a millisecond) "
+            + "to \(Int(intervals.upperBound)) s (a year)"
+    }
+
     public static func update(_ state: inout State, event: Event) -> Effect {
         switch (state, event) {
         case (.idle, .startPolling(let interval)):
-            guard interval > 0, interval.isFinite else { return .unhandled }
+            guard intervals.contains(interval) else { return .unhandled }
             state = .polling(interval: interval, lastUpdate: nil, failures: 0)
             return poll(every: interval, since: nil)
 

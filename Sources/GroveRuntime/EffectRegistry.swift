@@ -11,6 +11,8 @@ struct EffectRegistry<M: Machine>: Sendable {
     @usableFromInline
     enum Resource: Sendable {
         case task(Task<Void, Never>)
+        /// An io request in flight, with the event its machine hears if it is interrupted.
+        case io(Task<Void, Never>, interrupted: @Sendable () -> M.Event)
         case timer(any ScheduledTimer, deadline: Timestamp, event: M.Event)
         case group(Group)
         /// Events of a sequence step, pending in the inline queue.
@@ -98,13 +100,23 @@ struct EffectRegistry<M: Machine>: Sendable {
         }.sorted { $0.deadline < $1.deadline }
     }
 
-    /// Work a snapshot cannot carry: tasks, streams and io in flight, and timers that are not in
-    /// ``pendingTimers``.
+    /// io requests in flight that a snapshot carries as the event their machine hears when
+    /// restored (an ``IOFailure/Code/interrupted`` failure): top-level ones and those inside
+    /// anonymous merges, as for timers.
+    var interruptedIO: [(id: EffectID, event: M.Event)] {
+        nodes.compactMap { id, node in
+            guard case .io(_, let interrupted) = node.resource, restoresOnItsOwn(node) else { return nil }
+            return (id, interrupted())
+        }.sorted { $0.id.description < $1.id.description }
+    }
+
+    /// Work a snapshot cannot carry: tasks and streams in flight, and timers and io that are
+    /// not in ``pendingTimers`` or ``interruptedIO``.
     var unsnapshottable: [EffectID] {
         nodes.compactMap { id, node in
             switch node.resource {
             case .task: id
-            case .timer: restoresOnItsOwn(node) ? nil : id
+            case .timer, .io: restoresOnItsOwn(node) ? nil : id
             case .group, .inline: nil
             }
         }.sorted { $0.description < $1.description }
@@ -127,7 +139,7 @@ struct EffectRegistry<M: Machine>: Sendable {
 
     static func release(_ resource: Resource) {
         switch resource {
-        case .task(let task): task.cancel()
+        case .task(let task), .io(let task, _): task.cancel()
         case .timer(let timer, _, _): timer.cancel()
         case .group, .inline: break
         }

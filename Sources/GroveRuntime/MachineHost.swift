@@ -125,7 +125,9 @@ public final actor MachineHost<M: Machine> {
         self._state = initialState ?? M.initialState
         if let snapshot {
             timersToRestore = snapshot.timers
-            mailbox.restore(snapshot.queuedEvents)
+            // What interrupted io turns into comes before what was queued: those results were
+            // due before anything sent after them.
+            mailbox.restore(snapshot.interruptedIO.map(\.event) + snapshot.queuedEvents)
         }
         if let schedule = options.drainScheduler {
             mailbox.setWake(schedule)
@@ -400,7 +402,12 @@ public final actor MachineHost<M: Machine> {
 
     /// How many tasks (operations, tasks, streams, io) are in flight; timers are not counted.
     package var runningTaskCount: Int {
-        registry.nodes.values.count { if case .task = $0.resource { true } else { false } }
+        registry.nodes.values.count {
+            switch $0.resource {
+            case .task, .io: true
+            case .timer, .group, .inline: false
+            }
+        }
     }
 
     /// `true` once the machine reached a terminal state, was stopped or failed.

@@ -26,10 +26,14 @@ public struct Welcome: Codable, Sendable, Hashable {
         public var name: String
         public var type: String
         public var keyed: Bool
-        public init(name: String, type: String, keyed: Bool) {
+        /// What of each instance survives the worker; absent means `.none` (and from
+        /// coordinators that predate durability).
+        public var durability: Durability?
+        public init(name: String, type: String, keyed: Bool, durability: Durability? = nil) {
             self.name = name
             self.type = type
             self.keyed = keyed
+            self.durability = durability
         }
     }
 

@@ -29,6 +29,9 @@ public struct WireError: Error, Sendable, Hashable, Codable, CustomStringConvert
         public static let unknownMachine = Code(rawValue: "unknown-machine")
         /// The payload is JSON but not an event (or id) the machine understands.
         public static let undecodableEvent = Code(rawValue: "undecodable-event")
+        /// The event decoded, but its machine refuses it (`Machine.refusal(of:)`): a value no
+        /// state could use. The message says which and why.
+        public static let invalidEvent = Code(rawValue: "invalid-event")
         /// The event ran and its state was committed, but the state could not be encoded for
         /// the reply (its `Encodable` conformance threw, e.g. a NaN in JSON).
         public static let unencodableState = Code(rawValue: "unencodable-state")

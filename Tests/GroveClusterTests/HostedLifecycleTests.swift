@@ -296,8 +296,8 @@ struct BoundFactoryTests {
         // the events, answered through the shared handler once they drain.
         wire.loop.execute { _ in
             for (number, address) in ["tally/1", "tally/2"].enumerated() {
-                let instance = factory.make(address: address, mailboxCapacity: 100, io: IOHandlers(), link: link,
-                                            executor: executor)
+                let instance = try! factory.make(address: address, mailboxCapacity: 100, io: IOHandlers(), link: link,
+                                            executor: executor, durable: nil)
                 instance.send(increment, binary: true,
                               reply: StateReply(link: link, correlation: UInt64(number + 1), address: address, binary: true))
                 made.withLock { $0.append(instance) }

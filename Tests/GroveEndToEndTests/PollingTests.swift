@@ -16,6 +16,26 @@ extension EndToEnd {
             )
         }
 
+        /// Issue 21: an interval past a year trapped the worker (a `Duration` overflow) and every
+        /// machine on it lost its state; one of a microsecond polled in a hot loop. Both are
+        /// refused with a clear error, and the worker's machines keep going.
+        @Test func intervalsOutOfRangeAreRefusedAndTheWorkerGoesOn() async throws {
+            try await withCluster(Self.topology(ioDelayMs: 0)) { cluster in
+                let running = try await cluster.send("poller/kept", #"{"startPolling":{"interval":60}}"#)
+                #expect(running.caseName == "polling")
+                for interval in ["1e21", "1e-6", "-1"] {
+                    let refused = try await cluster.fsmSend(["send", "poller/x", #"{"startPolling":{"interval":\#(interval)}}"#])
+                    #expect(refused.status == 2, "\(refused)")
+                    #expect(refused.stderr.contains("invalid-event"), "\(refused)")
+                    #expect(refused.stderr.contains("it must be from 0.001 s (a millisecond) to 31536000 s (a year)"), "\(refused)")
+                }
+                let kept = try await cluster.state("poller/kept")
+                #expect(kept["polling"]?["interval"] == json("60"), "the worker kept its machines: \(kept)")
+                #expect(try await cluster.send("poller/x", #"{"startPolling":{"interval":0.5}}"#).caseName == "polling")
+                #expect(try await cluster.send("poller/x", "stopPolling") == idle)
+            }
+        }
+
         @Test func thePollerKeepsTickingAndPauseStopsIt() async throws {
             try await withCluster(Self.topology(ioDelayMs: 0)) { cluster in
                 let watcher = try await cluster.watch(["state:poller/", "effect:poller/"])

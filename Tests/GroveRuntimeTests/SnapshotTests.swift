@@ -117,4 +117,69 @@ struct SnapshotTests {
         let armed = await restored.inFlightEffects
         #expect(armed.isEmpty, "armed on an ended host: \(armed)")
     }
+
+    @Test("Scenario 21: io in flight restores as the interrupted failure its machine maps, before queued events")
+    func ioInFlightRestoresAsInterrupted() async throws {
+        var handlers = IOHandlers()
+        handlers.register(SlowLookup.self) { _ in
+            try await Task.sleep(for: .seconds(3600))
+            return "too late"
+        }
+        let original = MachineHost(Fetcher.self, io: handlers)
+        original.start()
+        #expect(try await original.sendAndWait(.fetch) == .fetching)
+        try original.send(.note)
+        let snapshot = try JSONDecoder().decode(Snapshot<Fetcher>.self, from: JSONEncoder().encode(await original.snapshot()))
+        #expect(snapshot.interruptedIO.map(\.id) == ["lookup"])
+        #expect(snapshot.omittedEffects.isEmpty, "carried io is not also omitted: \(snapshot.omittedEffects)")
+        await original.stop()
+
+        let restored = MachineHost(restoring: snapshot, io: handlers)
+        restored.start()
+        await restored.flush()
+        #expect(await restored.state == .failed(code: "interrupted", notes: 1), "the failure first, then the queued note")
+    }
+}
+
+private struct SlowLookup: IORequest {
+    typealias Response = String
+}
+
+/// One io request under id "lookup"; remembers how it ended and how many notes came after.
+private enum Fetcher: Machine {
+    enum State: Codable, Sendable, Equatable {
+        case idle, fetching
+        case got(String)
+        case failed(code: String, notes: Int)
+    }
+
+    enum Event: Codable, Sendable, Equatable {
+        case fetch, note
+        case result(String)
+        case failure(code: String)
+    }
+
+    static var initialState: State { .idle }
+
+    static func update(_ state: inout State, event: Event) -> Effect {
+        switch (state, event) {
+        case (.idle, .fetch):
+            state = .fetching
+            return .io(id: "lookup", SlowLookup()) { result in
+                switch result {
+                case .success(let text): .result(text)
+                case .failure(let failure): .failure(code: failure.code.rawValue)
+                }
+            }
+        case (.fetching, .result(let text)):
+            state = .got(text)
+        case (.fetching, .failure(let code)):
+            state = .failed(code: code, notes: 0)
+        case (.failed(let code, let notes), .note):
+            state = .failed(code: code, notes: notes + 1)
+        default:
+            return .unhandled
+        }
+        return .none
+    }
 }

@@ -42,6 +42,10 @@ public struct IOFailure: Error, Codable, Sendable, Hashable, CustomStringConvert
         public static let coordinatorLost = Code(rawValue: "coordinator-lost")
         /// The request or response could not be encoded or decoded.
         public static let codec = Code(rawValue: "codec")
+        /// The machine's worker stopped (crashed, was killed or restarted) while the request was
+        /// in flight; the machine was restored from its store and hears this instead of a result.
+        /// The request may or may not have run.
+        public static let interrupted = Code(rawValue: "interrupted")
     }
 
     /// What kind of failure this is.
@@ -81,10 +85,17 @@ extension IOPerformer {
     package let requestName: String
     package let request: any IORequest
     package let run: @Sendable (any IOPerformer, EffectID) async -> M.Event
+    /// The event the machine hears instead of a result when its worker restarts while the
+    /// request is in flight: the result mapped from an ``IOFailure/Code/interrupted`` failure.
+    package let interrupted: @Sendable () -> M.Event
 
     init<R: IORequest>(_ request: R, result: @escaping @Sendable (Result<R.Response, IOFailure>) -> M.Event) {
         self.requestName = R.name
         self.request = request
         self.run = { performer, effect in result(await performer.perform(request, effect: effect)) }
+        self.interrupted = {
+            result(.failure(IOFailure(.interrupted, "the worker running this machine restarted while '\(R.name)' was in flight; "
+                + "it may or may not have run: check before repeating it")))
+        }
     }
 }

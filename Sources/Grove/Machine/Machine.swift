@@ -50,11 +50,18 @@ public protocol Machine: Sendable {
 
     /// The output a run reports when the initial state is already terminal. Defaults to `nil`.
     static var initialOutput: Output? { get }
+
+    /// Why `event`, coming from outside the machine (a client, a route), is refused before it
+    /// reaches ``update(_:event:)``, or `nil` to accept it. For values no state could use: an
+    /// interval too long to schedule, a negative count. The cluster answers a refused event with
+    /// an `invalid-event` error carrying this text. Defaults to accepting every event.
+    static func refusal(of event: Event) -> String?
 }
 
 extension Machine {
     public static func isTerminal(_ state: State) -> Bool { false }
     public static var initialOutput: Output? { nil }
+    public static func refusal(of event: Event) -> String? { nil }
 }
 
 extension Machine where State: Terminable {

@@ -194,7 +194,8 @@ extension CoordinatorCore {
             return Welcome.RouteEvent(machine: route.targetMachine, event: event, path: "$.routes[\(index)].event")
         }
         let welcome = Welcome(
-            machines: placedHere.map { Welcome.HostedMachine(name: $0.name, type: $0.type, keyed: $0.keyed) },
+            machines: placedHere.map { Welcome.HostedMachine(name: $0.name, type: $0.type, keyed: $0.keyed,
+                                                                      durability: $0.durability == .none ? nil : $0.durability) },
             remoteIO: remote, heartbeatIntervalMs: topology.heartbeat.intervalMs,
             heartbeatTimeoutMs: topology.heartbeat.timeoutMs, mailboxCapacity: topology.queues.mailboxCapacity,
             routeEvents: routeEvents)

@@ -7,9 +7,18 @@ import Synchronization
 /// plain calls (the hosts share its executor), and every reply the batch produced leaves in one
 /// message.
 ///
-/// Hosts woken outside a batch (an effect's result, a timer) get their own task as usual.
+/// Hosts woken outside a batch (an effect's result, a timer) are drained in a turn of their own
+/// (``onWokenAlone(_:)``).
 final class DrainQueue: Sendable {
     private let state = Mutex<(collecting: Bool, targets: [DrainTarget])>((false, []))
+    /// How a host woken outside a batch is drained: by the worker's runtime, which writes its
+    /// durable machines before their replies leave. Without one, in a task of its own.
+    private let alone = Mutex<(@Sendable (DrainTarget) -> Void)?>(nil)
+
+    /// Hosts woken outside a batch are handed to `drain` from now on.
+    func onWokenAlone(_ drain: @escaping @Sendable (DrainTarget) -> Void) {
+        alone.withLock { $0 = drain }
+    }
 
     /// Called by a host's mailbox when it goes from idle to having work.
     func schedule(_ target: DrainTarget) {
@@ -17,7 +26,12 @@ final class DrainQueue: Sendable {
             if state.collecting { state.targets.append(target) }
             return state.collecting
         }
-        if !deferred { Task { await target.drain() } }
+        guard !deferred else { return }
+        if let drain = alone.withLock({ $0 }) {
+            drain(target)
+        } else {
+            Task { await target.drain() }
+        }
     }
 
     /// From now on, wake-ups are collected for ``drainCollected()``.
@@ -51,6 +65,8 @@ class DrainTarget: @unchecked Sendable {
 final class HostDrain<M: Machine>: DrainTarget, @unchecked Sendable {
     let path: HostedPath<M>
     private let host = Mutex<MachineHost<M>?>(nil)
+    /// Called after each drain: a durable instance's way to say it changed.
+    private let drained = Mutex<(@Sendable () -> Void)?>(nil)
 
     init(path: HostedPath<M>) {
         self.path = path
@@ -59,6 +75,11 @@ final class HostDrain<M: Machine>: DrainTarget, @unchecked Sendable {
     /// Set once, right after the host is created and before it starts.
     func attach(_ host: MachineHost<M>) {
         self.host.withLock { $0 = host }
+    }
+
+    /// Calls `action` after each drain from now on.
+    func afterDrain(_ action: @escaping @Sendable () -> Void) {
+        drained.withLock { $0 = action }
     }
 
     /// Lets the host go; drains scheduled later do nothing.
@@ -71,10 +92,12 @@ final class HostDrain<M: Machine>: DrainTarget, @unchecked Sendable {
     override func drain() async {
         guard let host = host.withLock({ $0 }) else { return }
         await path.drain(host)
+        drained.withLock { $0 }?()
     }
 
     override func drainHere() {
         guard let host = host.withLock({ $0 }) else { return }
         path.drainHere(host)
+        drained.withLock { $0 }?()
     }
 }

@@ -25,6 +25,11 @@ protocol HostedMachine: AnyObject, Sendable {
     func stop(reply: @escaping @Sendable (Result<[UInt8], WireError>) -> Void)
     /// Starts or stops publishing state changes as watchers come and go.
     func setWatched(_ watched: Bool)
+    /// What of this instance survives its worker.
+    var durability: Durability { get }
+    /// The record to write for this durable instance now, on the worker's loop; nil once it
+    /// has ended (its record goes), or why its snapshot does not encode.
+    func record() -> Result<MachineRecord, WireError>?
 }
 
 final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: Codable, M.Output: Encodable {
@@ -36,6 +41,12 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     private let handlesOnArrival: Bool
     let address: String
     let link: WorkerLink
+    let durability: Durability
+    /// The type name the topology gives it, for its record.
+    private let type: String
+    /// Set when a durable instance changed and is not written yet: it joins the link's pending
+    /// writes once per write, not once per event.
+    private let unwritten = Atomic<Bool>(false)
     private let drainTarget: HostDrain<M>
     /// Publishes state changes while someone watches `state:<address>`. Not observing otherwise
     /// keeps the host on its fast path (no observer to notify per commit).
@@ -49,11 +60,17 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     ///   - replyHandler: How the host answers queued senders that wait: `path`'s handler bound
     ///     to `link`, which a worker makes once per machine type and shares between its hosts;
     ///     one of the host's own when `nil`.
+    ///   - durable: The type name and durability of a durable instance, and the snapshot it
+    ///     continues from (nil for a new one).
     init(address: String, env: M.Env, path: HostedPath<M>, mailboxCapacity: Int, io: any IOPerformer, link: WorkerLink,
-         executor: (any SerialExecutor)? = nil, replyHandler: HostedPath<M>.ReplyHandler? = nil) {
+         executor: (any SerialExecutor)? = nil, replyHandler: HostedPath<M>.ReplyHandler? = nil,
+         durable: (type: String, durability: Durability, restoring: Snapshot<M>?)? = nil) {
         self.address = address
         self.path = path
         self.link = link
+        self.type = durable?.type ?? ""
+        let durability = durable?.durability ?? .none
+        self.durability = durability
         var options = HostOptions<M>()
         options.address = address
         options.mailboxCapacity = mailboxCapacity
@@ -71,6 +88,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
             options.replyHandler = path.replyHandler(link)
         }
         options.onEnd = { result in
+            if durability != .none { link.durable.ended(address) }
             let ended: MachineEnded
             switch result {
             case .success(let termination):
@@ -89,10 +107,11 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
             }
             link.publish(.machine, address: address, payload: ended)
         }
-        host = MachineHost(machine: M.self, env: env, initialState: nil, performer: io,
-                           clock: WallClock(), options: options, logger: nil)
+        host = MachineHost(machine: M.self, env: env, initialState: durable?.restoring?.state, performer: io,
+                           clock: WallClock(), options: options, logger: nil, restoring: durable?.restoring)
         let host = host
         drainTarget.attach(host)
+        if durability != .none { drainTarget.afterDrain { [weak self] in self?.changed() } }
         let watched = link.observation.watches("state:" + address)
         Task {
             // Observe before starting, so a watcher sees the initial state first and no commit or
@@ -141,11 +160,31 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         }
     }
 
+    /// A durable instance ran something: it joins the link's pending writes (once until written).
+    func changed() {
+        guard durability != .none, !unwritten.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        link.durable.changed(self)
+    }
+
+    func record() -> Result<MachineRecord, WireError>? {
+        unwritten.store(false, ordering: .releasing)
+        guard let snapshot = host.onOwnExecutor({ $0.hasEnded ? nil : $0.snapshot() }) else { return nil }
+        do {
+            return .success(MachineRecord(address: address, type: type, snapshot: try DurableRecord.encode(snapshot)))
+        } catch {
+            return .failure(.unencodableState(error, type: M.State.self, binary: false, outcome: "it was to be written to the store",
+                                              address: address))
+        }
+    }
+
     func enqueue(_ payload: ArraySlice<UInt8>, binary: Bool) -> WireError? {
         do throws(WireError) {
-            let event = binary ? try decodeBinaryEvent(payload) : try decodeEvent(payload)
+            let event = try decodeEvent(payload, binary: binary)
             do {
-                if handlesOnArrival, path.sendNow(host, event) { return nil }
+                if handlesOnArrival, path.sendNow(host, event) {
+                    changed()
+                    return nil
+                }
                 try path.send(host, event)
                 return nil
             } catch {
@@ -159,13 +198,16 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     func send(_ payload: ArraySlice<UInt8>, binary: Bool, reply: StateReply) {
         let event: M.Event
         do {
-            event = binary ? try decodeBinaryEvent(payload) : try decodeEvent(payload)
+            event = try decodeEvent(payload, binary: binary)
         } catch {
             host.requestAnswer { reply.fail(error) }
             return
         }
         do {
-            if handlesOnArrival, path.sendNowReplying(host, event, reply) { return }
+            if handlesOnArrival, path.sendNowReplying(host, event, reply) {
+                changed()
+                return
+            }
             if let token = reply.token {
                 try path.sendReplying(host, event, token)
             } else {
@@ -177,6 +219,19 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
             let refusal = WireError(refusal: error, address: address)
             host.requestAnswer { reply.fail(refusal) }
         }
+    }
+
+    /// An event from outside, in either codec, that its machine accepts (``Machine/refusal(of:)``).
+    func decodeEvent(_ payload: ArraySlice<UInt8>, binary: Bool) throws(WireError) -> M.Event {
+        let event = binary ? try decodeBinaryEvent(payload) : try decodeEvent(payload)
+        try Self.check(event, address: address)
+        return event
+    }
+
+    /// Throws `invalid-event` when the machine refuses `event`.
+    static func check(_ event: M.Event, address: String) throws(WireError) {
+        guard let refusal = M.refusal(of: event) else { return }
+        throw WireError(.invalidEvent, "the event for \(address) is refused: \(refusal)", address: address)
     }
 
     /// An event in GroveWire's binary codec (the header's binary flag).

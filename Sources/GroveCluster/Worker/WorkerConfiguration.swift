@@ -56,9 +56,21 @@ public struct WorkerConfiguration: Sendable {
 protocol HostedMachineFactory: Sendable {
     /// The factory a worker uses: its instances answer through `link` with one reply handler.
     func bound(to link: WorkerLink) -> any HostedMachineFactory
-    func make(address: String, mailboxCapacity: Int, io: any IOPerformer, link: WorkerLink, executor: (any SerialExecutor)?) -> any HostedMachine
+    /// - Parameter durable: For a durable instance, its type name, durability and the record
+    ///   it continues from (nil for a new one).
+    /// - Throws: When the record does not decode as this type's snapshot.
+    func make(address: String, mailboxCapacity: Int, io: any IOPerformer, link: WorkerLink, executor: (any SerialExecutor)?,
+              durable: DurableStart?) throws(WireError) -> any HostedMachine
     /// Why a JSON event does not decode as the type's event, or nil when it does.
     func check(event json: [UInt8], address: String) -> WireError?
+}
+
+/// How a durable instance starts: its type name and durability, and the record it continues
+/// from when it has one.
+struct DurableStart: Sendable {
+    var type: String
+    var durability: Durability
+    var record: [UInt8]?
 }
 
 struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event: Codable, M.Output: Encodable {
@@ -82,7 +94,17 @@ struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event
         return bound
     }
 
-    func make(address: String, mailboxCapacity: Int, io: any IOPerformer, link: WorkerLink, executor: (any SerialExecutor)?) -> any HostedMachine {
+    func make(address: String, mailboxCapacity: Int, io: any IOPerformer, link: WorkerLink, executor: (any SerialExecutor)?,
+              durable: DurableStart?) throws(WireError) -> any HostedMachine {
+        var restoring: Snapshot<M>?
+        if let record = durable?.record {
+            do {
+                restoring = try DurableRecord.decode(record, as: M.self)
+            } catch {
+                throw WireError(.unknownMachine, "the stored record of '\(address)' does not decode as \(M.self)'s snapshot: \(error)",
+                                address: address)
+            }
+        }
         // No generic helper (`flatMap`, `??`) between the handler and the host: passing a
         // closure through one re-abstracts it, which allocates wrappers per instance that the
         // host then keeps (heaptrack found seven of 88 bytes per instance, four made here).
@@ -90,12 +112,13 @@ struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event
         var shared: HostedPath<M>.ReplyHandler?
         if boundLink === link { shared = replyHandler }
         return Hosted<M>(address: address, env: env, path: path, mailboxCapacity: mailboxCapacity, io: io, link: link,
-                         executor: executor, replyHandler: shared)
+                         executor: executor, replyHandler: shared,
+                         durable: durable.map { ($0.type, $0.durability, restoring) })
     }
 
     func check(event json: [UInt8], address: String) -> WireError? {
         do {
-            _ = try Hosted<M>.decodeEvent(json[...], address: address)
+            try Hosted<M>.check(try Hosted<M>.decodeEvent(json[...], address: address), address: address)
             return nil
         } catch {
             return error

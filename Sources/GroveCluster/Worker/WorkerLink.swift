@@ -16,6 +16,8 @@ final class WorkerLink: Sendable {
     let collector = OutboundCollector()
     /// Hosts woken while a received batch is queued, drained after it.
     let drains = DrainQueue()
+    /// Durable instances that changed or ended since the last write to the store.
+    let durable = DurableWrites()
 
     init(worker: String, loop: IOLoop, socket: SocketID) {
         self.worker = worker

@@ -28,10 +28,14 @@ actor WorkerRuntime {
     /// Looked up for every event: `@exclusivity(unchecked)` (the runtime's per-access bookkeeping
     /// cost time on each). Safe because nothing touches it while it is being modified: it is
     /// only read, assigned, or iterated over a copy.
-    @exclusivity(unchecked) private var instances: [String: any HostedMachine] = [:]
+    @exclusivity(unchecked) var instances: [String: any HostedMachine] = [:]
     /// The tasks running io requests for other workers' machines, by call id: what to cancel
     /// when the core says so.
     var serving: [UInt64: Task<Void, Never>] = [:]
+    /// Opens this worker's store, the first time a welcome places a durable machine here.
+    let openStore: (@Sendable () throws(StoreError) -> any MachineStore)?
+    /// Where durable instances are written; nil until a durable machine is placed here.
+    var store: (any MachineStore)?
 
     /// The I/O loop's thread: the runtime, its hosts and what they send share it, so a received
     /// batch is queued, drained and answered with no thread hand-off and no executor switch.
@@ -40,9 +44,12 @@ actor WorkerRuntime {
     /// - Parameters:
     ///   - coordinator: The coordinator's workers endpoint, for messages.
     ///   - reconnect: Replaces the DEALER with a new one connected to the coordinator.
+    ///   - openStore: Opens the worker's store; nil when it has none (a durable machine placed
+    ///     here is then refused).
     init(configuration: WorkerConfiguration, link: WorkerLink, log: Logger, coordinator: String,
-         reconnect: @escaping @Sendable () -> Void) {
+         reconnect: @escaping @Sendable () -> Void, openStore: (@Sendable () throws(StoreError) -> any MachineStore)? = nil) {
         self.configuration = configuration
+        self.openStore = openStore
         self.factories = configuration.factories.mapValues { $0.bound(to: link) }
         self.link = link
         self.calls = RemoteCalls(link: link)
@@ -53,6 +60,16 @@ actor WorkerRuntime {
 
     /// Registers with the coordinator.
     func start() {
+        // A durable instance that changes outside a received batch (a timer, an io result) is
+        // written in a turn of its own.
+        link.durable.onWriteNeeded { [weak self] in
+            Task { await self?.writeDurable() }
+        }
+        // A host woken outside a batch (a timer, an effect's result, an instance starting) is
+        // drained like a batch: its durable state is written before its replies leave.
+        link.drains.onWokenAlone { [weak self] target in
+            Task { await self?.drainAlone(target) }
+        }
         run(core.start())
     }
 
@@ -64,7 +81,7 @@ actor WorkerRuntime {
     }
 
     /// Executes what the session core decided.
-    private func run(_ actions: [WorkerAction]) {
+    func run(_ actions: [WorkerAction]) {
         for action in actions {
             switch action {
             case .register:
@@ -100,8 +117,21 @@ actor WorkerRuntime {
     func handle(_ batch: [Inbound]) {
         link.beginCollecting()
         link.drains.beginCollecting()
+        link.durable.beginCollecting()
         queue(batch)
         link.drains.drainCollected()
+        // Written before the replies leave: what is acknowledged is in the store.
+        writeDurable()
+        link.flush()
+    }
+
+    /// One host woken outside a batch, drained as a batch is: replies held, durable state
+    /// written, then the replies sent.
+    func drainAlone(_ target: DrainTarget) {
+        link.beginCollecting()
+        link.durable.beginCollecting()
+        target.drainHere()
+        writeDurable()
         link.flush()
     }
 
@@ -190,6 +220,9 @@ actor WorkerRuntime {
             }
         }
         checkRouteEvents(welcome)
+        if store == nil, welcome.machines.contains(where: { ($0.durability ?? .none) != .none }) {
+            openStoreAndRecover(welcome)
+        }
         // Single machines start now (those not kept), like children of a supervisor, so watchers
         // see their initial states. Keyed instances start with their first event.
         for machine in welcome.machines where !machine.keyed {
@@ -215,10 +248,28 @@ actor WorkerRuntime {
         guard let factory = factories[machine.type], let welcome = core.lastWelcome else {
             throw WireError(.unknownMachine, "worker \(link.worker) cannot host '\(address)' yet", address: address)
         }
-        let io = ClusterIOPerformer(address: address, local: configuration.io, remoteNames: core.remoteIO, calls: calls)
-        let made = factory.make(address: address, mailboxCapacity: welcome.mailboxCapacity, io: io, link: link, executor: link.loop.executor)
+        let made = try make(address, machine, factory: factory, welcome: welcome, record: nil)
         instances[address] = made
         return made
+    }
+
+    /// The factory of a registered machine type.
+    func factory(for type: String) -> (any HostedMachineFactory)? { factories[type] }
+
+    /// A new instance at `address`, continuing from `record` when it has one.
+    func make(_ address: String, _ machine: Welcome.HostedMachine, factory: any HostedMachineFactory, welcome: Welcome,
+                      record: [UInt8]?) throws(WireError) -> any HostedMachine {
+        let io = ClusterIOPerformer(address: address, local: configuration.io, remoteNames: core.remoteIO, calls: calls)
+        var durable: DurableStart?
+        if let durability = machine.durability, durability != .none {
+            guard store != nil else {
+                throw WireError(.unknownMachine, "'\(address)' is durable (\(durability.rawValue)) but worker \(link.worker) has no store",
+                                address: address)
+            }
+            durable = DurableStart(type: machine.type, durability: durability, record: record)
+        }
+        return try factory.make(address: address, mailboxCapacity: welcome.mailboxCapacity, io: io, link: link,
+                                executor: link.loop.executor, durable: durable)
     }
 
     /// An event for `address`: handed to its host (handled at once when idle, else queued),

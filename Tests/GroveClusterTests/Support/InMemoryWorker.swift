@@ -19,13 +19,14 @@ final class InMemoryWorker {
     /// - Parameters:
     ///   - name: The worker instance's name, its routing id.
     ///   - configuration: The machines it offers.
-    init(name: String, configuration: WorkerConfiguration) throws {
+    ///   - openStore: Its store, for durable machines.
+    init(name: String, configuration: WorkerConfiguration, openStore: (@Sendable () throws(StoreError) -> any MachineStore)? = nil) throws {
         self.name = name
         loop = try IOLoop(name: "memory-\(name)")
         // The link's socket id is never used as one: the bridge below takes what is posted for it.
         let link = WorkerLink(worker: name, loop: loop, socket: 0)
         runtime = WorkerRuntime(configuration: configuration, link: link, log: Logger(label: "grove.worker.in-memory"),
-                                coordinator: "in-memory", reconnect: {})
+                                coordinator: "in-memory", reconnect: {}, openStore: openStore)
         outgoing = Outgoing()
         loop.start(Bridge(outgoing: outgoing))
     }

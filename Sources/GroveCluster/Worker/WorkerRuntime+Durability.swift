@@ -1,0 +1,73 @@
+import Foundation
+import GroveWire
+
+extension WorkerRuntime {
+    /// Opens the store the first time a welcome places a durable machine here, and brings back
+    /// every stored instance of a machine placed here durably, keyed ones included, so that
+    /// their timers run without waiting for an event. A store that cannot be opened ends the
+    /// worker with the configuration exit status (its supervisor does not restart it).
+    func openStoreAndRecover(_ welcome: Welcome) {
+        guard let openStore else {
+            run([.exit(status: 78, "topology places durable machines on worker \(link.worker), but it was started without a data directory; "
+                       + "start it with --data-dir")])
+            return
+        }
+        let started = ContinuousClock.now
+        let records: [MachineRecord]
+        do {
+            let opened = try openStore()
+            store = opened
+            records = try opened.records()
+        } catch {
+            run([.exit(status: 78, "worker \(link.worker) cannot use its store: \(error.message)")])
+            return
+        }
+        let placed = Dictionary(welcome.machines.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        var recovered = 0
+        var notPlaced = 0
+        for record in records where instances[record.address] == nil {
+            let name = record.address.split(separator: "/", maxSplits: 1).first.map(String.init) ?? record.address
+            guard let machine = placed[name], (machine.durability ?? .none) != .none, machine.type == record.type,
+                  machine.keyed == record.address.contains("/"), let factory = factory(for: machine.type) else {
+                notPlaced += 1
+                continue
+            }
+            do {
+                instances[record.address] = try make(record.address, machine, factory: factory, welcome: welcome, record: record.snapshot)
+                recovered += 1
+            } catch {
+                // Kept in the store until the instance writes again; starting it fresh says so.
+                log.error("\(error.message); it starts from its initial state when it next gets an event")
+            }
+        }
+        let elapsed = ContinuousClock.now - started
+        let kept = notPlaced > 0 ? "; \(notPlaced) stored instance(s) of machines not placed here durably are kept, not started" : ""
+        log.notice("recovered \(recovered) durable instance(s) from the store in \(elapsed)\(kept)")
+    }
+
+    /// Writes every durable instance that changed, and forgets those that ended, in one commit.
+    /// A store that fails ends the worker before anything it acknowledged is lost: its
+    /// supervisor restarts it from what the store holds.
+    func writeDurable() {
+        let (changed, ended) = link.durable.take()
+        guard let store, !changed.isEmpty || !ended.isEmpty else { return }
+        var commit = StoreCommit()
+        for machine in changed {
+            switch machine.record() {
+            case .success(let record)?:
+                commit.records.append(record)
+            case .failure(let error)?:
+                log.error("\(error.message); its last stored record stays")
+            case nil:
+                break // ended: its address is in `ended`
+            }
+        }
+        let written = Set(commit.records.map(\.address))
+        commit.removed = ended.filter { !written.contains($0) }
+        do {
+            try store.commit(commit)
+        } catch {
+            run([.exit(status: 74, "worker \(link.worker) could not write to its store: \(error.message)")])
+        }
+    }
+}

@@ -1,0 +1,206 @@
+@testable import GroveCluster
+import Grove
+import GroveWire
+import Synchronization
+import Testing
+
+/// Durable machines across a worker's restart, with a real worker runtime and coordinator in one
+/// process (`InMemoryWorker`) and a store that outlives the worker (`RememberingStore`).
+@Suite(.timeLimit(.minutes(1)))
+struct DurableWorkerTests {
+    static let topology = Topology(
+        name: "durable",
+        coordinator: .init(clients: "inproc://clients", workers: "inproc://workers", events: "inproc://events"),
+        workers: [.init(name: "w")],
+        machines: [.init(name: "tally", type: "TallyMachine", worker: "w", durability: .state),
+                   .init(name: "tallies", type: "TallyMachine", worker: "w", keyed: true, durability: .state),
+                   .init(name: "scratch", type: "TallyMachine", worker: "w"),
+                   .init(name: "alarm", type: "AlarmMachine", worker: "w", durability: .state)],
+        heartbeat: .init(intervalMs: 50, timeoutMs: 200)
+    )
+
+    /// A worker on `store`; what its machines still run after it stopped (their tasks outlive
+    /// its loop in one test process) never reaches the store, as nothing of a killed process would.
+    private static func worker(_ store: RememberingStore) throws -> (worker: InMemoryWorker, kill: () -> Void) {
+        var configuration = WorkerConfiguration()
+        configuration.register(TallyMachine.self)
+        configuration.register(AlarmMachine.self)
+        let session = RememberingStore.Session(store)
+        let worker = try InMemoryWorker(name: "w", configuration: configuration, openStore: { session })
+        return (worker, {
+            worker.stop()
+            session.revoke()
+        })
+    }
+
+    /// Pumps until `worker` was welcomed (the coordinator's readiness would still count an
+    /// earlier worker of the same name), at most 10 s.
+    private static func welcome(_ worker: InMemoryWorker, in cluster: InMemoryCluster) async throws -> Bool {
+        let giveUp = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < giveUp {
+            cluster.pump(worker)
+            if await worker.runtime.core.isWelcomed { return true }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        return false
+    }
+
+    /// Sends `events` (address, correlation) as one turn of client "c" and returns the replies.
+    private static func send(_ events: [(String, UInt64)], through cluster: InMemoryCluster, to worker: InMemoryWorker,
+                             observing check: () -> Void = {}) async throws -> [WireMessage] {
+        cluster.fromClients(events.map { ("c", .event($0.0, correlation: $0.1)) })
+        var replies: [WireMessage] = []
+        let answered = try await cluster.pump(worker) {
+            let arrived = cluster.toClient("c")
+            if !arrived.isEmpty { check() }
+            replies += arrived
+            return replies.count >= events.count
+        }
+        try #require(answered, "\(replies.count) replies of \(events.count): \(cluster.warnings)")
+        // In order per machine; across machines, as each ran.
+        return replies.sorted { $0.header.correlation < $1.header.correlation }
+    }
+
+    private static func count(_ reply: WireMessage) throws -> Int {
+        try WireJSON.decode(TallyMachine.State.self, from: reply.payload).count
+    }
+
+    @Test func aRestartedWorkerBringsBackItsDurableMachinesAndForgetsTheOthers() async throws {
+        let cluster = InMemoryCluster(topology: Self.topology)
+        let store = RememberingStore()
+        let (first, killFirst) = try Self.worker(store)
+        await first.start()
+        try #require(try await Self.welcome(first, in: cluster), "\(cluster.warnings)")
+
+        var storedWhenAnswered: [String: Int] = [:]
+        let replies = try await Self.send([("tally", 1), ("tally", 2), ("tally", 3), ("tallies/x", 4), ("scratch", 5)],
+                                          through: cluster, to: first) {
+            storedWhenAnswered = store.counts()
+        }
+        #expect(replies.map(\.text) == ["{\"count\":1}", "{\"count\":2}", "{\"count\":3}", "{\"count\":1}", "{\"count\":1}"])
+        // The replies left after the commit: the first one seen found every state stored.
+        #expect(storedWhenAnswered == ["tally": 3, "tallies/x": 1], "scratch is not durable; stored: \(storedWhenAnswered)")
+        killFirst()
+
+        let (second, killSecond) = try Self.worker(store)
+        defer { killSecond() }
+        await second.start()
+        try #require(try await Self.welcome(second, in: cluster), "\(cluster.warnings)")
+        let after = try await Self.send([("tally", 6), ("tallies/x", 7), ("scratch", 8)], through: cluster, to: second)
+        #expect(after.map(\.text) == ["{\"count\":4}", "{\"count\":2}", "{\"count\":1}"], "tally and tallies/x continue, scratch starts over")
+    }
+}
+
+extension DurableWorkerTests {
+    @Test func aTimerThatFellDueWhileTheWorkerWasDownFiresOnceWhenItIsBack() async throws {
+        let cluster = InMemoryCluster(topology: Self.topology)
+        let store = RememberingStore()
+        let (first, killFirst) = try Self.worker(store)
+        await first.start()
+        try #require(try await Self.welcome(first, in: cluster), "\(cluster.warnings)")
+        cluster.fromClient("c", .event("alarm", #"{"arm":{"milliseconds":300}}"#, correlation: 1))
+        let armed = try await cluster.pump(first) { !cluster.toClient("c").isEmpty }
+        try #require(armed)
+        killFirst() // before the alarm is due
+        let due = ContinuousClock.now + .milliseconds(300)
+        try await Task.sleep(until: due + .milliseconds(100)) // the worker is down when it falls due
+
+        let (second, killSecond) = try Self.worker(store)
+        defer { killSecond() }
+        await second.start()
+        try #require(try await Self.welcome(second, in: cluster), "\(cluster.warnings)")
+        // Peeks until the restored alarm rang: once, never twice.
+        var last: String?
+        var waiting = false
+        var correlation: UInt64 = 1
+        let rang = try await cluster.pump(second) {
+            if let reply = cluster.toClient("c").last {
+                last = reply.text
+                waiting = false
+            }
+            if let last, last != #"{"armed":true,"rang":0}"# { return true }
+            if !waiting {
+                correlation += 1
+                cluster.fromClient("c", .event("alarm", #""peek""#, correlation: correlation))
+                waiting = true
+            }
+            return false
+        }
+        #expect(rang, "the restored alarm never rang")
+        #expect(last == #"{"armed":false,"rang":1}"#)
+    }
+}
+
+/// Arms one timer at a time; counts how often it rang.
+enum AlarmMachine: Machine {
+    enum Event: Codable, Sendable {
+        case arm(milliseconds: Int)
+        case ring
+        case peek
+    }
+
+    struct State: Codable, Sendable, Equatable {
+        var armed = false
+        var rang = 0
+    }
+
+    static var initialState: State { State() }
+
+    static func update(_ state: inout State, event: Event) -> Effect {
+        switch event {
+        case .arm(let milliseconds):
+            state.armed = true
+            return .after(.milliseconds(milliseconds), id: "alarm", send: .ring)
+        case .ring:
+            state.armed = false
+            state.rang += 1
+            return .none
+        case .peek:
+            return .none
+        }
+    }
+}
+
+/// A store that outlives the workers that use it: what a database file is to worker processes.
+final class RememberingStore: MachineStore {
+    private let stored = Mutex<[String: MachineRecord]>([:])
+
+    /// The stored tally of each address.
+    func counts() -> [String: Int] {
+        stored.withLock { records in
+            records.compactMapValues { record in
+                (try? DurableRecord.decode(record.snapshot, as: TallyMachine.self))?.state.count
+            }
+        }
+    }
+
+    /// One worker's use of the store, cut off when the worker is killed.
+    final class Session: MachineStore {
+        let store: RememberingStore
+        private let revoked = Mutex(false)
+
+        init(_ store: RememberingStore) { self.store = store }
+
+        func revoke() { revoked.withLock { $0 = true } }
+
+        func records() throws(StoreError) -> [MachineRecord] { try store.records() }
+        func journal(of address: String, after sequence: UInt64) throws(StoreError) -> [JournalEntry] { [] }
+        func commit(_ commit: StoreCommit) throws(StoreError) {
+            guard !revoked.withLock({ $0 }) else { return }
+            try store.commit(commit)
+        }
+        func deadLetters() throws(StoreError) -> [DeadLetter] { [] }
+        func removeDeadLetter(_ id: Int64) throws(StoreError) -> DeadLetter? { nil }
+    }
+
+    func records() throws(StoreError) -> [MachineRecord] { stored.withLock { Array($0.values) } }
+    func journal(of address: String, after sequence: UInt64) throws(StoreError) -> [JournalEntry] { [] }
+    func commit(_ commit: StoreCommit) throws(StoreError) {
+        stored.withLock { records in
+            for record in commit.records { records[record.address] = record }
+            for address in commit.removed { records[address] = nil }
+        }
+    }
+    func deadLetters() throws(StoreError) -> [DeadLetter] { [] }
+    func removeDeadLetter(_ id: Int64) throws(StoreError) -> DeadLetter? { nil }
+}
