@@ -95,6 +95,9 @@ struct FSMLoad: ParsableCommand {
     @Flag(help: "Print the report as JSON on stdout.")
     var json = false
 
+    @Flag(help: "After each ack or reply run, read the driven machines' counts back (their state must be {\"count\": N}, as the shipped Counter's) and check that every acknowledged event was applied, none twice: for durability checks with workers killed during the run. Exit status 1 when it does not hold.")
+    var verify = false
+
     @Option(help: ArgumentHelp("This client's secret key file (NAME.key_secret), for a coordinator that speaks CURVE. Default: $\(Credentials.keyFileVariable).", valueName: "file"))
     var keyFile: String?
 
@@ -199,14 +202,22 @@ struct FSMLoad: ParsableCommand {
                     throw error
                 }
             }
-            report.runs.append(try measure(plan, endpoint: endpoint, pids: pids))
+            let counts = verify && mode != .raw ? CountReader(endpoint: endpoint, credentials: credentials) : nil
+            let before = try counts?.total(of: addresses)
+            var run = try measure(plan, endpoint: endpoint, pids: pids)
+            if let counts, let before {
+                run.verification = Verification(acknowledged: run.acknowledged, sent: run.sent, applied: try counts.total(of: addresses) - before)
+            }
+            report.runs.append(run)
         }
         try publish(&report)
         for run in report.runs where run.acknowledged == 0 && run.failed > 0 {
             let codes = run.errors.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: " ")
             FileHandle.standardError.write(Data("fsm-load: every event of the \(run.mode) run was refused (\(codes))\(refusalHint(run.errors))\n".utf8))
         }
-        if report.runs.contains(where: { $0.lost > 0 || ($0.acknowledged == 0 && $0.failed > 0) }) { throw ExitCode(1) }
+        if report.runs.contains(where: { $0.lost > 0 || ($0.acknowledged == 0 && $0.failed > 0) || $0.verification?.holds == false }) {
+            throw ExitCode(1)
+        }
     }
 
     /// Adds the comparisons with the raw baseline and prints the report (text, or JSON).

@@ -19,6 +19,8 @@ struct RunReport: Codable, Sendable {
     var shareOfRaw: Double?
     /// With `--rate` (both paced alike): this run's p50 round trip over the raw baseline's.
     var p50OverRaw: Double?
+    /// With `--verify`: acknowledged events against the counts' growth.
+    var verification: Verification?
 
     init(mode: LoadPlan.Mode, result: ConnectionResult, cpu: [String: Double]) {
         self.mode = mode.rawValue
@@ -88,6 +90,9 @@ struct LoadReport: Codable, Sendable {
         for run in runs where !run.cpuSeconds.isEmpty {
             let cpu = run.cpuSeconds.sorted { $0.key < $1.key }.map { String(format: "%@ %.2f", $0.key, $0.value) }
             lines.append("cpu seconds (\(run.mode)): " + cpu.joined(separator: ", "))
+        }
+        for run in runs {
+            if let verification = run.verification { lines.append("verified (\(run.mode)): " + verification.text) }
         }
         if let spawn {
             lines.append("spawned \(spawn.instances) instances in \(String(format: "%.2f", spawn.seconds)) s; resident memory "

@@ -186,6 +186,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
                     return nil
                 }
                 try path.send(host, event)
+                changed() // queued: the record written before `accepted` leaves carries it
                 return nil
             } catch {
                 return WireError(refusal: error, address: address)
@@ -215,6 +216,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
                 // share a token with the codec: answered through a closure of its own.
                 try host.send(event) { [redacts = path.redacts] in HostedPath<M>.answer(reply, with: $0, redacting: redacts) }
             }
+            changed()
         } catch {
             let refusal = WireError(refusal: error, address: address)
             host.requestAnswer { reply.fail(refusal) }
