@@ -114,7 +114,7 @@ final class Supervisor: Sendable {
                 let keys = try CurveKeyPair.generate()
                 coordinator.admitWorkerKey(keys.publicKey, group: group)
                 if let old = workerKeys.withLock({ $0.updateValue(keys.publicKey, forKey: worker) }) { coordinator.forgetWorkerKey(old) }
-                process.arguments! += ["--key-file", "-", "--coordinator-key", coordinatorKey.z85]
+                process.arguments! += ["--key-file", "-", "--coordinator-key=" + coordinatorKey.z85]
                 secret = Data(KeyFile.text(keys, name: worker, secret: true).utf8)
                 process.standardInput = Pipe()
             } catch {

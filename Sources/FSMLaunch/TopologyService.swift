@@ -46,7 +46,7 @@ final class TopologyService: Service, Sendable {
         log.notice("coordinator of '\(topology.name)' bound: clients \(endpoints.clients), workers \(endpoints.workers), events \(endpoints.events)")
         for group in topology.workers where group.external {
             for name in group.instanceNames {
-                let keys = coordinator.publicKey.map { " --key-file \(name).key_secret --coordinator-key \($0.z85)" } ?? ""
+                let keys = coordinator.publicKey.map { " --key-file \(name).key_secret --coordinator-key='\($0.z85)'" } ?? ""
                 printError("waiting for external worker \(name): start it with "
                     + "`fsm-worker --name \(name) --coordinator \(coordinator.workersConnectEndpoint)\(keys)` (on another host: that host's address)")
             }

@@ -25,8 +25,10 @@ final class Cluster: Sendable {
 
     /// Writes the topology, starts fsm-launch and waits for its `ready` line.
     /// - Throws: ``HarnessError`` with fsm-launch's stderr when it exits or is not ready in time.
-    static func start(_ topology: TopologyFile, readyTimeout: Duration = .seconds(30)) async throws -> Cluster {
-        let directory = try makeDirectory()
+    /// - Parameter directory: Where to launch it: a new temp dir unless given (the directory of a
+    ///   cluster launched before, to relaunch the same topology over its data).
+    static func start(_ topology: TopologyFile, in directory: URL? = nil, readyTimeout: Duration = .seconds(30)) async throws -> Cluster {
+        let directory = try directory ?? makeDirectory()
         for pair in topology.keyPairs {
             let made = try await runCommand(Products.keys, ["new", pair, "--dir", directory.appendingPathComponent("keys").path], in: directory)
             guard made.status == 0 else { throw HarnessError("fsm-keys new \(pair) failed: \(made)") }
@@ -74,7 +76,8 @@ final class Cluster: Sendable {
                 if let status = launch.exitStatus { throw HarnessError("fsm-launch exited with \(status):\n\(launch.stderr)") }
                 return nil
             }
-            return line[start..<end].split(separator: " ").map(String.init)
+            // The key is quoted for a shell (Z85 has `$`, `&`, `<`…); no shell runs it here.
+            return line[start..<end].split(separator: " ").map { $0.replacingOccurrences(of: "'", with: "") }
         }
     }
 

@@ -30,6 +30,8 @@ struct TopologyFile {
         var type: String
         var worker: String
         var keyed = false
+        /// `machines[].durability`, when not the default (`none`).
+        var durability: String?
     }
 
     struct Route {
@@ -74,7 +76,11 @@ struct TopologyFile {
             let name = "@" + directory.lastPathComponent
             endpoints = ["clients": "ipc://\(name)/clients", "workers": "ipc://\(name)/workers", "events": "ipc://\(name)/events"]
         }
-        var machineList: [[String: Any]] = machines.map { ["name": $0.name, "type": $0.type, "worker": $0.worker, "keyed": $0.keyed] }
+        var machineList: [[String: Any]] = machines.map { machine in
+            var entry: [String: Any] = ["name": machine.name, "type": machine.type, "worker": machine.worker, "keyed": machine.keyed]
+            if let durability = machine.durability { entry["durability"] = durability }
+            return entry
+        }
         if let first = workers.first(where: { !$0.external }) {
             machineList.append(["name": Self.probe, "type": "Counter", "worker": first.name])
         }
