@@ -87,4 +87,11 @@ extension IOPerformer {
         self.request = request
         self.run = { performer, effect in result(await performer.perform(request, effect: effect)) }
     }
+
+    /// A call whose request type was erased by a dialect (SwiftTea's `.io`).
+    init(requestName: String, request: any IORequest, run: @escaping @Sendable (any IOPerformer, EffectID) async -> M.Event) {
+        self.requestName = requestName
+        self.request = request
+        self.run = run
+    }
 }
