@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "GroveRuntime", targets: ["GroveRuntime"]),
         .library(name: "GroveTesting", targets: ["GroveTesting"]),
         .library(name: "GroveExamples", targets: ["GroveExamples"]),
+        .library(name: "GroveTea", targets: ["GroveTea"]),
         .executable(name: "grove-demo", targets: ["GroveDemo"]),
         .executable(name: "grove-bench", targets: ["GroveBench"]),
         .library(name: "GroveCluster", targets: ["GroveCluster"]),
@@ -50,6 +51,12 @@ let package = Package(
         ),
         // Deterministic test kit: test clock and exhaustive test store.
         .target(name: "GroveTesting", dependencies: ["Grove", "GroveRuntime", "GroveCheck"], swiftSettings: strict),
+        // SwiftTea's `Store` and `Effect<Action>`, for reducers written as free functions or closures.
+        .target(
+            name: "GroveTea",
+            dependencies: ["Grove", "GroveRuntime", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
         // The seed patterns as real machines.
         .target(name: "GroveExamples", dependencies: ["Grove", "GroveRuntime", "GroveCheck"], swiftSettings: strict),
         // State-graph exploration: completeness, determinism, reachability; Mermaid and DOT. Pure.
@@ -206,6 +213,20 @@ let package = Package(
             name: "SeedOakTests",
             dependencies: ["Grove", "GroveRuntime", "GroveTesting", "GroveCheck"],
             swiftSettings: [.unsafeFlags(["-suppress-warnings"])]
+        ),
+        // Seed 002's (SwiftTea) code examples as written, on `Store`. Swift 5 language mode: the
+        // seed's `retryable` captures non-Sendable closures in a task, an error in Swift 6 and a
+        // warning in Swift 5, silenced like SeedOakTests' (docs/DIALECTS.md).
+        .testTarget(
+            name: "SeedTeaTests",
+            dependencies: ["Grove", "GroveRuntime", "GroveTea"],
+            swiftSettings: [.swiftLanguageMode(.v5), .unsafeFlags(["-suppress-warnings"])]
+        ),
+        // Seed 004's (TCA-SM) code examples as written, inside features of the reader's.
+        .testTarget(
+            name: "SeedTCASMTests",
+            dependencies: ["Grove", "GroveRuntime"],
+            swiftSettings: [.swiftLanguageMode(.v5), .unsafeFlags(["-suppress-warnings"])]
         ),
         .testTarget(
             name: "GroveCheckTests",

@@ -64,7 +64,8 @@ public struct RetryingFeature: IOStateMachine {
         case (.idle, .start), (.failed, .start):
             transition(.active(retryCount: 0), effect: .request)
         case (.active, .cancel):
-            nextState(.idle, cancellingIOEffect: true)
+            // The fetch in flight is cancelled with the state that started it.
+            nextState(.idle)
         default:
             undefined
         }

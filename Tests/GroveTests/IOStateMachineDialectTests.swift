@@ -17,7 +17,7 @@ private struct Upload: IOStateMachine {
         switch (state, input) {
         case (.idle, .upload(let name)): transition(.uploading(name), effect: .send(name))
         case (.uploading, .upload(let name)): run(.send(name))
-        case (.uploading, .cancel): nextState(.idle, cancellingIOEffect: true)
+        case (.uploading, .cancel): nextState(.idle)
         case (_, .poke): identity
         default: undefined
         }
@@ -44,14 +44,14 @@ private struct Upload: IOStateMachine {
 struct IOStateMachineDialectTests {
     private let feature = Upload { name in "receipt-\(name)" }
 
-    @Test("reducers are testable as values; undefined differs from identity")
+    @Test("reducers are testable as values: TCA-SM's tuple, undefined and identity both (nil, nil)")
     func transitionsAreValues() {
         #expect(Upload.reduceInput(.idle, .upload("a")) == Upload.transition(.uploading("a"), effect: .send("a")))
-        #expect(Upload.reduceInput(.idle, .upload("a")).state == .uploading("a"))
-        #expect(Upload.reduceInput(.idle, .upload("a")).effect == .send("a"))
-        #expect(Upload.undefined != Upload.identity)
-        #expect(!Upload.undefined.isDefined)
-        #expect(Upload.identity.isDefined)
+        #expect(Upload.reduceInput(.idle, .upload("a")).0 == .uploading("a"))
+        #expect(Upload.reduceInput(.idle, .upload("a")).1 == .send("a"))
+        #expect(Upload.undefined == Upload.identity)
+        #expect(Upload.identity == (nil, nil))
+        #expect(Upload.withVar(Upload.State.idle, \.self, .gaveUp) == .gaveUp)
     }
 
     @Test("an input with an effect moves the state and starts the IO under the one fixed id")
@@ -78,16 +78,16 @@ struct IOStateMachineDialectTests {
         #expect(state == .done("r"))
     }
 
-    @Test("undefined is unhandled and keeps the state; identity is handled")
-    func undefinedIsUnhandled() {
+    @Test("undefined, like identity, keeps the state and leaves IO in flight alone")
+    func undefinedKeepsState() {
         var state = Upload.State.done("r")
-        #expect(IOMachine<Upload>.update(&state, event: .input(.upload("x"))).isUnhandled)
-        #expect(IOMachine<Upload>.update(&state, event: .ioResult(.sent("late"))).isUnhandled)
+        #expect(IOMachine<Upload>.update(&state, event: .input(.upload("x"))).isNone)
+        #expect(IOMachine<Upload>.update(&state, event: .ioResult(.sent("late"))).isNone)
         #expect(IOMachine<Upload>.update(&state, event: .input(.poke)).isNone)
         #expect(state == .done("r"))
     }
 
-    @Test("nextState(_:cancellingIOEffect:) cancels the IO in flight")
+    @Test("a new state cancels the IO in flight: cancellation implicit in state transitions")
     func cancellingTransition() {
         var state = Upload.State.uploading("a")
         #expect(IOMachine<Upload>.update(&state, event: .input(.cancel)).dialectShape == .cancel(IOMachine<Upload>.ioEffectID))

@@ -218,3 +218,55 @@ struct TeaDialectTests {
         #expect(!Tea<Ticker>.isTerminal([1]))
     }
 }
+
+/// `.after` and `.io` in a SwiftTea-style program lower to Grove's timer and io effects, so a
+/// program's io can be placed on another worker.
+@Suite("Tea dialect: timers and io")
+struct TeaTimerAndIOTests {
+    struct Lookup: IORequest {
+        typealias Response = String
+        var key: String
+    }
+
+    enum Lookups: TeaProgram {
+        enum Action: Sendable, Equatable { case lookUp(String), found(String), failed(String), remind, reminded }
+        static var initialState: [String] { [] }
+        static func reduce(_ state: [String], _ action: Action) -> ([String], Effect) {
+            switch action {
+            case .lookUp(let key):
+                return (state, .io(id: "lookup", Lookup(key: key)) { result in
+                    switch result {
+                    case .success(let value): .found(value)
+                    case .failure(let failure): .failed(failure.code.rawValue)
+                    }
+                })
+            case .remind: return (state, .after(.seconds(5), send: .reminded))
+            case .found(let value), .failed(let value): return (state + [value], .none)
+            case .reminded: return (state + ["reminded"], .none)
+            }
+        }
+    }
+
+    @Test("io becomes a Grove io effect under its id, and map keeps it io")
+    func ioLowers() {
+        var state = Tea<Lookups>.initialState
+        let effect = Tea<Lookups>.update(&state, event: .lookUp("a"))
+        #expect(effect.dialectShape == .io(id: "lookup"))
+        guard case .io(let work, let id) = Lookups.reduce([], .lookUp("a")).1.map({ [$0] }) else {
+            Issue.record("map should keep an io effect io")
+            return
+        }
+        #expect(work.name == "Lookup" && id == "lookup")
+    }
+
+    @Test("after becomes a Grove timer; map transforms the action it sends")
+    func afterLowers() {
+        var state = Tea<Lookups>.initialState
+        #expect(Tea<Lookups>.update(&state, event: .remind).dialectShape == .timer(id: nil))
+        guard case .after(let delay, nil, let sent) = Lookups.reduce([], .remind).1.map({ [$0] }) else {
+            Issue.record("map should keep a timer a timer")
+            return
+        }
+        #expect(delay == .seconds(5) && sent == [.reminded])
+    }
+}

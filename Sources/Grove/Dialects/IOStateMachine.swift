@@ -26,8 +26,9 @@
 /// ```
 ///
 /// The feature value is the machine's `Env`: reducers stay static and cannot reach it. A machine
-/// has at most one IO effect in flight; a transition that starts a new one cancels the previous
-/// one, whose result is then never delivered ("cancellation implicit in state transitions").
+/// has at most one IO effect in flight, and it belongs to the state that started it
+/// ("cancellation implicit in state transitions"): a transition to a new state cancels it, and
+/// one that starts a new effect replaces it. Its result is then never delivered.
 public protocol IOStateMachine: Sendable {
     /// Everything the feature remembers.
     associatedtype State: Sendable
@@ -38,8 +39,9 @@ public protocol IOStateMachine: Sendable {
     /// What IO reports back. Errors are results too: ``runIOEffect(_:)`` cannot throw.
     associatedtype IOResult: Sendable
 
-    /// The result of a reducer, so conforming types can write `Transition` unqualified.
-    typealias Transition = IOTransition<State, IOEffect>
+    /// What a reducer returns, TCA-SM's tuple: the next state (`nil` keeps the current one) and
+    /// the IO effect to start (`nil` for none). Tests read `result.0` and `result.1`.
+    typealias Transition = (State?, IOEffect?)
 
     /// The state a new instance starts in.
     static var initialState: State { get }
@@ -61,52 +63,41 @@ public protocol IOStateMachine: Sendable {
 extension IOStateMachine {
     public static func isTerminal(_ state: State) -> Bool { false }
 
-    /// No transition for this (state, input) pair: the state stays and the host reports the pair
-    /// to its diagnostics hook. (TCA-SM spelled this the same as ``identity``.)
-    public static var undefined: Transition { IOTransition(isDefined: false) }
+    /// No transition for this (state, input) pair: TCA-SM's `(nil, nil)`, the same value as
+    /// ``identity``. The state stays and IO in flight keeps running.
+    public static var undefined: Transition { (nil, nil) }
 
-    /// Handled, with no change and no effect.
-    public static var identity: Transition { IOTransition() }
+    /// Handled, with no change and no effect: `(nil, nil)`.
+    public static var identity: Transition { (nil, nil) }
 
-    /// Moves to `state` without starting IO. An IO effect in flight keeps running unless
-    /// `cancellingIOEffect` is `true`.
-    public static func nextState(_ state: State, cancellingIOEffect: Bool = false) -> Transition {
-        IOTransition(state: state, cancelsIOEffect: cancellingIOEffect)
-    }
+    /// Moves to `state` without starting IO; the IO effect in flight, if any, is cancelled with
+    /// the state that started it.
+    public static func nextState(_ state: State) -> Transition { (state, nil) }
 
     /// Starts `effect` without changing the state, replacing any IO effect in flight.
-    public static func run(_ effect: IOEffect) -> Transition { IOTransition(effect: effect) }
+    public static func run(_ effect: IOEffect) -> Transition { (nil, effect) }
 
     /// Moves to `state` and starts `effect`, replacing any IO effect in flight.
-    public static func transition(_ state: State, effect: IOEffect) -> Transition {
-        IOTransition(state: state, effect: effect)
+    public static func transition(_ state: State, effect: IOEffect) -> Transition { (state, effect) }
+
+    /// TCA-SM's escape hatch: runs `action` inside the reducer, then changes nothing. It is the
+    /// one impure helper; Grove runs reducers again when it checks or replays them (`fsm-check`
+    /// runs every pair twice), so `action` must tolerate running more than once.
+    public static func unsafe(_ action: @escaping () -> Void) -> Transition {
+        action()
+        return (nil, nil)
+    }
+
+    /// `value` with the property at `keyPath` set to `newValue`:
+    /// `nextState(withVar(state, \.showAlert, true))`.
+    public static func withVar<Value, Property>(
+        _ value: Value, _ keyPath: WritableKeyPath<Value, Property>, _ newValue: Property
+    ) -> Value {
+        var copy = value
+        copy[keyPath: keyPath] = newValue
+        return copy
     }
 }
-
-/// What an ``IOStateMachine`` reducer returns: an optional next state and an optional IO effect.
-///
-/// TCA-SM used the tuple `(State?, IOEffect?)`; Grove uses a struct so that ``IOStateMachine/undefined``
-/// (reported as unhandled) differs from ``IOStateMachine/identity`` (handled, nothing to do).
-public struct IOTransition<State: Sendable, IOEffect: Sendable>: Sendable {
-    /// The next state, or `nil` to keep the current one.
-    public var state: State?
-    /// The IO effect to start, or `nil` for none.
-    public var effect: IOEffect?
-    /// Whether the IO effect in flight is cancelled even though no new one starts.
-    public var cancelsIOEffect: Bool
-    /// `false` for ``IOStateMachine/undefined``.
-    public var isDefined: Bool
-
-    /// A transition; the helpers on ``IOStateMachine`` read better.
-    public init(state: State? = nil, effect: IOEffect? = nil, cancelsIOEffect: Bool = false, isDefined: Bool = true) {
-        self.state = state
-        self.effect = effect
-        self.cancelsIOEffect = cancelsIOEffect
-        self.isDefined = isDefined
-    }
-}
-
-extension IOTransition: Equatable where State: Equatable, IOEffect: Equatable {}
 
 /// Runs an ``IOStateMachine`` as a Grove ``Machine``; the feature value is the environment:
 /// `MachineHost(IOMachine<MyFeature>.self, env: MyFeature(api: .live))`.
@@ -128,16 +119,18 @@ public enum IOMachine<F: IOStateMachine>: Machine {
     public static var initialState: F.State { F.initialState }
 
     public static func update(_ state: inout F.State, event: Event) -> MachineEffect<IOMachine> {
-        let transition = switch event {
+        let (next, effect) = switch event {
         case .input(let input): F.reduceInput(state, input)
         case .ioResult(let result): F.reduceIOResult(state, result)
         }
-        guard transition.isDefined else { return .unhandled }
-        if let next = transition.state { state = next }
-        if let effect = transition.effect {
+        if let next { state = next }
+        if let effect {
             return .task(id: ioEffectID) { feature in await feature.runIOEffect(effect).map(Event.ioResult) }
         }
-        return transition.cancelsIOEffect ? .cancel(ioEffectID) : .none
+        // The IO in flight belongs to the state that started it. A result means it has finished
+        // (a cancelled effect never delivers one), so only an input can leave IO behind.
+        guard next != nil, case .input = event else { return .none }
+        return .cancel(ioEffectID)
     }
 
     public static func isTerminal(_ state: F.State) -> Bool { F.isTerminal(state) }

@@ -8,7 +8,8 @@
 /// #expect(id == "search")
 /// ```
 /// Build effects with the static constructors `.task(_:catch:)`, `.cancellable(_:_:catch:)`,
-/// `.stream(_:id:catch:)` and the cases `.cancel(_:)`, `.sequence(_:)`, `.merge(_:)`. Closures
+/// `.stream(_:id:catch:)`, `.io(id:_:result:)`, `.after(_:send:)` and the cases `.cancel(_:)`,
+/// `.sequence(_:)`, `.merge(_:)`. Closures
 /// receive the program's `Environment`
 /// (`.task { env in .loaded(try await env.api.fetch()) }`); when the environment is `Void`,
 /// closures without an argument work too (`.task { .loaded(try await fetch()) }`).
@@ -37,6 +38,34 @@ public enum TeaEffect<Action: Sendable, Environment: Sendable>: Sendable {
     /// Delivers every element of an async sequence, under an id so it can be cancelled. Cancelling
     /// ends the iteration, so an `AsyncStream`'s `onTermination` runs.
     case stream(Work, id: EffectID)
+    /// Sends the action after the delay on the host's clock (a `TestClock` in tests). Timers are
+    /// values, so they survive a snapshot and run the same on a worker.
+    case after(Duration, id: EffectID?, send: Action)
+    /// A Codable request run by the handler registered for its type, in this process or on
+    /// another worker of a topology; its result comes back as an action. Build it with
+    /// ``io(id:_:result:)``.
+    case io(IOWork, id: EffectID?)
+
+    /// An io request with the mapping of its result to an action, its request type erased.
+    public struct IOWork: Sendable {
+        let requestName: String
+        let request: any IORequest
+        let run: @Sendable (any IOPerformer, EffectID) async -> Action
+
+        /// The name of the request's type, as handlers are registered under it.
+        public var name: String { requestName }
+
+        func map<B: Sendable>(_ transform: @escaping @Sendable (Action) -> B) -> TeaEffect<B, Environment>.IOWork {
+            let run = self.run
+            return .init(requestName: requestName, request: request) { performer, id in
+                transform(await run(performer, id))
+            }
+        }
+
+        func pullback<Outer: Sendable>() -> TeaEffect<Action, Outer>.IOWork {
+            .init(requestName: requestName, request: request, run: run)
+        }
+    }
 
     /// Async work: a closure that receives the environment and sends actions back.
     public struct Work: Sendable {
@@ -170,6 +199,42 @@ extension TeaEffect {
     }
 }
 
+// MARK: - Timers and io
+
+extension TeaEffect {
+    /// Sends `action` after `delay` on the host's clock: `.after(.seconds(30), send: .refresh)`.
+    /// A later timer under the same id replaces it; ``cancel(_:)`` stops it.
+    public static func after(_ delay: Duration, send action: Action) -> TeaEffect {
+        .after(delay, id: nil, send: action)
+    }
+
+    /// A Codable request executed by the handler registered for `R`, locally or, in a topology,
+    /// on the worker that serves it; `result` turns its outcome into an action. Failures arrive as
+    /// data (``IOFailure``), never as a thrown error.
+    ///
+    /// ```swift
+    /// return (next, .io(id: "fetch", FetchItems(page: 1)) { result in
+    ///     switch result {
+    ///     case .success(let items): .loaded(items)
+    ///     case .failure(let failure): .failed(failure.message)
+    ///     }
+    /// })
+    /// ```
+    /// - Parameters:
+    ///   - id: Names the request for cancel and replace; anonymous when `nil`.
+    ///   - request: What to do.
+    ///   - result: The action the outcome becomes.
+    public static func io<R: IORequest>(
+        id: EffectID? = nil,
+        _ request: R,
+        result: @escaping @Sendable (Result<R.Response, IOFailure>) -> Action
+    ) -> TeaEffect {
+        .io(IOWork(requestName: R.name, request: request) { performer, effect in
+            result(await performer.perform(request, effect: effect))
+        }, id: id)
+    }
+}
+
 // MARK: - Composition
 
 extension TeaEffect {
@@ -185,6 +250,8 @@ extension TeaEffect {
         case .sequence(let effects): .sequence(effects.map { $0.map(transform) })
         case .merge(let effects): .merge(effects.map { $0.map(transform) })
         case .stream(let work, let id): .stream(work.map(transform), id: id)
+        case .after(let delay, let id, let action): .after(delay, id: id, send: transform(action))
+        case .io(let work, let id): .io(work.map(transform), id: id)
         }
     }
 
@@ -202,6 +269,8 @@ extension TeaEffect {
         case .sequence(let effects): .sequence(effects.map { $0.pullback(toLocal) })
         case .merge(let effects): .merge(effects.map { $0.pullback(toLocal) })
         case .stream(let work, let id): .stream(work.pullback(toLocal), id: id)
+        case .after(let delay, let id, let action): .after(delay, id: id, send: action)
+        case .io(let work, let id): .io(work.pullback(), id: id)
         }
     }
 
@@ -219,6 +288,9 @@ extension TeaEffect {
         case .sequence(let effects): .sequence(effects.map { $0.machineEffect(for: M.self) })
         case .merge(let effects): .merge(effects.map { $0.machineEffect(for: M.self) })
         case .stream(let work, let id): work.effect(id: id, kind: .stream)
+        case .after(let delay, let id, let action): .after(delay, id: id, send: action)
+        case .io(let work, let id):
+            MachineEffect(kind: .io(id: id, IOCall(requestName: work.requestName, request: work.request, run: work.run)))
         }
     }
 }

@@ -98,4 +98,11 @@ extension IOPerformer {
                 + "it may or may not have run: check before repeating it")))
         }
     }
+
+    /// A call whose request type was erased by a dialect (SwiftTea's `.io`).
+    init(requestName: String, request: any IORequest, run: @escaping @Sendable (any IOPerformer, EffectID) async -> M.Event) {
+        self.requestName = requestName
+        self.request = request
+        self.run = run
+    }
 }
