@@ -51,19 +51,21 @@ public enum TeaEffect<Action: Sendable, Environment: Sendable>: Sendable {
         let requestName: String
         let request: any IORequest
         let run: @Sendable (any IOPerformer, EffectID) async -> Action
+        /// The action the result becomes when the worker restarted while it was in flight.
+        let interrupted: @Sendable () -> Action
 
         /// The name of the request's type, as handlers are registered under it.
         public var name: String { requestName }
 
         func map<B: Sendable>(_ transform: @escaping @Sendable (Action) -> B) -> TeaEffect<B, Environment>.IOWork {
-            let run = self.run
-            return .init(requestName: requestName, request: request) { performer, id in
+            let (run, interrupted) = (self.run, self.interrupted)
+            return .init(requestName: requestName, request: request, run: { performer, id in
                 transform(await run(performer, id))
-            }
+            }, interrupted: { transform(interrupted()) })
         }
 
         func pullback<Outer: Sendable>() -> TeaEffect<Action, Outer>.IOWork {
-            .init(requestName: requestName, request: request, run: run)
+            .init(requestName: requestName, request: request, run: run, interrupted: interrupted)
         }
     }
 
@@ -229,9 +231,9 @@ extension TeaEffect {
         _ request: R,
         result: @escaping @Sendable (Result<R.Response, IOFailure>) -> Action
     ) -> TeaEffect {
-        .io(IOWork(requestName: R.name, request: request) { performer, effect in
+        .io(IOWork(requestName: R.name, request: request, run: { performer, effect in
             result(await performer.perform(request, effect: effect))
-        }, id: id)
+        }, interrupted: { result(.failure(.interrupted(R.name))) }), id: id)
     }
 }
 
@@ -290,7 +292,8 @@ extension TeaEffect {
         case .stream(let work, let id): work.effect(id: id, kind: .stream)
         case .after(let delay, let id, let action): .after(delay, id: id, send: action)
         case .io(let work, let id):
-            MachineEffect(kind: .io(id: id, IOCall(requestName: work.requestName, request: work.request, run: work.run)))
+            MachineEffect(kind: .io(id: id, IOCall(requestName: work.requestName, request: work.request, run: work.run,
+                                                       interrupted: work.interrupted)))
         }
     }
 }

@@ -64,6 +64,12 @@ public struct IOFailure: Error, Codable, Sendable, Hashable, CustomStringConvert
     public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 
     public var description: String { "\(code.rawValue): \(message)" }
+
+    /// What a machine hears for request `name` in flight when its worker restarted.
+    package static func interrupted(_ name: String) -> IOFailure {
+        IOFailure(.interrupted, "the worker running this machine restarted while '\(name)' was in flight; "
+            + "it may or may not have run: check before repeating it")
+    }
 }
 
 /// Something that can execute io requests: local handlers, or a link to a remote worker.
@@ -93,16 +99,15 @@ extension IOPerformer {
         self.requestName = R.name
         self.request = request
         self.run = { performer, effect in result(await performer.perform(request, effect: effect)) }
-        self.interrupted = {
-            result(.failure(IOFailure(.interrupted, "the worker running this machine restarted while '\(R.name)' was in flight; "
-                + "it may or may not have run: check before repeating it")))
-        }
+        self.interrupted = { result(.failure(.interrupted(R.name))) }
     }
 
     /// A call whose request type was erased by a dialect (SwiftTea's `.io`).
-    init(requestName: String, request: any IORequest, run: @escaping @Sendable (any IOPerformer, EffectID) async -> M.Event) {
+    init(requestName: String, request: any IORequest, run: @escaping @Sendable (any IOPerformer, EffectID) async -> M.Event,
+         interrupted: @escaping @Sendable () -> M.Event) {
         self.requestName = requestName
         self.request = request
         self.run = run
+        self.interrupted = interrupted
     }
 }
