@@ -1,3 +1,5 @@
+public import GroveWire
+
 extension Topology {
     /// A machine of the topology and the worker group that hosts it.
     public struct MachineSpec: Sendable, Equatable {
@@ -11,17 +13,21 @@ extension Topology {
         /// `true` when the machine has one instance per key, addressed `"name/key"`, created on
         /// its first event. Defaults to `false`: a single instance.
         public var keyed: Bool
+        /// What of each instance survives its worker process. Defaults to `none`.
+        public var durability: Durability
 
         /// - Parameters:
         ///   - name: The machine's name.
         ///   - type: The registered machine type name.
         ///   - worker: The hosting worker group.
         ///   - keyed: `true` for one instance per key.
-        public init(name: String, type: String, worker: String, keyed: Bool = false) {
+        ///   - durability: What survives the worker process.
+        public init(name: String, type: String, worker: String, keyed: Bool = false, durability: Durability = .none) {
             self.name = name
             self.type = type
             self.worker = worker
             self.keyed = keyed
+            self.durability = durability
         }
     }
 

@@ -98,7 +98,7 @@ public enum Worker {
             }
         }
         let runtime = WorkerRuntime(configuration: configuration, link: link, log: log, coordinator: options.coordinator,
-                                    reconnect: reconnect)
+                                    dataDirectory: options.dataDirectory, reconnect: reconnect)
         // The runtime and its hosts run on the loop's thread (``LoopExecutor``): a received
         // batch is queued, drained and answered right there, with no thread hand-off.
         loop.start(WorkerLoopDelegate(onBatch: { batch in runtime.assumeIsolated { $0.handle(batch) } }))

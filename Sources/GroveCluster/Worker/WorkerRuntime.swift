@@ -21,6 +21,9 @@ actor WorkerRuntime {
     /// Closes the DEALER and opens a new one to the coordinator (on the I/O thread, in order
     /// with what is sent after it).
     private let reconnect: @Sendable () -> Void
+    /// Where this worker's store goes (`SQLiteMachineStore.open(directory:worker:)`), opened
+    /// only once a welcome places a durable machine here: `--data-dir`, or its default.
+    let dataDirectory: String
     /// The decisions: the session with the coordinator (registration, heartbeats, silence), what
     /// each message is for, where machines are placed, which io calls are served. Consulted for
     /// every message: `@exclusivity(unchecked)` like `instances`.
@@ -40,8 +43,10 @@ actor WorkerRuntime {
     /// - Parameters:
     ///   - coordinator: The coordinator's workers endpoint, for messages.
     ///   - reconnect: Replaces the DEALER with a new one connected to the coordinator.
+    ///   - dataDirectory: Where the store of durable machines goes.
     init(configuration: WorkerConfiguration, link: WorkerLink, log: Logger, coordinator: String,
-         reconnect: @escaping @Sendable () -> Void) {
+         dataDirectory: String = DataDirectory.standard().path, reconnect: @escaping @Sendable () -> Void) {
+        self.dataDirectory = dataDirectory
         self.configuration = configuration
         self.factories = configuration.factories.mapValues { $0.bound(to: link) }
         self.link = link
