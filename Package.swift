@@ -35,6 +35,7 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // Pure core: machines, effects, ids, dialect adapters. No Foundation, no runtime.
@@ -80,7 +81,7 @@ let package = Package(
         .executableTarget(
             name: "GroveBench",
             dependencies: [
-                "Grove", "GroveRuntime", "GroveWire",
+                "Grove", "GroveRuntime", "GroveWire", "GroveCluster",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -114,7 +115,8 @@ let package = Package(
         ),
         // Multi-process runtime: topology, coordinator, worker, client. ArgumentParser for the
         // options every worker executable reads (`Worker.Options`); ServiceLifecycle for how a
-        // worker stops (signals, graceful shutdown).
+        // worker stops (signals, graceful shutdown); GRDB for the SQLite machine store (apt:
+        // libsqlite3-dev, which GRDB's own system library target links).
         .target(
             name: "GroveCluster",
             dependencies: [
@@ -123,6 +125,7 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict
         ),
@@ -186,6 +189,7 @@ let package = Package(
             dependencies: [
                 "GroveCluster", "GroveWire", "Grove", "GroveRuntime", "GroveExamples", "ZeroMQ",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict
         ),

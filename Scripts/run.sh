@@ -25,7 +25,9 @@ cleanup() {
 trap cleanup EXIT
 
 step "launching Topologies/default.json"
-"$bin/fsm-launch" Topologies/default.json >"$work/launch.out" 2>"$work/launch.err" &
+# Its machines are durable: a data directory of this run's own makes every demo start afresh
+# (without --data-dir they would be kept in Topologies/grove-data/default, run after run).
+"$bin/fsm-launch" Topologies/default.json --data-dir "$work/data" >"$work/launch.out" 2>"$work/launch.err" &
 launch_pid=$!
 for _ in $(seq 1 300); do
     grep -q '^ready ' "$work/launch.out" 2>/dev/null && break

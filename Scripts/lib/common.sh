@@ -35,9 +35,10 @@ ensure_debian_packages() {
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 }
 
-# What every Grove build needs besides Swift: libzmq for the multi-process runtime. No pkg-config:
-# Package.swift links zmq through the CZeroMQ module map, not a pkgConfig lookup.
-SYSTEM_PACKAGES=(libzmq3-dev)
+# What every Grove build needs besides Swift: libzmq for the multi-process runtime, and SQLite for
+# the machine store (GRDB links the system's libsqlite3). No pkg-config: Package.swift links zmq
+# through the CZeroMQ module map, and GRDB's module map links sqlite3 the same way.
+SYSTEM_PACKAGES=(libzmq3-dev libsqlite3-dev)
 
 ensure_dependencies() {
     ensure_swift

@@ -23,6 +23,11 @@ struct FSMLaunch: AsyncParsableCommand {
             every worker it starts and hands it over on the worker's standard input. Over ipc \
             without keys, only processes of the launching user may connect.
 
+            Machines with a durability other than "none" are kept in one SQLite database per worker \
+            under the topology's durability.directory (default: grove-data/<name> beside the topology \
+            file, or --data-dir), created when such a machine is first placed; fsm-launch passes it to \
+            every worker as --data-dir.
+
             A worker that exits, or stops answering its heartbeats (it is killed), is restarted after a \
             backoff, as its group's "supervision" says; a group that exits more often than its \
             intensity allows gives up: by default fsm-launch then stops everything and exits 3, so \
@@ -45,6 +50,15 @@ struct FSMLaunch: AsyncParsableCommand {
 
     @Option(help: "Log level for the coordinator and supervisor: trace, debug, info, notice, warning, error.")
     var logLevel: String = "notice"
+
+    @Option(help: ArgumentHelp("Keep durable machines here instead of the topology's durability.directory (relative to the current directory).", valueName: "dir"))
+    var dataDir: String?
+
+    /// Where durable machines are kept: `--data-dir`, else the topology's.
+    func dataDirectory(of topology: Topology, besides topologyDirectory: URL?) -> URL {
+        guard let dataDir else { return topology.dataDirectory(besides: topologyDirectory) }
+        return URL(fileURLWithPath: dataDir).standardizedFileURL
+    }
 
     @Flag(help: "Stop the topology when the process that started fsm-launch exits, even when it was killed with SIGKILL (checked every 250 ms; fsm-load passes this).")
     var exitWithParent = false
@@ -94,6 +108,7 @@ struct FSMLaunch: AsyncParsableCommand {
         coordinator.start()
         let (escalations, escalate) = AsyncStream.makeStream(of: String.self)
         let supervisor = Supervisor(topology: topology, coordinator: coordinator, executableDirectory: Self.executableDirectory(),
+                                    dataDirectory: dataDirectory(of: topology, besides: topologyDirectory),
                                     log: log, onEscalate: { reason in escalate.yield(reason) })
         let service = TopologyService(topology: topology, coordinator: coordinator, supervisor: supervisor,
                                       readyTimeout: readyTimeout, log: log)
@@ -143,6 +158,21 @@ struct FSMLaunch: AsyncParsableCommand {
         print("ok: topology '\(topology.name)': " + Self.count(topology.workerInstances.count, "worker instance")
               + " in " + Self.count(topology.workers.count, "group") + ", " + Self.count(topology.machines.count, "machine")
               + ", " + Self.count(topology.io.count, "io placement") + ", " + Self.count(topology.routes.count, "route"))
+        print(Self.durabilitySummary(topology, dataDirectory: dataDirectory(of: topology, besides: topologyDirectory)))
+    }
+
+    /// `--check`'s line about durability: which machines keep what, and where.
+    static func durabilitySummary(_ topology: Topology, dataDirectory: URL) -> String {
+        let durable = topology.machines.filter { $0.durability != .none }
+        guard !durable.isEmpty else { return "durability: none (no machine survives its worker; set machines[].durability to keep some)" }
+        let levels = ["state", "journal"].compactMap { level -> String? in
+            let names = durable.filter { $0.durability.rawValue == level }.map(\.name)
+            return names.isEmpty ? nil : "\(level): \(names.joined(separator: ", "))"
+        }
+        let settings = topology.durability
+        var line = "durability: \(levels.joined(separator: "; ")); data in \(dataDirectory.path); flush \(settings.flush.rawValue)"
+        if durable.contains(where: { $0.durability.rawValue == "journal" }) { line += "; snapshot every \(settings.snapshotEvery) events" }
+        return line
     }
 
     /// The exit status after a worker group gave up and escalated (`supervision.onGiveUp`).

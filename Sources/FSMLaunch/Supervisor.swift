@@ -22,14 +22,17 @@ final class Supervisor: Sendable {
     /// Each worker's executable and arguments, resolved once by ``resolveAll()``.
     private let commands: Mutex<[String: (executable: URL, arguments: [String])]> = Mutex([:])
     private let executableDirectory: URL
+    /// The topology's data directory, absolute, passed to every worker as `--data-dir`.
+    private let dataDirectory: URL
     /// Called once, with the reason, when a group gives up and escalates.
     private let onEscalate: @Sendable (String) -> Void
 
-    init(topology: Topology, coordinator: Coordinator, executableDirectory: URL, log: Logger,
+    init(topology: Topology, coordinator: Coordinator, executableDirectory: URL, dataDirectory: URL, log: Logger,
          onEscalate: @escaping @Sendable (String) -> Void) {
         self.topology = topology
         self.coordinator = coordinator
         self.executableDirectory = executableDirectory
+        self.dataDirectory = dataDirectory
         self.log = log
         self.onEscalate = onEscalate
         core = Mutex(SupervisorCore(topology: topology))
@@ -103,7 +106,8 @@ final class Supervisor: Sendable {
         let process = Process()
         process.executableURL = command.executable
         process.arguments = ["--name", worker, "--coordinator", coordinator.workersConnectEndpoint,
-                             "--exit-with-parent", "--parent-pid", String(getpid())] + command.arguments
+                             "--exit-with-parent", "--parent-pid", String(getpid()), "--data-dir", dataDirectory.path]
+            + command.arguments
         process.standardOutput = FileHandle.standardError  // stdout is fsm-launch's data: the ready line
         process.standardInput = FileHandle.nullDevice
         // With CURVE: a key pair of its own for each process, admitted for its group, its secret

@@ -29,12 +29,32 @@ struct GroveBench: AsyncParsableCommand {
     @Flag(help: "Measure the codecs instead: JSON against the binary codec, encode and decode.")
     var codec = false
 
+    @Flag(help: "Measure the SQLite machine store instead: group commits of --store-records writes, each flush.")
+    var store = false
+
+    @Option(help: "With --store: writes (upserts or journal appends) per commit.")
+    var storeRecords = 200
+
+    @Option(help: "With --store: bytes per snapshot or event.")
+    var storeBytes = 100
+
+    @Option(help: "With --store: seconds per measurement.")
+    var storeSeconds = 2.0
+
     func validate() throws {
         guard events > 0 else { throw ValidationError("--events must be positive, got \(events)") }
         guard runs > 0 else { throw ValidationError("--runs must be positive, got \(runs)") }
+        guard storeRecords > 0, storeBytes >= 0, storeSeconds > 0, storeSeconds <= 3600 else {
+            throw ValidationError("--store-records must be positive, --store-bytes at least 0, --store-seconds above 0 and at most 3600")
+        }
     }
 
     func run() async throws {
+        if store {
+            let rows = try StoreBench.run(records: storeRecords, snapshotBytes: storeBytes, seconds: storeSeconds, runs: runs)
+            print(StoreBench.table(rows, records: storeRecords, bytes: storeBytes, runs: runs))
+            return
+        }
         if codec {
             let iterations = min(events, 200_000)
             print(CodecBench.table(try CodecBench.run(iterations: iterations, runs: runs), iterations: iterations, runs: runs))

@@ -11,3 +11,13 @@ public enum Durability: String, Codable, Sendable, Hashable, CaseIterable {
     /// `snapshotEvery` events, and recovery replays the journal after it.
     case journal
 }
+
+/// When a commit of durable machines counts as done, for the whole topology
+/// (`durability.flush`).
+public enum DurabilityFlush: String, Codable, Sendable, Hashable, CaseIterable {
+    /// Written to the operating system (SQLite WAL, `synchronous = NORMAL`): survives the worker
+    /// being killed (kill -9), not the host losing power.
+    case process
+    /// Synced to the disk (fsync on every commit): survives the host too, at the disk's pace.
+    case disk
+}

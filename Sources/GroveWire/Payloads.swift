@@ -26,8 +26,8 @@ public struct Welcome: Codable, Sendable, Hashable {
         public var name: String
         public var type: String
         public var keyed: Bool
-        /// What of each instance survives the worker; absent means `.none` (and from
-        /// coordinators that predate durability).
+        /// What of each instance the worker keeps in its store; absent (from an older
+        /// coordinator, or for `none`) means nothing.
         public var durability: Durability?
         public init(name: String, type: String, keyed: Bool, durability: Durability? = nil) {
             self.name = name
@@ -63,15 +63,29 @@ public struct Welcome: Codable, Sendable, Hashable {
     /// The events routes send to machines placed on the worker (absent from an older
     /// coordinator's welcome).
     public var routeEvents: [RouteEvent]?
+    /// For `journal` machines: a state snapshot every this many events (the topology's
+    /// `durability.snapshotEvery`); absent when no machine here is durable.
+    public var snapshotEvery: Int?
+    /// When a commit counts as done (the topology's `durability.flush`); absent when no machine
+    /// here is durable.
+    public var flush: DurabilityFlush?
 
     public init(machines: [HostedMachine], remoteIO: [String], heartbeatIntervalMs: Int, heartbeatTimeoutMs: Int, mailboxCapacity: Int,
-                routeEvents: [RouteEvent]? = nil) {
+                routeEvents: [RouteEvent]? = nil, snapshotEvery: Int? = nil, flush: DurabilityFlush? = nil) {
         self.machines = machines
         self.remoteIO = remoteIO
         self.heartbeatIntervalMs = heartbeatIntervalMs
         self.heartbeatTimeoutMs = heartbeatTimeoutMs
         self.mailboxCapacity = mailboxCapacity
         self.routeEvents = routeEvents
+        self.snapshotEvery = snapshotEvery
+        self.flush = flush
+    }
+
+    /// Whether any machine placed here keeps more than nothing: only then does the worker open
+    /// its store.
+    public var hasDurableMachines: Bool {
+        machines.contains { ($0.durability ?? .none) != .none }
     }
 }
 

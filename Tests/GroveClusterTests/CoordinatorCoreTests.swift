@@ -32,8 +32,8 @@ struct CoreFixture {
     var core: CoordinatorCore
     let t0 = ContinuousClock.now
 
-    init(maxPayload: Int = 1 << 20) {
-        core = CoordinatorCore(topology: Self.topology, eventsEndpoint: "inproc://events", maxPayload: maxPayload)
+    init(topology: Topology = Self.topology, maxPayload: Int = 1 << 20) {
+        core = CoordinatorCore(topology: topology, eventsEndpoint: "inproc://events", maxPayload: maxPayload)
     }
 
     /// What each worker must register to be accepted.

@@ -1,3 +1,4 @@
+import Foundation
 import GroveCluster
 import Testing
 
@@ -16,6 +17,16 @@ import Testing
         #expect(options.exitWithParent && options.parentPid == nil)
     }
 
+    @Test func theDataDirectoryIsGivenOrTheStandardOne() throws {
+        let given = try Worker.Options(arguments: ["--name", "a", "--coordinator", "c", "--data-dir", "/srv/grove/orders/"])
+        #expect(given.dataDirectory == "/srv/grove/orders")
+        let relative = try Worker.Options(arguments: ["--name", "a", "--coordinator", "c", "--data-dir", "state"])
+        #expect(relative.dataDirectory == FileManager.default.currentDirectoryPath + "/state")
+        let standard = try Worker.Options(arguments: ["--name", "a", "--coordinator", "c"])
+        #expect(standard.dataDirectory == DataDirectory.standard().path)
+        #expect(standard.dataDirectory.hasSuffix("/grove"))
+    }
+
     @Test func helpIsAnEmptyUsageError() {
         let error = #expect(throws: Worker.WorkerUsageError.self) { try Worker.Options(arguments: ["--help"]) }
         #expect(error?.message == "")
@@ -29,6 +40,7 @@ import Testing
         (["--name", "a", "--coordinator", "c", "--colour", "red"], "Unknown option '--colour'"),
         (["--coordinator", "c"], "missing --name NAME (the worker instance name from the topology)"),
         (["--name", "a"], "missing --coordinator ENDPOINT"),
+        (["--name", "a", "--coordinator", "c", "--data-dir", ""], "--data-dir needs a directory"),
     ])
     func badCommandLinesSayWhatIsWrong(arguments: [String], says: String) {
         let error = #expect(throws: Worker.WorkerUsageError.self) { try Worker.Options(arguments: arguments) }

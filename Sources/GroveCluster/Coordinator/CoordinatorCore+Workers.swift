@@ -193,12 +193,17 @@ extension CoordinatorCore {
             guard let event = route.event, namesHere.contains(route.targetMachine) else { return nil }
             return Welcome.RouteEvent(machine: route.targetMachine, event: event, path: "$.routes[\(index)].event")
         }
+        let durable = placedHere.contains { $0.durability != .none }
         let welcome = Welcome(
-            machines: placedHere.map { Welcome.HostedMachine(name: $0.name, type: $0.type, keyed: $0.keyed,
-                                                                      durability: $0.durability == .none ? nil : $0.durability) },
+            machines: placedHere.map {
+                Welcome.HostedMachine(name: $0.name, type: $0.type, keyed: $0.keyed,
+                                      durability: $0.durability == .none ? nil : $0.durability)
+            },
             remoteIO: remote, heartbeatIntervalMs: topology.heartbeat.intervalMs,
             heartbeatTimeoutMs: topology.heartbeat.timeoutMs, mailboxCapacity: topology.queues.mailboxCapacity,
-            routeEvents: routeEvents)
+            routeEvents: routeEvents,
+            snapshotEvery: durable ? topology.durability.snapshotEvery : nil,
+            flush: durable ? topology.durability.flush : nil)
         if let payload = try? WireJSON.encode(welcome) {
             actions.append(.toWorker(name, WireMessage(Header(.welcome, correlation: message.header.correlation), address: name, payload: payload)))
         }

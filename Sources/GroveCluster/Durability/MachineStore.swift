@@ -1,3 +1,5 @@
+package import GroveWire
+
 /// Where a worker keeps what its durable machines need to come back after a crash: one record
 /// per instance, a journal of events for `journal` machines, and the events quarantined as
 /// poison. SQLite (``SQLiteMachineStore``) is the embedded default; a shared store for many
@@ -11,7 +13,9 @@ package protocol MachineStore: AnyObject, Sendable {
     /// The journal of `address` after `sequence`, oldest first.
     func journal(of address: String, after sequence: UInt64) throws(StoreError) -> [JournalEntry]
     /// Writes all of `commit` in one transaction, or nothing of it, and returns once it lasts
-    /// as `commit.flush` asks.
+    /// as `commit.flush` asks. Its parts apply in this order: `removed`, `records`, `journal`,
+    /// `truncations`, `deadLetters` (so a machine removed and created again in one batch keeps
+    /// its new record, and a snapshot can truncate the entries appended with it).
     func commit(_ commit: StoreCommit) throws(StoreError)
     /// The events quarantined as poison, oldest first.
     func deadLetters() throws(StoreError) -> [DeadLetter]
@@ -60,6 +64,16 @@ package enum StoreFlush: Sendable, Hashable {
     case process
     /// On disk (fsync): survives the host too.
     case disk
+}
+
+extension StoreFlush {
+    /// The flush a topology's `durability.flush` (carried by the welcome) asks for.
+    package init(_ flush: DurabilityFlush) {
+        switch flush {
+        case .process: self = .process
+        case .disk: self = .disk
+        }
+    }
 }
 
 /// What one group commit writes, all or nothing.
@@ -113,9 +127,40 @@ package struct DeadLetter: Sendable, Hashable {
     }
 }
 
-/// Why a store could not read or write, with what to do about it.
-package struct StoreError: Error, Sendable, CustomStringConvertible {
+/// Why a store could not read or write, with what to do about it. Equality compares the code.
+package struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What kind of failure it is, for the code that reacts to it (a worker refuses to start on
+    /// `locked`, say); the message is for people.
+    package enum Code: String, Sendable, Hashable {
+        /// Another process holds the store: a second worker with the same name.
+        case locked
+        /// The file or its directory cannot be created, opened or written: permissions, a
+        /// read-only file system, a path that is not a directory.
+        case permission
+        /// The disk (or the quota) is full.
+        case full
+        /// The file was written by a newer Grove, whose format this one does not know.
+        case newerVersion = "newer-version"
+        /// The file is not a Grove store, or is damaged.
+        case corrupt
+        /// A commit broke the store's rules (a journal entry written twice): a bug in the caller.
+        case rejected
+        /// The store was closed.
+        case closed
+        /// Anything else the file system or SQLite reported.
+        case failed
+    }
+
+    package var code: Code
     package var message: String
-    package init(_ message: String) { self.message = message }
+
+    package init(_ message: String, code: Code = .failed) {
+        self.code = code
+        self.message = message
+    }
+
     package var description: String { message }
+
+    package static func == (lhs: StoreError, rhs: StoreError) -> Bool { lhs.code == rhs.code }
+    package func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }

@@ -14,14 +14,14 @@ extension Topology {
             { "name": "io", "arguments": ["--io-delay-ms", "400"] }
           ],
           "machines": [
-            { "name": "auth", "type": "AuthFlow", "worker": "main" },
-            { "name": "loader", "type": "DataLoader", "worker": "main" },
-            { "name": "poller", "type": "PollingService", "worker": "main", "keyed": true },
-            { "name": "form", "type": "UserForm", "worker": "main" },
-            { "name": "search", "type": "Search", "worker": "main" },
-            { "name": "login", "type": "LoginFlow", "worker": "main" },
-            { "name": "navigator", "type": "AppNavigator", "worker": "main" },
-            { "name": "counter", "type": "Counter", "worker": "main", "keyed": true }
+            { "name": "auth", "type": "AuthFlow", "worker": "main", "durability": "state" },
+            { "name": "loader", "type": "DataLoader", "worker": "main", "durability": "state" },
+            { "name": "poller", "type": "PollingService", "worker": "main", "keyed": true, "durability": "state" },
+            { "name": "form", "type": "UserForm", "worker": "main", "durability": "state" },
+            { "name": "search", "type": "Search", "worker": "main", "durability": "state" },
+            { "name": "login", "type": "LoginFlow", "worker": "main", "durability": "state" },
+            { "name": "navigator", "type": "AppNavigator", "worker": "main", "durability": "state" },
+            { "name": "counter", "type": "Counter", "worker": "main", "keyed": true, "durability": "state" }
           ],
           "io": [
             { "request": "Authenticate", "worker": "io" },

@@ -13,7 +13,7 @@ extension Topology {
         /// `true` when the machine has one instance per key, addressed `"name/key"`, created on
         /// its first event. Defaults to `false`: a single instance.
         public var keyed: Bool
-        /// What of each instance survives its worker process. Defaults to `.none`.
+        /// What of each instance survives its worker process. Defaults to `none`.
         public var durability: Durability
 
         /// - Parameters:
@@ -21,7 +21,7 @@ extension Topology {
         ///   - type: The registered machine type name.
         ///   - worker: The hosting worker group.
         ///   - keyed: `true` for one instance per key.
-        ///   - durability: What of each instance survives its worker process.
+        ///   - durability: What survives the worker process.
         public init(name: String, type: String, worker: String, keyed: Bool = false, durability: Durability = .none) {
             self.name = name
             self.type = type

@@ -29,6 +29,8 @@ public struct Topology: Sendable, Equatable {
     public var queues: Queues
     /// Keys, client roles, or the explicit choice to run tcp without them.
     public var security: Security
+    /// Where and how the durable machines are kept.
+    public var durability: DurabilitySettings
 
     /// A topology from its parts. Not validated: prefer loading JSON.
     /// - Parameters:
@@ -41,6 +43,7 @@ public struct Topology: Sendable, Equatable {
     ///   - heartbeat: Heartbeat settings.
     ///   - queues: Queue capacities.
     ///   - security: Keys and client roles.
+    ///   - durability: Where and how durable machines are kept.
     public init(
         name: String,
         coordinator: Endpoints,
@@ -50,7 +53,8 @@ public struct Topology: Sendable, Equatable {
         routes: [Route] = [],
         heartbeat: Heartbeat = Heartbeat(),
         queues: Queues = Queues(),
-        security: Security = Security()
+        security: Security = Security(),
+        durability: DurabilitySettings = DurabilitySettings()
     ) {
         self.name = name
         self.coordinator = coordinator
@@ -61,5 +65,6 @@ public struct Topology: Sendable, Equatable {
         self.heartbeat = heartbeat
         self.queues = queues
         self.security = security
+        self.durability = durability
     }
 }

@@ -29,10 +29,13 @@ extension TopologyDecoder {
         let heartbeat = decodeHeartbeat(in: root)
         let queues = decodeQueues(in: root)
         let security = decodeSecurity(in: root, endpoints: coordinator, workers: workers.groups)
-        guard issues.isEmpty, let name, let coordinator, let heartbeat, let queues, let security else { return nil }
+        let durability = decodeDurabilitySettings(in: root)
+        guard issues.isEmpty, let name, let coordinator, let heartbeat, let queues, let security, let durability else {
+            return nil
+        }
         return Topology(
             name: name, coordinator: coordinator, workers: workers.groups, machines: machines.specs,
-            io: io, routes: routes, heartbeat: heartbeat, queues: queues, security: security
+            io: io, routes: routes, heartbeat: heartbeat, queues: queues, security: security, durability: durability
         )
     }
 

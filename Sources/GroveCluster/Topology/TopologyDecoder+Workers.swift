@@ -93,9 +93,10 @@ extension TopologyDecoder {
                 Field("keyed", "true", "whether the machine has one instance per key"),
                 in: members, at: path, default: false
             )
+            let durability = decodeMachineDurability(in: members, at: path)
             if let name, let isKeyed, keyed[name] == nil { keyed[name] = isKeyed }
-            guard let name, let type, let worker, let isKeyed else { continue }
-            specs.append(Topology.MachineSpec(name: name, type: type, worker: worker, keyed: isKeyed))
+            guard let name, let type, let worker, let isKeyed, let durability else { continue }
+            specs.append(Topology.MachineSpec(name: name, type: type, worker: worker, keyed: isKeyed, durability: durability))
         }
         return (specs, names, keyed)
     }

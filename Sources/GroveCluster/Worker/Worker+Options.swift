@@ -33,6 +33,13 @@ extension Worker {
         @Option(name: .customLong("coordinator-key"),
                 help: ArgumentHelp("For a coordinator that speaks CURVE: its public key, a .key file or the 40 Z85 characters.", valueName: "KEY"))
         public var coordinatorKey: String?
+        /// Where the worker keeps its store (`<dataDirectory>/<name>.sqlite`) once a durable
+        /// machine is placed on it. `fsm-launch` passes the topology's (`durability.directory`);
+        /// a worker started by hand defaults to `$XDG_STATE_HOME/grove`, else
+        /// `~/.local/state/grove`.
+        @Option(name: .customLong("data-dir"),
+                help: ArgumentHelp("Where to keep the store of durable machines (default: $XDG_STATE_HOME/grove, else ~/.local/state/grove). fsm-launch passes the topology's.", valueName: "DIR"))
+        var dataDirectoryArgument: String?
 
         /// The worker instance name from the topology, e.g. `data-io-2`.
         public var name: String {
@@ -46,16 +53,28 @@ extension Worker {
             set { coordinatorArgument = newValue }
         }
 
+        /// The data directory, absolute: `--data-dir` (relative to the current directory), else
+        /// ``DataDirectory/standard(environment:)``.
+        public var dataDirectory: String {
+            get {
+                guard let dataDirectoryArgument else { return DataDirectory.standard().path }
+                return URL(fileURLWithPath: dataDirectoryArgument).standardizedFileURL.path
+            }
+            set { dataDirectoryArgument = newValue }
+        }
+
         /// Options to be filled in by parsing.
         public init() {}
 
         /// Options given in code.
-        public init(name: String, coordinator: String, exitWithParent: Bool = false, parentPid: Int32? = nil) {
+        public init(name: String, coordinator: String, exitWithParent: Bool = false, parentPid: Int32? = nil,
+                    dataDirectory: String? = nil) {
             self.init()
             self.nameArgument = name
             self.coordinatorArgument = coordinator
             self.exitWithParent = exitWithParent
             self.parentPid = parentPid
+            self.dataDirectoryArgument = dataDirectory
         }
 
         /// Reads `--name NAME --coordinator ENDPOINT [--exit-with-parent [--parent-pid PID]]`.
@@ -78,6 +97,9 @@ extension Worker {
             guard let coordinatorArgument, !coordinatorArgument.isEmpty else {
                 throw ValidationError("missing --coordinator ENDPOINT (the topology's coordinator.workers endpoint)")
             }
+            if let dataDirectoryArgument, dataDirectoryArgument.isEmpty {
+                throw ValidationError("--data-dir needs a directory, e.g. --data-dir /var/lib/grove")
+            }
             if let parentPid {
                 guard parentPid > 0 else { throw ValidationError("--parent-pid needs a process id (a positive number)") }
                 guard exitWithParent else { throw ValidationError("--parent-pid only means something with --exit-with-parent") }
@@ -97,5 +119,5 @@ extension Worker {
     }
 
     /// The options every worker reads, as a usage line (without the program's name).
-    public static let usage = "--name NAME --coordinator ENDPOINT [--exit-with-parent [--parent-pid PID]] [--key-file FILE --coordinator-key KEY]"
+    public static let usage = "--name NAME --coordinator ENDPOINT [--exit-with-parent [--parent-pid PID]] [--key-file FILE --coordinator-key KEY] [--data-dir DIR]"
 }

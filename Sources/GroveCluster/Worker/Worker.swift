@@ -97,8 +97,10 @@ public enum Worker {
                 }
             }
         }
+        let (dataDirectory, name) = (options.dataDirectory, options.name)
         let runtime = WorkerRuntime(configuration: configuration, link: link, log: log, coordinator: options.coordinator,
-                                    reconnect: reconnect)
+                                    reconnect: reconnect,
+                                    openStore: { () throws(StoreError) in try SQLiteMachineStore.open(directory: dataDirectory, worker: name) })
         // The runtime and its hosts run on the loop's thread (``LoopExecutor``): a received
         // batch is queued, drained and answered right there, with no thread hand-off.
         loop.start(WorkerLoopDelegate(onBatch: { batch in runtime.assumeIsolated { $0.handle(batch) } }))

@@ -141,11 +141,12 @@ struct WorkerCore {
         waitingSince = now
         toldAt = nil
         lastHeartbeat = nil
+        // Why first, then what was done about it: a reader of the log sees them in that order.
         return [
-            .failRemoteCalls(lostFailure(after: silence)),
             .log(.warning, "the coordinator at \(coordinator) was silent for \(silence.wholeMilliseconds) ms "
                 + "(heartbeat timeout \(timeout.wholeMilliseconds) ms); failing this worker's pending remote io calls and reconnecting, "
                 + "keeping its machines. If this repeats while the coordinator runs, raise heartbeat.timeoutMs in the topology"),
+            .failRemoteCalls(lostFailure(after: silence)),
         ]
     }
 

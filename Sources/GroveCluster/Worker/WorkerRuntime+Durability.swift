@@ -52,6 +52,7 @@ extension WorkerRuntime {
         let (changed, ended) = link.durable.take()
         guard let store, !changed.isEmpty || !ended.isEmpty else { return }
         var commit = StoreCommit()
+        commit.flush = StoreFlush(core.lastWelcome?.flush ?? .process)
         for machine in changed {
             switch machine.record() {
             case .success(let record)?:

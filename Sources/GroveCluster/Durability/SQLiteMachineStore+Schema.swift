@@ -1,0 +1,63 @@
+import GRDB
+
+extension SQLiteMachineStore {
+    /// The store's tables, one migration per format change. A database holding a migration this
+    /// list lacks was written by a newer Grove, and is refused rather than misread.
+    ///
+    /// - `machines`: one row per instance, replaced in place (`ON CONFLICT DO UPDATE`). A rowid
+    ///   table: snapshots can be large, and SQLite keeps large rows better out of the key's tree.
+    /// - `journal`: WITHOUT ROWID, so that rows sit in `(address, sequence)` order, which is how
+    ///   they are appended, read back and truncated.
+    /// - `dead_letters`: AUTOINCREMENT, so that an id an admin was shown is never given to
+    ///   another event after it was dropped.
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE machines (
+                    address TEXT NOT NULL PRIMARY KEY,
+                    type TEXT NOT NULL,
+                    snapshot BLOB NOT NULL,
+                    sequence INTEGER NOT NULL
+                );
+                CREATE TABLE journal (
+                    address TEXT NOT NULL,
+                    sequence INTEGER NOT NULL,
+                    event BLOB NOT NULL,
+                    time INTEGER NOT NULL,
+                    PRIMARY KEY (address, sequence)
+                ) WITHOUT ROWID;
+                CREATE TABLE dead_letters (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    address TEXT NOT NULL,
+                    type TEXT NOT NULL,
+                    event BLOB NOT NULL,
+                    binary INTEGER NOT NULL,
+                    error TEXT NOT NULL,
+                    crashes INTEGER NOT NULL,
+                    time INTEGER NOT NULL
+                );
+                """)
+        }
+        return migrator
+    }
+
+    enum SQL {
+        static let upsertRecord = """
+            INSERT INTO machines (address, type, snapshot, sequence) VALUES (?, ?, ?, ?)
+            ON CONFLICT (address) DO UPDATE SET type = excluded.type, snapshot = excluded.snapshot, sequence = excluded.sequence
+            """
+        static let appendJournal = "INSERT INTO journal (address, sequence, event, time) VALUES (?, ?, ?, ?)"
+        static let truncateJournal = "DELETE FROM journal WHERE address = ? AND sequence <= ?"
+        static let removeRecord = "DELETE FROM machines WHERE address = ?"
+        static let removeJournal = "DELETE FROM journal WHERE address = ?"
+        static let insertDeadLetter = """
+            INSERT INTO dead_letters (address, type, event, binary, error, crashes, time) VALUES (?, ?, ?, ?, ?, ?, ?)
+            """
+        static let records = "SELECT address, type, snapshot, sequence FROM machines ORDER BY address"
+        static let journal = "SELECT sequence, event, time FROM journal WHERE address = ? AND sequence > ? ORDER BY sequence"
+        static let deadLetters = "SELECT id, address, type, event, binary, error, crashes, time FROM dead_letters ORDER BY id"
+        static let deadLetter = "SELECT id, address, type, event, binary, error, crashes, time FROM dead_letters WHERE id = ?"
+        static let removeDeadLetter = "DELETE FROM dead_letters WHERE id = ?"
+    }
+}

@@ -1,0 +1,60 @@
+public import Foundation
+public import GroveWire
+
+extension Topology {
+    /// Where and how workers keep their durable machines (`"durability"` in a topology); only
+    /// machines whose ``MachineSpec/durability`` is not `none` are stored.
+    public struct DurabilitySettings: Sendable, Equatable {
+        /// The data directory as written, relative to the topology file; `nil` for the default,
+        /// `grove-data/<topology name>` beside the topology file. See ``dataDirectory(of:besides:)``.
+        public var directory: String?
+        /// For `journal` machines: a state snapshot every this many events (the journal is
+        /// truncated then), 1 to 1,000,000. Defaults to 1000.
+        public var snapshotEvery: Int
+        /// When a commit counts as done. Defaults to `process`.
+        public var flush: DurabilityFlush
+
+        /// The bounds of ``snapshotEvery``.
+        public static let snapshotRange = 1...1_000_000
+
+        /// - Parameters:
+        ///   - directory: The data directory, relative to the topology file; `nil` for the default.
+        ///   - snapshotEvery: Events between snapshots of a `journal` machine.
+        ///   - flush: When a commit counts as done.
+        public init(directory: String? = nil, snapshotEvery: Int = 1000, flush: DurabilityFlush = .process) {
+            self.directory = directory
+            self.snapshotEvery = snapshotEvery
+            self.flush = flush
+        }
+    }
+
+    /// Whether any machine keeps more than nothing.
+    public var hasDurableMachines: Bool { machines.contains { $0.durability != .none } }
+
+    /// The absolute data directory of this topology's workers: ``DurabilitySettings/directory``
+    /// taken from `topologyDirectory` (the topology file's folder), by default
+    /// `<topologyDirectory>/grove-data/<name>`. A topology without a file (the embedded default)
+    /// keeps its data under ``DataDirectory/standard()``, in `<name>`.
+    /// - Parameter topologyDirectory: The folder of the topology file; `nil` when there is none.
+    public func dataDirectory(besides topologyDirectory: URL?) -> URL {
+        let base = topologyDirectory ?? DataDirectory.standard()
+        let relative = durability.directory ?? (topologyDirectory == nil ? name : "grove-data/\(name)")
+        if relative.hasPrefix("/") { return URL(fileURLWithPath: relative).standardizedFileURL }
+        let expanded = relative.hasPrefix("~/") ? NSString(string: relative).expandingTildeInPath : nil
+        if let expanded { return URL(fileURLWithPath: expanded).standardizedFileURL }
+        return base.appendingPathComponent(relative).standardizedFileURL
+    }
+}
+
+/// Where Grove keeps data when nothing says where.
+public enum DataDirectory {
+    /// `$XDG_STATE_HOME/grove`, else `~/.local/state/grove`: a worker started by hand without
+    /// `--data-dir` keeps its store there.
+    public static func standard(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
+            return URL(fileURLWithPath: state).appendingPathComponent("grove")
+        }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return URL(fileURLWithPath: home).appendingPathComponent(".local/state/grove")
+    }
+}

@@ -1,0 +1,67 @@
+import GroveWire
+
+extension TopologyDecoder {
+    static let durabilityExample = #"{ "directory": "grove-data/default", "snapshotEvery": 1000, "flush": "process" }"#
+
+    /// `"durability"`: where and how workers keep their durable machines; defaults when absent.
+    mutating func decodeDurabilitySettings(in root: [String: JSONValue]) -> Topology.DurabilitySettings? {
+        let defaults = Topology.DurabilitySettings()
+        guard let value = root["durability"] else { return defaults }
+        let path = JSONPath.root.appending("durability")
+        guard let members = members(
+            of: value, at: path, known: TopologyKeys.durability, what: "an object like \(Self.durabilityExample)"
+        ) else { return nil }
+        let directoryField = Field("directory", "\"grove-data/default\"",
+                                   "the workers' data directory, relative to the topology file")
+        let directory = members[directoryField.key].flatMap { text($0, directoryField, at: path.appending(directoryField.key)) }
+        if members[directoryField.key] != nil, directory == nil { return nil }
+        let range = Topology.DurabilitySettings.snapshotRange
+        let everyField = Field("snapshotEvery", "1000", "the events between two state snapshots of a journal machine")
+        let every = optionalCount(everyField, in: members, at: path, default: defaults.snapshotEvery, minimum: range.lowerBound)
+        if let every, every > range.upperBound {
+            report(.invalidValue, path.appending(everyField.key), "snapshotEvery must be at most \(range.upperBound), found \(every); a longer journal only makes recovery slower: \(everyField.hint)")
+            return nil
+        }
+        let flush = optionalChoice(
+            Field("flush", "\"process\"", "when a commit counts as done"), in: members, at: path, default: defaults.flush,
+            meanings: ["process": "survives the worker being killed", "disk": "synced to the disk: survives the host too"]
+        )
+        guard let every, let flush else { return nil }
+        return Topology.DurabilitySettings(directory: directory, snapshotEvery: every, flush: flush)
+    }
+
+    /// `machines[].durability`: `none` when absent.
+    mutating func decodeMachineDurability(in members: [String: JSONValue], at path: JSONPath) -> Durability? {
+        let durability = optionalChoice(
+            Field("durability", "\"state\"", "what of the machine survives its worker process"),
+            in: members, at: path, default: Durability.none,
+            meanings: [
+                "none": "nothing, as before", "state": "the state, written before the replies of each batch of events",
+                "journal": "every event before it is acknowledged",
+            ]
+        )
+        guard durability == .journal else { return durability }
+        // Not built yet: refused rather than quietly run as `state`.
+        report(.invalidValue, path.appending("durability"), "durability \"journal\" (an event journal with snapshots) is not "
+            + "available yet; use \"state\": each machine's state is written before the replies to its events leave, "
+            + "so what was acknowledged survives a crash")
+        return nil
+    }
+
+    /// One of the raw values of `Choice` at `field`, or `fallback` when absent; `nil` after
+    /// reporting, with every choice and what it means.
+    mutating func optionalChoice<Choice: RawRepresentable & CaseIterable>(
+        _ field: Field, in members: [String: JSONValue], at path: JSONPath, default fallback: Choice,
+        meanings: [String: String]
+    ) -> Choice? where Choice.RawValue == String {
+        guard let value = members[field.key] else { return fallback }
+        let fieldPath = path.appending(field.key)
+        guard let text = text(value, field, at: fieldPath) else { return nil }
+        if let choice = Choice(rawValue: text) { return choice }
+        let known = Choice.allCases.map(\.rawValue)
+        let guess = Self.closest(to: text, among: known).map { "did you mean '\($0)'? " } ?? ""
+        let choices = known.map { "\"\($0)\"" + (meanings[$0].map { " (\($0))" } ?? "") }.joined(separator: ", ")
+        report(.invalidValue, fieldPath, "unknown \(field.key) '\(text)'; \(guess)use one of \(choices)")
+        return nil
+    }
+}

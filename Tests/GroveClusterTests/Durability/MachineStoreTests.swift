@@ -1,0 +1,120 @@
+@testable import GroveCluster
+import Testing
+
+/// What every ``MachineStore`` promises, run against SQLite and its in-memory twin alike.
+@Suite(.timeLimit(.minutes(2))) struct MachineStoreTests {
+    typealias F = StoreFixtures
+
+    @Test(arguments: StoreKind.allCases) func recordsJournalAndDeadLettersComeBackAsWritten(kind: StoreKind) throws {
+        let (store, cleanup) = try kind.make()
+        defer { cleanup() }
+        let letter = F.letter("poller/eu")
+        try store.commit(F.commit(
+            records: [F.record("counter/b", "2", sequence: 2), F.record("auth", "signed-in", type: "AuthFlow")],
+            journal: [F.entry("counter/b", 1), F.entry("counter/b", 2, "reset")],
+            deadLetters: [letter]))
+
+        #expect(try store.records() == [F.record("auth", "signed-in", type: "AuthFlow"), F.record("counter/b", "2", sequence: 2)])
+        #expect(try store.journal(of: "counter/b", after: 0) == [F.entry("counter/b", 1), F.entry("counter/b", 2, "reset")])
+        #expect(try store.journal(of: "auth", after: 0) == [])
+        let letters = try store.deadLetters()
+        #expect(letters.count == 1)
+        var stored = try #require(letters.first)
+        #expect(stored.id != nil)
+        stored.id = nil
+        #expect(stored == letter)
+    }
+
+    @Test(arguments: StoreKind.allCases) func aRecordIsReplacedByAddress(kind: StoreKind) throws {
+        let (store, cleanup) = try kind.make()
+        defer { cleanup() }
+        try store.commit(F.commit(records: [F.record("counter/a", "1", sequence: 1), F.record("counter/b", "7")]))
+        try store.commit(F.commit(records: [F.record("counter/a", "25", sequence: 9, type: "Renamed")]))
+        #expect(try store.records() == [F.record("counter/a", "25", sequence: 9, type: "Renamed"), F.record("counter/b", "7")])
+    }
+
+    @Test(arguments: StoreKind.allCases) func theJournalIsReadAfterASequence(kind: StoreKind) throws {
+        let (store, cleanup) = try kind.make()
+        defer { cleanup() }
+        try store.commit(F.commit(journal: (1...5).map { F.entry("counter/a", $0) } + [F.entry("counter/b", 4)]))
+        #expect(try store.journal(of: "counter/a", after: 3).map(\.sequence) == [4, 5])
+        #expect(try store.journal(of: "counter/a", after: 5) == [])
+        #expect(try store.journal(of: "counter/b", after: 3) == [F.entry("counter/b", 4)])
+    }
+
+    @Test(arguments: StoreKind.allCases) func aTruncationDeletesOnlyThroughItsSequenceOfItsMachine(kind: StoreKind) throws {
+        let (store, cleanup) = try kind.make()
+        defer { cleanup() }
+        try store.commit(F.commit(journal: (1...5).map { F.entry("counter/a", $0) } + (1...3).map { F.entry("counter/b", $0) }))
+        try store.commit(F.commit(records: [F.record("counter/a", "3", sequence: 3)], truncations: [("counter/a", 3)]))
+        #expect(try store.journal(of: "counter/a", after: 0).map(\.sequence) == [4, 5])
+        #expect(try store.journal(of: "counter/b", after: 0).map(\.sequence) == [1, 2, 3])
+    }
+
+    @Test(arguments: StoreKind.allCases) func aRemovedMachineLosesRecordAndJournalAndNoOtherDoes(kind: StoreKind) throws {
+        let (store, cleanup) = try kind.make()
+        defer { cleanup() }
+        try store.commit(F.commit(
+            records: [F.record("counter/a", "1", sequence: 1), F.record("counter/b", "2", sequence: 1)],
+            journal: [F.entry("counter/a", 1), F.entry("counter/a", 2), F.entry("counter/b", 1)]))
+        try store.commit(F.commit(removed: ["counter/a"]))
+        #expect(try store.records() == [F.record("counter/b", "2", sequence: 1)])
+        #expect(try store.journal(of: "counter/a", after: 0) == [])
+        #expect(try store.journal(of: "counter/b", after: 0) == [F.entry("counter/b", 1)])
+    }
+
+    @Test(arguments: StoreKind.allCases) func aCommitAppliesItsPartsInTheDocumentedOrder(kind: StoreKind) throws {
+        let (store, cleanup) = try kind.make()
+        defer { cleanup() }
+        try store.commit(F.commit(records: [F.record("counter/a", "old")], journal: [F.entry("counter/a", 1)]))
+        // Removed and created again in one batch; a snapshot that covers the entries written with it.
+        try store.commit(F.commit(
+            records: [F.record("counter/a", "new", sequence: 2)],
+            journal: [F.entry("counter/a", 1), F.entry("counter/a", 2), F.entry("counter/a", 3)],
+            truncations: [("counter/a", 2)], removed: ["counter/a"]))
+        #expect(try store.records() == [F.record("counter/a", "new", sequence: 2)])
+        #expect(try store.journal(of: "counter/a", after: 0) == [F.entry("counter/a", 3)])
+    }
+
+    @Test(arguments: StoreKind.allCases) func aCommitThatFailsPartWayLeavesNothingOfIt(kind: StoreKind) throws {
+        let (store, cleanup) = try kind.make()
+        defer { cleanup() }
+        try store.commit(F.commit(records: [F.record("counter/a", "1", sequence: 1)], journal: [F.entry("counter/a", 1)]))
+        // Every part before the journal entry written twice succeeds on its own.
+        let failing = F.commit(
+            records: [F.record("counter/a", "2", sequence: 2), F.record("counter/z", "new")],
+            journal: [F.entry("counter/a", 2), F.entry("counter/a", 1, "again")],
+            removed: ["counter/gone"], deadLetters: [F.letter("counter/a")])
+        let error = #expect(throws: StoreError.self) { try store.commit(failing) }
+        #expect(error?.code == .rejected)
+        #expect(try store.records() == [F.record("counter/a", "1", sequence: 1)])
+        #expect(try store.journal(of: "counter/a", after: 0) == [F.entry("counter/a", 1)])
+        #expect(try store.deadLetters() == [])
+        // And the store goes on working.
+        try store.commit(F.commit(journal: [F.entry("counter/a", 2)]))
+        #expect(try store.journal(of: "counter/a", after: 1) == [F.entry("counter/a", 2)])
+    }
+
+    @Test(arguments: StoreKind.allCases) func aDeadLetterIsRemovedByIdOnce(kind: StoreKind) throws {
+        let (store, cleanup) = try kind.make()
+        defer { cleanup() }
+        try store.commit(F.commit(deadLetters: [F.letter("counter/a"), F.letter("counter/b")]))
+        let ids = try store.deadLetters().compactMap(\.id)
+        #expect(ids.count == 2 && ids[0] < ids[1])
+        let removed = try store.removeDeadLetter(ids[0])
+        #expect(removed?.address == "counter/a" && removed?.id == ids[0])
+        #expect(try store.removeDeadLetter(ids[0]) == nil)
+        #expect(try store.deadLetters().map(\.address) == ["counter/b"])
+        // An id once shown is never given to another event.
+        try store.commit(F.commit(deadLetters: [F.letter("counter/c")]))
+        let newest = try #require(try store.deadLetters().first { $0.address == "counter/c" }?.id)
+        #expect(newest > ids[1])
+    }
+
+    @Test(arguments: StoreKind.allCases) func anEmptyCommitChangesNothing(kind: StoreKind) throws {
+        let (store, cleanup) = try kind.make()
+        defer { cleanup() }
+        try store.commit(StoreCommit())
+        #expect(try store.records() == [])
+    }
+}

@@ -1,0 +1,142 @@
+import Foundation
+import GRDB
+@testable import GroveCluster
+import Testing
+
+/// What only the SQLite store has: a file that outlasts the store, one process at a time, and
+/// errors that name the file.
+@Suite(.timeLimit(.minutes(2))) struct SQLiteMachineStoreTests {
+    typealias F = StoreFixtures
+
+    @Test func openCreatesTheDirectoryPrivateAndTheFileNamedAfterTheWorker() throws {
+        let root = try F.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let directory = root.appendingPathComponent("grove-data/default")
+        let store = try SQLiteMachineStore.open(directory: directory.path, worker: "data-io-2")
+        defer { store.close() }
+        #expect(store.path == directory.appendingPathComponent("data-io-2.sqlite").path)
+        #expect(FileManager.default.fileExists(atPath: store.path))
+        let mode = try FileManager.default.attributesOfItem(atPath: directory.path)[.posixPermissions] as? Int
+        #expect(mode == 0o700)
+    }
+
+    @Test func theDatabaseIsInWALMode() throws {
+        let directory = try F.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try SQLiteMachineStore.open(directory: directory.path, worker: "main")
+        try store.commit(F.commit(records: [F.record("a", "1")]))
+        // Read through a connection of its own, as an admin's sqlite3 would (the lock file does
+        // not keep readers out).
+        var configuration = Configuration()
+        configuration.readonly = true
+        let reader = try DatabaseQueue(path: store.path, configuration: configuration)
+        #expect(try reader.read { try String.fetchOne($0, sql: "PRAGMA journal_mode") } == "wal")
+        #expect(try reader.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM machines") } == 1)
+        try reader.close()
+        store.close()
+    }
+
+    @Test func everythingOutlivesCloseAndReopen() throws {
+        let directory = try F.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var store = try SQLiteMachineStore.open(directory: directory.path, worker: "main")
+        try store.commit(F.commit(
+            records: [F.record("counter/a", "3", sequence: 3)], journal: [F.entry("counter/a", 4)],
+            deadLetters: [F.letter("counter/a")], flush: .disk))
+        try store.commit(F.commit(records: [F.record("auth", "signed-in")]))
+        let letters = try store.deadLetters()
+        store.close()
+
+        store = try SQLiteMachineStore.open(directory: directory.path, worker: "main")
+        defer { store.close() }
+        #expect(try store.records() == [F.record("auth", "signed-in"), F.record("counter/a", "3", sequence: 3)])
+        #expect(try store.journal(of: "counter/a", after: 3) == [F.entry("counter/a", 4)])
+        #expect(try store.deadLetters() == letters && letters.count == 1)
+    }
+
+    @Test func aSecondOpenerIsRefusedUntilTheFirstCloses() throws {
+        let directory = try F.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let first = try SQLiteMachineStore.open(directory: directory.path, worker: "main")
+        let error = #expect(throws: StoreError.self) { try SQLiteMachineStore.open(directory: directory.path, worker: "main") }
+        #expect(error?.code == .locked)
+        #expect(error?.message.contains(first.path) == true, "\(String(describing: error))")
+        #expect(error?.message.contains("another worker named 'main' is running") == true, "\(String(describing: error))")
+        #expect(error?.message.contains("process \(getpid())") == true, "\(String(describing: error))")
+        // Another worker's store in the same directory is its own.
+        let other = try SQLiteMachineStore.open(directory: directory.path, worker: "edge")
+        other.close()
+
+        first.close()
+        let again = try SQLiteMachineStore.open(directory: directory.path, worker: "main")
+        again.close()
+    }
+
+    @Test func aStoreClosedRefusesToBeUsed() throws {
+        let directory = try F.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try SQLiteMachineStore.open(directory: directory.path, worker: "main")
+        store.close()
+        store.close()
+        #expect(throws: StoreError("", code: .closed)) { try store.records() }
+        #expect(throws: StoreError("", code: .closed)) { try store.commit(F.commit(records: [F.record("a", "1")])) }
+    }
+
+    @Test func aFileFromANewerGroveIsRefusedNotMisread() throws {
+        let directory = try F.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try SQLiteMachineStore.open(directory: directory.path, worker: "main")
+        let path = store.path
+        store.close()
+        let newer = try DatabaseQueue(path: path)
+        try newer.write { try $0.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v99-from-the-future')") }
+        try newer.close()
+
+        let error = #expect(throws: StoreError.self) { try SQLiteMachineStore.open(directory: directory.path, worker: "main") }
+        #expect(error?.code == .newerVersion)
+        #expect(error?.message.contains(path) == true && error?.message.contains("newer Grove") == true, "\(String(describing: error))")
+        // Refused without taking the lock for good.
+        #expect(throws: StoreError("", code: .newerVersion)) { try SQLiteMachineStore.open(directory: directory.path, worker: "main") }
+    }
+
+    @Test func aFileThatIsNotADatabaseIsRefusedWithWhatToDo() throws {
+        let directory = try F.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("main.sqlite")
+        try Data(repeating: 0x47, count: 4096).write(to: path)
+        let error = #expect(throws: StoreError.self) { try SQLiteMachineStore.open(directory: directory.path, worker: "main") }
+        #expect(error?.code == .corrupt)
+        #expect(error?.message.contains(path.path) == true && error?.message.contains("move it away") == true,
+                "\(String(describing: error))")
+    }
+
+    @Test func aDataDirectoryThatCannotBeMadeIsNamed() throws {
+        let directory = try F.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("a-file")
+        try Data("x".utf8).write(to: file)
+        let below = file.appendingPathComponent("grove-data").path
+        let error = #expect(throws: StoreError.self) { try SQLiteMachineStore.open(directory: below, worker: "main") }
+        #expect(error?.code == .permission)
+        #expect(error?.message.contains(below) == true && error?.message.contains("data directory") == true,
+                "\(String(describing: error))")
+        #expect(throws: StoreError.self) { try SQLiteMachineStore.open(directory: file.path, worker: "main") }
+    }
+
+    @Test(arguments: ["", "a/b", "..", "."]) func aWorkerNameThatIsNoFileNameIsRefused(name: String) throws {
+        let directory = try F.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        #expect(throws: StoreError.self) { try SQLiteMachineStore.open(directory: directory.path, worker: name) }
+    }
+
+    @Test func aDiskFlushSwitchesBackAndForth() throws {
+        let directory = try F.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try SQLiteMachineStore.open(directory: directory.path, worker: "main")
+        defer { store.close() }
+        try store.commit(F.commit(records: [F.record("a", "1")], flush: .disk))
+        try store.commit(F.commit(records: [F.record("a", "2")], flush: .process))
+        try store.commit(F.commit(records: [F.record("b", "3")], flush: .disk))
+        #expect(try store.records() == [F.record("a", "2"), F.record("b", "3")])
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+
+extension EndToEnd {
+    /// Where durable machines' data goes: `fsm-launch --check` says it, and every worker
+    /// fsm-launch starts is told it (`--data-dir`), with nothing created for a topology without
+    /// durable machines.
+    @Suite(.timeLimit(.minutes(2)))
+    struct DataDirectoryTests {
+        static func durableTopology(_ durability: String) -> String {
+            """
+            {
+              "name": "orders",
+              "coordinator": { "clients": "ipc://@orders-check/c", "workers": "ipc://@orders-check/w", "events": "ipc://@orders-check/e" },
+              "workers": [ { "name": "main" } ],
+              "machines": [
+                { "name": "auth", "type": "AuthFlow", "worker": "main", "durability": "state" },
+                { "name": "counter", "type": "Counter", "worker": "main", "keyed": true, "durability": "state" },
+                { "name": "loader", "type": "DataLoader", "worker": "main" }
+              ],
+              "durability": \(durability)
+            }
+            """
+        }
+
+        @Test func checkSaysWhichMachinesAreDurableAndWhereTheirDataGoes() async throws {
+            let directory = try Cluster.makeDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let file = directory.appendingPathComponent("orders.json")
+            try Data(Self.durableTopology(#"{ "snapshotEvery": 50, "flush": "disk" }"#).utf8).write(to: file)
+            let ok = try await runCommand(Products.launch, ["--check", file.path], in: directory)
+            #expect(ok.status == 0, "\(ok)")
+            let data = directory.appendingPathComponent("grove-data/orders").standardizedFileURL.path
+            #expect(ok.stdout.contains("durability: state: auth, counter; data in \(data); flush disk\n"),
+                    "\(ok)")
+            // Checking creates nothing.
+            #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("grove-data").path))
+
+            try Data(Self.durableTopology(#"{ "snapshotEvery": 0, "directory": "../elsewhere" }"#).utf8).write(to: file)
+            let refused = try await runCommand(Products.launch, ["--check", file.path], in: directory)
+            #expect(refused.status == 2, "\(refused)")
+            #expect(refused.stderr.contains("$.durability.snapshotEvery: snapshotEvery must be at least 1"), "\(refused)")
+        }
+
+        @Test func everyWorkerIsToldTheDataDirectoryAndNothingIsCreatedWithoutDurableMachines() async throws {
+            let topology = TopologyFile(
+                name: "data-dir", transport: .ipc, workers: [.init(name: "edge"), .init(name: "pool", count: 2)],
+                machines: [.init(name: "counter", type: "Counter", worker: "pool", keyed: true)])
+            try await withCluster(topology) { cluster in
+                let expected = cluster.directory.appendingPathComponent("grove-data/data-dir").standardizedFileURL.path
+                for name in ["edge", "pool-1", "pool-2"] {
+                    let pid = try await cluster.workerPID(name)
+                    let arguments = try Self.commandLine(of: pid)
+                    let index = try #require(arguments.firstIndex(of: "--data-dir"), "\(name): \(arguments)")
+                    #expect(arguments.dropFirst(index + 1).first == expected, "\(name): \(arguments)")
+                }
+                #expect(try await cluster.send("counter/a", "increment") == json(#"{"count":1}"#))
+                #expect(!FileManager.default.fileExists(atPath: cluster.directory.appendingPathComponent("grove-data").path))
+            }
+        }
+
+        /// A process's arguments, from /proc/<pid>/cmdline.
+        static func commandLine(of pid: Int32) throws -> [String] {
+            let data = try Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/cmdline"))
+            return data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+        }
+    }
+}
