@@ -23,26 +23,58 @@ extension WorkerRuntime {
             return
         }
         let placed = Dictionary(welcome.machines.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        var recovered = 0
         var notPlaced = 0
         for record in records where instances[record.address] == nil {
             let name = record.address.split(separator: "/", maxSplits: 1).first.map(String.init) ?? record.address
             guard let machine = placed[name], (machine.durability ?? .none) != .none, machine.type == record.type,
-                  machine.keyed == record.address.contains("/"), let factory = factory(for: machine.type) else {
+                  machine.keyed == record.address.contains("/") else {
                 notPlaced += 1
                 continue
             }
-            do {
-                instances[record.address] = try make(record.address, machine, factory: factory, welcome: welcome, record: record.snapshot)
-                recovered += 1
-            } catch {
-                // Kept in the store until the instance writes again; starting it fresh says so.
-                log.error("\(error.message); it starts from its initial state when it next gets an event")
-            }
+            recovery.waiting[record.address] = record
+            recovery.order.append(record.address)
         }
-        let elapsed = ContinuousClock.now - started
+        recovery.started = started
         let kept = notPlaced > 0 ? "; \(notPlaced) stored instance(s) of machines not placed here durably are kept, not started" : ""
-        log.notice("recovered \(recovered) durable instance(s) from the store in \(elapsed)\(kept)")
+        log.notice("bringing back \(recovery.waiting.count) durable instance(s) from the store\(kept)")
+        recoverSome()
+    }
+
+    /// Brings back up to ``Recovery/chunk`` stored instances, then lets the loop run (messages,
+    /// heartbeats) before the next chunk: a worker bringing back 100,000 instances keeps
+    /// answering its coordinator. An instance asked for before its turn comes back at once
+    /// (``restoreIfWaiting(_:)``).
+    func recoverSome() {
+        var restored = 0
+        while restored < Recovery.chunk, let address = recovery.order.popLast() {
+            if restoreIfWaiting(address) != nil { restored += 1 }
+        }
+        recovery.restored += restored
+        guard recovery.order.isEmpty else {
+            Task { self.recoverSome() }
+            return
+        }
+        if let started = recovery.started {
+            log.notice("recovered \(recovery.restored) durable instance(s) from the store in \(ContinuousClock.now - started)")
+            recovery = Recovery()
+        }
+    }
+
+    /// The instance at `address` brought back from its stored record, when one waits for its
+    /// turn; nil otherwise (and when the record does not decode: the instance then starts from
+    /// its initial state with its next event, and the record stays until it writes again).
+    func restoreIfWaiting(_ address: String) -> (any HostedMachine)? {
+        guard let record = recovery.waiting.removeValue(forKey: address) else { return nil }
+        let name = address.split(separator: "/", maxSplits: 1).first.map(String.init) ?? address
+        guard let welcome = core.lastWelcome, let machine = core.placed[name], let factory = factory(for: machine.type) else { return nil }
+        do {
+            let made = try make(address, machine, factory: factory, welcome: welcome, record: record.snapshot)
+            instances[address] = made
+            return made
+        } catch {
+            log.error("\(error.message); it starts from its initial state when it next gets an event")
+            return nil
+        }
     }
 
     /// Writes every durable instance that changed, and forgets those that ended, in one commit.
@@ -71,4 +103,15 @@ extension WorkerRuntime {
             run([.exit(status: 74, "worker \(link.worker) could not write to its store: \(error.message)")])
         }
     }
+}
+
+/// The stored instances a worker is bringing back, chunk by chunk.
+struct Recovery {
+    /// Instances brought back per turn of the worker's loop.
+    static let chunk = 2000
+    var waiting: [String: MachineRecord] = [:]
+    /// The addresses still to bring back, the next one last.
+    var order: [String] = []
+    var restored = 0
+    var started: ContinuousClock.Instant?
 }

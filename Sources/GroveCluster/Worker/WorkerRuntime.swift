@@ -36,6 +36,8 @@ actor WorkerRuntime {
     let openStore: (@Sendable () throws(StoreError) -> any MachineStore)?
     /// Where durable instances are written; nil until a durable machine is placed here.
     var store: (any MachineStore)?
+    /// The stored instances still to bring back after the store opened.
+    var recovery = Recovery()
 
     /// The I/O loop's thread: the runtime, its hosts and what they send share it, so a received
     /// batch is queued, drained and answered with no thread hand-off and no executor switch.
@@ -244,7 +246,8 @@ actor WorkerRuntime {
     /// - Parameter spawning: Whether a keyed instance may start (events only).
     private func instance(for address: String, spawning: Bool = true) throws(WireError) -> any HostedMachine {
         if let existing = instances[address] { return existing }
-        let machine = try core.placement(of: address, spawning: spawning)
+        let machine = try core.placement(of: address, spawning: spawning || recovery.waiting[address] != nil)
+        if let restored = restoreIfWaiting(address) { return restored }
         guard let factory = factories[machine.type], let welcome = core.lastWelcome else {
             throw WireError(.unknownMachine, "worker \(link.worker) cannot host '\(address)' yet", address: address)
         }
