@@ -111,8 +111,23 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
                            clock: WallClock(), options: options, logger: nil, restoring: durable?.restoring)
         let host = host
         drainTarget.attach(host)
-        if durability != .none { drainTarget.afterDrain { [weak self] in self?.changed() } }
+        if durability != .none {
+            // A restored instance's first drain only boots it (its timers are armed, nothing
+            // ran) unless it has queued events or interrupted io to handle: not a change to
+            // write again, which after recovering 100,000 instances was one commit of them all.
+            let bootsOnly = Atomic<Bool>(durable?.restoring.map { $0.queuedEvents.isEmpty && $0.interruptedIO.isEmpty } ?? false)
+            drainTarget.afterDrain { [weak self] in
+                if bootsOnly.exchange(false, ordering: .relaxed) { return }
+                self?.changed()
+            }
+        }
         let watched = link.observation.watches("state:" + address)
+        guard watched || M.Output.self != Never.self else {
+            // Nothing to observe first: started here, without a task per instance (a worker
+            // bringing back 100,000 instances made as many tasks, which held up its heartbeats).
+            host.start()
+            return
+        }
         Task {
             // Observe before starting, so a watcher sees the initial state first and no commit or
             // output is missed; events sent meanwhile wait in the mailbox, in order.

@@ -51,7 +51,13 @@ extension WorkerRuntime {
         }
         recovery.restored += restored
         guard recovery.order.isEmpty else {
-            Task { self.recoverSome() }
+            // Heartbeats first (the tick task may wait behind the instances' start-up tasks),
+            // then a pause in which the loop reads and sends before the next chunk.
+            run(core.tick(now: .now))
+            Task {
+                try? await Task.sleep(for: .milliseconds(1))
+                self.recoverSome()
+            }
             return
         }
         if let started = recovery.started {
@@ -108,7 +114,7 @@ extension WorkerRuntime {
 /// The stored instances a worker is bringing back, chunk by chunk.
 struct Recovery {
     /// Instances brought back per turn of the worker's loop.
-    static let chunk = 2000
+    static let chunk = 1000
     var waiting: [String: MachineRecord] = [:]
     /// The addresses still to bring back, the next one last.
     var order: [String] = []
