@@ -16,6 +16,9 @@ final class WorkerLink: Sendable {
     let collector = OutboundCollector()
     /// Hosts woken while a received batch is queued, drained after it.
     let drains = DrainQueue()
+    /// The way into the worker's core for what machines send on their own (io calls to other
+    /// workers, outputs).
+    let toCore = CoreInlet()
 
     init(worker: String, loop: IOLoop, socket: SocketID) {
         self.worker = worker
