@@ -48,7 +48,7 @@ struct InMemoryWorkerCallTests {
                 try collect()
                 if let index = messages.firstIndex(where: matches) { return messages.remove(at: index) }
                 guard ContinuousClock.now < giveUp else {
-                    throw WireError(.timeout, "no \(what) within 10 s; sent: \(messages.map { "\($0.header.kind.name) \($0.header.correlation)" })")
+                    throw WireError(.timeout, "\(what) was not sent within 10 s; sent: \(messages.map { "\($0.header.kind.name) \($0.header.correlation)" })")
                 }
                 try await Task.sleep(for: .milliseconds(2))
             }
@@ -115,7 +115,7 @@ struct InMemoryWorkerCallTests {
         // A reload replaces the fetch: the first call's task is cancelled, its call cancelled
         // where it runs, and a second call leaves.
         outbox.send(#""reload""#, to: "loader/b")
-        let cancel = try await outbox.waitFor("an io-cancel") { $0.header.kind == .ioCancel }
+        let cancel = try await outbox.waitFor("io-cancel") { $0.header.kind == .ioCancel }
         #expect(cancel.header.correlation == first.header.correlation)
         #expect(cancel.address == "loader/b")
         let second = try await outbox.request(from: "loader/b", except: [first.header.correlation])
