@@ -138,7 +138,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
                 Task {
                     for await output in outputs {
                         guard let json = try? WireJSON.encode(output), let value = try? JSONValue(parsing: Data(json)) else { continue }
-                        link.publish(.output, address: address, payload: OutputEvent(output: value))
+                        await link.toCore.output(OutputEvent(output: value), address: address)
                     }
                 }
             }

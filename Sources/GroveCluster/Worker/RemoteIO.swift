@@ -3,75 +3,36 @@ import GroveRuntime
 import GroveWire
 import Synchronization
 
-/// io calls this worker's machines sent to other workers, waiting for their results. A call
-/// cancelled by its machine (cancel, replace, terminal state, stop) is answered at once with a
-/// cancellation and an `io-cancel` goes to the worker running it; its late result finds no
-/// waiter and is dropped.
-final class RemoteCalls: Sendable {
-    private struct Table {
-        var next: UInt64 = 1
-        var waiting: [UInt64: CheckedContinuation<IOCallResult, Never>] = [:]
-        var cancelledEarly: Set<UInt64> = []
+/// The way into the worker's core for what a machine sends on its own, its io calls to other
+/// workers and its outputs: from the machine's task onto the worker loop, into
+/// ``WorkerRuntime``, which asks ``WorkerCore`` what to send (`WorkerRuntime+Machines.swift`).
+/// Every hosted machine reaches it through the worker's link; the runtime attaches itself once,
+/// before any machine exists. Holds the runtime weakly: the runtime holds the link.
+final class CoreInlet: Sendable {
+    private struct Attached { weak var runtime: WorkerRuntime? }
+    private let attached = Mutex(Attached())
+
+    func attach(_ runtime: WorkerRuntime) {
+        attached.withLock { $0.runtime = runtime }
     }
 
-    private let table = Mutex(Table())
-    let link: WorkerLink
-
-    init(link: WorkerLink) { self.link = link }
+    private var runtime: WorkerRuntime? { attached.withLock { $0.runtime } }
 
     /// Sends an `io-request` (its payload: the head, then the request's bytes) and waits for
-    /// its result.
+    /// its result; a cancelled task is answered `cancelled` at once.
     func call(address: String, payload: [UInt8], binary: Bool) async -> IOCallResult {
-        let id = table.withLock { table in
-            defer { table.next += 1 }
-            return table.next
-        }
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                let cancelled = table.withLock { table in
-                    if table.cancelledEarly.remove(id) != nil { return true }
-                    table.waiting[id] = continuation
-                    return false
-                }
-                if cancelled {
-                    continuation.resume(returning: Self.cancelled)
-                } else {
-                    link.send(.ioRequest, flags: binary ? .binary : [], correlation: id, address: address, payload: payload)
-                }
-            }
-        } onCancel: {
-            let waiter = table.withLock { table in
-                guard let waiter = table.waiting.removeValue(forKey: id) else {
-                    table.cancelledEarly.insert(id)
-                    return nil as CheckedContinuation<IOCallResult, Never>?
-                }
-                return waiter
-            }
-            guard let waiter else { return }
-            link.send(.ioCancel, correlation: id, address: address, payload: Array(#"{"reason":"cancelled"}"#.utf8))
-            waiter.resume(returning: Self.cancelled)
-        }
+        guard let runtime else { return Self.stopped }
+        return await runtime.call(address: address, payload: payload, binary: binary)
     }
 
-    /// Delivers a result; a result for a call no longer waiting (cancelled, replaced) is dropped.
-    func complete(_ id: UInt64, with result: IOCallResult) {
-        let waiter = table.withLock { $0.waiting.removeValue(forKey: id) }
-        waiter?.resume(returning: result)
+    /// Sends a machine's output for the coordinator to publish and route.
+    func output(_ output: OutputEvent, address: String) async {
+        guard let runtime, let payload = try? WireJSON.encode(output) else { return }
+        await runtime.output(address: address, payload: payload)
     }
 
-    /// Fails every waiting call, e.g. when the coordinator is gone.
-    /// - Returns: How many calls were waiting.
-    @discardableResult
-    func failAll(_ failure: IOCallResult.Failure) -> Int {
-        let waiters = table.withLock { table in
-            defer { table.waiting = [:] }
-            return Array(table.waiting.values)
-        }
-        for waiter in waiters { waiter.resume(returning: .failure(failure)) }
-        return waiters.count
-    }
-
-    static let cancelled = IOCallResult.failure(.init(code: "cancelled", message: "the effect was cancelled"))
+    static let stopped = IOCallResult.failure(.init(code: "cancelled",
+        message: "the worker is stopping; its machines' io calls no longer reach other workers"))
 }
 
 /// The io performer of one hosted machine: runs requests with the worker's own handlers unless
@@ -80,7 +41,7 @@ struct ClusterIOPerformer: IOPerformer {
     let address: String
     let local: IOHandlers
     let remoteNames: Set<String>
-    let calls: RemoteCalls
+    let core: CoreInlet
 
     func perform<R: IORequest>(_ request: R) async -> Result<R.Response, IOFailure> {
         await perform(request, effect: .generated(0))
@@ -98,7 +59,7 @@ struct ClusterIOPerformer: IOPerformer {
         } catch {
             return .failure(IOFailure(.codec, "io request '\(R.name)' could not be encoded: \(error)"))
         }
-        switch await calls.call(address: address, payload: payload, binary: binary) {
+        switch await core.call(address: address, payload: payload, binary: binary) {
         case .failure(let failure):
             return .failure(IOFailure(IOFailure.Code(rawValue: failure.code), failure.message))
         case .response(let bytes, let binary):

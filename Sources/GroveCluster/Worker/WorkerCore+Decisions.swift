@@ -20,7 +20,8 @@ extension WorkerCore {
         case serve
         /// Cancel the io request served under the message's correlation; its result is never sent.
         case stopServing
-        /// Hand an io call's result to the machine waiting for it (call id = correlation).
+        /// Hand an io call's result to the machine waiting for it (call id = correlation); the
+        /// core no longer counts the call as waiting.
         case complete(IOCallResult)
         /// Publish state changes only for the topics these subscriptions watch.
         case observe(Observation)
@@ -28,7 +29,8 @@ extension WorkerCore {
         case act([WorkerAction])
         /// Answer the message with this error.
         case refuse(WireError)
-        /// Nothing: a heartbeat (hearing it was all it said), a cancel for a call no longer served.
+        /// Nothing: a heartbeat (hearing it was all it said), a cancel for a call no longer served,
+        /// a result for a call no longer waited for.
         case ignore
     }
 
@@ -66,6 +68,9 @@ extension WorkerCore {
         case .ioCancel:
             return serving.remove(header.correlation) != nil ? .stopServing : .ignore
         case .ioResult:
+            // A result for a call no longer waited for (cancelled by its machine, or failed when
+            // the coordinator was lost) is dropped unread.
+            guard calls.removeValue(forKey: header.correlation) != nil else { return .ignore }
             do {
                 return .complete(try IOCallResult(reading: payload, binary: header.flags.contains(.binary)))
             } catch {

@@ -62,7 +62,7 @@ extension WorkerCore {
             return [
                 .log(.info, "the coordinator asks this worker to register again"),
                 // It forgot the calls this worker's machines started with the worker.
-                .failRemoteCalls(IOCallResult.Failure(code: IOFailure.Code.coordinatorLost.rawValue,
+                failingCalls(IOCallResult.Failure(code: IOFailure.Code.coordinatorLost.rawValue,
                     message: "the coordinator at \(coordinator) no longer knows this worker (it restarted or declared it lost); "
                         + "the call's result cannot arrive. Retry once the worker is registered again")),
                 .register,

@@ -12,7 +12,9 @@ enum WorkerAction: Sendable, Equatable {
     /// coordinator that is gone is dropped with it.
     case reconnect
     /// Answer every io call waiting for a result from another worker with this failure: the
-    /// coordinator that would have brought the result is gone or has forgotten the call.
+    /// coordinator that would have brought the result is gone or has forgotten the call. The
+    /// core has forgotten them all when it says so (``failingCalls(_:)``), so their late results
+    /// are dropped.
     case failRemoteCalls(IOCallResult.Failure)
     /// Host what `welcome` places here: drop the instances of the machines named in `dropping`
     /// (no longer placed here, or placed with another type), keep the others, start the single
@@ -25,8 +27,9 @@ enum WorkerAction: Sendable, Equatable {
 }
 
 /// The worker as a pure state machine: every message from the coordinator (``decide(_:payload:now:)``,
-/// in `WorkerCore+Decisions.swift`), what is heard when, and clock ticks in; decisions and
-/// actions out. No sockets, no threads: `WorkerRuntime` only executes what it says.
+/// in `WorkerCore+Decisions.swift`), what its machines send on their own (io calls to other
+/// workers and outputs, `WorkerCore+Machines.swift`), what is heard when, and clock ticks in;
+/// decisions and actions out. No sockets, no threads: `WorkerRuntime` only executes what it says.
 ///
 /// A worker registers and waits for a welcome; welcomed, it heartbeats at the welcome's
 /// interval and watches the coordinator's heartbeats. Hearing nothing for the welcome's timeout
@@ -72,6 +75,11 @@ struct WorkerCore {
     /// The io calls of other workers' machines running here (call ids), until their result is
     /// sent or `io-cancel` comes.
     var serving: Set<UInt64> = []
+    /// The io calls this worker's machines sent to other workers and still wait for, by call id
+    /// (the `io-request`'s correlation), with the address of the machine that sent each.
+    var calls: [UInt64: String] = [:]
+    /// The id of the next such call.
+    var nextCall: UInt64 = 1
 
     static let firstBackoff = Duration.milliseconds(100)
     static let maxBackoff = Duration.seconds(5)
@@ -130,7 +138,7 @@ struct WorkerCore {
             session = .registering(attempt: attempt, since: now)
             // Calls machines started while the coordinator was away went out on the socket about
             // to be closed: they fail too.
-            return [.failRemoteCalls(lostFailure(after: now - lastHeard)), .reconnect, .register] + notice(now: now)
+            return [failingCalls(lostFailure(after: now - lastHeard)), .reconnect, .register] + notice(now: now)
         }
     }
 
@@ -146,7 +154,7 @@ struct WorkerCore {
             .log(.warning, "the coordinator at \(coordinator) was silent for \(silence.wholeMilliseconds) ms "
                 + "(heartbeat timeout \(timeout.wholeMilliseconds) ms); failing this worker's pending remote io calls and reconnecting, "
                 + "keeping its machines. If this repeats while the coordinator runs, raise heartbeat.timeoutMs in the topology"),
-            .failRemoteCalls(lostFailure(after: silence)),
+            failingCalls(lostFailure(after: silence)),
         ]
     }
 

@@ -18,6 +18,9 @@ final class WorkerLink: Sendable {
     let drains = DrainQueue()
     /// Durable instances that changed or ended since the last write to the store.
     let durable = DurableWrites()
+    /// The way into the worker's core for what machines send on their own (io calls to other
+    /// workers, outputs).
+    let toCore = CoreInlet()
 
     init(worker: String, loop: IOLoop, socket: SocketID) {
         self.worker = worker

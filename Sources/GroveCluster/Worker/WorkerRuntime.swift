@@ -16,7 +16,9 @@ actor WorkerRuntime {
     /// The configuration's factories, bound to this worker's link.
     private let factories: [String: any HostedMachineFactory]
     let link: WorkerLink
-    let calls: RemoteCalls
+    /// The tasks of this worker's machines waiting for io calls to other workers, by the call
+    /// id the core gave each: resumed when the core says (`WorkerRuntime+Machines.swift`).
+    var waiters: [UInt64: CheckedContinuation<IOCallResult, Never>] = [:]
     let log: Logger
     /// Closes the DEALER and opens a new one to the coordinator (on the I/O thread, in order
     /// with what is sent after it).
@@ -54,10 +56,10 @@ actor WorkerRuntime {
         self.openStore = openStore
         self.factories = configuration.factories.mapValues { $0.bound(to: link) }
         self.link = link
-        self.calls = RemoteCalls(link: link)
         self.log = log
         self.reconnect = reconnect
         core = WorkerCore(worker: link.worker, coordinator: coordinator, machineTypes: Set(configuration.machineTypes), now: .now)
+        link.toCore.attach(self)
     }
 
     /// Registers with the coordinator.
@@ -93,7 +95,7 @@ actor WorkerRuntime {
             case .reconnect:
                 reconnect()
             case .failRemoteCalls(let failure):
-                let failed = calls.failAll(failure)
+                let failed = failWaiters(failure)
                 if failed > 0 { log.warning("failed \(failed) pending remote io call(s): \(failure.code)") }
             case .adopt(let welcome, let dropping):
                 adopt(welcome, dropping: dropping)
@@ -197,7 +199,7 @@ actor WorkerRuntime {
             serving.removeValue(forKey: header.correlation)?.cancel()
             log.notice("io request cancelled", metadata: ["machine": "\(address)", "call": "\(header.correlation)"])
         case .complete(let result):
-            calls.complete(header.correlation, with: result)
+            run(.resume(call: header.correlation, result))
         case .observe(let observation):
             link.observation.update(observation)
             for (address, instance) in instances { instance.setWatched(observation.watches("state:" + address)) }
@@ -262,7 +264,7 @@ actor WorkerRuntime {
     /// A new instance at `address`, continuing from `record` when it has one.
     func make(_ address: String, _ machine: Welcome.HostedMachine, factory: any HostedMachineFactory, welcome: Welcome,
                       record: [UInt8]?) throws(WireError) -> any HostedMachine {
-        let io = ClusterIOPerformer(address: address, local: configuration.io, remoteNames: core.remoteIO, calls: calls)
+        let io = ClusterIOPerformer(address: address, local: configuration.io, remoteNames: core.remoteIO, core: link.toCore)
         var durable: DurableStart?
         if let durability = machine.durability, durability != .none {
             guard store != nil else {
