@@ -1,0 +1,90 @@
+public import Grove
+
+/// Searches a list of titles: TCA-SM's "State-Driven Cancellation" (seed 004), written as an
+/// ``IOStateMachine`` with Codable types so that it runs on a worker.
+///
+/// A search while one is loading starts the new one; the old one is cancelled by the state
+/// change, so its results never arrive. `clear` leaves `loading`, which cancels the search too.
+/// The search runs on the feature's instance, with the ``search`` it was given.
+///
+/// ```swift
+/// let feature = MachineHost(IOMachine<SearchFeature>.self, env: SearchFeature { query in await api.titles(query) })
+/// feature.start()
+/// try feature.send(.input(.search("oak")))
+/// ```
+public struct SearchFeature: IOStateMachine {
+    /// Where the search is.
+    public enum State: Codable, Sendable, Equatable {
+        /// Nothing searched, or cleared.
+        case idle
+        /// A search for `query` is in flight.
+        case loading(query: String)
+        /// The titles the last search found.
+        case loaded([String])
+    }
+
+    /// What the user does.
+    public enum Input: Codable, Sendable, Equatable {
+        /// Search for a query, replacing a search in flight.
+        case search(String)
+        /// Back to `idle`; a search in flight is cancelled.
+        case clear
+    }
+
+    /// The IO the feature performs.
+    public enum IOEffect: Codable, Sendable, Equatable {
+        /// Finds the titles matching a query.
+        case search(String)
+    }
+
+    /// What the IO reports.
+    public enum IOResult: Codable, Sendable, Equatable {
+        /// The titles found.
+        case results([String])
+    }
+
+    /// Finds the titles matching a query; the dependency the feature's instance carries.
+    public let search: @Sendable (String) async -> [String]
+
+    /// A feature searching with `search`.
+    public init(search: @escaping @Sendable (String) async -> [String]) { self.search = search }
+
+    /// A feature searching `titles` in memory, case-insensitively.
+    public static func inMemory(_ titles: [String]) -> SearchFeature {
+        SearchFeature { query in
+            let needle = query.lowercased()
+            return titles.filter { $0.lowercased().contains(needle) }
+        }
+    }
+
+    public static var initialState: State { .idle }
+
+    public static func reduceInput(_ state: State, _ input: Input) -> Transition {
+        switch (state, input) {
+        case (.loading, .search(let newQuery)):
+            // Previous search implicitly cancelled by state change (the seed's text).
+            transition(.loading(query: newQuery), effect: .search(newQuery))
+        case (_, .search(let query)):
+            transition(.loading(query: query), effect: .search(query))
+        case (.loading, .clear), (.loaded, .clear):
+            nextState(.idle)
+        case (.idle, .clear):
+            undefined
+        }
+    }
+
+    public static func reduceIOResult(_ state: State, _ ioResult: IOResult) -> Transition {
+        switch (state, ioResult) {
+        case (.loading, .results(let titles)):
+            nextState(.loaded(titles))
+        case (.idle, .results), (.loaded, .results):
+            undefined
+        }
+    }
+
+    public func runIOEffect(_ ioEffect: IOEffect) async -> IOResult? {
+        switch ioEffect {
+        case .search(let query): .results(await search(query))
+        }
+    }
+}
