@@ -5,7 +5,9 @@ public import Grove
 ///
 /// A search while one is loading starts the new one; the old one is cancelled by the state
 /// change, so its results never arrive. `clear` leaves `loading`, which cancels the search too.
-/// The search runs on the feature's instance, with the ``search`` it was given.
+/// The search runs on the feature's instance, with the ``search`` it was given: in this process
+/// as ``IOMachine``, or as ``RemoteIOMachine`` on the worker whose io handlers hold the instance
+/// (`IOHandlers.register(feature:)`), its ``IOEffect`` being the io request `SearchTitles`.
 ///
 /// ```swift
 /// let feature = MachineHost(IOMachine<SearchFeature>.self, env: SearchFeature { query in await api.titles(query) })
@@ -41,6 +43,8 @@ public struct SearchFeature: IOStateMachine {
     public enum IOResult: Codable, Sendable, Equatable {
         /// The titles found.
         case results([String])
+        /// The search produced no titles: it could not run, or its worker was lost.
+        case searchFailed(String)
     }
 
     /// Finds the titles matching a query; the dependency the feature's instance carries.
@@ -77,7 +81,9 @@ public struct SearchFeature: IOStateMachine {
         switch (state, ioResult) {
         case (.loading, .results(let titles)):
             nextState(.loaded(titles))
-        case (.idle, .results), (.loaded, .results):
+        case (.loading, .searchFailed):
+            nextState(.idle)
+        case (.idle, .results), (.loaded, .results), (.idle, .searchFailed), (.loaded, .searchFailed):
             undefined
         }
     }
@@ -86,5 +92,17 @@ public struct SearchFeature: IOStateMachine {
         switch ioEffect {
         case .search(let query): .results(await search(query))
         }
+    }
+}
+
+extension SearchFeature.IOEffect: IORequest {
+    public typealias Response = SearchFeature.IOResult
+    /// The name a topology places the search under.
+    public static var name: String { "SearchTitles" }
+}
+
+extension SearchFeature: RemoteIOStateMachine {
+    public static func ioFailed(_ effect: IOEffect, _ failure: IOFailure) -> IOResult {
+        .searchFailed(failure.message)
     }
 }

@@ -6,7 +6,7 @@ extension EndToEnd {
     /// One machine of each dialect on one worker, driven by fsm-send (Topologies/dialects.json):
     /// Oak's `Transducer` (LoginFlow), a SwiftTea program whose fetch crosses to the io worker
     /// (DebouncedSearch), a StateMachinePackage program (LoadingStateMachine) and a TCA-SM feature
-    /// (SearchFeature). Over ipc.
+    /// whose IO effect crosses too (SearchFeature). Over ipc.
     @Suite(.timeLimit(.minutes(1)))
     struct DialectsTests {
         static let topology = TopologyFile(
@@ -16,12 +16,12 @@ extension EndToEnd {
                        .init(name: "typeahead", type: "DebouncedSearch", worker: "dialects", keyed: true),
                        .init(name: "loader", type: "LoadingStateMachine", worker: "dialects", keyed: true),
                        .init(name: "search", type: "SearchFeature", worker: "dialects", keyed: true)],
-            io: [("FetchItems", "data-io")]
+            io: [("FetchItems", "data-io"), ("SearchTitles", "data-io")]
         )
 
         @Test func oneMachineOfEachDialectRunsOnTheWorker() async throws {
             try await withCluster(Self.topology) { cluster in
-                let watcher = try await cluster.watch(["state:", "effect:typeahead"])
+                let watcher = try await cluster.watch(["state:", "effect:typeahead", "effect:search"])
 
                 // Oak: seed 001's effect-free LoginFlow.
                 #expect(try await cluster.send("login/a", "startLogin")
@@ -47,10 +47,13 @@ extension EndToEnd {
                 try await cluster.send("loader/b", #"{"loadingWasRequested":{"id":"4"}}"#)
                 try await cluster.waitForState("loader/b", "loaded") { $0 == json(#"{"loaded":{"value":40}}"#) }
 
-                // TCA-SM: seed 004's search; clear cancels by leaving `loading`.
+                // TCA-SM: seed 004's search, its IO effect run by the feature's instance on the io
+                // worker; clear cancels by leaving `loading`.
                 #expect(try await cluster.send("search/a", #"{"input":{"_0":{"search":{"_0":"oak"}}}}"#)
                         == json(#"{"loading":{"query":"oak"}}"#))
                 try await cluster.waitForState("search/a", "loaded") { $0 == json(#"{"loaded":{"_0":["Oak","Oakmoss"]}}"#) }
+                let searched = try await watcher.waitFor("the search to complete") { $0.isEffect("search/a", "completed", id: "io-effect") }
+                #expect(searched.first?.worker == "data-io", "the search ran on \(searched.first?.worker ?? "none")")
                 #expect(try await cluster.send("search/a", #"{"input":{"_0":{"clear":{}}}}"#) == json(#"{"idle":{}}"#))
 
                 try await watcher.waitFor("search/a's last change") { $0.topic == "state:search/a" && $0.state == json(#"{"idle":{}}"#) }

@@ -40,6 +40,31 @@ struct SearchFeatureTests {
         await store.finish()
     }
 
+    @Test("as RemoteIOMachine the search is an io request, served by the feature's instance")
+    func remoteSearch() async {
+        var state = SearchFeature.State.loading(query: "o")
+        let effect = RemoteIOMachine<SearchFeature>.update(&state, event: .input(.search("oak")))
+        #expect(state == .loading(query: "oak"))
+        #expect(effect.shape == .io(id: IOMachine<SearchFeature>.ioEffectID, SearchFeature.IOEffect.search("oak")))
+        #expect(RemoteIOMachine<SearchFeature>.update(&state, event: .input(.clear)).shape == .cancel(IOMachine<SearchFeature>.ioEffectID))
+
+        var io = IOHandlers()
+        io.register(feature: SearchFeature.inMemory(["Oak", "Oakmoss", "Rowan"]))
+        let store = TestStore(RemoteIOMachine<SearchFeature>.self, io: io)
+        await store.send(.input(.search("row"))) { $0 = .loading(query: "row") }
+        await store.receive(.ioResult(.results(["Rowan"]))) { $0 = .loaded(["Rowan"]) }
+        await store.finish()
+    }
+
+    @Test("a request that produced no result fails the search back to idle")
+    func remoteFailure() {
+        let failed = SearchFeature.ioFailed(.search("oak"), IOFailure(.workerLost, "the io worker went away"))
+        #expect(failed == .searchFailed("the io worker went away"))
+        let back = SearchFeature.reduceIOResult(.loading(query: "oak"), failed)
+        #expect(back.0 == .idle)
+        #expect(back.1 == nil)
+    }
+
     /// A search the test answers by hand.
     struct TitleSearch: IORequest {
         typealias Response = [String]

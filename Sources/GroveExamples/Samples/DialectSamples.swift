@@ -129,7 +129,7 @@ extension SearchFeature: Checkable {
     public typealias Checked = IOMachine<SearchFeature>
 
     public static var sampleEvents: [Checked.Event] {
-        [.input(.search("oak")), .input(.clear), .ioResult(.results(["Oak"]))]
+        [.input(.search("oak")), .input(.clear), .ioResult(.results(["Oak"])), .ioResult(.searchFailed("offline"))]
     }
 
     public static var declaredStates: [State] { [.idle, .loading(query: ""), .loaded([])] }
