@@ -232,6 +232,14 @@ let package = Package(
             dependencies: ["Grove", "GroveRuntime"],
             swiftSettings: [.swiftLanguageMode(.v5), .unsafeFlags(["-suppress-warnings"])]
         ),
+        // Seed 003's (StateMachinePackage) code example with the smallest changes that make it
+        // compile (each marked), run through `ViewStateMachine`. Swift 5 mode, as the other seeds:
+        // the seed's `Load` holds a non-Sendable closure its side effect captures.
+        .testTarget(
+            name: "SeedStateMachineTests",
+            dependencies: ["Grove", "GroveRuntime"],
+            swiftSettings: [.swiftLanguageMode(.v5), .unsafeFlags(["-suppress-warnings"])]
+        ),
         .testTarget(
             name: "GroveCheckTests",
             dependencies: ["Grove", "GroveCheck", "GroveTesting", "GroveExamples"],

@@ -25,8 +25,7 @@ struct FSMCheck: ParsableCommand {
             """
     )
 
-    /// The machines fsm-check knows: every shipped example but LoadingStateMachine, which has no
-    /// static initial state to start a walk from.
+    /// The machines fsm-check knows: every shipped example.
     static let catalog: [(name: String, explore: @Sendable (Int) -> StateGraph)] = [
         ("LoginFlow", { StateGraph.explore(LoginFlow.self, limit: $0) }),
         ("AuthFlow", { StateGraph.explore(AuthFlow.self, limit: $0) }),
@@ -39,6 +38,9 @@ struct FSMCheck: ParsableCommand {
         ("UserFeature", { StateGraph.explore(UserFeature.self, limit: $0) }),
         ("AppFeature", { StateGraph.explore(AppFeature.self, limit: $0) }),
         ("RetryingFeature", { StateGraph.explore(RetryingFeature.self, limit: $0) }),
+        ("DebouncedSearch", { StateGraph.explore(DebouncedSearch.self, limit: $0) }),
+        ("SearchFeature", { StateGraph.explore(SearchFeature.self, limit: $0) }),
+        ("LoadingStateMachine", { StateGraph.explore(LoadingStateMachine.self, limit: $0) }),
     ]
 
     @Argument(help: "Machines to check, by name; all when none.")

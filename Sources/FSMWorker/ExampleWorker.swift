@@ -17,9 +17,14 @@ enum ExampleWorker {
         worker.register(OakTransducer<LoginFlow>.self, as: "LoginFlow")
         worker.register(AppNavigator.self)
         worker.register(Tea<Search>.self, as: "Search", env: .inMemory(catalog))
+        worker.register(Tea<DebouncedSearch>.self, as: "DebouncedSearch")
+        worker.register(StaticStateMachine<LoadingStateMachine>.self, as: "LoadingStateMachine")
+        worker.register(RemoteIOMachine<SearchFeature>.self, as: "SearchFeature")
         worker.register(Counter.self)
         worker.register(PlainCounter.self)
-        worker.io = delayed(ExampleHandlers.inMemory(), by: ioDelay)
+        var io = ExampleHandlers.inMemory()
+        io.register(feature: SearchFeature.inMemory(catalog.map(\.title)))
+        worker.io = delayed(io, by: ioDelay)
         return worker
     }
 
@@ -41,6 +46,7 @@ enum ExampleWorker {
         wrap(Authenticate.self)
         wrap(VerifyTwoFactor.self)
         wrap(FetchData.self)
+        wrap(SearchFeature.IOEffect.self)
         return handlers
     }
 }

@@ -3,7 +3,7 @@ public import GroveRuntime
 
 /// Loads a value by id: the StateMachinePackage example, a ``StateMachine`` closure whose side
 /// effect comes from an injected ``Load``, run as an ``AsyncStateMachine`` whose states a UI
-/// iterates.
+/// iterates, or by type (``StaticStateMachine``) on a worker, where its side effect is ``Load/demo``.
 ///
 /// ```swift
 /// let machine = LoadingStateMachine.asyncStateMachine(load: Load { id in try await api.value(id) })
@@ -74,4 +74,26 @@ public enum LoadingStateMachine {
     public static func asyncStateMachine(load: Load) -> AsyncStateMachine<State, Event> {
         AsyncStateMachine(makeStateMachine(load: load))
     }
+}
+
+extension LoadingStateMachine: StateMachineProgram {
+    /// The machine with ``Load/demo``, so that it can be hosted by type:
+    /// `worker.register(StaticStateMachine<LoadingStateMachine>.self, as: "LoadingStateMachine")`.
+    public static var stateMachine: StateMachine<State, Event> { makeStateMachine(load: .demo) }
+}
+
+extension LoadingStateMachine.Load {
+    /// Loads without a service: the value of an id that is a number is that number times ten;
+    /// any other id fails with ``DemoLoadError``.
+    public static let demo = LoadingStateMachine.Load { id in
+        guard let number = Int(id) else { throw DemoLoadError(id: id) }
+        return number * 10
+    }
+}
+
+/// Why ``LoadingStateMachine/Load/demo`` could not load an id.
+public struct DemoLoadError: Error, CustomStringConvertible {
+    /// The id that is not a number.
+    public var id: String
+    public var description: String { "no value for id '\(id)': the demo loader knows numbers only" }
 }

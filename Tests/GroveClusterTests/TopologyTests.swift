@@ -20,6 +20,7 @@ struct TopologyTests {
         #expect(files.contains("default.json"))
         #expect(files.contains("auth-loading-polling.json"))
         #expect(files.contains("load.json"))
+        #expect(files.contains("dialects.json"))
         for file in files {
             do {
                 _ = try Topology.load(contentsOf: directory.appending(path: file))

@@ -86,7 +86,7 @@ struct LoadingStateMachineTests {
         let calls = PendingCalls<LoadCall>()
         let machine = AsyncStateMachine(
             LoadingStateMachine.makeStateMachine(load: load(calls)),
-            options: HostOptions(diagnostics: { diagnostic in
+            options: .init(diagnostics: { diagnostic in
                 if case .unhandled(_, let event) = diagnostic { unhandled.append(event) }
             }))
         let seen = states(of: machine) { $0 == .loading }

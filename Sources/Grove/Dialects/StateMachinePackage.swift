@@ -90,39 +90,38 @@ public struct SideEffect<State: Sendable, Event: Sendable>: Sendable {
     public func callAsFunction() async -> Event? { await run() }
 }
 
-/// Runs a ``StateMachine`` value as a Grove ``Machine``. `AsyncStateMachine` (GroveRuntime) is
-/// the usual way to run one; this type is what it hosts.
-///
-/// Because the transitions are a closure held by a value, the machine travels inside its hosted
-/// ``State``; there is no static initial state, so a host must be given one:
-/// `MachineHost(HostedStateMachine.self, initialState: .init(stateMachine))`. For the same reason
-/// such machines cannot be snapshotted or distributed; write a ``Machine`` for that.
-public enum HostedStateMachine<S: Sendable, E: Sendable>: Machine {
+/// Runs a ``StateMachine`` value as a Grove ``Machine``, for `AsyncStateMachine` (GroveRuntime)
+/// only. Because the transitions are a closure held by a value, the machine travels inside its
+/// hosted ``State`` and there is no static initial state: a host made without one would stop. Not
+/// public, so that `MachineHost(HostedStateMachine.self)` does not compile outside this package;
+/// to host a machine by type (a worker, `TestStore`, snapshots), conform a type to
+/// ``StateMachineProgram`` and host ``StaticStateMachine``.
+package enum HostedStateMachine<S: Sendable, E: Sendable>: Machine {
     /// The machine's current state together with the machine itself.
-    public struct State: Sendable {
+    package struct State: Sendable {
         /// The current state of the machine.
-        public var current: S
+        package var current: S
         /// The machine whose transitions apply.
-        public let machine: StateMachine<S, E>
+        package let machine: StateMachine<S, E>
 
         /// A machine at its initial state.
-        public init(_ machine: StateMachine<S, E>) {
+        package init(_ machine: StateMachine<S, E>) {
             self.current = machine.initial
             self.machine = machine
         }
     }
 
-    public typealias Event = E
+    package typealias Event = E
 
     /// Not available: a closure machine's initial state comes from its value. Pass
     /// `initialState: .init(stateMachine)` to the host.
-    public static var initialState: State {
+    package static var initialState: State {
         preconditionFailure(
             "HostedStateMachine has no static initial state; create the host with "
             + "initialState: .init(stateMachine), or use AsyncStateMachine(stateMachine)")
     }
 
-    public static func update(_ state: inout State, event: E) -> MachineEffect<HostedStateMachine> {
+    package static func update(_ state: inout State, event: E) -> MachineEffect<HostedStateMachine> {
         switch state.machine.transitions(state.current, event) {
         case .sameState(nil):
             return .unhandled

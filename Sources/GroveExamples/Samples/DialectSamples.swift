@@ -1,10 +1,9 @@
 public import Grove
 public import GroveCheck
 
-// Sample events and declared states of the SwiftTea and TCA-SM examples, for `fsm-check`. Their
-// states are structs, drawn by what the user sees.
-// `LoadingStateMachine` (StateMachinePackage) has none: its machine travels in its state and has
-// no static initial state, so there is nothing to start a walk from.
+// Sample events and declared states of the SwiftTea, TCA-SM and StateMachinePackage examples, for
+// `fsm-check`. Struct states are drawn by what the user sees. `LoadingStateMachine` is walked as
+// its `StaticStateMachine`; its side effect never runs during a walk.
 
 extension Search: Checkable {
     public typealias Checked = Tea<Search>
@@ -102,4 +101,53 @@ extension RetryingFeature: Checkable {
         case .ioResult(let result): caseName(of: result)
         }
     }
+}
+
+extension DebouncedSearch: Checkable {
+    public typealias Checked = Tea<DebouncedSearch>
+
+    public static var sampleEvents: [Action] {
+        [.queryChanged("oak"), .searchNow, .itemsLoaded(ExampleHandlers.demoItems), .loadFailed("offline")]
+    }
+
+    public static var declaredStates: [State] {
+        [State(), State(query: "oak", isPending: true), State(query: "oak", matches: [DataItem(id: "1", title: "Oak")]),
+         State(query: "oak", errorMessage: "offline")]
+    }
+
+    public static func node(of state: State) -> String {
+        if state.isPending { return "pending" }
+        if state.errorMessage != nil { return "failed" }
+        return state.matches.isEmpty ? "empty" : "showingMatches"
+    }
+
+    /// Every search counts, without end.
+    public static var maxDepth: Int? { 4 }
+}
+
+extension SearchFeature: Checkable {
+    public typealias Checked = IOMachine<SearchFeature>
+
+    public static var sampleEvents: [Checked.Event] {
+        [.input(.search("oak")), .input(.clear), .ioResult(.results(["Oak"])), .ioResult(.searchFailed("offline"))]
+    }
+
+    public static var declaredStates: [State] { [.idle, .loading(query: ""), .loaded([])] }
+
+    public static func label(of event: Checked.Event) -> String {
+        switch event {
+        case .input(let input): caseName(of: input)
+        case .ioResult(let result): caseName(of: result)
+        }
+    }
+}
+
+extension LoadingStateMachine: Checkable {
+    public typealias Checked = StaticStateMachine<LoadingStateMachine>
+
+    public static var sampleEvents: [Event] {
+        [.loadingWasRequested(id: "3"), .loadingHasSucceeded(value: 30), .loadingHasFailed(message: "offline")]
+    }
+
+    public static var declaredStates: [State] { [.idle, .loading, .loaded(value: 0), .failed(message: "")] }
 }

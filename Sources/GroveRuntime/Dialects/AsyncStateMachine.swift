@@ -16,8 +16,12 @@ public struct AsyncStateMachine<State: Sendable, Event: Sendable>: AsyncSequence
     public typealias Element = State
     public typealias Failure = Never
 
-    /// The host running the machine, for what this type does not wrap (diagnostics, in-flight work).
-    public let host: MachineHost<HostedStateMachine<State, Event>>
+    /// The host running the machine. Not public: its machine type carries the transitions in its
+    /// state and has no static initial state, so nothing outside this type may create one.
+    package let host: MachineHost<HostedStateMachine<State, Event>>
+
+    /// The state the machine starts in, the first state every iteration sees.
+    public let initialState: State
 
     /// Creates a host for `stateMachine`, not yet started.
     /// - Parameters:
@@ -28,10 +32,11 @@ public struct AsyncStateMachine<State: Sendable, Event: Sendable>: AsyncSequence
     public init(
         _ stateMachine: StateMachine<State, Event>,
         clock: any HostClock = WallClock(),
-        options: HostOptions<HostedStateMachine<State, Event>> = HostOptions(),
+        options: Options = Options(),
         logger: Logger? = nil
     ) {
-        host = MachineHost(initialState: .init(stateMachine), clock: clock, options: options, logger: logger)
+        host = MachineHost(initialState: .init(stateMachine), clock: clock, options: options.hostOptions, logger: logger)
+        initialState = stateMachine.initial
     }
 
     /// Queues `event` for the machine.

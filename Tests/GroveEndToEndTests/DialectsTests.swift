@@ -1,0 +1,68 @@
+import Foundation
+import GroveWire
+import Testing
+
+extension EndToEnd {
+    /// One machine of each dialect on one worker, driven by fsm-send (Topologies/dialects.json):
+    /// Oak's `Transducer` (LoginFlow), a SwiftTea program whose fetch crosses to the io worker
+    /// (DebouncedSearch), a StateMachinePackage program (LoadingStateMachine) and a TCA-SM feature
+    /// whose IO effect crosses too (SearchFeature). Over ipc.
+    @Suite(.timeLimit(.minutes(1)))
+    struct DialectsTests {
+        static let topology = TopologyFile(
+            name: "dialects", transport: .ipc,
+            workers: [.init(name: "dialects"), .init(name: "data-io")],
+            machines: [.init(name: "login", type: "LoginFlow", worker: "dialects", keyed: true),
+                       .init(name: "typeahead", type: "DebouncedSearch", worker: "dialects", keyed: true),
+                       .init(name: "loader", type: "LoadingStateMachine", worker: "dialects", keyed: true),
+                       .init(name: "search", type: "SearchFeature", worker: "dialects", keyed: true)],
+            io: [("FetchItems", "data-io"), ("SearchTitles", "data-io")]
+        )
+
+        @Test func oneMachineOfEachDialectRunsOnTheWorker() async throws {
+            try await withCluster(Self.topology) { cluster in
+                let watcher = try await cluster.watch(["state:", "effect:typeahead", "effect:search"])
+
+                // Oak: seed 001's effect-free LoginFlow.
+                #expect(try await cluster.send("login/a", "startLogin")
+                        == json(#"{"enteringCredentials":{"email":"","password":""}}"#))
+
+                // SwiftTea: the keystroke waits for a pause (.after), then the fetch runs as .io
+                // on the worker serving FetchItems.
+                let typed = try await cluster.send("typeahead/a", #"{"queryChanged":{"_0":"oa"}}"#)
+                #expect(typed == json(#"{"query":"oa","isPending":true,"matches":[],"searches":0}"#))
+                let found = try await cluster.waitForState("typeahead/a", "searched") { $0["isPending"] == json("false") }
+                #expect(found == json(#"{"query":"oa","isPending":false,"matches":[{"id":"1","title":"Oak"}],"searches":1}"#))
+                let fetched = try await watcher.waitFor("the fetch to complete") { $0.isEffect("typeahead/a", "completed", id: "fetch") }
+                #expect(fetched.first?.worker == "data-io", "the fetch ran on \(fetched.first?.worker ?? "none")")
+
+                // StateMachinePackage: the side effect's event comes back; a failure can be retried.
+                #expect(try await cluster.send("loader/a", #"{"loadingWasRequested":{"id":"3"}}"#) == json(#"{"loading":{}}"#))
+                try await cluster.waitForState("loader/a", "loaded") { $0 == json(#"{"loaded":{"value":30}}"#) }
+                // `sameState()`: unhandled, the state stays.
+                #expect(try await cluster.send("loader/a", #"{"loadingWasRequested":{"id":"5"}}"#) == json(#"{"loaded":{"value":30}}"#))
+                try await cluster.send("loader/b", #"{"loadingWasRequested":{"id":"three"}}"#)
+                let failed = try await cluster.waitForState("loader/b", "failed") { $0.caseName == "failed" }
+                #expect(failed["failed"]?["message"]?.stringValue?.contains("'three'") == true, "\(failed)")
+                try await cluster.send("loader/b", #"{"loadingWasRequested":{"id":"4"}}"#)
+                try await cluster.waitForState("loader/b", "loaded") { $0 == json(#"{"loaded":{"value":40}}"#) }
+
+                // TCA-SM: seed 004's search, its IO effect run by the feature's instance on the io
+                // worker; clear cancels by leaving `loading`.
+                #expect(try await cluster.send("search/a", #"{"input":{"_0":{"search":{"_0":"oak"}}}}"#)
+                        == json(#"{"loading":{"query":"oak"}}"#))
+                try await cluster.waitForState("search/a", "loaded") { $0 == json(#"{"loaded":{"_0":["Oak","Oakmoss"]}}"#) }
+                let searched = try await watcher.waitFor("the search to complete") { $0.isEffect("search/a", "completed", id: "io-effect") }
+                #expect(searched.first?.worker == "data-io", "the search ran on \(searched.first?.worker ?? "none")")
+                #expect(try await cluster.send("search/a", #"{"input":{"_0":{"clear":{}}}}"#) == json(#"{"idle":{}}"#))
+
+                try await watcher.waitFor("search/a's last change") { $0.topic == "state:search/a" && $0.state == json(#"{"idle":{}}"#) }
+                let changes = watcher.events(where: { $0.topic.hasPrefix("state:") && $0.topic != "state:probe" })
+                let addresses = Set(changes.map(\.topic))
+                let workers = Set(changes.compactMap(\.worker))
+                #expect(addresses == ["state:login/a", "state:typeahead/a", "state:loader/a", "state:loader/b", "state:search/a"])
+                #expect(workers == ["dialects"], "every dialect's machine runs on the dialects worker: \(workers)")
+            }
+        }
+    }
+}
