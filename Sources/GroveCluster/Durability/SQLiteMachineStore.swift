@@ -56,6 +56,11 @@ package final class SQLiteMachineStore: MachineStore {
     package init(path: String, holder: String = "another worker with the same name") throws(StoreError) {
         self.path = path
         lock = try StoreLock(path: path + ".lock", holder: holder)
+        // Readable by the worker's user only: records hold machine state, secrets included.
+        // SQLite gives the -wal and -shm files the database file's mode.
+        let descriptor = Glibc.open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        if descriptor >= 0 { Glibc.close(descriptor) }
+        chmod(path, 0o600)
         var configuration = Configuration()
         configuration.journalMode = .wal   // also sets synchronous = NORMAL
         configuration.busyMode = .timeout(2)

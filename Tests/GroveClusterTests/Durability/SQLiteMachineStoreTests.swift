@@ -18,6 +18,11 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: store.path))
         let mode = try FileManager.default.attributesOfItem(atPath: directory.path)[.posixPermissions] as? Int
         #expect(mode == 0o700)
+        try store.commit(F.commit(records: [F.record("a", "1")]))
+        for file in [store.path, store.path + "-wal"] {
+            let fileMode = try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int
+            #expect(fileMode == 0o600, "\(file): \(String(fileMode ?? 0, radix: 8))")
+        }
     }
 
     @Test func theDatabaseIsInWALMode() throws {
