@@ -14,20 +14,20 @@ final class DurableWrites: Sendable {
 
     private let pending = Mutex(Pending())
     /// Asks the runtime to write what is pending (set once, when the runtime starts).
-    private let requestWrite = Mutex<(@Sendable () -> Void)?>(nil)
+    private let requestWrite = CallbackSlot<Void>()
 
     func onWriteNeeded(_ request: @escaping @Sendable () -> Void) {
-        requestWrite.withLock { $0 = request }
+        requestWrite.set { _ in request() }
     }
 
     /// `machine` changed; it calls this once until it is written (its own flag says so).
     func changed(_ machine: any HostedMachine) {
-        if pending.withLock({ Self.add(&$0) { $0.changed.append(machine) } }) { requestWrite.withLock { $0 }?() }
+        if pending.withLock({ Self.add(&$0) { $0.changed.append(machine) } }) { requestWrite.current?(()) }
     }
 
     /// The machine at `address` ended (stopped, terminal, failed): its record goes.
     func ended(_ address: String) {
-        if pending.withLock({ Self.add(&$0) { $0.ended.append(address) } }) { requestWrite.withLock { $0 }?() }
+        if pending.withLock({ Self.add(&$0) { $0.ended.append(address) } }) { requestWrite.current?(()) }
     }
 
     /// Adds to `pending`; true when a write must be requested (outside a batch, none asked yet).

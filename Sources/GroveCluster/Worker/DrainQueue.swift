@@ -13,11 +13,11 @@ final class DrainQueue: Sendable {
     private let state = Mutex<(collecting: Bool, targets: [DrainTarget])>((false, []))
     /// How a host woken outside a batch is drained: by the worker's runtime, which writes its
     /// durable machines before their replies leave. Without one, in a task of its own.
-    private let alone = Mutex<(@Sendable (DrainTarget) -> Void)?>(nil)
+    private let alone = CallbackSlot<DrainTarget>()
 
     /// Hosts woken outside a batch are handed to `drain` from now on.
     func onWokenAlone(_ drain: @escaping @Sendable (DrainTarget) -> Void) {
-        alone.withLock { $0 = drain }
+        alone.set(drain)
     }
 
     /// Called by a host's mailbox when it goes from idle to having work.
@@ -27,7 +27,7 @@ final class DrainQueue: Sendable {
             return state.collecting
         }
         guard !deferred else { return }
-        if let drain = alone.withLock({ $0 }) {
+        if let drain = alone.current {
             drain(target)
         } else {
             Task { await target.drain() }
@@ -66,7 +66,7 @@ final class HostDrain<M: Machine>: DrainTarget, @unchecked Sendable {
     let path: HostedPath<M>
     private let host = Mutex<MachineHost<M>?>(nil)
     /// Called after each drain: a durable instance's way to say it changed.
-    private let drained = Mutex<(@Sendable () -> Void)?>(nil)
+    private let drained = CallbackSlot<Void>()
 
     init(path: HostedPath<M>) {
         self.path = path
@@ -79,7 +79,7 @@ final class HostDrain<M: Machine>: DrainTarget, @unchecked Sendable {
 
     /// Calls `action` after each drain from now on.
     func afterDrain(_ action: @escaping @Sendable () -> Void) {
-        drained.withLock { $0 = action }
+        drained.set { _ in action() }
     }
 
     /// Lets the host go; drains scheduled later do nothing.
@@ -92,12 +92,12 @@ final class HostDrain<M: Machine>: DrainTarget, @unchecked Sendable {
     override func drain() async {
         guard let host = host.withLock({ $0 }) else { return }
         await path.drain(host)
-        drained.withLock { $0 }?()
+        drained.current?(())
     }
 
     override func drainHere() {
         guard let host = host.withLock({ $0 }) else { return }
         path.drainHere(host)
-        drained.withLock { $0 }?()
+        drained.current?(())
     }
 }
