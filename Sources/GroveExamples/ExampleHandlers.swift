@@ -157,12 +157,12 @@ public final class PendingCalls<R: IORequest>: Sendable {
 
         /// Answers with `response` and waits (up to `timeout`) until the handler has handed it to
         /// the runtime. Later answers to the same call are ignored.
-        public func succeed(_ response: R.Response, within timeout: Duration = .seconds(2)) async {
+        public func succeed(_ response: R.Response, within timeout: Duration = .seconds(10)) async {
             await respond(.success(response), within: timeout)
         }
 
         /// Answers with `failure`; see ``succeed(_:within:)``.
-        public func fail(_ failure: IOFailure, within timeout: Duration = .seconds(2)) async {
+        public func fail(_ failure: IOFailure, within timeout: Duration = .seconds(10)) async {
             await respond(.failure(failure), within: timeout)
         }
 
@@ -176,7 +176,7 @@ public final class PendingCalls<R: IORequest>: Sendable {
 
         /// Waits until the runtime cancels the task running this call.
         /// - Returns: `false` when `timeout` passed first.
-        public func cancellation(within timeout: Duration = .seconds(2)) async -> Bool {
+        public func cancellation(within timeout: Duration = .seconds(10)) async -> Bool {
             await cancelled.wait(timeout: timeout) != nil
         }
     }
@@ -214,7 +214,7 @@ public final class PendingCalls<R: IORequest>: Sendable {
 
     /// The next call not taken yet, in order of arrival, waiting up to `timeout` for it to arrive.
     /// - Returns: `nil` when no call arrived in time.
-    public func next(within timeout: Duration = .seconds(2)) async -> Call? {
+    public func next(within timeout: Duration = .seconds(10)) async -> Call? {
         let slot = inner.withLock { state in
             let slot = Self.slot(state.taken, in: &state)
             state.taken += 1

@@ -141,7 +141,7 @@ public final class Coordinator: Sendable {
     /// Calls `watcher` on the I/O thread for every worker declared lost, with why. Set it before
     /// ``start()``; `fsm-launch` kills a worker of its own that went silent or unreachable.
     package func watchLosses(_ watcher: @escaping @Sendable (String, Int32?, WorkerLoss) -> Void) {
-        driver.lossWatcher.withLock { $0 = watcher }
+        driver.lossWatcher.set { loss in watcher(loss.worker, loss.pid, loss.cause) }
     }
 
     /// Stops routing and closes the sockets.

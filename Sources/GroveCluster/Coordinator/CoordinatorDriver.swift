@@ -31,7 +31,7 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
     /// Whether the topology speaks CURVE: then every message must carry a known key's user id.
     var usesCurve = false
     /// Told of every worker declared lost, on the I/O thread; set before the loop starts.
-    let lossWatcher = Mutex<(@Sendable (String, Int32?, WorkerLoss) -> Void)?>(nil)
+    let lossWatcher = CallbackSlot<(worker: String, pid: Int32?, cause: WorkerLoss)>()
     private var seenRegistrations = 0
 
     init(core: CoordinatorCore, clients: SocketID, workers: SocketID, events: SocketID, context: ZMQContext?, log: Logger) {
@@ -211,7 +211,7 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
             case .lost(let worker, let cause, let pid):
                 if let number = core.workerNumbers[worker] { toWorkers[number] = BatchBuilder() }
                 _ = io.dropPending(workers, peer: Array(worker.utf8))
-                lossWatcher.withLock { $0 }?(worker, pid, cause)
+                lossWatcher.current?((worker, pid, cause))
             case .warn(let text):
                 log.warning("\(text)")
             }

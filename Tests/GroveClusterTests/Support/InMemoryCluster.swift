@@ -68,7 +68,7 @@ final class InMemoryCluster {
                                   workersEndpoint: topology.coordinator.workers),
             clients: clients, workers: workers, events: events, context: nil, log: log)
         let losses = lossLog
-        driver.lossWatcher.withLock { $0 = { worker, _, cause in losses.entries.withLock { $0.append(Loss(worker: worker, cause: cause)) } } }
+        driver.lossWatcher.set { loss in losses.entries.withLock { $0.append(Loss(worker: loss.worker, cause: loss.cause)) } }
         loop.start(driver)
     }
 
