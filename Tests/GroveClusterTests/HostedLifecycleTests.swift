@@ -254,6 +254,8 @@ struct WorkerWire {
         let socket = loop.add(worker)
         loop.start(WorkerLoopDelegate(onBatch: { _ in }))
         link = WorkerLink(worker: "w", loop: loop, socket: socket)
+        // As a welcomed worker's: what the instances send leaves.
+        _ = link.outflow.open()
     }
 
     /// An instance of `M` at `address` answering through this wire's link; on the loop's executor
@@ -276,6 +278,8 @@ struct WorkerWire {
             }
             if replies.count < count { try await Task.sleep(for: .milliseconds(10)) }
         }
+        // Indexing fewer replies would trap and take the whole test run with it.
+        try #require(replies.count >= count, "\(replies.count) of \(count) replies within 5 s: \(replies.map(\.header.kind.name))")
         return replies
     }
 }

@@ -137,6 +137,7 @@ struct InMemoryWorkerCallTests {
 
         worker.deliver([WireMessage(Header(.error), payload: WireError(.unavailable, "forgotten").payload).frames])
         _ = try await outbox.waitFor("a new registration") { $0.header.kind == .register }
+        worker.deliver([WireMessage(Header(.welcome), payload: try WireJSON.encode(Self.welcome)).frames])
         let state = try await outbox.waitForState(of: "loader/c", containing: "error")
         #expect(state.contains("no longer knows this worker"), "\(state)")
         #expect(await worker.runtime.waiters.isEmpty)
@@ -145,5 +146,35 @@ struct InMemoryWorkerCallTests {
         try outbox.answer(request, with: [DataItem(id: "1", title: "late")])
         let after = try await outbox.waitForState(of: "loader/c", containing: "error")
         #expect(!after.contains("late"))
+    }
+
+    @Test func whatMachinesSendWhileTheCoordinatorHasGivenUpIsDroppedAndTheirCallsFail() async throws {
+        let (worker, outbox) = try await Self.welcomedWorker()
+        defer { worker.stop() }
+        outbox.send(#""load""#, to: "loader/d")
+        let first = try await outbox.request(from: "loader/d")
+        try outbox.answer(first, with: [DataItem(id: "1", title: "one")])
+        _ = try await outbox.waitForState(of: "loader/d", containing: "loaded")
+
+        worker.deliver([WireMessage(Header(.error), payload: WireError(.unavailable, "forgotten").payload).frames])
+        _ = try await outbox.waitFor("a new registration") { $0.header.kind == .register }
+        // The machine still runs: a reload's reply and its call to another worker are not sent,
+        // and the call fails at once instead of waiting for a result nothing would bring.
+        outbox.send(#""reload""#, to: "loader/d")
+        let unanswered = outbox.correlation
+        let giveUp = ContinuousClock.now + .seconds(10)
+        var peeked = await worker.peekState(of: "loader/d") ?? ""
+        while !peeked.contains("not registered with the coordinator"), ContinuousClock.now < giveUp {
+            try await Task.sleep(for: .milliseconds(2))
+            peeked = await worker.peekState(of: "loader/d") ?? ""
+        }
+        #expect(peeked.contains("not registered with the coordinator"), "\(peeked)")
+        #expect(await worker.runtime.waiters.isEmpty)
+
+        worker.deliver([WireMessage(Header(.welcome), payload: try WireJSON.encode(Self.welcome)).frames])
+        _ = try await outbox.waitForState(of: "loader/d", containing: "error")
+        try outbox.collect()
+        let leaked = outbox.messages.filter { $0.header.correlation == unanswered || $0.header.kind == .ioRequest }
+        #expect(leaked.isEmpty, "sent while the coordinator had given up: \(leaked.map { "\($0.header.kind.name) \($0.header.correlation)" })")
     }
 }

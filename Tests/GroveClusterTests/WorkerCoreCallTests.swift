@@ -83,6 +83,26 @@ import Testing
         #expect(!calls.contains(next))
     }
 
+    @Test func aCallStartedWhileTheCoordinatorIsAwayFailsAtOnceAndNeverLeaves() {
+        var core = welcomed()
+        _ = core.tick(now: start + .milliseconds(250))
+        let (call, action) = core.startCall(address: "loader", payload: request, binary: true, cancelled: false)
+        guard case .resume(call, .failure(let failure)) = action else {
+            Issue.record("a call without a welcome should be answered at once, got \(action)")
+            return
+        }
+        #expect(failure.code == "coordinator-lost")
+        #expect(failure.message.contains("not registered with the coordinator"), "\(failure.message)")
+        #expect(core.calls.isEmpty, "nothing waits for a result that cannot come")
+
+        // Welcomed again: calls leave again.
+        _ = core.decide(Header(.welcome), payload: session.welcome()[...], now: start + .milliseconds(300))
+        guard case .sendRequest = core.startCall(address: "loader", payload: request, binary: true, cancelled: false).action else {
+            Issue.record("a welcomed worker's call should leave")
+            return
+        }
+    }
+
     @Test func aCoordinatorThatForgotTheWorkerFailsItsCalls() {
         var core = welcomed()
         let (call, _) = core.startCall(address: "loader", payload: request, binary: true, cancelled: false)

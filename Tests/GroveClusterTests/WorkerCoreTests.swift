@@ -58,7 +58,8 @@ import Testing
         #expect(core.tick(now: start + ms(100)).isEmpty, "no heartbeat before the welcome")
 
         let actions = core.welcome(welcome(intervalMs: 50, timeoutMs: 200), now: start + ms(100))
-        #expect(actions.first == .adopt(try! WireJSON.decode(Welcome.self, from: welcome()), dropping: []))
+        #expect(actions.prefix(2) == [.openOutflow, .adopt(try! WireJSON.decode(Welcome.self, from: welcome()), dropping: [])],
+                "what the machines send flows before they are adopted (recovered instances publish their states)")
         #expect(core.isWelcomed)
         #expect(core.interval == ms(50) && core.timeout == ms(200))
         #expect(core.tickInterval == ms(10))
@@ -90,6 +91,7 @@ import Testing
         #expect(failure.message.contains("the coordinator at \(endpoint) was silent for 210 ms"), "\(failure.message)")
         #expect(!isReconnect(silent), "the first reconnection waits out the first backoff")
         #expect(logs(silent, .warning, "keeping its machines"))
+        #expect(silent.contains(.closeOutflow), "replies to a coordinator that gave up on the session are dropped")
         #expect(!core.isWelcomed)
 
         // No welcome ever comes: the reconnections, each after the timeout plus a backoff.
@@ -97,7 +99,7 @@ import Testing
         for reconnection in reconnections {
             let index = try #require(reconnection.actions.firstIndex(of: .reconnect))
             #expect(reconnection.actions[index + 1] == .register, "a new socket registers at once")
-            #expect(!failures(reconnection.actions).isEmpty, "calls started meanwhile fail too")
+            #expect(failures(reconnection.actions).isEmpty, "no call can start meanwhile: nothing more to fail")
         }
         let times = reconnections.map(\.at)
         #expect(times.first == ms(310), "100 ms after the silence was noticed")
@@ -133,21 +135,21 @@ import Testing
 
         // Re-registered after silence; the same placement: everything stays.
         let same = core.welcome(welcome(), now: start + .seconds(3))
-        guard case .adopt(_, let dropping) = same.first else { Issue.record("no adopt: \(same)"); return }
+        guard case .adopt(_, let dropping) = same.dropFirst().first else { Issue.record("no adopt: \(same)"); return }
         #expect(dropping.isEmpty)
         #expect(logs(same, .notice, #"kept machines ["counter", "loader"]"#), "\(same)")
 
         // The coordinator came back with another topology: loader is gone, counter has another type.
         let other = Welcome.HostedMachine(name: "counter", type: "PlainCounter", keyed: false)
         let changed = core.welcome(welcome(machines: [other, .init(name: "form", type: "UserForm", keyed: false)]), now: start + .seconds(6))
-        guard case .adopt(let adopted, let dropped) = changed.first else { Issue.record("no adopt: \(changed)"); return }
+        guard case .adopt(let adopted, let dropped) = changed.dropFirst().first else { Issue.record("no adopt: \(changed)"); return }
         #expect(dropped == ["counter", "loader"])
         #expect(adopted.machines.map(\.name) == ["counter", "form"])
         #expect(core.placed.keys.sorted() == ["counter", "form"])
 
         // io placed elsewhere now: running instances cannot follow, so all of them go.
         let moved = core.welcome(welcome(machines: [other], remoteIO: []), now: start + .seconds(9))
-        guard case .adopt(_, let droppedAll) = moved.first else { Issue.record("no adopt: \(moved)"); return }
+        guard case .adopt(_, let droppedAll) = moved.dropFirst().first else { Issue.record("no adopt: \(moved)"); return }
         #expect(droppedAll == ["counter", "form"])
     }
 
@@ -158,11 +160,18 @@ import Testing
 
         let first = core.coordinatorError(unavailable, now: start + ms(10))
         #expect(first.contains(.register))
+        #expect(first.contains(.closeOutflow), "replies to a coordinator that forgot this worker answer nothing")
         #expect(failures(first).first?.code == "coordinator-lost")
         #expect(!core.isWelcomed)
         // More refusals of the same kind while the registration is in flight: no second one.
         #expect(core.coordinatorError(unavailable, now: start + ms(20)).isEmpty)
         #expect(!isReconnect(core.tick(now: start + ms(100))), "the socket is fine: no reconnection")
+    }
+
+    @Test func droppedMessagesAreToldWhenTheOutflowOpensAgain() {
+        let core = core()
+        #expect(core.reopened(dropped: 0).isEmpty)
+        #expect(logs(core.reopened(dropped: 7), .notice, "dropped 7 message(s) this worker's machines sent while the coordinator had given up"))
     }
 
     @Test func aRejectedRegistrationEndsTheProcessWithItsStatus() {

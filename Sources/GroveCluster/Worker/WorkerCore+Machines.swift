@@ -45,6 +45,9 @@ extension WorkerCore {
         let call = nextCall
         nextCall += 1
         guard !cancelled else { return (call, .resume(call: call, Self.cancelledCall)) }
+        // Without a welcome nothing brings a result: the call fails now, not at the next
+        // reconnection.
+        guard isWelcomed else { return (call, .resume(call: call, .failure(awayFailure))) }
         calls[call] = address
         return (call, .sendRequest(call: call, address: address, payload: payload, binary: binary))
     }
@@ -65,10 +68,16 @@ extension WorkerCore {
         return .failRemoteCalls(failure)
     }
 
+    /// Why a call started while the coordinator is away fails at once.
+    var awayFailure: IOCallResult.Failure {
+        IOCallResult.Failure(code: IOFailure.Code.coordinatorLost.rawValue,
+            message: "worker \(worker) is not registered with the coordinator at \(coordinator) right now; "
+                + "the call cannot reach another worker. Retry once the worker is registered again")
+    }
+
     /// A machine's output, as an ``OutputEvent``'s JSON: sent for the coordinator to publish it
-    /// and apply the topology's routes. While the coordinator is away it leaves on the socket
-    /// the next reconnection drops, as everything a machine sends then (issues 21 and 22 will
-    /// decide here what to keep).
+    /// and apply the topology's routes. While the coordinator is away the closed outflow drops
+    /// it, as everything a machine sends then (``WorkerAction/closeOutflow``).
     func output(address: String, payload: [UInt8]) -> MachineAction {
         .sendOutput(address: address, payload: payload)
     }

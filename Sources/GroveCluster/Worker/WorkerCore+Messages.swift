@@ -20,7 +20,7 @@ extension WorkerCore {
         placed = Dictionary(welcome.machines.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         lastWelcome = welcome
         remoteIO = Set(welcome.remoteIO)
-        var actions: [WorkerAction] = [.adopt(welcome, dropping: dropping)]
+        var actions: [WorkerAction] = [.openOutflow, .adopt(welcome, dropping: dropping)]
         if again {
             let kept = welcome.machines.map(\.name).filter { !dropping.contains($0) }.sorted()
             actions.append(.log(.notice, "registered again with the coordinator at \(coordinator); kept machines \(kept)"
@@ -61,6 +61,7 @@ extension WorkerCore {
             toldAt = nil
             return [
                 .log(.info, "the coordinator asks this worker to register again"),
+                .closeOutflow,
                 // It forgot the calls this worker's machines started with the worker.
                 failingCalls(IOCallResult.Failure(code: IOFailure.Code.coordinatorLost.rawValue,
                     message: "the coordinator at \(coordinator) no longer knows this worker (it restarted or declared it lost); "

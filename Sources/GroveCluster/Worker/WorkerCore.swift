@@ -16,6 +16,13 @@ enum WorkerAction: Sendable, Equatable {
     /// core has forgotten them all when it says so (``failingCalls(_:)``), so their late results
     /// are dropped.
     case failRemoteCalls(IOCallResult.Failure)
+    /// Let what the machines send (replies, state changes, outputs, io calls and results) leave
+    /// for the coordinator: its welcome holds. The driver then says how many messages it
+    /// dropped while closed (``reopened(dropped:)``).
+    case openOutflow
+    /// Drop what the machines send, counting it: the coordinator has given up on this session,
+    /// so its replies answer nothing, and the socket they would wait on is about to go.
+    case closeOutflow
     /// Host what `welcome` places here: drop the instances of the machines named in `dropping`
     /// (no longer placed here, or placed with another type), keep the others, start the single
     /// machines that are missing.
@@ -136,9 +143,7 @@ struct WorkerCore {
         case .silent(let attempt, let reconnectAt):
             guard now >= reconnectAt else { return notice(now: now) }
             session = .registering(attempt: attempt, since: now)
-            // Calls machines started while the coordinator was away went out on the socket about
-            // to be closed: they fail too.
-            return [failingCalls(lostFailure(after: now - lastHeard)), .reconnect, .register] + notice(now: now)
+            return [.reconnect, .register] + notice(now: now)
         }
     }
 
@@ -154,6 +159,7 @@ struct WorkerCore {
             .log(.warning, "the coordinator at \(coordinator) was silent for \(silence.wholeMilliseconds) ms "
                 + "(heartbeat timeout \(timeout.wholeMilliseconds) ms); failing this worker's pending remote io calls and reconnecting, "
                 + "keeping its machines. If this repeats while the coordinator runs, raise heartbeat.timeoutMs in the topology"),
+            .closeOutflow,
             failingCalls(lostFailure(after: silence)),
         ]
     }
@@ -162,6 +168,15 @@ struct WorkerCore {
         IOCallResult.Failure(code: IOFailure.Code.coordinatorLost.rawValue,
             message: "the coordinator at \(coordinator) was silent for \(silence.wholeMilliseconds) ms; "
                 + "the call's result cannot arrive. Retry once the worker is registered again")
+    }
+
+    /// The driver opened the outflow (``WorkerAction/openOutflow``) after dropping `dropped`
+    /// messages while it was closed: said once, so an operator can tell a lost session's replies
+    /// from a bug.
+    func reopened(dropped: Int) -> [WorkerAction] {
+        guard dropped > 0 else { return [] }
+        return [.log(.notice, "dropped \(dropped) message(s) this worker's machines sent while the coordinator had given up on "
+            + "its session (replies to requests already answered worker-lost or lost with the coordinator, state changes, outputs)")]
     }
 
     /// The "not registered yet" notice: after 3 s without a welcome, then every 15 s.

@@ -21,6 +21,9 @@ final class WorkerLink: Sendable {
     /// The way into the worker's core for what machines send on their own (io calls to other
     /// workers, outputs).
     let toCore = CoreInlet()
+    /// Whether what the machines send may leave: open only while the coordinator's welcome
+    /// holds (the core says when).
+    let outflow = OutflowGate()
 
     init(worker: String, loop: IOLoop, socket: SocketID) {
         self.worker = worker
@@ -34,9 +37,11 @@ final class WorkerLink: Sendable {
     }
 
     /// Sends one message given by its parts; while a batch is handled it joins the batch of
-    /// replies as bytes, without becoming a message of its own.
+    /// replies as bytes, without becoming a message of its own. Only `register` leaves while
+    /// ``outflow`` is closed.
     func send(_ kind: MessageKind, flags: Header.Flags = [], correlation: UInt64 = 0, address: String = "",
               payload: some Collection<UInt8> = EmptyCollection()) {
+        guard kind == .register || outflow.passes() else { return }
         collector.send(kind, flags: flags, correlation: correlation, address: address, payload: payload, socket: socket, via: loop)
     }
 
@@ -50,6 +55,7 @@ final class WorkerLink: Sendable {
     /// into the batch of replies. Nothing is sent when `write` throws.
     func send<Failure: Error>(_ kind: MessageKind, flags: Header.Flags, correlation: UInt64, address: String,
                               writingPayload write: (inout [UInt8]) throws(Failure) -> Void) throws(Failure) {
+        guard outflow.passes() else { return }
         try collector.send(kind, flags: flags, correlation: correlation, address: address, writingPayload: write,
                            socket: socket, via: loop)
     }

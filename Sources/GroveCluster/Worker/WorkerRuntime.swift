@@ -97,6 +97,10 @@ actor WorkerRuntime {
             case .failRemoteCalls(let failure):
                 let failed = failWaiters(failure)
                 if failed > 0 { log.warning("failed \(failed) pending remote io call(s): \(failure.code)") }
+            case .openOutflow:
+                run(core.reopened(dropped: link.outflow.open()))
+            case .closeOutflow:
+                link.outflow.close()
             case .adopt(let welcome, let dropping):
                 adopt(welcome, dropping: dropping)
             case .log(let level, let text):

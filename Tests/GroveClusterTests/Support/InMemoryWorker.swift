@@ -55,6 +55,21 @@ final class InMemoryWorker {
 
     func stop() { loop.stop() }
 
+    /// The state (JSON) of the instance at `address` as its machine has it now, read on the
+    /// worker's loop without a message: nil when no such instance runs. For tests of what the
+    /// worker does not send.
+    func peekState(of address: String) async -> String? {
+        let runtime = runtime
+        return await withCheckedContinuation { (answer: CheckedContinuation<String?, Never>) in
+            loop.execute { _ in
+                runtime.assumeIsolated { runtime in
+                    guard let instance = runtime.instances[address] else { return answer.resume(returning: nil) }
+                    instance.state { answer.resume(returning: (try? $0.get()).map { String(decoding: $0, as: UTF8.self) } ?? "") }
+                }
+            }
+        }
+    }
+
     final class Outgoing: Sendable {
         let messages = Mutex<[Outbound]>([])
     }
