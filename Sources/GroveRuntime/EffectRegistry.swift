@@ -42,7 +42,7 @@ struct EffectRegistry<M: Machine>: Sendable {
 
     @usableFromInline init() {}
 
-    var isEmpty: Bool { nodes.isEmpty }
+    @inlinable var isEmpty: Bool { nodes.isEmpty }
 
     /// A key for new work: the given id (or a generated one) with a fresh token.
     mutating func makeKey(_ id: EffectID?) -> JobKey {

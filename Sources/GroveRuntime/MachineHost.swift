@@ -75,7 +75,7 @@ public final actor MachineHost<M: Machine> {
     var droppedOnEnd: [M.Event] = []
     var endReported = false
     var lastOutput: M.Output?
-    var timersToRestore: [Snapshot<M>.PendingTimer] = []
+    @usableFromInline var timersToRestore: [Snapshot<M>.PendingTimer] = []
     var outputObservers: [Int: AsyncStream<M.Output>.Continuation] = [:]
     var nextObserverID = 0
     var completionWaiters: [CheckedContinuation<Result<Termination<M>, HostError>, Never>] = []
@@ -412,6 +412,15 @@ public final actor MachineHost<M: Machine> {
 
     /// `true` once the machine reached a terminal state, was stopped or failed.
     public var hasEnded: Bool { outcome != nil }
+
+    /// Whether a ``snapshot()`` taken now would carry the state alone: no effect in flight, no
+    /// timer to restore, nothing queued. Inlinable, so a caller specialized for `M` (a worker
+    /// writing durable instances) skips building and encoding a whole snapshot, which unspecialized
+    /// costs several generic metadata lookups per instance.
+    @inlinable
+    package var holdsOnlyState: Bool {
+        registry.isEmpty && timersToRestore.isEmpty && mailbox.isIdle
+    }
 
     /// Processes everything queued right now, on the caller's turn of the actor. Work still
     /// running is not awaited. Tests driving a `TestClock` by hand use it to settle the host after

@@ -46,6 +46,13 @@ public struct Snapshot<M: Machine>: Sendable {
     public var omittedEffects: [EffectID]
 }
 
+extension Snapshot {
+    /// A snapshot of `state` alone: no timers, io in flight, queued events or omitted effects.
+    package init(state: M.State) {
+        self.init(state: state, timers: [], queuedEvents: [], omittedEffects: [])
+    }
+}
+
 extension Snapshot: Codable where M.State: Codable, M.Event: Codable {}
 extension Snapshot.PendingTimer: Codable where M.Event: Codable {}
 extension Snapshot.InterruptedIO: Codable where M.Event: Codable {}

@@ -80,6 +80,9 @@ struct DurableWorkerTests {
         #expect(replies.map(\.text) == ["{\"count\":1}", "{\"count\":2}", "{\"count\":3}", "{\"count\":1}", "{\"count\":1}"])
         // The replies left after the commit: the first one seen found every state stored.
         #expect(storedWhenAnswered == ["tally": 3, "tallies/x": 1], "scratch is not durable; stored: \(storedWhenAnswered)")
+        // Nothing but a state: written as the state alone, no snapshot built.
+        let codecs = try store.records().map { $0.snapshot.first }
+        #expect(codecs == Array(repeating: DurableRecord.stateAloneCodec, count: 3), "tally, tallies/x, the idle alarm: \(codecs)")
         killFirst()
 
         let (second, killSecond) = try Self.worker(store)
@@ -101,6 +104,8 @@ extension DurableWorkerTests {
         cluster.fromClient("c", .event("alarm", #"{"arm":{"milliseconds":300}}"#, correlation: 1))
         let armed = try await cluster.pump(first) { !cluster.toClient("c").isEmpty }
         try #require(armed)
+        // A pending timer: the whole snapshot is written (codec 1), not the state alone.
+        #expect(try store.records().first { $0.address == "alarm" }?.snapshot.first == 1)
         killFirst() // before the alarm is due
         let due = ContinuousClock.now + .milliseconds(300)
         try await Task.sleep(until: due + .milliseconds(100)) // the worker is down when it falls due

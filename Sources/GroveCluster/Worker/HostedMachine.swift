@@ -183,9 +183,9 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
 
     func record() -> Result<MachineRecord, WireError>? {
         unwritten.store(false, ordering: .releasing)
-        guard let snapshot = host.onOwnExecutor({ $0.hasEnded ? nil : $0.snapshot() }) else { return nil }
         do {
-            return .success(MachineRecord(address: address, type: type, snapshot: try DurableRecord.encode(snapshot)))
+            guard let snapshot = try path.record(host) else { return nil }
+            return .success(MachineRecord(address: address, type: type, snapshot: snapshot))
         } catch {
             return .failure(.unencodableState(error, type: M.State.self, binary: false, outcome: "it was to be written to the store",
                                               address: address))

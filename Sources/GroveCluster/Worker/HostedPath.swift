@@ -33,6 +33,11 @@ final class HostedPath<M: Machine>: Sendable {
     /// makes one per machine type and its hosts share it.
     @usableFromInline let replyHandler: @Sendable (WorkerLink) -> ReplyHandler
 
+    /// The record of a durable instance now, on the host's executor: its state alone when that
+    /// is all it holds (no snapshot built, the state encoded specialized), else its whole
+    /// snapshot; nil once it has ended.
+    @usableFromInline let record: @Sendable (MachineHost<M>) throws -> [UInt8]?
+
     @usableFromInline typealias ReplyHandler = @Sendable (_ token: UInt64, _ address: String, Result<M.State, HostError>) -> Void
     /// Whether the type's states have secrets (``Redacting``): then what leaves the worker is
     /// their redacted form. Found once per machine type, so a reply pays one branch.
@@ -44,7 +49,7 @@ final class HostedPath<M: Machine>: Sendable {
     @usableFromInline static var drainRounds: Int { 8 }
 
     @inlinable
-    init() where M.Event: Decodable, M.State: Encodable {
+    init() where M.Event: Codable, M.State: Codable {
         let redacts = M.State.self is any Redacting.Type
         self.redacts = redacts
         send = { host, event throws(HostError) in try host.send(event) }
@@ -56,6 +61,13 @@ final class HostedPath<M: Machine>: Sendable {
         drain = { host in await host.flush(rounds: Self.drainRounds) }
         drainHere = { host in host.onOwnExecutor { $0.flush(rounds: Self.drainRounds) } }
         decodeBinary = { payload throws(BinaryCodingError) in try BinaryCodec.decode(M.Event.self, from: payload) }
+        record = { host in
+            try host.onOwnExecutor { host -> Result<[UInt8]?, any Error> in
+                guard !host.hasEnded else { return .success(nil) }
+                if host.holdsOnlyState, let alone = DurableRecord.encode(stateAlone: host.state) { return .success(alone) }
+                return Result { try DurableRecord.encode(host.snapshot()) }
+            }.get()
+        }
         replyHandler = { link in
             { token, address, result in
                 Self.answer(StateReply(link: link, token: token, address: address), with: result, redacting: redacts)
