@@ -99,6 +99,8 @@ actor WorkerRuntime {
                 if failed > 0 { log.warning("failed \(failed) pending remote io call(s): \(failure.code)") }
             case .adopt(let welcome, let dropping):
                 adopt(welcome, dropping: dropping)
+            case .reportInstances:
+                reportInstances()
             case .log(let level, let text):
                 log.log(level: level, "\(text)")
             case .exit(let status, let text):
@@ -109,8 +111,7 @@ actor WorkerRuntime {
     }
 
     private func register() {
-        let registration = Registration(worker: link.worker, pid: getpid(), machineTypes: configuration.machineTypes,
-                                        ioHandlers: configuration.io.names.sorted())
+        let registration = core.registration(pid: getpid(), ioHandlers: configuration.io.names.sorted())
         link.publish(.register, address: link.worker, payload: registration)
     }
 
