@@ -38,6 +38,9 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
     /// Which topics watchers subscribe to (payload ``Observation``), so workers publish state
     /// changes only when someone listens.
     case observe = 0x23
+    /// The keyed instances a worker hosts (payload ``InstancesReport``), sent after each welcome,
+    /// so the coordinator lists instances the worker kept or brought back from its store.
+    case instances = 0x24
 
     // io effects between workers, through the coordinator.
     /// Run an io request (payload: an ``IOCallHead``, then the request's bytes); correlation = call id.
@@ -79,6 +82,7 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
         case .welcome: "welcome"
         case .heartbeat: "heartbeat"
         case .observe: "observe"
+        case .instances: "instances"
         case .ioRequest: "io-request"
         case .ioResult: "io-result"
         case .ioCancel: "io-cancel"

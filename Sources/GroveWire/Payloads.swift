@@ -10,12 +10,22 @@ public struct Registration: Codable, Sendable, Hashable {
     public var machineTypes: [String]
     /// io request names this worker has handlers for.
     public var ioHandlers: [String]
+    /// The worker process's incarnation: a random number it chose at start, so the coordinator
+    /// tells a process that comes back (same incarnation) from one that replaced it. Absent from
+    /// an older worker.
+    public var incarnation: UInt64?
+    /// When the process started, in milliseconds since 1970 (wall clock): of two incarnations
+    /// under one name, the one started later is the newer. Absent from an older worker.
+    public var startedAtMs: Int64?
 
-    public init(worker: String, pid: Int32, machineTypes: [String], ioHandlers: [String]) {
+    public init(worker: String, pid: Int32, machineTypes: [String], ioHandlers: [String],
+                incarnation: UInt64? = nil, startedAtMs: Int64? = nil) {
         self.worker = worker
         self.pid = pid
         self.machineTypes = machineTypes
         self.ioHandlers = ioHandlers
+        self.incarnation = incarnation
+        self.startedAtMs = startedAtMs
     }
 }
 
@@ -69,9 +79,19 @@ public struct Welcome: Codable, Sendable, Hashable {
     /// When a commit counts as done (the topology's `durability.flush`); absent when no machine
     /// here is durable.
     public var flush: DurabilityFlush?
+    /// The coordinator's epoch: a random number chosen each time a coordinator starts, which
+    /// makes the top 24 bits of every correlation id it sends to workers (see
+    /// ``CorrelationEpoch``). A new epoch in a welcome means the coordinator restarted: replies
+    /// to requests of the old one are dropped. Absent from an older coordinator.
+    public var epoch: UInt64?
+    /// The incarnation of this worker that the coordinator registered (the registration's).
+    public var incarnation: UInt64?
 
     public init(machines: [HostedMachine], remoteIO: [String], heartbeatIntervalMs: Int, heartbeatTimeoutMs: Int, mailboxCapacity: Int,
-                routeEvents: [RouteEvent]? = nil, snapshotEvery: Int? = nil, flush: DurabilityFlush? = nil) {
+                routeEvents: [RouteEvent]? = nil, snapshotEvery: Int? = nil, flush: DurabilityFlush? = nil,
+                epoch: UInt64? = nil, incarnation: UInt64? = nil) {
+        self.epoch = epoch
+        self.incarnation = incarnation
         self.machines = machines
         self.remoteIO = remoteIO
         self.heartbeatIntervalMs = heartbeatIntervalMs

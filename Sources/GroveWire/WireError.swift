@@ -50,6 +50,9 @@ public struct WireError: Error, Sendable, Hashable, Codable, CustomStringConvert
         public static let forbidden = Code(rawValue: "forbidden")
         /// A worker's registration does not match the topology.
         public static let registrationRejected = Code(rawValue: "registration-rejected")
+        /// A worker's registration comes from an older process than the one registered under its
+        /// name (an incarnation the coordinator saw replaced, or one started earlier): it must stop.
+        public static let superseded = Code(rawValue: "superseded")
         /// No answer within the client's timeout.
         public static let timeout = Code(rawValue: "timeout")
         /// The coordinator cannot be reached.

@@ -72,7 +72,7 @@ struct CoordinatorCoreDecisionTests {
                     Issue.record("list should be answered with a listing, got \(decision)")
                     continue
                 }
-            case .batch, .state, .accepted, .error, .listing, .register, .welcome, .heartbeat, .observe, .ioRequest, .ioResult,
+            case .batch, .state, .accepted, .error, .listing, .register, .welcome, .heartbeat, .observe, .instances, .ioRequest, .ioResult,
                  .ioCancel, .stateChanged, .effect, .worker, .output, .machine:
                 guard case .act(let actions) = decision, let reply = actions.compactMap(\.sentToClient).first else {
                     Issue.record("\(kind) should be refused, got \(decision)")
@@ -142,7 +142,7 @@ struct CoordinatorCoreDecisionTests {
                     Issue.record("\(kind) should be published, got \(decision)")
                     continue
                 }
-            case .output, .ioRequest, .ioResult, .ioCancel:
+            case .output, .ioRequest, .ioResult, .ioCancel, .instances:
                 // Their rules read the payload (an empty one here); what they do is tested in
                 // CoordinatorCoreIOTests and the routes' tests.
                 guard case .act = decision else { Issue.record("\(kind) got \(decision)"); continue }

@@ -32,8 +32,8 @@ struct CoreFixture {
     var core: CoordinatorCore
     let t0 = ContinuousClock.now
 
-    init(topology: Topology = Self.topology, maxPayload: Int = 1 << 20) {
-        core = CoordinatorCore(topology: topology, eventsEndpoint: "inproc://events", maxPayload: maxPayload)
+    init(topology: Topology = Self.topology, maxPayload: Int = 1 << 20, epoch: CorrelationEpoch = CorrelationEpoch(0)) {
+        core = CoordinatorCore(topology: topology, eventsEndpoint: "inproc://events", maxPayload: maxPayload, epoch: epoch)
     }
 
     /// What each worker must register to be accepted.

@@ -45,7 +45,7 @@ import Testing
                 }
                 #expect(level >= .warning, "\(kind)")
                 #expect(line.contains("could not be decoded"), "\(kind): \(line)")
-            case .list, .batch, .state, .accepted, .listing, .register, .stateChanged, .effect, .worker, .output, .machine:
+            case .list, .batch, .state, .accepted, .listing, .register, .instances, .stateChanged, .effect, .worker, .output, .machine:
                 guard case .refuse(let error) = decision else { Issue.record("\(kind) should be refused, got \(decision)"); continue }
                 #expect(error.code == .unknownKind)
                 #expect(error.message.hasPrefix("a worker does not accept \(kind.name) messages: "))

@@ -99,7 +99,7 @@ public final class Coordinator: Sendable {
         }
         let ids = (clients: loop.add(sockets.clients), workers: loop.add(sockets.workers), events: loop.add(sockets.events))
         driver = CoordinatorDriver(
-            core: CoordinatorCore(topology: topology, eventsEndpoint: bound[2], workersEndpoint: bound[1]),
+            core: CoordinatorCore(topology: topology, eventsEndpoint: bound[2], workersEndpoint: bound[1], epoch: .random()),
             clients: ids.clients, workers: ids.workers, events: ids.events, context: context, log: logger)
         driver.zap = loop.add(zap)
         driver.usesCurve = topology.security.usesCurve

@@ -8,7 +8,7 @@ extension Topology.Role {
         case .event, .echo: .send
         case .get, .list: .read
         case .stop, .cancel: .admin
-        case .batch, .state, .accepted, .error, .listing, .register, .welcome, .heartbeat, .observe,
+        case .batch, .state, .accepted, .error, .listing, .register, .welcome, .heartbeat, .observe, .instances,
              .ioRequest, .ioResult, .ioCancel, .stateChanged, .effect, .worker, .output, .machine: nil
         }
     }

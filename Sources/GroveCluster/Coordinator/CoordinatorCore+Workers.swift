@@ -118,6 +118,8 @@ extension CoordinatorCore {
             return parsed { finishCall(correlation, $0, from: name) }
         case .ioCancel:
             return parsed { cancelCall(from: name, originID: correlation, reason: $0.payload) }
+        case .instances:
+            return parsed { noteReported($0, from: name) }
         case .register:
             return refuseKind("a registration comes on its own, not in a batch")
         case .batch:
@@ -172,12 +174,16 @@ extension CoordinatorCore {
                 + problems.joined(separator: "; ") + ". It offers machine types [\(registration.machineTypes.joined(separator: ", "))] "
                 + "and io handlers [\(registration.ioHandlers.joined(separator: ", "))]")
         }
+        if let refusal = admitIncarnation(name, registration, correlation: message.header.correlation) { return refusal }
         var actions: [CoordinatorAction] = []
         if slot.registered {
             if let pid = slot.pid, pid != registration.pid, let heard = slot.lastHeard,
                now - heard < .milliseconds(topology.heartbeat.timeoutMs) {
+                let outcome = registration.incarnation == nil
+                    ? "two processes share the name and will displace each other"
+                    : "the newer process keeps the name and the older one is told to stop"
                 actions.append(.warn("worker name \(name) was claimed by pid \(registration.pid) while pid \(pid) was still registered and alive; "
-                    + "two processes share the name and will displace each other. Give each worker its own --name"))
+                    + "\(outcome). Give each worker its own --name"))
             }
             actions += lose(name, reason: "it registered again (restarted)", cause: .registeredAgain)
         }
@@ -203,7 +209,8 @@ extension CoordinatorCore {
             heartbeatTimeoutMs: topology.heartbeat.timeoutMs, mailboxCapacity: topology.queues.mailboxCapacity,
             routeEvents: routeEvents,
             snapshotEvery: durable ? topology.durability.snapshotEvery : nil,
-            flush: durable ? topology.durability.flush : nil)
+            flush: durable ? topology.durability.flush : nil,
+            epoch: epoch.value == 0 ? nil : epoch.value, incarnation: registration.incarnation)
         if let payload = try? WireJSON.encode(welcome) {
             actions.append(.toWorker(name, WireMessage(Header(.welcome, correlation: message.header.correlation), address: name, payload: payload)))
         }
@@ -234,7 +241,7 @@ extension CoordinatorCore {
         if lastHeartbeat.map({ now - $0 >= interval }) ?? true {
             lastHeartbeat = now
             for slot in workers.values where slot.registered {
-                actions.append(.toWorker(slot.name, WireMessage(Header(.heartbeat), address: slot.name)))
+                actions.append(.toWorker(slot.name, heartbeat(for: slot.name)))
             }
         }
         let timeout = Duration.milliseconds(topology.heartbeat.timeoutMs)

@@ -64,7 +64,12 @@ struct CoordinatorCore {
     var calls: [UInt64: Call] = [:]
     var callsByOrigin: [String: [UInt64: UInt64]] = [:]
     var keyedInstances: [String: Set<String>] = [:]
+    /// This coordinator life's epoch, in the top bits of every id it sends to workers.
+    let epoch: CorrelationEpoch
+    /// The counter part of the next id.
     var nextID: UInt64 = 1
+    /// The worker processes registered, and replaced, under each name (`+Incarnations.swift`).
+    var incarnations: [String: Incarnations] = [:]
     var roundRobin: [String: Int] = [:]
     var lastHeartbeat: ContinuousClock.Instant?
     /// Bumped whenever a worker registers or is lost, so the driver recomputes readiness only then.
@@ -78,8 +83,12 @@ struct CoordinatorCore {
     var resolved: [String: (worker: Int, listed: Bool)] = [:]
     var resolvedAt = 0
 
-    init(topology: Topology, eventsEndpoint: String, workersEndpoint: String? = nil, maxPayload: Int = 1 << 20) {
+    /// - Parameter epoch: This coordinator life's epoch (random in a real coordinator; 0, ids
+    ///   1, 2, 3, in tests that do not care).
+    init(topology: Topology, eventsEndpoint: String, workersEndpoint: String? = nil, maxPayload: Int = 1 << 20,
+         epoch: CorrelationEpoch = CorrelationEpoch(0)) {
         self.topology = topology
+        self.epoch = epoch
         self.eventsEndpoint = eventsEndpoint
         self.workersEndpoint = workersEndpoint
         self.maxPayload = maxPayload
@@ -95,9 +104,11 @@ struct CoordinatorCore {
 
     var unregistered: [String] { workers.values.filter { !$0.registered }.map(\.name).sorted() }
 
+    /// A fresh id for a request or call sent to a worker: this life's epoch and the next count
+    /// (1 again after 2^40-1, never 0).
     mutating func takeID() -> UInt64 {
-        defer { nextID += 1 }
-        return nextID
+        defer { nextID = nextID == CorrelationEpoch.counterMask ? 1 : nextID + 1 }
+        return epoch.id(nextID)
     }
 
     // MARK: - Clients
@@ -186,7 +197,7 @@ struct CoordinatorCore {
             return refuseKind(.batch, "does not nest: put the requests of both in one batch")
         case .state, .accepted, .error, .listing:
             return refuseKind(request.kind, "is a reply, sent to clients")
-        case .register, .welcome, .heartbeat, .observe, .ioRequest, .ioResult, .ioCancel:
+        case .register, .welcome, .heartbeat, .observe, .instances, .ioRequest, .ioResult, .ioCancel:
             return refuseKind(request.kind, "is for workers")
         case .stateChanged, .effect, .worker, .output, .machine:
             return refuseKind(request.kind, "is published on the events endpoint; subscribe there to see it")

@@ -78,7 +78,7 @@ extension WorkerCore {
                                                 message: "the io result could not be read: \(error.message)")))
             }
         case .heartbeat:
-            return .ignore
+            return heartbeat(payload)
         case .observe:
             guard let observation = try? WireJSON.decode(Observation.self, from: Array(payload), code: .malformedFrame) else {
                 return .act([.log(.warning, "an observe message from the coordinator could not be decoded; is it the same Grove version?")])
@@ -88,7 +88,7 @@ extension WorkerCore {
             return .act(welcome(Array(payload), now: now))
         case .error:
             return .act(coordinatorError(Array(payload), now: now))
-        case .list, .batch, .state, .accepted, .listing, .register, .stateChanged, .effect, .worker, .output, .machine:
+        case .list, .batch, .state, .accepted, .listing, .register, .instances, .stateChanged, .effect, .worker, .output, .machine:
             return .refuse(Self.refusal(of: header.kind)
                 ?? WireError(.unknownKind, "a worker does not accept \(header.kind.name) messages"))
         }

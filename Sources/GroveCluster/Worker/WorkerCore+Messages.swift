@@ -20,7 +20,8 @@ extension WorkerCore {
         placed = Dictionary(welcome.machines.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         lastWelcome = welcome
         remoteIO = Set(welcome.remoteIO)
-        var actions: [WorkerAction] = [.openOutflow, .adopt(welcome, dropping: dropping)]
+        var actions: [WorkerAction] = [.openOutflow, .adopt(welcome, dropping: dropping), .reportInstances]
+        if let restarted = noteEpoch(welcome) { actions.append(restarted) }
         if again {
             let kept = welcome.machines.map(\.name).filter { !dropping.contains($0) }.sorted()
             actions.append(.log(.notice, "registered again with the coordinator at \(coordinator); kept machines \(kept)"
@@ -68,6 +69,9 @@ extension WorkerCore {
                         + "the call's result cannot arrive. Retry once the worker is registered again")),
                 .register,
             ]
+        case .superseded:
+            // The coordinator's message names both incarnations and says why.
+            return [.exit(status: Worker.rejectedExitStatus, "the coordinator refused this process: \(error.message)")]
         case .registrationRejected:
             // Retrying cannot help: the topology or this worker's configuration must change.
             return [.exit(status: Worker.rejectedExitStatus, "the coordinator rejected this worker: \(error.message)")]
@@ -83,6 +87,8 @@ extension WorkerCore {
         switch kind {
         case .event, .get, .cancel, .stop, .echo, .welcome, .heartbeat, .observe, .ioRequest, .ioResult, .ioCancel, .error:
             return nil
+        case .instances:
+            why = "instances goes from a worker to the coordinator"
         case .batch:
             why = "batches do not nest: a batch's envelopes are handled one by one"
         case .list:

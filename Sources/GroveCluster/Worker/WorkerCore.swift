@@ -27,6 +27,9 @@ enum WorkerAction: Sendable, Equatable {
     /// (no longer placed here, or placed with another type), keep the others, start the single
     /// machines that are missing.
     case adopt(Welcome, dropping: Set<String>)
+    /// Send `instances`: the keyed instances hosted here (kept, or coming back from the
+    /// store), so the coordinator lists them without waiting for their next event.
+    case reportInstances
     /// Something an operator should know.
     case log(Logger.Level, String)
     /// End the process: nothing but a change of topology or worker can help.
@@ -64,6 +67,10 @@ struct WorkerCore {
     let coordinator: String
     /// The machine types this worker can host.
     let machineTypes: Set<String>
+    /// Which process this is (`WorkerIncarnation.swift`).
+    let incarnation: WorkerIncarnation
+    /// The coordinator's epoch, from the last welcome.
+    var epoch: UInt64?
     var session: Session
     /// From the last welcome; before the first, the topology defaults.
     var interval = Topology.Heartbeat().interval
@@ -94,8 +101,10 @@ struct WorkerCore {
     static let firstNotice = Duration.seconds(3)
     static let noticeEvery = Duration.seconds(15)
 
-    init(worker: String, coordinator: String, machineTypes: Set<String>, now: ContinuousClock.Instant) {
+    init(worker: String, coordinator: String, machineTypes: Set<String>, now: ContinuousClock.Instant,
+         incarnation: WorkerIncarnation = .process) {
         self.worker = worker
+        self.incarnation = incarnation
         self.coordinator = coordinator
         self.machineTypes = machineTypes
         session = .registering(attempt: 0, since: now)

@@ -103,6 +103,8 @@ actor WorkerRuntime {
                 link.outflow.close()
             case .adopt(let welcome, let dropping):
                 adopt(welcome, dropping: dropping)
+            case .reportInstances:
+                reportInstances()
             case .log(let level, let text):
                 log.log(level: level, "\(text)")
             case .exit(let status, let text):
@@ -113,8 +115,7 @@ actor WorkerRuntime {
     }
 
     private func register() {
-        let registration = Registration(worker: link.worker, pid: getpid(), machineTypes: configuration.machineTypes,
-                                        ioHandlers: configuration.io.names.sorted())
+        let registration = core.registration(pid: getpid(), ioHandlers: configuration.io.names.sorted())
         link.publish(.register, address: link.worker, payload: registration)
     }
 

@@ -1,0 +1,121 @@
+import Foundation
+import GroveWire
+
+/// What the coordinator knows of the processes that registered under one worker name.
+///
+/// A worker process picks its incarnation at start (a random 64-bit number, with its start
+/// time). The newest process wins a name: one that comes back (the same incarnation, after a
+/// SIGSTOP or a network blip) is welcomed and keeps its machines; one that was replaced, or
+/// that started before the registered one, is refused with `superseded` and stops, so two
+/// processes never serve two copies of the same machines.
+struct Incarnations {
+    struct Process: Equatable {
+        let id: UInt64
+        let startedAtMs: Int64
+        let pid: Int32
+    }
+
+    /// The process registered last under the name (registered still, or lost since).
+    var current: Process?
+    /// Incarnations a newer one replaced, newest last: refused should they come back, even
+    /// when their clock says otherwise.
+    var retired: [Process] = []
+    /// Refused incarnations already logged: each is logged once, however often it retries.
+    var logged: Set<UInt64> = []
+    /// The heartbeat payload naming ``current``, made once per registration.
+    var heartbeat: [UInt8] = []
+
+    static let retiredKept = 8
+
+    /// What becomes of a registration by `process`.
+    enum Verdict: Equatable {
+        /// The registered process again, or the first one since this coordinator started.
+        case admitted
+        /// A newer process: it replaces `old`.
+        case replaces(Process)
+        /// An older process than `current`: `replaced` when a newer one took its place in
+        /// this coordinator's life, else it merely started earlier.
+        case superseded(by: Process, replaced: Bool)
+    }
+
+    func verdict(on process: Process) -> Verdict {
+        guard let current, current.id != process.id else { return .admitted }
+        if retired.contains(where: { $0.id == process.id }) { return .superseded(by: current, replaced: true) }
+        if process.startedAtMs < current.startedAtMs { return .superseded(by: current, replaced: false) }
+        return .replaces(current)
+    }
+
+    /// Notes `process` as the one registered, retiring the one it replaces.
+    mutating func register(_ process: Process) {
+        if let current, current.id != process.id {
+            retired.append(current)
+            if retired.count > Self.retiredKept { retired.removeFirst() }
+        }
+        current = process
+        heartbeat = (try? WireJSON.encode(HeartbeatNote(incarnation: process.id))) ?? []
+    }
+}
+
+extension CoordinatorCore {
+    /// Checks a registration's incarnation against the processes seen under its name: nil when
+    /// it may register (noted as the current one), else the refusal to send, `superseded`,
+    /// logged once per refused incarnation with both incarnations. A registration without an
+    /// incarnation (an older worker) registers as before and clears what was known.
+    mutating func admitIncarnation(_ name: String, _ registration: Registration, correlation: UInt64) -> [CoordinatorAction]? {
+        guard let id = registration.incarnation else {
+            incarnations[name] = nil
+            return nil
+        }
+        let process = Incarnations.Process(id: id, startedAtMs: registration.startedAtMs ?? 0, pid: registration.pid)
+        var known = incarnations[name] ?? Incarnations()
+        switch known.verdict(on: process) {
+        case .admitted, .replaces:
+            known.register(process)
+            incarnations[name] = known
+            return nil
+        case .superseded(let newer, let replaced):
+            let why = replaced
+                ? "incarnation \(newer.id) (pid \(newer.pid)) replaced it"
+                : "it started before incarnation \(newer.id) (pid \(newer.pid)), which holds the name"
+            let text = "worker \(name) incarnation \(id) (pid \(registration.pid)) is superseded: \(why). "
+                + "It must stop so that it does not serve a stale copy of the machines; stop the other process first "
+                + "if this one is meant to run (or, on two hosts, check that their clocks agree)"
+            var actions: [CoordinatorAction] = []
+            if known.logged.insert(id).inserted {
+                actions.append(.warn("dropped the registration of worker \(name) incarnation \(id) (pid \(registration.pid)): "
+                    + "\(why); told it to stop"))
+                incarnations[name] = known
+            }
+            actions.append(.toWorker(name, Self.errorMessage(WireError(.superseded, text), correlation: correlation)))
+            return actions
+        }
+    }
+
+    /// The heartbeat for a registered worker: naming its incarnation when it sent one, so a
+    /// process replaced under that name learns it (with `ROUTER_HANDOVER` a reconnecting old
+    /// process takes the name back for a moment, and hears this).
+    func heartbeat(for worker: String) -> WireMessage {
+        WireMessage(Header(.heartbeat), address: worker, payload: incarnations[worker]?.heartbeat ?? [])
+    }
+
+    /// `instances` from a worker: the keyed instances it hosts, listed at once. An address the
+    /// topology does not place on that worker is not listed, and is logged.
+    mutating func noteReported(_ message: WireMessage, from worker: String) -> [CoordinatorAction] {
+        guard let report = try? WireJSON.decode(InstancesReport.self, from: message.payload, code: .malformedFrame) else {
+            return [.warn("worker \(worker) sent an instances report that does not decode; is it the same Grove version?")]
+        }
+        var strays: [String] = []
+        for address in report.instances {
+            let parts = address.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            guard parts.count == 2, !parts[1].isEmpty, let spec = topology.machine(named: parts[0]), spec.keyed,
+                  topology.placement(ofMachine: spec.name, key: parts[1]) == worker else {
+                strays.append(address)
+                continue
+            }
+            keyedInstances[spec.name, default: []].insert(address)
+        }
+        guard !strays.isEmpty else { return [] }
+        return [.warn("worker \(worker) reported \(strays.count) keyed instance(s) the topology does not place on it, "
+            + "not listed: \(strays.prefix(5).joined(separator: ", "))\(strays.count > 5 ? ", …" : "")")]
+    }
+}

@@ -1,0 +1,78 @@
+/// The epoch part of correlation ids: each coordinator life picks a random epoch and puts it in
+/// the top 24 bits of every id it sends to workers, the lower 40 bits counting from 1. A reply
+/// that comes from an earlier life (a worker that outlived its coordinator answering a request
+/// of the old one) carries another epoch and can never answer a request of this life, though
+/// both lives count from 1.
+///
+/// 24 random bits make two lives share an epoch once in 16.7 million restarts; 40 bits of
+/// counter last 12 days at a million requests a second before they wrap (to 1, skipping 0),
+/// far longer than any request waits.
+public struct CorrelationEpoch: Sendable, Hashable {
+    /// The bits of an id below the epoch.
+    public static let counterBits: UInt64 = 40
+    /// The largest counter value; the next one is 1 again.
+    public static let counterMask: UInt64 = (1 << counterBits) - 1
+
+    /// The epoch, below 2^24. 0 only in tests that want ids 1, 2, 3.
+    public let value: UInt64
+
+    /// An epoch of `value` (its low 24 bits).
+    public init(_ value: UInt64) {
+        self.value = value & 0xFF_FFFF
+    }
+
+    /// A random epoch, never 0.
+    public static func random() -> CorrelationEpoch {
+        CorrelationEpoch(UInt64.random(in: 1 ... 0xFF_FFFF))
+    }
+
+    /// The id of `counter` (1 ... 2^40-1) in this epoch.
+    @inlinable
+    public func id(_ counter: UInt64) -> UInt64 {
+        value << Self.counterBits | (counter & Self.counterMask)
+    }
+
+    /// Whether `id` was made in this epoch.
+    @inlinable
+    public func issued(_ id: UInt64) -> Bool {
+        id >> Self.counterBits == value
+    }
+
+    /// The epoch an id was made in.
+    public static func of(_ id: UInt64) -> UInt64 {
+        id >> counterBits
+    }
+}
+
+/// `instances`: the keyed instances a worker hosts, sent after each welcome (those it kept, and
+/// those it brings back from its store), at most ``InstancesReport/perMessage`` addresses a
+/// message. The coordinator lists them at once instead of after their next event.
+public struct InstancesReport: Codable, Sendable, Hashable {
+    /// Addresses per message, so a worker with 100,000 instances sends small messages.
+    public static let perMessage = 1000
+
+    public var instances: [String]
+
+    public init(instances: [String]) {
+        self.instances = instances
+    }
+
+    /// The reports for `addresses`, sorted, cut at ``perMessage``; none for none.
+    public static func reports(for addresses: some Sequence<String>) -> [InstancesReport] {
+        let sorted = addresses.sorted()
+        return stride(from: 0, to: sorted.count, by: perMessage).map {
+            InstancesReport(instances: Array(sorted[$0 ..< min($0 + perMessage, sorted.count)]))
+        }
+    }
+}
+
+/// A coordinator's `heartbeat` to a worker: the incarnation it has registered under the
+/// worker's name. A worker that reads another one was replaced and stops. An empty heartbeat
+/// (from a worker, or an older coordinator) says nothing.
+public struct HeartbeatNote: Codable, Sendable, Hashable {
+    public var incarnation: UInt64
+
+    public init(incarnation: UInt64) {
+        self.incarnation = incarnation
+    }
+}

@@ -1,0 +1,83 @@
+@testable import GroveCluster
+import GroveWire
+import Logging
+import Testing
+
+/// The worker's side of incarnations and epochs: which process it says it is, what it does when
+/// told a newer one has its name, and the report of its keyed instances after each welcome.
+@Suite(.timeLimit(.minutes(2))) struct WorkerCoreIncarnationTests {
+    let start = ContinuousClock.now
+    let session = WorkerCoreTests()
+    static let me = WorkerIncarnation(id: 0xA, startedAtMs: 1_000)
+
+    func core() -> WorkerCore {
+        WorkerCore(worker: "edge", coordinator: session.endpoint, machineTypes: ["Counter", "DataLoader"], now: start,
+                   incarnation: Self.me)
+    }
+
+    func welcome(epoch: UInt64?) -> [UInt8] {
+        var welcome = try! WireJSON.decode(Welcome.self, from: session.welcome())
+        welcome.epoch = epoch
+        welcome.incarnation = Self.me.id
+        return try! WireJSON.encode(welcome)
+    }
+
+    func exits(_ actions: [WorkerAction]) -> (status: Int32, text: String)? {
+        for case .exit(let status, let text) in actions { return (status, text) }
+        return nil
+    }
+
+    @Test func theRegistrationSaysWhichProcessThisIs() {
+        let registration = core().registration(pid: 4242, ioHandlers: ["FetchItems"])
+        #expect(registration.incarnation == 0xA)
+        #expect(registration.startedAtMs == 1_000)
+        #expect(registration.pid == 4242)
+        #expect(registration.machineTypes == ["Counter", "DataLoader"])
+    }
+
+    @Test func everyWelcomeIsFollowedByTheReportOfKeyedInstances() {
+        var core = core()
+        let first = core.welcome(welcome(epoch: 7), now: start)
+        #expect(first.prefix(2).last == .reportInstances, "\(first)")
+        // Registered again with the same coordinator (after a SIGSTOP): reported again, since the
+        // coordinator stopped listing them when it lost this worker.
+        let again = core.welcome(welcome(epoch: 7), now: start + .seconds(3))
+        #expect(again.prefix(2).last == .reportInstances, "\(again)")
+        #expect(!session.logs(again, .notice, "restarted"), "the same coordinator life")
+    }
+
+    @Test func aNewEpochInAWelcomeIsLoggedAsACoordinatorRestart() {
+        var core = core()
+        _ = core.welcome(welcome(epoch: 7), now: start)
+        let restarted = core.welcome(welcome(epoch: 9), now: start + .seconds(3))
+        #expect(session.logs(restarted, .notice, "restarted (epoch 7 → 9)"), "\(restarted)")
+        #expect(core.epoch == 9)
+    }
+
+    @Test func supersededEndsTheProcessSayingWhy() throws {
+        var core = core()
+        _ = core.welcome(welcome(epoch: 7), now: start)
+        let refusal = WireError(.superseded, "worker edge incarnation 10 (pid 1) is superseded: incarnation 11 (pid 2) replaced it").payload
+        let exit = try #require(exits(core.coordinatorError(refusal, now: start)))
+        #expect(exit.status == Worker.rejectedExitStatus, "not restarted by fsm-launch: it would displace the newer one")
+        #expect(exit.text.contains("refused this process: worker edge incarnation 10 (pid 1) is superseded"), "\(exit.text)")
+        #expect(exit.text.contains("incarnation 11 (pid 2) replaced it"), "\(exit.text)")
+    }
+
+    @Test func aHeartbeatNamingAnotherIncarnationEndsTheProcess() throws {
+        var core = core()
+        _ = core.welcome(welcome(epoch: 7), now: start)
+        let mine = try WireJSON.encode(HeartbeatNote(incarnation: 0xA))
+        #expect(core.decide(Header(.heartbeat), payload: mine[...], now: start) == .ignore)
+        #expect(core.decide(Header(.heartbeat), payload: [][...], now: start) == .ignore, "an empty heartbeat says nothing")
+
+        let other = try WireJSON.encode(HeartbeatNote(incarnation: 0xB))
+        guard case .act(let actions) = core.decide(Header(.heartbeat), payload: other[...], now: start) else {
+            Issue.record("a heartbeat naming another incarnation should end the process")
+            return
+        }
+        let exit = try #require(exits(actions))
+        #expect(exit.status == Worker.rejectedExitStatus)
+        #expect(exit.text.contains("incarnation 11 registered as edge"), "\(exit.text)")
+    }
+}
