@@ -69,9 +69,12 @@ public struct Welcome: Codable, Sendable, Hashable {
     /// When a commit counts as done (the topology's `durability.flush`); absent when no machine
     /// here is durable.
     public var flush: DurabilityFlush?
+    /// The machines placed here whose transitions go to the worker's audit log; absent when none
+    /// is audited (and from an older coordinator).
+    public var audit: AuditPlacement?
 
     public init(machines: [HostedMachine], remoteIO: [String], heartbeatIntervalMs: Int, heartbeatTimeoutMs: Int, mailboxCapacity: Int,
-                routeEvents: [RouteEvent]? = nil, snapshotEvery: Int? = nil, flush: DurabilityFlush? = nil) {
+                routeEvents: [RouteEvent]? = nil, snapshotEvery: Int? = nil, flush: DurabilityFlush? = nil, audit: AuditPlacement? = nil) {
         self.machines = machines
         self.remoteIO = remoteIO
         self.heartbeatIntervalMs = heartbeatIntervalMs
@@ -80,6 +83,7 @@ public struct Welcome: Codable, Sendable, Hashable {
         self.routeEvents = routeEvents
         self.snapshotEvery = snapshotEvery
         self.flush = flush
+        self.audit = audit
     }
 
     /// Whether any machine placed here keeps more than nothing: only then does the worker open

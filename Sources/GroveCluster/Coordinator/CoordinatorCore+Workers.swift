@@ -203,7 +203,8 @@ extension CoordinatorCore {
             heartbeatTimeoutMs: topology.heartbeat.timeoutMs, mailboxCapacity: topology.queues.mailboxCapacity,
             routeEvents: routeEvents,
             snapshotEvery: durable ? topology.durability.snapshotEvery : nil,
-            flush: durable ? topology.durability.flush : nil)
+            flush: durable ? topology.durability.flush : nil,
+            audit: topology.auditPlacement(of: placedHere))
         if let payload = try? WireJSON.encode(welcome) {
             actions.append(.toWorker(name, WireMessage(Header(.welcome, correlation: message.header.correlation), address: name, payload: payload)))
         }
