@@ -28,6 +28,10 @@ struct FSMLaunch: AsyncParsableCommand {
             file, or --data-dir), created when such a machine is first placed; fsm-launch passes it to \
             every worker as --data-dir.
 
+            Machines with "audit": true have every committed transition appended, as a JSON line, to \
+            <audit.directory>/<worker>.jsonl (default: grove-audit/<name> beside the topology file); \
+            fsm-launch passes the directory to every worker as --audit-dir.
+
             A worker that exits, or stops answering its heartbeats (it is killed), is restarted after a \
             backoff, as its group's "supervision" says; a group that exits more often than its \
             intensity allows gives up: by default fsm-launch then stops everything and exits 3, so \
@@ -109,6 +113,7 @@ struct FSMLaunch: AsyncParsableCommand {
         let (escalations, escalate) = AsyncStream.makeStream(of: String.self)
         let supervisor = Supervisor(topology: topology, coordinator: coordinator, executableDirectory: Self.executableDirectory(),
                                     dataDirectory: dataDirectory(of: topology, besides: topologyDirectory),
+                                    auditDirectory: topology.hasAuditedMachines ? topology.auditDirectory(besides: topologyDirectory) : nil,
                                     log: log, onEscalate: { reason in escalate.yield(reason) })
         let service = TopologyService(topology: topology, coordinator: coordinator, supervisor: supervisor,
                                       readyTimeout: readyTimeout, log: log)
@@ -159,6 +164,16 @@ struct FSMLaunch: AsyncParsableCommand {
               + " in " + Self.count(topology.workers.count, "group") + ", " + Self.count(topology.machines.count, "machine")
               + ", " + Self.count(topology.io.count, "io placement") + ", " + Self.count(topology.routes.count, "route"))
         print(Self.durabilitySummary(topology, dataDirectory: dataDirectory(of: topology, besides: topologyDirectory)))
+        print(Self.auditSummary(topology, auditDirectory: topology.auditDirectory(besides: topologyDirectory)))
+    }
+
+    /// `--check`'s line about the audit log: which machines are logged, where and how.
+    static func auditSummary(_ topology: Topology, auditDirectory: URL) -> String {
+        let audited = topology.machines.filter(\.audit).map(\.name)
+        guard !audited.isEmpty else { return "audit: none (set machines[].audit to log a machine's transitions)" }
+        let settings = topology.audit
+        return "audit: \(audited.joined(separator: ", ")); lines in \(auditDirectory.path)/<worker>.jsonl; "
+            + (settings.states ? "with states (redacted)" : "digests only") + "; flush \(settings.flush.rawValue)"
     }
 
     /// `--check`'s line about durability: which machines keep what, and where.

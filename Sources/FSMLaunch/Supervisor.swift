@@ -24,15 +24,18 @@ final class Supervisor: Sendable {
     private let executableDirectory: URL
     /// The topology's data directory, absolute, passed to every worker as `--data-dir`.
     private let dataDirectory: URL
+    /// The topology's audit directory, absolute, passed as `--audit-dir` when it audits a machine.
+    private let auditDirectory: URL?
     /// Called once, with the reason, when a group gives up and escalates.
     private let onEscalate: @Sendable (String) -> Void
 
-    init(topology: Topology, coordinator: Coordinator, executableDirectory: URL, dataDirectory: URL, log: Logger,
-         onEscalate: @escaping @Sendable (String) -> Void) {
+    init(topology: Topology, coordinator: Coordinator, executableDirectory: URL, dataDirectory: URL, auditDirectory: URL? = nil,
+         log: Logger, onEscalate: @escaping @Sendable (String) -> Void) {
         self.topology = topology
         self.coordinator = coordinator
         self.executableDirectory = executableDirectory
         self.dataDirectory = dataDirectory
+        self.auditDirectory = auditDirectory
         self.log = log
         self.onEscalate = onEscalate
         core = Mutex(SupervisorCore(topology: topology))
@@ -107,6 +110,7 @@ final class Supervisor: Sendable {
         process.executableURL = command.executable
         process.arguments = ["--name", worker, "--coordinator", coordinator.workersConnectEndpoint,
                              "--exit-with-parent", "--parent-pid", String(getpid()), "--data-dir", dataDirectory.path]
+            + (auditDirectory.map { ["--audit-dir", $0.path] } ?? [])
             + command.arguments
         process.standardOutput = FileHandle.standardError  // stdout is fsm-launch's data: the ready line
         process.standardInput = FileHandle.nullDevice

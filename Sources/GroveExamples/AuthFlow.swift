@@ -261,3 +261,19 @@ extension AuthFlow.State: Redacting {
         return copy
     }
 }
+
+extension AuthFlow.Event: Redacting {
+    /// The event with the password, the two-factor token and the code replaced by
+    /// ``Redaction/placeholder``: what an audit log writes. An empty field stays empty.
+    public var redacted: Self {
+        func hidden(_ secret: String) -> String { secret.isEmpty ? "" : Redaction.placeholder }
+        switch self {
+        case .updatePassword(let password): return .updatePassword(hidden(password))
+        case .updateTwoFactorCode(let code): return .updateTwoFactorCode(hidden(code))
+        case .twoFactorRequired(let token): return .twoFactorRequired(token: hidden(token))
+        case .startLogin, .updateEmail, .login, .authenticationSucceeded, .authenticationFailed, .submitTwoFactor,
+             .twoFactorVerified, .twoFactorFailed, .retry, .logout, .accountLocked:
+            return self
+        }
+    }
+}

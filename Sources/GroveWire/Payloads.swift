@@ -86,10 +86,13 @@ public struct Welcome: Codable, Sendable, Hashable {
     public var epoch: UInt64?
     /// The incarnation of this worker that the coordinator registered (the registration's).
     public var incarnation: UInt64?
+    /// The machines placed here whose transitions go to the worker's audit log; absent when none
+    /// is audited (and from an older coordinator).
+    public var audit: AuditPlacement?
 
     public init(machines: [HostedMachine], remoteIO: [String], heartbeatIntervalMs: Int, heartbeatTimeoutMs: Int, mailboxCapacity: Int,
                 routeEvents: [RouteEvent]? = nil, snapshotEvery: Int? = nil, flush: DurabilityFlush? = nil,
-                epoch: UInt64? = nil, incarnation: UInt64? = nil) {
+                epoch: UInt64? = nil, incarnation: UInt64? = nil, audit: AuditPlacement? = nil) {
         self.epoch = epoch
         self.incarnation = incarnation
         self.machines = machines
@@ -100,6 +103,7 @@ public struct Welcome: Codable, Sendable, Hashable {
         self.routeEvents = routeEvents
         self.snapshotEvery = snapshotEvery
         self.flush = flush
+        self.audit = audit
     }
 
     /// Whether any machine placed here keeps more than nothing: only then does the worker open

@@ -47,33 +47,33 @@ struct StateMachineDialectTests {
     func newStateRunsSideEffect() async {
         var state = HostedStateMachine.State(machine)
         #expect(state.current == .off)
-        let effect = HostedStateMachine.update(&state, event: .turnOn)
+        let effect = HostedStateMachine.update(&state, event: .event(.turnOn))
         #expect(state.current == .on(level: 0))
         #expect(effect.dialectShape == .work(id: "dim", kind: "task", catches: false))
-        #expect(await effect.runWork(env: ()) == [.dimmed(5)])
+        #expect((await effect.runWork(env: ()))?.map(\.event) == [.dimmed(5)])
     }
 
     @Test("a side effect returning nil sends nothing")
     func nilSideEffect() async {
         var state = HostedStateMachine.State(makeLight { nil })
-        let effect = HostedStateMachine.update(&state, event: .turnOn)
-        #expect(await effect.runWork(env: ()) == [])
+        let effect = HostedStateMachine.update(&state, event: .event(.turnOn))
+        #expect((await effect.runWork(env: ()))?.isEmpty == true)
     }
 
     @Test("a new state without output runs nothing")
     func newStateWithoutOutput() {
         var state = HostedStateMachine.State(machine)
         state.current = .on(level: 0)
-        #expect(HostedStateMachine.update(&state, event: .dimmed(9)).isNone)
+        #expect(HostedStateMachine.update(&state, event: .event(.dimmed(9))).isNone)
         #expect(state.current == .on(level: 9))
-        #expect(HostedStateMachine.update(&state, event: .failed("fuse")).isNone)
+        #expect(HostedStateMachine.update(&state, event: .event(.failed("fuse"))).isNone)
         #expect(state.current == .broken("fuse"))
     }
 
     @Test("sameState() is unhandled: state kept, reported, not repeated to observers")
     func sameStateIsUnhandled() {
         var state = HostedStateMachine.State(machine)
-        #expect(HostedStateMachine.update(&state, event: .ping).isUnhandled)
+        #expect(HostedStateMachine.update(&state, event: .event(.ping)).isUnhandled)
         #expect(state.current == .off)
     }
 
@@ -81,7 +81,7 @@ struct StateMachineDialectTests {
     func sameStateWithOutput() {
         var state = HostedStateMachine.State(machine)
         state.current = .on(level: 1)
-        #expect(HostedStateMachine.update(&state, event: .ping).dialectShape == .work(id: "dim", kind: "task", catches: false))
+        #expect(HostedStateMachine.update(&state, event: .event(.ping)).dialectShape == .work(id: "dim", kind: "task", catches: false))
         #expect(state.current == .on(level: 1))
     }
 }

@@ -18,26 +18,88 @@
 /// for await state in AsyncStateMachine(makeStateMachine(load: load)) { print(state) }
 /// ```
 ///
-/// Unlike StateMachinePackage, transitions are synchronous: Grove requires pure, non-suspending
-/// transitions so that a machine processes one event at a time and its states can be replayed.
-/// Anything that must await belongs in a ``SideEffect``.
+/// Transitions may be `async`, as StateMachinePackage's are: a closure that awaits runs in the
+/// machine's turn, and the events that arrive meanwhile wait behind it, in order (see
+/// ``init(initial:transitions:)-async``). Such a machine runs in one process, in
+/// `AsyncStateMachine` and `ViewStateMachine`; a machine hosted by type (a worker,
+/// ``StaticStateMachine``) needs synchronous transitions, and a closure that does not await is
+/// synchronous. Prefer that: anything that awaits belongs in a ``SideEffect``, which does not
+/// hold the machine.
 public struct StateMachine<State: Sendable, Event: Sendable>: Sendable {
     /// The state the machine starts in.
     public let initial: State
-    let transitions: @Sendable (State, Event) -> Transition
+    let transitions: Transitions
 
-    /// Creates a machine from its initial state and its transitions.
+    /// The transition function, as written: synchronous, or `async`.
+    enum Transitions: Sendable {
+        case immediate(@Sendable (State, Event) -> Transition)
+        case awaiting(@Sendable (State, Event) async -> Transition)
+    }
+
+    /// Creates a machine from its initial state and its synchronous transitions.
     /// - Parameters:
     ///   - initial: The state the machine starts in.
     ///   - transitions: The next state and side effect for a state and an event. Pure and
-    ///     synchronous.
+    ///     synchronous: the machine can then run anywhere, a worker included.
     public init(initial: State, transitions: @escaping @Sendable (State, Event) -> Transition) {
         self.initial = initial
-        self.transitions = transitions
+        self.transitions = .immediate(transitions)
     }
 
-    /// The transition for `event` in `state`, for testing the machine without a host.
-    public func reduce(_ state: State, _ event: Event) -> Transition { transitions(state, event) }
+    /// Creates a machine whose transitions await, as StateMachinePackage's may.
+    ///
+    /// A transition runs in the machine's turn: while it awaits, the machine takes no other
+    /// event; events sent meanwhile (and side effects' events) wait behind it and run after it,
+    /// in the order they came, each from the state the one before committed. Such a machine
+    /// runs in `AsyncStateMachine` and `ViewStateMachine`, in one process.
+    /// ```swift
+    /// StateMachine(initial: .idle) { state, event in
+    ///     switch (state, event) {
+    ///     case (.idle, .check(let id)):
+    ///         return await registry.isKnown(id) ? .newState(.known) : .newState(.unknown)
+    ///     default:
+    ///         return .sameState()
+    ///     }
+    /// }
+    /// ```
+    /// - Parameters:
+    ///   - initial: The state the machine starts in.
+    ///   - transitions: The next state and side effect for a state and an event; may await.
+    @_disfavoredOverload
+    public init(initial: State, transitions: @escaping @Sendable (State, Event) async -> Transition) {
+        self.initial = initial
+        self.transitions = .awaiting(transitions)
+    }
+
+    /// Whether the transitions await (made with the `async` initializer): such a machine runs
+    /// only in `AsyncStateMachine` and `ViewStateMachine`.
+    public var awaitsInTransitions: Bool {
+        switch transitions {
+        case .immediate: false
+        case .awaiting: true
+        }
+    }
+
+    /// The transition for `event` in `state`, for testing a synchronous machine without a host.
+    /// A machine whose transitions await has none to give synchronously: use
+    /// ``transition(_:_:)``.
+    public func reduce(_ state: State, _ event: Event) -> Transition {
+        switch transitions {
+        case .immediate(let transitions):
+            return transitions(state, event)
+        case .awaiting:
+            preconditionFailure("this StateMachine's transitions are async: call `await transition(state, event)` instead of reduce")
+        }
+    }
+
+    /// The transition for `event` in `state`, awaiting it when the transitions are `async`: for
+    /// testing any machine without a host.
+    public func transition(_ state: State, _ event: Event) async -> Transition {
+        switch transitions {
+        case .immediate(let transitions): transitions(state, event)
+        case .awaiting(let transitions): await transitions(state, event)
+        }
+    }
 
     /// The result of a transition: the state (the same or a new one) and an optional side effect.
     public enum Transition: Sendable {
@@ -88,52 +150,4 @@ public struct SideEffect<State: Sendable, Event: Sendable>: Sendable {
 
     /// Runs the work directly, for tests.
     public func callAsFunction() async -> Event? { await run() }
-}
-
-/// Runs a ``StateMachine`` value as a Grove ``Machine``, for `AsyncStateMachine` (GroveRuntime)
-/// only. Because the transitions are a closure held by a value, the machine travels inside its
-/// hosted ``State`` and there is no static initial state: a host made without one would stop. Not
-/// public, so that `MachineHost(HostedStateMachine.self)` does not compile outside this package;
-/// to host a machine by type (a worker, `TestStore`, snapshots), conform a type to
-/// ``StateMachineProgram`` and host ``StaticStateMachine``.
-package enum HostedStateMachine<S: Sendable, E: Sendable>: Machine {
-    /// The machine's current state together with the machine itself.
-    package struct State: Sendable {
-        /// The current state of the machine.
-        package var current: S
-        /// The machine whose transitions apply.
-        package let machine: StateMachine<S, E>
-
-        /// A machine at its initial state.
-        package init(_ machine: StateMachine<S, E>) {
-            self.current = machine.initial
-            self.machine = machine
-        }
-    }
-
-    package typealias Event = E
-
-    /// Not available: a closure machine's initial state comes from its value. Pass
-    /// `initialState: .init(stateMachine)` to the host.
-    package static var initialState: State {
-        preconditionFailure(
-            "HostedStateMachine has no static initial state; create the host with "
-            + "initialState: .init(stateMachine), or use AsyncStateMachine(stateMachine)")
-    }
-
-    package static func update(_ state: inout State, event: E) -> MachineEffect<HostedStateMachine> {
-        switch state.machine.transitions(state.current, event) {
-        case .sameState(nil):
-            return .unhandled
-        case .sameState(let output?):
-            return effect(output)
-        case .newState(let next, let output):
-            state.current = next
-            return output.map(effect) ?? .none
-        }
-    }
-
-    static func effect(_ sideEffect: SideEffect<S, E>) -> MachineEffect<HostedStateMachine> {
-        .task(id: sideEffect.id) { _ in await sideEffect.run() }
-    }
 }

@@ -32,7 +32,19 @@ public enum StaticStateMachine<P: StateMachineProgram>: Machine {
     public typealias State = P.State
     public typealias Event = P.Event
 
-    public static var initialState: P.State { P.stateMachine.initial }
+    /// The machine's initial state.
+    ///
+    /// A program's transitions must be synchronous: a host by type answers each event with the
+    /// state it committed, in the event's turn (on a worker, on its I/O thread), and a transition
+    /// that awaits has none to give then. A program whose `stateMachine` awaits stops here, when
+    /// its first host is made, naming `AsyncStateMachine`, which runs it.
+    public static var initialState: P.State {
+        let machine = P.stateMachine
+        precondition(!machine.awaitsInTransitions, "\(P.self).stateMachine has async transitions, which a machine hosted by type "
+                     + "cannot run (see DIALECTS.md); run it with AsyncStateMachine or ViewStateMachine, or make its transitions "
+                     + "synchronous and move what they await into a SideEffect")
+        return machine.initial
+    }
 
     public static func update(_ state: inout P.State, event: P.Event) -> MachineEffect<StaticStateMachine> {
         switch P.stateMachine.reduce(state, event) {

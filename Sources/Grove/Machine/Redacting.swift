@@ -2,8 +2,9 @@
 /// process that hosts the machine, such as a password being typed.
 ///
 /// A Grove worker replies, publishes and shows ``redacted`` wherever the value leaves it (`state`
-/// replies, `get`, `stop`, state-change publications); the machine itself keeps the real value,
-/// so `update` and its effects see it. Keep secrets in the fewest fields, and redact every one:
+/// replies, `get`, `stop`, state-change publications, and the audit log, which also writes an
+/// event whose type adopts it redacted); the machine itself keeps the real value, so `update`
+/// and its effects see it. Keep secrets in the fewest fields, and redact every one:
 ///
 /// ```swift
 /// extension AuthFlow.State: Redacting {

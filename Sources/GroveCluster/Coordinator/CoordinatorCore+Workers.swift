@@ -210,7 +210,8 @@ extension CoordinatorCore {
             routeEvents: routeEvents,
             snapshotEvery: durable ? topology.durability.snapshotEvery : nil,
             flush: durable ? topology.durability.flush : nil,
-            epoch: epoch.value == 0 ? nil : epoch.value, incarnation: registration.incarnation)
+            epoch: epoch.value == 0 ? nil : epoch.value, incarnation: registration.incarnation,
+            audit: topology.auditPlacement(of: placedHere))
         if let payload = try? WireJSON.encode(welcome) {
             actions.append(.toWorker(name, WireMessage(Header(.welcome, correlation: message.header.correlation), address: name, payload: payload)))
         }

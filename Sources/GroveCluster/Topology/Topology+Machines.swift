@@ -15,6 +15,9 @@ extension Topology {
         public var keyed: Bool
         /// What of each instance survives its worker process. Defaults to `none`.
         public var durability: Durability
+        /// Whether each committed transition of its instances is written to its worker's audit
+        /// log (the topology's ``Topology/audit``). Defaults to `false`.
+        public var audit: Bool
 
         /// - Parameters:
         ///   - name: The machine's name.
@@ -22,12 +25,15 @@ extension Topology {
         ///   - worker: The hosting worker group.
         ///   - keyed: `true` for one instance per key.
         ///   - durability: What survives the worker process.
-        public init(name: String, type: String, worker: String, keyed: Bool = false, durability: Durability = .none) {
+        ///   - audit: Whether its transitions are written to the audit log.
+        public init(name: String, type: String, worker: String, keyed: Bool = false, durability: Durability = .none,
+                    audit: Bool = false) {
             self.name = name
             self.type = type
             self.worker = worker
             self.keyed = keyed
             self.durability = durability
+            self.audit = audit
         }
     }
 

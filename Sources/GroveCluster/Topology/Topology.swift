@@ -31,6 +31,8 @@ public struct Topology: Sendable, Equatable {
     public var security: Security
     /// Where and how the durable machines are kept.
     public var durability: DurabilitySettings
+    /// Where the audited machines' transitions are logged.
+    public var audit: AuditSettings
 
     /// A topology from its parts. Not validated: prefer loading JSON.
     /// - Parameters:
@@ -44,6 +46,7 @@ public struct Topology: Sendable, Equatable {
     ///   - queues: Queue capacities.
     ///   - security: Keys and client roles.
     ///   - durability: Where and how durable machines are kept.
+    ///   - audit: Where audited machines' transitions are logged.
     public init(
         name: String,
         coordinator: Endpoints,
@@ -54,7 +57,8 @@ public struct Topology: Sendable, Equatable {
         heartbeat: Heartbeat = Heartbeat(),
         queues: Queues = Queues(),
         security: Security = Security(),
-        durability: DurabilitySettings = DurabilitySettings()
+        durability: DurabilitySettings = DurabilitySettings(),
+        audit: AuditSettings = AuditSettings()
     ) {
         self.name = name
         self.coordinator = coordinator
@@ -66,5 +70,6 @@ public struct Topology: Sendable, Equatable {
         self.queues = queues
         self.security = security
         self.durability = durability
+        self.audit = audit
     }
 }

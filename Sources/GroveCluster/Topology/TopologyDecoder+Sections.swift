@@ -30,12 +30,14 @@ extension TopologyDecoder {
         let queues = decodeQueues(in: root)
         let security = decodeSecurity(in: root, endpoints: coordinator, workers: workers.groups)
         let durability = decodeDurabilitySettings(in: root)
-        guard issues.isEmpty, let name, let coordinator, let heartbeat, let queues, let security, let durability else {
+        let audit = decodeAuditSettings(in: root)
+        guard issues.isEmpty, let name, let coordinator, let heartbeat, let queues, let security, let durability, let audit else {
             return nil
         }
         return Topology(
             name: name, coordinator: coordinator, workers: workers.groups, machines: machines.specs,
-            io: io, routes: routes, heartbeat: heartbeat, queues: queues, security: security, durability: durability
+            io: io, routes: routes, heartbeat: heartbeat, queues: queues, security: security, durability: durability,
+            audit: audit
         )
     }
 

@@ -94,9 +94,14 @@ extension TopologyDecoder {
                 in: members, at: path, default: false
             )
             let durability = decodeMachineDurability(in: members, at: path)
+            let audit = optionalFlag(
+                Field("audit", "true", "whether each committed transition goes to the topology's audit log"),
+                in: members, at: path, default: false
+            )
             if let name, let isKeyed, keyed[name] == nil { keyed[name] = isKeyed }
-            guard let name, let type, let worker, let isKeyed, let durability else { continue }
-            specs.append(Topology.MachineSpec(name: name, type: type, worker: worker, keyed: isKeyed, durability: durability))
+            guard let name, let type, let worker, let isKeyed, let durability, let audit else { continue }
+            specs.append(Topology.MachineSpec(name: name, type: type, worker: worker, keyed: isKeyed, durability: durability,
+                                              audit: audit))
         }
         return (specs, names, keyed)
     }

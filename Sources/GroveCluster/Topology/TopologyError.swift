@@ -82,7 +82,7 @@ public struct TopologyError: Error, Sendable, Equatable, CustomStringConvertible
     public var source: String
     /// Every problem found, never empty. Object by object: its unknown keys first, then its
     /// members in the order of the format (name, coordinator, workers, machines, io, routes,
-    /// heartbeat, queues, security, durability).
+    /// heartbeat, queues, security, durability, audit).
     public var issues: [TopologyIssue]
 
     /// An error for `source` carrying `issues`.

@@ -2,12 +2,12 @@
 /// `TopologySchemaTests` holds `docs/topology.schema.json` to the same, so the file's three
 /// descriptions (decoder, model, schema) cannot drift apart unnoticed.
 enum TopologyKeys {
-    static let root = ["name", "coordinator", "workers", "machines", "io", "routes", "heartbeat", "queues", "security", "durability"]
+    static let root = ["name", "coordinator", "workers", "machines", "io", "routes", "heartbeat", "queues", "security", "durability", "audit"]
     static let coordinator = ["clients", "workers", "events"]
     static let workerGroup = ["name", "count", "executable", "arguments", "external", "supervision", "key"]
     static let supervision = ["intensity", "periodMs", "backoff", "finalExitCodes", "onGiveUp"]
     static let backoff = ["initialMs", "maxMs", "resetAfterMs"]
-    static let machine = ["name", "type", "worker", "keyed", "durability"]
+    static let machine = ["name", "type", "worker", "keyed", "durability", "audit"]
     static let ioPlacement = ["request", "worker"]
     static let route = ["from", "when", "to", "event"]
     static let heartbeat = ["intervalMs", "timeoutMs"]
@@ -15,12 +15,13 @@ enum TopologyKeys {
     static let security = ["insecure", "coordinatorKey", "clients"]
     static let clientGrant = ["key", "roles", "machines"]
     static let durability = ["directory", "snapshotEvery", "flush"]
+    static let audit = ["directory", "states", "flush"]
 
     /// Each object by where it stands in a topology (`[]` for every element of an array).
     static let byPlace: [String: [String]] = [
         "$": root, "$.coordinator": coordinator, "$.workers[]": workerGroup, "$.workers[].supervision": supervision,
         "$.workers[].supervision.backoff": backoff, "$.machines[]": machine, "$.io[]": ioPlacement, "$.routes[]": route,
         "$.heartbeat": heartbeat, "$.queues": queues, "$.security": security, "$.security.clients[]": clientGrant,
-        "$.durability": durability,
+        "$.durability": durability, "$.audit": audit,
     ]
 }

@@ -87,6 +87,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         } else {
             options.replyHandler = path.replyHandler(link)
         }
+        options.trace = AuditTrail<M>.handler(for: address, link: link, initial: durable?.restoring?.state ?? M.initialState)
         options.onEnd = { result in
             if durability != .none { link.durable.ended(address) }
             let ended: MachineEnded

@@ -40,6 +40,13 @@ extension Worker {
         @Option(name: .customLong("data-dir"),
                 help: ArgumentHelp("Where to keep the store of durable machines (default: $XDG_STATE_HOME/grove, else ~/.local/state/grove). fsm-launch passes the topology's.", valueName: "DIR"))
         var dataDirectoryArgument: String?
+        /// Where the worker appends its audit log (`<auditDirectory>/<name>.jsonl`) once an
+        /// audited machine is placed on it. `fsm-launch` passes the topology's
+        /// (`audit.directory`); a worker started by hand defaults to `audit` in the standard
+        /// data directory.
+        @Option(name: .customLong("audit-dir"),
+                help: ArgumentHelp("Where to append the audit log of audited machines (default: $XDG_STATE_HOME/grove/audit, else ~/.local/state/grove/audit). fsm-launch passes the topology's.", valueName: "DIR"))
+        var auditDirectoryArgument: String?
 
         /// The worker instance name from the topology, e.g. `data-io-2`.
         public var name: String {
@@ -61,6 +68,16 @@ extension Worker {
                 return URL(fileURLWithPath: dataDirectoryArgument).standardizedFileURL.path
             }
             set { dataDirectoryArgument = newValue }
+        }
+
+        /// The audit directory, absolute: `--audit-dir` (relative to the current directory), else
+        /// `audit` in ``DataDirectory/standard(environment:)``.
+        public var auditDirectory: String {
+            get {
+                guard let auditDirectoryArgument else { return DataDirectory.standard().appendingPathComponent("audit").path }
+                return URL(fileURLWithPath: auditDirectoryArgument).standardizedFileURL.path
+            }
+            set { auditDirectoryArgument = newValue }
         }
 
         /// Options to be filled in by parsing.
@@ -100,6 +117,9 @@ extension Worker {
             if let dataDirectoryArgument, dataDirectoryArgument.isEmpty {
                 throw ValidationError("--data-dir needs a directory, e.g. --data-dir /var/lib/grove")
             }
+            if let auditDirectoryArgument, auditDirectoryArgument.isEmpty {
+                throw ValidationError("--audit-dir needs a directory, e.g. --audit-dir /var/log/grove")
+            }
             if let parentPid {
                 guard parentPid > 0 else { throw ValidationError("--parent-pid needs a process id (a positive number)") }
                 guard exitWithParent else { throw ValidationError("--parent-pid only means something with --exit-with-parent") }
@@ -119,5 +139,5 @@ extension Worker {
     }
 
     /// The options every worker reads, as a usage line (without the program's name).
-    public static let usage = "--name NAME --coordinator ENDPOINT [--exit-with-parent [--parent-pid PID]] [--key-file FILE --coordinator-key KEY] [--data-dir DIR]"
+    public static let usage = "--name NAME --coordinator ENDPOINT [--exit-with-parent [--parent-pid PID]] [--key-file FILE --coordinator-key KEY] [--data-dir DIR] [--audit-dir DIR]"
 }

@@ -85,6 +85,7 @@ public enum Worker {
         let loop = try IOLoop(name: "grove-worker-io")
         let socketID = loop.add(try dealer(context, options, credentials))
         let link = WorkerLink(worker: options.name, loop: loop, socket: socketID)
+        link.audit.use(directory: options.auditDirectory)
         let logger = log
         // The Paranoid Pirate way: a coordinator gone silent gets a new socket (what the old one
         // queued for it is dropped) and a new registration, which the core sends after this.

@@ -18,6 +18,8 @@ final class WorkerLink: Sendable {
     let drains = DrainQueue()
     /// Durable instances that changed or ended since the last write to the store.
     let durable = DurableWrites()
+    /// The audit log of the audited machines' transitions, and the lines waiting for it.
+    let audit = AuditSink()
     /// The way into the worker's core for what machines send on their own (io calls to other
     /// workers, outputs).
     let toCore = CoreInlet()

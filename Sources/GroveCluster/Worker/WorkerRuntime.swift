@@ -67,7 +67,7 @@ actor WorkerRuntime {
         // A durable instance that changes outside a received batch (a timer, an io result) is
         // written in a turn of its own.
         link.durable.onWriteNeeded { [weak self] in
-            Task { await self?.writeDurable() }
+            Task { await self?.commitTurn() }
         }
         // A host woken outside a batch (a timer, an effect's result, an instance starting) is
         // drained like a batch: its durable state is written before its replies leave.
@@ -129,8 +129,8 @@ actor WorkerRuntime {
         link.durable.beginCollecting()
         queue(batch)
         link.drains.drainCollected()
-        // Written before the replies leave: what is acknowledged is in the store.
-        writeDurable()
+        // Written before the replies leave: what is acknowledged is in the store (and the log).
+        commitTurn()
         link.flush()
     }
 
@@ -140,7 +140,7 @@ actor WorkerRuntime {
         link.beginCollecting()
         link.durable.beginCollecting()
         target.drainHere()
-        writeDurable()
+        commitTurn()
         link.flush()
     }
 
@@ -229,6 +229,7 @@ actor WorkerRuntime {
             }
         }
         checkRouteEvents(welcome)
+        adoptAudit(welcome)
         if store == nil, welcome.machines.contains(where: { ($0.durability ?? .none) != .none }) {
             openStoreAndRecover(welcome)
         }

@@ -47,10 +47,10 @@ extension AsyncStateMachine {
 
         init(_ diagnostic: HostDiagnostic<HostedStateMachine<State, Event>>) {
             switch diagnostic {
-            case .unhandled(let state, let event): self = .unhandled(state: state.current, event: event)
+            case .unhandled(let state, let step): self = .unhandled(state: state.current, event: step.event)
             case .effectFailed(let id, let error): self = .effectFailed(id: id, error: error)
-            case .eventsDropped(let events, let reason): self = .eventsDropped(events, reason: reason)
-            case .mailboxOverflow(let event): self = .mailboxOverflow(event: event)
+            case .eventsDropped(let steps, let reason): self = .eventsDropped(steps.map(\.event), reason: reason)
+            case .mailboxOverflow(let step): self = .mailboxOverflow(event: step.event)
             case .effectsSkippedAtTermination(let count): self = .effectsSkippedAtTermination(count: count)
             }
         }

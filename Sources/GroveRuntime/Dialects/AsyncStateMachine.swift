@@ -12,6 +12,10 @@ public import Logging
 /// try machine.send(.loadingWasRequested(id: "3"))
 /// ```
 /// Copies share one running machine. The sequence finishes when the machine is stopped.
+///
+/// A machine whose transitions are `async` runs each in its turn: events sent while one awaits
+/// wait behind it, in order, and none of them is dropped or reordered; stopping the machine
+/// cancels the transition that awaits and drops the events behind it.
 public struct AsyncStateMachine<State: Sendable, Event: Sendable>: AsyncSequence, Sendable {
     public typealias Element = State
     public typealias Failure = Never
@@ -41,7 +45,7 @@ public struct AsyncStateMachine<State: Sendable, Event: Sendable>: AsyncSequence
 
     /// Queues `event` for the machine.
     /// - Throws: `HostError` when the mailbox is full or the machine was stopped.
-    public func send(_ event: Event) throws(HostError) { try host.send(event) }
+    public func send(_ event: Event) throws(HostError) { try host.send(.event(event)) }
 
     /// Begins processing events without iterating. Idempotent.
     public func start() { host.start() }
@@ -63,6 +67,9 @@ public struct AsyncStateMachine<State: Sendable, Event: Sendable>: AsyncSequence
 
         let host: MachineHost<HostedStateMachine<State, Event>>
         var states: AsyncStream<HostedStateMachine<State, Event>.State>.Iterator?
+        /// The transitions counted in the state last yielded: an event that only waits behind an
+        /// `async` transition commits the hosted state without a new state of the machine's.
+        var yielded: Int?
 
         public mutating func next() async -> State? {
             if states == nil {
@@ -70,7 +77,12 @@ public struct AsyncStateMachine<State: Sendable, Event: Sendable>: AsyncSequence
                 states = await host.states().makeAsyncIterator()
                 host.start()
             }
-            return await states?.next()?.current
+            while let hosted = await states?.next() {
+                guard hosted.transitions != yielded else { continue }
+                yielded = hosted.transitions
+                return hosted.current
+            }
+            return nil
         }
     }
 }

@@ -32,6 +32,8 @@ struct TopologyFile {
         var keyed = false
         /// `machines[].durability`, when not the default (`none`).
         var durability: String?
+        /// `machines[].audit`.
+        var audit = false
     }
 
     struct Route {
@@ -53,6 +55,8 @@ struct TopologyFile {
     var workerOutbox: Int?
     /// The `security` section as JSON text; by default none over ipc and `"insecure": true` over tcp.
     var security: String?
+    /// The `audit` section as JSON text, when a test sets one.
+    var audit: String?
     /// Key pairs `fsm-keys new` makes in `<directory>/keys` before the launch.
     var keyPairs: [String] = []
     /// The key pair the harness's own fsm-send calls use (with the coordinator's public key).
@@ -79,6 +83,7 @@ struct TopologyFile {
         var machineList: [[String: Any]] = machines.map { machine in
             var entry: [String: Any] = ["name": machine.name, "type": machine.type, "worker": machine.worker, "keyed": machine.keyed]
             if let durability = machine.durability { entry["durability"] = durability }
+            if machine.audit { entry["audit"] = true }
             return entry
         }
         if let first = workers.first(where: { !$0.external }) {
@@ -86,7 +91,7 @@ struct TopologyFile {
         }
         var queues: [String: Any] = [:]
         if let workerOutbox { queues["workerOutbox"] = workerOutbox }
-        return [
+        var document: [String: Any] = [
             "queues": queues,
             "name": name,
             "coordinator": endpoints,
@@ -107,6 +112,8 @@ struct TopologyFile {
             "security": security.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) }
                 ?? (transport == .tcp ? ["insecure": true] : [:]),
         ]
+        if let audit { document["audit"] = try JSONSerialization.jsonObject(with: Data(audit.utf8)) }
+        return document
     }
 
     /// Writes the document to `<directory>/topology.json`.
