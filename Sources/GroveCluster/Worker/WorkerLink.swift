@@ -21,6 +21,8 @@ final class WorkerLink: Sendable {
     /// The way into the worker's core for what machines send on their own (io calls to other
     /// workers, outputs).
     let toCore = CoreInlet()
+    /// The flight recorder and the quarantined events (poison events).
+    let poison = PoisonWatch()
 
     init(worker: String, loop: IOLoop, socket: SocketID) {
         self.worker = worker
