@@ -23,6 +23,9 @@ struct FSMWorker: AsyncParsableCommand {
             help: ArgumentHelp("Delay each of the example io handlers' answers by MS milliseconds.", valueName: "MS"))
     var ioDelayMs = 0
 
+    @Flag(name: .customLong("with-test-machines"), help: .hidden)
+    var withTestMachines = false
+
     func validate() throws {
         guard ioDelayMs >= 0 else { throw ValidationError("--io-delay-ms needs a number of milliseconds") }
     }
@@ -33,7 +36,9 @@ struct FSMWorker: AsyncParsableCommand {
             handler.logLevel = .notice
             return handler
         }
-        await Worker.main(ExampleWorker.configuration(ioDelay: .milliseconds(ioDelayMs)), options: worker)
+        var configuration = ExampleWorker.configuration(ioDelay: .milliseconds(ioDelayMs))
+        if withTestMachines { TestMachines.register(in: &configuration) }
+        await Worker.main(configuration, options: worker)
     }
 
     /// As `AsyncParsableCommand`'s, but a bad command line exits with status 2 (what fsm-launch

@@ -44,6 +44,10 @@ public struct HostOptions<M: Machine>: Sendable {
     /// pool, like any actor's. A transport gives the hosts of one process a serial executor they
     /// share with their caller, so calls between them need no executor switch.
     package var executor: (any SerialExecutor)?
+    /// Told which event is about to run (``RunRecorder/willRun``) and that it returned
+    /// (``RunRecorder/didRun``): a worker's flight recorder, which names the event that was
+    /// running when its process died. `nil` (the default) costs one branch per event.
+    @usableFromInline package var recorder: RunRecorder<M>?
 
     /// - Parameters:
     ///   - address: Defaults to the machine type's name.
@@ -82,4 +86,19 @@ public struct Termination<M: Machine>: Sendable {
     public var lastOutput: M.Output?
     /// Events accepted but never processed, oldest first.
     public var droppedEvents: [M.Event]
+}
+
+/// What a host calls around each event it runs: before `update` (with the event and where it
+/// came from) and after `update` and the start of its effect returned. A trap in between leaves
+/// `willRun`'s note in place, which is the point: the worker's flight recorder survives the
+/// process and names the event.
+@usableFromInline
+package struct RunRecorder<M: Machine>: Sendable {
+    @usableFromInline package let willRun: @Sendable (M.Event, EventOrigin) -> Void
+    @usableFromInline package let didRun: @Sendable () -> Void
+
+    package init(willRun: @escaping @Sendable (M.Event, EventOrigin) -> Void, didRun: @escaping @Sendable () -> Void) {
+        self.willRun = willRun
+        self.didRun = didRun
+    }
 }

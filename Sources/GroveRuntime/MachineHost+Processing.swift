@@ -170,6 +170,15 @@ extension MachineHost {
     /// effect, no observer, not terminal) stays on the inlined fast path.
     @inlinable
     func apply(_ event: M.Event, origin: EventOrigin) {
+        guard let recorder else { return transition(event, origin: origin) }
+        recorder.willRun(event, origin)
+        transition(event, origin: origin)
+        recorder.didRun()
+    }
+
+    /// ``apply(_:origin:)`` without the recorder.
+    @inlinable
+    func transition(_ event: M.Event, origin: EventOrigin) {
         let effect = M.update(&_state, event: event)
         if case .none = effect.kind, stateObservers.isEmpty, trace == nil, !M.isTerminal(_state) { return }
         committed(effect, event: event, origin: origin)

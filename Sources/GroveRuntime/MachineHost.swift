@@ -41,6 +41,8 @@ public final actor MachineHost<M: Machine> {
     /// ``HostOptions/replyHandler``, next to the rest of the per-event path.
     @usableFromInline let replyHandler: (@Sendable (UInt64, String, Result<M.State, HostError>) -> Void)?
     @usableFromInline let trace: (@Sendable (HostTrace<M>) -> Void)?
+    /// ``HostOptions/recorder``, next to the rest of the per-event path.
+    @usableFromInline let recorder: RunRecorder<M>?
     @usableFromInline @exclusivity(unchecked) var stateObservers: [Int: AsyncStream<M.State>.Continuation] = [:]
     /// The machine address used in errors and logs.
     public nonisolated let address: String
@@ -113,6 +115,7 @@ public final actor MachineHost<M: Machine> {
         // every idle instance a few hundred bytes. The address is added where a host logs.
         self.baseLog = logger ?? sharedHostLogger
         self.trace = options.trace
+        self.recorder = options.recorder
         self.replyHandler = options.replyHandler
         if let executor = options.executor {
             ownIsolation = nil

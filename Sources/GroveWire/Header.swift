@@ -17,6 +17,10 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
     /// Several messages in one (see ``Batch``); any peer may send one, and replies to a client
     /// that batches may come batched.
     case batch = 0x07
+    /// The events a worker quarantined as poison (address: the worker's name; payload a
+    /// ``DeadLetterRequest``): listed (answered `dead-letter-list`), dropped (`accepted`) or
+    /// retried (`state`, as for the event). Needs the `admin` role.
+    case deadLetters = 0x08
 
     // Replies (coordinator → client; worker → coordinator).
     /// A machine's state as JSON.
@@ -27,6 +31,8 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
     case error = 0x12
     /// Payload is a ``Listing``.
     case listing = 0x13
+    /// Payload is a ``DeadLetterList``: one worker's quarantined events.
+    case deadLetterList = 0x14
 
     // Worker ↔ coordinator control.
     /// A worker announces itself (payload ``Registration``).
@@ -74,6 +80,8 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
         case .list: "list"
         case .echo: "echo"
         case .batch: "batch"
+        case .deadLetters: "dead-letters"
+        case .deadLetterList: "dead-letter-list"
         case .state: "state"
         case .accepted: "accepted"
         case .error: "error"

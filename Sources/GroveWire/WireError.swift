@@ -48,6 +48,12 @@ public struct WireError: Error, Sendable, Hashable, Codable, CustomStringConvert
         /// The client's key has no role that allows this request (the message names the role
         /// it needs), or a worker's key is not the one the topology binds to its name.
         public static let forbidden = Code(rawValue: "forbidden")
+        /// The event crashed its worker twice and was quarantined as a dead letter (the message
+        /// names it); the same event for the same machine is refused until an admin drops or
+        /// retries it (`fsm-send dead-letters`).
+        public static let quarantined = Code(rawValue: "quarantined")
+        /// No dead letter with that id on that worker (dropped or retried already).
+        public static let unknownDeadLetter = Code(rawValue: "unknown-dead-letter")
         /// A worker's registration does not match the topology.
         public static let registrationRejected = Code(rawValue: "registration-rejected")
         /// A worker's registration comes from an older process than the one registered under its

@@ -38,6 +38,9 @@ struct AuditedWorkerTests {
         }
         func deadLetters() throws(StoreError) -> [DeadLetter] { [] }
         func removeDeadLetter(_ id: Int64) throws(StoreError) -> DeadLetter? { nil }
+        func countCrash(of address: String, event identity: [UInt8], at time: Int64) throws(StoreError) -> Int { 1 }
+        func forgetCrashes(of address: String, event identity: [UInt8]) throws(StoreError) {}
+        func crashes() throws(StoreError) -> [CrashCount] { [] }
     }
 
     @Test func auditedTransitionsAreLoggedBeforeTheirRepliesLeaveAndAfterTheirCommit() async throws {

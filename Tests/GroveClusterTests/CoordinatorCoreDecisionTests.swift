@@ -72,7 +72,14 @@ struct CoordinatorCoreDecisionTests {
                     Issue.record("list should be answered with a listing, got \(decision)")
                     continue
                 }
-            case .batch, .state, .accepted, .error, .listing, .register, .welcome, .heartbeat, .observe, .instances, .ioRequest, .ioResult,
+            case .deadLetters:
+                // Addressed to a machine, not a worker: refused as such (CoordinatorCoreDeadLetterTests).
+                guard case .act(let actions) = decision, let reply = actions.compactMap(\.sentToClient).first else {
+                    Issue.record("dead-letters to a machine should be refused, got \(decision)")
+                    continue
+                }
+                #expect(try payload(WireError.self, of: reply.message).code == .unknownMachine)
+            case .batch, .state, .accepted, .error, .listing, .deadLetterList, .register, .welcome, .heartbeat, .observe, .instances, .ioRequest, .ioResult,
                  .ioCancel, .stateChanged, .effect, .worker, .output, .machine:
                 guard case .act(let actions) = decision, let reply = actions.compactMap(\.sentToClient).first else {
                     Issue.record("\(kind) should be refused, got \(decision)")
@@ -134,7 +141,7 @@ struct CoordinatorCoreDecisionTests {
                 fixture.core.decide(worker: worker, $0)
             }
             switch kind {
-            case .heartbeat, .state, .accepted, .error:
+            case .heartbeat, .state, .accepted, .error, .deadLetterList:
                 // A heartbeat needs nothing; a reply nobody waits for is dropped.
                 #expect(decision == .act([]), "\(kind)")
             case .stateChanged, .machine:
@@ -146,7 +153,7 @@ struct CoordinatorCoreDecisionTests {
                 // Their rules read the payload (an empty one here); what they do is tested in
                 // CoordinatorCoreIOTests and the routes' tests.
                 guard case .act = decision else { Issue.record("\(kind) got \(decision)"); continue }
-            case .register, .batch, .effect, .worker, .event, .get, .cancel, .stop, .list, .echo, .listing, .welcome, .observe:
+            case .register, .batch, .effect, .worker, .event, .get, .cancel, .stop, .list, .echo, .deadLetters, .listing, .welcome, .observe:
                 guard case .act(let actions) = decision, case .toWorker("edge", let reply)? = actions.first else {
                     Issue.record("\(kind) should be refused, got \(decision)")
                     continue

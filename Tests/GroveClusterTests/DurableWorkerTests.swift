@@ -196,6 +196,9 @@ final class RememberingStore: MachineStore {
         }
         func deadLetters() throws(StoreError) -> [DeadLetter] { [] }
         func removeDeadLetter(_ id: Int64) throws(StoreError) -> DeadLetter? { nil }
+        func countCrash(of address: String, event identity: [UInt8], at time: Int64) throws(StoreError) -> Int { 1 }
+        func forgetCrashes(of address: String, event identity: [UInt8]) throws(StoreError) {}
+        func crashes() throws(StoreError) -> [CrashCount] { [] }
     }
 
     func records() throws(StoreError) -> [MachineRecord] { stored.withLock { Array($0.values) } }
@@ -208,4 +211,7 @@ final class RememberingStore: MachineStore {
     }
     func deadLetters() throws(StoreError) -> [DeadLetter] { [] }
     func removeDeadLetter(_ id: Int64) throws(StoreError) -> DeadLetter? { nil }
+    func countCrash(of address: String, event identity: [UInt8], at time: Int64) throws(StoreError) -> Int { 1 }
+    func forgetCrashes(of address: String, event identity: [UInt8]) throws(StoreError) {}
+    func crashes() throws(StoreError) -> [CrashCount] { [] }
 }

@@ -7,8 +7,8 @@ extension Topology.Role {
         switch kind {
         case .event, .echo: .send
         case .get, .list: .read
-        case .stop, .cancel: .admin
-        case .batch, .state, .accepted, .error, .listing, .register, .welcome, .heartbeat, .observe, .instances,
+        case .stop, .cancel, .deadLetters: .admin
+        case .batch, .state, .accepted, .error, .listing, .deadLetterList, .register, .welcome, .heartbeat, .observe, .instances,
              .ioRequest, .ioResult, .ioCancel, .stateChanged, .effect, .worker, .output, .machine: nil
         }
     }

@@ -100,7 +100,7 @@ extension CoordinatorCore {
         switch message.kind {
         case .heartbeat:
             return .act([])
-        case .state, .accepted, .error:
+        case .state, .accepted, .error, .deadLetterList:
             guard let request = answered(by: worker, correlation: correlation) else { return .act([]) }
             if case .client(let client, let clientCorrelation) = request.origin {
                 return .reply(client: client, correlation: clientCorrelation)
@@ -126,7 +126,7 @@ extension CoordinatorCore {
             return refuseKind("batches do not nest")
         case .effect, .worker:
             return refuseKind("the coordinator publishes these itself")
-        case .event, .get, .cancel, .stop, .list, .echo:
+        case .event, .get, .cancel, .stop, .list, .echo, .deadLetters:
             return refuseKind("requests come from clients")
         case .listing, .welcome, .observe:
             return refuseKind("the coordinator sends these")

@@ -165,7 +165,7 @@ struct CoordinatorCore {
             .act([.toClient(identity, Self.errorMessage(error, correlation: correlation))])
         }
         func refuseKind(_ kind: MessageKind, _ why: String) -> ClientDecision {
-            refuse(WireError(.unknownKind, "clients may send event, get, cancel, stop, list, echo and batch; \(kind.name) \(why)"))
+            refuse(WireError(.unknownKind, "clients may send event, get, cancel, stop, list, echo, batch and dead-letters; \(kind.name) \(why)"))
         }
         guard request.payloadCount <= maxPayload else {
             return refuse(WireError(.oversized,
@@ -193,9 +193,11 @@ struct CoordinatorCore {
             }
             guard let payload = try? WireJSON.encode(listing()) else { return .act([]) }
             return .act([.toClient(identity, WireMessage(Header(.listing, correlation: correlation), payload: payload))])
+        case .deadLetters:
+            return routeDeadLetters(from: identity, request, as: principal)
         case .batch:
             return refuseKind(.batch, "does not nest: put the requests of both in one batch")
-        case .state, .accepted, .error, .listing:
+        case .state, .accepted, .error, .listing, .deadLetterList:
             return refuseKind(request.kind, "is a reply, sent to clients")
         case .register, .welcome, .heartbeat, .observe, .instances, .ioRequest, .ioResult, .ioCancel:
             return refuseKind(request.kind, "is for workers")

@@ -21,6 +21,30 @@ package protocol MachineStore: AnyObject, Sendable {
     func deadLetters() throws(StoreError) -> [DeadLetter]
     /// Removes and returns the dead letter `id`; nil when there is none.
     func removeDeadLetter(_ id: Int64) throws(StoreError) -> DeadLetter?
+    /// Counts one more death of the worker while `address` ran the event `identity` names
+    /// (``RecordedRun/identity``), and returns how many are counted now.
+    func countCrash(of address: String, event identity: [UInt8], at time: Int64) throws(StoreError) -> Int
+    /// Forgets the deaths counted for that event: it ran to the end, or it was quarantined.
+    func forgetCrashes(of address: String, event identity: [UInt8]) throws(StoreError)
+    /// The events with deaths counted and not forgotten, oldest first.
+    func crashes() throws(StoreError) -> [CrashCount]
+}
+
+/// Deaths of a worker counted against one event of one machine.
+package struct CrashCount: Sendable, Hashable {
+    package var address: String
+    /// ``RecordedRun/identity``.
+    package var event: [UInt8]
+    package var count: Int
+    /// The last death, in milliseconds since 1970.
+    package var time: Int64
+
+    package init(address: String, event: [UInt8], count: Int, time: Int64) {
+        self.address = address
+        self.event = event
+        self.count = count
+        self.time = time
+    }
 }
 
 /// One machine instance at rest: its snapshot (state, timers, io in flight) as the worker

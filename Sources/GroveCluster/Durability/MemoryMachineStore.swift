@@ -14,6 +14,7 @@ package final class MemoryMachineStore: MachineStore {
         var journals: [String: [UInt64: JournalEntry]] = [:]
         var deadLetters: [DeadLetter] = []
         var nextDeadLetter: Int64 = 1
+        var crashes: [CrashCount] = []
     }
 
     private let contents = Mutex(Contents())
@@ -79,5 +80,25 @@ package final class MemoryMachineStore: MachineStore {
             guard let index = contents.deadLetters.firstIndex(where: { $0.id == id }) else { return nil }
             return contents.deadLetters.remove(at: index)
         }
+    }
+
+    package func countCrash(of address: String, event identity: [UInt8], at time: Int64) throws(StoreError) -> Int {
+        contents.withLock { contents in
+            if let index = contents.crashes.firstIndex(where: { $0.address == address && $0.event == identity }) {
+                contents.crashes[index].count += 1
+                contents.crashes[index].time = time
+                return contents.crashes[index].count
+            }
+            contents.crashes.append(CrashCount(address: address, event: identity, count: 1, time: time))
+            return 1
+        }
+    }
+
+    package func forgetCrashes(of address: String, event identity: [UInt8]) throws(StoreError) {
+        contents.withLock { $0.crashes.removeAll { $0.address == address && $0.event == identity } }
+    }
+
+    package func crashes() throws(StoreError) -> [CrashCount] {
+        contents.withLock { $0.crashes }
     }
 }

@@ -39,6 +39,19 @@ extension SQLiteMachineStore {
                 );
                 """)
         }
+        // v2: the deaths of the worker counted against an event (poison events), kept until
+        // the event is quarantined or runs to the end.
+        migrator.registerMigration("v2") { db in
+            try db.execute(sql: """
+                CREATE TABLE crashes (
+                    address TEXT NOT NULL,
+                    event BLOB NOT NULL,
+                    count INTEGER NOT NULL,
+                    time INTEGER NOT NULL,
+                    PRIMARY KEY (address, event)
+                ) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 
@@ -59,5 +72,12 @@ extension SQLiteMachineStore {
         static let deadLetters = "SELECT id, address, type, event, binary, error, crashes, time FROM dead_letters ORDER BY id"
         static let deadLetter = "SELECT id, address, type, event, binary, error, crashes, time FROM dead_letters WHERE id = ?"
         static let removeDeadLetter = "DELETE FROM dead_letters WHERE id = ?"
+        static let countCrash = """
+            INSERT INTO crashes (address, event, count, time) VALUES (?, ?, 1, ?)
+            ON CONFLICT (address, event) DO UPDATE SET count = count + 1, time = excluded.time
+            RETURNING count
+            """
+        static let forgetCrashes = "DELETE FROM crashes WHERE address = ? AND event = ?"
+        static let crashes = "SELECT address, event, count, time FROM crashes ORDER BY time"
     }
 }

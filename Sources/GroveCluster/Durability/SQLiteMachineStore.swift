@@ -227,6 +227,36 @@ package final class SQLiteMachineStore: MachineStore {
         }
     }
 
+    package func countCrash(of address: String, event identity: [UInt8], at time: Int64) throws(StoreError) -> Int {
+        try openConnection()
+        do {
+            return try database.write { db in
+                try Int.fetchOne(db.cachedStatement(sql: SQL.countCrash), arguments: [address, Data(identity), time]) ?? 1
+            }
+        } catch {
+            throw StoreError.fromSQLite(error, path: path, doing: "count a crash in")
+        }
+    }
+
+    package func forgetCrashes(of address: String, event identity: [UInt8]) throws(StoreError) {
+        try openConnection()
+        do {
+            try database.write { db in
+                try db.cachedStatement(sql: SQL.forgetCrashes).execute(arguments: [address, Data(identity)])
+            }
+        } catch {
+            throw StoreError.fromSQLite(error, path: path, doing: "forget crashes in")
+        }
+    }
+
+    package func crashes() throws(StoreError) -> [CrashCount] {
+        try read("read the crashes of") { db in
+            try Row.fetchAll(db.cachedStatement(sql: SQL.crashes)).map { row in
+                CrashCount(address: row[0], event: Self.bytes(row[1]), count: row[2], time: row[3])
+            }
+        }
+    }
+
     // MARK: - Helpers
 
     @discardableResult

@@ -108,6 +108,9 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
             }
             link.publish(.machine, address: address, payload: ended)
         }
+        if durability != .none, let recorder = link.poison.recorder {
+            options.recorder = Self.recording(address, in: recorder, path: path)
+        }
         host = MachineHost(machine: M.self, env: env, initialState: durable?.restoring?.state, performer: io,
                            clock: WallClock(), options: options, logger: nil, restoring: durable?.restoring)
         let host = host
@@ -243,6 +246,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     func decodeEvent(_ payload: ArraySlice<UInt8>, binary: Bool) throws(WireError) -> M.Event {
         let event = binary ? try decodeBinaryEvent(payload) : try decodeEvent(payload)
         try Self.check(event, address: address)
+        if durability != .none, link.poison.hasQuarantined(address) { try refuseIfQuarantined(event) }
         return event
     }
 

@@ -28,6 +28,10 @@ final class HostedPath<M: Machine>: Sendable {
     @usableFromInline let drainHere: @Sendable (MachineHost<M>) -> Void
     /// Decodes an event in GroveWire's binary codec.
     @usableFromInline let decodeBinary: @Sendable (ArraySlice<UInt8>) throws(BinaryCodingError) -> M.Event
+    /// Appends an event as its `Codable` conformance writes it: in GroveWire's binary codec
+    /// (returns true), else JSON (false), else nothing (nil). What names an event in the
+    /// worker's flight recorder and quarantine.
+    @usableFromInline let encodeEvent: @Sendable (M.Event, inout [UInt8]) -> Bool?
     /// The hosts' reply handler (``HostOptions/replyHandler``) answering through a worker's
     /// link: the state an event committed in the event's codec, or why it did not run. A worker
     /// makes one per machine type and its hosts share it.
@@ -67,6 +71,14 @@ final class HostedPath<M: Machine>: Sendable {
                 if host.holdsOnlyState, let alone = DurableRecord.encode(stateAlone: host.state) { return .success(alone) }
                 return Result { try DurableRecord.encode(host.snapshot()) }
             }.get()
+        }
+        encodeEvent = { event, bytes in
+            let start = bytes.count
+            if (try? BinaryCodec.encode(event, into: &bytes)) != nil { return true }
+            bytes.removeSubrange(start...)
+            guard let json = try? WireJSON.encode(event) else { return nil }
+            bytes += json
+            return false
         }
         replyHandler = { link in
             { token, address, result in

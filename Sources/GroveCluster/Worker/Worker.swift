@@ -99,9 +99,16 @@ public enum Worker {
             }
         }
         let (dataDirectory, name) = (options.dataDirectory, options.name)
+        var openRecorder: (@Sendable () throws(StoreError) -> FlightRecorder)?
+        if !FlightRecorder.switchedOff {
+            openRecorder = { () throws(StoreError) -> FlightRecorder in
+                FlightRecorder(log: try MappedFlightLog.open(directory: dataDirectory, worker: name))
+            }
+        }
         let runtime = WorkerRuntime(configuration: configuration, link: link, log: log, coordinator: options.coordinator,
                                     reconnect: reconnect,
-                                    openStore: { () throws(StoreError) in try SQLiteMachineStore.open(directory: dataDirectory, worker: name) })
+                                    openStore: { () throws(StoreError) in try SQLiteMachineStore.open(directory: dataDirectory, worker: name) },
+                                    openRecorder: openRecorder)
         // The runtime and its hosts run on the loop's thread (``LoopExecutor``): a received
         // batch is queued, drained and answered right there, with no thread hand-off.
         loop.start(WorkerLoopDelegate(onBatch: { batch in runtime.assumeIsolated { $0.handle(batch) } }))

@@ -63,6 +63,11 @@ protocol HostedMachineFactory: Sendable {
               durable: DurableStart?) throws(WireError) -> any HostedMachine
     /// Why a JSON event does not decode as the type's event, or nil when it does.
     func check(event json: [UInt8], address: String) -> WireError?
+    /// A dead letter's event as JSON, for people; nil when it does not decode.
+    func json(ofEvent event: [UInt8], binary: Bool) -> JSONValue?
+    /// A stored record without the event `identity` (``RecordedRun/identity``) names; nil
+    /// when the record holds no such event.
+    func removing(_ identity: [UInt8], from record: [UInt8]) -> [UInt8]?
 }
 
 /// How a durable instance starts: its type name and durability, and the record it continues

@@ -27,6 +27,8 @@ extension WorkerCore {
         case observe(Observation)
         /// Session actions (a welcome, an error from the coordinator), run in order.
         case act([WorkerAction])
+        /// List, drop or retry this worker's quarantined events (an admin's `dead-letters`).
+        case deadLetters(DeadLetterRequest)
         /// Answer the message with this error.
         case refuse(WireError)
         /// Nothing: a heartbeat (hearing it was all it said), a cancel for a call no longer served,
@@ -88,7 +90,13 @@ extension WorkerCore {
             return .act(welcome(Array(payload), now: now))
         case .error:
             return .act(coordinatorError(Array(payload), now: now))
-        case .list, .batch, .state, .accepted, .listing, .register, .instances, .stateChanged, .effect, .worker, .output, .machine:
+        case .deadLetters:
+            do {
+                return .deadLetters(try WireJSON.decode(DeadLetterRequest.self, from: Array(payload), what: "the dead-letters request"))
+            } catch {
+                return .refuse(error)
+            }
+        case .list, .batch, .state, .accepted, .listing, .deadLetterList, .register, .instances, .stateChanged, .effect, .worker, .output, .machine:
             return .refuse(Self.refusal(of: header.kind)
                 ?? WireError(.unknownKind, "a worker does not accept \(header.kind.name) messages"))
         }

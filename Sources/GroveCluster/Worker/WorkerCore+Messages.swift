@@ -85,7 +85,7 @@ extension WorkerCore {
     static func refusal(of kind: MessageKind) -> WireError? {
         let why: String
         switch kind {
-        case .event, .get, .cancel, .stop, .echo, .welcome, .heartbeat, .observe, .ioRequest, .ioResult, .ioCancel, .error:
+        case .event, .get, .cancel, .stop, .echo, .deadLetters, .welcome, .heartbeat, .observe, .ioRequest, .ioResult, .ioCancel, .error:
             return nil
         case .instances:
             why = "instances goes from a worker to the coordinator"
@@ -93,7 +93,7 @@ extension WorkerCore {
             why = "batches do not nest: a batch's envelopes are handled one by one"
         case .list:
             why = "list is answered by the coordinator, which knows the whole topology"
-        case .state, .accepted, .listing:
+        case .state, .accepted, .listing, .deadLetterList:
             why = "\(kind.name) is a reply to a client; a worker sends such replies and never asked for one"
         case .register:
             why = "register goes from a worker to the coordinator"

@@ -26,6 +26,8 @@ final class WorkerLink: Sendable {
     /// Whether what the machines send may leave: open only while the coordinator's welcome
     /// holds (the core says when).
     let outflow = OutflowGate()
+    /// The flight recorder and the quarantined events (poison events).
+    let poison = PoisonWatch()
 
     init(worker: String, loop: IOLoop, socket: SocketID) {
         self.worker = worker

@@ -13,15 +13,18 @@ extension WorkerRuntime {
             return
         }
         let started = ContinuousClock.now
-        let records: [MachineRecord]
+        var records: [MachineRecord]
+        let opened: any MachineStore
         do {
-            let opened = try openStore()
+            opened = try openStore()
             store = opened
             records = try opened.records()
         } catch {
             run([.exit(status: 78, "worker \(link.worker) cannot use its store: \(error.message)")])
             return
         }
+        // Before any durable instance is made: each takes the recorder when it is.
+        records = watchForPoison(store: opened, records: records)
         let placed = Dictionary(welcome.machines.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         var notPlaced = 0
         for record in records where instances[record.address] == nil {

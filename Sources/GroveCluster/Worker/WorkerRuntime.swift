@@ -40,6 +40,8 @@ actor WorkerRuntime {
     var store: (any MachineStore)?
     /// The stored instances still to bring back after the store opened.
     var recovery = Recovery()
+    /// Opens this worker's flight recorder, with its store (poison events); nil: none.
+    let openRecorder: (@Sendable () throws(StoreError) -> FlightRecorder)?
 
     /// The I/O loop's thread: the runtime, its hosts and what they send share it, so a received
     /// batch is queued, drained and answered with no thread hand-off and no executor switch.
@@ -50,10 +52,14 @@ actor WorkerRuntime {
     ///   - reconnect: Replaces the DEALER with a new one connected to the coordinator.
     ///   - openStore: Opens the worker's store; nil when it has none (a durable machine placed
     ///     here is then refused).
+    ///   - openRecorder: Opens the worker's flight recorder, right after its store; nil: poison
+    ///     events are not caught.
     init(configuration: WorkerConfiguration, link: WorkerLink, log: Logger, coordinator: String,
-         reconnect: @escaping @Sendable () -> Void, openStore: (@Sendable () throws(StoreError) -> any MachineStore)? = nil) {
+         reconnect: @escaping @Sendable () -> Void, openStore: (@Sendable () throws(StoreError) -> any MachineStore)? = nil,
+         openRecorder: (@Sendable () throws(StoreError) -> FlightRecorder)? = nil) {
         self.configuration = configuration
         self.openStore = openStore
+        self.openRecorder = openRecorder
         self.factories = configuration.factories.mapValues { $0.bound(to: link) }
         self.link = link
         self.log = log
@@ -210,6 +216,8 @@ actor WorkerRuntime {
             for (address, instance) in instances { instance.setWatched(observation.watches("state:" + address)) }
         case .act(let actions):
             run(actions)
+        case .deadLetters(let request):
+            deadLetters(request, correlation: header.correlation, address: address)
         case .refuse(let error):
             link.send(Self.errorReply(error, correlation: header.correlation, address: address))
         case .ignore:
@@ -286,7 +294,7 @@ actor WorkerRuntime {
     /// An event for `address`: handed to its host (handled at once when idle, else queued),
     /// answered `accepted` at once with the no-wait flag, else with the state it committed once
     /// it ran.
-    private func deliver(_ payload: ArraySlice<UInt8>, flags: Header.Flags, correlation: UInt64, address: String) {
+    func deliver(_ payload: ArraySlice<UInt8>, flags: Header.Flags, correlation: UInt64, address: String) {
         let binary = flags.contains(.binary)
         let reply = StateReply(link: link, correlation: correlation, address: address, binary: binary)
         do {

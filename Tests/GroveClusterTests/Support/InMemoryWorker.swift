@@ -20,13 +20,21 @@ final class InMemoryWorker {
     ///   - name: The worker instance's name, its routing id.
     ///   - configuration: The machines it offers.
     ///   - openStore: Its store, for durable machines.
-    init(name: String, configuration: WorkerConfiguration, openStore: (@Sendable () throws(StoreError) -> any MachineStore)? = nil) throws {
+    ///   - flightLog: What its flight recorder writes to (one that outlives the worker, as the
+    ///     file would); none by default.
+    init(name: String, configuration: WorkerConfiguration, openStore: (@Sendable () throws(StoreError) -> any MachineStore)? = nil,
+         flightLog: (any FlightLog)? = nil) throws {
         self.name = name
         loop = try IOLoop(name: "memory-\(name)")
         // The link's socket id is never used as one: the bridge below takes what is posted for it.
         let link = WorkerLink(worker: name, loop: loop, socket: 0)
+        var openRecorder: (@Sendable () throws(StoreError) -> FlightRecorder)?
+        if let flightLog {
+            openRecorder = { () throws(StoreError) -> FlightRecorder in FlightRecorder(log: flightLog) }
+        }
         runtime = WorkerRuntime(configuration: configuration, link: link, log: Logger(label: "grove.worker.in-memory"),
-                                coordinator: "in-memory", reconnect: {}, openStore: openStore)
+                                coordinator: "in-memory", reconnect: {}, openStore: openStore,
+                                openRecorder: openRecorder)
         outgoing = Outgoing()
         loop.start(Bridge(outgoing: outgoing))
     }

@@ -1,0 +1,31 @@
+import Grove
+import GroveCluster
+
+/// Machines for Grove's own end-to-end tests, registered only with `fsm-worker
+/// --with-test-machines` (a hidden flag): a topology for the shipped worker cannot reach them
+/// by accident.
+enum TestMachines {
+    static func register(in configuration: inout WorkerConfiguration) {
+        configuration.register(CrashTestCounter.self)
+    }
+}
+
+/// A counter with an event that traps its worker: a poison event, for the tests of quarantine.
+enum CrashTestCounter: Machine {
+    enum Event: Codable, Sendable {
+        case add(Int)
+        /// Traps the worker process (fatalError) in `update`.
+        case crashWorkerForTesting
+    }
+    struct State: Codable, Sendable { var count = 0 }
+    static var initialState: State { State() }
+    static func update(_ state: inout State, event: Event) -> Effect {
+        switch event {
+        case .add(let amount):
+            state.count += amount
+        case .crashWorkerForTesting:
+            fatalError("crashWorkerForTesting: this test machine traps its worker on purpose")
+        }
+        return .none
+    }
+}

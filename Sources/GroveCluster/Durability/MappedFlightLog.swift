@@ -1,0 +1,101 @@
+import Foundation
+
+/// A ``FlightLog`` in a memory-mapped file beside the worker's store,
+/// `<directory>/<worker>.flight` (mode 0600: events hold machine data). The mapping is shared,
+/// so what the worker wrote is in the kernel's page cache the moment it is written: it survives
+/// kill -9, a trap and a hang, though not a power loss (nothing is synced: a crash of the host
+/// takes the worker's machines back to their stored records anyway, and no event is blamed).
+///
+/// Layout, native byte order (the file is read back by the same host):
+/// ```
+/// offset size
+/// 0      4    magic "GFR1"
+/// 4      4    running: 1 between begin and end, else 0 (written last on begin, first on end)
+/// 8      4    address length a
+/// 12     4    event length e (0: the event was not recorded: too large, or it did not encode)
+/// 16     1    codec: 1 binary, 2 JSON
+/// 17     1    origin (RecordedRun.Origin)
+/// 18     2    unused
+/// 20     a    address (UTF-8), then e bytes of event
+/// ```
+package final class MappedFlightLog: FlightLog, @unchecked Sendable {
+    /// Room for the largest address (1024 bytes) and an event of up to 1 MiB, the largest
+    /// payload the coordinator passes on. Pages never written take no disk.
+    static let size = 20 + 1024 + (1 << 20)
+    private static let magic: UInt32 = 0x3152_4647 // "GFR1" read as little-endian
+    private static let headerSize = 20
+
+    /// The file.
+    package let path: String
+    private let base: UnsafeMutableRawPointer
+
+    /// Opens (creating when missing) the recorder of worker `worker` in `directory`, which
+    /// must exist (the store creates it).
+    /// - Throws: ``StoreError`` `permission` or `failed`, with what to do.
+    package static func open(directory: String, worker: String) throws(StoreError) -> MappedFlightLog {
+        try MappedFlightLog(path: URL(fileURLWithPath: directory).appendingPathComponent("\(worker).flight").path)
+    }
+
+    package init(path: String) throws(StoreError) {
+        self.path = path
+        let descriptor = Glibc.open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw StoreError.fromErrno(errno, doing: "open the flight recorder \(path)") }
+        defer { Glibc.close(descriptor) }
+        fchmod(descriptor, 0o600)
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw StoreError.fromErrno(errno, doing: "read the size of \(path)") }
+        if Int(status.st_size) != Self.size, ftruncate(descriptor, off_t(Self.size)) != 0 {
+            throw StoreError.fromErrno(errno, doing: "size the flight recorder \(path)")
+        }
+        guard let mapped = mmap(nil, Self.size, PROT_READ | PROT_WRITE, MAP_SHARED, descriptor, 0), mapped != MAP_FAILED else {
+            throw StoreError.fromErrno(errno, doing: "map the flight recorder \(path)")
+        }
+        base = mapped
+        if base.load(as: UInt32.self) != Self.magic {
+            // New, or not ours: start empty.
+            base.storeBytes(of: 0, toByteOffset: 4, as: UInt32.self)
+            base.storeBytes(of: Self.magic, as: UInt32.self)
+        }
+    }
+
+    deinit {
+        munmap(base, Self.size)
+    }
+
+    package func begin(address: String, event: [UInt8], binary: Bool, origin: RecordedRun.Origin) {
+        var address = address
+        let addressLength = address.withUTF8 { utf8 in
+            let length = min(utf8.count, 1024)
+            if length > 0 { (base + Self.headerSize).copyMemory(from: utf8.baseAddress!, byteCount: length) }
+            return length
+        }
+        let room = Self.size - Self.headerSize - addressLength
+        let eventLength = event.count <= room ? event.count : 0
+        if eventLength > 0 {
+            event.withUnsafeBytes { bytes in
+                (base + Self.headerSize + addressLength).copyMemory(from: bytes.baseAddress!, byteCount: eventLength)
+            }
+        }
+        base.storeBytes(of: UInt32(addressLength), toByteOffset: 8, as: UInt32.self)
+        base.storeBytes(of: UInt32(eventLength), toByteOffset: 12, as: UInt32.self)
+        base.storeBytes(of: binary ? 1 : 2, toByteOffset: 16, as: UInt8.self)
+        base.storeBytes(of: origin.rawValue, toByteOffset: 17, as: UInt8.self)
+        base.storeBytes(of: 1, toByteOffset: 4, as: UInt32.self)
+    }
+
+    package func end() {
+        base.storeBytes(of: 0, toByteOffset: 4, as: UInt32.self)
+    }
+
+    package func takeUnfinished() -> RecordedRun? {
+        guard base.load(fromByteOffset: 4, as: UInt32.self) == 1 else { return nil }
+        defer { end() }
+        let addressLength = Int(base.load(fromByteOffset: 8, as: UInt32.self))
+        let eventLength = Int(base.load(fromByteOffset: 12, as: UInt32.self))
+        guard addressLength > 0, addressLength <= 1024, eventLength <= Self.size - Self.headerSize - addressLength else { return nil }
+        let address = String(decoding: UnsafeRawBufferPointer(start: base + Self.headerSize, count: addressLength), as: UTF8.self)
+        let event = [UInt8](UnsafeRawBufferPointer(start: base + Self.headerSize + addressLength, count: eventLength))
+        return RecordedRun(address: address, event: event, binary: base.load(fromByteOffset: 16, as: UInt8.self) == 1,
+                           origin: RecordedRun.Origin(rawValue: base.load(fromByteOffset: 17, as: UInt8.self)) ?? .unknown)
+    }
+}

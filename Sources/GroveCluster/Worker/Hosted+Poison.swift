@@ -1,0 +1,74 @@
+import Foundation
+import Grove
+import GroveRuntime
+import GroveWire
+
+extension Hosted {
+    /// What the host at `address` calls around each event: `recorder` notes the event (the
+    /// type's ``HostedPath/encodeEvent``, specialized) before `update`, and clears it after.
+    static func recording(_ address: String, in recorder: FlightRecorder, path: HostedPath<M>) -> RunRecorder<M> {
+        let encode = path.encodeEvent
+        return RunRecorder(
+            willRun: { event, origin in
+                recorder.willRun(address: address, origin: RecordedRun.Origin(origin)) { encode(event, &$0) }
+            },
+            didRun: { recorder.didRun() })
+    }
+
+    /// Throws `quarantined` when `event` is quarantined at this address.
+    func refuseIfQuarantined(_ event: M.Event) throws(WireError) {
+        var identity: [UInt8] = [0]
+        guard let binary = path.encodeEvent(event, &identity) else { return }
+        identity[0] = binary ? 1 : 2
+        if let id = link.poison.deadLetter(of: identity, at: address) {
+            throw PoisonWatch.refusal(id: id, address: address, worker: link.worker)
+        }
+    }
+}
+
+extension RecordedRun.Origin {
+    init(_ origin: EventOrigin) {
+        switch origin {
+        case .sent: self = .sent
+        case .inline: self = .inline
+        case .effect: self = .effect
+        case .timer: self = .timer
+        }
+    }
+}
+
+extension Factory {
+    /// The event of a dead letter as JSON, for people; nil when it does not decode as this
+    /// type's event (the type changed since).
+    func json(ofEvent event: [UInt8], binary: Bool) -> JSONValue? {
+        guard let decoded = decode(event, binary: binary), let json = try? WireJSON.encode(decoded) else { return nil }
+        return try? JSONValue(parsing: Data(json))
+    }
+
+    /// `record` without the first of its events (interrupted io, queued events, timers) that
+    /// `identity` names; nil when it has none, or does not decode.
+    func removing(_ identity: [UInt8], from record: [UInt8]) -> [UInt8]? {
+        guard var snapshot = try? DurableRecord.decode(record, as: M.self) else { return nil }
+        func matches(_ event: M.Event) -> Bool {
+            var bytes: [UInt8] = [0]
+            guard let binary = path.encodeEvent(event, &bytes) else { return false }
+            bytes[0] = binary ? 1 : 2
+            return bytes == identity
+        }
+        if let index = snapshot.interruptedIO.firstIndex(where: { matches($0.event) }) {
+            snapshot.interruptedIO.remove(at: index)
+        } else if let index = snapshot.queuedEvents.firstIndex(where: matches) {
+            snapshot.queuedEvents.remove(at: index)
+        } else if let index = snapshot.timers.firstIndex(where: { matches($0.event) }) {
+            snapshot.timers.remove(at: index)
+        } else {
+            return nil
+        }
+        return try? DurableRecord.encode(snapshot)
+    }
+
+    private func decode(_ event: [UInt8], binary: Bool) -> M.Event? {
+        if binary { return try? path.decodeBinary(event[...]) }
+        return WireJSON.decodeQuickly(M.Event.self, from: event) ?? (try? WireJSON.decode(M.Event.self, from: event, what: "a dead letter"))
+    }
+}

@@ -1,0 +1,147 @@
+import Foundation
+import GroveWire
+
+extension WorkerRuntime {
+    /// Opens the flight recorder beside the store and reads what the last process left in it:
+    /// the event it died running, if it did. That death is counted against the event; at the
+    /// second (``PoisonWatch/crashesToQuarantine``) the event is quarantined: kept as a dead
+    /// letter, taken out of its machine's stored record (so recovery does not run it again),
+    /// and refused when a client sends it again. Then the recorder is handed to the durable
+    /// hosts to come.
+    /// - Returns: `records`, with the quarantined event taken out of its machine's.
+    func watchForPoison(store: any MachineStore, records: [MachineRecord]) -> [MachineRecord] {
+        guard let openRecorder else { return records }
+        let recorder: FlightRecorder
+        do {
+            recorder = try openRecorder()
+        } catch {
+            log.error("worker \(link.worker) cannot open its flight recorder, so an event that crashes it will not be quarantined: \(error.message)")
+            return records
+        }
+        var records = records
+        if let unfinished = recorder.takeUnfinished() {
+            records = blame(unfinished, store: store, records: records)
+        }
+        do {
+            for letter in try store.deadLetters() {
+                guard let id = letter.id else { continue }
+                link.poison.quarantine(RecordedRun(address: letter.address, event: letter.event, binary: letter.binary, origin: .unknown).identity,
+                                       at: letter.address, id: id)
+            }
+            for crash in try store.crashes() { recorder.suspect(crash.event, at: crash.address) }
+        } catch {
+            log.error("worker \(link.worker) cannot read its dead letters: \(error.message); quarantined events are not refused")
+        }
+        recorder.onCleared { [weak self] address, identity in
+            Task { await self?.forgive(identity, at: address) }
+        }
+        link.poison.recorder = recorder
+        return records
+    }
+
+    /// Counts the death of the last process against the event it was running, and quarantines
+    /// the event at the second.
+    private func blame(_ unfinished: RecordedRun, store: any MachineStore, records: [MachineRecord]) -> [MachineRecord] {
+        let address = unfinished.address
+        let identity = unfinished.identity
+        guard !identity.isEmpty else {
+            let text = "the last process of worker \(link.worker) died while \(address) ran a \(unfinished.origin.noun) that was not recorded "
+                + "(too large, or it did not encode); it cannot be quarantined"
+            log.error("\(text)")
+            return records
+        }
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let crashes: Int
+        do {
+            crashes = try store.countCrash(of: address, event: identity, at: now)
+        } catch {
+            log.error("worker \(link.worker) could not count a crash in its store: \(error.message)")
+            return records
+        }
+        guard crashes >= PoisonWatch.crashesToQuarantine else {
+            let text = "the last process of worker \(link.worker) died while \(address) ran a \(unfinished.origin.noun); crash \(crashes) "
+                + "of \(PoisonWatch.crashesToQuarantine) before that event is quarantined (it is forgiven once it runs to the end)"
+            log.warning("\(text)")
+            return records
+        }
+        let name = address.split(separator: "/", maxSplits: 1).first.map(String.init) ?? address
+        var records = records
+        let stored = records.firstIndex { $0.address == address }
+        var commit = StoreCommit()
+        commit.flush = StoreFlush(core.lastWelcome?.flush ?? .process)
+        commit.deadLetters = [DeadLetter(
+            address: address, type: core.placed[name]?.type ?? stored.map { records[$0].type } ?? "",
+            event: unfinished.event, binary: unfinished.binary,
+            error: "the worker died while running it, \(crashes) times (a \(unfinished.origin.noun))", crashes: crashes, time: now)]
+        if let stored, let factory = factory(for: records[stored].type),
+           let rewritten = factory.removing(identity, from: records[stored].snapshot) {
+            records[stored].snapshot = rewritten
+            commit.records = [records[stored]]
+        }
+        do {
+            try store.commit(commit)
+            try store.forgetCrashes(of: address, event: identity)
+        } catch {
+            log.error("worker \(link.worker) could not quarantine the event that crashed it: \(error.message)")
+            return records
+        }
+        let taken = commit.records.isEmpty ? "" : "; taken out of its stored record"
+        let text = "quarantined a \(unfinished.origin.noun) of \(address): worker \(link.worker) died running it \(crashes) times\(taken). "
+            + "The machine continues from its state before it; list it with `fsm-send dead-letters`"
+        log.error("\(text)")
+        return records
+    }
+
+    /// An event under suspicion ran to the end: the deaths counted against it are forgotten.
+    func forgive(_ identity: [UInt8], at address: String) {
+        do {
+            try store?.forgetCrashes(of: address, event: identity)
+        } catch {
+            log.warning("worker \(link.worker) could not forget a crash in its store: \(error.message)")
+        }
+    }
+
+    /// An admin's `dead-letters` request: list this worker's dead letters, drop one, or retry
+    /// one (deliver its event once more, answered as that event is).
+    func deadLetters(_ request: DeadLetterRequest, correlation: UInt64, address: String) {
+        func fail(_ error: WireError) {
+            link.send(Self.errorReply(error, correlation: correlation, address: address))
+        }
+        do throws(StoreError) {
+            switch request.action {
+            case .list:
+                let letters = try store?.deadLetters() ?? []
+                let list = DeadLetterList(worker: link.worker, deadLetters: letters.map { letter in
+                    let event = factory(for: letter.type)?.json(ofEvent: letter.event, binary: letter.binary)
+                        ?? .string("(\(letter.event.count) bytes that do not decode as a \(letter.type) event)")
+                    return DeadLetterList.Letter(id: letter.id ?? 0, address: letter.address, type: letter.type, event: event,
+                                                 error: letter.error, crashes: letter.crashes, time: letter.time)
+                })
+                guard let payload = try? WireJSON.encode(list) else { return fail(WireError(.malformedJSON, "the dead letters do not encode")) }
+                link.send(.deadLetterList, correlation: correlation, address: address, payload: payload)
+            case .drop, .retry:
+                guard let id = request.id else {
+                    return fail(WireError(.malformedJSON, "a dead-letters \(request.action.rawValue) needs the id of a dead letter: {\"action\":\"\(request.action.rawValue)\",\"id\":3}"))
+                }
+                guard let letter = try store?.removeDeadLetter(id) else {
+                    return fail(WireError(.unknownDeadLetter, "worker \(link.worker) has no dead letter \(id) (dropped or retried already?); "
+                        + "list them with `fsm-send dead-letters`"))
+                }
+                link.poison.release(id)
+                log.notice("dead letter \(link.worker):\(id) of \(letter.address) \(request.action == .drop ? "dropped" : "retried") by an admin")
+                if request.action == .drop {
+                    link.send(.accepted, correlation: correlation, address: address)
+                } else {
+                    // As JSON, so that the state comes back as JSON, as any admin's request's does.
+                    guard let event = factory(for: letter.type)?.json(ofEvent: letter.event, binary: letter.binary) else {
+                        return fail(WireError(.undecodableEvent, "dead letter \(link.worker):\(id) no longer decodes as a \(letter.type) event; "
+                            + "it was removed", address: letter.address))
+                    }
+                    deliver(Array(event.jsonData)[...], flags: [], correlation: correlation, address: letter.address)
+                }
+            }
+        } catch {
+            fail(WireError(.unavailable, "worker \(link.worker) cannot read its store: \(error.message)"))
+        }
+    }
+}
