@@ -12,7 +12,8 @@
 # base is checked out and built in release mode under .build-ab/ (the first time with its
 # dependencies, several minutes); both sides' Grove modules are compiled from scratch. Do not run
 # it alongside Scripts/bench.sh or another ab.sh: they rebuild the same release directory and
-# share the cores.
+# share the cores. AB_REUSE=1 skips both builds and reuses what the last ab.sh built (more
+# rounds, or other options, against the same pair).
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 cd "$(repo_root)"
 ensure_dependencies
@@ -36,12 +37,17 @@ fi
 base_bin="$(swift build -c release --package-path "$tree" --scratch-path "$tree/.build" --show-bin-path)"
 this_bin="$(swift build -c release --show-bin-path)"
 # Both sides' Grove modules from scratch (clean_grove_release_products says why).
-say "building $base (${commit:0:8}) in $tree (release, Grove's modules from scratch)"
-clean_grove_release_products "$base_bin"
-swift build -c release --package-path "$tree" --scratch-path "$tree/.build" >&2
-say "building the working tree (release, Grove's modules from scratch)"
-clean_grove_release_products "$this_bin"
-swift build -c release >&2
+if [[ "${AB_REUSE:-}" == 1 ]]; then
+    [[ -x "$base_bin/fsm-load" && -x "$this_bin/fsm-load" ]] || die "AB_REUSE=1 needs both sides built by an earlier Scripts/ab.sh"
+    say "reusing the release builds in $base_bin and $this_bin (AB_REUSE=1)"
+else
+    say "building $base (${commit:0:8}) in $tree (release, Grove's modules from scratch)"
+    clean_grove_release_products "$base_bin"
+    swift build -c release --package-path "$tree" --scratch-path "$tree/.build" >&2
+    say "building the working tree (release, Grove's modules from scratch)"
+    clean_grove_release_products "$this_bin"
+    swift build -c release >&2
+fi
 
 # Each run's line, then its CPU µs per event over every process and per process, from fsm-load
 # --json on stdin.
