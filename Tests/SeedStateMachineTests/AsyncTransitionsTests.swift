@@ -33,6 +33,11 @@ struct AsyncTransitionsTests {
         var isWaitedAt: Bool { state.withLock { !$0.waiting.isEmpty } }
     }
 
+    /// How long a test waits for the first transition to start. In the full unit run (750
+    /// tests on a 2-thread cooperative pool) the machine's tasks were seen to wait more than
+    /// 10 s for a thread while the pool was saturated; alone they start within milliseconds.
+    static let patience = Duration.seconds(45)
+
     enum Step: Sendable, Equatable { case append(String), finished(String) }
 
     /// Appends each word; the transition for "slow" awaits `gate` first, and "fetch" starts a
@@ -81,7 +86,7 @@ struct AsyncTransitionsTests {
         try machine.send(.append("slow"))
         try machine.send(.append("b"))
         try machine.send(.append("c"))
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + Self.patience
         while !gate.isWaitedAt, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
         try #require(gate.isWaitedAt, "the first transition never awaited")
         #expect(await machine.state == [], "nothing takes effect while the first transition awaits")
@@ -97,7 +102,7 @@ struct AsyncTransitionsTests {
         let collecting = Task { await Self.states(of: machine, count: 4) }
         try machine.send(.append("fetch"))
         try machine.send(.append("slow"))
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + Self.patience
         while !gate.isWaitedAt, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
         try #require(gate.isWaitedAt)
         gate.open()
@@ -128,7 +133,7 @@ struct AsyncTransitionsTests {
         let starting = Task { await view.start() }
         view.send(.append("slow"))
         view.send(.append("b"))
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + Self.patience
         while view.state != ["slow", "b"], ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
         #expect(view.state == ["slow", "b"])
         await view.stop()
