@@ -74,8 +74,8 @@ package final class SQLiteMachineStore: MachineStore {
         do {
             try prepareSchema()
         } catch {
-            try? database.close()
-            lock.release()
+            // Fully initialized, so deinit runs after this throw: close here, once.
+            close()
             throw error
         }
     }

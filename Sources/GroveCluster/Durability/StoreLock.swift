@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// An exclusive lock on `<database>.lock`, held while a store is open, so that two processes
 /// never write one worker's database: a second worker started with the same name is refused at
@@ -12,7 +13,10 @@ import Foundation
 /// any descriptor of the database file would drop SQLite's own POSIX locks on it.
 final class StoreLock: Sendable {
     let path: String
-    private let descriptor: Int32
+    /// The locked file's descriptor until ``release()``; nil after, so that a second release
+    /// never closes a descriptor number the process has since handed to something else (a
+    /// socket's eventfd, say).
+    private let descriptor: Mutex<Int32?>
 
     /// Takes the lock, creating the file (mode 0600) when it is missing, and writes this
     /// process's pid in it for the message another opener gets.
@@ -43,12 +47,17 @@ final class StoreLock: Sendable {
         if ftruncate(descriptor, 0) == 0 {
             _ = text.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
         }
-        self.descriptor = descriptor
+        self.descriptor = Mutex(descriptor)
     }
 
-    /// Releases the lock (closing the descriptor releases it). Leaves the file: removing it would
-    /// race with a process that has just opened it.
+    deinit {
+        release()
+    }
+
+    /// Releases the lock (closing the descriptor releases it); later calls do nothing. Leaves
+    /// the file: removing it would race with a process that has just opened it.
     func release() {
+        guard let descriptor = descriptor.withLock({ held in defer { held = nil }; return held }) else { return }
         close(descriptor)
     }
 

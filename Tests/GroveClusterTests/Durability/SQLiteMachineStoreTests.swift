@@ -87,6 +87,22 @@ import Testing
         #expect(throws: StoreError("", code: .closed)) { try store.commit(F.commit(records: [F.record("a", "1")])) }
     }
 
+    /// A second release must not close the descriptor number again: by then the process may have
+    /// handed it to something else. (A store whose open failed released its lock in init and
+    /// again in deinit, closing a libzmq eventfd of another test and aborting the run.)
+    @Test func aLockReleasedTwiceClosesItsDescriptorOnce() throws {
+        let directory = try F.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let lock = try StoreLock(path: directory.appendingPathComponent("main.sqlite.lock").path, holder: "a test")
+        lock.release()
+        // Most often the number the lock had: the lowest free one.
+        let other = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        try #require(other >= 0)
+        defer { close(other) }
+        lock.release()
+        #expect(fcntl(other, F_GETFD) != -1, "the second release closed descriptor \(other)")
+    }
+
     @Test func aFileFromANewerGroveIsRefusedNotMisread() throws {
         let directory = try F.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
