@@ -56,7 +56,13 @@ public enum LoadingStateMachine {
 
     /// The machine, with its side effect injected.
     public static func makeStateMachine(load: Load) -> StateMachine<State, Event> {
-        StateMachine(initial: .idle) { state, event in
+        makeSynchronousStateMachine(load: load).stateMachine
+    }
+
+    /// The same machine, typed as one whose transitions never await, so that a program can
+    /// host it by type.
+    public static func makeSynchronousStateMachine(load: Load) -> SynchronousStateMachine<State, Event> {
+        SynchronousStateMachine(initial: .idle) { state, event in
             switch (state, event) {
             case (.idle, .loadingWasRequested(let id)), (.failed, .loadingWasRequested(let id)):
                 return .newState(.loading, output: load(id: id))
@@ -79,7 +85,7 @@ public enum LoadingStateMachine {
 extension LoadingStateMachine: StateMachineProgram {
     /// The machine with ``Load/demo``, so that it can be hosted by type:
     /// `worker.register(StaticStateMachine<LoadingStateMachine>.self, as: "LoadingStateMachine")`.
-    public static var stateMachine: StateMachine<State, Event> { makeStateMachine(load: .demo) }
+    public static var stateMachine: SynchronousStateMachine<State, Event> { makeSynchronousStateMachine(load: .demo) }
 }
 
 extension LoadingStateMachine.Load {
