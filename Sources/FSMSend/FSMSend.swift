@@ -28,7 +28,7 @@ struct FSMSend: ParsableCommand {
             --timeout not above 0); 1 any other error (machine ended, mailbox full, worker lost, or \
             still unavailable when --timeout passed).
             """,
-        subcommands: [Send.self, State.self, Watch.self, Cancel.self, Stop.self, List.self, DeadLetters.self],
+        subcommands: [Send.self, State.self, Watch.self, Cancel.self, Stop.self, Restart.self, List.self, DeadLetters.self],
         defaultSubcommand: Send.self
     )
 
@@ -39,7 +39,7 @@ struct FSMSend: ParsableCommand {
     }
 
     static func movingLeadingOptions(_ arguments: [String]) -> [String] {
-        let subcommands: Set = ["send", "state", "watch", "cancel", "stop", "list", "dead-letters", "help"]
+        let subcommands: Set = ["send", "state", "watch", "cancel", "stop", "restart", "list", "dead-letters", "help"]
         let takesValue: Set = ["--endpoint", "--timeout", "--events", "--duration", "--count", "--key-file", "--coordinator-key"]
         var index = 0
         while index < arguments.count, arguments[index].hasPrefix("-") {
@@ -165,6 +165,24 @@ extension FSMSend {
         func run() throws {
             let client = try connection.client()
             printLine(try reporting { try client.stop(address) })
+        }
+    }
+
+    struct Restart: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Restart a machine from its initial state; print that state.",
+            discussion: "Whatever the machine's onEnd in the topology: a running machine is stopped first, after the events "
+                + "sent before, and an ended one starts again. A keyed instance must have been spawned by an event. "
+                + "Needs the admin role.")
+
+        @Argument(help: "The machine address.")
+        var address: String
+
+        @OptionGroup var connection: Connection
+
+        func run() throws {
+            let client = try connection.client()
+            printLine(try reporting { try client.restart(address) })
         }
     }
 

@@ -21,6 +21,10 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
     /// ``DeadLetterRequest``): listed (answered `dead-letter-list`), dropped (`accepted`) or
     /// retried (`state`, as for the event). Needs the `admin` role.
     case deadLetters = 0x08
+    /// Restarts a machine from its initial state, whatever its topology's `onEnd` says: a
+    /// running one is stopped first (after the events queued before), an ended one starts again.
+    /// Answered with `state`: the new instance's initial state. Needs the `admin` role.
+    case restart = 0x09
 
     // Replies (coordinator → client; worker → coordinator).
     /// A machine's state as JSON.
@@ -81,6 +85,7 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
         case .echo: "echo"
         case .batch: "batch"
         case .deadLetters: "dead-letters"
+        case .restart: "restart"
         case .deadLetterList: "dead-letter-list"
         case .state: "state"
         case .accepted: "accepted"

@@ -39,11 +39,15 @@ public struct Welcome: Codable, Sendable, Hashable {
         /// What of each instance the worker keeps in its store; absent (from an older
         /// coordinator, or for `none`) means nothing.
         public var durability: Durability?
-        public init(name: String, type: String, keyed: Bool, durability: Durability? = nil) {
+        /// What becomes of an instance that ends; absent (from an older coordinator, or for
+        /// `stay`) means it stays ended.
+        public var onEnd: EndPolicy?
+        public init(name: String, type: String, keyed: Bool, durability: Durability? = nil, onEnd: EndPolicy? = nil) {
             self.name = name
             self.type = type
             self.keyed = keyed
             self.durability = durability
+            self.onEnd = onEnd
         }
     }
 

@@ -65,7 +65,7 @@ struct CoordinatorCoreDecisionTests {
                 fixture.core.decide(client: Self.client, $0)
             }
             switch kind {
-            case .event, .get, .cancel, .stop, .echo:
+            case .event, .get, .cancel, .stop, .restart, .echo:
                 guard case .forward = decision else { Issue.record("\(kind) should be forwarded, got \(decision)"); continue }
             case .list:
                 guard case .act(let actions) = decision, actions.compactMap(\.sentToClient).first?.message.header.kind == .listing else {
@@ -153,7 +153,8 @@ struct CoordinatorCoreDecisionTests {
                 // Their rules read the payload (an empty one here); what they do is tested in
                 // CoordinatorCoreIOTests and the routes' tests.
                 guard case .act = decision else { Issue.record("\(kind) got \(decision)"); continue }
-            case .register, .batch, .effect, .worker, .event, .get, .cancel, .stop, .list, .echo, .deadLetters, .listing, .welcome, .observe:
+            case .register, .batch, .effect, .worker, .event, .get, .cancel, .stop, .restart, .list, .echo, .deadLetters, .listing, .welcome,
+                 .observe:
                 guard case .act(let actions) = decision, case .toWorker("edge", let reply)? = actions.first else {
                     Issue.record("\(kind) should be refused, got \(decision)")
                     continue

@@ -9,7 +9,7 @@ struct CoordinatorCoreListingTests {
         var fixture = CoreFixture()
         fixture.registerAll()
         func instances() -> [String] { fixture.listing().machines.first { $0.name == "counter" }?.instances ?? [] }
-        for kind in [MessageKind.get, .stop, .cancel] {
+        for kind in [MessageKind.get, .stop, .restart, .cancel] {
             let actions = fixture.fromClient("A", WireMessage(Header(kind, correlation: 1), address: "counter/never", payload: Array("1".utf8)))
             #expect(actions.first?.sentToWorker != nil)
         }

@@ -31,6 +31,8 @@ import Testing
                 #expect(decision == .request(.stop))
             case .cancel:
                 #expect(decision == .request(.cancel))
+            case .restart:
+                #expect(decision == .request(.restart))
             case .ioRequest:
                 #expect(decision == .serve)
             case .ioCancel, .heartbeat:

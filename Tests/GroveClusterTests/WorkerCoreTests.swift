@@ -190,7 +190,7 @@ import Testing
     }
 
     @Test func kindsForOthersAreRefusedWithTheReason() throws {
-        let accepted: [MessageKind] = [.event, .get, .cancel, .stop, .echo, .welcome, .heartbeat, .observe, .ioRequest, .ioResult, .ioCancel, .error]
+        let accepted: [MessageKind] = [.event, .get, .cancel, .stop, .restart, .echo, .welcome, .heartbeat, .observe, .ioRequest, .ioResult, .ioCancel, .error]
         for kind in accepted { #expect(WorkerCore.refusal(of: kind) == nil, "\(kind.name)") }
 
         let refused = try #require(WorkerCore.refusal(of: .register))

@@ -68,6 +68,7 @@ struct HeaderTests {
     @Test func kindNumbersAndNamesMatchDocsProtocol() {
         let documented: [(UInt8, String)] = [
             (0x01, "event"), (0x02, "get"), (0x03, "cancel"), (0x04, "stop"), (0x05, "list"), (0x06, "echo"), (0x07, "batch"), (0x08, "dead-letters"),
+            (0x09, "restart"),
             (0x10, "state"), (0x11, "accepted"), (0x12, "error"), (0x13, "listing"), (0x14, "dead-letter-list"),
             (0x20, "register"), (0x21, "welcome"), (0x22, "heartbeat"), (0x23, "observe"), (0x24, "instances"),
             (0x30, "io-request"), (0x31, "io-result"), (0x32, "io-cancel"),

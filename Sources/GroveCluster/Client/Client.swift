@@ -157,6 +157,16 @@ public final class Client {
         try request(.stop, address: address).payload
     }
 
+    /// Restarts a machine from its initial state, whatever its topology's `onEnd` says: a
+    /// running one is stopped first, after the events sent before. Needs the `admin` role.
+    /// - Parameter address: The machine's address; a keyed instance must have been spawned.
+    /// - Returns: The new instance's state, as JSON.
+    /// - Throws: ``WireError``: `forbidden` without the admin role, `unknown-machine` for a
+    ///   keyed instance no event has spawned (or one its machine removed when it ended).
+    public func restart(_ address: String) throws(WireError) -> [UInt8] {
+        try request(.restart, address: address).payload
+    }
+
     /// Cancels the effect `id` (JSON: `"fetch"` or `17`) of a machine.
     public func cancel(effect id: [UInt8], of address: String) throws(WireError) {
         try request(.cancel, address: address, payload: id)

@@ -7,7 +7,7 @@ extension Topology.Role {
         switch kind {
         case .event, .echo: .send
         case .get, .list: .read
-        case .stop, .cancel, .deadLetters: .admin
+        case .stop, .cancel, .restart, .deadLetters: .admin
         case .batch, .state, .accepted, .error, .listing, .deadLetterList, .register, .welcome, .heartbeat, .observe, .instances,
              .ioRequest, .ioResult, .ioCancel, .stateChanged, .effect, .worker, .output, .machine: nil
         }

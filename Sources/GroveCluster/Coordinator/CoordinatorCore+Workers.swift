@@ -109,7 +109,7 @@ extension CoordinatorCore {
         case .stateChanged:
             return parsed { [.publish(topic: "state:" + $0.address, $0)] }
         case .machine:
-            return parsed { [.publish(topic: "machine:" + $0.address, $0)] }
+            return parsed { ended($0) }
         case .output:
             return parsed { route(output: $0) }
         case .ioRequest:
@@ -126,7 +126,7 @@ extension CoordinatorCore {
             return refuseKind("batches do not nest")
         case .effect, .worker:
             return refuseKind("the coordinator publishes these itself")
-        case .event, .get, .cancel, .stop, .list, .echo, .deadLetters:
+        case .event, .get, .cancel, .stop, .restart, .list, .echo, .deadLetters:
             return refuseKind("requests come from clients")
         case .listing, .welcome, .observe:
             return refuseKind("the coordinator sends these")
@@ -203,7 +203,8 @@ extension CoordinatorCore {
         let welcome = Welcome(
             machines: placedHere.map {
                 Welcome.HostedMachine(name: $0.name, type: $0.type, keyed: $0.keyed,
-                                      durability: $0.durability == .none ? nil : $0.durability)
+                                      durability: $0.durability == .none ? nil : $0.durability,
+                                      onEnd: $0.onEnd == .stay ? nil : $0.onEnd)
             },
             remoteIO: remote, heartbeatIntervalMs: topology.heartbeat.intervalMs,
             heartbeatTimeoutMs: topology.heartbeat.timeoutMs, mailboxCapacity: topology.queues.mailboxCapacity,

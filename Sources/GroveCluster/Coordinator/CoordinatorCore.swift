@@ -165,7 +165,7 @@ struct CoordinatorCore {
             .act([.toClient(identity, Self.errorMessage(error, correlation: correlation))])
         }
         func refuseKind(_ kind: MessageKind, _ why: String) -> ClientDecision {
-            refuse(WireError(.unknownKind, "clients may send event, get, cancel, stop, list, echo, batch and dead-letters; \(kind.name) \(why)"))
+            refuse(WireError(.unknownKind, "clients may send event, get, cancel, stop, restart, list, echo, batch and dead-letters; \(kind.name) \(why)"))
         }
         guard request.payloadCount <= maxPayload else {
             return refuse(WireError(.oversized,
@@ -173,7 +173,7 @@ struct CoordinatorCore {
                 address: try? request.address()))
         }
         switch request.kind {
-        case .event, .get, .cancel, .stop, .echo:
+        case .event, .get, .cancel, .stop, .restart, .echo:
             let address: String
             do {
                 address = try request.address()
@@ -206,10 +206,10 @@ struct CoordinatorCore {
         }
     }
 
-    /// Routes a client request (event, get, cancel, stop or echo) for `address`: the worker it
+    /// Routes a client request (event, get, cancel, stop, restart or echo) for `address`: the worker it
     /// goes to (by number) and the id it travels under, now pending; or why it is refused.
     /// - Parameter spawns: Whether the request spawns a keyed instance (an event does; get,
-    ///   stop and cancel do not, so they are not listed as instances).
+    ///   stop, restart and cancel do not, so they are not listed as instances).
     mutating func route(from identity: [UInt8], correlation: UInt64, address: String,
                         spawns: Bool) -> Result<(worker: Int, id: UInt64), WireError> {
         let worker: Int

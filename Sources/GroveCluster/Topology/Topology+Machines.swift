@@ -18,6 +18,10 @@ extension Topology {
         /// Whether each committed transition of its instances is written to its worker's audit
         /// log (the topology's ``Topology/audit``). Defaults to `false`.
         public var audit: Bool
+        /// What becomes of an instance that ends (a terminal state, a stop) or fails (an effect
+        /// failed under `.fail`). Defaults to ``EndPolicy/stay``; ``EndPolicy/remove`` is for
+        /// keyed machines only.
+        public var onEnd: EndPolicy
 
         /// - Parameters:
         ///   - name: The machine's name.
@@ -26,14 +30,16 @@ extension Topology {
         ///   - keyed: `true` for one instance per key.
         ///   - durability: What survives the worker process.
         ///   - audit: Whether its transitions are written to the audit log.
+        ///   - onEnd: What becomes of an instance that ends.
         public init(name: String, type: String, worker: String, keyed: Bool = false, durability: Durability = .none,
-                    audit: Bool = false) {
+                    audit: Bool = false, onEnd: EndPolicy = .stay) {
             self.name = name
             self.type = type
             self.worker = worker
             self.keyed = keyed
             self.durability = durability
             self.audit = audit
+            self.onEnd = onEnd
         }
     }
 

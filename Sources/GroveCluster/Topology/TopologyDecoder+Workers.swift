@@ -98,10 +98,11 @@ extension TopologyDecoder {
                 Field("audit", "true", "whether each committed transition goes to the topology's audit log"),
                 in: members, at: path, default: false
             )
+            let onEnd = decodeEndPolicy(in: members, at: path, keyed: isKeyed)
             if let name, let isKeyed, keyed[name] == nil { keyed[name] = isKeyed }
-            guard let name, let type, let worker, let isKeyed, let durability, let audit else { continue }
+            guard let name, let type, let worker, let isKeyed, let durability, let audit, let onEnd else { continue }
             specs.append(Topology.MachineSpec(name: name, type: type, worker: worker, keyed: isKeyed, durability: durability,
-                                              audit: audit))
+                                              audit: audit, onEnd: onEnd))
         }
         return (specs, names, keyed)
     }

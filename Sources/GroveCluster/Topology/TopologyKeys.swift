@@ -7,7 +7,7 @@ enum TopologyKeys {
     static let workerGroup = ["name", "count", "executable", "arguments", "external", "supervision", "key"]
     static let supervision = ["intensity", "periodMs", "backoff", "finalExitCodes", "onGiveUp"]
     static let backoff = ["initialMs", "maxMs", "resetAfterMs"]
-    static let machine = ["name", "type", "worker", "keyed", "durability", "audit"]
+    static let machine = ["name", "type", "worker", "keyed", "durability", "audit", "onEnd"]
     static let ioPlacement = ["request", "worker"]
     static let route = ["from", "when", "to", "event"]
     static let heartbeat = ["intervalMs", "timeoutMs"]

@@ -27,6 +27,9 @@ protocol HostedMachine: AnyObject, Sendable {
     func setWatched(_ watched: Bool)
     /// What of this instance survives its worker.
     var durability: Durability { get }
+    /// Whether it reached a terminal state, was stopped or failed. Read on the worker's loop,
+    /// the host's executor.
+    var hasEnded: Bool { get }
     /// The record to write for this durable instance now, on the worker's loop; nil once it
     /// has ended (its record goes), or why its snapshot does not encode.
     func record() -> Result<MachineRecord, WireError>?
@@ -107,6 +110,8 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
                 ended = MachineEnded(address: address, worker: link.worker, reason: .failed, state: .null, message: error.message)
             }
             link.publish(.machine, address: address, payload: ended)
+            // The worker's runtime applies the machine's onEnd policy before its next replies.
+            link.endings.note(address)
         }
         if durability != .none, let recorder = link.poison.recorder {
             options.recorder = Self.recording(address, in: recorder, path: path)
@@ -156,6 +161,12 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
 
     deinit {
         drainTarget.detach()
+    }
+
+    var hasEnded: Bool {
+        // A host with no executor of its own runs on its actor: not read from outside. Every
+        // host a worker makes runs on the worker's loop.
+        handlesOnArrival ? host.onOwnExecutor { $0.hasEnded } : false
     }
 
     func setWatched(_ watched: Bool) {

@@ -5,8 +5,10 @@ import GroveWire
 extension WireError {
     /// Why a worker's host refused an event or did not run it, for its sender.
     init(refusal error: HostError, address: String) {
-        // On a worker an ended machine's address stays ended: no new instance starts there.
-        let stays = "; its address answers machine-ended until its worker restarts (a keyed machine takes other keys)"
+        // An ended instance stays until its machine's onEnd policy, an admin or its worker's
+        // restart replaces it (`WorkerCore+Lifecycle.swift`).
+        let stays = "; it answers machine-ended until an admin restarts it (fsm-send restart \(address)) or its worker restarts. "
+            + "The topology can have it restart by itself (machines[].onEnd \"restart\") or, for a keyed machine, free its key (\"remove\")"
         switch error.code {
         case .mailboxFull: self.init(.mailboxFull, error.message, address: address)
         case .terminated: self.init(.machineEnded, "the machine reached a terminal state and accepts no more events" + stays, address: address)

@@ -44,6 +44,9 @@ extension WorkerCore {
         case stop
         /// `cancel`: cancels the effect the payload names, answered `accepted`.
         case cancel
+        /// `restart`: starts the machine again from its initial state (stopping it first when
+        /// it runs), answered with the new instance's state.
+        case restart
     }
 
     /// The one place that decides what becomes of a message from the coordinator. Called for
@@ -64,6 +67,8 @@ extension WorkerCore {
             return .request(.stop)
         case .cancel:
             return .request(.cancel)
+        case .restart:
+            return .request(.restart)
         case .ioRequest:
             serving.insert(header.correlation)
             return .serve
@@ -110,8 +115,8 @@ extension WorkerCore {
 
     /// The machine `address` names, as the last welcome placed it here, for starting an
     /// instance of it (called only when none runs).
-    /// - Parameter spawning: Whether this may start a keyed instance: events do; reads, stops
-    ///   and cancels do not.
+    /// - Parameter spawning: Whether this may start a keyed instance: events do; reads, stops,
+    ///   restarts and cancels do not.
     /// - Throws: ``WireError`` `unknown-machine`, saying why.
     func placement(of address: String, spawning: Bool) throws(WireError) -> Welcome.HostedMachine {
         let parts = address.split(separator: "/", maxSplits: 1)

@@ -10,6 +10,7 @@ extension WorkerCore {
         }
         let again = lastWelcome != nil
         let dropping = machinesToDrop(for: welcome)
+        forgetEndings(of: dropping)
         interval = .milliseconds(max(1, welcome.heartbeatIntervalMs))
         timeout = .milliseconds(max(1, welcome.heartbeatTimeoutMs))
         session = .welcomed
@@ -85,7 +86,7 @@ extension WorkerCore {
     static func refusal(of kind: MessageKind) -> WireError? {
         let why: String
         switch kind {
-        case .event, .get, .cancel, .stop, .echo, .deadLetters, .welcome, .heartbeat, .observe, .ioRequest, .ioResult, .ioCancel, .error:
+        case .event, .get, .cancel, .stop, .restart, .echo, .deadLetters, .welcome, .heartbeat, .observe, .ioRequest, .ioResult, .ioCancel, .error:
             return nil
         case .instances:
             why = "instances goes from a worker to the coordinator"

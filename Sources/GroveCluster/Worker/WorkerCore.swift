@@ -30,6 +30,15 @@ enum WorkerAction: Sendable, Equatable {
     /// Send `instances`: the keyed instances hosted here (kept, or coming back from the
     /// store), so the coordinator lists them without waiting for their next event.
     case reportInstances
+    /// Replace the instance at the address, which ended, by a new one from its machine's
+    /// initial state, and answer the admins' `restart` requests `answering` (correlations)
+    /// with its state (`WorkerCore+Lifecycle.swift`).
+    case restartInstance(String, answering: [UInt64])
+    /// Drop the ended keyed instance at the address: its key is free, its memory released.
+    case removeInstance(String)
+    /// Stop the instance at the address (after the events queued before), for an admin's
+    /// `restart`: its end restarts it.
+    case stopInstance(String)
     /// Something an operator should know.
     case log(Logger.Level, String)
     /// End the process: nothing but a change of topology or worker can help.
@@ -94,6 +103,9 @@ struct WorkerCore {
     var calls: [UInt64: String] = [:]
     /// The id of the next such call.
     var nextCall: UInt64 = 1
+    /// The instances that ended lately, or whose end an admin's `restart` waits for, by
+    /// address (`WorkerCore+Lifecycle.swift`).
+    var endings: [String: Ending] = [:]
 
     static let firstBackoff = Duration.milliseconds(100)
     static let maxBackoff = Duration.seconds(5)
@@ -133,8 +145,14 @@ struct WorkerCore {
         lastHeard = now
     }
 
-    /// Heartbeats, silence, reconnection attempts and notices.
+    /// Heartbeats, silence, reconnection attempts and notices; the machines' restarts that are
+    /// due, whether the coordinator is there or not.
     mutating func tick(now: ContinuousClock.Instant) -> [WorkerAction] {
+        let session = sessionTick(now: now)
+        return endings.isEmpty ? session : session + restartsDue(now: now)
+    }
+
+    private mutating func sessionTick(now: ContinuousClock.Instant) -> [WorkerAction] {
         switch session {
         case .welcomed:
             let silence = now - lastHeard

@@ -28,6 +28,8 @@ final class WorkerLink: Sendable {
     let outflow = OutflowGate()
     /// The flight recorder and the quarantined events (poison events).
     let poison = PoisonWatch()
+    /// The instances that ended since the runtime last applied their machines' `onEnd`.
+    let endings = EndedInstances()
 
     init(worker: String, loop: IOLoop, socket: SocketID) {
         self.worker = worker

@@ -86,6 +86,7 @@ actor WorkerRuntime {
     /// Heartbeats, silence and reconnection (``WorkerCore/tick(now:)``).
     /// - Returns: How long until the next tick.
     func tick(now: ContinuousClock.Instant) -> Duration {
+        settleEndings()
         run(core.tick(now: now))
         return core.tickInterval
     }
@@ -111,6 +112,12 @@ actor WorkerRuntime {
                 adopt(welcome, dropping: dropping)
             case .reportInstances:
                 reportInstances()
+            case .restartInstance(let address, let answering):
+                restartInstance(address, answering: answering)
+            case .removeInstance(let address):
+                removeInstance(address)
+            case .stopInstance(let address):
+                stopInstance(address)
             case .log(let level, let text):
                 log.log(level: level, "\(text)")
             case .exit(let status, let text):
@@ -135,6 +142,9 @@ actor WorkerRuntime {
         link.durable.beginCollecting()
         queue(batch)
         link.drains.drainCollected()
+        // Before the replies leave: an instance the batch ended and its machine removes has
+        // freed its key by the time its last reply arrives.
+        settleEndings()
         // Written before the replies leave: what is acknowledged is in the store (and the log).
         commitTurn()
         link.flush()
@@ -146,6 +156,7 @@ actor WorkerRuntime {
         link.beginCollecting()
         link.durable.beginCollecting()
         target.drainHere()
+        settleEndings()
         commitTurn()
         link.flush()
     }
@@ -260,7 +271,7 @@ actor WorkerRuntime {
 
     /// The instance at `address`, started when the core says it may be.
     /// - Parameter spawning: Whether a keyed instance may start (events only).
-    private func instance(for address: String, spawning: Bool = true) throws(WireError) -> any HostedMachine {
+    func instance(for address: String, spawning: Bool = true) throws(WireError) -> any HostedMachine {
         if let existing = instances[address] { return existing }
         let machine = try core.placement(of: address, spawning: spawning || recovery.waiting[address] != nil)
         if let restored = restoreIfWaiting(address) { return restored }
@@ -312,16 +323,11 @@ actor WorkerRuntime {
         }
     }
 
-    /// A get, stop or cancel: queued on the machine like an event, so it keeps its place in the
-    /// machine's FIFO and its reply comes in turn.
+    /// A get, stop, restart or cancel: queued on the machine like an event, so it keeps its
+    /// place in the machine's FIFO and its reply comes in turn.
     private func request(_ request: WorkerCore.MachineRequest, correlation: UInt64, address: String, payload: ArraySlice<UInt8>) {
         let link = link
-        let answer: @Sendable (Result<[UInt8], WireError>) -> Void = { state in
-            switch state {
-            case .success(let json): link.send(.state, correlation: correlation, address: address, payload: json)
-            case .failure(let error): link.send(Self.errorReply(error, correlation: correlation, address: address))
-            }
-        }
+        let answer = Self.stateAnswer(link, correlation: correlation, address: address)
         let instance: any HostedMachine
         do {
             instance = try self.instance(for: address, spawning: false)
@@ -333,6 +339,8 @@ actor WorkerRuntime {
             instance.state(reply: answer)
         case .stop:
             instance.stop(reply: answer)
+        case .restart:
+            restart(instance, correlation: correlation, address: address)
         case .cancel:
             instance.cancel(effect: Array(payload)) { error in
                 if let error {
@@ -340,6 +348,16 @@ actor WorkerRuntime {
                 } else {
                     link.send(.accepted, correlation: correlation, address: address)
                 }
+            }
+        }
+    }
+
+    /// Answers request `correlation` with a state (JSON) as `state`, or with why not as `error`.
+    static func stateAnswer(_ link: WorkerLink, correlation: UInt64, address: String) -> @Sendable (Result<[UInt8], WireError>) -> Void {
+        { state in
+            switch state {
+            case .success(let json): link.send(.state, correlation: correlation, address: address, payload: json)
+            case .failure(let error): link.send(Self.errorReply(error, correlation: correlation, address: address))
             }
         }
     }

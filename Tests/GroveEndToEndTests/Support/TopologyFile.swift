@@ -34,6 +34,8 @@ struct TopologyFile {
         var durability: String?
         /// `machines[].audit`.
         var audit = false
+        /// `machines[].onEnd`, when not the default (`stay`).
+        var onEnd: String?
     }
 
     struct Route {
@@ -84,6 +86,7 @@ struct TopologyFile {
             var entry: [String: Any] = ["name": machine.name, "type": machine.type, "worker": machine.worker, "keyed": machine.keyed]
             if let durability = machine.durability { entry["durability"] = durability }
             if machine.audit { entry["audit"] = true }
+            if let onEnd = machine.onEnd { entry["onEnd"] = onEnd }
             return entry
         }
         if let first = workers.first(where: { !$0.external }) {
