@@ -12,6 +12,14 @@ extension FSMSend {
                 effect:<address>, output:<address>, machine:<address> (it ended), route:<from> (a routed event that \
                 failed), worker:<name>.
 
+                Each publication's line carries "sequence", its number on its topic (1, 2, 3, … per topic). A watcher \
+                that falls more than the topology's queues.watcherOutbox publications behind has the next ones dropped; \
+                when a later number shows it, a line {"topic":..., "kind":"gap", "missed":N} comes first and stderr says \
+                how many were missed. {"kind":"restarted"} says the coordinator restarted: what was missed then cannot be \
+                counted. With --resync, each gap or restart is followed by the current states of the watched addresses, \
+                one {"topic":..., "kind":"snapshot", "sequence":..., "payload":...} line each, from the coordinator's \
+                snapshot; publications they make stale are skipped.
+
                 The events endpoint comes from --events, else from the coordinator's listing; a wildcard \
                 host there (tcp://0.0.0.0:5557, tcp://*:5557) is replaced by the host of the clients \
                 endpoint, so a watcher on another host connects to the coordinator's machine.
@@ -30,6 +38,9 @@ extension FSMSend {
             "The coordinator's events endpoint, when the one the listing reports cannot be reached from here.",
             valueName: "endpoint"))
         var eventsEndpoint: String?
+
+        @Flag(help: "After missing publications (or a coordinator restart), print the current states of the watched addresses.")
+        var resync = false
 
         @OptionGroup var connection: Connection
 
@@ -57,20 +68,64 @@ extension FSMSend {
             let credentials = try connection.credentials()
             let watcher = try reporting { try Watcher(endpoint: events, prefixes: prefixes, credentials: credentials) }
             FileHandle.standardError.write(Data("watching \(events)\n".utf8))
+            let resyncClient = try resync ? connection.client() : nil
             let deadline = duration.map { Date().addingTimeInterval($0) }
             var seen = 0
+            var resyncDue = false
             while deadline.map({ Date() < $0 }) ?? true, count.map({ seen < $0 }) ?? true {
-                guard let (topic, message) = watcher.next() else { continue }
-                let payload = (try? JSONValue(parsing: Data(message.payload)))
-                    ?? .string(String(decoding: message.payload, as: UTF8.self))
-                let line: JSONValue = .object([
-                    "topic": .string(topic), "kind": .string(message.header.kind.name),
-                    "address": .string(message.address), "payload": payload,
-                ])
-                print(line.description)
-                fflush(nil)
-                seen += 1
+                guard let delivery = watcher.next() else { continue }
+                switch delivery {
+                case .publication(let topic, let message, let sequence):
+                    var line: [String: JSONValue] = [
+                        "topic": .string(topic), "kind": .string(message.header.kind.name),
+                        "address": .string(message.address), "payload": Self.payload(message.payload),
+                    ]
+                    if let sequence { line["sequence"] = .integer(Int64(sequence.number)) }
+                    Self.emit(line)
+                    seen += 1
+                    // After the publication that showed the gap, so the lines keep their order.
+                    if resyncDue, let resyncClient { Self.printSnapshot(watcher, prefixes: prefixes, via: resyncClient) }
+                    resyncDue = false
+                case .gap(let topic, let missed):
+                    FileHandle.standardError.write(Data(("missed \(missed) publication\(missed == 1 ? "" : "s") on \(topic): this watcher fell "
+                        + "more than the topology's queues.watcherOutbox behind" + (resync ? "; fetching the current states\n"
+                        : "; --resync prints the current states after a gap\n")).utf8))
+                    Self.emit(["topic": .string(topic), "kind": .string("gap"), "missed": .integer(Int64(clamping: missed))])
+                    resyncDue = true
+                case .restarted(let from, let to):
+                    FileHandle.standardError.write(Data(("the coordinator restarted (publication epoch \(from) became \(to)); "
+                        + "publications missed meanwhile cannot be counted\n").utf8))
+                    Self.emit(["topic": .string(""), "kind": .string("restarted"), "fromEpoch": .integer(Int64(from)), "toEpoch": .integer(Int64(to))])
+                    resyncDue = true
+                }
             }
+        }
+
+        /// Prints the snapshot's states no older than what was printed, one line each.
+        static func printSnapshot(_ watcher: Watcher, prefixes: [String], via client: Client) {
+            do {
+                let snapshot = try client.snapshot(prefixes: prefixes)
+                let entries = watcher.apply(snapshot)
+                for entry in entries {
+                    let address = entry.payload.objectValue?["address"]?.stringValue ?? String(entry.topic.dropFirst("state:".count))
+                    emit(["topic": .string(entry.topic), "kind": .string("snapshot"), "address": .string(address),
+                          "sequence": .integer(Int64(entry.sequence)), "payload": entry.payload])
+                }
+                let omitted = snapshot.omitted.isEmpty ? "" : "; \(snapshot.omitted.count) omitted (over the coordinator's budget; "
+                    + "read them with fsm-send state): \(snapshot.omitted.prefix(5).joined(separator: ", "))"
+                FileHandle.standardError.write(Data("resynced: \(entries.count) current state\(entries.count == 1 ? "" : "s")\(omitted)\n".utf8))
+            } catch {
+                FileHandle.standardError.write(Data("error: the snapshot failed, watching on without it: \(error)\n".utf8))
+            }
+        }
+
+        static func payload(_ bytes: [UInt8]) -> JSONValue {
+            (try? JSONValue(parsing: Data(bytes))) ?? .string(String(decoding: bytes, as: UTF8.self))
+        }
+
+        static func emit(_ line: [String: JSONValue]) {
+            print(JSONValue.object(line).description)
+            fflush(nil)
         }
     }
 }

@@ -25,6 +25,10 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
     /// running one is stopped first (after the events queued before), an ended one starts again.
     /// Answered with `state`: the new instance's initial state. Needs the `admin` role.
     case restart = 0x09
+    /// The last published state of every watched address whose `state:` topic starts with one
+    /// of the payload's prefixes (a ``SnapshotRequest``), each with its publication's sequence
+    /// number: the Clone pattern's state request. Answered with `states`. Needs the `read` role.
+    case snapshot = 0x0A
 
     // Replies (coordinator → client; worker → coordinator).
     /// A machine's state as JSON.
@@ -37,6 +41,8 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
     case listing = 0x13
     /// Payload is a ``DeadLetterList``: one worker's quarantined events.
     case deadLetterList = 0x14
+    /// Payload is a ``StateSnapshot``: the answer to `snapshot`.
+    case states = 0x15
 
     // Worker ↔ coordinator control.
     /// A worker announces itself (payload ``Registration``).
@@ -87,6 +93,8 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
         case .deadLetters: "dead-letters"
         case .restart: "restart"
         case .deadLetterList: "dead-letter-list"
+        case .snapshot: "snapshot"
+        case .states: "states"
         case .state: "state"
         case .accepted: "accepted"
         case .error: "error"

@@ -51,6 +51,16 @@ struct CoordinatorCoreAccessTests {
         #expect(try refusal(WireMessage(Header(.list, correlation: 9)), as: Self.sender, in: &fixture)?.code == .forbidden)
     }
 
+    @Test func aSnapshotTakesReadOverEveryMachineAsWatchingDoes() throws {
+        var fixture = CoreFixture()
+        let snapshot = WireMessage(Header(.snapshot, correlation: 9), payload: Array(#"{"prefixes":["state:counter/"]}"#.utf8))
+        #expect(try refusal(snapshot, as: Self.reader, in: &fixture) == nil)
+        let limited = try #require(try refusal(snapshot, as: Self.sender, in: &fixture))
+        #expect(limited.code == .forbidden)
+        #expect(limited.message.contains("read role over every machine"), "\(limited.message)")
+        #expect(try refusal(snapshot, as: Self.admin, in: &fixture)?.code == .forbidden)
+    }
+
     @Test func unknownKeysAndWorkerKeysAreRefusedTrustedPassesAll() throws {
         var fixture = CoreFixture()
         fixture.registerAll()

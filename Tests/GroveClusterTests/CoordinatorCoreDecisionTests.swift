@@ -79,8 +79,16 @@ struct CoordinatorCoreDecisionTests {
                     continue
                 }
                 #expect(try payload(WireError.self, of: reply.message).code == .unknownMachine)
-            case .batch, .state, .accepted, .error, .listing, .deadLetterList, .register, .welcome, .heartbeat, .observe, .instances, .ioRequest, .ioResult,
-                 .ioCancel, .stateChanged, .effect, .worker, .output, .machine:
+            case .snapshot:
+                // An empty payload is not a snapshot request: refused, saying how to write one.
+                guard case .act(let actions) = decision, let reply = actions.compactMap(\.sentToClient).first else {
+                    Issue.record("snapshot should be answered, got \(decision)")
+                    continue
+                }
+                #expect(try payload(WireError.self, of: reply.message).code == .malformedJSON)
+                #expect(reply.message.header.correlation == 5)
+            case .batch, .state, .accepted, .error, .listing, .deadLetterList, .states, .register, .welcome, .heartbeat, .observe, .instances,
+                 .ioRequest, .ioResult, .ioCancel, .stateChanged, .effect, .worker, .output, .machine:
                 guard case .act(let actions) = decision, let reply = actions.compactMap(\.sentToClient).first else {
                     Issue.record("\(kind) should be refused, got \(decision)")
                     continue
@@ -153,8 +161,8 @@ struct CoordinatorCoreDecisionTests {
                 // Their rules read the payload (an empty one here); what they do is tested in
                 // CoordinatorCoreIOTests and the routes' tests.
                 guard case .act = decision else { Issue.record("\(kind) got \(decision)"); continue }
-            case .register, .batch, .effect, .worker, .event, .get, .cancel, .stop, .restart, .list, .echo, .deadLetters, .listing, .welcome,
-                 .observe:
+            case .register, .batch, .effect, .worker, .event, .get, .cancel, .stop, .restart, .list, .echo, .deadLetters, .snapshot, .listing,
+                 .welcome, .observe, .states:
                 guard case .act(let actions) = decision, case .toWorker("edge", let reply)? = actions.first else {
                     Issue.record("\(kind) should be refused, got \(decision)")
                     continue

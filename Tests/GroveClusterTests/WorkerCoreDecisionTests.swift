@@ -51,7 +51,8 @@ import Testing
                 // An empty payload is not a dead-letters request: refused, saying why.
                 guard case .refuse(let error) = decision else { Issue.record("\(kind) should be refused, got \(decision)"); continue }
                 #expect(error.message.contains("dead-letters request"), "\(error.message)")
-            case .list, .batch, .state, .accepted, .listing, .deadLetterList, .register, .instances, .stateChanged, .effect, .worker, .output, .machine:
+            case .list, .snapshot, .batch, .state, .accepted, .listing, .deadLetterList, .states, .register, .instances, .stateChanged, .effect,
+                 .worker, .output, .machine:
                 guard case .refuse(let error) = decision else { Issue.record("\(kind) should be refused, got \(decision)"); continue }
                 #expect(error.code == .unknownKind)
                 #expect(error.message.hasPrefix("a worker does not accept \(kind.name) messages: "))

@@ -176,4 +176,16 @@ public final class Client {
     public func list() throws(WireError) -> Listing {
         try WireJSON.decode(Listing.self, from: request(.list).payload, code: .malformedFrame, what: "the listing")
     }
+
+    /// The last state the coordinator published for each watched address whose `state:` topic
+    /// starts with one of `prefixes` (all when empty), with the number each was published
+    /// under: hand it to ``Watcher/apply(_:)`` to skip the publications it makes stale.
+    /// - Parameter prefixes: The watcher's topic prefixes, e.g. `["state:counter/"]`.
+    /// - Throws: ``WireError`` as ``request(_:address:payload:flags:)`` does; `forbidden` for a
+    ///   key without the `read` role over every machine.
+    public func snapshot(prefixes: [String]) throws(WireError) -> StateSnapshot {
+        let payload = Array(JSONValue.object(["prefixes": .array(prefixes.map(JSONValue.string))]).jsonData)
+        return try WireJSON.decode(StateSnapshot.self, from: request(.snapshot, payload: payload).payload, code: .malformedFrame,
+                                   what: "the snapshot")
+    }
 }

@@ -2,6 +2,22 @@ public import GroveWire
 import ZeroMQ
 
 /// Subscribes to a coordinator's events endpoint: state changes, effect lifecycle, workers.
+///
+/// Publications are numbered per topic; a watcher that falls behind has some dropped, and
+/// ``next()`` tells how many (``Delivery/gap(topic:missed:)``) before the publication that
+/// showed it. To catch up on the states, take a snapshot and apply it:
+///
+/// ```swift
+/// let watcher = try Watcher(endpoint: events, prefixes: ["state:counter/"])
+/// while true {
+///     switch watcher.next() {
+///     case .publication(let topic, let message, _)?: show(topic, message.payload)
+///     case .gap?, .restarted?:
+///         for entry in watcher.apply(try client.snapshot(prefixes: ["state:counter/"])) { show(entry.topic, entry.payload) }
+///     case nil: continue
+///     }
+/// }
+/// ```
 public final class Watcher {
     private let context: ZMQContext
     private let socket: Socket
@@ -40,10 +56,55 @@ public final class Watcher {
         context.terminate()
     }
 
-    /// The next published message within about 100 ms, or `nil`.
-    public func next() -> (topic: String, message: WireMessage)? {
-        guard let frames = try? socket.receive(dontWait: false), frames.count == 4,
-              let message = try? WireMessage(frames: frames.dropFirst()) else { return nil }
-        return (String(decoding: frames[0], as: UTF8.self), message)
+    /// What ``next()`` hands out.
+    public enum Delivery: Sendable {
+        /// A publication, with the number the coordinator gave it on its topic (`nil` from a
+        /// coordinator that predates numbering).
+        case publication(topic: String, message: WireMessage, sequence: PublicationSequence?)
+        /// `missed` publications on `topic` were dropped for this watcher (it fell more than
+        /// `queues.watcherOutbox` behind): told just before the publication that showed it.
+        case gap(topic: String, missed: UInt64)
+        /// The coordinator restarted (or started counting afresh) since the last publication:
+        /// what was missed in between cannot be counted. Told before the first publication of
+        /// the new epoch.
+        case restarted(fromEpoch: UInt64, toEpoch: UInt64)
+    }
+
+    private var tracker = PublicationTracker()
+    private var queued: [Delivery] = []
+
+    /// The next delivery within about 100 ms, or `nil`: a publication, or before it the gap
+    /// or restart its number shows. A publication that a snapshot applied with ``apply(_:)``
+    /// made stale is skipped.
+    public func next() -> Delivery? {
+        if !queued.isEmpty { return queued.removeFirst() }
+        while true {
+            guard let frames = try? socket.receive(dontWait: false) else { return nil }
+            guard frames.count == 4, let message = try? WireMessage(frames: frames.dropFirst()) else { continue }
+            let topic = String(decoding: frames[0], as: UTF8.self)
+            let sequence = PublicationSequence(correlation: message.header.correlation)
+            let verdict = tracker.observe(topic: topic, sequence: sequence)
+            guard verdict.deliver else { continue }
+            if let restarted = verdict.restarted { queued.append(.restarted(fromEpoch: restarted.from, toEpoch: restarted.to)) }
+            if verdict.missed > 0 { queued.append(.gap(topic: topic, missed: verdict.missed)) }
+            queued.append(.publication(topic: topic, message: message, sequence: sequence))
+            return queued.removeFirst()
+        }
+    }
+
+    /// Takes in a snapshot from ``Client/snapshot(prefixes:)``: publications it made stale are
+    /// skipped from now on (the Clone pattern).
+    /// - Returns: The snapshot's entries no older than what this watcher delivered: every
+    ///   address's current state, save those a later publication was delivered for already.
+    public func apply(_ snapshot: StateSnapshot) -> [StateSnapshot.Entry] {
+        let current = tracker.apply(snapshot)
+        // Publications received already but not handed out yet are stale too.
+        let standing = Dictionary(snapshot.states.map { ($0.topic, $0.sequence) }, uniquingKeysWith: max)
+        queued.removeAll { delivery in
+            guard case .publication(let topic, _, let sequence?) = delivery, sequence.epoch == snapshot.epoch,
+                  let number = standing[topic] else { return false }
+            return sequence.number <= number
+        }
+        return current
     }
 }

@@ -70,7 +70,8 @@ public final class Coordinator: Sendable {
                                              timeout: Int32(clamping: topology.heartbeat.timeoutMs),
                                              ttl: Int32(clamping: topology.heartbeat.timeoutMs * 2))
             try sockets.events.setLinger(milliseconds: 0)
-            try sockets.events.setSendHighWaterMark(100_000)
+            // A watcher that falls this far behind loses publications (numbered, so it can tell).
+            try sockets.events.setSendHighWaterMark(Int32(clamping: topology.queues.watcherOutbox))
         } catch {
             throw CoordinatorError("could not create the coordinator's sockets: \(error)")
         }
@@ -99,7 +100,7 @@ public final class Coordinator: Sendable {
         }
         let ids = (clients: loop.add(sockets.clients), workers: loop.add(sockets.workers), events: loop.add(sockets.events))
         driver = CoordinatorDriver(
-            core: CoordinatorCore(topology: topology, eventsEndpoint: bound[2], workersEndpoint: bound[1], epoch: .random()),
+            core: CoordinatorCore(topology: topology, eventsEndpoint: bound[2], workersEndpoint: bound[1], epoch: .random(), publicationEpoch: .random()),
             clients: ids.clients, workers: ids.workers, events: ids.events, context: context, log: logger)
         driver.zap = loop.add(zap)
         driver.usesCurve = topology.security.usesCurve

@@ -6,9 +6,9 @@ extension Topology.Role {
     static func needed(for kind: MessageKind) -> Topology.Role? {
         switch kind {
         case .event, .echo: .send
-        case .get, .list: .read
+        case .get, .list, .snapshot: .read
         case .stop, .cancel, .restart, .deadLetters: .admin
-        case .batch, .state, .accepted, .error, .listing, .deadLetterList, .register, .welcome, .heartbeat, .observe, .instances,
+        case .batch, .state, .accepted, .error, .listing, .deadLetterList, .states, .register, .welcome, .heartbeat, .observe, .instances,
              .ioRequest, .ioResult, .ioCancel, .stateChanged, .effect, .worker, .output, .machine: nil
         }
     }

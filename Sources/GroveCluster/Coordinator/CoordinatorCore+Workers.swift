@@ -126,9 +126,9 @@ extension CoordinatorCore {
             return refuseKind("batches do not nest")
         case .effect, .worker:
             return refuseKind("the coordinator publishes these itself")
-        case .event, .get, .cancel, .stop, .restart, .list, .echo, .deadLetters:
+        case .event, .get, .cancel, .stop, .restart, .list, .echo, .deadLetters, .snapshot:
             return refuseKind("requests come from clients")
-        case .listing, .welcome, .observe:
+        case .listing, .welcome, .observe, .states:
             return refuseKind("the coordinator sends these")
         }
     }
@@ -228,6 +228,7 @@ extension CoordinatorCore {
         let prefix = String(decoding: frame.dropFirst(), as: UTF8.self)
         let changed = flag == 1 ? subscriptions.insert(prefix).inserted : subscriptions.remove(prefix) != nil
         guard changed else { return [] }
+        if flag == 0 { publications.forgetStates(uncoveredBy: subscriptions) }
         return workers.values.filter(\.registered).map(\.name).sorted().map(observe(for:))
     }
 
@@ -287,6 +288,7 @@ extension CoordinatorCore {
             actions.append(publishEffect(call, .lost, reason: "the machine's worker \(name) was lost: \(reason)"))
         }
         let machines = machines(on: name)
+        publications.forgetStates(of: machines)
         // Its keyed instances went with it: a worker that registers again starts without any
         // (each starts with its next event), so they are no longer listed.
         for address in machines {

@@ -82,13 +82,19 @@ struct CoordinatorCore {
     /// the hot path is one dictionary lookup instead of parsing and placing the address.
     var resolved: [String: (worker: Int, listed: Bool)] = [:]
     var resolvedAt = 0
+    /// Numbers publications and keeps the watched states for `snapshot` (`PublicationLog.swift`).
+    var publications: PublicationLog
 
-    /// - Parameter epoch: This coordinator life's epoch (random in a real coordinator; 0, ids
-    ///   1, 2, 3, in tests that do not care).
+    /// - Parameters:
+    ///   - epoch: This coordinator life's epoch (random in a real coordinator; 0, ids 1, 2, 3,
+    ///     in tests that do not care).
+    ///   - publicationEpoch: The epoch its publications are numbered in (random in a real
+    ///     coordinator, never 0).
     init(topology: Topology, eventsEndpoint: String, workersEndpoint: String? = nil, maxPayload: Int = 1 << 20,
-         epoch: CorrelationEpoch = CorrelationEpoch(0)) {
+         epoch: CorrelationEpoch = CorrelationEpoch(0), publicationEpoch: CorrelationEpoch = CorrelationEpoch(1)) {
         self.topology = topology
         self.epoch = epoch
+        publications = PublicationLog(epoch: publicationEpoch)
         self.eventsEndpoint = eventsEndpoint
         self.workersEndpoint = workersEndpoint
         self.maxPayload = maxPayload
@@ -165,7 +171,7 @@ struct CoordinatorCore {
             .act([.toClient(identity, Self.errorMessage(error, correlation: correlation))])
         }
         func refuseKind(_ kind: MessageKind, _ why: String) -> ClientDecision {
-            refuse(WireError(.unknownKind, "clients may send event, get, cancel, stop, restart, list, echo, batch and dead-letters; \(kind.name) \(why)"))
+            refuse(WireError(.unknownKind, "clients may send event, get, cancel, stop, restart, list, echo, batch, dead-letters and snapshot; \(kind.name) \(why)"))
         }
         guard request.payloadCount <= maxPayload else {
             return refuse(WireError(.oversized,
@@ -195,9 +201,11 @@ struct CoordinatorCore {
             return .act([.toClient(identity, WireMessage(Header(.listing, correlation: correlation), payload: payload))])
         case .deadLetters:
             return routeDeadLetters(from: identity, request, as: principal)
+        case .snapshot:
+            return .act([.toClient(identity, snapshot(request, as: principal))])
         case .batch:
             return refuseKind(.batch, "does not nest: put the requests of both in one batch")
-        case .state, .accepted, .error, .listing, .deadLetterList:
+        case .state, .accepted, .error, .listing, .deadLetterList, .states:
             return refuseKind(request.kind, "is a reply, sent to clients")
         case .register, .welcome, .heartbeat, .observe, .instances, .ioRequest, .ioResult, .ioCancel:
             return refuseKind(request.kind, "is for workers")

@@ -207,7 +207,8 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
                     io.send(workers, [Array(name.utf8)] + message.frames)
                 }
             case .publish(let topic, let message):
-                io.send(events, [Array(topic.utf8)] + message.frames)
+                // Numbered as it is sent, so the numbers follow the order on the socket.
+                io.send(events, [Array(topic.utf8)] + core.publications.numbered(message, topic: topic).frames)
             case .lost(let worker, let cause, let pid):
                 if let number = core.workerNumbers[worker] { toWorkers[number] = BatchBuilder() }
                 _ = io.dropPending(workers, peer: Array(worker.utf8))

@@ -52,15 +52,21 @@ extension Topology {
         public var workerOutbox: Int
         /// Messages the coordinator holds for one client before it drops. Defaults to 10000.
         public var clientOutbox: Int
+        /// Publications the coordinator holds for one watcher (the events socket's high-water
+        /// mark) before it drops further ones for that watcher; the watcher sees the gap in
+        /// their numbers. Defaults to 100000.
+        public var watcherOutbox: Int
 
         /// - Parameters:
         ///   - mailboxCapacity: Events waiting per machine instance.
         ///   - workerOutbox: Requests unanswered per worker.
         ///   - clientOutbox: Messages held per client.
-        public init(mailboxCapacity: Int = 1024, workerOutbox: Int = 10000, clientOutbox: Int = 10000) {
+        ///   - watcherOutbox: Publications held per watcher.
+        public init(mailboxCapacity: Int = 1024, workerOutbox: Int = 10000, clientOutbox: Int = 10000, watcherOutbox: Int = 100_000) {
             self.mailboxCapacity = mailboxCapacity
             self.workerOutbox = workerOutbox
             self.clientOutbox = clientOutbox
+            self.watcherOutbox = watcherOutbox
         }
     }
 }

@@ -73,7 +73,7 @@ extension TopologyDecoder {
         let path = JSONPath.root.appending("queues")
         guard let members = members(
             of: value, at: path, known: TopologyKeys.queues,
-            what: "an object like { \"mailboxCapacity\": 1024, \"workerOutbox\": 10000, \"clientOutbox\": 10000 }"
+            what: "an object like { \"mailboxCapacity\": 1024, \"workerOutbox\": 10000, \"clientOutbox\": 10000, \"watcherOutbox\": 100000 }"
         ) else { return nil }
         let mailbox = optionalCount(
             Field("mailboxCapacity", "1024", "the events a machine instance may have waiting"),
@@ -87,8 +87,13 @@ extension TopologyDecoder {
             Field("clientOutbox", "10000", "the messages the coordinator holds for one client"),
             in: members, at: path, default: defaults.clientOutbox, minimum: 1
         )
-        guard let mailbox, let workerOutbox, let clientOutbox else { return nil }
-        return Topology.Queues(mailboxCapacity: mailbox, workerOutbox: workerOutbox, clientOutbox: clientOutbox)
+        let watcherOutbox = optionalCount(
+            Field("watcherOutbox", "100000", "the publications the coordinator holds for one watcher before it drops"),
+            in: members, at: path, default: defaults.watcherOutbox, minimum: 1
+        )
+        guard let mailbox, let workerOutbox, let clientOutbox, let watcherOutbox else { return nil }
+        return Topology.Queues(mailboxCapacity: mailbox, workerOutbox: workerOutbox, clientOutbox: clientOutbox,
+                               watcherOutbox: watcherOutbox)
     }
 
     // MARK: - Names and references

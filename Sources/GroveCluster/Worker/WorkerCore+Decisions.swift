@@ -101,7 +101,7 @@ extension WorkerCore {
             } catch {
                 return .refuse(error)
             }
-        case .list, .batch, .state, .accepted, .listing, .deadLetterList, .register, .instances, .stateChanged, .effect, .worker, .output, .machine:
+        case .list, .snapshot, .batch, .state, .accepted, .listing, .deadLetterList, .states, .register, .instances, .stateChanged, .effect, .worker, .output, .machine:
             return .refuse(Self.refusal(of: header.kind)
                 ?? WireError(.unknownKind, "a worker does not accept \(header.kind.name) messages"))
         }

@@ -94,7 +94,9 @@ extension WorkerCore {
             why = "batches do not nest: a batch's envelopes are handled one by one"
         case .list:
             why = "list is answered by the coordinator, which knows the whole topology"
-        case .state, .accepted, .listing, .deadLetterList:
+        case .snapshot:
+            why = "snapshot is answered by the coordinator, which keeps what it published"
+        case .state, .accepted, .listing, .deadLetterList, .states:
             why = "\(kind.name) is a reply to a client; a worker sends such replies and never asked for one"
         case .register:
             why = "register goes from a worker to the coordinator"

@@ -172,9 +172,10 @@ final class Cluster: Sendable {
     /// Starts `fsm-send watch` for `prefixes` and returns once it demonstrably receives: the
     /// harness bumps the `probe` counter until the watcher sees it (a ZeroMQ subscription takes
     /// a moment to reach the publisher, and events published before that are not delivered).
-    func watch(_ prefixes: [String] = []) async throws -> EventWatcher {
+    func watch(_ prefixes: [String] = [], options: [String] = []) async throws -> EventWatcher {
         let topics = prefixes.isEmpty ? [] : prefixes + ["state:" + TopologyFile.probe]
-        let process = try await ChildProcess(Products.send, ["watch"] + topics + ["--endpoint", clients] + keyArguments(topology.clientKey),
+        let process = try await ChildProcess(Products.send, ["watch"] + topics + options + ["--endpoint", clients]
+                                                 + keyArguments(topology.clientKey),
                                        outputIn: directory, label: "watch")
         extras.withLock { $0.append(process) }
         let watcher = EventWatcher(process: process)

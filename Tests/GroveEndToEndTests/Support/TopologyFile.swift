@@ -55,6 +55,8 @@ struct TopologyFile {
     var heartbeat = (intervalMs: 250, timeoutMs: 1500)
     /// `queues.workerOutbox`, when a test needs a small one.
     var workerOutbox: Int?
+    /// `queues.watcherOutbox`, when a test needs a small one (a watcher that falls behind).
+    var watcherOutbox: Int?
     /// The `security` section as JSON text; by default none over ipc and `"insecure": true` over tcp.
     var security: String?
     /// The `audit` section as JSON text, when a test sets one.
@@ -94,6 +96,7 @@ struct TopologyFile {
         }
         var queues: [String: Any] = [:]
         if let workerOutbox { queues["workerOutbox"] = workerOutbox }
+        if let watcherOutbox { queues["watcherOutbox"] = watcherOutbox }
         var document: [String: Any] = [
             "queues": queues,
             "name": name,

@@ -2,12 +2,17 @@ import Foundation
 import GroveWire
 import Synchronization
 
-/// One line of `fsm-send watch`: `{"topic","kind","address","payload"}`.
+/// One line of `fsm-send watch`: `{"topic","kind","address","payload","sequence"}`, or a
+/// `gap` line's `{"topic","kind","missed"}`.
 struct WatchEvent: CustomStringConvertible {
     var topic: String
     var kind: String
     var address: String
     var payload: JSONValue
+    /// The publication's number on its topic (a snapshot line's: the number its state stands at).
+    var sequence: Int?
+    /// A `gap` line's count of missed publications.
+    var missed: Int?
 
     init?(line: String) {
         guard let value = try? JSONValue(parsing: Data(line.utf8)), let members = value.objectValue,
@@ -16,6 +21,16 @@ struct WatchEvent: CustomStringConvertible {
         self.kind = kind
         self.address = members["address"]?.stringValue ?? ""
         self.payload = members["payload"] ?? .null
+        self.sequence = members["sequence"].flatMap(Self.integer)
+        self.missed = members["missed"].flatMap(Self.integer)
+    }
+
+    private static func integer(_ value: JSONValue) -> Int? {
+        switch value {
+        case .integer(let number): Int(number)
+        case .number(let number): Int(exactly: number)
+        case .null, .bool, .string, .array, .object: nil
+        }
     }
 
     /// `phase` of an effect or worker event.
@@ -24,8 +39,8 @@ struct WatchEvent: CustomStringConvertible {
     var effect: JSONValue? { payload.objectValue?["effect"] }
     /// The worker named in the payload: the one running an effect, or the one a state came from.
     var worker: String? { payload.objectValue?["worker"]?.stringValue }
-    /// The committed state of a state change.
-    var state: JSONValue? { kind == "state-changed" ? payload.objectValue?["state"] : nil }
+    /// The committed state of a state change (or of a snapshot line).
+    var state: JSONValue? { kind == "state-changed" || kind == "snapshot" ? payload.objectValue?["state"] : nil }
     var reason: String? { payload.objectValue?["reason"]?.stringValue }
 
     /// An effect event of `address` in `phase`, for the effect `id` when given.
