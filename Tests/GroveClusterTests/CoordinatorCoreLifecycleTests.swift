@@ -64,6 +64,18 @@ struct CoordinatorCoreLifecycleTests {
         #expect(instances(fixture, of: "counter") == ["counter/s-1", "counter/s-2"])
     }
 
+    @Test func aRemovedInstancesStateLeavesTheSnapshots() throws {
+        var fixture = Self.fixture()
+        let (worker, _) = try fixture.sendEvent("A", to: "counter/s-1", correlation: 1)
+        _ = try fixture.sendEvent("A", to: "counter/s-2", correlation: 2)
+        for address in ["counter/s-1", "counter/s-2"] {
+            _ = fixture.core.publications.numbered(PublicationLogTests.change(address, 1), topic: "state:" + address)
+        }
+        _ = fixture.fromWorker(worker, ended("counter/s-1"))
+        let snapshot = try WireJSON.decode(StateSnapshot.self, from: fixture.core.publications.snapshot(prefixes: ["state:counter/"]))
+        #expect(snapshot.states.map(\.topic) == ["state:counter/s-2"], "a removed instance has no state to resync to")
+    }
+
     @Test func anEndedInstanceThatStaysOrRestartsStaysListed() throws {
         var fixture = CoreFixture()
         fixture.registerAll()

@@ -14,11 +14,13 @@ extension CoordinatorCore {
         return [.publish(topic: "machine:" + address, message)]
     }
 
-    /// Takes a keyed instance out of the listing and out of the resolved addresses.
+    /// Takes a keyed instance out of the listing, out of the resolved addresses, and out of
+    /// the states a `snapshot` answers with (a removed instance has none).
     mutating func forgetInstance(_ address: String) {
         let parts = address.split(separator: "/", maxSplits: 1)
         guard parts.count == 2 else { return }
         keyedInstances[String(parts[0])]?.remove(address)
         resolved[address] = nil
+        publications.forgetStates(of: [address])
     }
 }
