@@ -53,6 +53,10 @@ struct TopologyFile {
     var heartbeat = (intervalMs: 250, timeoutMs: 1500)
     /// `queues.workerOutbox`, when a test needs a small one.
     var workerOutbox: Int?
+    /// `queues.clientOutbox`, when a test needs a small one.
+    var clientOutbox: Int?
+    /// `queues.clientOutboxBytes`, when a test needs a small one.
+    var clientOutboxBytes: Int?
     /// The `security` section as JSON text; by default none over ipc and `"insecure": true` over tcp.
     var security: String?
     /// The `audit` section as JSON text, when a test sets one.
@@ -91,6 +95,8 @@ struct TopologyFile {
         }
         var queues: [String: Any] = [:]
         if let workerOutbox { queues["workerOutbox"] = workerOutbox }
+        if let clientOutbox { queues["clientOutbox"] = clientOutbox }
+        if let clientOutboxBytes { queues["clientOutboxBytes"] = clientOutboxBytes }
         var document: [String: Any] = [
             "queues": queues,
             "name": name,
