@@ -157,12 +157,21 @@ run() {
     worker_pid="$(ps --ppid "$launch_pid" -o pid= | head -n 1 | tr -d ' ')"
     [[ -n "$worker_pid" ]] || die "no worker process under fsm-launch ($launch_pid)"
     python3 "$work/client.py" "ipc://$work/clients.ipc" "$scenario" "$count" "$state_kib" "$pause"
+    local now_pid
+    now_pid="$(ps --ppid "$launch_pid" -o pid= | head -n 1 | tr -d ' ')"
+    if [[ "$now_pid" != "$worker_pid" ]]; then
+        # A worker that fell silent past the heartbeat timeout is declared lost and restarted: its
+        # peak went with it, and its requests were answered worker-lost.
+        echo "the worker was restarted during the run (pid $worker_pid, now ${now_pid:-none}); its peak is lost. From the log:"
+        grep -E 'lost|exited|silent' "$work/launch.err" | head -n 5 || true
+        worker_pid="$now_pid"
+    fi
     read -r coordinator_peak _ < <(memory "$launch_pid")
-    read -r worker_peak _ < <(memory "$worker_pid")
+    read -r worker_peak _ < <(memory "${worker_pid:-0}")
     # The client is gone: what was held for it is released (the coordinator trims at its next tick).
     sleep 2
     read -r _ coordinator_after < <(memory "$launch_pid")
-    read -r _ worker_after < <(memory "$worker_pid")
+    read -r _ worker_after < <(memory "${worker_pid:-0}")
     printf '%-12s peak RSS %7d kB (bound %d kB: %s), after the client closed %7d kB\n' \
         coordinator "$coordinator_peak" "$coordinator_bound_kb" \
         "$([[ $coordinator_peak -lt $coordinator_bound_kb ]] && echo within || echo OVER)" "$coordinator_after"

@@ -35,11 +35,12 @@ struct CoordinatorDriverSlowClientTests {
         cluster.fromClient("fast", .event(address, correlation: 1))
         #expect(cluster.requests(to: "data-1").count == 1)
 
-        // It reads again: its four replies, then one busy per refused request, in order, each once.
+        // It reads again: its four replies, then one busy per refused request, in order, each
+        // once (sent as its outbox drains, and on ticks).
         cluster.loop.release(slow, on: cluster.clients)
         var replies = cluster.toClient("slow")
-        #expect(replies.map(\.header.correlation) == [1, 2, 3, 4])
-        #expect(replies.allSatisfy { $0.header.kind == .state })
+        #expect(replies.prefix(4).map(\.header.correlation) == [1, 2, 3, 4])
+        #expect(replies.prefix(4).allSatisfy { $0.header.kind == .state })
         while cluster.driver.core.clientLedger.owed[slow] != nil {
             cluster.loop.tick()
             let more = cluster.toClient("slow")
@@ -83,7 +84,7 @@ struct CoordinatorDriverSlowClientTests {
         cluster.loop.release(slow, on: cluster.clients)
         cluster.loop.tick()
         let replies = cluster.toClient("slow")
-        #expect(replies.map(\.header.correlation) == [1, 2, 3, 4])
+        try #require(replies.map(\.header.correlation) == [1, 2, 3, 4])
         #expect(replies.first?.text == big)
         #expect(replies[1].wireError?.code == .replyDropped)
         #expect(replies[2].wireError?.code == .replyDropped)

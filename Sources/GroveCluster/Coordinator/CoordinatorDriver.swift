@@ -135,7 +135,7 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
         if releasedBytes >= 1 << 20 {
             // What a slow client's queue held went back to malloc; without this glibc keeps it.
             releasedBytes = 0
-            malloc_trim(0)
+            _ = Self.trimMalloc?(0)
         }
     }
 
@@ -168,6 +168,11 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
     let workerIdentities: [[UInt8]]
     /// Bytes freed by clients that went away since the last trim.
     private var releasedBytes = 0
+    /// glibc's `malloc_trim`, which its module map does not export (`malloc.h`): found once.
+    private static let trimMalloc: (@convention(c) (Int) -> Int32)? = {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
+    }()
 
     /// Adds to the batch for worker number `worker`; a batch that reached its preferred size
     /// leaves now.
