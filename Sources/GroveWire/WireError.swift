@@ -41,6 +41,10 @@ public struct WireError: Error, Sendable, Hashable, Codable, CustomStringConvert
         public static let workerLost = Code(rawValue: "worker-lost")
         /// A queue on the way is full; retry later.
         public static let busy = Code(rawValue: "busy")
+        /// A reply did not fit in what the coordinator holds for a client that does not read its
+        /// replies (`queues.clientOutboxBytes`): it was dropped and this error sent in its place.
+        /// The request itself was handled.
+        public static let replyDropped = Code(rawValue: "reply-dropped")
         /// The machine's mailbox is full; retry later.
         public static let mailboxFull = Code(rawValue: "mailbox-full")
         /// The machine reached a terminal state, was stopped or failed.

@@ -68,7 +68,8 @@ package final class EmbeddedLoop {
 
     // MARK: Driving the delegate
 
-    /// One turn in which `batch` arrived: `received`, failures reported, outboxes retried.
+    /// One turn in which `batch` arrived: `received`, failures reported, outboxes retried (and the
+    /// delegate told when one shrank).
     /// - Parameter batch: The messages, in arrival order.
     package func receive(_ batch: [Inbound]) {
         guard !batch.isEmpty else { return }
@@ -208,6 +209,13 @@ package final class EmbeddedLoop {
     /// - Returns: The number of queued messages.
     package func pending(_ socket: SocketID, peer: [UInt8]) -> Int { outboxes[socket].pending(peer: peer) }
 
+    /// What waits for `peer`, as ``LoopIO/backlog(_:peer:)`` counts it.
+    /// - Parameters:
+    ///   - socket: The socket.
+    ///   - peer: The peer's routing id.
+    /// - Returns: The messages and bytes queued.
+    package func backlog(_ socket: SocketID, peer: [UInt8]) -> Backlog { outboxes[socket].backlog(peer: peer) }
+
     func dropPending(_ socket: SocketID, peer: [UInt8]) -> [[[UInt8]]] { outboxes[socket].drop(peer: peer) }
 
     /// As the real loop: the old socket's outbox goes; the replacement is closed at once, as
@@ -234,8 +242,10 @@ package final class EmbeddedLoop {
 
     private func retryOutboxes() {
         for id in outboxes.indices where !outboxes[id].isEmpty {
+            let before = outboxes[id].count
             let failed = outboxes[id].retry { attempt(id, $0) }
             failures.append(contentsOf: failed.map { (id, $0.0, $0.1) })
+            if outboxes[id].count < before, let delegate { delegate.drained(id, io: LoopIO(embedded: self)) }
         }
     }
 

@@ -72,6 +72,14 @@ package protocol IOLoopDelegate: AnyObject {
     ///   - io: Sends and outbox queries, valid during this call.
     func posted(_ messages: [Outbound], io: LoopIO)
 
+    /// Messages waiting in `socket`'s outboxes left in this iteration (a slow peer read): room
+    /// again for what was held back for it. Called after the outboxes are retried, before the
+    /// loop polls again. Defaults to doing nothing.
+    /// - Parameters:
+    ///   - socket: The socket whose outboxes shrank.
+    ///   - io: Sends and outbox queries, valid during this call.
+    func drained(_ socket: SocketID, io: LoopIO)
+
     /// The loop is ending: last chance to send (the sockets close right after, `LINGER` applies).
     /// Defaults to doing nothing.
     /// - Parameter io: Sends and outbox queries, valid during this call.
@@ -79,6 +87,9 @@ package protocol IOLoopDelegate: AnyObject {
 }
 
 extension IOLoopDelegate {
+    /// Does nothing.
+    package func drained(_ socket: SocketID, io: LoopIO) {}
+
     /// Does nothing.
     package func stopping(io: LoopIO) {}
 }

@@ -92,6 +92,7 @@ final class LoopCore: @unchecked Sendable {
     private func retryOutboxes() {
         for id in outboxes.indices where !outboxes[id].isEmpty {
             let socket = sockets[id]
+            let before = outboxes[id].count
             let failed = outboxes[id].retry { frames in
                 do throws(ZMQError) {
                     return try socket.send(frames, dontWait: true) ? .sent : .wouldBlock
@@ -100,6 +101,7 @@ final class LoopCore: @unchecked Sendable {
                 }
             }
             failures.append(contentsOf: failed.map { (id, $0.0, $0.1) })
+            if outboxes[id].count < before, let delegate { delegate.drained(id, io: LoopIO(core: self)) }
         }
     }
 

@@ -80,6 +80,19 @@ package struct LoopIO {
         }
     }
 
+    /// The messages and bytes waiting for one ROUTER peer (for other socket types `peer` is
+    /// ignored): one lookup for both, free when nothing waits for anyone on the socket.
+    /// - Parameters:
+    ///   - socket: The socket.
+    ///   - peer: The peer's routing id.
+    /// - Returns: What waits, counted as frames' bytes (frame 0 included).
+    package func backlog(_ socket: SocketID, peer: [UInt8]) -> Backlog {
+        switch backend {
+        case .sockets(let core): core.outboxes[socket].backlog(peer: peer)
+        case .embedded(let loop): loop.backlog(socket, peer: peer)
+        }
+    }
+
     /// Drops the messages waiting for one peer, e.g. when it is declared lost. For other socket
     /// types than ROUTER `peer` is ignored and the socket's outbox is emptied.
     /// - Parameters:

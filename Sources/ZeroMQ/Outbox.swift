@@ -7,13 +7,45 @@ enum SendAttempt {
     case failed(ZMQError)
 }
 
+/// What waits in an outbox for one peer: messages, and their bytes (every frame's, frame 0 too).
+package struct Backlog: Sendable, Equatable {
+    /// Messages waiting.
+    package var messages: Int
+    /// Their bytes, all frames together.
+    package var bytes: Int
+
+    /// - Parameters:
+    ///   - messages: Messages waiting.
+    ///   - bytes: Their bytes.
+    package init(messages: Int, bytes: Int) {
+        self.messages = messages
+        self.bytes = bytes
+    }
+
+    /// Nothing waits.
+    package static let empty = Backlog(messages: 0, bytes: 0)
+}
+
 /// Messages a socket could not queue yet, retried in order. A ROUTER keeps one queue per peer
-/// (frame 0); other sockets one queue under the empty key.
+/// (frame 0); other sockets one queue under the empty key. Each queue counts its bytes, so a
+/// caller can bound what one peer makes this process hold in bytes as well as in messages.
 struct Outbox {
+    private struct Queue {
+        var messages: Deque<[[UInt8]]> = []
+        var bytes = 0
+
+        mutating func append(_ frames: [[UInt8]], size: Int) {
+            messages.append(frames)
+            bytes += size
+        }
+    }
+
     private let keyedByPeer: Bool
     /// Only non-empty queues are kept, so retrying visits only peers with work.
-    private var queues: [[UInt8]: Deque<[[UInt8]]>] = [:]
+    private var queues: [[UInt8]: Queue] = [:]
     private(set) var count = 0
+    /// The bytes of every message waiting, all peers together.
+    private(set) var byteCount = 0
 
     init(keyedByPeer: Bool) {
         self.keyedByPeer = keyedByPeer
@@ -33,18 +65,27 @@ struct Outbox {
     }
 
     func pending(peer: [UInt8]) -> Int {
-        count == 0 ? 0 : queues[keyedByPeer ? peer : []]?.count ?? 0
+        count == 0 ? 0 : queues[keyedByPeer ? peer : []]?.messages.count ?? 0
+    }
+
+    /// The messages and bytes waiting for `peer`.
+    func backlog(peer: [UInt8]) -> Backlog {
+        guard count > 0, let queue = queues[keyedByPeer ? peer : []] else { return .empty }
+        return Backlog(messages: queue.messages.count, bytes: queue.bytes)
     }
 
     mutating func enqueue(_ frames: [[UInt8]]) {
-        queues[key(frames), default: []].append(frames)
+        let size = Self.size(of: frames)
+        queues[key(frames), default: Queue()].append(frames, size: size)
         count += 1
+        byteCount += size
     }
 
     mutating func drop(peer: [UInt8]) -> [[[UInt8]]] {
         guard let dropped = queues.removeValue(forKey: keyedByPeer ? peer : []) else { return [] }
-        count -= dropped.count
-        return Array(dropped)
+        count -= dropped.messages.count
+        byteCount -= dropped.bytes
+        return Array(dropped.messages)
     }
 
     /// Retries every queue from its head until a send would block. Messages that fail for another
@@ -53,7 +94,7 @@ struct Outbox {
         var failures: [([[UInt8]], ZMQError)] = []
         for key in Array(queues.keys) {
             guard var queue = queues.removeValue(forKey: key) else { continue }
-            drain: while let head = queue.first {
+            drain: while let head = queue.messages.first {
                 switch attempt(head) {
                 case .sent:
                     break
@@ -62,15 +103,22 @@ struct Outbox {
                 case .failed(let error):
                     failures.append((head, error))
                 }
-                queue.removeFirst()
+                let size = Self.size(of: head)
+                queue.messages.removeFirst()
+                queue.bytes -= size
                 count -= 1
+                byteCount -= size
             }
-            if !queue.isEmpty { queues[key] = queue }
+            if !queue.messages.isEmpty { queues[key] = queue }
         }
         return failures
     }
 
     private func key(_ frames: [[UInt8]]) -> [UInt8] {
         keyedByPeer ? (frames.first ?? []) : []
+    }
+
+    private static func size(of frames: [[UInt8]]) -> Int {
+        frames.reduce(0) { $0 + $1.count }
     }
 }

@@ -4,7 +4,7 @@ import Testing
 
 /// What the coordinator's real driver does with requests and replies, on an `EmbeddedLoop`
 /// (`InMemoryCluster`): order per machine, correlation across machines and clients, batches
-/// taken or refused as a whole, and a client that does not read.
+/// taken or refused as a whole. A client that does not read: `CoordinatorDriverSlowClientTests`.
 @Suite(.timeLimit(.minutes(1)))
 struct CoordinatorDriverRoutingTests {
     @Test func oneMachinesRepliesComeBackInTheOrderItsRequestsWent() throws {
@@ -126,34 +126,5 @@ struct CoordinatorDriverRoutingTests {
         #expect(replies.first?.header.correlation == 2, "the batch header counts its envelopes")
         #expect(replies.unbatched.map(\.header.correlation) == [2, 1])
         #expect(replies.unbatched.map(\.text) == [#"{"n":2}"#, #"{"n":1}"#])
-    }
-
-    @Test func aClientThatDoesNotReadIsRefusedUntilItCatchesUp() throws {
-        let cluster = InMemoryCluster()  // client outbox: 4
-        cluster.registerAll()
-        let slow = Array("slow".utf8)
-        let address = "counter/" + cluster.counterKey(on: "data-1")
-        cluster.loop.holdBack(slow, on: cluster.clients)
-        for number in 1...4 { cluster.fromClient("slow", .event(address, correlation: UInt64(10 + number))) }
-        let requests = cluster.requests(to: "data-1")
-        #expect(requests.count == 4)
-        cluster.fromWorker("data-1", batch: requests.map { $0.stateReply("{}") })
-        #expect(cluster.loop.pending(cluster.clients, peer: slow) == 4)
-        #expect(cluster.toClient("slow").isEmpty)
-
-        // Its outbox is full: what it sends now is refused, unanswered, and goes nowhere.
-        cluster.fromClient("slow", .event(address, correlation: 15))
-        #expect(cluster.requests(to: "data-1").isEmpty)
-        #expect(cluster.loop.pending(cluster.clients, peer: slow) == 4)
-        #expect(cluster.warnings.contains { $0.contains("not reading its replies") }, "\(cluster.warnings)")
-        // Another client is served meanwhile.
-        cluster.fromClient("fast", .event(address, correlation: 1))
-        #expect(cluster.requests(to: "data-1").count == 1)
-
-        // It reads again: its replies arrive in order, and it is served again.
-        cluster.loop.release(slow, on: cluster.clients)
-        #expect(cluster.toClient("slow").map(\.header.correlation) == [11, 12, 13, 14])
-        cluster.fromClient("slow", .event(address, correlation: 16))
-        #expect(cluster.requests(to: "data-1").map(\.header.kind) == [.event])
     }
 }

@@ -54,7 +54,8 @@ struct TopologySchemaTests {
         let expected: [(String, String, Int)] = [
             ("$.heartbeat", "intervalMs", heartbeat.intervalMs), ("$.heartbeat", "timeoutMs", heartbeat.timeoutMs),
             ("$.queues", "mailboxCapacity", queues.mailboxCapacity), ("$.queues", "workerOutbox", queues.workerOutbox),
-            ("$.queues", "clientOutbox", queues.clientOutbox), ("$.queues", "watcherOutbox", queues.watcherOutbox),
+            ("$.queues", "clientOutbox", queues.clientOutbox), ("$.queues", "clientOutboxBytes", queues.clientOutboxBytes),
+            ("$.queues", "workerOutboxBytes", queues.workerOutboxBytes), ("$.queues", "watcherOutbox", queues.watcherOutbox),
             ("$.workers[].supervision", "intensity", supervision.intensity), ("$.workers[].supervision", "periodMs", supervision.periodMs),
             ("$.workers[].supervision.backoff", "initialMs", supervision.backoff.initialMs),
             ("$.workers[].supervision.backoff", "maxMs", supervision.backoff.maxMs),

@@ -185,7 +185,24 @@ struct TopologyTests {
         #expect(topology.routes.isEmpty)
         #expect(topology.heartbeat == Topology.Heartbeat(intervalMs: 250, timeoutMs: 1500))
         #expect(topology.heartbeat.timeout == .milliseconds(1500))
-        #expect(topology.queues == Topology.Queues(mailboxCapacity: 1024, workerOutbox: 10000, clientOutbox: 10000))
+        #expect(topology.queues == Topology.Queues(mailboxCapacity: 1024, workerOutbox: 10000, workerOutboxBytes: 64 << 20,
+                                                   clientOutbox: 10000, clientOutboxBytes: 16 << 20))
+    }
+
+    @Test func queuesAreBoundedInBytesAsSet() throws {
+        let json = """
+            {
+              "name": "bytes",
+              "coordinator": { "clients": "tcp://*:5555", "workers": "tcp://*:5556", "events": "tcp://*:5557" },
+              "security": { "insecure": true },
+              "workers": [ { "name": "main" } ],
+              "machines": [ { "name": "auth", "type": "AuthFlow", "worker": "main" } ],
+              "queues": { "workerOutboxBytes": 1048576, "clientOutbox": 50, "clientOutboxBytes": 65536 }
+            }
+            """
+        let topology = try Topology(json: Data(json.utf8), source: "bytes.json")
+        #expect(topology.queues == Topology.Queues(mailboxCapacity: 1024, workerOutbox: 10000, workerOutboxBytes: 1 << 20,
+                                                   clientOutbox: 50, clientOutboxBytes: 64 << 10))
     }
 
     @Test func externalWorkersAndRouteEventsAreKept() throws {

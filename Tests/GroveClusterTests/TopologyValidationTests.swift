@@ -68,7 +68,7 @@ struct TopologyValidationTests {
                 { "from": "ghost", "to": "loader/x" }
               ],
               "heartbeat": { "intervalMs": 500, "timeoutMs": 400 },
-              "queues": { "mailboxCapacity": -1, "workerOutbox": 1.5 }
+              "queues": { "mailboxCapacity": -1, "workerOutbox": 1.5, "workerOutboxBytes": "lots", "clientOutboxBytes": 0 }
             }
             """
         let found = issues(in: json, source: "broken.json")
@@ -90,6 +90,8 @@ struct TopologyValidationTests {
             "invalid-value $.heartbeat.timeoutMs",
             "invalid-value $.queues.mailboxCapacity",
             "invalid-value $.queues.workerOutbox",
+            "wrong-type $.queues.workerOutboxBytes",
+            "invalid-value $.queues.clientOutboxBytes",
         ])
         let messages = Dictionary(found.map { ($0.path, $0.message) }, uniquingKeysWith: { first, _ in first })
         #expect(messages["$.coordinator.workers"]?.contains("start it with ipc:// or tcp://") == true)
@@ -104,6 +106,8 @@ struct TopologyValidationTests {
         #expect(messages["$.routes[1].to"]?.contains("not keyed") == true)
         #expect(messages["$.heartbeat.timeoutMs"]?.contains("greater than intervalMs (500)") == true)
         #expect(messages["$.queues.workerOutbox"]?.hasPrefix("expected a whole number, found 1.5") == true)
+        #expect(messages["$.queues.workerOutboxBytes"]?.hasPrefix("expected a number, found a string") == true)
+        #expect(messages["$.queues.clientOutboxBytes"]?.hasPrefix("clientOutboxBytes must be at least 1") == true)
     }
 
     @Test func descriptionIsOneLinePerIssue() {

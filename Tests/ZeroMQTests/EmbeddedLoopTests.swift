@@ -30,6 +30,10 @@ import Testing
         func posted(_ messages: [Outbound], io: LoopIO) {
             for message in messages { io.send(message.socket, message.frames) }
         }
+
+        func drained(_ socket: SocketID, io: LoopIO) {
+            events.append("drained, \(io.pending(socket)) left")
+        }
     }
 
     func inbound(_ socket: SocketID, _ peer: String, _ text: String) -> Inbound {
@@ -53,7 +57,8 @@ import Testing
     @Test func aPeerThatDoesNotReadFillsItsOwnOutboxOnly() {
         let loop = EmbeddedLoop()
         let router = loop.add(.router)
-        loop.start(Script(socket: router))
+        let script = Script(socket: router)
+        loop.start(script)
         loop.holdBack(bytes("slow"), on: router)
         loop.receive(["1", "2", "3"].map { inbound(router, "slow", $0) } + [inbound(router, "fast", "4")])
         #expect(loop.readOutbound(on: router) == [[bytes("fast"), bytes("re: 4")]])
@@ -61,9 +66,14 @@ import Testing
         #expect(loop.pending(router, peer: bytes("fast")) == 0)
         loop.execute { io in #expect(io.pending(router, peer: bytes("slow")) == 3) }
 
+        #expect(loop.backlog(router, peer: bytes("slow")) == Backlog(messages: 3, bytes: 3 * ("slow".count + "re: 1".count)))
+        #expect(!script.events.contains { $0.hasPrefix("drained") })
+
         loop.release(bytes("slow"), on: router)
         #expect(loop.readOutbound(on: router) == ["1", "2", "3"].map { [bytes("slow"), bytes("re: \($0)")] })
         #expect(loop.pending(router) == 0)
+        #expect(loop.backlog(router, peer: bytes("slow")) == .empty)
+        #expect(script.events.last == "drained, 0 left", "the delegate hears that the slow peer read")
     }
 
     @Test func droppingAPeersOutboxHandsBackWhatWaited() {

@@ -76,6 +76,30 @@ import Testing
         #expect(outbox.count == 1)
     }
 
+    @Test func eachPeersBytesAreCountedUntilTheyLeave() {
+        var outbox = Outbox(keyedByPeer: true)
+        outbox.enqueue([[1], [UInt8](repeating: 0, count: 100)])
+        outbox.enqueue([[2], [UInt8](repeating: 0, count: 10), [0]])
+        outbox.enqueue([[1], [UInt8](repeating: 0, count: 1000)])
+        #expect(outbox.backlog(peer: [1]) == Backlog(messages: 2, bytes: 1102))
+        #expect(outbox.backlog(peer: [2]) == Backlog(messages: 1, bytes: 12))
+        #expect(outbox.backlog(peer: [3]) == .empty)
+        #expect(outbox.byteCount == 1114)
+
+        // The first of peer 1's leaves, the second waits; peer 2's fails.
+        var first = true
+        _ = outbox.retry { frames in
+            if frames[0] == [2] { return .failed(ZMQError(errno: EHOSTUNREACH, operation: "send")) }
+            defer { first = false }
+            return first ? .sent : .wouldBlock
+        }
+        #expect(outbox.backlog(peer: [1]) == Backlog(messages: 1, bytes: 1001))
+        #expect(outbox.backlog(peer: [2]) == .empty)
+        #expect(outbox.byteCount == 1001)
+        _ = outbox.drop(peer: [1])
+        #expect(outbox.byteCount == 0)
+    }
+
     @Test func nonRouterSocketsShareOneQueue() {
         var outbox = Outbox(keyedByPeer: false)
         outbox.enqueue([[1]])

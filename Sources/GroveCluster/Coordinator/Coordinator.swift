@@ -17,6 +17,11 @@ public final class Coordinator: Sendable {
     private let loop: IOLoop
     private let driver: CoordinatorDriver
 
+    /// The messages ZeroMQ queues for one client (its send high-water mark) before the rest
+    /// wait in the coordinator's outbox for it, counted in bytes too. A message is a lone reply
+    /// or a batch of them (about 1 MiB at most).
+    static let clientSocketQueue = 100
+
     /// The coordinator's public key, which clients and workers need to connect; `nil` when the
     /// topology does not use CURVE.
     package let publicKey: CurveKey?
@@ -60,7 +65,10 @@ public final class Coordinator: Sendable {
             // every peer is trusted. With keys, a connection with another key must not displace
             // it; a stale connection is dropped by the ZMTP heartbeat below instead.
             try sockets.workers.setRouterHandover(!topology.security.usesCurve)
-            try sockets.clients.setSendHighWaterMark(Int32(clamping: topology.queues.clientOutbox))
+            // Replies a client has not taken wait in the driver's outbox, where they are counted in
+            // messages and bytes (`queues.clientOutbox`, `queues.clientOutboxBytes`); ZeroMQ's own
+            // queue in front of each client, which counts only messages, stays short.
+            try sockets.clients.setSendHighWaterMark(Int32(clamping: min(Self.clientSocketQueue, topology.queues.clientOutbox)))
             // What clients send waits in their own queues rather than here: a client flooding
             // batches is slowed down by ZeroMQ instead of filling the coordinator's memory.
             try sockets.clients.setReceiveHighWaterMark(Int32(clamping: min(1000, topology.queues.clientOutbox)))

@@ -27,11 +27,9 @@ extension CoordinatorCore {
         guard workers[worker]?.registered == true else {
             return refuse(WireError(.unavailable, "worker \(worker) is not registered (starting, restarting or lost); retry shortly"))
         }
-        guard inFlight[number] < topology.queues.workerOutbox else {
-            return refuse(WireError(.busy, "worker \(worker) has \(topology.queues.workerOutbox) requests unanswered; retry later"))
-        }
+        if let refusal = workerBusy(number, adding: request.payloadCount, address: nil) { return refuse(refusal) }
         let id = takeID()
-        track(id, Pending(origin: .client(identity, correlation), worker: number, address: worker))
+        track(id, Pending(origin: .client(identity, correlation), worker: number, address: worker, bytes: request.payloadCount))
         return .forward(worker: number, id: id)
     }
 }

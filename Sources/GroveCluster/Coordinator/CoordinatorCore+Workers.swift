@@ -45,6 +45,7 @@ extension CoordinatorCore {
             return nil
         }
         inFlight[worker] -= 1
+        inFlightBytes[worker] -= request.bytes
         return request
     }
 
@@ -102,6 +103,7 @@ extension CoordinatorCore {
             return .act([])
         case .state, .accepted, .error, .deadLetterList:
             guard let request = answered(by: worker, correlation: correlation) else { return .act([]) }
+            noteReply(from: worker, size: message.addressBytes.count + message.payloadCount)
             if case .client(let client, let clientCorrelation) = request.origin {
                 return .reply(client: client, correlation: clientCorrelation)
             }
@@ -269,6 +271,7 @@ extension CoordinatorCore {
         var actions: [CoordinatorAction] = [.lost(worker: name, cause: cause, pid: pid)]
         let number = number(of: name)
         inFlight[number] = 0
+        inFlightBytes[number] = 0
         // In id order, which is the order the requests were sent: their replies keep it.
         for (_, request) in pending.removeAll(sentTo: number) {
             guard case .client(let client, let correlation) = request.origin else { continue }

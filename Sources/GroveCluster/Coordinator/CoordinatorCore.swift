@@ -36,6 +36,8 @@ struct CoordinatorCore {
         /// The worker's number (its index in ``workerNames``).
         let worker: Int
         let address: String
+        /// The request's address and payload bytes, counted against `queues.workerOutboxBytes`.
+        var bytes = 0
     }
 
     /// An io call in flight between two workers.
@@ -61,6 +63,13 @@ struct CoordinatorCore {
     /// Requests forwarded to each worker (by number) and not answered yet (the entries of
     /// `pending` by worker).
     var inFlight: [Int]
+    /// The bytes of those requests (address and payload), by worker number.
+    var inFlightBytes: [Int]
+    /// The bytes a reply of each worker is expected to have: the largest of its recent replies,
+    /// decaying slowly (`+Workers.swift`, `noteReply`).
+    var expectedReplyBytes: [Int]
+    /// Busies owed to clients that fell behind, replies dropped for them (`+Clients.swift`).
+    var clientLedger = ClientLedger()
     var calls: [UInt64: Call] = [:]
     var callsByOrigin: [String: [UInt64: UInt64]] = [:]
     var keyedInstances: [String: Set<String>] = [:]
@@ -101,6 +110,8 @@ struct CoordinatorCore {
         workerNames = topology.workerInstances.map(\.name)
         workerNumbers = Dictionary(workerNames.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
         inFlight = Array(repeating: 0, count: workerNames.count)
+        inFlightBytes = inFlight
+        expectedReplyBytes = inFlight
         for instance in topology.workerInstances {
             workers[instance.name] = WorkerSlot(name: instance.name, group: instance.group)
         }
@@ -165,8 +176,14 @@ struct CoordinatorCore {
     /// to its machine's worker under a new id, answered here (a listing), or refused.
     /// - Parameter principal: Who the client's key proved it is (`.trusted` without CURVE);
     ///   `nil` for a key the gatekeeper does not know (any more).
-    mutating func decide(client identity: [UInt8], _ request: MessageView, as principal: Gatekeeper.Principal? = .trusted) -> ClientDecision {
+    /// - Parameter backlog: What waits for this client in the coordinator (its replies ZeroMQ has
+    ///   not taken): a client with too much outstanding is owed a `busy` (`+Clients.swift`).
+    mutating func decide(client identity: [UInt8], _ request: MessageView, as principal: Gatekeeper.Principal? = .trusted,
+                         backlog: ClientBacklog = .empty) -> ClientDecision {
         let correlation = request.correlation
+        if let owed = owesBusy(to: identity, correlation: correlation, address: request.addressBytes, backlog: backlog) {
+            return .act(owed)
+        }
         func refuse(_ error: WireError) -> ClientDecision {
             .act([.toClient(identity, Self.errorMessage(error, correlation: correlation))])
         }
@@ -189,7 +206,8 @@ struct CoordinatorCore {
             if case .trusted? = principal {} else if let refusal = Self.forbidden(request.kind, address: address, for: principal) {
                 return refuse(refusal)
             }
-            switch route(from: identity, correlation: correlation, address: address, spawns: request.kind == .event) {
+            switch route(from: identity, correlation: correlation, address: address, spawns: request.kind == .event,
+                         bytes: request.addressBytes.count + request.payloadCount) {
             case .success(let (worker, id)): return .forward(worker: worker, id: id)
             case .failure(let error): return refuse(error)
             }
@@ -216,10 +234,12 @@ struct CoordinatorCore {
 
     /// Routes a client request (event, get, cancel, stop, restart or echo) for `address`: the worker it
     /// goes to (by number) and the id it travels under, now pending; or why it is refused.
-    /// - Parameter spawns: Whether the request spawns a keyed instance (an event does; get,
-    ///   stop, restart and cancel do not, so they are not listed as instances).
+    /// - Parameters:
+    ///   - spawns: Whether the request spawns a keyed instance (an event does; get, stop,
+    ///     restart and cancel do not, so they are not listed as instances).
+    ///   - bytes: The request's address and payload bytes.
     mutating func route(from identity: [UInt8], correlation: UInt64, address: String,
-                        spawns: Bool) -> Result<(worker: Int, id: UInt64), WireError> {
+                        spawns: Bool, bytes: Int = 0) -> Result<(worker: Int, id: UInt64), WireError> {
         let worker: Int
         if resolvedAt != registrations {
             resolved.removeAll(keepingCapacity: true)
@@ -243,16 +263,9 @@ struct CoordinatorCore {
             resolved[address] = (worker, spawns)
             if spawns { noteInstance(address) }
         }
-        // A worker with `workerOutbox` requests unanswered is busy: this bounds what the
-        // coordinator holds for it (every request waiting in its outbox is unanswered) and what
-        // the worker holds, however big the batches.
-        let limit = topology.queues.workerOutbox
-        guard inFlight[worker] < limit else {
-            return .failure(WireError(.busy, "worker \(workerNames[worker]) has \(limit) requests unanswered; retry later",
-                                      address: address))
-        }
+        if let refusal = workerBusy(worker, adding: bytes, address: address) { return .failure(refusal) }
         let id = takeID()
-        track(id, Pending(origin: .client(identity, correlation), worker: worker, address: address))
+        track(id, Pending(origin: .client(identity, correlation), worker: worker, address: address, bytes: bytes))
         return .success((worker, id))
     }
 
@@ -260,6 +273,7 @@ struct CoordinatorCore {
     mutating func track(_ id: UInt64, _ request: Pending) {
         pending.insert(request, for: id)
         inFlight[request.worker] += 1
+        inFlightBytes[request.worker] += request.bytes
     }
 
     /// The number of a worker instance the topology names (every name `resolve` returns is one).

@@ -6,7 +6,9 @@ import ZeroMQ
 /// as a ``MessageView``; the driver then copies bytes where the decision says. No rule lives here.
 extension CoordinatorDriver {
     /// A client's batch: refused as a whole when it does not parse, else each envelope in order.
-    func forward(_ batch: [UInt8], count: UInt64, fromClient identity: [UInt8], as principal: Gatekeeper.Principal?, io: LoopIO) {
+    /// - Parameter backlog: What waits for the client (``backlog(of:building:io:)``).
+    func forward(_ batch: [UInt8], count: UInt64, fromClient identity: [UInt8], as principal: Gatekeeper.Principal?,
+                 backlog: ClientBacklog, io: LoopIO) {
         let envelopes: [Envelope]
         do {
             envelopes = try Batch.envelopes(in: batch, count: count)
@@ -17,13 +19,16 @@ extension CoordinatorDriver {
         }
         core.batchingClients.insert(identity)
         batch.withUnsafeBytes { batch in
-            for envelope in envelopes { forward(MessageView(envelope, in: batch), fromClient: identity, as: principal, io: io) }
+            for envelope in envelopes {
+                forward(MessageView(envelope, in: batch), fromClient: identity, as: principal, backlog: backlog, io: io)
+            }
         }
     }
 
     /// One client request, lone or out of a batch.
-    func forward(_ request: MessageView, fromClient identity: [UInt8], as principal: Gatekeeper.Principal?, io: LoopIO) {
-        switch core.decide(client: identity, request, as: principal) {
+    func forward(_ request: MessageView, fromClient identity: [UInt8], as principal: Gatekeeper.Principal?,
+                 backlog: ClientBacklog, io: LoopIO) {
+        switch core.decide(client: identity, request, as: principal, backlog: backlog) {
         case .forward(let worker, let id):
             toWorker(worker, io: io) { request.append(to: &$0, correlation: id) }
         case .act(let actions):
@@ -53,8 +58,17 @@ extension CoordinatorDriver {
         defer { run.end(into: self) }
         batch.withUnsafeBytes { raw in
             for envelope in envelopes {
-                switch core.decide(worker: worker, MessageView(envelope, in: raw)) {
+                let view = MessageView(envelope, in: raw)
+                switch core.decide(worker: worker, view) {
                 case .reply(let client, let correlation):
+                    let size = client.count + Header.size + view.addressBytes.count + view.payloadCount
+                    if let replacement = replacing(replyOf: size, kind: view.kind, correlation: correlation,
+                                                   address: view.addressBytes, to: client,
+                                                   building: run.isFor(client) ? run.byteCount : 0, io: io) {
+                        run.end(into: self)
+                        apply([.toClient(client, replacement)], io: io)
+                        continue
+                    }
                     if !run.isFor(client) { run.start(for: client, in: self) }
                     if run.batching {
                         run.append(envelope, from: batch, correlation: correlation, driver: self, io: io)
@@ -81,6 +95,13 @@ extension CoordinatorDriver {
         }
         switch core.decide(worker: core.number(of: name), message) {
         case .reply(let client, let correlation):
+            let size = client.count + Header.size + message.addressBytes.count + message.payloadCount
+            if let replacement = replacing(replyOf: size, kind: message.kind, correlation: correlation,
+                                           address: message.addressBytes, to: client,
+                                           building: toClients[client]?.byteCount ?? 0, io: io) {
+                apply([.toClient(client, replacement)], io: io)
+                return
+            }
             if core.batchingClients.contains(client) {
                 toClient(client, io: io) { message.append(to: &$0, correlation: correlation) }
             } else {
@@ -126,6 +147,9 @@ struct ClientRun {
     private(set) var client: [UInt8]?
     private(set) var batching = false
     private var batch = BatchBuilder()
+
+    /// The bytes of the run's batch so far.
+    var byteCount: Int { batch.byteCount }
 
     func isFor(_ other: [UInt8]) -> Bool { client == other }
 

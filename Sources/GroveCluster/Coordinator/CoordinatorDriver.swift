@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import GroveWire
 import Logging
 import Synchronization
@@ -49,30 +50,25 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
     func withCore<T>(_ body: (inout CoordinatorCore) -> T) -> T { body(&core) }
 
     func received(_ batch: [Inbound], io: LoopIO) {
-        defer { flush(io: io) }
+        defer {
+            releaseBusies(io: io)
+            flush(io: io)
+        }
         for inbound in batch {
             guard let identity = inbound.frames.first else { continue }
             let rest = inbound.frames.dropFirst()
             if inbound.socket == clients {
-                // A client that does not read its replies gets no more work done until it catches
-                // up: its replies would otherwise pile up here without bound.
-                let waiting = io.pending(clients, peer: identity)
-                guard waiting < clientOutbox else {
-                    if slowClients.insert(identity).inserted {
-                        log.warning("a client is not reading its replies; its requests are refused (unanswered) until it catches up",
-                                    metadata: ["client": "\(identity.map { String(format: "%02x", $0) }.joined())", "waiting": "\(waiting)"])
-                    }
-                    continue
-                }
-                if !slowClients.isEmpty { slowClients.remove(identity) }
+                // What already waits for this client: one with too much is owed a busy per request.
+                let waiting = self.backlog(of: identity, io: io)
                 // Who the client's key proved it is; without CURVE every admitted client is trusted.
                 let principal = principal(of: inbound, on: .clients)
                 if rest.count == 3, let header = try? Header(rest[rest.startIndex]) {
                     if header.kind == .batch {
-                        forward(rest[rest.startIndex + 2], count: header.correlation, fromClient: identity, as: principal, io: io)
+                        forward(rest[rest.startIndex + 2], count: header.correlation, fromClient: identity, as: principal,
+                                backlog: waiting, io: io)
                     } else {
                         MessageView.with(header, address: rest[rest.startIndex + 1], payload: rest[rest.startIndex + 2]) {
-                            forward($0, fromClient: identity, as: principal, io: io)
+                            forward($0, fromClient: identity, as: principal, backlog: waiting, io: io)
                         }
                     }
                     continue
@@ -125,15 +121,22 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
             flush(io: io)
         } else {
             log.debug("client went away before its reply", metadata: ["error": "\(error)"])
-            // A client that is gone no longer batches (a new connection gets a new id).
-            core.batchingClients.remove(peer)
-            slowClients.remove(peer)
+            // A client that is gone is owed nothing more (a new connection gets a new id), and
+            // what waited for it is freed: given back to the system at the next tick.
+            core.forget(client: peer)
+            releasedBytes += frames.reduce(0) { $0 + $1.count }
         }
     }
 
     func tick(io: LoopIO) {
         apply(core.tick(now: io.now), io: io)
+        releaseBusies(io: io)
         flush(io: io)
+        if releasedBytes >= 1 << 20 {
+            // What a slow client's queue held went back to malloc; without this glibc keeps it.
+            releasedBytes = 0
+            _ = Self.trimMalloc?(0)
+        }
     }
 
     func posted(_ messages: [Outbound], io: LoopIO) {}
@@ -163,8 +166,13 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
     @exclusivity(unchecked) var toClients: [[UInt8]: BatchBuilder] = [:]
     /// Each worker's routing id (its name's bytes), by number.
     let workerIdentities: [[UInt8]]
-    @exclusivity(unchecked) private var slowClients: Set<[UInt8]> = []
-    private var clientOutbox: Int { core.topology.queues.clientOutbox }
+    /// Bytes freed by clients that went away since the last trim.
+    private var releasedBytes = 0
+    /// glibc's `malloc_trim`, which its module map does not export (`malloc.h`): found once.
+    private static let trimMalloc: (@convention(c) (Int) -> Int32)? = {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
+    }()
 
     /// Adds to the batch for worker number `worker`; a batch that reached its preferred size
     /// leaves now.
@@ -193,7 +201,12 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
     func apply(_ actions: [CoordinatorAction], io: LoopIO) {
         for action in actions {
             switch action {
-            case .toClient(let identity, let message):
+            case .toClient(let identity, var message):
+                let size = identity.count + Header.size + message.address.utf8.count + message.payload.count
+                if size > CoordinatorCore.smallReply, let replacement = replacing(replyOf: size, kind: message.header.kind,
+                        correlation: message.header.correlation, address: message.address.utf8, to: identity, io: io) {
+                    message = replacement
+                }
                 if core.batchingClients.contains(identity) {
                     toClient(identity, io: io) { $0.append(message) }
                 } else {

@@ -43,15 +43,24 @@ extension Topology {
         public var timeout: Duration { .milliseconds(timeoutMs) }
     }
 
-    /// Capacities of the queues; all greater than 0.
+    /// Capacities of the queues, in messages and in bytes; all greater than 0.
     public struct Queues: Sendable, Equatable {
         /// Events a machine instance may have waiting before senders are refused. Defaults to 1024.
         public var mailboxCapacity: Int
         /// Requests one worker may have unanswered (forwarded, not replied to yet) before the
         /// coordinator answers `busy`. Defaults to 10000.
         public var workerOutbox: Int
-        /// Messages the coordinator holds for one client before it drops. Defaults to 10000.
+        /// The bytes one worker's unanswered requests may hold, with the replies they are expected
+        /// to bring back (each estimated at the mean of the worker's recent replies), before the
+        /// coordinator answers `busy`. Defaults to 64 MiB.
+        public var workerOutboxBytes: Int
+        /// Replies the coordinator holds for one client that does not read them before its further
+        /// requests are answered `busy`. Defaults to 10000.
         public var clientOutbox: Int
+        /// The bytes of the replies the coordinator holds for one client that does not read them:
+        /// past it, further requests are answered `busy` and a reply that does not fit is replaced
+        /// by a small `reply-dropped` error. Defaults to 16 MiB.
+        public var clientOutboxBytes: Int
         /// Publications the coordinator holds for one watcher (the events socket's high-water
         /// mark) before it drops further ones for that watcher; the watcher sees the gap in
         /// their numbers. Defaults to 100000.
@@ -60,12 +69,17 @@ extension Topology {
         /// - Parameters:
         ///   - mailboxCapacity: Events waiting per machine instance.
         ///   - workerOutbox: Requests unanswered per worker.
-        ///   - clientOutbox: Messages held per client.
+        ///   - workerOutboxBytes: Bytes of those requests and their expected replies per worker.
+        ///   - clientOutbox: Replies held per client.
+        ///   - clientOutboxBytes: Bytes of the replies held per client.
         ///   - watcherOutbox: Publications held per watcher.
-        public init(mailboxCapacity: Int = 1024, workerOutbox: Int = 10000, clientOutbox: Int = 10000, watcherOutbox: Int = 100_000) {
+        public init(mailboxCapacity: Int = 1024, workerOutbox: Int = 10000, workerOutboxBytes: Int = 64 << 20,
+                    clientOutbox: Int = 10000, clientOutboxBytes: Int = 16 << 20, watcherOutbox: Int = 100_000) {
             self.mailboxCapacity = mailboxCapacity
             self.workerOutbox = workerOutbox
+            self.workerOutboxBytes = workerOutboxBytes
             self.clientOutbox = clientOutbox
+            self.clientOutboxBytes = clientOutboxBytes
             self.watcherOutbox = watcherOutbox
         }
     }

@@ -73,27 +73,35 @@ extension TopologyDecoder {
         let path = JSONPath.root.appending("queues")
         guard let members = members(
             of: value, at: path, known: TopologyKeys.queues,
-            what: "an object like { \"mailboxCapacity\": 1024, \"workerOutbox\": 10000, \"clientOutbox\": 10000, \"watcherOutbox\": 100000 }"
+            what: "an object like { \"mailboxCapacity\": 1024, \"workerOutbox\": 10000, \"clientOutbox\": 10000, \"clientOutboxBytes\": 16777216, \"watcherOutbox\": 100000 }"
         ) else { return nil }
         let mailbox = optionalCount(
             Field("mailboxCapacity", "1024", "the events a machine instance may have waiting"),
             in: members, at: path, default: defaults.mailboxCapacity, minimum: 1
         )
         let workerOutbox = optionalCount(
-            Field("workerOutbox", "10000", "the messages the coordinator holds for one worker"),
+            Field("workerOutbox", "10000", "the requests one worker may have unanswered"),
             in: members, at: path, default: defaults.workerOutbox, minimum: 1
         )
+        let workerOutboxBytes = optionalCount(
+            Field("workerOutboxBytes", "67108864", "the bytes of one worker's unanswered requests and their expected replies"),
+            in: members, at: path, default: defaults.workerOutboxBytes, minimum: 1
+        )
         let clientOutbox = optionalCount(
-            Field("clientOutbox", "10000", "the messages the coordinator holds for one client"),
+            Field("clientOutbox", "10000", "the replies the coordinator holds for one client"),
             in: members, at: path, default: defaults.clientOutbox, minimum: 1
+        )
+        let clientOutboxBytes = optionalCount(
+            Field("clientOutboxBytes", "16777216", "the bytes of the replies the coordinator holds for one client"),
+            in: members, at: path, default: defaults.clientOutboxBytes, minimum: 1
         )
         let watcherOutbox = optionalCount(
             Field("watcherOutbox", "100000", "the publications the coordinator holds for one watcher before it drops"),
             in: members, at: path, default: defaults.watcherOutbox, minimum: 1
         )
-        guard let mailbox, let workerOutbox, let clientOutbox, let watcherOutbox else { return nil }
-        return Topology.Queues(mailboxCapacity: mailbox, workerOutbox: workerOutbox, clientOutbox: clientOutbox,
-                               watcherOutbox: watcherOutbox)
+        guard let mailbox, let workerOutbox, let workerOutboxBytes, let clientOutbox, let clientOutboxBytes, let watcherOutbox else { return nil }
+        return Topology.Queues(mailboxCapacity: mailbox, workerOutbox: workerOutbox, workerOutboxBytes: workerOutboxBytes,
+                               clientOutbox: clientOutbox, clientOutboxBytes: clientOutboxBytes, watcherOutbox: watcherOutbox)
     }
 
     // MARK: - Names and references

@@ -11,7 +11,7 @@ enum TopologyKeys {
     static let ioPlacement = ["request", "worker"]
     static let route = ["from", "when", "to", "event"]
     static let heartbeat = ["intervalMs", "timeoutMs"]
-    static let queues = ["mailboxCapacity", "workerOutbox", "clientOutbox", "watcherOutbox"]
+    static let queues = ["mailboxCapacity", "workerOutbox", "workerOutboxBytes", "clientOutbox", "clientOutboxBytes", "watcherOutbox"]
     static let security = ["insecure", "coordinatorKey", "clients"]
     static let clientGrant = ["key", "roles", "machines"]
     static let durability = ["directory", "snapshotEvery", "flush"]

@@ -9,7 +9,10 @@ final class RawClient {
     private let context: ZMQContext
     private let socket: Socket
 
-    init(endpoint: String) throws {
+    /// - Parameter receiveQueue: The replies ZeroMQ may read ahead for this client; 0, the
+    ///   default, for no limit. A small one makes a client that does not read stop the
+    ///   coordinator's sends to it, as a slow client does.
+    init(endpoint: String, receiveQueue: Int32 = 0) throws {
         self.endpoint = endpoint
         context = try ZMQContext()
         socket = try Socket(context, .dealer)
@@ -17,7 +20,7 @@ final class RawClient {
         try socket.setReceiveTimeout(milliseconds: 100)
         try socket.setSendTimeout(milliseconds: 5000)
         try socket.setSendHighWaterMark(0)
-        try socket.setReceiveHighWaterMark(0)
+        try socket.setReceiveHighWaterMark(receiveQueue)
         try socket.connect(endpoint)
     }
 

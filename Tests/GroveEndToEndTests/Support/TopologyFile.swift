@@ -55,6 +55,10 @@ struct TopologyFile {
     var heartbeat = (intervalMs: 250, timeoutMs: 1500)
     /// `queues.workerOutbox`, when a test needs a small one.
     var workerOutbox: Int?
+    /// `queues.clientOutbox`, when a test needs a small one.
+    var clientOutbox: Int?
+    /// `queues.clientOutboxBytes`, when a test needs a small one.
+    var clientOutboxBytes: Int?
     /// `queues.watcherOutbox`, when a test needs a small one (a watcher that falls behind).
     var watcherOutbox: Int?
     /// The `security` section as JSON text; by default none over ipc and `"insecure": true` over tcp.
@@ -96,6 +100,8 @@ struct TopologyFile {
         }
         var queues: [String: Any] = [:]
         if let workerOutbox { queues["workerOutbox"] = workerOutbox }
+        if let clientOutbox { queues["clientOutbox"] = clientOutbox }
+        if let clientOutboxBytes { queues["clientOutboxBytes"] = clientOutboxBytes }
         if let watcherOutbox { queues["watcherOutbox"] = watcherOutbox }
         var document: [String: Any] = [
             "queues": queues,

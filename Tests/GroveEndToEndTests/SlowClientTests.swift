@@ -1,0 +1,146 @@
+import Foundation
+import GroveWire
+import Testing
+
+extension EndToEnd {
+    /// A client that stops reading its replies, against the real processes (docs/PROTOCOL.md,
+    /// Backpressure): each request over its limit is answered `busy`, and once it reads, every
+    /// request it sent has exactly one reply — its own, a `busy`, or a `reply-dropped`.
+    @Suite(.timeLimit(.minutes(3)))
+    struct SlowClientTests {
+        static let topology: TopologyFile = {
+            var topology = TopologyFile(
+                name: "slow-client", transport: .ipc, workers: [.init(name: "edge")],
+                machines: [.init(name: "auth", type: "AuthFlow", worker: "edge"),
+                           .init(name: "counter", type: "Counter", worker: "edge", keyed: true)])
+            topology.clientOutbox = 50
+            topology.clientOutboxBytes = 64 << 10
+            return topology
+        }()
+
+        /// The replies a client got, by the correlation id they answer.
+        struct Tally: Sendable {
+            var byCorrelation: [UInt64: [MessageKind]] = [:]
+            var busy = 0
+            var dropped = 0
+            var own = 0
+            var others: [String] = []
+
+            mutating func count(_ reply: WireMessage) {
+                byCorrelation[reply.header.correlation, default: []].append(reply.header.kind)
+                switch reply.error?.code {
+                case .busy?: busy += 1
+                case .replyDropped?: dropped += 1
+                case nil: own += 1
+                case let code?: others.append(code.rawValue)
+                }
+            }
+        }
+
+        /// A raw client that reads at most 10 replies ahead, handed from one thread to the next.
+        final class SlowReader: @unchecked Sendable {
+            let client: RawClient
+            init(endpoint: String) throws { client = try RawClient(endpoint: endpoint, receiveQueue: 10) }
+
+            /// Reads until every one of `correlations` was answered, and a little longer so a
+            /// second reply to any of them would show.
+            func readAll(_ correlations: ClosedRange<UInt64>) throws -> Tally {
+                var tally = Tally()
+                while tally.byCorrelation.count < correlations.count {
+                    for reply in try client.receiveReplies(1, timeout: .seconds(20)) { tally.count(reply) }
+                }
+                while let frames = try client.receiveFrames(timeout: .milliseconds(300)) {
+                    let reply = try WireMessage(frames: frames)
+                    for reply in reply.header.kind == .batch ? try Batch.unpack(reply.payload) : [reply] { tally.count(reply) }
+                }
+                return tally
+            }
+        }
+
+        static func expectOneReplyEach(_ tally: Tally, _ correlations: ClosedRange<UInt64>,
+                                       sourceLocation: SourceLocation = #_sourceLocation) {
+            #expect(Set(tally.byCorrelation.keys) == Set(correlations), sourceLocation: sourceLocation)
+            let twice = tally.byCorrelation.filter { $0.value.count != 1 }
+            #expect(twice.isEmpty, "answered more than once: \(twice.prefix(5))", sourceLocation: sourceLocation)
+            #expect(tally.own + tally.busy + tally.dropped + tally.others.count == correlations.count, sourceLocation: sourceLocation)
+        }
+
+        /// Sends the requests `request` makes, correlation ids 1, 2, 3…, in chunks, reading nothing,
+        /// until the coordinator logs that it answers this client `busy` (which it then does for
+        /// each request until the client reads); returns how many were sent.
+        static func sendUntilBusy(_ reader: SlowReader, in cluster: Cluster, chunk: UInt64, atMost limit: UInt64,
+                                  _ request: @escaping @Sendable (UInt64) -> WireMessage) async throws -> UInt64 {
+            var sent: UInt64 = 0
+            while sent < limit {
+                let chunkRange = (sent + 1)...(sent + chunk)
+                try await onThread { for correlation in chunkRange { try reader.client.send(request(correlation)) } }
+                sent = chunkRange.upperBound
+                do {
+                    try await cluster.waitForLog("not reading its replies", "answered busy", timeout: .milliseconds(500))
+                    return sent
+                } catch is HarnessError {
+                    continue  // not yet: its queue is still filling
+                }
+            }
+            throw HarnessError("the coordinator never answered busy after \(sent) requests; its log ends: \(cluster.log.suffix(2000))")
+        }
+
+        @Test func noWaitEventsOverTheLimitAreBusyAndEveryOneIsAnsweredOnce() async throws {
+            try await withCluster(Self.topology) { cluster in
+                let reader = try SlowReader(endpoint: cluster.clients)
+                // A long key: each reply carries the address, so the socket buffers on the way
+                // hold a few hundred of them, not thousands, before the coordinator's queue fills.
+                let address = "counter/" + String(repeating: "k", count: 800)
+                let sent = try await Self.sendUntilBusy(reader, in: cluster, chunk: 500, atMost: 50_000) { correlation in
+                    WireMessage(Header(.event, flags: .noWait, correlation: correlation), address: address,
+                                payload: Array(#""increment""#.utf8))
+                }
+                // A few more, all owed a busy: the client has still read nothing.
+                let total = sent + 1000
+                try await onThread {
+                    for correlation in (sent + 1)...total {
+                        try reader.client.sendEvent(#""increment""#, to: address, correlation: correlation, flags: .noWait)
+                    }
+                }
+                let tally = try await onThread { try reader.readAll(1...total) }
+                Self.expectOneReplyEach(tally, 1...total)
+                #expect(tally.busy >= 1000, "each request after the client fell behind is busy: \(tally.busy)")
+                #expect(tally.own > 0)
+                #expect(tally.others.allSatisfy { $0 == "mailbox-full" }, "\(Set(tally.others))")
+
+                // It reads now: every request gets its own reply.
+                let caughtUp = try await onThread { () throws -> [WireMessage] in
+                    try (1...20 as ClosedRange<UInt64>).map { offset in
+                        try reader.client.request(WireMessage(Header(.get, correlation: total + offset), address: address))
+                    }
+                }
+                #expect(caughtUp.allSatisfy { $0.header.kind == .state }, "\(caughtUp.compactMap(\.error))")
+            }
+        }
+
+        @Test func largeRepliesOverTheByteLimitAreDroppedOrBusyAndEveryOneIsAnsweredOnce() async throws {
+            try await withCluster(Self.topology) { cluster in
+                // A 4 kB state: sixteen of them fill the client's 64 KiB.
+                try await cluster.send("auth", "startLogin")
+                let email = String(repeating: "e", count: 4000) + "@example.com"
+                try await cluster.send("auth", #"{"updateEmail":{"_0":"\#(email)"}}"#)
+                let reader = try SlowReader(endpoint: cluster.clients)
+                let sent = try await Self.sendUntilBusy(reader, in: cluster, chunk: 100, atMost: 20_000) { correlation in
+                    WireMessage(Header(.get, correlation: correlation), address: "auth")
+                }
+                let tally = try await onThread { try reader.readAll(1...sent) }
+                Self.expectOneReplyEach(tally, 1...sent)
+                #expect(tally.busy > 0)
+                #expect(tally.own > 0)
+                #expect(tally.others.isEmpty, "\(Set(tally.others))")
+                #expect(cluster.log.contains("dropped so far") == (tally.dropped > 0), "a reply dropped is logged")
+
+                let caughtUp = try await onThread {
+                    try reader.client.request(WireMessage(Header(.get, correlation: sent + 1), address: "auth"))
+                }
+                #expect(caughtUp.header.kind == .state)
+                #expect(caughtUp.payload.count > 4000)
+            }
+        }
+    }
+}
