@@ -95,7 +95,7 @@ extension WorkerRuntime {
             log.error("worker \(link.worker) could not quarantine the event that crashed it: \(error.message)")
             return records
         }
-        let taken = commit.records.isEmpty ? "" : "; taken out of its stored record"
+        let taken = commit.records.isEmpty ? "" : commit.truncations.isEmpty ? "; taken out of its stored record" : "; skipped in its journal"
         let text = "quarantined a \(unfinished.origin.noun) of \(address): worker \(link.worker) died running it \(crashes) times\(taken). "
             + "The machine continues from its state before it; list it with `fsm-send dead-letters`"
         log.error("\(text)")
