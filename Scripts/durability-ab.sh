@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Side by side: Topologies/load.json (durability none) against Topologies/load-durable.json
-# (state), with the release build of the working tree, in interleaved rounds (none, state,
-# none, state, ...), so that both see the same machine.
+# Side by side: Topologies/load.json (durability none), Topologies/load-durable.json (state)
+# and Topologies/load-journal.json (journal), with the release build of the working tree, in
+# interleaved rounds (none, state, journal, none, state, journal, ...), so that all three see
+# the same machine.
 #
 # Usage: Scripts/durability-ab.sh [ROUNDS]   (default 3)
 # Prints each round's events/s for batched binary ack and reply. Builds release first (reused
@@ -15,7 +16,7 @@ rounds="${1:-3}"
 swift build -c release >&2 || die "the release build failed"
 bin="$(swift build -c release --show-bin-path)"
 for round in $(seq "$rounds"); do
-    for topology in load load-durable; do
+    for topology in load load-durable load-journal; do
         "$bin/fsm-load" "Topologies/$topology.json" --json --mode ack,reply --no-baseline --codec binary \
             --batch 200 --window 4000 --duration 5 2>/dev/null | python3 -c "
 import json, sys

@@ -52,11 +52,11 @@ struct TopologyDurabilityTests {
         #expect(topology.durability == .init(directory: "../var/grove", snapshotEvery: 1_000_000, flush: .disk))
     }
 
-    @Test func journalIsRefusedUntilItIsBuilt() {
-        let found = Self.issues(Self.json(machine: #", "durability": "journal""#))
-        #expect(found.count == 1, "\(found)")
-        #expect(found.first?.hasPrefix("invalid-value $.machines[0].durability: durability \"journal\"") == true, "\(found)")
-        #expect(found.first?.contains("is not available yet; use \"state\"") == true, "\(found)")
+    @Test func journalIsReadWithItsSnapshotInterval() throws {
+        let topology = try Self.load(Self.json(machine: #", "durability": "journal""#, #""durability": { "snapshotEvery": 50 }"#))
+        #expect(topology.machines.map(\.durability) == [.journal, .state])
+        #expect(topology.durability.snapshotEvery == 50)
+        #expect(topology.hasDurableMachines)
     }
 
     @Test func mistakesAreRefusedWithTheirPathsAndWhatToWrite() {

@@ -13,6 +13,8 @@ package struct RecordedRun: Sendable, Hashable {
         case effect = 2
         /// A timer fired.
         case timer = 3
+        /// Replayed from a `journal` machine's journal while the worker brought it back.
+        case journal = 4
         /// The recorder could not read what the file said.
         case unknown = 255
 
@@ -23,6 +25,7 @@ package struct RecordedRun: Sendable, Hashable {
             case .inline: "inline event"
             case .effect: "event from the machine's work"
             case .timer: "timer event"
+            case .journal: "journaled event it was replaying"
             case .unknown: "event"
             }
         }

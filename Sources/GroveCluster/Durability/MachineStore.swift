@@ -70,8 +70,11 @@ package struct JournalEntry: Sendable, Hashable {
     package var address: String
     /// 1 for a machine's first event, then one more for each.
     package var sequence: UInt64
+    /// The event as ``RecordedRun/identity`` has it: a codec byte (1 GroveWire's binary
+    /// codec, 2 JSON), then the event as the machine's `Codable` Event encodes it.
     package var event: [UInt8]
-    /// When the event ran, in milliseconds since 1970 (timers it armed are due relative to it).
+    /// When the event's turn was committed, in milliseconds since 1970 (for people; recovery
+    /// does not use it).
     package var time: Int64
 
     package init(address: String, sequence: UInt64, event: [UInt8], time: Int64) {

@@ -32,20 +32,14 @@ extension TopologyDecoder {
 
     /// `machines[].durability`: `none` when absent.
     mutating func decodeMachineDurability(in members: [String: JSONValue], at path: JSONPath) -> Durability? {
-        let durability = optionalChoice(
+        optionalChoice(
             Field("durability", "\"state\"", "what of the machine survives its worker process"),
             in: members, at: path, default: Durability.none,
             meanings: [
                 "none": "nothing, as before", "state": "the state, written before the replies of each batch of events",
-                "journal": "every event before it is acknowledged",
+                "journal": "every event before it is acknowledged, with a snapshot every durability.snapshotEvery events",
             ]
         )
-        guard durability == .journal else { return durability }
-        // Not built yet: refused rather than quietly run as `state`.
-        report(.invalidValue, path.appending("durability"), "durability \"journal\" (an event journal with snapshots) is not "
-            + "available yet; use \"state\": each machine's state is written before the replies to its events leave, "
-            + "so what was acknowledged survives a crash")
-        return nil
     }
 
     /// One of the raw values of `Choice` at `field`, or `fallback` when absent; `nil` after

@@ -30,9 +30,10 @@ protocol HostedMachine: AnyObject, Sendable {
     /// Whether it reached a terminal state, was stopped or failed. Read on the worker's loop,
     /// the host's executor.
     var hasEnded: Bool { get }
-    /// The record to write for this durable instance now, on the worker's loop; nil once it
-    /// has ended (its record goes), or why its snapshot does not encode.
-    func record() -> Result<MachineRecord, WireError>?
+    /// What to write for this durable instance now, on the worker's loop: its record, or the
+    /// events of a `journal` instance; nil once it has ended (its record and journal go).
+    /// - Parameter snapshotEvery: The topology's `durability.snapshotEvery`.
+    func write(snapshotEvery: Int) -> DurableWrite?
 }
 
 final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: Codable, M.Output: Encodable {
@@ -46,10 +47,12 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     let link: WorkerLink
     let durability: Durability
     /// The type name the topology gives it, for its record.
-    private let type: String
+    let type: String
     /// Set when a durable instance changed and is not written yet: it joins the link's pending
     /// writes once per write, not once per event.
-    private let unwritten = Atomic<Bool>(false)
+    let unwritten = Atomic<Bool>(false)
+    /// Where a `journal` instance's journal stands; nil for the other levels.
+    let journal: JournalTail?
     private let drainTarget: HostDrain<M>
     /// Publishes state changes while someone watches `state:<address>`. Not observing otherwise
     /// keeps the host on its fast path (no observer to notify per commit).
@@ -63,17 +66,19 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     ///   - replyHandler: How the host answers queued senders that wait: `path`'s handler bound
     ///     to `link`, which a worker makes once per machine type and shares between its hosts;
     ///     one of the host's own when `nil`.
-    ///   - durable: The type name and durability of a durable instance, and the snapshot it
-    ///     continues from (nil for a new one).
+    ///   - durable: The type name and durability of a durable instance, the snapshot it
+    ///     continues from (nil for a new one) and, for `journal`, where its journal stands.
     init(address: String, env: M.Env, path: HostedPath<M>, mailboxCapacity: Int, io: any IOPerformer, link: WorkerLink,
          executor: (any SerialExecutor)? = nil, replyHandler: HostedPath<M>.ReplyHandler? = nil,
-         durable: (type: String, durability: Durability, restoring: Snapshot<M>?)? = nil) {
+         durable: (type: String, durability: Durability, restoring: Snapshot<M>?, cursor: JournalCursor?)? = nil) {
         self.address = address
         self.path = path
         self.link = link
         self.type = durable?.type ?? ""
         let durability = durable?.durability ?? .none
         self.durability = durability
+        let journal = durability == .journal ? JournalTail(durable?.cursor ?? JournalCursor()) : nil
+        self.journal = journal
         var options = HostOptions<M>()
         options.address = address
         options.mailboxCapacity = mailboxCapacity
@@ -113,7 +118,9 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
             // The worker's runtime applies the machine's onEnd policy before its next replies.
             link.endings.note(address)
         }
-        if durability != .none, let recorder = link.poison.recorder {
+        if let journal {
+            options.recorder = Self.journaling(address, into: journal, flight: link.poison.recorder, path: path)
+        } else if durability != .none, let recorder = link.poison.recorder {
             options.recorder = Self.recording(address, in: recorder, path: path)
         }
         host = MachineHost(machine: M.self, env: env, initialState: durable?.restoring?.state, performer: io,
@@ -194,17 +201,6 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     func changed() {
         guard durability != .none, !unwritten.exchange(true, ordering: .acquiringAndReleasing) else { return }
         link.durable.changed(self)
-    }
-
-    func record() -> Result<MachineRecord, WireError>? {
-        unwritten.store(false, ordering: .releasing)
-        do {
-            guard let snapshot = try path.record(host) else { return nil }
-            return .success(MachineRecord(address: address, type: type, snapshot: snapshot))
-        } catch {
-            return .failure(.unencodableState(error, type: M.State.self, binary: false, outcome: "it was to be written to the store",
-                                              address: address))
-        }
     }
 
     func enqueue(_ payload: ArraySlice<UInt8>, binary: Bool) -> WireError? {

@@ -68,14 +68,20 @@ protocol HostedMachineFactory: Sendable {
     /// A stored record without the event `identity` (``RecordedRun/identity``) names; nil
     /// when the record holds no such event.
     func removing(_ identity: [UInt8], from record: [UInt8]) -> [UInt8]?
+    /// A `journal` instance's record and journal without the first journaled event `identity`
+    /// names: the record of the state before it, at its sequence; nil when the journal has
+    /// no such event.
+    func skipping(_ identity: [UInt8], record: MachineRecord, journal: [JournalEntry]) -> MachineRecord?
 }
 
 /// How a durable instance starts: its type name and durability, and the record it continues
-/// from when it has one.
+/// from when it has one, with the journal after it for `journal`.
 struct DurableStart: Sendable {
     var type: String
     var durability: Durability
-    var record: [UInt8]?
+    var record: MachineRecord?
+    /// The journal entries after `record`'s sequence, oldest first (`journal` only).
+    var journal: [JournalEntry] = []
 }
 
 struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event: Codable, M.Output: Encodable {
@@ -102,12 +108,17 @@ struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event
     func make(address: String, mailboxCapacity: Int, io: any IOPerformer, link: WorkerLink, executor: (any SerialExecutor)?,
               durable: DurableStart?) throws(WireError) -> any HostedMachine {
         var restoring: Snapshot<M>?
+        var cursor: JournalCursor?
         if let record = durable?.record {
             do {
-                restoring = try DurableRecord.decode(record, as: M.self)
+                restoring = try DurableRecord.decode(record.snapshot, as: M.self)
             } catch {
                 throw WireError(.unknownMachine, "the stored record of '\(address)' does not decode as \(M.self)'s snapshot: \(error)",
                                 address: address)
+            }
+            if durable?.durability == .journal, let snapshot = restoring, let journal = durable?.journal {
+                restoring = try replaying(journal, onto: snapshot, address: address, flight: link.poison.recorder)
+                cursor = JournalCursor(recoveredThrough: journal.last?.sequence ?? record.sequence, replayed: journal.count)
             }
         }
         // No generic helper (`flatMap`, `??`) between the handler and the host: passing a
@@ -118,7 +129,7 @@ struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event
         if boundLink === link { shared = replyHandler }
         return Hosted<M>(address: address, env: env, path: path, mailboxCapacity: mailboxCapacity, io: io, link: link,
                          executor: executor, replyHandler: shared,
-                         durable: durable.map { ($0.type, $0.durability, restoring) })
+                         durable: durable.map { ($0.type, $0.durability, restoring, cursor) })
     }
 
     func check(event json: [UInt8], address: String) -> WireError? {

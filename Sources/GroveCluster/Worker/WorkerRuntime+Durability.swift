@@ -70,14 +70,27 @@ extension WorkerRuntime {
     }
 
     /// The instance at `address` brought back from its stored record, when one waits for its
-    /// turn; nil otherwise (and when the record does not decode: the instance then starts from
-    /// its initial state with its next event, and the record stays until it writes again).
+    /// turn; nil otherwise (and when the record or a journal entry does not decode: the
+    /// instance then starts from its initial state with its next event, and the record stays
+    /// until it writes again). A `journal` instance's entries after its record are replayed
+    /// onto it (``Factory/replaying(_:onto:address:flight:)``).
     func restoreIfWaiting(_ address: String) -> (any HostedMachine)? {
         guard let record = recovery.waiting.removeValue(forKey: address) else { return nil }
         let name = address.split(separator: "/", maxSplits: 1).first.map(String.init) ?? address
         guard let welcome = core.lastWelcome, let machine = core.placed[name], let factory = factory(for: machine.type) else { return nil }
+        var journal: [JournalEntry] = []
+        if machine.durability == .journal, let store {
+            do {
+                journal = try store.journal(of: address, after: record.sequence)
+            } catch {
+                // Started without its journal it would lose acknowledged events, and its first
+                // record would bury them: the supervisor restarts the worker instead.
+                run([.exit(status: 74, "worker \(link.worker) cannot read the journal of \(address) from its store: \(error.message)")])
+                return nil
+            }
+        }
         do {
-            let made = try make(address, machine, factory: factory, welcome: welcome, record: record.snapshot)
+            let made = try make(address, machine, factory: factory, welcome: welcome, record: record, journal: journal)
             instances[address] = made
             return made
         } catch {
@@ -86,26 +99,37 @@ extension WorkerRuntime {
         }
     }
 
-    /// Writes every durable instance that changed, and forgets those that ended, in one commit.
-    /// A store that fails ends the worker before anything it acknowledged is lost: its
-    /// supervisor restarts it from what the store holds.
+    /// Writes every durable instance that changed (the records of `state` instances, the
+    /// events or the record of `journal` ones, see ``JournalCursor``), and forgets those that
+    /// ended, in one commit. A store that fails ends the worker before anything it
+    /// acknowledged is lost: its supervisor restarts it from what the store holds.
     func writeDurable() {
         let (changed, ended) = link.durable.take()
         guard let store, !changed.isEmpty || !ended.isEmpty else { return }
         var commit = StoreCommit()
         commit.flush = StoreFlush(core.lastWelcome?.flush ?? .process)
+        let snapshotEvery = core.lastWelcome?.snapshotEvery ?? Topology.DurabilitySettings().snapshotEvery
+        var now: Int64?
         for machine in changed {
-            switch machine.record() {
-            case .success(let record)?:
+            guard let write = machine.write(snapshotEvery: snapshotEvery) else { continue } // ended: its address is in `ended`
+            if let failure = write.failure {
+                let kept = write.journal.isEmpty ? "its last stored record stays" : "its events are journaled on its last stored record"
+                log.error("\(failure.message); \(kept)")
+            }
+            if let record = write.record {
+                if write.replacesStored { commit.removed.append(record.address) }
                 commit.records.append(record)
-            case .failure(let error)?:
-                log.error("\(error.message); its last stored record stays")
-            case nil:
-                break // ended: its address is in `ended`
+                if record.sequence > 0 { commit.truncations.append((record.address, record.sequence)) }
+            }
+            guard !write.journal.isEmpty else { continue }
+            let time = now ?? Int64(Date().timeIntervalSince1970 * 1000)
+            now = time
+            for event in write.journal {
+                commit.journal.append(JournalEntry(address: write.address, sequence: event.sequence, event: event.event, time: time))
             }
         }
         let written = Set(commit.records.map(\.address))
-        commit.removed = ended.filter { !written.contains($0) }
+        commit.removed += ended.filter { !written.contains($0) }
         do {
             try store.commit(commit)
         } catch {

@@ -5,9 +5,9 @@ extension WorkerRuntime {
     /// Opens the flight recorder beside the store and reads what the last process left in it:
     /// the event it died running, if it did. That death is counted against the event; at the
     /// second (``PoisonWatch/crashesToQuarantine``) the event is quarantined: kept as a dead
-    /// letter, taken out of its machine's stored record (so recovery does not run it again),
-    /// and refused when a client sends it again. Then the recorder is handed to the durable
-    /// hosts to come.
+    /// letter, taken out of its machine's stored record or skipped in its journal (so recovery
+    /// does not run it again), and refused when a client sends it again. Then the recorder is
+    /// handed to the durable hosts to come.
     /// - Returns: `records`, with the quarantined event taken out of its machine's.
     func watchForPoison(store: any MachineStore, records: [MachineRecord]) -> [MachineRecord] {
         guard let openRecorder else { return records }
@@ -73,10 +73,20 @@ extension WorkerRuntime {
             address: address, type: core.placed[name]?.type ?? stored.map { records[$0].type } ?? "",
             event: unfinished.event, binary: unfinished.binary,
             error: "the worker died while running it, \(crashes) times (a \(unfinished.origin.noun))", crashes: crashes, time: now)]
-        if let stored, let factory = factory(for: records[stored].type),
-           let rewritten = factory.removing(identity, from: records[stored].snapshot) {
-            records[stored].snapshot = rewritten
-            commit.records = [records[stored]]
+        if let stored, let factory = factory(for: records[stored].type) {
+            // A `journal` machine with entries after its record replays them, not its record's
+            // queue (which they include): the event is skipped there.
+            let journal = (try? store.journal(of: address, after: records[stored].sequence)) ?? []
+            if !journal.isEmpty {
+                if let skipped = factory.skipping(identity, record: records[stored], journal: journal) {
+                    records[stored] = skipped
+                    commit.records = [skipped]
+                    commit.truncations = [(address, skipped.sequence)]
+                }
+            } else if let rewritten = factory.removing(identity, from: records[stored].snapshot) {
+                records[stored].snapshot = rewritten
+                commit.records = [records[stored]]
+            }
         }
         do {
             try store.commit(commit)
@@ -85,7 +95,7 @@ extension WorkerRuntime {
             log.error("worker \(link.worker) could not quarantine the event that crashed it: \(error.message)")
             return records
         }
-        let taken = commit.records.isEmpty ? "" : "; taken out of its stored record"
+        let taken = commit.records.isEmpty ? "" : commit.truncations.isEmpty ? "; taken out of its stored record" : "; skipped in its journal"
         let text = "quarantined a \(unfinished.origin.noun) of \(address): worker \(link.worker) died running it \(crashes) times\(taken). "
             + "The machine continues from its state before it; list it with `fsm-send dead-letters`"
         log.error("\(text)")

@@ -286,9 +286,10 @@ actor WorkerRuntime {
     /// The factory of a registered machine type.
     func factory(for type: String) -> (any HostedMachineFactory)? { factories[type] }
 
-    /// A new instance at `address`, continuing from `record` when it has one.
+    /// A new instance at `address`, continuing from `record` (and for `journal`, the entries of
+    /// `journal` after it) when it has one.
     func make(_ address: String, _ machine: Welcome.HostedMachine, factory: any HostedMachineFactory, welcome: Welcome,
-                      record: [UInt8]?) throws(WireError) -> any HostedMachine {
+              record: MachineRecord?, journal: [JournalEntry] = []) throws(WireError) -> any HostedMachine {
         let io = ClusterIOPerformer(address: address, local: configuration.io, remoteNames: core.remoteIO, core: link.toCore)
         var durable: DurableStart?
         if let durability = machine.durability, durability != .none {
@@ -296,7 +297,7 @@ actor WorkerRuntime {
                 throw WireError(.unknownMachine, "'\(address)' is durable (\(durability.rawValue)) but worker \(link.worker) has no store",
                                 address: address)
             }
-            durable = DurableStart(type: machine.type, durability: durability, record: record)
+            durable = DurableStart(type: machine.type, durability: durability, record: record, journal: journal)
         }
         return try factory.make(address: address, mailboxCapacity: welcome.mailboxCapacity, io: io, link: link,
                                 executor: link.loop.executor, durable: durable)

@@ -65,6 +65,8 @@ struct TopologyFile {
     var security: String?
     /// The `audit` section as JSON text, when a test sets one.
     var audit: String?
+    /// The `durability` section as JSON text, when a test sets one.
+    var durabilitySettings: String?
     /// Key pairs `fsm-keys new` makes in `<directory>/keys` before the launch.
     var keyPairs: [String] = []
     /// The key pair the harness's own fsm-send calls use (with the coordinator's public key).
@@ -125,6 +127,7 @@ struct TopologyFile {
                 ?? (transport == .tcp ? ["insecure": true] : [:]),
         ]
         if let audit { document["audit"] = try JSONSerialization.jsonObject(with: Data(audit.utf8)) }
+        if let durabilitySettings { document["durability"] = try JSONSerialization.jsonObject(with: Data(durabilitySettings.utf8)) }
         return document
     }
 
