@@ -9,14 +9,20 @@ import Testing
 /// the coordinator holds for it stays within the limits however much it sends.
 @Suite(.timeLimit(.minutes(1)))
 struct CoordinatorDriverSlowClientTests {
-    @Test func aClientOverItsMessageLimitIsOwedABusyForEveryRequest() throws {
+    /// A client `slow` that reads nothing and has sent 4 events (correlations 1-4) to one
+    /// counter of `data-1`; its outbox holds 4 messages. The events are forwarded, not answered.
+    static func slowClient() -> (cluster: InMemoryCluster, slow: [UInt8], address: String, requests: [WireMessage]) {
         let cluster = InMemoryCluster()  // client outbox: 4 messages
         cluster.registerAll()
         let slow = Array("slow".utf8)
         let address = "counter/" + cluster.counterKey(on: "data-1")
         cluster.loop.holdBack(slow, on: cluster.clients)
         for number in 1...4 { cluster.fromClient("slow", .event(address, correlation: UInt64(number))) }
-        let requests = cluster.requests(to: "data-1")
+        return (cluster, slow, address, cluster.requests(to: "data-1"))
+    }
+
+    @Test func aClientOverItsMessageLimitIsOwedABusyForEveryRequest() throws {
+        let (cluster, slow, address, requests) = Self.slowClient()
         #expect(requests.count == 4)
         cluster.fromWorker("data-1", batch: requests.map { $0.stateReply("{}") })
         #expect(cluster.loop.pending(cluster.clients, peer: slow) == 4)
@@ -94,13 +100,8 @@ struct CoordinatorDriverSlowClientTests {
     }
 
     @Test func aClientThatGoesAwayIsOwedNothingMore() throws {
-        let cluster = InMemoryCluster()  // client outbox: 4 messages
-        cluster.registerAll()
-        let slow = Array("slow".utf8)
-        let address = "counter/" + cluster.counterKey(on: "data-1")
-        cluster.loop.holdBack(slow, on: cluster.clients)
-        for number in 1...4 { cluster.fromClient("slow", .event(address, correlation: UInt64(number))) }
-        cluster.fromWorker("data-1", batch: cluster.requests(to: "data-1").map { $0.stateReply("{}") })
+        let (cluster, slow, address, requests) = Self.slowClient()
+        cluster.fromWorker("data-1", batch: requests.map { $0.stateReply("{}") })
         for number in 5...20 { cluster.fromClient("slow", .event(address, correlation: UInt64(number))) }
         #expect(cluster.driver.core.clientLedger.owed[slow]?.count == 16)
 
