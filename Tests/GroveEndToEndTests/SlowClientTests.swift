@@ -95,8 +95,13 @@ extension EndToEnd {
                     WireMessage(Header(.event, flags: .noWait, correlation: correlation), address: address,
                                 payload: Array(#""increment""#.utf8))
                 }
-                // A few more, all owed a busy: the client has still read nothing.
-                let total = sent + 1000
+                // Many more: the client still reads nothing. How many of them get through depends
+                // on how full the buffers between the coordinator and the client (ZeroMQ's pipes,
+                // the kernel's socket buffers) were when the coordinator first fell behind: they go
+                // on taking replies for a while. They hold a bounded number (about a thousand of
+                // these replies were seen), so all but that many of these are busy.
+                let extra: UInt64 = 5000
+                let total = sent + extra
                 try await onThread {
                     for correlation in (sent + 1)...total {
                         try reader.client.sendEvent(#""increment""#, to: address, correlation: correlation, flags: .noWait)
@@ -104,7 +109,7 @@ extension EndToEnd {
                 }
                 let tally = try await onThread { try reader.readAll(1...total) }
                 Self.expectOneReplyEach(tally, 1...total)
-                #expect(tally.busy >= 1000, "each request after the client fell behind is busy: \(tally.busy)")
+                #expect(tally.busy >= extra / 2, "requests after the client fell behind are busy: \(tally.busy) of \(extra)")
                 #expect(tally.own > 0)
                 #expect(tally.others.allSatisfy { $0 == "mailbox-full" }, "\(Set(tally.others))")
 
