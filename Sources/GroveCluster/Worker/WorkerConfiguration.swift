@@ -68,6 +68,9 @@ protocol HostedMachineFactory: Sendable {
     /// A stored record without the event `identity` (``RecordedRun/identity``) names; nil
     /// when the record holds no such event.
     func removing(_ identity: [UInt8], from record: [UInt8]) -> [UInt8]?
+    /// An event in either codec, in whatever form its sender wrote it, as this type's event
+    /// encodes (what ``RecordedRun/identity`` compares); nil when it does not decode or encode.
+    func canonical(event: [UInt8], binary: Bool) -> (event: [UInt8], binary: Bool)?
 }
 
 /// How a durable instance starts: its type name and durability, and the record it continues
