@@ -56,12 +56,20 @@ package struct RecordedRun: Sendable, Hashable {
 /// (``MappedFlightLog``), or memory for tests (``MemoryFlightLog``). Called from the worker's
 /// loop thread only.
 package protocol FlightLog: AnyObject, Sendable {
-    /// Notes that `address` is about to run `event` (the entry stays until ``end()``).
-    func begin(address: String, event: [UInt8], binary: Bool, origin: RecordedRun.Origin)
+    /// Notes that `address` is about to run `event` (the entry stays until ``end()``). The
+    /// bytes are copied before it returns.
+    func begin(address: String, event: UnsafeRawBufferPointer, binary: Bool, origin: RecordedRun.Origin)
     /// The event returned.
     func end()
     /// The entry a process left behind: begun, never ended. Clears it.
     func takeUnfinished() -> RecordedRun?
+}
+
+extension FlightLog {
+    /// ``begin(address:event:binary:origin:)`` with the event in an array.
+    package func begin(address: String, event: [UInt8], binary: Bool, origin: RecordedRun.Origin) {
+        event.withUnsafeBytes { begin(address: address, event: $0, binary: binary, origin: origin) }
+    }
 }
 
 /// A worker's flight recorder: before a durable machine's `update` runs an event it notes the
@@ -69,16 +77,37 @@ package protocol FlightLog: AnyObject, Sendable {
 /// -9, a trap, a hang killed by the supervisor), and clears it once `update` and the start of
 /// its effect returned. On its next start the worker finds the event it died running.
 ///
+/// An event from the wire that runs at once (``arriving(_:binary:_:)``) is noted as the bytes
+/// received, a copy; any other event (queued, inline, from the machine's work, a timer) is
+/// encoded. So what the log holds is an event in either codec and in whatever form its sender
+/// wrote it: it names the event for the crash counts and the quarantine only once made
+/// canonical (decoded and encoded again, ``RecordedRun/identity``), which the worker does
+/// when it blames the event on its next start.
+///
 /// It also watches events under suspicion (one crash counted): when one of them runs to the
 /// end, ``onCleared`` is told, so that an operator's kill -9 in the middle of an ordinary event
 /// does not count towards quarantining that event forever.
 ///
 /// Used from the worker's loop thread only (its hosts run there): no locking on the hot path.
 package final class FlightRecorder: @unchecked Sendable {
+    /// What the recorder reads and writes per event, behind a pointer: a class's stored `var`
+    /// passed inout to a closure, or read around one, costs a dynamic exclusivity check per
+    /// access (a runtime call that was a visible share of the worker's loop under load).
+    private struct PerEvent {
+        /// The bytes of the event from the wire that its host runs at once, while
+        /// ``arriving(_:binary:_:)`` holds them; taken by the first sent event that runs.
+        var arrived: UnsafeRawBufferPointer?
+        var arrivedBinary = false
+        /// Reused for every event encoded: no allocation once it has grown.
+        var scratch: [UInt8] = []
+        /// Whether any identity is under suspicion: the hot path reads only this.
+        var watching = false
+        /// The canonical identity of the running event, when its address has suspects.
+        var suspect: (address: String, identity: [UInt8])?
+    }
+
     private let log: any FlightLog
-    /// Reused for every event: no allocation once it has grown.
-    private var scratch: [UInt8] = []
-    private var current: (address: String, binary: Bool)?
+    private let perEvent: UnsafeMutablePointer<PerEvent>
     /// Identities under suspicion, by address.
     private var suspects: [String: Set<[UInt8]>] = [:]
     private var cleared: (@Sendable (String, [UInt8]) -> Void)?
@@ -92,25 +121,53 @@ package final class FlightRecorder: @unchecked Sendable {
 
     package init(log: any FlightLog) {
         self.log = log
-        scratch.reserveCapacity(256)
+        perEvent = .allocate(capacity: 1)
+        perEvent.initialize(to: PerEvent())
+        perEvent.pointee.scratch.reserveCapacity(256)
     }
 
-    /// Notes that `address` runs the event `encode` writes; `encode` appends it and returns
-    /// whether it wrote the binary codec (true), JSON (false), or nothing it could (nil).
+    deinit {
+        perEvent.deinitialize(count: 1)
+        perEvent.deallocate()
+    }
+
+    /// Runs `body`, which hands the event `payload` decodes to its host to run at once (or
+    /// to queue): if it runs, it is noted as these bytes instead of being encoded again.
+    /// - Parameters:
+    ///   - payload: The event as received: GroveWire's binary codec when `binary`, else JSON.
+    @inline(__always)
+    package func arriving<T>(_ payload: ArraySlice<UInt8>, binary: Bool, _ body: () -> T) -> T {
+        payload.withUnsafeBytes { bytes in
+            perEvent.pointee.arrived = bytes
+            perEvent.pointee.arrivedBinary = binary
+            defer { perEvent.pointee.arrived = nil }
+            return body()
+        }
+    }
+
+    /// Notes that `address` runs an event: the bytes ``arriving(_:binary:_:)`` holds for a
+    /// sent one, else the event `encode` writes; `encode` appends it and returns whether it
+    /// wrote the binary codec (true), JSON (false), or nothing it could (nil).
     @inline(__always)
     package func willRun(address: String, origin: RecordedRun.Origin, encode: (inout [UInt8]) -> Bool?) {
-        scratch.removeAll(keepingCapacity: true)
-        let binary = encode(&scratch)
-        if binary == nil { scratch.removeAll(keepingCapacity: true) }
-        log.begin(address: address, event: scratch, binary: binary ?? false, origin: origin)
-        if !suspects.isEmpty { current = (address, binary ?? false) }
+        let state = perEvent
+        if origin == .sent, let arrived = state.pointee.arrived {
+            state.pointee.arrived = nil
+            log.begin(address: address, event: arrived, binary: state.pointee.arrivedBinary, origin: origin)
+        } else {
+            state.pointee.scratch.removeAll(keepingCapacity: true)
+            let binary = encode(&state.pointee.scratch)
+            if binary == nil { state.pointee.scratch.removeAll(keepingCapacity: true) }
+            state.pointee.scratch.withUnsafeBytes { log.begin(address: address, event: $0, binary: binary ?? false, origin: origin) }
+        }
+        if state.pointee.watching { watch(address, encode: encode) }
     }
 
     /// The event returned.
     @inline(__always)
     package func didRun() {
         log.end()
-        if !suspects.isEmpty { checkSuspect() }
+        if perEvent.pointee.suspect != nil { clearSuspect() }
     }
 
     /// The event the last process died running, if it did; clears it.
@@ -118,10 +175,12 @@ package final class FlightRecorder: @unchecked Sendable {
         log.takeUnfinished()
     }
 
-    /// Watches `identity` at `address`: the first time it runs to the end, `onCleared` is told.
+    /// Watches `identity` (canonical: ``RecordedRun/identity`` of an event decoded and encoded
+    /// again) at `address`: the first time it runs to the end, `onCleared` is told.
     package func suspect(_ identity: [UInt8], at address: String) {
         guard !identity.isEmpty else { return }
         suspects[address, default: []].insert(identity)
+        perEvent.pointee.watching = true
     }
 
     /// Told (on the loop thread, inside the host's turn: hop before touching anything else) of
@@ -130,13 +189,24 @@ package final class FlightRecorder: @unchecked Sendable {
         cleared = body
     }
 
-    private func checkSuspect() {
-        guard let run = current, !scratch.isEmpty, var watched = suspects[run.address] else { return }
-        current = nil
-        let identity = [run.binary ? 1 : 2] + scratch
-        guard watched.remove(identity) != nil else { return }
-        suspects[run.address] = watched.isEmpty ? nil : watched
-        cleared?(run.address, identity)
+    /// While suspects remain: the running event's canonical identity when its address has
+    /// any (encoded here whatever the log holds, so the sender's form does not matter).
+    private func watch(_ address: String, encode: (inout [UInt8]) -> Bool?) {
+        perEvent.pointee.suspect = nil
+        guard suspects[address] != nil else { return }
+        var identity: [UInt8] = [0]
+        guard let binary = encode(&identity) else { return }
+        identity[0] = binary ? 1 : 2
+        perEvent.pointee.suspect = (address, identity)
+    }
+
+    private func clearSuspect() {
+        guard let running = perEvent.pointee.suspect else { return }
+        perEvent.pointee.suspect = nil
+        guard var watched = suspects[running.address], watched.remove(running.identity) != nil else { return }
+        suspects[running.address] = watched.isEmpty ? nil : watched
+        perEvent.pointee.watching = !suspects.isEmpty
+        cleared?(running.address, running.identity)
     }
 }
 
@@ -148,8 +218,8 @@ package final class MemoryFlightLog: FlightLog {
 
     package init() {}
 
-    package func begin(address: String, event: [UInt8], binary: Bool, origin: RecordedRun.Origin) {
-        entry.withLock { $0 = (RecordedRun(address: address, event: event, binary: binary, origin: origin), true) }
+    package func begin(address: String, event: UnsafeRawBufferPointer, binary: Bool, origin: RecordedRun.Origin) {
+        entry.withLock { $0 = (RecordedRun(address: address, event: Array(event), binary: binary, origin: origin), true) }
     }
 
     package func end() {

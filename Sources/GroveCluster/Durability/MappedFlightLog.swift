@@ -62,25 +62,32 @@ package final class MappedFlightLog: FlightLog, @unchecked Sendable {
         munmap(base, Self.size)
     }
 
-    package func begin(address: String, event: [UInt8], binary: Bool, origin: RecordedRun.Origin) {
-        var address = address
-        let addressLength = address.withUTF8 { utf8 in
+    package func begin(address: String, event: UnsafeRawBufferPointer, binary: Bool, origin: RecordedRun.Origin) {
+        let addressLength = address.utf8.withContiguousStorageIfAvailable { utf8 in
             let length = min(utf8.count, 1024)
             if length > 0 { (base + Self.headerSize).copyMemory(from: utf8.baseAddress!, byteCount: length) }
             return length
-        }
+        } ?? copySlowly(address)
         let room = Self.size - Self.headerSize - addressLength
         let eventLength = event.count <= room ? event.count : 0
         if eventLength > 0 {
-            event.withUnsafeBytes { bytes in
-                (base + Self.headerSize + addressLength).copyMemory(from: bytes.baseAddress!, byteCount: eventLength)
-            }
+            (base + Self.headerSize + addressLength).copyMemory(from: event.baseAddress!, byteCount: eventLength)
         }
         base.storeBytes(of: UInt32(addressLength), toByteOffset: 8, as: UInt32.self)
         base.storeBytes(of: UInt32(eventLength), toByteOffset: 12, as: UInt32.self)
         base.storeBytes(of: binary ? 1 : 2, toByteOffset: 16, as: UInt8.self)
         base.storeBytes(of: origin.rawValue, toByteOffset: 17, as: UInt8.self)
         base.storeBytes(of: 1, toByteOffset: 4, as: UInt32.self)
+    }
+
+    /// An address whose UTF-8 is not contiguous (a bridged string): copied byte by byte.
+    private func copySlowly(_ address: String) -> Int {
+        var length = 0
+        for byte in address.utf8.prefix(1024) {
+            base.storeBytes(of: byte, toByteOffset: Self.headerSize + length, as: UInt8.self)
+            length += 1
+        }
+        return length
     }
 
     package func end() {

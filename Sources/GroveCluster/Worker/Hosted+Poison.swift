@@ -67,8 +67,16 @@ extension Factory {
         return try? DurableRecord.encode(snapshot)
     }
 
+    func canonical(event: [UInt8], binary: Bool) -> (event: [UInt8], binary: Bool)? {
+        guard let decoded = decode(event, binary: binary) else { return nil }
+        var bytes: [UInt8] = []
+        guard let binary = path.encodeEvent(decoded, &bytes) else { return nil }
+        return (bytes, binary)
+    }
+
+    /// An event in either codec, JSON in any form a client may send (a bare case name too).
     private func decode(_ event: [UInt8], binary: Bool) -> M.Event? {
         if binary { return try? path.decodeBinary(event[...]) }
-        return WireJSON.decodeQuickly(M.Event.self, from: event) ?? (try? WireJSON.decode(M.Event.self, from: event, what: "a dead letter"))
+        return try? Hosted<M>.decodeEvent(event[...], address: "a recorded event")
     }
 }

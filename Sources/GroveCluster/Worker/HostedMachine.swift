@@ -43,6 +43,9 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     /// Whether the host runs on an executor given to it (a worker's loop), on which its events
     /// arrive: an event that finds the host idle is then handled at once instead of queued.
     private let handlesOnArrival: Bool
+    /// The worker's flight recorder, for a durable instance while recording is on: an event
+    /// run on arrival is noted as the bytes received.
+    private let recorder: FlightRecorder?
     let address: String
     let link: WorkerLink
     let durability: Durability
@@ -118,9 +121,11 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
             // The worker's runtime applies the machine's onEnd policy before its next replies.
             link.endings.note(address)
         }
+        let recorder = durability != .none ? link.poison.recorder : nil
+        self.recorder = recorder
         if let journal {
-            options.recorder = Self.journaling(address, into: journal, flight: link.poison.recorder, path: path)
-        } else if durability != .none, let recorder = link.poison.recorder {
+            options.recorder = Self.journaling(address, into: journal, flight: recorder, path: path)
+        } else if let recorder {
             options.recorder = Self.recording(address, in: recorder, path: path)
         }
         host = MachineHost(machine: M.self, env: env, initialState: durable?.restoring?.state, performer: io,
@@ -207,7 +212,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         do throws(WireError) {
             let event = try decodeEvent(payload, binary: binary)
             do {
-                if handlesOnArrival, path.sendNow(host, event) {
+                if handlesOnArrival, runsOnArrival(payload, binary: binary, { path.sendNow(host, event) }) {
                     changed()
                     return nil
                 }
@@ -231,7 +236,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
             return
         }
         do {
-            if handlesOnArrival, path.sendNowReplying(host, event, reply) {
+            if handlesOnArrival, runsOnArrival(payload, binary: binary, { path.sendNowReplying(host, event, reply) }) {
                 changed()
                 return
             }
@@ -247,6 +252,14 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
             let refusal = WireError(refusal: error, address: address)
             host.requestAnswer { reply.fail(refusal) }
         }
+    }
+
+    /// `sendNow`, the event it runs noted by the recorder as `payload`, the bytes it was decoded
+    /// from, instead of being encoded again.
+    @inline(__always)
+    private func runsOnArrival(_ payload: ArraySlice<UInt8>, binary: Bool, _ sendNow: () -> Bool) -> Bool {
+        guard let recorder else { return sendNow() }
+        return recorder.arriving(payload, binary: binary, sendNow)
     }
 
     /// An event from outside, in either codec, that its machine accepts (``Machine/refusal(of:)``).

@@ -72,6 +72,9 @@ protocol HostedMachineFactory: Sendable {
     /// names: the record of the state before it, at its sequence; nil when the journal has
     /// no such event.
     func skipping(_ identity: [UInt8], record: MachineRecord, journal: [JournalEntry]) -> MachineRecord?
+    /// An event in either codec, in whatever form its sender wrote it, as this type's event
+    /// encodes (what ``RecordedRun/identity`` compares); nil when it does not decode or encode.
+    func canonical(event: [UInt8], binary: Bool) -> (event: [UInt8], binary: Bool)?
 }
 
 /// How a durable instance starts: its type name and durability, and the record it continues

@@ -41,7 +41,8 @@ extension WorkerRuntime {
 
     /// Counts the death of the last process against the event it was running, and quarantines
     /// the event at the second.
-    private func blame(_ unfinished: RecordedRun, store: any MachineStore, records: [MachineRecord]) -> [MachineRecord] {
+    private func blame(_ recorded: RecordedRun, store: any MachineStore, records: [MachineRecord]) -> [MachineRecord] {
+        let unfinished = canonical(recorded, records: records)
         let address = unfinished.address
         let identity = unfinished.identity
         guard !identity.isEmpty else {
@@ -100,6 +101,27 @@ extension WorkerRuntime {
             + "The machine continues from its state before it; list it with `fsm-send dead-letters`"
         log.error("\(text)")
         return records
+    }
+
+    /// `run` with its event as its machine's type encodes it (decoded, encoded again), which is
+    /// what the crash counts, the suspects and the quarantine compare: the recorder keeps an
+    /// event from the wire as its sender wrote it, in either codec, JSON with any spacing or key
+    /// order. Unchanged when the type is unknown or the event no longer decodes as its event.
+    func canonical(_ run: RecordedRun, records: [MachineRecord]) -> RecordedRun {
+        guard !run.event.isEmpty else { return run }
+        let name = run.address.split(separator: "/", maxSplits: 1).first.map(String.init) ?? run.address
+        guard let type = core.placed[name]?.type ?? records.first(where: { $0.address == run.address })?.type,
+              let factory = factory(for: type) else {
+            log.warning("worker \(link.worker) does not know the type of \(run.address); the event it died running is blamed as recorded")
+            return run
+        }
+        guard let canonical = factory.canonical(event: run.event, binary: run.binary) else {
+            log.warning("the event worker \(link.worker) died running on \(run.address) no longer decodes as a \(type) event; blamed as recorded")
+            return run
+        }
+        var blamed = run
+        (blamed.event, blamed.binary) = canonical
+        return blamed
     }
 
     /// An event under suspicion ran to the end: the deaths counted against it are forgotten.

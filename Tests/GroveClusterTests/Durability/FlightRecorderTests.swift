@@ -54,6 +54,52 @@ struct FlightRecorderTests {
         #expect(log.takeUnfinished() == nil)
     }
 
+    @Test func aSentEventRunOnArrivalIsNotedAsTheBytesReceivedAndAnyOtherIsEncoded() {
+        let log = MemoryFlightLog()
+        let recorder = FlightRecorder(log: log)
+        let received = Array(#"{ "add" : { "_0" : 13 } }"#.utf8)
+        var encodings = 0
+        func encode(_ bytes: inout [UInt8]) -> Bool? {
+            encodings += 1
+            bytes += [7, 13]
+            return true
+        }
+        recorder.arriving(received[...], binary: false) {
+            recorder.willRun(address: "a", origin: .sent, encode: encode)
+            #expect(log.last == RecordedRun(address: "a", event: received, binary: false, origin: .sent))
+            recorder.didRun()
+            // Inline after it, then a queued event the host drains: not the bytes received.
+            recorder.willRun(address: "a", origin: .inline, encode: encode)
+            #expect(log.last == RecordedRun(address: "a", event: [7, 13], binary: true, origin: .inline))
+            recorder.didRun()
+            recorder.willRun(address: "a", origin: .sent, encode: encode)
+            #expect(log.last == RecordedRun(address: "a", event: [7, 13], binary: true, origin: .sent))
+            recorder.didRun()
+        }
+        recorder.willRun(address: "b", origin: .sent, encode: encode)
+        #expect(log.last == RecordedRun(address: "b", event: [7, 13], binary: true, origin: .sent))
+        #expect(encodings == 3)
+        #expect(log.takeUnfinished() == RecordedRun(address: "b", event: [7, 13], binary: true, origin: .sent))
+    }
+
+    @Test func aSuspectRunFromTheBytesReceivedIsClearedByItsCanonicalIdentity() {
+        let log = MemoryFlightLog()
+        let recorder = FlightRecorder(log: log)
+        let cleared = Mutex<[String]>([])
+        recorder.onCleared { address, identity in cleared.withLock { $0.append("\(address) \(identity)") } }
+        recorder.suspect([1, 9], at: "a")
+        let received = Array(#"{"nine" : {}}"#.utf8)
+        recorder.arriving(received[...], binary: false) {
+            recorder.willRun(address: "a", origin: .sent) { bytes in
+                bytes += [9]
+                return true
+            }
+            recorder.didRun()
+        }
+        #expect(log.last?.event == received)
+        #expect(cleared.withLock { $0 } == ["a [1, 9]"])
+    }
+
     @Test(arguments: StoreKind.allCases)
     func crashesAreCountedPerAddressAndEventUntilForgotten(_ kind: StoreKind) throws {
         let (store, cleanup) = try kind.make()
