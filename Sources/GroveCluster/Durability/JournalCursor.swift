@@ -23,7 +23,8 @@ struct JournalCursor: Sendable {
     private(set) var hasRecord: Bool
     /// The events run since the last write, by sequence, each as ``RecordedRun/identity``.
     private var pending: [JournalEvent] = []
-    /// An event ran that could not be encoded: the next write must be a record.
+    /// An event ran that could not be encoded, or the store asked for a record (its journal
+    /// entries hold space back): the next write must be a record.
     private var unjournaled = false
 
     /// A new instance: nothing stored.
@@ -51,6 +52,12 @@ struct JournalCursor: Sendable {
         } else {
             unjournaled = true
         }
+    }
+
+    /// The store asked for a record (``MachineStore/journalLaggards(limit:)``): the next write
+    /// is one, so that the journal entries before it can go.
+    mutating func recordNext() {
+        unjournaled = true
     }
 
     /// What the next commit writes.

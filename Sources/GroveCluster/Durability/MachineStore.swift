@@ -10,7 +10,10 @@ package import GroveWire
 package protocol MachineStore: AnyObject, Sendable {
     /// Every record stored, for recovery when the worker starts.
     func records() throws(StoreError) -> [MachineRecord]
-    /// The journal of `address` after `sequence`, oldest first.
+    /// The journal of `address` after `sequence`, oldest first. An entry at or before the
+    /// sequence of its address's record is covered by that record: a store may drop it at any
+    /// time, truncated or not, and does not keep entries of an address without a record across
+    /// a restart.
     func journal(of address: String, after sequence: UInt64) throws(StoreError) -> [JournalEntry]
     /// Writes all of `commit` in one transaction, or nothing of it, and returns once it lasts
     /// as `commit.flush` asks. Its parts apply in this order: `removed`, `records`, `journal`,
@@ -28,6 +31,14 @@ package protocol MachineStore: AnyObject, Sendable {
     func forgetCrashes(of address: String, event identity: [UInt8]) throws(StoreError)
     /// The events with deaths counted and not forgotten, oldest first.
     func crashes() throws(StoreError) -> [CrashCount]
+    /// Machines (at most `limit`) whose old journal entries keep the store from freeing space
+    /// no other machine needs: the worker writes a record for each, which lets them go. Empty
+    /// when the store frees its journal otherwise (the default).
+    func journalLaggards(limit: Int) -> [String]
+}
+
+extension MachineStore {
+    package func journalLaggards(limit: Int) -> [String] { [] }
 }
 
 /// Deaths of a worker counted against one event of one machine.

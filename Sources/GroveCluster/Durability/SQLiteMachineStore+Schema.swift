@@ -6,8 +6,10 @@ extension SQLiteMachineStore {
     ///
     /// - `machines`: one row per instance, replaced in place (`ON CONFLICT DO UPDATE`). A rowid
     ///   table: snapshots can be large, and SQLite keeps large rows better out of the key's tree.
-    /// - `journal`: WITHOUT ROWID, so that rows sit in `(address, sequence)` order, which is how
-    ///   they are appended, read back and truncated.
+    /// - `journal`: in append order (v3; v1 kept it in `(address, sequence)` order, which made a
+    ///   commit of events to many machines write as many pages). A commit's events sit on a few
+    ///   contiguous pages; ``JournalBook`` knows where each machine's live entries are, and rows
+    ///   no machine needs are deleted from the table's old end.
     /// - `dead_letters`: AUTOINCREMENT, so that an id an admin was shown is never given to
     ///   another event after it was dropped.
     static var migrator: DatabaseMigrator {
@@ -52,6 +54,22 @@ extension SQLiteMachineStore {
                 ) WITHOUT ROWID;
                 """)
         }
+        // v3: the journal in append order (see above); v1's rows move over in their order.
+        migrator.registerMigration("v3") { db in
+            try db.execute(sql: """
+                CREATE TABLE journal_in_order (
+                    position INTEGER PRIMARY KEY,
+                    address TEXT NOT NULL,
+                    sequence INTEGER NOT NULL,
+                    event BLOB NOT NULL,
+                    time INTEGER NOT NULL
+                );
+                INSERT INTO journal_in_order (address, sequence, event, time)
+                    SELECT address, sequence, event, time FROM journal ORDER BY address, sequence;
+                DROP TABLE journal;
+                ALTER TABLE journal_in_order RENAME TO journal;
+                """)
+        }
         return migrator
     }
 
@@ -60,15 +78,16 @@ extension SQLiteMachineStore {
             INSERT INTO machines (address, type, snapshot, sequence) VALUES (?, ?, ?, ?)
             ON CONFLICT (address) DO UPDATE SET type = excluded.type, snapshot = excluded.snapshot, sequence = excluded.sequence
             """
-        static let appendJournal = "INSERT INTO journal (address, sequence, event, time) VALUES (?, ?, ?, ?)"
-        static let truncateJournal = "DELETE FROM journal WHERE address = ? AND sequence <= ?"
+        static let appendJournal = "INSERT INTO journal (position, address, sequence, event, time) VALUES (?, ?, ?, ?, ?)"
+        static let deleteJournal = "DELETE FROM journal WHERE position < ?"
         static let removeRecord = "DELETE FROM machines WHERE address = ?"
-        static let removeJournal = "DELETE FROM journal WHERE address = ?"
         static let insertDeadLetter = """
             INSERT INTO dead_letters (address, type, event, binary, error, crashes, time) VALUES (?, ?, ?, ?, ?, ?, ?)
             """
         static let records = "SELECT address, type, snapshot, sequence FROM machines ORDER BY address"
-        static let journal = "SELECT sequence, event, time FROM journal WHERE address = ? AND sequence > ? ORDER BY sequence"
+        static let journalEntry = "SELECT sequence, event, time FROM journal WHERE position = ?"
+        static let journalRows = "SELECT position, address, sequence FROM journal ORDER BY position"
+        static let recordSequences = "SELECT address, sequence FROM machines"
         static let deadLetters = "SELECT id, address, type, event, binary, error, crashes, time FROM dead_letters ORDER BY id"
         static let deadLetter = "SELECT id, address, type, event, binary, error, crashes, time FROM dead_letters WHERE id = ?"
         static let removeDeadLetter = "DELETE FROM dead_letters WHERE id = ?"

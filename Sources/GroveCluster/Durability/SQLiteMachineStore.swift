@@ -23,12 +23,21 @@ package final class SQLiteMachineStore: MachineStore {
     private let database: DatabaseQueue
     private let lock: StoreLock
     private let state = Mutex(Connection())
+    /// Where each machine's live journal entries sit; changed only by a commit that succeeded.
+    private let book = Mutex(JournalBook())
+    private let laggardSlack: Int64
 
     private struct Connection {
         /// What `PRAGMA synchronous` is set to now.
         var flush = StoreFlush.process
         var closed = false
+        /// Commits since rows no machine needs were last deleted from the journal.
+        var commitsSinceDeletion = 0
     }
+
+    /// Commits between two deletions of journal rows no machine needs: each is one range delete
+    /// at the table's old end, after the oldest live entry is found over every machine.
+    static let commitsPerDeletion = 64
 
     /// Opens (creating when missing) the store of the worker named `worker` in `directory`:
     /// `<directory>/<worker>.sqlite`. The directory is created with mode 0700 (snapshots hold
@@ -37,24 +46,30 @@ package final class SQLiteMachineStore: MachineStore {
     /// - Parameters:
     ///   - directory: The data directory, e.g. `grove-data/default`.
     ///   - worker: The worker instance name, e.g. `data-io-2`.
+    ///   - laggardSlack: Dead journal rows tolerated, beyond as many as are live, before
+    ///     ``journalLaggards(limit:)`` names machines whose old entries hold them back.
     /// - Throws: ``StoreError``: `locked` when another process (a worker with the same name) has
     ///   the store open; `permission`, `full`, `corrupt` or `newerVersion` with what to do.
-    package static func open(directory: String, worker: String) throws(StoreError) -> SQLiteMachineStore {
+    package static func open(directory: String, worker: String,
+                             laggardSlack: Int64 = defaultLaggardSlack) throws(StoreError) -> SQLiteMachineStore {
         guard !worker.isEmpty, !worker.contains("/"), worker != ".", worker != ".." else {
             throw StoreError("'\(worker)' cannot name a store file; give the worker a name without '/'", code: .failed)
         }
         try createDirectory(directory)
         let path = URL(fileURLWithPath: directory).appendingPathComponent("\(worker).sqlite").path
-        return try SQLiteMachineStore(path: path, holder: "another worker named '\(worker)'")
+        return try SQLiteMachineStore(path: path, holder: "another worker named '\(worker)'", laggardSlack: laggardSlack)
     }
 
     /// Opens (creating when missing) the store at `path`; its directory must exist.
     /// - Parameters:
     ///   - path: The database file.
     ///   - holder: Who a second opener is told holds it.
-    /// - Throws: ``StoreError``, as ``open(directory:worker:)``.
-    package init(path: String, holder: String = "another worker with the same name") throws(StoreError) {
+    ///   - laggardSlack: As ``open(directory:worker:laggardSlack:)``.
+    /// - Throws: ``StoreError``, as ``open(directory:worker:laggardSlack:)``.
+    package init(path: String, holder: String = "another worker with the same name",
+                 laggardSlack: Int64 = defaultLaggardSlack) throws(StoreError) {
         self.path = path
+        self.laggardSlack = laggardSlack
         lock = try StoreLock(path: path + ".lock", holder: holder)
         // Readable by the worker's user only: records hold machine state, secrets included.
         // SQLite gives the -wal and -shm files the database file's mode.
@@ -73,6 +88,7 @@ package final class SQLiteMachineStore: MachineStore {
         }
         do {
             try prepareSchema()
+            try readJournalBook()
         } catch {
             // Fully initialized, so deinit runs after this throw: close here, once.
             close()
@@ -116,6 +132,25 @@ package final class SQLiteMachineStore: MachineStore {
         }
     }
 
+    /// Finds where each machine's live journal entries are: one scan of the journal's positions,
+    /// addresses and sequences (not its events), against the records' sequences.
+    private func readJournalBook() throws(StoreError) {
+        let found = try read("read the journal of") { db in
+            var recorded: [String: UInt64] = [:]
+            for row in try Row.fetchAll(db.cachedStatement(sql: SQL.recordSequences)) {
+                recorded[row[0]] = UInt64(bitPattern: row[1])
+            }
+            var book = JournalBook()
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: SQL.journalRows))
+            while let row = try rows.next() {
+                let address: String = row[1]
+                book.found(position: row[0], address: address, sequence: UInt64(bitPattern: row[2]), recordSequence: recorded[address])
+            }
+            return book
+        }
+        book.withLock { $0 = found }
+    }
+
     private static func createDirectory(_ directory: String) throws(StoreError) {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
@@ -135,30 +170,42 @@ package final class SQLiteMachineStore: MachineStore {
 
     package func commit(_ commit: StoreCommit) throws(StoreError) {
         guard !commit.isEmpty else { return }
-        let flush = try openConnection().flush
+        let connection = try openConnection()
+        var book = book.withLock { $0 }
+        let deleting = connection.commitsSinceDeletion + 1 >= Self.commitsPerDeletion
         do {
             try database.writeWithoutTransaction { db in
-                if flush != commit.flush {
+                if connection.flush != commit.flush {
                     try db.execute(sql: commit.flush == .disk ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
                     state.withLock { $0.flush = commit.flush }
                 }
                 try db.inTransaction(.immediate) {
-                    try Self.write(commit, in: db)
+                    try Self.write(commit, in: db, book: &book)
+                    if deleting { try Self.deleteUnneededJournal(in: db, book: &book) }
                     return .commit
                 }
             }
         } catch {
             throw StoreError.fromSQLite(error, path: path, doing: "commit to")
         }
+        self.book.withLock { $0 = book }
+        state.withLock { $0.commitsSinceDeletion = deleting ? 0 : $0.commitsSinceDeletion + 1 }
     }
 
-    private static func write(_ commit: StoreCommit, in db: Database) throws {
+    /// Deletes the journal's rows below the oldest entry a machine still needs.
+    private static func deleteUnneededJournal(in db: Database, book: inout JournalBook) throws {
+        let below = book.oldestNeeded
+        guard below > book.keptFrom else { return }
+        try db.cachedStatement(sql: SQL.deleteJournal).execute(arguments: [below])
+        book.deleted(below: below)
+    }
+
+    private static func write(_ commit: StoreCommit, in db: Database, book: inout JournalBook) throws {
         if !commit.removed.isEmpty {
             let record = try db.cachedStatement(sql: SQL.removeRecord)
-            let journal = try db.cachedStatement(sql: SQL.removeJournal)
             for address in commit.removed {
                 try record.execute(arguments: [address])
-                try journal.execute(arguments: [address])
+                book.remove(address)  // its rows go with the next deletion
             }
         }
         if !commit.records.isEmpty {
@@ -172,14 +219,15 @@ package final class SQLiteMachineStore: MachineStore {
         if !commit.journal.isEmpty {
             let append = try db.cachedStatement(sql: SQL.appendJournal)
             for entry in commit.journal {
-                try append.execute(arguments: [entry.address, Int64(bitPattern: entry.sequence), Data(entry.event), entry.time])
+                guard let position = book.append(entry.address, sequence: entry.sequence) else {
+                    throw StoreError("journal entry \(entry.sequence) of \(entry.address) is not after its last one; "
+                                     + "the commit was rolled back: the worker's journal cursor is out of step (a Grove bug)", code: .rejected)
+                }
+                try append.execute(arguments: [position, entry.address, Int64(bitPattern: entry.sequence), Data(entry.event), entry.time])
             }
         }
-        if !commit.truncations.isEmpty {
-            let truncate = try db.cachedStatement(sql: SQL.truncateJournal)
-            for truncation in commit.truncations {
-                try truncate.execute(arguments: [truncation.address, Int64(bitPattern: truncation.through)])
-            }
+        for truncation in commit.truncations {
+            book.truncate(truncation.address, through: truncation.through)  // its rows go with the next deletion
         }
         if !commit.deadLetters.isEmpty {
             let insert = try db.cachedStatement(sql: SQL.insertDeadLetter)
@@ -200,13 +248,25 @@ package final class SQLiteMachineStore: MachineStore {
     }
 
     package func journal(of address: String, after sequence: UInt64) throws(StoreError) -> [JournalEntry] {
-        try read("read the journal of") { db in
-            let statement = try db.cachedStatement(sql: SQL.journal)
-            return try Row.fetchAll(statement, arguments: [address, Int64(bitPattern: sequence)]).map { row in
-                JournalEntry(address: address, sequence: UInt64(bitPattern: row[0]), event: Self.bytes(row[1]), time: row[2])
+        let positions = book.withLock { $0.positions(of: address, after: sequence) }
+        guard !positions.isEmpty else { return [] }
+        return try read("read the journal of") { db in
+            let statement = try db.cachedStatement(sql: SQL.journalEntry)
+            return try positions.compactMap { position in
+                try Row.fetchOne(statement, arguments: [position]).map { row in
+                    JournalEntry(address: address, sequence: UInt64(bitPattern: row[0]), event: Self.bytes(row[1]), time: row[2])
+                }
             }
         }
     }
+
+    package func journalLaggards(limit: Int) -> [String] {
+        book.withLock { $0.laggards(limit: limit, slack: laggardSlack) }
+    }
+
+    /// Dead journal rows tolerated, beyond as many as are live, before machines whose old
+    /// entries hold them back are asked for a record.
+    package static let defaultLaggardSlack: Int64 = 100_000
 
     package func deadLetters() throws(StoreError) -> [DeadLetter] {
         try read("read the dead letters of") { db in

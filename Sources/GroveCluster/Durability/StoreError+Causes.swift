@@ -26,6 +26,7 @@ extension StoreError {
 
     /// What SQLite reported while `doing` something with the store at `path`.
     static func fromSQLite(_ error: any Error, path: String, doing: String) -> StoreError {
+        if let error = error as? StoreError { return error }
         guard let error = error as? DatabaseError else {
             return StoreError("cannot \(doing) \(path): \(error)", code: .failed)
         }

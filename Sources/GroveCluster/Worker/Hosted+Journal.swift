@@ -35,6 +35,10 @@ final class JournalTail: Sendable {
         cursor.withLock { $0.write(holdsOnlyState: holdsOnlyState, snapshotEvery: snapshotEvery) }
     }
 
+    func recordNext() {
+        cursor.withLock { $0.recordNext() }
+    }
+
     func recordNotWritten(first: Bool, appended: Int) {
         cursor.withLock { $0.recordNotWritten(first: first, appended: appended) }
     }

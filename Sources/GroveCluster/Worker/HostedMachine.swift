@@ -34,6 +34,9 @@ protocol HostedMachine: AnyObject, Sendable {
     /// events of a `journal` instance; nil once it has ended (its record and journal go).
     /// - Parameter snapshotEvery: The topology's `durability.snapshotEvery`.
     func write(snapshotEvery: Int) -> DurableWrite?
+    /// A `journal` instance writes its record at the next commit (the store asked, to free its
+    /// old journal entries); nothing for the others.
+    func writeRecordNext()
 }
 
 final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: Codable, M.Output: Encodable {
@@ -200,6 +203,12 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
             guard let json = try? WireJSON.encode(HostedPath<M>.shown(state)) else { continue }
             link.send(.stateChanged, address: address, payload: opening + json + [UInt8(ascii: "}")])
         }
+    }
+
+    func writeRecordNext() {
+        guard let journal else { return }
+        journal.recordNext()
+        changed()
     }
 
     /// A durable instance ran something: it joins the link's pending writes (once until written).

@@ -135,7 +135,15 @@ extension WorkerRuntime {
         } catch {
             run([.exit(status: 74, "worker \(link.worker) could not write to its store: \(error.message)")])
         }
+        // Old journal entries that hold the store's space back go once their machines write a
+        // record, at a later commit.
+        for address in store.journalLaggards(limit: Self.laggardsPerCommit) {
+            instances[address]?.writeRecordNext()
+        }
     }
+
+    /// At most this many machines are asked for a record per commit to free journal space.
+    static let laggardsPerCommit = 256
 }
 
 /// The stored instances a worker is bringing back, chunk by chunk.

@@ -161,3 +161,97 @@ import Testing
         #expect(try store.records() == [F.record("a", "2"), F.record("b", "3")])
     }
 }
+
+/// Issue 21, the journal in append order on disk.
+@Suite(.timeLimit(.minutes(2))) struct SQLiteJournalTests {
+    typealias F = StoreFixtures
+
+    static func rows(_ path: String) throws -> Int {
+        var configuration = Configuration()
+        configuration.readonly = true
+        let reader = try DatabaseQueue(path: path, configuration: configuration)
+        defer { try? reader.close() }
+        return try reader.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM journal") } ?? -1
+    }
+
+    @Test func rowsNoMachineNeedsAreDeletedAndTheLiveOnesComeBackAfterAReopen() throws {
+        let directory = try F.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var store = try SQLiteMachineStore.open(directory: directory.path, worker: "main")
+        // Ten machines, an event each per commit; a record every 5 events truncates their journals.
+        let commits = SQLiteMachineStore.commitsPerDeletion * 2
+        for sequence in UInt64(1)...UInt64(commits) {
+            let addresses = (0..<10).map { "m/\($0)" }
+            var records: [MachineRecord] = []
+            var truncations: [(String, UInt64)] = []
+            if sequence % 5 == 0 {
+                records = addresses.map { F.record($0, "\(sequence)", sequence: sequence) }
+                truncations = addresses.map { ($0, sequence) }
+            }
+            try store.commit(F.commit(records: records, journal: addresses.map { F.entry($0, sequence) }, truncations: truncations))
+        }
+        let path = store.path
+        // Last record at 125, events 126...128 live: 30 rows; the deletion at commit 128 ran
+        // before that commit's truncations, so some dead rows may wait for the next.
+        let kept = try Self.rows(path)
+        #expect(kept >= 30 && kept <= 30 + 10 * 5, "\(kept) rows kept of \(commits * 10)")
+        #expect(try store.journal(of: "m/3", after: 125).map(\.sequence) == [126, 127, 128])
+        store.close()
+
+        store = try SQLiteMachineStore.open(directory: directory.path, worker: "main")
+        defer { store.close() }
+        #expect(try store.journal(of: "m/3", after: 125).map(\.sequence) == [126, 127, 128])
+        #expect(try store.journal(of: "m/3", after: 127).map(\.sequence) == [128])
+        try store.commit(F.commit(journal: [F.entry("m/3", 129)]))
+        #expect(try store.journal(of: "m/3", after: 125).map(\.sequence) == [126, 127, 128, 129])
+        #expect(throws: StoreError("", code: .rejected)) { try store.commit(F.commit(journal: [F.entry("m/3", 129)])) }
+    }
+
+    @Test func aStoreOfTheEarlierLayoutKeepsItsJournal() throws {
+        let directory = try F.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("main.sqlite").path
+        // The tables as v1 and v2 made them, with a record and its journal.
+        let earlier = try DatabaseQueue(path: path)
+        try earlier.write { db in
+            try db.execute(sql: """
+                CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
+                INSERT INTO grdb_migrations (identifier) VALUES ('v1'), ('v2');
+                CREATE TABLE machines (address TEXT NOT NULL PRIMARY KEY, type TEXT NOT NULL, snapshot BLOB NOT NULL,
+                                       sequence INTEGER NOT NULL);
+                CREATE TABLE journal (address TEXT NOT NULL, sequence INTEGER NOT NULL, event BLOB NOT NULL,
+                                      time INTEGER NOT NULL, PRIMARY KEY (address, sequence)) WITHOUT ROWID;
+                CREATE TABLE dead_letters (id INTEGER PRIMARY KEY AUTOINCREMENT, address TEXT NOT NULL, type TEXT NOT NULL,
+                                           event BLOB NOT NULL, binary INTEGER NOT NULL, error TEXT NOT NULL,
+                                           crashes INTEGER NOT NULL, time INTEGER NOT NULL);
+                CREATE TABLE crashes (address TEXT NOT NULL, event BLOB NOT NULL, count INTEGER NOT NULL, time INTEGER NOT NULL,
+                                      PRIMARY KEY (address, event)) WITHOUT ROWID;
+                INSERT INTO machines VALUES ('b', 'Counter', x'31', 1), ('a', 'Counter', x'32', 0);
+                INSERT INTO journal VALUES ('b', 3, x'62', 0), ('a', 1, x'61', 0), ('b', 2, x'62', 0), ('b', 1, x'62', 0);
+                """)
+        }
+        try earlier.close()
+        let store = try SQLiteMachineStore.open(directory: directory.path, worker: "main")
+        defer { store.close() }
+        #expect(try store.journal(of: "b", after: 1).map(\.sequence) == [2, 3])
+        #expect(try store.journal(of: "a", after: 0).map(\.sequence) == [1])
+        try store.commit(F.commit(journal: [F.entry("b", 4)]))
+        #expect(try store.journal(of: "b", after: 1).map(\.sequence) == [2, 3, 4])
+    }
+
+    @Test func machinesHoldingBackMostlyDeadRowsAreNamedForARecord() throws {
+        let directory = try F.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try SQLiteMachineStore.open(directory: directory.path, worker: "main", laggardSlack: 50)
+        defer { store.close() }
+        try store.commit(F.commit(records: [F.record("idle", "0")], journal: [F.entry("idle", 1)]))
+        #expect(store.journalLaggards(limit: 10) == [])
+        for sequence in UInt64(1)...100 {
+            try store.commit(F.commit(records: [F.record("busy", "\(sequence)", sequence: sequence)], journal: [F.entry("busy", sequence)],
+                                      truncations: [("busy", sequence)]))
+        }
+        #expect(store.journalLaggards(limit: 10) == ["idle"])
+        try store.commit(F.commit(records: [F.record("idle", "1", sequence: 1)], truncations: [("idle", 1)]))
+        #expect(store.journalLaggards(limit: 10) == [])
+    }
+}
