@@ -1,14 +1,19 @@
+import Foundation
 import Grove
 import GroveCluster
 import GroveExamples
 import GroveRuntime
 import GroveWire
+import Logging
 
 /// The example machines and in-memory io handlers the shipped `fsm-worker` offers.
 enum ExampleWorker {
-    /// - Parameter ioDelay: How long every io request takes, so that cancellation and worker loss
-    ///   can be seen in flight (`--io-delay-ms`).
-    static func configuration(ioDelay: Duration = .zero) -> WorkerConfiguration {
+    /// - Parameters:
+    ///   - ioDelay: How long every io request takes, so that cancellation and worker loss can be
+    ///     seen in flight (`--io-delay-ms`).
+    ///   - cancelGate: A file whose existence a cancelled io handler waits for before its task
+    ///     ends (`--io-cancel-gate`, for tests).
+    static func configuration(ioDelay: Duration = .zero, cancelGate: String? = nil) -> WorkerConfiguration {
         var worker = WorkerConfiguration()
         worker.register(AuthFlow.self)
         worker.register(DataLoader.self)
@@ -24,19 +29,24 @@ enum ExampleWorker {
         worker.register(PlainCounter.self)
         var io = ExampleHandlers.inMemory()
         io.register(feature: SearchFeature.inMemory(catalog.map(\.title)))
-        worker.io = delayed(io, by: ioDelay)
+        worker.io = delayed(io, by: ioDelay, cancelGate: cancelGate)
         return worker
     }
 
     static let catalog = [SearchResult(id: "1", title: "Oak"), SearchResult(id: "2", title: "Oakmoss"),
                           SearchResult(id: "3", title: "Rowan")]
 
-    static func delayed(_ inner: IOHandlers, by delay: Duration) -> IOHandlers {
+    static func delayed(_ inner: IOHandlers, by delay: Duration, cancelGate: String? = nil) -> IOHandlers {
         guard delay > .zero else { return inner }
         var handlers = IOHandlers()
         func wrap<R: IORequest>(_ type: R.Type) {
             handlers.register(R.self) { request in
-                try await Task.sleep(for: delay)
+                do {
+                    try await Task.sleep(for: delay)
+                } catch {
+                    if let cancelGate { await hold(until: cancelGate, request: R.name) }
+                    throw error
+                }
                 return try await inner.perform(request).get()
             }
         }
@@ -48,6 +58,17 @@ enum ExampleWorker {
         wrap(FetchData.self)
         wrap(SearchFeature.IOEffect.self)
         return handlers
+    }
+
+    /// Keeps a cancelled handler's task from ending until the file `gate` exists.
+    private static func hold(until gate: String, request: String) async {
+        let log = Logger(label: "grove.example-io")
+        log.notice("io handler cancelled; holding its task until \(gate) exists", metadata: ["request": "\(request)"])
+        // A task of its own: the handler's is cancelled, so its sleeps would not wait.
+        await Task.detached {
+            while !FileManager.default.fileExists(atPath: gate) { try? await Task.sleep(for: .milliseconds(5)) }
+        }.value
+        log.notice("io handler released; its task ends now", metadata: ["request": "\(request)"])
     }
 }
 

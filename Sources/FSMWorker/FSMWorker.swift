@@ -26,8 +26,16 @@ struct FSMWorker: AsyncParsableCommand {
     @Flag(name: .customLong("with-test-machines"), help: .hidden)
     var withTestMachines = false
 
+    /// For Grove's own tests of cancellation: a cancelled io handler's task ends only once this
+    /// file exists, so a test can see what happens while it has not ended yet.
+    @Option(name: .customLong("io-cancel-gate"), help: .hidden)
+    var ioCancelGate: String?
+
     func validate() throws {
         guard ioDelayMs >= 0 else { throw ValidationError("--io-delay-ms needs a number of milliseconds") }
+        if ioCancelGate != nil, ioDelayMs == 0 {
+            throw ValidationError("--io-cancel-gate holds a cancelled io handler, so it needs --io-delay-ms above 0 to cancel one")
+        }
     }
 
     func run() async throws {
@@ -36,7 +44,7 @@ struct FSMWorker: AsyncParsableCommand {
             handler.logLevel = .notice
             return handler
         }
-        var configuration = ExampleWorker.configuration(ioDelay: .milliseconds(ioDelayMs))
+        var configuration = ExampleWorker.configuration(ioDelay: .milliseconds(ioDelayMs), cancelGate: ioCancelGate)
         if withTestMachines { TestMachines.register(in: &configuration) }
         await Worker.main(configuration, options: worker)
     }

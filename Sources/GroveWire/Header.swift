@@ -65,6 +65,9 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
     case ioResult = 0x31
     /// Cancel an io request in flight; correlation = call id.
     case ioCancel = 0x32
+    /// The answer of the worker running an io request to its `io-cancel`, sent once the
+    /// request's task has ended (payload ``IOCancelAnswer``); correlation = call id.
+    case ioCancelled = 0x33
 
     // Observation (worker → coordinator → PUB).
     /// A machine committed a state (payload ``StateChange``).
@@ -107,6 +110,7 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
         case .ioRequest: "io-request"
         case .ioResult: "io-result"
         case .ioCancel: "io-cancel"
+        case .ioCancelled: "io-cancelled"
         case .stateChanged: "state-changed"
         case .effect: "effect"
         case .worker: "worker"

@@ -154,3 +154,38 @@ public enum IOCallResult: Sendable, Hashable {
         payload(failure: Failure(code: code, message: message))
     }
 }
+
+/// What the worker running an io request says of its task when told to cancel it: the
+/// `io-cancelled` payload (docs/PROTOCOL.md, "io calls"), sent once the task has ended, never
+/// before.
+///
+/// ```json
+/// {"task": "ended", "endedAtNs": 81234567890123}
+/// ```
+public struct IOCancelAnswer: Codable, Sendable, Hashable {
+    /// The task's fate.
+    public enum TaskFate: String, Codable, Sendable, Hashable {
+        /// It was running when the cancel came, and has ended since.
+        case ended
+        /// It had finished before the cancel came: its result was on the way (and is dropped).
+        case finished
+        /// The worker knows no such call: it never arrived, or it finished too long ago for the
+        /// worker to remember (it remembers its last 1024).
+        case unknown
+        /// Said by the coordinator, not by a worker: the worker running the task was lost before
+        /// it answered, so nothing runs it any more.
+        case workerLost = "worker-lost"
+    }
+
+    /// What became of the task.
+    public var task: TaskFate
+    /// When the task ended (for ``TaskFate/ended``), on the executing worker's `CLOCK_MONOTONIC`, in
+    /// nanoseconds: comparable only with that clock on the same host (Scripts/cancel-bench.sh
+    /// measures cancel latency with it).
+    public var endedAtNs: UInt64?
+
+    public init(task: TaskFate, endedAtNs: UInt64? = nil) {
+        self.task = task
+        self.endedAtNs = endedAtNs
+    }
+}

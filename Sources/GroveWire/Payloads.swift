@@ -151,7 +151,8 @@ public struct EffectEvent: Codable, Sendable, Hashable {
         case completed
         /// A failure came back.
         case failed
-        /// Cancelled (by id, replaced, terminal state, stop); `reason` says which.
+        /// Cancelled (by id, replaced, terminal state, stop; `reason` says which), published once
+        /// the worker running it said its task ended (`task` says how), or was lost.
         case cancelled
         /// The worker running it, or the machine's worker, went away.
         case lost
@@ -164,14 +165,22 @@ public struct EffectEvent: Codable, Sendable, Hashable {
     public var worker: String
     public var phase: Phase
     public var reason: String?
+    /// On `cancelled`: what became of the task on the worker running it (``IOCancelAnswer/TaskFate``).
+    public var task: IOCancelAnswer.TaskFate?
+    /// On `cancelled` with `task` `ended`: when it ended, on that worker's `CLOCK_MONOTONIC`
+    /// (nanoseconds; comparable only on the same host).
+    public var taskEndedAtNs: UInt64?
 
-    public init(address: String, effect: JSONValue, request: String, worker: String, phase: Phase, reason: String? = nil) {
+    public init(address: String, effect: JSONValue, request: String, worker: String, phase: Phase, reason: String? = nil,
+                task: IOCancelAnswer.TaskFate? = nil, taskEndedAtNs: UInt64? = nil) {
         self.address = address
         self.effect = effect
         self.request = request
         self.worker = worker
         self.phase = phase
         self.reason = reason
+        self.task = task
+        self.taskEndedAtNs = taskEndedAtNs
     }
 }
 

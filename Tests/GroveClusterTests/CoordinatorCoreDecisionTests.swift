@@ -88,7 +88,7 @@ struct CoordinatorCoreDecisionTests {
                 #expect(try payload(WireError.self, of: reply.message).code == .malformedJSON)
                 #expect(reply.message.header.correlation == 5)
             case .batch, .state, .accepted, .error, .listing, .deadLetterList, .states, .register, .welcome, .heartbeat, .observe, .instances,
-                 .ioRequest, .ioResult, .ioCancel, .stateChanged, .effect, .worker, .output, .machine:
+                 .ioRequest, .ioResult, .ioCancel, .ioCancelled, .stateChanged, .effect, .worker, .output, .machine:
                 guard case .act(let actions) = decision, let reply = actions.compactMap(\.sentToClient).first else {
                     Issue.record("\(kind) should be refused, got \(decision)")
                     continue
@@ -157,7 +157,7 @@ struct CoordinatorCoreDecisionTests {
                     Issue.record("\(kind) should be published, got \(decision)")
                     continue
                 }
-            case .output, .ioRequest, .ioResult, .ioCancel, .instances:
+            case .output, .ioRequest, .ioResult, .ioCancel, .ioCancelled, .instances:
                 // Their rules read the payload (an empty one here); what they do is tested in
                 // CoordinatorCoreIOTests and the routes' tests.
                 guard case .act = decision else { Issue.record("\(kind) got \(decision)"); continue }

@@ -35,8 +35,10 @@ import Testing
                 #expect(decision == .request(.restart))
             case .ioRequest:
                 #expect(decision == .serve)
-            case .ioCancel, .heartbeat:
+            case .heartbeat:
                 #expect(decision == .ignore, "\(kind)")
+            case .ioCancel:
+                #expect(decision == .answerCancel(.unknown), "no call 5 is served here: answered at once")
             case .ioResult:
                 #expect(decision == .ignore, "no call 5 is waiting: a result for it is dropped unread")
             case .observe, .welcome, .error:
@@ -51,8 +53,8 @@ import Testing
                 // An empty payload is not a dead-letters request: refused, saying why.
                 guard case .refuse(let error) = decision else { Issue.record("\(kind) should be refused, got \(decision)"); continue }
                 #expect(error.message.contains("dead-letters request"), "\(error.message)")
-            case .list, .snapshot, .batch, .state, .accepted, .listing, .deadLetterList, .states, .register, .instances, .stateChanged, .effect,
-                 .worker, .output, .machine:
+            case .list, .snapshot, .batch, .state, .accepted, .listing, .deadLetterList, .states, .register, .instances, .ioCancelled,
+                 .stateChanged, .effect, .worker, .output, .machine:
                 guard case .refuse(let error) = decision else { Issue.record("\(kind) should be refused, got \(decision)"); continue }
                 #expect(error.code == .unknownKind)
                 #expect(error.message.hasPrefix("a worker does not accept \(kind.name) messages: "))
@@ -90,20 +92,48 @@ import Testing
         var core = welcomed()
         #expect(core.decide(Header(.ioRequest, correlation: 7), payload: [][...], now: start) == .serve)
         #expect(core.decide(Header(.ioRequest, correlation: 8), payload: [][...], now: start) == .serve)
-        #expect(core.serving == [7, 8])
+        #expect(core.serving == [7: .running, 8: .running])
 
-        // Call 7 is cancelled, then its handler finishes anyway: nothing is sent.
+        // Call 7 is cancelled: its task is cancelled, and a second cancel waits with the first.
         #expect(core.decide(Header(.ioCancel, correlation: 7), payload: [][...], now: start) == .stopServing)
         #expect(core.decide(Header(.ioCancel, correlation: 7), payload: [][...], now: start) == .ignore)
-        let cancelledIsSent = core.served(7)
-        #expect(!cancelledIsSent)
-        // Call 8 finishes: its result is sent once; a cancel after it finds nothing to stop.
-        let finished = core.served(8)
-        let finishedAgain = core.served(8)
-        #expect(finished)
-        #expect(!finishedAgain)
-        #expect(core.decide(Header(.ioCancel, correlation: 8), payload: [][...], now: start) == .ignore)
+        #expect(core.serving[7] == .cancelling)
+        // Call 8 finishes: its result is sent once.
+        #expect(core.taskEnded(8) == .result)
+        #expect(core.taskEnded(8) == .nothing)
+        #expect(core.serving.keys.sorted() == [7])
+    }
+
+    @Test func aCancelledTasksEndIsAnsweredOnlyWhenItEnds() {
+        var core = welcomed()
+        _ = core.decide(Header(.ioRequest, correlation: 7), payload: [][...], now: start)
+        // The cancel stops the task; nothing answers it yet: the task has not ended.
+        #expect(core.decide(Header(.ioCancel, correlation: 7), payload: [][...], now: start) == .stopServing)
+        // Its end is what is answered, in place of its result.
+        #expect(core.taskEnded(7) == .cancelled(.ended))
         #expect(core.serving.isEmpty)
+        // A cancel that comes after the answer finds no task, and says it does not know it.
+        #expect(core.decide(Header(.ioCancel, correlation: 7), payload: [][...], now: start) == .answerCancel(.unknown))
+    }
+
+    @Test func aCancelThatCrossedTheResultSaysTheTaskHadFinished() {
+        var core = welcomed()
+        _ = core.decide(Header(.ioRequest, correlation: 8), payload: [][...], now: start)
+        #expect(core.taskEnded(8) == .result)
+        #expect(core.decide(Header(.ioCancel, correlation: 8), payload: [][...], now: start) == .answerCancel(.finished))
+        // A call that never came here is unknown.
+        #expect(core.decide(Header(.ioCancel, correlation: 9), payload: [][...], now: start) == .answerCancel(.unknown))
+    }
+
+    @Test func finishedCallsAreRememberedBoundedly() {
+        var recent = RecentIDs(capacity: 3)
+        for id: UInt64 in 1...5 { recent.insert(id) }
+        let remembered = (1...5).map { recent.contains(UInt64($0)) }
+        #expect(remembered == [false, false, true, true, true])
+        recent.insert(4)  // already there: nothing is pushed out
+        #expect(recent.contains(3))
+        recent.insert(6)
+        #expect(!recent.contains(3) && recent.contains(6))
     }
 
     @Test func anIOResultIsReadNotDecoded() {

@@ -196,7 +196,7 @@ import Testing
         let refused = try #require(WorkerCore.refusal(of: .register))
         #expect(refused.code == .unknownKind)
         #expect(refused.message == "a worker does not accept register messages: register goes from a worker to the coordinator")
-        for kind: MessageKind in [.list, .batch, .state, .accepted, .listing, .stateChanged, .effect, .worker, .output, .machine] {
+        for kind: MessageKind in [.list, .batch, .state, .accepted, .listing, .ioCancelled, .stateChanged, .effect, .worker, .output, .machine] {
             let error = try #require(WorkerCore.refusal(of: kind), "\(kind.name)")
             #expect(error.message.hasPrefix("a worker does not accept \(kind.name) messages: "))
         }

@@ -62,8 +62,11 @@ extension EndToEnd {
                 try await cluster.waitForLog("io request cancelled", "machine=loader")
                 try await watcher.waitFor("the second reload's result", count: 2) { $0.topic == "state:loader" && $0.state == loadedDemoItems }
 
+                // `cancelled` is published once the io worker says the replaced fetch's task
+                // ended, so it may come before or after the third fetch's `started`.
                 let phases = watcher.phases(of: "loader")
-                #expect(phases == ["started", "completed", "started", "cancelled", "started", "completed"], "\(phases)")
+                #expect(Array(phases.prefix(3)) == ["started", "completed", "started"], "\(phases)")
+                #expect(phases.dropFirst(3).sorted() == ["cancelled", "completed", "started"], "\(phases)")
                 #expect(try await cluster.state("loader") == loadedDemoItems)
             }
         }

@@ -9,7 +9,7 @@ extension Topology.Role {
         case .get, .list, .snapshot: .read
         case .stop, .cancel, .restart, .deadLetters: .admin
         case .batch, .state, .accepted, .error, .listing, .deadLetterList, .states, .register, .welcome, .heartbeat, .observe, .instances,
-             .ioRequest, .ioResult, .ioCancel, .stateChanged, .effect, .worker, .output, .machine: nil
+             .ioRequest, .ioResult, .ioCancel, .ioCancelled, .stateChanged, .effect, .worker, .output, .machine: nil
         }
     }
 }

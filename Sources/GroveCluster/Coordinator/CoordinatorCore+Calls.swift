@@ -42,7 +42,8 @@ extension CoordinatorCore {
 
     /// A result from the worker that ran a call: back to the machine's worker, once.
     mutating func finishCall(_ id: UInt64, _ message: WireMessage, from worker: String) -> [CoordinatorAction] {
-        // Cancelled meanwhile: never delivered. Only the worker running the call may finish it.
+        // Cancelled meanwhile (the task had finished before the cancel reached it, as its
+        // answer will say): never delivered. Only the worker running the call may finish it.
         guard let call = calls[id], call.target == worker else { return [] }
         forget(id)
         var result = message
@@ -58,13 +59,13 @@ extension CoordinatorCore {
                 publishEffect(call, failed == nil ? .completed : .failed, reason: failed.map { "\($0.code): \($0.message)" })]
     }
 
-    /// The machine's worker cancelled a call (cancel by id, replace, terminal state, stop).
+    /// The machine's worker cancelled a call (cancel by id, replace, terminal state, stop): the
+    /// worker running it is told (``cancel(_:reason:)``), and `cancelled` is published when it
+    /// answers that the task ended.
     mutating func cancelCall(from origin: String, originID: UInt64, reason payload: [UInt8]) -> [CoordinatorAction] {
-        guard let id = callsByOrigin[origin]?[originID], let call = calls[id] else { return [] }
-        forget(id)
+        guard let id = callsByOrigin[origin]?[originID], calls[id] != nil else { return [] }
         let reason = (try? JSONValue(parsing: Data(payload)))?.objectValue?["reason"]?.stringValue ?? "cancelled"
-        return [.toWorker(call.target, WireMessage(Header(.ioCancel, correlation: id), address: call.address)),
-                publishEffect(call, .cancelled, reason: reason)]
+        return cancel(id, reason: reason)
     }
 
     mutating func forget(_ id: UInt64) {

@@ -120,6 +120,8 @@ extension CoordinatorCore {
             return parsed { finishCall(correlation, $0, from: name) }
         case .ioCancel:
             return parsed { cancelCall(from: name, originID: correlation, reason: $0.payload) }
+        case .ioCancelled:
+            return parsed { cancelAnswered(correlation, $0, by: name) }
         case .instances:
             return parsed { noteReported($0, from: name) }
         case .register:
@@ -285,6 +287,7 @@ extension CoordinatorCore {
             actions.append(.toWorker(call.origin, WireMessage(Header(.ioResult, correlation: call.originID), address: call.address, payload: payload)))
             actions.append(publishEffect(call, .lost, reason: "worker \(name) lost: \(reason)"))
         }
+        actions += cancelsLost(with: name, reason: reason)
         for (id, call) in calls where call.origin == name {
             forget(id)
             actions.append(.toWorker(call.target, WireMessage(Header(.ioCancel, correlation: id), address: call.address)))
@@ -325,9 +328,10 @@ extension CoordinatorCore {
                  WireMessage(Header(.worker), address: event.worker, payload: (try? WireJSON.encode(event)) ?? []))
     }
 
-    func publishEffect(_ call: Call, _ phase: EffectEvent.Phase, reason: String? = nil) -> CoordinatorAction {
+    func publishEffect(_ call: Call, _ phase: EffectEvent.Phase, reason: String? = nil,
+                       task: IOCancelAnswer? = nil) -> CoordinatorAction {
         let event = EffectEvent(address: call.address, effect: call.effect, request: call.request, worker: call.target,
-                                phase: phase, reason: reason)
+                                phase: phase, reason: reason, task: task?.task, taskEndedAtNs: task?.endedAtNs)
         return .publish(topic: "effect:" + call.address,
                         WireMessage(Header(.effect), address: call.address, payload: (try? WireJSON.encode(event)) ?? []))
     }

@@ -72,6 +72,9 @@ struct CoordinatorCore {
     var clientLedger = ClientLedger()
     var calls: [UInt64: Call] = [:]
     var callsByOrigin: [String: [UInt64: UInt64]] = [:]
+    /// Calls cancelled at the worker running them, until it says their task ended
+    /// (`+Cancels.swift`).
+    var cancelling: [UInt64: Cancelling] = [:]
     var keyedInstances: [String: Set<String>] = [:]
     /// This coordinator life's epoch, in the top bits of every id it sends to workers.
     let epoch: CorrelationEpoch
@@ -225,7 +228,7 @@ struct CoordinatorCore {
             return refuseKind(.batch, "does not nest: put the requests of both in one batch")
         case .state, .accepted, .error, .listing, .deadLetterList, .states:
             return refuseKind(request.kind, "is a reply, sent to clients")
-        case .register, .welcome, .heartbeat, .observe, .instances, .ioRequest, .ioResult, .ioCancel:
+        case .register, .welcome, .heartbeat, .observe, .instances, .ioRequest, .ioResult, .ioCancel, .ioCancelled:
             return refuseKind(request.kind, "is for workers")
         case .stateChanged, .effect, .worker, .output, .machine:
             return refuseKind(request.kind, "is published on the events endpoint; subscribe there to see it")

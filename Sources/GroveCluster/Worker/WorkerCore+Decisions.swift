@@ -18,8 +18,11 @@ extension WorkerCore {
         /// Run the io request (the payload) with this worker's handler, as a task keyed by the
         /// message's correlation (the call id).
         case serve
-        /// Cancel the io request served under the message's correlation; its result is never sent.
+        /// Cancel the task of the io request served under the message's correlation; its result
+        /// is never sent, and `io-cancelled` goes once it has ended (``WorkerCore/taskEnded(_:)``).
         case stopServing
+        /// Answer the `io-cancel` at once with `io-cancelled`: no task of that call runs here.
+        case answerCancel(IOCancelAnswer.TaskFate)
         /// Hand an io call's result to the machine waiting for it (call id = correlation); the
         /// core no longer counts the call as waiting.
         case complete(IOCallResult)
@@ -31,8 +34,8 @@ extension WorkerCore {
         case deadLetters(DeadLetterRequest)
         /// Answer the message with this error.
         case refuse(WireError)
-        /// Nothing: a heartbeat (hearing it was all it said), a cancel for a call no longer served,
-        /// a result for a call no longer waited for.
+        /// Nothing: a heartbeat (hearing it was all it said), a second cancel for a call whose
+        /// task is ending, a result for a call no longer waited for.
         case ignore
     }
 
@@ -70,10 +73,10 @@ extension WorkerCore {
         case .restart:
             return .request(.restart)
         case .ioRequest:
-            serving.insert(header.correlation)
+            serving[header.correlation] = .running
             return .serve
         case .ioCancel:
-            return serving.remove(header.correlation) != nil ? .stopServing : .ignore
+            return cancelServing(header.correlation)
         case .ioResult:
             // A result for a call no longer waited for (cancelled by its machine, or failed when
             // the coordinator was lost) is dropped unread.
@@ -101,16 +104,11 @@ extension WorkerCore {
             } catch {
                 return .refuse(error)
             }
-        case .list, .snapshot, .batch, .state, .accepted, .listing, .deadLetterList, .states, .register, .instances, .stateChanged, .effect, .worker, .output, .machine:
+        case .list, .snapshot, .batch, .state, .accepted, .listing, .deadLetterList, .states, .register, .instances, .ioCancelled,
+             .stateChanged, .effect, .worker, .output, .machine:
             return .refuse(Self.refusal(of: header.kind)
                 ?? WireError(.unknownKind, "a worker does not accept \(header.kind.name) messages"))
         }
-    }
-
-    /// Whether the result of io call `id`, served here, is to be sent: not when `io-cancel`
-    /// came first. Either way the call is no longer served.
-    mutating func served(_ id: UInt64) -> Bool {
-        serving.remove(id) != nil
     }
 
     /// The machine `address` names, as the last welcome placed it here, for starting an

@@ -90,6 +90,8 @@ extension WorkerCore {
             return nil
         case .instances:
             why = "instances goes from a worker to the coordinator"
+        case .ioCancelled:
+            why = "io-cancelled goes from the worker running an io call to the coordinator"
         case .batch:
             why = "batches do not nest: a batch's envelopes are handled one by one"
         case .list:

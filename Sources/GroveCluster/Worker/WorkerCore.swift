@@ -95,9 +95,12 @@ struct WorkerCore {
     var lastWelcome: Welcome?
     /// The io requests the last welcome places on other workers.
     var remoteIO: Set<String> = []
-    /// The io calls of other workers' machines running here (call ids), until their result is
-    /// sent or `io-cancel` comes.
-    var serving: Set<UInt64> = []
+    /// The io calls of other workers' machines running here, by call id, until their task
+    /// ends (`WorkerCore+Serving.swift`).
+    var serving: [UInt64: Served] = [:]
+    /// The calls whose task finished here lately (result sent), for answering an `io-cancel`
+    /// that crossed the result.
+    var finishedCalls = RecentIDs(capacity: 1024)
     /// The io calls this worker's machines sent to other workers and still wait for, by call id
     /// (the `io-request`'s correlation), with the address of the machine that sent each.
     var calls: [UInt64: String] = [:]

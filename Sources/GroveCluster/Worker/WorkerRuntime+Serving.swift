@@ -1,3 +1,4 @@
+import Foundation
 import Grove
 import GroveRuntime
 import GroveWire
@@ -15,11 +16,32 @@ extension WorkerRuntime {
         }
     }
 
-    /// Sends a served call's result, unless the core says `io-cancel` came first.
+    /// A served call's task ended: its result goes, or, when `io-cancel` came first, the
+    /// answer that the task has ended (``WorkerCore/taskEnded(_:)``).
     private func finish(_ id: UInt64, _ payload: [UInt8], flags: Header.Flags, address: String) {
         serving[id] = nil
-        guard core.served(id) else { return }
-        link.send(.ioResult, flags: flags, correlation: id, address: address, payload: payload)
+        switch core.taskEnded(id) {
+        case .result:
+            link.send(.ioResult, flags: flags, correlation: id, address: address, payload: payload)
+        case .cancelled(let fate):
+            answerCancel(id, fate, address: address)
+        case .nothing:
+            break
+        }
+    }
+
+    /// Sends `io-cancelled` for call `id`; a task that ended says when, on `CLOCK_MONOTONIC`.
+    func answerCancel(_ id: UInt64, _ fate: IOCancelAnswer.TaskFate, address: String) {
+        let answer = IOCancelAnswer(task: fate, endedAtNs: fate == .ended ? Self.monotonicNanoseconds() : nil)
+        guard let payload = try? WireJSON.encode(answer) else { return }
+        link.send(.ioCancelled, correlation: id, address: address, payload: payload)
+    }
+
+    /// `CLOCK_MONOTONIC` now, in nanoseconds: shared by every process of the host.
+    static func monotonicNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 
     /// The `io-result` payload for an `io-request` payload: its head read, its request decoded,

@@ -218,8 +218,11 @@ actor WorkerRuntime {
         case .serve:
             serve(payload, binary: header.flags.contains(.binary), call: header.correlation, address: address)
         case .stopServing:
-            serving.removeValue(forKey: header.correlation)?.cancel()
+            // The task stays listed until it ends: its end is what `io-cancelled` reports.
+            serving[header.correlation]?.cancel()
             log.notice("io request cancelled", metadata: ["machine": "\(address)", "call": "\(header.correlation)"])
+        case .answerCancel(let fate):
+            answerCancel(header.correlation, fate, address: address)
         case .complete(let result):
             run(.resume(call: header.correlation, result))
         case .observe(let observation):

@@ -1,0 +1,57 @@
+import Foundation
+import GroveWire
+
+extension CoordinatorCore {
+    /// An io call cancelled at the worker running it, waiting for that worker to say its task
+    /// ended.
+    struct Cancelling {
+        let call: Call
+        /// Why it was cancelled (`cancelled`, `replaced`, …: what the machine's worker said).
+        let reason: String
+    }
+
+    /// Cancels call `id` at the worker running it: the one way a call is cancelled there, for
+    /// whatever reason (its machine cancelled it; a limit ran out). The call is no longer
+    /// delivered (a result that crosses the cancel is dropped) and is kept as cancelling until
+    /// that worker answers `io-cancelled`, once the task has ended; `cancelled` is published
+    /// then (``cancelAnswered(_:_:by:)``), or when that worker is lost first
+    /// (``cancelsLost(with:reason:)``). Nothing for a call no longer in flight.
+    /// - Parameter reason: Why, as published in the `cancelled` effect event.
+    mutating func cancel(_ id: UInt64, reason: String) -> [CoordinatorAction] {
+        guard let call = calls[id] else { return [] }
+        forget(id)
+        cancelling[id] = Cancelling(call: call, reason: reason)
+        return [.toWorker(call.target, WireMessage(Header(.ioCancel, correlation: id), address: call.address))]
+    }
+
+    /// The worker running call `id` answered its `io-cancel`: the task has ended (or had
+    /// finished, or was unknown there), so `cancelled` is published, with what it said. Only
+    /// that worker may answer; an answer for a call not cancelling is ignored (its machine's
+    /// worker was lost, and `lost` was published then).
+    mutating func cancelAnswered(_ id: UInt64, _ message: WireMessage, by worker: String) -> [CoordinatorAction] {
+        guard let cancelled = cancelling[id], cancelled.call.target == worker else { return [] }
+        cancelling[id] = nil
+        guard let answer = try? WireJSON.decode(IOCancelAnswer.self, from: message.payload, what: "the io-cancelled answer") else {
+            return [.warn("worker \(worker) answered the cancel of '\(cancelled.call.request)' for \(cancelled.call.address) "
+                          + "with a payload that is not an io-cancelled answer; published as cancelled without its task's fate. "
+                          + "Is the worker built from the same Grove version?"),
+                    publishEffect(cancelled.call, .cancelled, reason: cancelled.reason)]
+        }
+        return [publishEffect(cancelled.call, .cancelled, reason: cancelled.reason, task: answer)]
+    }
+
+    /// Worker `name` was lost: the calls cancelled there that it had not answered for are
+    /// published as `cancelled` with task `worker-lost` (its process, and the task with it, is
+    /// gone, or no longer heard).
+    mutating func cancelsLost(with name: String, reason: String) -> [CoordinatorAction] {
+        var actions: [CoordinatorAction] = []
+        // In id order, the order the cancels were sent.
+        for id in cancelling.keys.sorted() where cancelling[id]?.call.target == name {
+            guard let cancelled = cancelling.removeValue(forKey: id) else { continue }
+            actions.append(publishEffect(cancelled.call, .cancelled,
+                                         reason: "\(cancelled.reason); worker \(name) was lost (\(reason)) before it said the task ended",
+                                         task: IOCancelAnswer(task: .workerLost)))
+        }
+        return actions
+    }
+}
