@@ -173,10 +173,10 @@ public struct PolledData: Codable, Sendable, Hashable {
 extension IOFailure {
     /// Whether sending the same request again may succeed.
     ///
-    /// A thrown handler error, a lost worker or a lost coordinator is transient. A missing handler, a codec error or a
+    /// A thrown handler error, a lost worker or coordinator, a timeout or a busy io worker is transient. A missing handler, a codec error or a
     /// code of the service's own (a handler throwing `IOFailure`) means the same request fails
     /// again, so offering "retry" would only frustrate the user.
     var isRetryable: Bool {
-        code == .handlerFailed || code == .workerLost || code == .coordinatorLost
+        code == .handlerFailed || code == .workerLost || code == .coordinatorLost || code == .timeout || code == .busy
     }
 }

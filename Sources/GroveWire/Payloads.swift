@@ -93,10 +93,19 @@ public struct Welcome: Codable, Sendable, Hashable {
     /// The machines placed here whose transitions go to the worker's audit log; absent when none
     /// is audited (and from an older coordinator).
     public var audit: AuditPlacement?
+    /// The timeout of the io requests that run on the worker's own handlers, in milliseconds
+    /// (the topology's `ioLimits.timeoutMs`); absent from an older coordinator: 30000.
+    public var ioTimeoutMs: Int?
+    /// The io requests placed on the worker's own group whose `io[]` entry sets a `timeoutMs`
+    /// of its own, by name; absent when none does.
+    public var localIOTimeoutsMs: [String: Int]?
 
     public init(machines: [HostedMachine], remoteIO: [String], heartbeatIntervalMs: Int, heartbeatTimeoutMs: Int, mailboxCapacity: Int,
                 routeEvents: [RouteEvent]? = nil, snapshotEvery: Int? = nil, flush: DurabilityFlush? = nil,
-                epoch: UInt64? = nil, incarnation: UInt64? = nil, audit: AuditPlacement? = nil) {
+                epoch: UInt64? = nil, incarnation: UInt64? = nil, audit: AuditPlacement? = nil,
+                ioTimeoutMs: Int? = nil, localIOTimeoutsMs: [String: Int]? = nil) {
+        self.ioTimeoutMs = ioTimeoutMs
+        self.localIOTimeoutsMs = localIOTimeoutsMs
         self.epoch = epoch
         self.incarnation = incarnation
         self.machines = machines

@@ -51,11 +51,13 @@ struct TopologySchemaTests {
             ((found[place]?[key] as? [String: Any])?["default"] as? NSNumber)?.intValue
         }
         let heartbeat = Topology.Heartbeat(), queues = Topology.Queues(), supervision = Topology.Supervision()
+        let ioLimits = Topology.IOLimits()
         let expected: [(String, String, Int)] = [
             ("$.heartbeat", "intervalMs", heartbeat.intervalMs), ("$.heartbeat", "timeoutMs", heartbeat.timeoutMs),
             ("$.queues", "mailboxCapacity", queues.mailboxCapacity), ("$.queues", "workerOutbox", queues.workerOutbox),
             ("$.queues", "clientOutbox", queues.clientOutbox), ("$.queues", "clientOutboxBytes", queues.clientOutboxBytes),
             ("$.queues", "workerOutboxBytes", queues.workerOutboxBytes), ("$.queues", "watcherOutbox", queues.watcherOutbox),
+            ("$.ioLimits", "timeoutMs", ioLimits.timeoutMs), ("$.ioLimits", "concurrentPerWorker", ioLimits.concurrentPerWorker),
             ("$.workers[].supervision", "intensity", supervision.intensity), ("$.workers[].supervision", "periodMs", supervision.periodMs),
             ("$.workers[].supervision.backoff", "initialMs", supervision.backoff.initialMs),
             ("$.workers[].supervision.backoff", "maxMs", supervision.backoff.maxMs),

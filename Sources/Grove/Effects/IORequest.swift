@@ -46,6 +46,13 @@ public struct IOFailure: Error, Codable, Sendable, Hashable, CustomStringConvert
         /// in flight; the machine was restored from its store and hears this instead of a result.
         /// The request may or may not have run.
         public static let interrupted = Code(rawValue: "interrupted")
+        /// The request ran longer than its timeout (the topology's `io[].timeoutMs`, else
+        /// `ioLimits.timeoutMs`): the machine stopped waiting and the task running the handler
+        /// was cancelled. The request may or may not have taken effect.
+        public static let timeout = Code(rawValue: "timeout")
+        /// Every worker that could run the request already runs as many io calls as the topology
+        /// allows (`ioLimits.concurrentPerWorker`); it was not started. Retry later.
+        public static let busy = Code(rawValue: "busy")
     }
 
     /// What kind of failure this is.

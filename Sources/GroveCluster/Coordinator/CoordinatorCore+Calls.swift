@@ -3,10 +3,12 @@ import GroveWire
 
 extension CoordinatorCore {
     /// An io request from a machine's worker: sent to a registered worker of the group the
-    /// topology places the request on (round robin over the pool). Routed on the payload's head
-    /// (``IOCallHead``: the request's name and effect id); the request's bytes are passed on as
-    /// they came, never decoded here.
-    mutating func startCall(from origin: String, _ message: WireMessage) -> [CoordinatorAction] {
+    /// topology places the request on (round robin over the pool, skipping instances that run
+    /// `ioLimits.concurrentPerWorker` calls already; `busy` when all do). Routed on the
+    /// payload's head (``IOCallHead``: the request's name and effect id); the request's bytes are
+    /// passed on as they came, never decoded here. The call's deadline (`+CallLimits.swift`)
+    /// counts from `now`.
+    mutating func startCall(from origin: String, _ message: WireMessage, now: ContinuousClock.Instant) -> [CoordinatorAction] {
         let originID = message.header.correlation
         func fail(_ code: String, _ text: String) -> [CoordinatorAction] {
             [.toWorker(origin, WireMessage(Header(.ioResult, correlation: originID), address: message.address,
@@ -27,14 +29,16 @@ extension CoordinatorCore {
         guard !candidates.isEmpty else {
             return fail("worker-lost", "no worker of group '\(group)' is registered to run '\(head.name)'; retry shortly")
         }
-        let turn = roundRobin[group, default: 0]
-        roundRobin[group] = turn &+ 1
-        let target = candidates[turn % candidates.count]
+        guard let target = nextTarget(in: group, among: candidates) else {
+            return fail("busy", "every worker of group '\(group)' (\(candidates.joined(separator: ", "))) already runs as many io calls "
+                + "as ioLimits.concurrentPerWorker allows (\(topology.ioLimits.concurrentPerWorker)), so '\(head.name)' was not started; "
+                + "retry later, or raise the limit or the group's count in the topology")
+        }
         let id = takeID()
+        let timeoutMs = topology.ioTimeoutMs(for: head.name)
         let call = Call(origin: origin, originID: originID, target: target, address: message.address,
-                        request: head.name, effect: effect)
-        calls[id] = call
-        callsByOrigin[origin, default: [:]][originID] = id
+                        request: head.name, effect: effect, deadline: now + .milliseconds(timeoutMs), timeoutMs: timeoutMs)
+        remember(call, as: id)
         var forwarded = message
         forwarded.header.correlation = id
         return [.toWorker(target, forwarded), publishEffect(call, .started)]
@@ -68,10 +72,6 @@ extension CoordinatorCore {
         return cancel(id, reason: reason)
     }
 
-    mutating func forget(_ id: UInt64) {
-        guard let call = calls.removeValue(forKey: id) else { return }
-        callsByOrigin[call.origin]?[call.originID] = nil
-    }
 
     /// An output: each matching route becomes an event for its target, sent like a client's.
     mutating func route(output message: WireMessage) -> [CoordinatorAction] {

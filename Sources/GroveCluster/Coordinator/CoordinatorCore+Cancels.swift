@@ -6,8 +6,12 @@ extension CoordinatorCore {
     /// ended.
     struct Cancelling {
         let call: Call
-        /// Why it was cancelled (`cancelled`, `replaced`, …: what the machine's worker said).
+        /// Why it was cancelled (`cancelled`, `replaced`, …: what the machine's worker said;
+        /// `timeout: …` when its time ran out).
         let reason: String
+        /// How the effect is published once the task ended: `cancelled`, or `failed` for a
+        /// call whose machine was answered `timeout`.
+        let phase: EffectEvent.Phase
     }
 
     /// Cancels call `id` at the worker running it: the one way a call is cancelled there, for
@@ -16,11 +20,13 @@ extension CoordinatorCore {
     /// that worker answers `io-cancelled`, once the task has ended; `cancelled` is published
     /// then (``cancelAnswered(_:_:by:)``), or when that worker is lost first
     /// (``cancelsLost(with:reason:)``). Nothing for a call no longer in flight.
-    /// - Parameter reason: Why, as published in the `cancelled` effect event.
-    mutating func cancel(_ id: UInt64, reason: String) -> [CoordinatorAction] {
+    /// - Parameters:
+    ///   - reason: Why, as published in the effect event.
+    ///   - phase: How the effect is published then: `cancelled`, or `failed` (a timeout).
+    mutating func cancel(_ id: UInt64, reason: String, publishing phase: EffectEvent.Phase = .cancelled) -> [CoordinatorAction] {
         guard let call = calls[id] else { return [] }
         forget(id)
-        cancelling[id] = Cancelling(call: call, reason: reason)
+        cancelling[id] = Cancelling(call: call, reason: reason, phase: phase)
         return [.toWorker(call.target, WireMessage(Header(.ioCancel, correlation: id), address: call.address))]
     }
 
@@ -35,9 +41,9 @@ extension CoordinatorCore {
             return [.warn("worker \(worker) answered the cancel of '\(cancelled.call.request)' for \(cancelled.call.address) "
                           + "with a payload that is not an io-cancelled answer; published as cancelled without its task's fate. "
                           + "Is the worker built from the same Grove version?"),
-                    publishEffect(cancelled.call, .cancelled, reason: cancelled.reason)]
+                    publishEffect(cancelled.call, cancelled.phase, reason: cancelled.reason)]
         }
-        return [publishEffect(cancelled.call, .cancelled, reason: cancelled.reason, task: answer)]
+        return [publishEffect(cancelled.call, cancelled.phase, reason: cancelled.reason, task: answer)]
     }
 
     /// Worker `name` was lost: the calls cancelled there that it had not answered for are
@@ -48,7 +54,7 @@ extension CoordinatorCore {
         // In id order, the order the cancels were sent.
         for id in cancelling.keys.sorted() where cancelling[id]?.call.target == name {
             guard let cancelled = cancelling.removeValue(forKey: id) else { continue }
-            actions.append(publishEffect(cancelled.call, .cancelled,
+            actions.append(publishEffect(cancelled.call, cancelled.phase,
                                          reason: "\(cancelled.reason); worker \(name) was lost (\(reason)) before it said the task ended",
                                          task: IOCancelAnswer(task: .workerLost)))
         }

@@ -115,7 +115,8 @@ extension CoordinatorCore {
         case .output:
             return parsed { route(output: $0) }
         case .ioRequest:
-            return parsed { startCall(from: name, $0) }
+            // `heard(from:now:)` noted this very message's arrival before it came here.
+            return parsed { startCall(from: name, $0, now: workers[name]?.lastHeard ?? .now) }
         case .ioResult:
             return parsed { finishCall(correlation, $0, from: name) }
         case .ioCancel:
@@ -204,6 +205,10 @@ extension CoordinatorCore {
             return Welcome.RouteEvent(machine: route.targetMachine, event: event, path: "$.routes[\(index)].event")
         }
         let durable = placedHere.contains { $0.durability != .none }
+        // Placed on this worker's own group: run by its own handlers, under their own timeouts.
+        let localTimeouts = Dictionary(topology.io.filter { $0.worker == slot.group }.compactMap { placement in
+            placement.timeoutMs.map { (placement.request, $0) }
+        }, uniquingKeysWith: { first, _ in first })
         let welcome = Welcome(
             machines: placedHere.map {
                 Welcome.HostedMachine(name: $0.name, type: $0.type, keyed: $0.keyed,
@@ -216,7 +221,8 @@ extension CoordinatorCore {
             snapshotEvery: durable ? topology.durability.snapshotEvery : nil,
             flush: durable ? topology.durability.flush : nil,
             epoch: epoch.value == 0 ? nil : epoch.value, incarnation: registration.incarnation,
-            audit: topology.auditPlacement(of: placedHere))
+            audit: topology.auditPlacement(of: placedHere),
+            ioTimeoutMs: topology.ioLimits.timeoutMs, localIOTimeoutsMs: localTimeouts.isEmpty ? nil : localTimeouts)
         if let payload = try? WireJSON.encode(welcome) {
             actions.append(.toWorker(name, WireMessage(Header(.welcome, correlation: message.header.correlation), address: name, payload: payload)))
         }
@@ -241,9 +247,9 @@ extension CoordinatorCore {
         return .toWorker(worker, WireMessage(Header(.observe), payload: payload))
     }
 
-    /// Heartbeats to workers and loss of the silent ones.
+    /// Heartbeats to workers, loss of the silent ones, and io calls past their deadlines.
     mutating func tick(now: ContinuousClock.Instant) -> [CoordinatorAction] {
-        var actions: [CoordinatorAction] = []
+        var actions = expireCalls(now: now)
         let interval = Duration.milliseconds(topology.heartbeat.intervalMs)
         if lastHeartbeat.map({ now - $0 >= interval }) ?? true {
             lastHeartbeat = now

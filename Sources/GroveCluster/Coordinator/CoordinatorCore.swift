@@ -48,6 +48,10 @@ struct CoordinatorCore {
         let address: String
         let request: String
         let effect: JSONValue
+        /// When the origin stops waiting: the call fails with `timeout` at the first tick after it.
+        let deadline: ContinuousClock.Instant
+        /// Its timeout, for the failure's message.
+        let timeoutMs: Int
     }
 
     let topology: Topology
@@ -75,6 +79,10 @@ struct CoordinatorCore {
     /// Calls cancelled at the worker running them, until it says their task ended
     /// (`+Cancels.swift`).
     var cancelling: [UInt64: Cancelling] = [:]
+    /// Calls in `calls` by the worker running them, against `ioLimits.concurrentPerWorker`.
+    var callsRunning: [String: Int] = [:]
+    /// No call's deadline is earlier: a tick before it looks at no call.
+    var earliestCallDeadline: ContinuousClock.Instant?
     var keyedInstances: [String: Set<String>] = [:]
     /// This coordinator life's epoch, in the top bits of every id it sends to workers.
     let epoch: CorrelationEpoch

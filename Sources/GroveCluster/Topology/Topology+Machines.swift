@@ -49,13 +49,18 @@ extension Topology {
         public var request: String
         /// The worker group whose handler executes it.
         public var worker: String
+        /// Milliseconds a call may run before its machine hears `timeout` and the task running
+        /// it is cancelled; `nil` for ``Topology/IOLimits/timeoutMs``.
+        public var timeoutMs: Int?
 
         /// - Parameters:
         ///   - request: The io request name.
         ///   - worker: The executing worker group.
-        public init(request: String, worker: String) {
+        ///   - timeoutMs: Its timeout; `nil` for the topology's `ioLimits.timeoutMs`.
+        public init(request: String, worker: String, timeoutMs: Int? = nil) {
             self.request = request
             self.worker = worker
+            self.timeoutMs = timeoutMs
         }
     }
 }

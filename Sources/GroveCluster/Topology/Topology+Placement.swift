@@ -52,6 +52,13 @@ extension Topology {
         io.first { $0.request == request }?.worker
     }
 
+    /// How long a call of io request `request` may run before its machine hears `timeout`: its
+    /// `io[]` entry's `timeoutMs`, else ``IOLimits/timeoutMs``.
+    /// - Parameter request: An io request name, e.g. `"Authenticate"`.
+    public func ioTimeoutMs(for request: String) -> Int {
+        io.first { $0.request == request }?.timeoutMs ?? ioLimits.timeoutMs
+    }
+
     /// FNV-1a, 64 bits, over the UTF-8 of `key`, then MurmurHash3's 64-bit finalizer (fmix64):
     /// the same in every process and every run, unlike `Hasher`, which is seeded per process.
     ///

@@ -83,4 +83,25 @@ extension Topology {
             self.watcherOutbox = watcherOutbox
         }
     }
+
+    /// How long io calls may run and how many one worker runs at once for other workers'
+    /// machines; both greater than 0.
+    public struct IOLimits: Sendable, Equatable {
+        /// Milliseconds an io call may run before its machine hears `timeout` and the task
+        /// running it is cancelled, for requests whose `io[]` entry sets no `timeoutMs` and for
+        /// requests that run beside their machine. Defaults to 30000.
+        public var timeoutMs: Int
+        /// io calls one worker may run at once for machines on other workers; a call beyond it,
+        /// when every worker of the request's group is full, fails at once with `busy`.
+        /// Defaults to 256.
+        public var concurrentPerWorker: Int
+
+        /// - Parameters:
+        ///   - timeoutMs: The timeout of io calls whose placement sets none.
+        ///   - concurrentPerWorker: io calls one worker runs at once for other workers' machines.
+        public init(timeoutMs: Int = 30000, concurrentPerWorker: Int = 256) {
+            self.timeoutMs = timeoutMs
+            self.concurrentPerWorker = concurrentPerWorker
+        }
+    }
 }

@@ -27,6 +27,8 @@ public struct Topology: Sendable, Equatable {
     public var heartbeat: Heartbeat
     /// Capacities of the queues between and inside processes.
     public var queues: Queues
+    /// io timeouts (the default; `io[]` entries may set their own) and concurrent io per worker.
+    public var ioLimits: IOLimits
     /// Keys, client roles, or the explicit choice to run tcp without them.
     public var security: Security
     /// Where and how the durable machines are kept.
@@ -44,6 +46,7 @@ public struct Topology: Sendable, Equatable {
     ///   - routes: Outputs forwarded as events.
     ///   - heartbeat: Heartbeat settings.
     ///   - queues: Queue capacities.
+    ///   - ioLimits: io timeouts and concurrency.
     ///   - security: Keys and client roles.
     ///   - durability: Where and how durable machines are kept.
     ///   - audit: Where audited machines' transitions are logged.
@@ -56,6 +59,7 @@ public struct Topology: Sendable, Equatable {
         routes: [Route] = [],
         heartbeat: Heartbeat = Heartbeat(),
         queues: Queues = Queues(),
+        ioLimits: IOLimits = IOLimits(),
         security: Security = Security(),
         durability: DurabilitySettings = DurabilitySettings(),
         audit: AuditSettings = AuditSettings()
@@ -68,6 +72,7 @@ public struct Topology: Sendable, Equatable {
         self.routes = routes
         self.heartbeat = heartbeat
         self.queues = queues
+        self.ioLimits = ioLimits
         self.security = security
         self.durability = durability
         self.audit = audit

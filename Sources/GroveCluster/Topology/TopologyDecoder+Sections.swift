@@ -28,15 +28,16 @@ extension TopologyDecoder {
         let routes = decodeRoutes(in: root, machines: machines.names, keyed: machines.keyed)
         let heartbeat = decodeHeartbeat(in: root)
         let queues = decodeQueues(in: root)
+        let ioLimits = decodeIOLimits(in: root)
         let security = decodeSecurity(in: root, endpoints: coordinator, workers: workers.groups)
         let durability = decodeDurabilitySettings(in: root)
         let audit = decodeAuditSettings(in: root)
-        guard issues.isEmpty, let name, let coordinator, let heartbeat, let queues, let security, let durability, let audit else {
+        guard issues.isEmpty, let name, let coordinator, let heartbeat, let queues, let ioLimits, let security, let durability, let audit else {
             return nil
         }
         return Topology(
             name: name, coordinator: coordinator, workers: workers.groups, machines: machines.specs,
-            io: io, routes: routes, heartbeat: heartbeat, queues: queues, security: security, durability: durability,
+            io: io, routes: routes, heartbeat: heartbeat, queues: queues, ioLimits: ioLimits, security: security, durability: durability,
             audit: audit
         )
     }
@@ -102,6 +103,26 @@ extension TopologyDecoder {
         guard let mailbox, let workerOutbox, let workerOutboxBytes, let clientOutbox, let clientOutboxBytes, let watcherOutbox else { return nil }
         return Topology.Queues(mailboxCapacity: mailbox, workerOutbox: workerOutbox, workerOutboxBytes: workerOutboxBytes,
                                clientOutbox: clientOutbox, clientOutboxBytes: clientOutboxBytes, watcherOutbox: watcherOutbox)
+    }
+
+    private mutating func decodeIOLimits(in root: [String: JSONValue]) -> Topology.IOLimits? {
+        let defaults = Topology.IOLimits()
+        guard let value = root["ioLimits"] else { return defaults }
+        let path = JSONPath.root.appending("ioLimits")
+        guard let members = members(
+            of: value, at: path, known: TopologyKeys.ioLimits,
+            what: "an object like { \"timeoutMs\": 30000, \"concurrentPerWorker\": 256 }"
+        ) else { return nil }
+        let timeout = optionalCount(
+            Field("timeoutMs", "30000", "the milliseconds an io call may run when its io[] entry sets no timeoutMs"),
+            in: members, at: path, default: defaults.timeoutMs, minimum: 1
+        )
+        let concurrent = optionalCount(
+            Field("concurrentPerWorker", "256", "the io calls one worker may run at once for other workers' machines"),
+            in: members, at: path, default: defaults.concurrentPerWorker, minimum: 1
+        )
+        guard let timeout, let concurrent else { return nil }
+        return Topology.IOLimits(timeoutMs: timeout, concurrentPerWorker: concurrent)
     }
 
     // MARK: - Names and references

@@ -133,8 +133,14 @@ extension TopologyDecoder {
             if let worker {
                 resolve(worker, at: path.appending("worker"), in: groups, kind: "worker group", section: "$.workers")
             }
+            // Absent: the topology's ioLimits.timeoutMs, decided when a call starts.
+            let timeout = members["timeoutMs"] == nil ? Int?.none : optionalCount(
+                Field("timeoutMs", "5000", "the milliseconds a call of this request may run before it fails with timeout"),
+                in: members, at: path, default: 0, minimum: 1
+            )
+            if members["timeoutMs"] != nil, timeout == nil { continue }
             guard let request, let worker else { continue }
-            placements.append(Topology.IOPlacement(request: request, worker: worker))
+            placements.append(Topology.IOPlacement(request: request, worker: worker, timeoutMs: timeout))
         }
         return placements
     }

@@ -2,15 +2,16 @@
 /// `TopologySchemaTests` holds `docs/topology.schema.json` to the same, so the file's three
 /// descriptions (decoder, model, schema) cannot drift apart unnoticed.
 enum TopologyKeys {
-    static let root = ["name", "coordinator", "workers", "machines", "io", "routes", "heartbeat", "queues", "security", "durability", "audit"]
+    static let root = ["name", "coordinator", "workers", "machines", "io", "routes", "heartbeat", "queues", "ioLimits", "security", "durability", "audit"]
     static let coordinator = ["clients", "workers", "events"]
     static let workerGroup = ["name", "count", "executable", "arguments", "external", "supervision", "key"]
     static let supervision = ["intensity", "periodMs", "backoff", "finalExitCodes", "onGiveUp"]
     static let backoff = ["initialMs", "maxMs", "resetAfterMs"]
     static let machine = ["name", "type", "worker", "keyed", "durability", "audit", "onEnd"]
-    static let ioPlacement = ["request", "worker"]
+    static let ioPlacement = ["request", "worker", "timeoutMs"]
     static let route = ["from", "when", "to", "event"]
     static let heartbeat = ["intervalMs", "timeoutMs"]
+    static let ioLimits = ["timeoutMs", "concurrentPerWorker"]
     static let queues = ["mailboxCapacity", "workerOutbox", "workerOutboxBytes", "clientOutbox", "clientOutboxBytes", "watcherOutbox"]
     static let security = ["insecure", "coordinatorKey", "clients"]
     static let clientGrant = ["key", "roles", "machines"]
@@ -21,7 +22,7 @@ enum TopologyKeys {
     static let byPlace: [String: [String]] = [
         "$": root, "$.coordinator": coordinator, "$.workers[]": workerGroup, "$.workers[].supervision": supervision,
         "$.workers[].supervision.backoff": backoff, "$.machines[]": machine, "$.io[]": ioPlacement, "$.routes[]": route,
-        "$.heartbeat": heartbeat, "$.queues": queues, "$.security": security, "$.security.clients[]": clientGrant,
+        "$.heartbeat": heartbeat, "$.queues": queues, "$.ioLimits": ioLimits, "$.security": security, "$.security.clients[]": clientGrant,
         "$.durability": durability, "$.audit": audit,
     ]
 }

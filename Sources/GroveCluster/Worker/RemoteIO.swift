@@ -25,6 +25,15 @@ final class CoreInlet: Sendable {
         return await runtime.call(address: address, payload: payload, binary: binary)
     }
 
+    /// Runs `request` with the worker's own `handlers`, under its timeout; without a runtime
+    /// (the worker is stopping) the handler runs unwatched.
+    func local<R: IORequest>(_ request: R, address: String, handlers: IOHandlers) async -> Result<R.Response, IOFailure> {
+        guard let runtime else { return await handlers.perform(request) }
+        return await runtime.runLocal(address: address, request: R.name, failing: { .failure($0) }) {
+            await handlers.perform(request)
+        }
+    }
+
     /// Sends a machine's output for the coordinator to publish and route.
     func output(_ output: OutputEvent, address: String) async {
         guard let runtime, let payload = try? WireJSON.encode(output) else { return }
@@ -36,7 +45,8 @@ final class CoreInlet: Sendable {
 }
 
 /// The io performer of one hosted machine: runs requests with the worker's own handlers unless
-/// the topology places them on another worker, in which case they travel as `io-request`.
+/// the topology places them on another worker, in which case they travel as `io-request`. Both
+/// kinds time out: local calls by the worker's core, remote ones by the coordinator's.
 struct ClusterIOPerformer: IOPerformer {
     let address: String
     let local: IOHandlers
@@ -48,7 +58,7 @@ struct ClusterIOPerformer: IOPerformer {
     }
 
     func perform<R: IORequest>(_ request: R, effect: EffectID) async -> Result<R.Response, IOFailure> {
-        guard remoteNames.contains(R.name) else { return await local.perform(request) }
+        guard remoteNames.contains(R.name) else { return await core.local(request, address: address, handlers: local) }
         // Encoded once, here; decoded once, by the worker that runs it. The coordinator reads
         // only the head.
         var payload: [UInt8] = []

@@ -21,6 +21,8 @@ extension WorkerCore {
         placed = Dictionary(welcome.machines.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         lastWelcome = welcome
         remoteIO = Set(welcome.remoteIO)
+        ioTimeoutMs = welcome.ioTimeoutMs ?? Topology.IOLimits().timeoutMs
+        localIOTimeoutsMs = welcome.localIOTimeoutsMs ?? [:]
         var actions: [WorkerAction] = [.openOutflow, .adopt(welcome, dropping: dropping), .reportInstances]
         if let restarted = noteEpoch(welcome) { actions.append(restarted) }
         if again {

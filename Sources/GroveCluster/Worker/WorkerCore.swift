@@ -39,6 +39,9 @@ enum WorkerAction: Sendable, Equatable {
     /// Stop the instance at the address (after the events queued before), for an admin's
     /// `restart`: its end restarts it.
     case stopInstance(String)
+    /// Cancel the tasks of these local io calls and answer their machines with their failure
+    /// (`timeout`): the core has forgotten them (`WorkerCore+LocalIO.swift`).
+    case timeOutLocalCalls([WorkerCore.LocalTimeout])
     /// Something an operator should know.
     case log(Logger.Level, String)
     /// End the process: nothing but a change of topology or worker can help.
@@ -104,8 +107,16 @@ struct WorkerCore {
     /// The io calls this worker's machines sent to other workers and still wait for, by call id
     /// (the `io-request`'s correlation), with the address of the machine that sent each.
     var calls: [UInt64: String] = [:]
-    /// The id of the next such call.
+    /// The id of the next such call (and of the next local io call).
     var nextCall: UInt64 = 1
+    /// io calls running on this worker's own handlers for its machines, by call id, until they
+    /// end or time out (`WorkerCore+LocalIO.swift`).
+    var localCalls: [UInt64: LocalCall] = [:]
+    /// No local call's deadline is earlier: a tick before it looks at none.
+    var earliestLocalDeadline: ContinuousClock.Instant?
+    /// From the last welcome: the timeout of local io calls, and of those whose placement sets one.
+    var ioTimeoutMs = Topology.IOLimits().timeoutMs
+    var localIOTimeoutsMs: [String: Int] = [:]
     /// The instances that ended lately, or whose end an admin's `restart` waits for, by
     /// address (`WorkerCore+Lifecycle.swift`).
     var endings: [String: Ending] = [:]
@@ -151,7 +162,7 @@ struct WorkerCore {
     /// Heartbeats, silence, reconnection attempts and notices; the machines' restarts that are
     /// due, whether the coordinator is there or not.
     mutating func tick(now: ContinuousClock.Instant) -> [WorkerAction] {
-        let session = sessionTick(now: now)
+        let session = sessionTick(now: now) + expireLocalCalls(now: now)
         return endings.isEmpty ? session : session + restartsDue(now: now)
     }
 

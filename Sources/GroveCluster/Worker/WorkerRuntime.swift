@@ -34,6 +34,10 @@ actor WorkerRuntime {
     /// The tasks running io requests for other workers' machines, by call id: what to cancel
     /// when the core says so.
     var serving: [UInt64: Task<Void, Never>] = [:]
+    /// The io calls of this worker's machines running on its own handlers, by the call id the
+    /// core gave each: the task to cancel and the machine to answer on a timeout
+    /// (`WorkerRuntime+LocalIO.swift`).
+    var localWaiters: [UInt64: LocalWaiter] = [:]
     /// Opens this worker's store, the first time a welcome places a durable machine here.
     let openStore: (@Sendable () throws(StoreError) -> any MachineStore)?
     /// Where durable instances are written; nil until a durable machine is placed here.
@@ -118,6 +122,8 @@ actor WorkerRuntime {
                 removeInstance(address)
             case .stopInstance(let address):
                 stopInstance(address)
+            case .timeOutLocalCalls(let timeouts):
+                timeOut(timeouts)
             case .log(let level, let text):
                 log.log(level: level, "\(text)")
             case .exit(let status, let text):

@@ -51,6 +51,10 @@ struct TopologyFile {
     var machines: [Machine]
     /// Request name → worker group.
     var io: [(request: String, worker: String)] = []
+    /// `io[].timeoutMs` by request name, for the requests of `io` that set one.
+    var ioTimeouts: [String: Int] = [:]
+    /// The `ioLimits` section as JSON text, when a test sets one.
+    var ioLimits: String?
     var routes: [Route] = []
     var heartbeat = (intervalMs: 250, timeoutMs: 1500)
     /// `queues.workerOutbox`, when a test needs a small one.
@@ -120,12 +124,17 @@ struct TopologyFile {
                 return entry
             },
             "machines": machineList,
-            "io": io.map { ["request": $0.request, "worker": $0.worker] },
+            "io": io.map { placement -> [String: Any] in
+                var entry: [String: Any] = ["request": placement.request, "worker": placement.worker]
+                if let timeout = ioTimeouts[placement.request] { entry["timeoutMs"] = timeout }
+                return entry
+            },
             "routes": routes.map { ["from": $0.from, "when": $0.when, "to": $0.to, "event": $0.event] },
             "heartbeat": ["intervalMs": heartbeat.intervalMs, "timeoutMs": heartbeat.timeoutMs],
             "security": security.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) }
                 ?? (transport == .tcp ? ["insecure": true] : [:]),
         ]
+        if let ioLimits { document["ioLimits"] = try JSONSerialization.jsonObject(with: Data(ioLimits.utf8)) }
         if let audit { document["audit"] = try JSONSerialization.jsonObject(with: Data(audit.utf8)) }
         if let durabilitySettings { document["durability"] = try JSONSerialization.jsonObject(with: Data(durabilitySettings.utf8)) }
         return document
