@@ -20,6 +20,11 @@ enum ExampleWorker {
         worker.register(Tea<DebouncedSearch>.self, as: "DebouncedSearch")
         worker.register(StaticStateMachine<LoadingStateMachine>.self, as: "LoadingStateMachine")
         worker.register(RemoteIOMachine<SearchFeature>.self, as: "SearchFeature")
+        worker.register(IOMachine<RetryingFeature>.self, as: "RetryingFeature",
+                        env: RetryingFeature.flaky(document: "the third time lucky"))
+        worker.register(Tea<LocationTracker>.self, as: "LocationTracker", env: .replaying(LocationTracker.demoFixes))
+        worker.register(Tea<AppFeature>.self, as: "AppFeature", env: .live)
+        worker.register(Tea<UserFeature>.self, as: "UserFeature", env: AppEnvironment.live.api)
         worker.register(Counter.self)
         worker.register(PlainCounter.self)
         var io = ExampleHandlers.inMemory()

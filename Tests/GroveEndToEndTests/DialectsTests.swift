@@ -15,7 +15,11 @@ extension EndToEnd {
             machines: [.init(name: "login", type: "LoginFlow", worker: "dialects", keyed: true),
                        .init(name: "typeahead", type: "DebouncedSearch", worker: "dialects", keyed: true),
                        .init(name: "loader", type: "LoadingStateMachine", worker: "dialects", keyed: true),
-                       .init(name: "search", type: "SearchFeature", worker: "dialects", keyed: true)],
+                       .init(name: "search", type: "SearchFeature", worker: "dialects", keyed: true),
+                       .init(name: "retry", type: "RetryingFeature", worker: "dialects", keyed: true),
+                       .init(name: "tracker", type: "LocationTracker", worker: "dialects", keyed: true),
+                       .init(name: "app", type: "AppFeature", worker: "dialects", keyed: true),
+                       .init(name: "user", type: "UserFeature", worker: "dialects", keyed: true)],
             io: [("FetchItems", "data-io"), ("SearchTitles", "data-io")]
         )
 
@@ -65,5 +69,39 @@ extension EndToEnd {
                 #expect(workers == ["dialects"], "every dialect's machine runs on the dialects worker: \(workers)")
             }
         }
+
+        /// The other shipped SwiftTea and TCA-SM examples, hosted by fsm-worker with its demo
+        /// services: RetryingFeature's retries, LocationTracker's stream, AppFeature's sequence
+        /// and its user feature, UserFeature alone.
+        @Test func theOtherDialectExamplesRunOnTheWorker() async throws {
+            try await withCluster(Self.topology) { cluster in
+                let watcher = try await cluster.watch(["state:retry/"])
+
+                // TCA-SM: the demo service fails twice, then answers; each failure is a retry.
+                #expect(try await cluster.send("retry/a", #"{"input":{"_0":{"start":{}}}}"#) == json(#"{"active":{"retryCount":0}}"#))
+                try await cluster.waitForState("retry/a", "loaded") { $0 == json(#"{"loaded":{"_0":"the third time lucky"}}"#) }
+                let retries = try await watcher.waitFor("both retries", count: 2) { $0.state?["active"] != nil && $0.state != json(#"{"active":{"retryCount":0}}"#) }
+                #expect(retries.compactMap(\.state) == [json(#"{"active":{"retryCount":1}}"#), json(#"{"active":{"retryCount":2}}"#)])
+
+                // SwiftTea: a stream effect on the worker delivers the demo's three fixes; stopping ends it.
+                #expect(try await cluster.send("tracker/a", #"{"startLocationUpdates":{}}"#) == json(#"{"isTracking":true,"updateCount":0}"#))
+                try await cluster.waitForState("tracker/a", "three fixes in") { $0["updateCount"] == json("3") }
+                let stopped = try await cluster.send("tracker/a", #"{"stopLocationUpdates":{}}"#)
+                #expect(stopped["isTracking"] == json("false") && stopped["updateCount"] == json("3"), "\(stopped)")
+
+                // SwiftTea: the app loads its preferences, then signs Ada in through its user feature.
+                try await cluster.send("app/a", #"{"initializeApp":{}}"#)
+                try await cluster.waitForState("app/a", "initialized") { $0["preferences"] == json(#"{"theme":"system","notifications":true}"#) }
+                try await cluster.send("app/a", #"{"user":{"_0":{"login":{"email":"ada@example.com","password":"analytical"}}}}"#)
+                let signedIn = try await cluster.waitForState("app/a", "signed in") { $0["user"]?["currentUser"] != nil }
+                #expect(signedIn["user"]?["currentUser"]?["name"] == json(#""Ada Lovelace""#), "\(signedIn)")
+
+                // SwiftTea: the user feature alone, refused.
+                #expect(try await cluster.send("user/a", #"{"login":{"email":"ada@example.com","password":"wrong"}}"#)
+                        == json(#"{"isLoggingIn":true}"#))
+                try await cluster.waitForState("user/a", "refused") { $0 == json(#"{"isLoggingIn":false,"errorMessage":"wrong email or password"}"#) }
+            }
+        }
+    
     }
 }
