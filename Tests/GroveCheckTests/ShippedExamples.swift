@@ -8,7 +8,7 @@ enum ShippedExamples {
     static let names = [
         "LoginFlow", "AuthFlow", "UserForm", "DataLoader", "PollingService", "AppNavigator", "Search",
         "LocationTracker", "UserFeature", "AppFeature", "RetryingFeature", "DebouncedSearch", "SearchFeature",
-        "LoadingStateMachine",
+        "LoadingStateMachine", "PurchaseFeature", "UserPostsFeature", "CacheFeature", "AuthenticateFeature",
     ]
 
     /// The walk of each example, as `StateGraph.explore` gives it.
@@ -27,6 +27,10 @@ enum ShippedExamples {
         "DebouncedSearch": { StateGraph.explore(DebouncedSearch.self) },
         "SearchFeature": { StateGraph.explore(SearchFeature.self) },
         "LoadingStateMachine": { StateGraph.explore(LoadingStateMachine.self) },
+        "PurchaseFeature": { StateGraph.explore(PurchaseFeature.self) },
+        "UserPostsFeature": { StateGraph.explore(UserPostsFeature.self) },
+        "CacheFeature": { StateGraph.explore(CacheFeature.self) },
+        "AuthenticateFeature": { StateGraph.explore(AuthenticateFeature.self) },
     ]
 
     /// The test kit's expectation on each example, unhandled pairs allowed (Grove machines say
@@ -46,5 +50,9 @@ enum ShippedExamples {
         "DebouncedSearch": { expectCompleteStateGraph(DebouncedSearch.self, allowUnhandled: true) },
         "SearchFeature": { expectCompleteStateGraph(SearchFeature.self, allowUnhandled: true) },
         "LoadingStateMachine": { expectCompleteStateGraph(LoadingStateMachine.self, allowUnhandled: true) },
+        "PurchaseFeature": { expectCompleteStateGraph(PurchaseFeature.self, allowUnhandled: true) },
+        "UserPostsFeature": { expectCompleteStateGraph(UserPostsFeature.self, allowUnhandled: true) },
+        "CacheFeature": { expectCompleteStateGraph(CacheFeature.self, allowUnhandled: true) },
+        "AuthenticateFeature": { expectCompleteStateGraph(AuthenticateFeature.self, allowUnhandled: true) },
     ]
 }

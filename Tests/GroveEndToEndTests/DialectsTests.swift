@@ -19,7 +19,11 @@ extension EndToEnd {
                        .init(name: "retry", type: "RetryingFeature", worker: "dialects", keyed: true),
                        .init(name: "tracker", type: "LocationTracker", worker: "dialects", keyed: true),
                        .init(name: "app", type: "AppFeature", worker: "dialects", keyed: true),
-                       .init(name: "user", type: "UserFeature", worker: "dialects", keyed: true)],
+                       .init(name: "user", type: "UserFeature", worker: "dialects", keyed: true),
+                       .init(name: "purchase", type: "PurchaseFeature", worker: "dialects", keyed: true),
+                       .init(name: "posts", type: "UserPostsFeature", worker: "dialects", keyed: true),
+                       .init(name: "cache", type: "CacheFeature", worker: "dialects", keyed: true),
+                       .init(name: "authenticate", type: "AuthenticateFeature", worker: "dialects", keyed: true)],
             io: [("FetchItems", "data-io"), ("SearchTitles", "data-io")]
         )
 
@@ -102,6 +106,28 @@ extension EndToEnd {
                 try await cluster.waitForState("user/a", "refused") { $0 == json(#"{"isLoggingIn":false,"errorMessage":"wrong email or password"}"#) }
             }
         }
-    
+
+        /// Seed 004's other examples, ported to GroveExamples: the purchase decided in the reducer,
+        /// the phases walked with the mock's results, the cache decision, the orchestrated sign-in.
+        @Test func seed004ExamplesRunOnTheWorker() async throws {
+            try await withCluster(Self.topology) { cluster in
+                #expect(try await cluster.send("purchase/a", #"{"input":{"_0":{"purchase":{}}}}"#)
+                        == json(#"{"points":70,"showInsufficientPointsAlert":false,"isPurchasing":true,"purchases":0}"#))
+                try await cluster.waitForState("purchase/a", "bought") { $0["purchases"] == json("1") }
+
+                try await cluster.send("posts/a", #"{"input":{"_0":{"start":{"email":"ada@example.com","password":"analytical"}}}}"#)
+                let complete = try await cluster.waitForState("posts/a", "complete") { $0.caseName == "complete" }
+                #expect(complete["complete"]?["posts"] == json(#"[{"title":"Notes on the Analytical Engine"},{"title":"Sketch of the Engine"}]"#))
+
+                try await cluster.send("cache/a", #"{"input":{"_0":{"load":{}}}}"#)
+                try await cluster.waitForState("cache/a", "loaded") { $0["cacheValid"] == json("true") }
+                #expect(try await cluster.send("cache/a", #"{"input":{"_0":{"load":{}}}}"#)
+                        == json(#"{"phase":{"loaded":{"_0":"the latest headlines"}},"cacheValid":true,"cachedData":"the latest headlines"}"#))
+
+                try await cluster.send("authenticate/a", #"{"input":{"_0":{"signIn":{"username":"ada@example.com","password":"analytical"}}}}"#)
+                let signedIn = try await cluster.waitForState("authenticate/a", "signed in") { $0.caseName == "signedIn" }
+                #expect(signedIn["signedIn"]?["_0"]?["name"] == json(#""Ada Lovelace""#), "\(signedIn)")
+            }
+        }
     }
 }
