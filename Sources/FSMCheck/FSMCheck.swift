@@ -41,6 +41,10 @@ struct FSMCheck: ParsableCommand {
         ("DebouncedSearch", { StateGraph.explore(DebouncedSearch.self, limit: $0) }),
         ("SearchFeature", { StateGraph.explore(SearchFeature.self, limit: $0) }),
         ("LoadingStateMachine", { StateGraph.explore(LoadingStateMachine.self, limit: $0) }),
+        ("PurchaseFeature", { StateGraph.explore(PurchaseFeature.self, limit: $0) }),
+        ("UserPostsFeature", { StateGraph.explore(UserPostsFeature.self, limit: $0) }),
+        ("CacheFeature", { StateGraph.explore(CacheFeature.self, limit: $0) }),
+        ("AuthenticateFeature", { StateGraph.explore(AuthenticateFeature.self, limit: $0) }),
     ]
 
     @Argument(help: "Machines to check, by name; all when none.")

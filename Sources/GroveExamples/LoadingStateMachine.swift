@@ -23,7 +23,8 @@ public enum LoadingStateMachine {
         case failed(message: String)
     }
 
-    /// Requests and what the load reports.
+    /// Requests and what the load reports. On the wire, `loadingWasRequested` is also read as
+    /// `loadingwasRequested`, the spelling of seed 003's `Event`, so a seed user's JSON decodes.
     public enum Event: Codable, Sendable, Equatable {
         /// Load the value with this id, from `idle` or after a failure.
         case loadingWasRequested(id: String)
@@ -79,6 +80,25 @@ public enum LoadingStateMachine {
     /// The machine running in a host, as an async sequence of its states.
     public static func asyncStateMachine(load: Load) -> AsyncStateMachine<State, Event> {
         AsyncStateMachine(makeStateMachine(load: load))
+    }
+}
+
+extension LoadingStateMachine.Event {
+    /// The cases as they may arrive: Event's own, and the seed's spelling of the request.
+    /// Decoding reads these; encoding stays Event's own (`loadingWasRequested`).
+    private enum Wire: Decodable {
+        case loadingWasRequested(id: String)
+        case loadingwasRequested(id: String)
+        case loadingHasSucceeded(value: Int)
+        case loadingHasFailed(message: String)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        switch try Wire(from: decoder) {
+        case .loadingWasRequested(let id), .loadingwasRequested(let id): self = .loadingWasRequested(id: id)
+        case .loadingHasSucceeded(let value): self = .loadingHasSucceeded(value: value)
+        case .loadingHasFailed(let message): self = .loadingHasFailed(message: message)
+        }
     }
 }
 

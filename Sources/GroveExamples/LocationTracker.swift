@@ -62,6 +62,13 @@ public enum LocationTracker: TeaProgram {
         }
     }
 
+    /// Three fixes along the Thames, then silence until stopped: what `fsm-worker`'s tracker replays.
+    public static let demoFixes = [
+        Location(latitude: 51.5007, longitude: -0.1246),
+        Location(latitude: 51.5055, longitude: -0.0754),
+        Location(latitude: 51.4826, longitude: -0.0077),
+    ]
+
     /// The id of the updates stream.
     public static let updatesID: EffectID = "location-updates"
 

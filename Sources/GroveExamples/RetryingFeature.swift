@@ -1,4 +1,5 @@
 public import Grove
+import Synchronization
 
 /// Fetches a document and retries a failed fetch up to three times before giving up: TCA-SM's
 /// retry pattern, written as an ``IOStateMachine``.
@@ -93,5 +94,32 @@ public struct RetryingFeature: IOStateMachine {
                 return .requestFailed("\(error)")
             }
         }
+    }
+}
+
+extension RetryingFeature {
+    /// A feature whose document service fails two calls, then answers one, in turn: on a fresh
+    /// service, `start` fails, retries twice and loads `document`. The calls are counted across
+    /// every instance the feature serves. `fsm-worker` hosts it so that retries can be watched.
+    /// - Parameter document: What the third call of every three returns.
+    public static func flaky(document: String) -> RetryingFeature {
+        let calls = Calls()
+        return RetryingFeature {
+            let call = calls.next()
+            guard call % 3 == 2 else { throw ServiceUnavailable(call: call) }
+            return document
+        }
+    }
+
+    /// Counts the calls of a ``flaky(document:)`` service.
+    private final class Calls: Sendable {
+        private let count = Atomic<Int>(0)
+        func next() -> Int { count.add(1, ordering: .relaxed).oldValue }
+    }
+
+    /// Why a ``flaky(document:)`` call failed.
+    struct ServiceUnavailable: Error, CustomStringConvertible {
+        var call: Int
+        var description: String { "the document service is unavailable (call \(call + 1))" }
     }
 }

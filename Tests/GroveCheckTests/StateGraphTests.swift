@@ -111,19 +111,10 @@ struct StateGraphTests {
     }
 
     @Test("the other shipped examples: no nondeterminism, no unreachable declared state, no truncated walk",
-          arguments: ["DataLoader", "PollingService", "AppNavigator", "Search", "LocationTracker", "UserFeature",
-                     "AppFeature", "RetryingFeature"])
-    func shippedExamples(name: String) {
-        let graph = switch name {
-        case "DataLoader": expectCompleteStateGraph(DataLoader.self, allowUnhandled: true)
-        case "PollingService": expectCompleteStateGraph(PollingService.self, allowUnhandled: true)
-        case "Search": expectCompleteStateGraph(Search.self, allowUnhandled: true)
-        case "LocationTracker": expectCompleteStateGraph(LocationTracker.self, allowUnhandled: true)
-        case "UserFeature": expectCompleteStateGraph(UserFeature.self, allowUnhandled: true)
-        case "AppFeature": expectCompleteStateGraph(AppFeature.self, allowUnhandled: true)
-        case "RetryingFeature": expectCompleteStateGraph(RetryingFeature.self, allowUnhandled: true)
-        default: expectCompleteStateGraph(AppNavigator.self, allowUnhandled: true)
-        }
+          arguments: ShippedExamples.names.filter { !["LoginFlow", "AuthFlow", "UserForm"].contains($0) })
+    func shippedExamples(name: String) throws {
+        let expect = try #require(ShippedExamples.expectations[name], "no expectation for \(name)")
+        let graph = expect()
         #expect(graph.machine == name)
     }
 

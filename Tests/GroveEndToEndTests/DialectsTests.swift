@@ -15,7 +15,15 @@ extension EndToEnd {
             machines: [.init(name: "login", type: "LoginFlow", worker: "dialects", keyed: true),
                        .init(name: "typeahead", type: "DebouncedSearch", worker: "dialects", keyed: true),
                        .init(name: "loader", type: "LoadingStateMachine", worker: "dialects", keyed: true),
-                       .init(name: "search", type: "SearchFeature", worker: "dialects", keyed: true)],
+                       .init(name: "search", type: "SearchFeature", worker: "dialects", keyed: true),
+                       .init(name: "retry", type: "RetryingFeature", worker: "dialects", keyed: true),
+                       .init(name: "tracker", type: "LocationTracker", worker: "dialects", keyed: true),
+                       .init(name: "app", type: "AppFeature", worker: "dialects", keyed: true),
+                       .init(name: "user", type: "UserFeature", worker: "dialects", keyed: true),
+                       .init(name: "purchase", type: "PurchaseFeature", worker: "dialects", keyed: true),
+                       .init(name: "posts", type: "UserPostsFeature", worker: "dialects", keyed: true),
+                       .init(name: "cache", type: "CacheFeature", worker: "dialects", keyed: true),
+                       .init(name: "authenticate", type: "AuthenticateFeature", worker: "dialects", keyed: true)],
             io: [("FetchItems", "data-io"), ("SearchTitles", "data-io")]
         )
 
@@ -41,7 +49,8 @@ extension EndToEnd {
                 try await cluster.waitForState("loader/a", "loaded") { $0 == json(#"{"loaded":{"value":30}}"#) }
                 // `sameState()`: unhandled, the state stays.
                 #expect(try await cluster.send("loader/a", #"{"loadingWasRequested":{"id":"5"}}"#) == json(#"{"loaded":{"value":30}}"#))
-                try await cluster.send("loader/b", #"{"loadingWasRequested":{"id":"three"}}"#)
+                // Seed 003's own spelling of the request is read too.
+                try await cluster.send("loader/b", #"{"loadingwasRequested":{"id":"three"}}"#)
                 let failed = try await cluster.waitForState("loader/b", "failed") { $0.caseName == "failed" }
                 #expect(failed["failed"]?["message"]?.stringValue?.contains("'three'") == true, "\(failed)")
                 try await cluster.send("loader/b", #"{"loadingWasRequested":{"id":"4"}}"#)
@@ -62,6 +71,62 @@ extension EndToEnd {
                 let workers = Set(changes.compactMap(\.worker))
                 #expect(addresses == ["state:login/a", "state:typeahead/a", "state:loader/a", "state:loader/b", "state:search/a"])
                 #expect(workers == ["dialects"], "every dialect's machine runs on the dialects worker: \(workers)")
+            }
+        }
+
+        /// The other shipped SwiftTea and TCA-SM examples, hosted by fsm-worker with its demo
+        /// services: RetryingFeature's retries, LocationTracker's stream, AppFeature's sequence
+        /// and its user feature, UserFeature alone.
+        @Test func theOtherDialectExamplesRunOnTheWorker() async throws {
+            try await withCluster(Self.topology) { cluster in
+                let watcher = try await cluster.watch(["state:retry/"])
+
+                // TCA-SM: the demo service fails twice, then answers; each failure is a retry.
+                #expect(try await cluster.send("retry/a", #"{"input":{"_0":{"start":{}}}}"#) == json(#"{"active":{"retryCount":0}}"#))
+                try await cluster.waitForState("retry/a", "loaded") { $0 == json(#"{"loaded":{"_0":"the third time lucky"}}"#) }
+                let retries = try await watcher.waitFor("both retries", count: 2) { $0.state?["active"] != nil && $0.state != json(#"{"active":{"retryCount":0}}"#) }
+                #expect(retries.compactMap(\.state) == [json(#"{"active":{"retryCount":1}}"#), json(#"{"active":{"retryCount":2}}"#)])
+
+                // SwiftTea: a stream effect on the worker delivers the demo's three fixes; stopping ends it.
+                #expect(try await cluster.send("tracker/a", #"{"startLocationUpdates":{}}"#) == json(#"{"isTracking":true,"updateCount":0}"#))
+                try await cluster.waitForState("tracker/a", "three fixes in") { $0["updateCount"] == json("3") }
+                let stopped = try await cluster.send("tracker/a", #"{"stopLocationUpdates":{}}"#)
+                #expect(stopped["isTracking"] == json("false") && stopped["updateCount"] == json("3"), "\(stopped)")
+
+                // SwiftTea: the app loads its preferences, then signs Ada in through its user feature.
+                try await cluster.send("app/a", #"{"initializeApp":{}}"#)
+                try await cluster.waitForState("app/a", "initialized") { $0["preferences"] == json(#"{"theme":"system","notifications":true}"#) }
+                try await cluster.send("app/a", #"{"user":{"_0":{"login":{"email":"ada@example.com","password":"analytical"}}}}"#)
+                let signedIn = try await cluster.waitForState("app/a", "signed in") { $0["user"]?["currentUser"] != nil }
+                #expect(signedIn["user"]?["currentUser"]?["name"] == json(#""Ada Lovelace""#), "\(signedIn)")
+
+                // SwiftTea: the user feature alone, refused.
+                #expect(try await cluster.send("user/a", #"{"login":{"email":"ada@example.com","password":"wrong"}}"#)
+                        == json(#"{"isLoggingIn":true}"#))
+                try await cluster.waitForState("user/a", "refused") { $0 == json(#"{"isLoggingIn":false,"errorMessage":"wrong email or password"}"#) }
+            }
+        }
+
+        /// Seed 004's other examples, ported to GroveExamples: the purchase decided in the reducer,
+        /// the phases walked with the mock's results, the cache decision, the orchestrated sign-in.
+        @Test func seed004ExamplesRunOnTheWorker() async throws {
+            try await withCluster(Self.topology) { cluster in
+                #expect(try await cluster.send("purchase/a", #"{"input":{"_0":{"purchase":{}}}}"#)
+                        == json(#"{"points":70,"showInsufficientPointsAlert":false,"isPurchasing":true,"purchases":0}"#))
+                try await cluster.waitForState("purchase/a", "bought") { $0["purchases"] == json("1") }
+
+                try await cluster.send("posts/a", #"{"input":{"_0":{"start":{"email":"ada@example.com","password":"analytical"}}}}"#)
+                let complete = try await cluster.waitForState("posts/a", "complete") { $0.caseName == "complete" }
+                #expect(complete["complete"]?["posts"] == json(#"[{"title":"Notes on the Analytical Engine"},{"title":"Sketch of the Engine"}]"#))
+
+                try await cluster.send("cache/a", #"{"input":{"_0":{"load":{}}}}"#)
+                try await cluster.waitForState("cache/a", "loaded") { $0["cacheValid"] == json("true") }
+                #expect(try await cluster.send("cache/a", #"{"input":{"_0":{"load":{}}}}"#)
+                        == json(#"{"phase":{"loaded":{"_0":"the latest headlines"}},"cacheValid":true,"cachedData":"the latest headlines"}"#))
+
+                try await cluster.send("authenticate/a", #"{"input":{"_0":{"signIn":{"username":"ada@example.com","password":"analytical"}}}}"#)
+                let signedIn = try await cluster.waitForState("authenticate/a", "signed in") { $0.caseName == "signedIn" }
+                #expect(signedIn["signedIn"]?["_0"]?["name"] == json(#""Ada Lovelace""#), "\(signedIn)")
             }
         }
     }

@@ -40,6 +40,20 @@ extension EndToEnd {
             #expect(allowed.status == 0, "\(allowed)")
         }
 
+        /// fsm-check's catalog is the table of findings in docs/CHECK.md, in the same order; the
+        /// unit tests (GroveCheckTests) hold each row to what the walk finds.
+        @Test func everyCheckedMachineHasARowInCheckDocument() async throws {
+            let result = try await run(["--json", "--allow-unhandled"])
+            #expect(result.status == 0, "\(result)")
+            struct Graph: Decodable { var machine: String }
+            let checked = try JSONDecoder().decode([Graph].self, from: Data(result.stdout.utf8)).map(\.machine)
+            let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            let document = try String(contentsOf: root.appendingPathComponent("docs/CHECK.md"), encoding: .utf8)
+            let rows = document.split(separator: "\n").filter { $0.hasPrefix("| `") }
+            let documented = rows.compactMap { $0.split(separator: "`").dropFirst().first.map(String.init) }
+            #expect(checked == documented)
+        }
+
         @Test func anUnknownMachineIsAUsageError() async throws {
             let result = try await run(["Nope"])
             #expect(result.status == 64)

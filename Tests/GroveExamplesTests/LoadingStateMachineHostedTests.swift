@@ -42,3 +42,27 @@ struct LoadingStateMachineHostedTests {
         #expect(await restored.state == .loaded(value: 30))
     }
 }
+
+@Suite("LoadingStateMachine's events on the wire")
+struct LoadingStateMachineWireTests {
+    typealias Event = LoadingStateMachine.Event
+
+    func decode(_ json: String) throws -> Event { try JSONDecoder().decode(Event.self, from: Data(json.utf8)) }
+
+    @Test("seed 003's spelling, loadingwasRequested, decodes as loadingWasRequested")
+    func seedSpelling() throws {
+        #expect(try decode(#"{"loadingwasRequested":{"id":"3"}}"#) == .loadingWasRequested(id: "3"))
+        #expect(try decode(#"{"loadingWasRequested":{"id":"3"}}"#) == .loadingWasRequested(id: "3"))
+    }
+
+    @Test("events encode in Grove's spelling and decode back; unknown names still fail")
+    func roundTrip() throws {
+        let events: [Event] = [.loadingWasRequested(id: "3"), .loadingHasSucceeded(value: 30), .loadingHasFailed(message: "no")]
+        for event in events {
+            let json = String(decoding: try JSONEncoder().encode(event), as: UTF8.self)
+            #expect(!json.contains("loadingwasRequested"), "\(json)")
+            #expect(try decode(json) == event)
+        }
+        #expect(throws: DecodingError.self) { try decode(#"{"loadingWasrequested":{"id":"3"}}"#) }
+    }
+}

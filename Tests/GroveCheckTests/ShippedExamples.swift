@@ -1,0 +1,58 @@
+import GroveCheck
+import GroveExamples
+import GroveTesting
+import Testing
+
+/// Every shipped example fsm-check knows (its catalog, Sources/FSMCheck), by name.
+enum ShippedExamples {
+    static let names = [
+        "LoginFlow", "AuthFlow", "UserForm", "DataLoader", "PollingService", "AppNavigator", "Search",
+        "LocationTracker", "UserFeature", "AppFeature", "RetryingFeature", "DebouncedSearch", "SearchFeature",
+        "LoadingStateMachine", "PurchaseFeature", "UserPostsFeature", "CacheFeature", "AuthenticateFeature",
+    ]
+
+    /// The walk of each example, as `StateGraph.explore` gives it.
+    static let graphs: [String: @Sendable () -> StateGraph] = [
+        "LoginFlow": { StateGraph.explore(LoginFlow.self) },
+        "AuthFlow": { StateGraph.explore(AuthFlow.self) },
+        "UserForm": { StateGraph.explore(UserForm.self) },
+        "DataLoader": { StateGraph.explore(DataLoader.self) },
+        "PollingService": { StateGraph.explore(PollingService.self) },
+        "AppNavigator": { StateGraph.explore(AppNavigator.self) },
+        "Search": { StateGraph.explore(Search.self) },
+        "LocationTracker": { StateGraph.explore(LocationTracker.self) },
+        "UserFeature": { StateGraph.explore(UserFeature.self) },
+        "AppFeature": { StateGraph.explore(AppFeature.self) },
+        "RetryingFeature": { StateGraph.explore(RetryingFeature.self) },
+        "DebouncedSearch": { StateGraph.explore(DebouncedSearch.self) },
+        "SearchFeature": { StateGraph.explore(SearchFeature.self) },
+        "LoadingStateMachine": { StateGraph.explore(LoadingStateMachine.self) },
+        "PurchaseFeature": { StateGraph.explore(PurchaseFeature.self) },
+        "UserPostsFeature": { StateGraph.explore(UserPostsFeature.self) },
+        "CacheFeature": { StateGraph.explore(CacheFeature.self) },
+        "AuthenticateFeature": { StateGraph.explore(AuthenticateFeature.self) },
+    ]
+
+    /// The test kit's expectation on each example, unhandled pairs allowed (Grove machines say
+    /// `.unhandled` on purpose): any other finding records an issue.
+    static let expectations: [String: @Sendable () -> StateGraph] = [
+        "LoginFlow": { expectCompleteStateGraph(LoginFlow.self, allowUnhandled: true) },
+        "AuthFlow": { expectCompleteStateGraph(AuthFlow.self, allowUnhandled: true) },
+        "UserForm": { expectCompleteStateGraph(UserForm.self, allowUnhandled: true) },
+        "DataLoader": { expectCompleteStateGraph(DataLoader.self, allowUnhandled: true) },
+        "PollingService": { expectCompleteStateGraph(PollingService.self, allowUnhandled: true) },
+        "AppNavigator": { expectCompleteStateGraph(AppNavigator.self, allowUnhandled: true) },
+        "Search": { expectCompleteStateGraph(Search.self, allowUnhandled: true) },
+        "LocationTracker": { expectCompleteStateGraph(LocationTracker.self, allowUnhandled: true) },
+        "UserFeature": { expectCompleteStateGraph(UserFeature.self, allowUnhandled: true) },
+        "AppFeature": { expectCompleteStateGraph(AppFeature.self, allowUnhandled: true) },
+        "RetryingFeature": { expectCompleteStateGraph(RetryingFeature.self, allowUnhandled: true) },
+        "DebouncedSearch": { expectCompleteStateGraph(DebouncedSearch.self, allowUnhandled: true) },
+        "SearchFeature": { expectCompleteStateGraph(SearchFeature.self, allowUnhandled: true) },
+        "LoadingStateMachine": { expectCompleteStateGraph(LoadingStateMachine.self, allowUnhandled: true) },
+        "PurchaseFeature": { expectCompleteStateGraph(PurchaseFeature.self, allowUnhandled: true) },
+        "UserPostsFeature": { expectCompleteStateGraph(UserPostsFeature.self, allowUnhandled: true) },
+        "CacheFeature": { expectCompleteStateGraph(CacheFeature.self, allowUnhandled: true) },
+        "AuthenticateFeature": { expectCompleteStateGraph(AuthenticateFeature.self, allowUnhandled: true) },
+    ]
+}
