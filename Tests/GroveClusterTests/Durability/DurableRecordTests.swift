@@ -7,7 +7,7 @@ import Testing
 
 /// The stored record's format: records with io to re-issue under codec bytes of their own,
 /// every other record as it was, so stores written before still open.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(2)))
 struct DurableRecordTests {
     /// A snapshot of `Refetcher` with its fetch in flight, on a host that keeps causes or not.
     private func fetching(reissuesIO: Bool) async throws -> Snapshot<Refetcher> {
