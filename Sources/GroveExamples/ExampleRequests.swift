@@ -38,8 +38,16 @@ public struct User: Codable, Sendable, Hashable, Identifiable {
 // MARK: - Loading
 
 /// Fetches the items a ``DataLoader`` shows.
+///
+/// A read with no effect on the service, so it may run twice: a loader restored from its store
+/// while a fetch was in flight fetches again (``IOInterruption/reissue``) rather than failing.
+/// ``Authenticate`` keeps the default (``IOInterruption/fail``): each attempt counts against the
+/// account, so only the machine may decide to try again.
 public struct FetchItems: IORequest, Hashable {
     public typealias Response = [DataItem]
+
+    /// Sent again after a restart: fetching twice is harmless.
+    public static var onInterruption: IOInterruption { .reissue }
 
     /// `true` when the user asked for fresh data (reload): the service should bypass its caches.
     public var forceRefresh: Bool

@@ -11,8 +11,8 @@ struct EffectRegistry<M: Machine>: Sendable {
     @usableFromInline
     enum Resource: Sendable {
         case task(Task<Void, Never>)
-        /// An io request in flight, with the event its machine hears if it is interrupted.
-        case io(Task<Void, Never>, interrupted: @Sendable () -> M.Event)
+        /// An io request in flight, with what a snapshot carries of it.
+        case io(Task<Void, Never>, IOFlight<M>)
         case timer(any ScheduledTimer, deadline: Timestamp, event: M.Event)
         case group(Group)
         /// Events of a sequence step, pending in the inline queue.
@@ -102,11 +102,21 @@ struct EffectRegistry<M: Machine>: Sendable {
 
     /// io requests in flight that a snapshot carries as the event their machine hears when
     /// restored (an ``IOFailure/Code/interrupted`` failure): top-level ones and those inside
-    /// anonymous merges, as for timers.
+    /// anonymous merges, as for timers, unless they are re-issued (``reissuedIO``).
     var interruptedIO: [(id: EffectID, event: M.Event)] {
         nodes.compactMap { id, node in
-            guard case .io(_, let interrupted) = node.resource, restoresOnItsOwn(node) else { return nil }
-            return (id, interrupted())
+            guard case .io(_, let flight) = node.resource, flight.cause == nil, restoresOnItsOwn(node) else { return nil }
+            return (id, flight.interrupted())
+        }.sorted { $0.id.description < $1.id.description }
+    }
+
+    /// io requests in flight that a snapshot carries to be sent again once restored: those of
+    /// ``interruptedIO``'s kind whose host kept the transition that started them.
+    var reissuedIO: [Snapshot<M>.ReissuedIO] {
+        nodes.compactMap { id, node in
+            guard case .io(_, let flight) = node.resource, let cause = flight.cause, restoresOnItsOwn(node) else { return nil }
+            return Snapshot<M>.ReissuedIO(id: id, name: cause.name, stateBefore: cause.state, event: cause.event,
+                                          ordinal: cause.ordinal, interrupted: flight.interrupted())
         }.sorted { $0.id.description < $1.id.description }
     }
 
@@ -123,7 +133,13 @@ struct EffectRegistry<M: Machine>: Sendable {
     }
 
     private func restoresOnItsOwn(_ node: Node) -> Bool {
-        var parentKey = node.parent
+        restoresOnItsOwn(under: node.parent)
+    }
+
+    /// Whether work started under `parent` (nil: top level) is carried by a snapshot on its own:
+    /// no sequence and no named merge above it.
+    func restoresOnItsOwn(under parent: JobKey?) -> Bool {
+        var parentKey = parent
         while let key = parentKey, let parent = self.node(key) {
             guard case .group(let group) = parent.resource, !group.isSequence, key.id.isGenerated else { return false }
             parentKey = parent.parent

@@ -48,6 +48,13 @@ public struct HostOptions<M: Machine>: Sendable {
     /// (``RunRecorder/didRun``): a worker's flight recorder, which names the event that was
     /// running when its process died. `nil` (the default) costs one branch per event.
     @usableFromInline package var recorder: RunRecorder<M>?
+    /// Whether the host keeps, for each io request in flight whose type re-issues
+    /// (``IOInterruption/reissue``), the transition that started it, so that ``MachineHost/snapshot()``
+    /// carries the request to be sent again (``Snapshot/reissuedIO``). `false` (the default):
+    /// such a request is carried as its interrupted failure, like any other. `true` costs a copy
+    /// of the state per event (a state whose collections `update` changes is copied then); a
+    /// worker sets it for its durable machines.
+    public var reissuesIO = false
 
     /// - Parameters:
     ///   - address: Defaults to the machine type's name.

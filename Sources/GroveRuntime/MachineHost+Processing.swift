@@ -22,6 +22,8 @@ extension MachineHost {
             arm(timer.event, id: timer.id.isGenerated ? nil : timer.id, deadline: timer.deadline, parent: nil)
         }
         timersToRestore = []
+        if outcome != nil { ioToReissue = [] }
+        reissueRestoredIO()
         if outcome == nil, M.isTerminal(_state) {
             lastOutput = M.initialOutput
             end(.ended(Termination(reason: .terminalState, finalState: _state, lastOutput: lastOutput, droppedEvents: [])))
@@ -179,6 +181,7 @@ extension MachineHost {
     /// ``apply(_:origin:)`` without the recorder.
     @inlinable
     func transition(_ event: M.Event, origin: EventOrigin) {
+        if reissuesIO { return transitionKeepingCause(event, origin: origin) }
         let effect = M.update(&_state, event: event)
         if case .none = effect.kind, stateObservers.isEmpty, trace == nil, !M.isTerminal(_state) { return }
         committed(effect, event: event, origin: origin)

@@ -43,6 +43,8 @@ public final actor MachineHost<M: Machine> {
     @usableFromInline let trace: (@Sendable (HostTrace<M>) -> Void)?
     /// ``HostOptions/recorder``, next to the rest of the per-event path.
     @usableFromInline let recorder: RunRecorder<M>?
+    /// ``HostOptions/reissuesIO``: whether each transition keeps the state it began from.
+    @usableFromInline let reissuesIO: Bool
     @usableFromInline @exclusivity(unchecked) var stateObservers: [Int: AsyncStream<M.State>.Continuation] = [:]
     /// The machine address used in errors and logs.
     public nonisolated let address: String
@@ -78,6 +80,10 @@ public final actor MachineHost<M: Machine> {
     var endReported = false
     var lastOutput: M.Output?
     @usableFromInline var timersToRestore: [Snapshot<M>.PendingTimer] = []
+    /// Re-issued io of the snapshot this host was restored from, sent at its first run.
+    @usableFromInline var ioToReissue: [PendingReissue<M>] = []
+    /// The transition being committed, while ``reissuesIO``: the cause of the io it starts.
+    var running: RunningTransition<M>?
     var outputObservers: [Int: AsyncStream<M.Output>.Continuation] = [:]
     var nextObserverID = 0
     var completionWaiters: [CheckedContinuation<Result<Termination<M>, HostError>, Never>] = []
@@ -116,6 +122,7 @@ public final actor MachineHost<M: Machine> {
         self.baseLog = logger ?? sharedHostLogger
         self.trace = options.trace
         self.recorder = options.recorder
+        self.reissuesIO = options.reissuesIO
         self.replyHandler = options.replyHandler
         if let executor = options.executor {
             ownIsolation = nil
@@ -128,9 +135,11 @@ public final actor MachineHost<M: Machine> {
         self._state = initialState ?? M.initialState
         if let snapshot {
             timersToRestore = snapshot.timers
+            let (reissued, underived) = Self.rederive(snapshot.reissuedIO ?? [])
+            ioToReissue = reissued
             // What interrupted io turns into comes before what was queued: those results were
             // due before anything sent after them.
-            mailbox.restore(snapshot.interruptedIO.map(\.event) + snapshot.queuedEvents)
+            mailbox.restore(underived + snapshot.interruptedIO.map(\.event) + snapshot.queuedEvents)
         }
         if let schedule = options.drainScheduler {
             mailbox.setWake(schedule)
@@ -422,7 +431,7 @@ public final actor MachineHost<M: Machine> {
     /// costs several generic metadata lookups per instance.
     @inlinable
     package var holdsOnlyState: Bool {
-        registry.isEmpty && timersToRestore.isEmpty && mailbox.isIdle
+        registry.isEmpty && timersToRestore.isEmpty && ioToReissue.isEmpty && mailbox.isIdle
     }
 
     /// Processes everything queued right now, on the caller's turn of the actor. Work still

@@ -259,6 +259,36 @@ struct TeaTimerAndIOTests {
         #expect(work.name == "Lookup" && id == "lookup")
     }
 
+    struct Refetch: IORequest {
+        typealias Response = String
+        static var onInterruption: IOInterruption { .reissue }
+    }
+
+    enum Refetches: TeaProgram {
+        enum Action: Sendable, Equatable { case fetch(reissued: Bool), done }
+        static var initialState: Int { 0 }
+        static func reduce(_ state: Int, _ action: Action) -> (Int, Effect) {
+            switch action {
+            case .fetch(let reissued):
+                let effect: Effect = reissued ? .io(id: "refetch", Refetch()) { _ in .done } : .io(id: "lookup", Lookup(key: "k")) { _ in .done }
+                // Through map and pullback, as a parent reducer would run it.
+                return (state, effect.map { $0 }.pullback { (_: Void) in () })
+            case .done: return (state + 1, .none)
+            }
+        }
+    }
+
+    @Test("io carries what its request type declares for a restart, through map and pullback")
+    func ioCarriesItsInterruptionPolicy() {
+        func policy(reissued: Bool) -> IOInterruption? {
+            var state = Tea<Refetches>.initialState
+            guard case .io(_, let call) = Tea<Refetches>.update(&state, event: .fetch(reissued: reissued)).kind else { return nil }
+            return call.onInterruption
+        }
+        #expect(policy(reissued: true) == .reissue)
+        #expect(policy(reissued: false) == .fail)
+    }
+
     @Test("after becomes a Grove timer; map transforms the action it sends")
     func afterLowers() {
         var state = Tea<Lookups>.initialState

@@ -53,6 +53,8 @@ public enum TeaEffect<Action: Sendable, Environment: Sendable>: Sendable {
         let run: @Sendable (any IOPerformer, EffectID) async -> Action
         /// The action the result becomes when the worker restarted while it was in flight.
         let interrupted: @Sendable () -> Action
+        /// What the request's type declares for a restart while it is in flight.
+        let onInterruption: IOInterruption
 
         /// The name of the request's type, as handlers are registered under it.
         public var name: String { requestName }
@@ -61,11 +63,11 @@ public enum TeaEffect<Action: Sendable, Environment: Sendable>: Sendable {
             let (run, interrupted) = (self.run, self.interrupted)
             return .init(requestName: requestName, request: request, run: { performer, id in
                 transform(await run(performer, id))
-            }, interrupted: { transform(interrupted()) })
+            }, interrupted: { transform(interrupted()) }, onInterruption: onInterruption)
         }
 
         func pullback<Outer: Sendable>() -> TeaEffect<Action, Outer>.IOWork {
-            .init(requestName: requestName, request: request, run: run, interrupted: interrupted)
+            .init(requestName: requestName, request: request, run: run, interrupted: interrupted, onInterruption: onInterruption)
         }
     }
 
@@ -233,7 +235,7 @@ extension TeaEffect {
     ) -> TeaEffect {
         .io(IOWork(requestName: R.name, request: request, run: { performer, effect in
             result(await performer.perform(request, effect: effect))
-        }, interrupted: { result(.failure(.interrupted(R.name))) }), id: id)
+        }, interrupted: { result(.failure(.interrupted(R.name))) }, onInterruption: R.onInterruption), id: id)
     }
 }
 
@@ -293,7 +295,7 @@ extension TeaEffect {
         case .after(let delay, let id, let action): .after(delay, id: id, send: action)
         case .io(let work, let id):
             MachineEffect(kind: .io(id: id, IOCall(requestName: work.requestName, request: work.request, run: work.run,
-                                                       interrupted: work.interrupted)))
+                                                       interrupted: work.interrupted, onInterruption: work.onInterruption)))
         }
     }
 }

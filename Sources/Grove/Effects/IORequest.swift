@@ -9,15 +9,44 @@
 /// ```
 /// Handlers are registered by name (``name``), which must be the same in every process of a
 /// topology.
+///
+/// A request that may safely run twice (a fetch, a poll) can ask to be sent again when its
+/// machine is restored from a store while it was in flight:
+/// ```swift
+/// extension FetchItems {
+///     static var onInterruption: IOInterruption { .reissue }
+/// }
+/// ```
 public protocol IORequest: Codable, Sendable {
     /// What the handler returns on success.
     associatedtype Response: Codable & Sendable
     /// The name handlers are registered under. Defaults to the type's name.
     static var name: String { get }
+    /// What a machine restored while this request was in flight gets: an
+    /// ``IOFailure/Code/interrupted`` failure (``IOInterruption/fail``, the default) or the
+    /// request sent again (``IOInterruption/reissue``).
+    static var onInterruption: IOInterruption { get }
 }
 
 extension IORequest {
     public static var name: String { String(describing: Self.self) }
+    public static var onInterruption: IOInterruption { .fail }
+}
+
+/// What happens to an io request that was in flight when its machine's worker stopped (crashed,
+/// was killed or restarted) and the machine was restored from its store. Each request type
+/// declares it (``IORequest/onInterruption``).
+public enum IOInterruption: Sendable, Hashable {
+    /// At most once: the machine hears an ``IOFailure/Code/interrupted`` failure instead of a
+    /// result, and decides (retry, or tell the user). The request may or may not have run.
+    /// The default, and the only safe choice for requests with effects that must not happen
+    /// twice (a payment, a sign-in that counts failed attempts).
+    case fail
+    /// At least once: the request is sent again after recovery, under its original effect id
+    /// (so `.cancel(id)` still reaches it), and its result maps to an event as the first one's
+    /// would have. The handler may run twice for one request, or more when the worker stops
+    /// again: for idempotent requests (a fetch, a poll).
+    case reissue
 }
 
 /// Why an io request produced no response. Always delivered to the machine as data, never thrown
@@ -101,20 +130,24 @@ extension IOPerformer {
     /// The event the machine hears instead of a result when its worker restarts while the
     /// request is in flight: the result mapped from an ``IOFailure/Code/interrupted`` failure.
     package let interrupted: @Sendable () -> M.Event
+    /// What the request's type declares for a restart while it is in flight.
+    package let onInterruption: IOInterruption
 
     init<R: IORequest>(_ request: R, result: @escaping @Sendable (Result<R.Response, IOFailure>) -> M.Event) {
         self.requestName = R.name
         self.request = request
         self.run = { performer, effect in result(await performer.perform(request, effect: effect)) }
         self.interrupted = { result(.failure(.interrupted(R.name))) }
+        self.onInterruption = R.onInterruption
     }
 
     /// A call whose request type was erased by a dialect (SwiftTea's `.io`).
     init(requestName: String, request: any IORequest, run: @escaping @Sendable (any IOPerformer, EffectID) async -> M.Event,
-         interrupted: @escaping @Sendable () -> M.Event) {
+         interrupted: @escaping @Sendable () -> M.Event, onInterruption: IOInterruption) {
         self.requestName = requestName
         self.request = request
         self.run = run
         self.interrupted = interrupted
+        self.onInterruption = onInterruption
     }
 }

@@ -46,8 +46,9 @@ extension Factory {
     }
 
     /// `record` without the first of its events (interrupted io, queued events, timers) that
-    /// `identity` names; nil when it has none, or does not decode.
-    func removing(_ identity: [UInt8], from record: [UInt8]) -> [UInt8]? {
+    /// `identity` names; nil when it has none, or does not decode. An event of the machine's
+    /// work (`fromWork`) found nowhere turns the record's re-issued io into interrupted io.
+    func removing(_ identity: [UInt8], fromWork: Bool, from record: [UInt8]) -> [UInt8]? {
         guard var snapshot = try? DurableRecord.decode(record, as: M.self) else { return nil }
         func matches(_ event: M.Event) -> Bool {
             var bytes: [UInt8] = [0]
@@ -61,6 +62,9 @@ extension Factory {
             snapshot.queuedEvents.remove(at: index)
         } else if let index = snapshot.timers.firstIndex(where: { matches($0.event) }) {
             snapshot.timers.remove(at: index)
+        } else if fromWork, let reissued = snapshot.reissuedIO {
+            snapshot.interruptedIO += reissued.map { .init(id: $0.id, event: $0.interrupted) }
+            snapshot.reissuedIO = nil
         } else {
             return nil
         }

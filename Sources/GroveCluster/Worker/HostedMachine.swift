@@ -89,6 +89,8 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         options.address = address
         options.mailboxCapacity = mailboxCapacity
         options.executor = executor
+        // A durable machine's snapshots carry the io its request types re-issue.
+        options.reissuesIO = durability != .none
         handlesOnArrival = executor != nil
         let drainTarget = HostDrain(path: path)
         self.drainTarget = drainTarget
@@ -137,9 +139,12 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         drainTarget.attach(host)
         if durability != .none {
             // A restored instance's first drain only boots it (its timers are armed, nothing
-            // ran) unless it has queued events or interrupted io to handle: not a change to
-            // write again, which after recovering 100,000 instances was one commit of them all.
-            let bootsOnly = Atomic<Bool>(durable?.restoring.map { $0.queuedEvents.isEmpty && $0.interruptedIO.isEmpty } ?? false)
+            // ran, re-issued io sent again) unless it has queued events or interrupted io to
+            // handle: not a change to write again, which after recovering 100,000 instances was
+            // one commit of them all. Re-issued io that no longer derives is interrupted io.
+            let bootsOnly = Atomic<Bool>(durable?.restoring.map {
+                $0.queuedEvents.isEmpty && $0.interruptedIO.isEmpty && ($0.reissuedIO ?? []).isEmpty
+            } ?? false)
             drainTarget.afterDrain { [weak self] in
                 if bootsOnly.exchange(false, ordering: .relaxed) { return }
                 self?.changed()

@@ -66,8 +66,11 @@ protocol HostedMachineFactory: Sendable {
     /// A dead letter's event as JSON, for people; nil when it does not decode.
     func json(ofEvent event: [UInt8], binary: Bool) -> JSONValue?
     /// A stored record without the event `identity` (``RecordedRun/identity``) names; nil
-    /// when the record holds no such event.
-    func removing(_ identity: [UInt8], from record: [UInt8]) -> [UInt8]?
+    /// when the record holds no such event. For an event of the machine's work
+    /// (`fromWork`) that the record does not hold, the record with its re-issued io turned
+    /// into interrupted io (nil when it has none): only a re-issued request brings such an
+    /// event back after a restart, so at-least-once ends there rather than crash after crash.
+    func removing(_ identity: [UInt8], fromWork: Bool, from record: [UInt8]) -> [UInt8]?
     /// A `journal` instance's record and journal without the first journaled event `identity`
     /// names: the record of the state before it, at its sequence; nil when the journal has
     /// no such event.

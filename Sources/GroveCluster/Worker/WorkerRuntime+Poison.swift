@@ -84,7 +84,7 @@ extension WorkerRuntime {
                     commit.records = [skipped]
                     commit.truncations = [(address, skipped.sequence)]
                 }
-            } else if let rewritten = factory.removing(identity, from: records[stored].snapshot) {
+            } else if let rewritten = factory.removing(identity, fromWork: unfinished.origin == .effect, from: records[stored].snapshot) {
                 records[stored].snapshot = rewritten
                 commit.records = [records[stored]]
             }

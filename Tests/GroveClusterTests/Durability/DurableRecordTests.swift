@@ -1,0 +1,108 @@
+@testable import GroveCluster
+import Foundation
+import Grove
+import GroveRuntime
+import GroveWire
+import Testing
+
+/// The stored record's format: records with io to re-issue under codec bytes of their own,
+/// every other record as it was, so stores written before still open.
+@Suite(.timeLimit(.minutes(2)))
+struct DurableRecordTests {
+    /// A snapshot of `Refetcher` with its fetch in flight, on a host that keeps causes or not.
+    private func fetching(reissuesIO: Bool) async throws -> Snapshot<Refetcher> {
+        var options = HostOptions<Refetcher>()
+        options.reissuesIO = reissuesIO
+        let host = MachineHost(machine: Refetcher.self, env: (), initialState: nil, performer: NeverAnswers(), clock: WallClock(),
+                               options: options, logger: nil)
+        host.start()
+        _ = try await host.sendAndWait(.fetch)
+        let snapshot = await host.snapshot()
+        await host.stop()
+        return snapshot
+    }
+
+    @Test func aRecordWithReissuedIOHasItsOwnCodecByteAndComesBack() async throws {
+        let bytes = try DurableRecord.encode(try await fetching(reissuesIO: true))
+        #expect(bytes.first == 4)
+        let decoded = try DurableRecord.decode(bytes, as: Refetcher.self)
+        #expect(decoded.reissuedIO?.map(\.id) == ["refetch"])
+        #expect(decoded.reissuedIO?.first?.stateBefore == 0)
+        #expect(decoded.reissuedIO?.first?.event == .fetch)
+        #expect(decoded.state == 1)
+    }
+
+    @Test func aRecordWithoutReissuedIOKeepsTheFormerBytes() async throws {
+        let bytes = try DurableRecord.encode(try await fetching(reissuesIO: false))
+        #expect(bytes.first == 1)
+        // What a worker from before re-issue wrote: the same fields, no `reissuedIO`.
+        let former = FormerSnapshot(state: 1, timers: [], interruptedIO: [.init(id: "refetch", event: .failed("interrupted"))],
+                                    queuedEvents: [], omittedEffects: [])
+        var formerBytes: [UInt8] = [1]
+        try BinaryCodec.encode(former, into: &formerBytes)
+        #expect(bytes == formerBytes)
+        let decoded = try DurableRecord.decode(formerBytes, as: Refetcher.self)
+        #expect(decoded.interruptedIO.map(\.id) == ["refetch"])
+        #expect(decoded.reissuedIO == nil)
+        let formerJSON: [UInt8] = [2] + Array(try JSONEncoder().encode(former))
+        #expect(try DurableRecord.decode(formerJSON, as: Refetcher.self).interruptedIO.map(\.event) == [.failed("interrupted")])
+    }
+
+    @Test func anUnknownCodecByteIsRefusedNamingANewerGrove() {
+        let error = #expect(throws: WireError.self) { try DurableRecord.decode([6, 0], as: Refetcher.self) }
+        #expect(error?.message.contains("written by a newer Grove") == true, "\(String(describing: error))")
+    }
+}
+
+/// Counts fetches; its one request re-issues.
+private enum Refetcher: Machine {
+    enum Event: Codable, Sendable, Equatable {
+        case fetch
+        case fetched(String)
+        case failed(String)
+    }
+
+    static var initialState: Int { 0 }
+
+    static func update(_ state: inout Int, event: Event) -> Effect {
+        switch event {
+        case .fetch:
+            state += 1
+            return .io(id: "refetch", Refetch()) { result in
+                switch result {
+                case .success(let text): .fetched(text)
+                case .failure(let failure): .failed(failure.code.rawValue)
+                }
+            }
+        case .fetched, .failed:
+            return .none
+        }
+    }
+}
+
+private struct Refetch: IORequest {
+    typealias Response = String
+    static var onInterruption: IOInterruption { .reissue }
+}
+
+/// `Snapshot<Refetcher>` as it was coded before `reissuedIO`.
+private struct FormerSnapshot: Codable {
+    struct Interrupted: Codable {
+        var id: EffectID
+        var event: Refetcher.Event
+    }
+
+    var state: Int
+    var timers: [Int]
+    var interruptedIO: [Interrupted]
+    var queuedEvents: [Refetcher.Event]
+    var omittedEffects: [EffectID]
+}
+
+/// A performer whose requests never finish (until cancelled).
+private struct NeverAnswers: IOPerformer {
+    func perform<R: IORequest>(_ request: R) async -> Result<R.Response, IOFailure> {
+        try? await Task.sleep(for: .seconds(3600))
+        return .failure(IOFailure(.interrupted, "cancelled"))
+    }
+}
