@@ -50,16 +50,7 @@ ensure_pyzmq
 say "building ($configuration)"
 swift build -c "$configuration" >&2
 bin="$(swift build -c "$configuration" --show-bin-path)"
-work="$(mktemp -d)"
-launch_pid=""
-stop_launch() {
-    if [[ -n "$launch_pid" ]] && kill -0 "$launch_pid" 2>/dev/null; then
-        kill -TERM "$launch_pid" 2>/dev/null || true
-        for _ in $(seq 50); do kill -0 "$launch_pid" 2>/dev/null || break; sleep 0.1; done
-    fi
-    launch_pid=""
-}
-trap 'stop_launch; rm -rf "$work"' EXIT
+begin_launching
 
 cat >"$work/topology.json" <<EOF
 {

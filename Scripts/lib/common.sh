@@ -79,3 +79,20 @@ clean_grove_release_products() {
     # The cached build plan names the deleted folders' file maps: without it, SwiftPM plans anew.
     rm -f "$bin/description.json"
 }
+
+# For a script that launches topologies: a scratch directory in $work, and stop_launch, which
+# ends the fsm-launch whose pid the script puts in $launch_pid (SIGTERM, then up to 5 s for it
+# to stop its workers); on exit both run.
+begin_launching() {
+    work="$(mktemp -d)"
+    launch_pid=""
+    trap 'stop_launch; rm -rf "$work"' EXIT
+}
+
+stop_launch() {
+    if [[ -n "$launch_pid" ]] && kill -0 "$launch_pid" 2>/dev/null; then
+        kill -TERM "$launch_pid" 2>/dev/null || true
+        for _ in $(seq 50); do kill -0 "$launch_pid" 2>/dev/null || break; sleep 0.1; done
+    fi
+    launch_pid=""
+}
