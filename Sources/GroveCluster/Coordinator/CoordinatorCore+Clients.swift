@@ -13,8 +13,10 @@ extension CoordinatorCore {
     static let smallReply = 1024
 
     /// The limit a client with `backlog` waiting and `owed` busies owed has reached, if any.
-    func clientLimit(reachedBy backlog: ClientBacklog, owed: Int) -> ClientLimit? {
-        let queues = topology.queues
+    /// Static, and given the queues: called on `self` from ``owesBusy(to:correlation:address:backlog:)``,
+    /// for each client request, it made the optimizer copy the whole core (a retain and a
+    /// release of each of its tables per request).
+    static func clientLimit(reachedBy backlog: ClientBacklog, owed: Int, queues: Topology.Queues) -> ClientLimit? {
         if backlog.messages + owed >= queues.clientOutbox { return .messages }
         if backlog.bytes >= queues.clientOutboxBytes { return .bytes }
         return nil
@@ -28,7 +30,7 @@ extension CoordinatorCore {
                            backlog: ClientBacklog) -> [CoordinatorAction]? {
         guard backlog.messages > 0 || !clientLedger.owed.isEmpty else { return nil }
         let owed = clientLedger.owed[client]
-        guard let limit = clientLimit(reachedBy: backlog, owed: owed?.count ?? 0) else { return nil }
+        guard let limit = Self.clientLimit(reachedBy: backlog, owed: owed?.count ?? 0, queues: topology.queues) else { return nil }
         clientLedger.owed[client, default: OwedBusies()]
             .owe(address: String(decoding: address, as: UTF8.self), correlation: correlation, limit: limit)
         guard owed == nil else { return [] }
