@@ -25,6 +25,60 @@ extension EndToEnd {
             durabilitySettings: #"{ "snapshotEvery": 5 }"#
         )
 
+        /// Keyed journal counters that write no record in these tests (a snapshot every 100,000
+        /// events), so that a relaunch replays every event it acknowledged.
+        static let longJournals = TopologyFile(
+            name: "journal-long", transport: .ipc,
+            workers: [.init(name: "w")],
+            machines: [.init(name: "counters", type: "Counter", worker: "w", keyed: true, durability: "journal")],
+            durabilitySettings: #"{ "snapshotEvery": 100000 }"#
+        )
+
+        /// A worker replaying long journals keeps its heartbeats going: 100,000 events over 200
+        /// counters, then the topology is killed and launched again with a heartbeat timeout of
+        /// 2 s. Bringing every instance back in one turn of the worker's loop took 5.9 s in a debug
+        /// build (opening the store 0.3 s): the worker was declared lost, killed, and restarted
+        /// into the same replay until its supervisor gave up. It comes back in short turns with
+        /// heartbeats between.
+        @Test func aWorkerReplayingLongJournalsIsNotDeclaredLost() async throws {
+            let first = try await Cluster.start(Self.longJournals)
+            let workers = ProcessTable.children(of: first.launch.pid)
+            let before: JSONValue
+            do {
+                let load = try await ChildProcess(
+                    Products.load, ["--endpoint", first.clients, "--machine", "counters", "--machines", "200", "--mode", "ack",
+                                    "--no-baseline", "--batch", "100", "--window", "2000", "--count", "50000"],
+                    outputIn: first.directory, label: "fsm-load")
+                defer { load.stop(grace: .seconds(1)) }
+                let status = await load.waitForExit(timeout: .seconds(90))
+                #expect(status == 0, "fsm-load: \(load.stdout)\n\(load.stderr)")
+                before = try await first.state("counters/0")
+                kill(first.launch.pid, SIGKILL)
+                try await waitUntil("the workers of the killed fsm-launch to exit", timeout: .seconds(20)) {
+                    workers.allSatisfy { !ProcessTable.isAlive($0) }
+                }
+            } catch {
+                for problem in await first.shutdown() { Issue.record(Comment(rawValue: problem)) }
+                first.removeDirectory()
+                throw error
+            }
+            var tight = Self.longJournals
+            tight.heartbeat = (intervalMs: 100, timeoutMs: 2000)
+            let second = try await Cluster.start(tight, in: first.directory)
+            do {
+                try await second.waitForLog("recovered 200 durable instance(s)", timeout: .seconds(60))
+                let lost = second.log.split(separator: "\n").filter { $0.contains("no heartbeat") }
+                #expect(lost.isEmpty, "the worker was declared lost while it brought its instances back:\n\(lost.joined(separator: "\n"))")
+                #expect(try await second.state("counters/0") == before)
+            } catch {
+                Issue.record(Comment(rawValue: "fsm-launch stderr:\n" + second.log.split(separator: "\n").suffix(40).joined(separator: "\n")))
+                for problem in await second.shutdown() { Issue.record(Comment(rawValue: problem)) }
+                throw error
+            }
+            for problem in await second.shutdown() { Issue.record(Comment(rawValue: problem)) }
+            second.removeDirectory()
+        }
+
         /// fsm-load checks every acknowledged event against the counters after the worker was
         /// killed in the middle of the run: none lost, none applied twice.
         @Test func killingTheWorkerDuringALoadLosesNoAcknowledgedEventAndAppliesNoneTwice() async throws {

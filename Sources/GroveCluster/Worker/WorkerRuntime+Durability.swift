@@ -39,17 +39,19 @@ extension WorkerRuntime {
         }
         recovery.started = started
         let kept = notPlaced > 0 ? "; \(notPlaced) stored instance(s) of machines not placed here durably are kept, not started" : ""
-        log.notice("bringing back \(recovery.waiting.count) durable instance(s) from the store\(kept)")
+        log.notice("bringing back \(recovery.waiting.count) durable instance(s) from the store (opened in \(ContinuousClock.now - started))\(kept)")
         recoverSome()
     }
 
-    /// Brings back up to ``Recovery/chunk`` stored instances, then lets the loop run (messages,
-    /// heartbeats) before the next chunk: a worker bringing back 100,000 instances keeps
-    /// answering its coordinator. An instance asked for before its turn comes back at once
-    /// (``restoreIfWaiting(_:)``).
+    /// Brings back stored instances for at most ``Recovery/turn`` (at least one, at most
+    /// ``Recovery/chunk``), then lets the loop run (messages, heartbeats) before the next
+    /// chunk: a worker bringing back 100,000 instances, or instances with long journals to
+    /// replay, keeps answering its coordinator. An instance asked for before its turn comes
+    /// back at once (``restoreIfWaiting(_:)``).
     func recoverSome() {
         var restored = 0
-        while restored < Recovery.chunk, let address = recovery.order.popLast() {
+        let turnEnds = ContinuousClock.now + Recovery.turn
+        while restored < Recovery.chunk, restored == 0 || ContinuousClock.now < turnEnds, let address = recovery.order.popLast() {
             if restoreIfWaiting(address) != nil { restored += 1 }
         }
         recovery.restored += restored
@@ -148,8 +150,13 @@ extension WorkerRuntime {
 
 /// The stored instances a worker is bringing back, chunk by chunk.
 struct Recovery {
-    /// Instances brought back per turn of the worker's loop.
+    /// Instances brought back per turn of the worker's loop, at most.
     static let chunk = 1000
+    /// How long one turn of bringing instances back may take before the loop runs again. By
+    /// count alone, a turn of 500 `journal` instances with 1,000 entries each to replay took
+    /// 2 s, longer than a heartbeat timeout of 1.5 s: the worker was declared lost, killed and
+    /// restarted into the same turn until its supervisor gave up.
+    static let turn = Duration.milliseconds(20)
     var waiting: [String: MachineRecord] = [:]
     /// The addresses still to bring back, the next one last.
     var order: [String] = []
