@@ -92,9 +92,12 @@ struct Outbox {
     /// reason are removed and returned.
     mutating func retry(_ attempt: ([[UInt8]]) -> SendAttempt) -> [([[UInt8]], ZMQError)] {
         var failures: [([[UInt8]], ZMQError)] = []
-        for key in Array(queues.keys) {
-            guard var queue = queues.removeValue(forKey: key) else { continue }
-            drain: while let head = queue.messages.first {
+        var emptied = false
+        // In place: a loop turn with a blocked peer (a client reading slower than it sends) makes
+        // no copy of the keys and moves no queue out of the table and back.
+        var index = queues.values.startIndex
+        while index != queues.values.endIndex {
+            drain: while let head = queues.values[index].messages.first {
                 switch attempt(head) {
                 case .sent:
                     break
@@ -104,13 +107,15 @@ struct Outbox {
                     failures.append((head, error))
                 }
                 let size = Self.size(of: head)
-                queue.messages.removeFirst()
-                queue.bytes -= size
+                queues.values[index].messages.removeFirst()
+                queues.values[index].bytes -= size
                 count -= 1
                 byteCount -= size
             }
-            if !queue.messages.isEmpty { queues[key] = queue }
+            if queues.values[index].messages.isEmpty { emptied = true }
+            queues.values.formIndex(after: &index)
         }
+        if emptied { queues = queues.filter { !$0.value.messages.isEmpty } }
         return failures
     }
 
