@@ -54,7 +54,6 @@ extension WorkerRuntime {
         while restored < Recovery.chunk, restored == 0 || ContinuousClock.now < turnEnds, let address = recovery.order.popLast() {
             if restoreIfWaiting(address) != nil { restored += 1 }
         }
-        recovery.restored += restored
         guard recovery.order.isEmpty else {
             // Heartbeats first (the tick task may wait behind the instances' start-up tasks),
             // then a pause in which the loop reads and sends before the next chunk.
@@ -94,6 +93,8 @@ extension WorkerRuntime {
         do {
             let made = try make(address, machine, factory: factory, welcome: welcome, record: record, journal: journal)
             instances[address] = made
+            // Counted here: an instance asked for before its turn comes back outside recoverSome().
+            recovery.restored += 1
             return made
         } catch {
             log.error("\(error.message); it starts from its initial state when it next gets an event")
