@@ -78,7 +78,6 @@ extension SQLiteMachineStore {
             INSERT INTO machines (address, type, snapshot, sequence) VALUES (?, ?, ?, ?)
             ON CONFLICT (address) DO UPDATE SET type = excluded.type, snapshot = excluded.snapshot, sequence = excluded.sequence
             """
-        static let appendJournal = "INSERT INTO journal (position, address, sequence, event, time) VALUES (?, ?, ?, ?, ?)"
         static let deleteJournal = "DELETE FROM journal WHERE position < ?"
         static let removeRecord = "DELETE FROM machines WHERE address = ?"
         static let insertDeadLetter = """

@@ -227,13 +227,13 @@ package final class SQLiteMachineStore: MachineStore {
             }
         }
         if !commit.journal.isEmpty {
-            let append = try db.cachedStatement(sql: SQL.appendJournal)
+            let append = try SQLiteJournalAppend(in: db)
             for entry in commit.journal {
                 guard let position = book.append(entry.address, sequence: entry.sequence) else {
                     throw StoreError("journal entry \(entry.sequence) of \(entry.address) is not after its last one; "
                                      + "the commit was rolled back: the worker's journal cursor is out of step (a Grove bug)", code: .rejected)
                 }
-                try append.execute(arguments: [position, entry.address, Int64(bitPattern: entry.sequence), Data(entry.event), entry.time])
+                try append.append(position: position, address: entry.address, sequence: entry.sequence, event: entry.event, time: entry.time)
             }
         }
         for truncation in commit.truncations {
