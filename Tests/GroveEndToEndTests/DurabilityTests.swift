@@ -105,29 +105,9 @@ extension EndToEnd {
         }
 
         @Test func aRelaunchedTopologyBringsBackItsMachines() async throws {
-            let first = try await Cluster.start(Self.counters)
-            let workers = ProcessTable.children(of: first.launch.pid)
-            do {
-                try await Self.fill(first)
-                kill(first.launch.pid, SIGKILL)
-                try await waitUntil("the workers of the killed fsm-launch to exit", timeout: .seconds(20)) {
-                    workers.allSatisfy { !ProcessTable.isAlive($0) }
-                }
-            } catch {
-                for problem in await first.shutdown() { Issue.record(Comment(rawValue: problem)) }
-                first.removeDirectory()
-                throw error
-            }
-            let second = try await Cluster.start(Self.counters, in: first.directory)
-            do {
+            try await withKilledAndRelaunchedCluster(Self.counters, before: Self.fill, after: { (second: Cluster, _: Void) in
                 try await Self.expectFilled(second)
-            } catch {
-                Issue.record(Comment(rawValue: "fsm-launch stderr:\n" + second.log.split(separator: "\n").suffix(40).joined(separator: "\n")))
-                for problem in await second.shutdown() { Issue.record(Comment(rawValue: problem)) }
-                throw error
-            }
-            for problem in await second.shutdown() { Issue.record(Comment(rawValue: problem)) }
-            second.removeDirectory()
+            })
         }
     }
 }

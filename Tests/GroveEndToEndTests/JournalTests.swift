@@ -41,10 +41,9 @@ extension EndToEnd {
         /// into the same replay until its supervisor gave up. It comes back in short turns with
         /// heartbeats between.
         @Test func aWorkerReplayingLongJournalsIsNotDeclaredLost() async throws {
-            let first = try await Cluster.start(Self.longJournals)
-            let workers = ProcessTable.children(of: first.launch.pid)
-            let before: JSONValue
-            do {
+            var tight = Self.longJournals
+            tight.heartbeat = (intervalMs: 100, timeoutMs: 2000)
+            try await withKilledAndRelaunchedCluster(Self.longJournals, relaunchedAs: tight, before: { first -> JSONValue in
                 let load = try await ChildProcess(
                     Products.load, ["--endpoint", first.clients, "--machine", "counters", "--machines", "200", "--mode", "ack",
                                     "--no-baseline", "--batch", "100", "--window", "2000", "--count", "50000"],
@@ -52,31 +51,13 @@ extension EndToEnd {
                 defer { load.stop(grace: .seconds(1)) }
                 let status = await load.waitForExit(timeout: .seconds(90))
                 #expect(status == 0, "fsm-load: \(load.stdout)\n\(load.stderr)")
-                before = try await first.state("counters/0")
-                kill(first.launch.pid, SIGKILL)
-                try await waitUntil("the workers of the killed fsm-launch to exit", timeout: .seconds(20)) {
-                    workers.allSatisfy { !ProcessTable.isAlive($0) }
-                }
-            } catch {
-                for problem in await first.shutdown() { Issue.record(Comment(rawValue: problem)) }
-                first.removeDirectory()
-                throw error
-            }
-            var tight = Self.longJournals
-            tight.heartbeat = (intervalMs: 100, timeoutMs: 2000)
-            let second = try await Cluster.start(tight, in: first.directory)
-            do {
+                return try await first.state("counters/0")
+            }, after: { (second: Cluster, before: JSONValue) in
                 try await second.waitForLog("recovered 200 durable instance(s)", timeout: .seconds(60))
                 let lost = second.log.split(separator: "\n").filter { $0.contains("no heartbeat") }
                 #expect(lost.isEmpty, "the worker was declared lost while it brought its instances back:\n\(lost.joined(separator: "\n"))")
                 #expect(try await second.state("counters/0") == before)
-            } catch {
-                Issue.record(Comment(rawValue: "fsm-launch stderr:\n" + second.log.split(separator: "\n").suffix(40).joined(separator: "\n")))
-                for problem in await second.shutdown() { Issue.record(Comment(rawValue: problem)) }
-                throw error
-            }
-            for problem in await second.shutdown() { Issue.record(Comment(rawValue: problem)) }
-            second.removeDirectory()
+            })
         }
 
         /// fsm-load checks every acknowledged event against the counters after the worker was
