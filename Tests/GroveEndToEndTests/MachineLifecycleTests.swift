@@ -143,6 +143,30 @@ extension EndToEnd {
             }
         }
 
+        /// `once` restarts at once, once a minute at most: its second end within 60 s leaves it
+        /// ended.
+        static let tuned = TopologyFile(
+            name: "restart-settings", transport: .ipc,
+            workers: [.init(name: "edge")],
+            machines: [.init(name: "once", type: "Counter", worker: "edge", onEnd: "restart",
+                             restart: #"{ "intensity": 1, "periodMs": 60000, "backoff": { "initialMs": 0, "maxMs": 0 } }"#),
+                       .init(name: "forms", type: "UserForm", worker: "edge", keyed: true, durability: "state", onEnd: "remove")]
+        )
+
+        @Test func aMachinesRestartSettingsComeFromTheTopology() async throws {
+            try await withCluster(Self.tuned) { cluster in
+                #expect(try await cluster.send("once", #"{"add":{"_0":7}}"#) == json(#"{"count":7}"#))
+                _ = try await cluster.json(["stop", "once"])
+                try await cluster.waitForState("once", "restarted") { $0 == json(#"{"count":0}"#) }
+                // The second end within the minute is one past its intensity of 1: it stays ended.
+                #expect(try await cluster.send("once", "increment") == json(#"{"count":1}"#))
+                _ = try await cluster.json(["stop", "once"])
+                try await cluster.waitForLog("machine once ended 2 times within 60 s; it is not restarted again")
+                let ended = try await cluster.fsmSend(["once", "increment"])
+                #expect(ended.status == 1 && ended.stderr.contains("machine-ended"), "\(ended)")
+            }
+        }
+
         static let curve = TopologyFile(
             name: "restart-curve", transport: .tcp,
             workers: [.init(name: "edge")],

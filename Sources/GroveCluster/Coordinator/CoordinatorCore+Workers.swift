@@ -213,7 +213,9 @@ extension CoordinatorCore {
             machines: placedHere.map {
                 Welcome.HostedMachine(name: $0.name, type: $0.type, keyed: $0.keyed,
                                       durability: $0.durability == .none ? nil : $0.durability,
-                                      onEnd: $0.onEnd == .stay ? nil : $0.onEnd)
+                                      onEnd: $0.onEnd == .stay ? nil : $0.onEnd,
+                                      // Absent for the defaults: the welcome of a coordinator that predates it.
+                                      restart: $0.onEnd == .restart && $0.restart != RestartPolicy() ? $0.restart : nil)
             },
             remoteIO: remote, heartbeatIntervalMs: topology.heartbeat.intervalMs,
             heartbeatTimeoutMs: topology.heartbeat.timeoutMs, mailboxCapacity: topology.queues.mailboxCapacity,
