@@ -153,8 +153,17 @@ extension EndToEnd {
                        .init(name: "forms", type: "UserForm", worker: "edge", keyed: true, durability: "state", onEnd: "remove")]
         )
 
-        @Test func aMachinesRestartSettingsComeFromTheTopology() async throws {
+        @Test func aMachinesRestartSettingsComeFromTheTopologyAndCheckPrintsThem() async throws {
             try await withCluster(Self.tuned) { cluster in
+                let check = try await runCommand(Products.launch, ["--check", cluster.directory.appendingPathComponent("topology.json").path],
+                                                 in: cluster.directory)
+                #expect(check.status == 0, "\(check)")
+                let lines = check.stdout.split(separator: "\n").map(String.init)
+                #expect(lines.contains("machine once: Counter on edge; durability none; onEnd restart "
+                                       + "(waits 0 ms doubling to 0 ms; stays ended past 1 end in 60000 ms)"), "\(check)")
+                #expect(lines.contains("machine forms/<key>: UserForm on edge; durability state; onEnd remove"), "\(check)")
+                #expect(lines.contains("machine probe: Counter on edge; durability none; onEnd stay"), "\(check)")
+
                 #expect(try await cluster.send("once", #"{"add":{"_0":7}}"#) == json(#"{"count":7}"#))
                 _ = try await cluster.json(["stop", "once"])
                 try await cluster.waitForState("once", "restarted") { $0 == json(#"{"count":0}"#) }
