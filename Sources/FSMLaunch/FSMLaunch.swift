@@ -141,55 +141,6 @@ struct FSMLaunch: AsyncParsableCommand {
         }
     }
 
-    /// `--check`: the topology is valid, every executable it names is found and every key file read.
-    func printCheck(_ topology: Topology) throws {
-        var problems: [String] = []
-        for (index, group) in topology.workers.enumerated() {
-            if group.external, !group.arguments.isEmpty {
-                problems.append("$.workers[\(index)].arguments: external workers are started by hand, so these arguments would be ignored; pass them when you start \(group.name)")
-            } else if !group.external, Supervisor.findExecutable(group.executable, besides: Self.executableDirectory()) == nil {
-                problems.append("$.workers[\(index)].executable: '\(group.executable)' was not found next to fsm-launch or on PATH; build it or fix the name")
-            }
-        }
-        do {
-            _ = try ClusterKeys(topology: topology, relativeTo: topologyDirectory)
-        } catch {
-            problems.append(error.description)
-        }
-        guard problems.isEmpty else {
-            for problem in problems { printError("\(topology.name): \(problem)") }
-            throw ExitCode(2)
-        }
-        print("ok: topology '\(topology.name)': " + Self.count(topology.workerInstances.count, "worker instance")
-              + " in " + Self.count(topology.workers.count, "group") + ", " + Self.count(topology.machines.count, "machine")
-              + ", " + Self.count(topology.io.count, "io placement") + ", " + Self.count(topology.routes.count, "route"))
-        print(Self.durabilitySummary(topology, dataDirectory: dataDirectory(of: topology, besides: topologyDirectory)))
-        print(Self.auditSummary(topology, auditDirectory: topology.auditDirectory(besides: topologyDirectory)))
-    }
-
-    /// `--check`'s line about the audit log: which machines are logged, where and how.
-    static func auditSummary(_ topology: Topology, auditDirectory: URL) -> String {
-        let audited = topology.machines.filter(\.audit).map(\.name)
-        guard !audited.isEmpty else { return "audit: none (set machines[].audit to log a machine's transitions)" }
-        let settings = topology.audit
-        return "audit: \(audited.joined(separator: ", ")); lines in \(auditDirectory.path)/<worker>.jsonl; "
-            + (settings.states ? "with states (redacted)" : "digests only") + "; flush \(settings.flush.rawValue)"
-    }
-
-    /// `--check`'s line about durability: which machines keep what, and where.
-    static func durabilitySummary(_ topology: Topology, dataDirectory: URL) -> String {
-        let durable = topology.machines.filter { $0.durability != .none }
-        guard !durable.isEmpty else { return "durability: none (no machine survives its worker; set machines[].durability to keep some)" }
-        let levels = ["state", "journal"].compactMap { level -> String? in
-            let names = durable.filter { $0.durability.rawValue == level }.map(\.name)
-            return names.isEmpty ? nil : "\(level): \(names.joined(separator: ", "))"
-        }
-        let settings = topology.durability
-        var line = "durability: \(levels.joined(separator: "; ")); data in \(dataDirectory.path); flush \(settings.flush.rawValue)"
-        if durable.contains(where: { $0.durability.rawValue == "journal" }) { line += "; snapshot every \(settings.snapshotEvery) events" }
-        return line
-    }
-
     /// The exit status after a worker group gave up and escalated (`supervision.onGiveUp`).
     static let escalationStatus: Int32 = 3
 

@@ -42,12 +42,17 @@ public struct Welcome: Codable, Sendable, Hashable {
         /// What becomes of an instance that ends; absent (from an older coordinator, or for
         /// `stay`) means it stays ended.
         public var onEnd: EndPolicy?
-        public init(name: String, type: String, keyed: Bool, durability: Durability? = nil, onEnd: EndPolicy? = nil) {
+        /// How an instance is restarted when `onEnd` is `restart`; absent (from an older
+        /// coordinator, or for the defaults) means ``RestartPolicy``'s defaults.
+        public var restart: RestartPolicy?
+        public init(name: String, type: String, keyed: Bool, durability: Durability? = nil, onEnd: EndPolicy? = nil,
+                    restart: RestartPolicy? = nil) {
             self.name = name
             self.type = type
             self.keyed = keyed
             self.durability = durability
             self.onEnd = onEnd
+            self.restart = restart
         }
     }
 

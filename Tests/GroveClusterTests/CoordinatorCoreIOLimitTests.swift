@@ -79,13 +79,14 @@ struct CoordinatorCoreIOLimitTests {
     @Test func callsAnsweredOrCancelledInTimeNeverTimeOut() throws {
         var fixture = Self.fixture()
         let answered = try fixture.startedCall(8)
-        _ = try fixture.startedCall(9)
+        let cancelled = try fixture.startedCall(9)
         #expect(fixture.fromWorker(answered.target, ioResult(id: answered.id), after: .milliseconds(100)).count == 2)
         let cancel = WireMessage(Header(.ioCancel, correlation: 9), address: "loader")
         // The io-cancel alone: `cancelled` is published once the worker says the task ended.
         #expect(fixture.fromWorker("edge", cancel, after: .milliseconds(100)).count == 1)
         #expect(Self.ioActions(fixture.core.tick(now: fixture.t0 + .milliseconds(1000))) == [])
-        #expect(fixture.core.callsRunning.isEmpty)
+        // The cancelled call's task runs until its worker says it ended.
+        #expect(fixture.core.callsRunning == [cancelled.target: 1])
     }
 
     @Test func onlyTheCallsPastTheirDeadlineTimeOutInTheOrderTheyStarted() throws {
@@ -112,7 +113,7 @@ struct CoordinatorCoreIOLimitTests {
         #expect(fixture.core.calls.count == 4)
     }
 
-    @Test func aFullWorkerIsPassedOverAndFreedByAnswersAndTimeouts() throws {
+    @Test func aFullWorkerIsPassedOverAndFreedByAnswersAndEndedTasks() throws {
         var fixture = Self.fixture()
         let calls = try (1...3).map { try fixture.startedCall(UInt64($0)) }
         #expect(calls.map(\.target) == ["data-1", "data-2", "data-1"])
@@ -122,9 +123,12 @@ struct CoordinatorCoreIOLimitTests {
         #expect(try fixture.startedCall(5).target == "data-2")
         let refused = try #require(fixture.startCall(6).first?.sentToWorker)
         #expect(try ioFailure(of: refused.message)?.code == "busy")
-        // Timeouts free every place.
+        // Timeouts cancel every call, but their tasks keep their places until they ended.
         _ = fixture.core.tick(now: fixture.t0 + .milliseconds(300))
-        #expect(fixture.core.callsRunning == [:])
+        #expect(fixture.core.calls.isEmpty)
+        #expect(fixture.core.callsRunning == ["data-1": 2, "data-2": 2])
+        #expect(try ioFailure(of: #require(fixture.startCall(9).first?.sentToWorker).message)?.code == "busy")
+        _ = fixture.fromWorker("data-1", try cancelAnswer(calls[0].id, IOCancelAnswer(task: .ended)), after: .milliseconds(310))
         #expect(try fixture.startedCall(7).target == "data-1")
     }
 
@@ -145,11 +149,18 @@ struct CoordinatorCoreIOLimitTests {
 
     @Test func losingAWorkerFreesItsPlaces() throws {
         var fixture = Self.fixture()
-        _ = try (1...4).map { try fixture.startedCall(UInt64($0)) }
+        let calls = try (1...4).map { try fixture.startedCall(UInt64($0)) }
         _ = fixture.core.lose("data-1", reason: "test", cause: .exited)
         #expect(fixture.core.callsRunning == ["data-2": 2])
+        // The machines' worker lost: its calls are cancelled where they run, whose tasks keep
+        // their places until data-2 says they ended.
         _ = fixture.core.lose("edge", reason: "test", cause: .exited)
-        #expect(fixture.core.callsRunning == [:])
         #expect(fixture.core.callsByOrigin.isEmpty)
+        #expect(fixture.core.callsRunning == ["data-2": 2])
+        for call in calls where call.target == "data-2" {
+            let answered = fixture.fromWorker("data-2", try cancelAnswer(call.id, IOCancelAnswer(task: .ended)))
+            #expect(answered == [], "published `lost` when edge was lost, not again")
+        }
+        #expect(fixture.core.callsRunning == [:])
     }
 }

@@ -47,6 +47,26 @@ struct CoordinatorCoreLifecycleTests {
         #expect(policyByName(try payload(Welcome.self, of: try #require(data).message))["counter"] == .some(.remove))
     }
 
+    @Test func theWelcomeCarriesRestartSettingsOnlyWhenTheyAreNotTheDefaults() throws {
+        var topology = Self.fixture().core.topology
+        let tuned = RestartPolicy(intensity: 2, periodMs: 3000, backoff: .init(initialMs: 50, maxMs: 400))
+        for index in topology.machines.indices where topology.machines[index].name == "auth" {
+            topology.machines[index].restart = tuned
+        }
+        var fixture = CoreFixture(topology: topology)
+        let edge = fixture.register("edge").compactMap(\.sentToWorker).first { $0.message.header.kind == .welcome }
+        let machines = try payload(Welcome.self, of: try #require(edge).message).machines
+        let settings = Dictionary(machines.map { ($0.name, $0.restart) }, uniquingKeysWith: { first, _ in first })
+        #expect(settings["auth"] == .some(tuned))
+        #expect(settings["loader"] == .some(nil), "stays: nothing to restart")
+        // The defaults are left out: the welcome of a coordinator that predates the setting.
+        var plain = CoreFixture(topology: Self.fixture().core.topology)
+        let welcome = plain.register("edge").compactMap(\.sentToWorker).first { $0.message.header.kind == .welcome }
+        let text = String(decoding: try #require(welcome).message.payload, as: UTF8.self)
+        #expect(text.contains(#""onEnd":"restart""#), "\(text)")
+        #expect(!text.contains(#""restart":{"#), "\(text)")
+    }
+
     @Test func anEndedInstanceItsMachineRemovesIsNoLongerListedUntilItsNextEvent() throws {
         var fixture = Self.fixture()
         let (worker, _) = try fixture.sendEvent("A", to: "counter/s-1", correlation: 1)

@@ -108,7 +108,7 @@ struct LifecycleWorkerTests {
         let ended = try Self.state(of: try await Self.ask(WireMessage(Header(.get, correlation: 3), address: "tally"), cluster, worker))
         #expect(ended == .init(count: 1, finished: true))
         // The worker's tick runs the restart once its wait is over.
-        _ = await Self.onLoop(worker) { $0.tick(now: .now + WorkerCore.maxRestartWait) }
+        _ = await Self.onLoop(worker) { $0.tick(now: .now + .milliseconds(RestartPolicy().backoff.maxMs)) }
         let back = try Self.state(of: try await Self.ask(WireMessage(Header(.get, correlation: 4), address: "tally"), cluster, worker))
         #expect(back == .init(count: 0, finished: false))
     }

@@ -1,5 +1,6 @@
 import Foundation
 @testable import GroveCluster
+import GroveWire
 import Testing
 
 /// docs/topology.schema.json, parsed.
@@ -51,7 +52,7 @@ struct TopologySchemaTests {
             ((found[place]?[key] as? [String: Any])?["default"] as? NSNumber)?.intValue
         }
         let heartbeat = Topology.Heartbeat(), queues = Topology.Queues(), supervision = Topology.Supervision()
-        let ioLimits = Topology.IOLimits()
+        let ioLimits = Topology.IOLimits(), restart = RestartPolicy()
         let expected: [(String, String, Int)] = [
             ("$.heartbeat", "intervalMs", heartbeat.intervalMs), ("$.heartbeat", "timeoutMs", heartbeat.timeoutMs),
             ("$.queues", "mailboxCapacity", queues.mailboxCapacity), ("$.queues", "workerOutbox", queues.workerOutbox),
@@ -63,6 +64,9 @@ struct TopologySchemaTests {
             ("$.workers[].supervision.backoff", "maxMs", supervision.backoff.maxMs),
             ("$.workers[].supervision.backoff", "resetAfterMs", supervision.backoff.resetAfterMs),
             ("$.workers[]", "count", Topology.WorkerGroup(name: "x").count),
+            ("$.machines[].restart", "intensity", restart.intensity), ("$.machines[].restart", "periodMs", restart.periodMs),
+            ("$.machines[].restart.backoff", "initialMs", restart.backoff.initialMs),
+            ("$.machines[].restart.backoff", "maxMs", restart.backoff.maxMs),
         ]
         for (place, key, value) in expected {
             #expect(schemaDefault(place, key) == value, "\(place).\(key): the schema's default differs from the model's \(value)")

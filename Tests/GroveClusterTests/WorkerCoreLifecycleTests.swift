@@ -84,7 +84,7 @@ import Testing
         #expect(core.endings["form"]?.restartAt == now + .seconds(61) + ms(100))
     }
 
-    static let intensity = WorkerCore.restartIntensity
+    static let intensity = RestartPolicy().intensity
 
     @Test func endsOlderThanThePeriodAreForgotten() {
         var core = welcomed()
@@ -128,13 +128,51 @@ import Testing
         #expect(restarts(core.tick(now: start + .seconds(1))).isEmpty)
     }
 
+    @Test func aMachinesRestartSettingsFromTheWelcomeSetItsWaitsItsIntensityAndItsPeriod() {
+        let tuned = Welcome.HostedMachine(name: "form", type: "Counter", keyed: false, onEnd: .restart,
+                                          restart: RestartPolicy(intensity: 2, periodMs: 3000, backoff: .init(initialMs: 50, maxMs: 120)))
+        var core = session.core()
+        _ = core.welcome(session.welcome(machines: [tuned]), now: start)
+        var now = start
+        var waits: [Int64] = []
+        for _ in 0..<3 {
+            _ = core.machineEnded("form", now: now)
+            guard let restartAt = core.endings["form"]?.restartAt else { break }
+            waits.append((restartAt - now).wholeMilliseconds)
+            now = restartAt
+            _ = core.tick(now: now)
+            now += ms(10)
+        }
+        #expect(waits == [50, 100], "doubled, and the third end within 3 s is one past intensity 2")
+        #expect(core.endings["form"]?.gaveUp == true)
+        let log = core.restartRequested("form", correlation: 1, running: false)
+        #expect(log == [.restartInstance("form", answering: [1])])
+        // Its period is 3 s: an end 3 s after the last waits the first wait again; the
+        // default's 10 s would double it.
+        _ = core.machineEnded("form", now: now)
+        _ = core.tick(now: now + ms(50))
+        _ = core.machineEnded("form", now: now + .seconds(3) + ms(50))
+        #expect(core.endings["form"]?.restartAt == now + .seconds(3) + ms(100))
+        // Capped at its maxMs.
+        #expect(RestartPolicy(backoff: .init(initialMs: 50, maxMs: 120)).wait(ends: 4) == ms(120))
+    }
+
+    @Test func aMachineWhoseIntensityIsNaughtIsNeverRestartedByItsPolicy() {
+        var core = session.core()
+        let never = Welcome.HostedMachine(name: "form", type: "Counter", keyed: false, onEnd: .restart, restart: RestartPolicy(intensity: 0))
+        _ = core.welcome(session.welcome(machines: [never]), now: start)
+        let ended = core.machineEnded("form", now: start)
+        #expect(session.logs(ended, .error, "ended 1 time within 10 s"), "\(ended)")
+        #expect(restarts(core.tick(now: start + .seconds(60))).isEmpty)
+    }
+
     @Test func thePolicyComesFromTheWelcome() {
         let core = welcomed()
         #expect(core.endPolicy(of: "counter") == .stay)
         #expect(core.endPolicy(of: "form") == .restart)
         #expect(core.endPolicy(of: "session/a/b") == .remove)
         #expect(core.endPolicy(of: "unknown") == .stay)
-        #expect(WorkerCore.restartWait(ends: 1) == ms(100))
-        #expect(WorkerCore.restartWait(ends: 7) == ms(5000), "capped at 5 s")
+        #expect(RestartPolicy().wait(ends: 1) == ms(100))
+        #expect(RestartPolicy().wait(ends: 7) == ms(5000), "capped at 5 s")
     }
 }

@@ -143,6 +143,39 @@ extension EndToEnd {
             }
         }
 
+        /// `once` restarts at once, once a minute at most: its second end within 60 s leaves it
+        /// ended.
+        static let tuned = TopologyFile(
+            name: "restart-settings", transport: .ipc,
+            workers: [.init(name: "edge")],
+            machines: [.init(name: "once", type: "Counter", worker: "edge", onEnd: "restart",
+                             restart: #"{ "intensity": 1, "periodMs": 60000, "backoff": { "initialMs": 0, "maxMs": 0 } }"#),
+                       .init(name: "forms", type: "UserForm", worker: "edge", keyed: true, durability: "state", onEnd: "remove")]
+        )
+
+        @Test func aMachinesRestartSettingsComeFromTheTopologyAndCheckPrintsThem() async throws {
+            try await withCluster(Self.tuned) { cluster in
+                let check = try await runCommand(Products.launch, ["--check", cluster.directory.appendingPathComponent("topology.json").path],
+                                                 in: cluster.directory)
+                #expect(check.status == 0, "\(check)")
+                let lines = check.stdout.split(separator: "\n").map(String.init)
+                #expect(lines.contains("machine once: Counter on edge; durability none; onEnd restart "
+                                       + "(waits 0 ms doubling to 0 ms; stays ended past 1 end in 60000 ms)"), "\(check)")
+                #expect(lines.contains("machine forms/<key>: UserForm on edge; durability state; onEnd remove"), "\(check)")
+                #expect(lines.contains("machine probe: Counter on edge; durability none; onEnd stay"), "\(check)")
+
+                #expect(try await cluster.send("once", #"{"add":{"_0":7}}"#) == json(#"{"count":7}"#))
+                _ = try await cluster.json(["stop", "once"])
+                try await cluster.waitForState("once", "restarted") { $0 == json(#"{"count":0}"#) }
+                // The second end within the minute is one past its intensity of 1: it stays ended.
+                #expect(try await cluster.send("once", "increment") == json(#"{"count":1}"#))
+                _ = try await cluster.json(["stop", "once"])
+                try await cluster.waitForLog("machine once ended 2 times within 60 s; it is not restarted again")
+                let ended = try await cluster.fsmSend(["once", "increment"])
+                #expect(ended.status == 1 && ended.stderr.contains("machine-ended"), "\(ended)")
+            }
+        }
+
         static let curve = TopologyFile(
             name: "restart-curve", transport: .tcp,
             workers: [.init(name: "edge")],

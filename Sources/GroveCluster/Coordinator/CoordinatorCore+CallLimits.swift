@@ -6,7 +6,8 @@ import GroveWire
 /// other workers' machines. Both are decided here, on the calls the coordinator already keeps,
 /// with no timer per call: a tick compares the earliest deadline with its time.
 extension CoordinatorCore {
-    /// Keeps a call started under `id` until its result, cancel, timeout or a worker's loss.
+    /// Keeps a call started under `id` until its result, cancel, timeout or a worker's loss, and
+    /// counts its task against its worker's limit until the task ended or that worker is lost.
     mutating func remember(_ call: Call, as id: UInt64) {
         calls[id] = call
         callsByOrigin[call.origin, default: [:]][call.originID] = id
@@ -14,15 +15,28 @@ extension CoordinatorCore {
         if earliestCallDeadline.map({ call.deadline < $0 }) ?? true { earliestCallDeadline = call.deadline }
     }
 
-    /// Forgets call `id` (answered, cancelled, timed out, or a worker lost): it no longer counts
-    /// against its worker's limit. Its deadline stays in `earliestCallDeadline` until the tick
-    /// that looks and finds nothing due.
+    /// Forgets call `id` (answered, or its worker lost): it is no longer in flight, and its
+    /// task no longer counts against its worker's limit. Its deadline stays in
+    /// `earliestCallDeadline` until the tick that looks and finds nothing due.
     mutating func forget(_ id: UInt64) {
-        guard let call = calls.removeValue(forKey: id) else { return }
+        guard let call = takeOutOfFlight(id) else { return }
+        freePlace(on: call.target)
+    }
+
+    /// Takes call `id` out of flight (nothing of it is delivered any more) while its task may
+    /// still run: a cancelled call keeps its place until its worker says the task ended
+    /// (`+Cancels.swift`), so the limit counts tasks really running, not calls still awaited.
+    mutating func takeOutOfFlight(_ id: UInt64) -> Call? {
+        guard let call = calls.removeValue(forKey: id) else { return nil }
         callsByOrigin[call.origin]?[call.originID] = nil
         if callsByOrigin[call.origin]?.isEmpty == true { callsByOrigin[call.origin] = nil }
-        let running = (callsRunning[call.target] ?? 1) - 1
-        callsRunning[call.target] = running > 0 ? running : nil
+        return call
+    }
+
+    /// One task fewer runs on `worker`: its place is free for the next call.
+    mutating func freePlace(on worker: String) {
+        let running = (callsRunning[worker] ?? 1) - 1
+        callsRunning[worker] = running > 0 ? running : nil
     }
 
     /// The instance of `group` the next call goes to: round robin over `candidates` (the

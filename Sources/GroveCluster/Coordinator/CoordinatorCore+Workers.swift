@@ -213,7 +213,9 @@ extension CoordinatorCore {
             machines: placedHere.map {
                 Welcome.HostedMachine(name: $0.name, type: $0.type, keyed: $0.keyed,
                                       durability: $0.durability == .none ? nil : $0.durability,
-                                      onEnd: $0.onEnd == .stay ? nil : $0.onEnd)
+                                      onEnd: $0.onEnd == .stay ? nil : $0.onEnd,
+                                      // Absent for the defaults: the welcome of a coordinator that predates it.
+                                      restart: $0.onEnd == .restart && $0.restart != RestartPolicy() ? $0.restart : nil)
             },
             remoteIO: remote, heartbeatIntervalMs: topology.heartbeat.intervalMs,
             heartbeatTimeoutMs: topology.heartbeat.timeoutMs, mailboxCapacity: topology.queues.mailboxCapacity,
@@ -267,7 +269,8 @@ extension CoordinatorCore {
     }
 
     /// Declares a worker lost: its pending requests fail, io calls it ran return to their
-    /// machines as `worker-lost` failures, calls its machines started are cancelled, its
+    /// machines as `worker-lost` failures (their places, and those of calls cancelled there,
+    /// are free), calls its machines started are cancelled where they run, its
     /// machines are reported unavailable and its keyed instances no longer listed. Everything
     /// else keeps working.
     mutating func lose(_ name: String, reason: String, cause: WorkerLoss) -> [CoordinatorAction] {
@@ -294,10 +297,11 @@ extension CoordinatorCore {
             actions.append(publishEffect(call, .lost, reason: "worker \(name) lost: \(reason)"))
         }
         actions += cancelsLost(with: name, reason: reason)
-        for (id, call) in calls where call.origin == name {
-            forget(id)
-            actions.append(.toWorker(call.target, WireMessage(Header(.ioCancel, correlation: id), address: call.address)))
-            actions.append(publishEffect(call, .lost, reason: "the machine's worker \(name) was lost: \(reason)"))
+        // In id order. Their tasks keep their places until their workers say they ended.
+        for (id, call) in calls.filter({ $0.value.origin == name }).sorted(by: { $0.key < $1.key }) {
+            let why = "the machine's worker \(name) was lost: \(reason)"
+            actions += cancel(id, reason: why, publishing: nil)
+            actions.append(publishEffect(call, .lost, reason: why))
         }
         let machines = machines(on: name)
         publications.forgetStates(of: machines)

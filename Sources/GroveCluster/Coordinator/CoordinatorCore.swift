@@ -79,7 +79,8 @@ struct CoordinatorCore {
     /// Calls cancelled at the worker running them, until it says their task ended
     /// (`+Cancels.swift`).
     var cancelling: [UInt64: Cancelling] = [:]
-    /// Calls in `calls` by the worker running them, against `ioLimits.concurrentPerWorker`.
+    /// Tasks running calls, by the worker running them, against `ioLimits.concurrentPerWorker`:
+    /// the calls in `calls` and those in `cancelling` (cancelled, their task not ended yet).
     var callsRunning: [String: Int] = [:]
     /// No call's deadline is earlier: a tick before it looks at no call.
     var earliestCallDeadline: ContinuousClock.Instant?

@@ -183,6 +183,16 @@ package final class FlightRecorder: @unchecked Sendable {
         perEvent.pointee.watching = true
     }
 
+    /// Stops watching the suspects at `address`, whose instance was removed: a new instance
+    /// under that address is another machine, and an event that crashed the old one is not
+    /// suspected of it.
+    /// - Returns: The identities that were watched there.
+    package func forgetSuspects(at address: String) -> Set<[UInt8]> {
+        guard let watched = suspects.removeValue(forKey: address) else { return [] }
+        perEvent.pointee.watching = !suspects.isEmpty
+        return watched
+    }
+
     /// Told (on the loop thread, inside the host's turn: hop before touching anything else) of
     /// each suspect that ran to the end; it is no longer watched.
     package func onCleared(_ body: @escaping @Sendable (_ address: String, _ identity: [UInt8]) -> Void) {

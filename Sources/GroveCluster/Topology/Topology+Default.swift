@@ -14,14 +14,14 @@ extension Topology {
             { "name": "io", "arguments": ["--io-delay-ms", "400"] }
           ],
           "machines": [
-            { "name": "auth", "type": "AuthFlow", "worker": "main", "durability": "state" },
-            { "name": "loader", "type": "DataLoader", "worker": "main", "durability": "state" },
-            { "name": "poller", "type": "PollingService", "worker": "main", "keyed": true, "durability": "state" },
-            { "name": "form", "type": "UserForm", "worker": "main", "durability": "state" },
-            { "name": "search", "type": "Search", "worker": "main", "durability": "state" },
-            { "name": "login", "type": "LoginFlow", "worker": "main", "durability": "state" },
-            { "name": "navigator", "type": "AppNavigator", "worker": "main", "durability": "state" },
-            { "name": "counter", "type": "Counter", "worker": "main", "keyed": true, "durability": "state" }
+            { "name": "auth", "type": "AuthFlow", "worker": "main", "durability": "state", "onEnd": "stay" },
+            { "name": "loader", "type": "DataLoader", "worker": "main", "durability": "state", "onEnd": "restart" },
+            { "name": "poller", "type": "PollingService", "worker": "main", "keyed": true, "durability": "state", "onEnd": "restart" },
+            { "name": "form", "type": "UserForm", "worker": "main", "durability": "state", "onEnd": "restart" },
+            { "name": "search", "type": "Search", "worker": "main", "durability": "state", "onEnd": "restart" },
+            { "name": "login", "type": "LoginFlow", "worker": "main", "durability": "state", "onEnd": "restart" },
+            { "name": "navigator", "type": "AppNavigator", "worker": "main", "durability": "state", "onEnd": "restart" },
+            { "name": "counter", "type": "Counter", "worker": "main", "keyed": true, "durability": "state", "onEnd": "remove" }
           ],
           "io": [
             { "request": "Authenticate", "worker": "io" },

@@ -22,6 +22,9 @@ extension Topology {
         /// failed under `.fail`). Defaults to ``EndPolicy/stay``; ``EndPolicy/remove`` is for
         /// keyed machines only.
         public var onEnd: EndPolicy
+        /// How an instance is restarted when ``onEnd`` is ``EndPolicy/restart``: its backoff and
+        /// restart intensity. Defaults to ``RestartPolicy``'s (5 ends in 10 s, 100 ms to 5 s).
+        public var restart: RestartPolicy
 
         /// - Parameters:
         ///   - name: The machine's name.
@@ -31,8 +34,9 @@ extension Topology {
         ///   - durability: What survives the worker process.
         ///   - audit: Whether its transitions are written to the audit log.
         ///   - onEnd: What becomes of an instance that ends.
+        ///   - restart: How an instance is restarted under `onEnd` `restart`.
         public init(name: String, type: String, worker: String, keyed: Bool = false, durability: Durability = .none,
-                    audit: Bool = false, onEnd: EndPolicy = .stay) {
+                    audit: Bool = false, onEnd: EndPolicy = .stay, restart: RestartPolicy = RestartPolicy()) {
             self.name = name
             self.type = type
             self.worker = worker
@@ -40,6 +44,7 @@ extension Topology {
             self.durability = durability
             self.audit = audit
             self.onEnd = onEnd
+            self.restart = restart
         }
     }
 

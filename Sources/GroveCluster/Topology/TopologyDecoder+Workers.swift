@@ -99,10 +99,11 @@ extension TopologyDecoder {
                 in: members, at: path, default: false
             )
             let onEnd = decodeEndPolicy(in: members, at: path, keyed: isKeyed)
+            let restart = decodeRestartPolicy(in: members, at: path, onEnd: onEnd)
             if let name, let isKeyed, keyed[name] == nil { keyed[name] = isKeyed }
-            guard let name, let type, let worker, let isKeyed, let durability, let audit, let onEnd else { continue }
+            guard let name, let type, let worker, let isKeyed, let durability, let audit, let onEnd, let restart else { continue }
             specs.append(Topology.MachineSpec(name: name, type: type, worker: worker, keyed: isKeyed, durability: durability,
-                                              audit: audit, onEnd: onEnd))
+                                              audit: audit, onEnd: onEnd, restart: restart))
         }
         return (specs, names, keyed)
     }

@@ -7,7 +7,9 @@ enum TopologyKeys {
     static let workerGroup = ["name", "count", "executable", "arguments", "external", "supervision", "key"]
     static let supervision = ["intensity", "periodMs", "backoff", "finalExitCodes", "onGiveUp"]
     static let backoff = ["initialMs", "maxMs", "resetAfterMs"]
-    static let machine = ["name", "type", "worker", "keyed", "durability", "audit", "onEnd"]
+    static let machine = ["name", "type", "worker", "keyed", "durability", "audit", "onEnd", "restart"]
+    static let machineRestart = ["intensity", "periodMs", "backoff"]
+    static let machineBackoff = ["initialMs", "maxMs"]
     static let ioPlacement = ["request", "worker", "timeoutMs"]
     static let route = ["from", "when", "to", "event"]
     static let heartbeat = ["intervalMs", "timeoutMs"]
@@ -21,7 +23,8 @@ enum TopologyKeys {
     /// Each object by where it stands in a topology (`[]` for every element of an array).
     static let byPlace: [String: [String]] = [
         "$": root, "$.coordinator": coordinator, "$.workers[]": workerGroup, "$.workers[].supervision": supervision,
-        "$.workers[].supervision.backoff": backoff, "$.machines[]": machine, "$.io[]": ioPlacement, "$.routes[]": route,
+        "$.workers[].supervision.backoff": backoff, "$.machines[]": machine,
+        "$.machines[].restart": machineRestart, "$.machines[].restart.backoff": machineBackoff, "$.io[]": ioPlacement, "$.routes[]": route,
         "$.heartbeat": heartbeat, "$.queues": queues, "$.ioLimits": ioLimits, "$.security": security, "$.security.clients[]": clientGrant,
         "$.durability": durability, "$.audit": audit,
     ]

@@ -4,11 +4,11 @@ extension WorkerCore {
     /// What the worker remembers of one instance's ends: for `onEnd: "restart"`, when it ended
     /// lately and when it starts again; for an admin's `restart`, who waits for the new instance.
     struct Ending: Equatable {
-        /// When it ended within the last ``WorkerCore/restartPeriod``, oldest first.
+        /// When it ended within the last period of its machine's ``RestartPolicy``, oldest first.
         var ends: [ContinuousClock.Instant] = []
         /// When the policy restarts it; nil when no restart is scheduled.
         var restartAt: ContinuousClock.Instant?
-        /// It ended more often than ``WorkerCore/restartIntensity`` allows: it stays ended until
+        /// It ended more often than its machine's restart intensity allows: it stays ended until
         /// an admin restarts it.
         var gaveUp = false
         /// The correlations of admins' `restart` requests waiting for its end (it was running;
@@ -16,24 +16,20 @@ extension WorkerCore {
         var waiting: [UInt64] = []
     }
 
-    /// Ends allowed within ``restartPeriod`` for a machine that restarts: one more and it stays
-    /// ended, as an OTP supervisor past its restart intensity gives up.
-    static let restartIntensity = 5
-    static let restartPeriod = Duration.seconds(10)
-    static let firstRestartWait = Duration.milliseconds(100)
-    static let maxRestartWait = Duration.seconds(5)
-
-    /// The wait before restarting an instance that ended `ends` times within ``restartPeriod``
-    /// (this end included): 100 ms, doubled for each earlier end, at most 5 s.
-    static func restartWait(ends: Int) -> Duration {
-        let doublings = min(max(ends - 1, 0), 16)
-        return min(firstRestartWait * (1 << doublings), maxRestartWait)
+    /// The machine name of `address` (`form`, or `session` for `session/k`).
+    static func machineName(of address: String) -> String {
+        address.split(separator: "/", maxSplits: 1).first.map(String.init) ?? address
     }
 
     /// The `onEnd` policy of the machine `address` names, as the last welcome placed it.
     func endPolicy(of address: String) -> EndPolicy {
-        let name = address.split(separator: "/", maxSplits: 1).first.map(String.init) ?? address
-        return placed[name]?.onEnd ?? .stay
+        placed[Self.machineName(of: address)]?.onEnd ?? .stay
+    }
+
+    /// How the machine `address` names restarts, as the last welcome placed it (absent: the
+    /// defaults, 5 ends in 10 s, 100 ms doubling to 5 s).
+    func restartPolicy(of address: String) -> RestartPolicy {
+        placed[Self.machineName(of: address)]?.restart ?? RestartPolicy()
     }
 
     /// The instance at `address` ended (a terminal state, a stop, a failure): what its machine's
@@ -58,15 +54,17 @@ extension WorkerCore {
     private mutating func scheduleRestart(_ address: String, now: ContinuousClock.Instant) -> [WorkerAction] {
         var ending = endings[address] ?? Ending()
         guard ending.restartAt == nil, !ending.gaveUp else { return [] }
-        ending.ends = ending.ends.filter { now - $0 < Self.restartPeriod } + [now]
-        guard ending.ends.count <= Self.restartIntensity else {
+        let policy = restartPolicy(of: address)
+        ending.ends = ending.ends.filter { now - $0 < policy.period } + [now]
+        guard ending.ends.count <= policy.intensity else {
             ending.gaveUp = true
             endings[address] = ending
-            return [.log(.error, "machine \(address) ended \(ending.ends.count) times within \(Self.restartPeriod.wholeMilliseconds / 1000) s; "
-                + "it is not restarted again and answers machine-ended (onEnd \"restart\" allows \(Self.restartIntensity) ends in that time). "
+            let window = policy.periodMs % 1000 == 0 ? "\(policy.periodMs / 1000) s" : "\(policy.periodMs) ms"
+            return [.log(.error, "machine \(address) ended \(ending.ends.count) time\(ending.ends.count == 1 ? "" : "s") within \(window); "
+                + "it is not restarted again and answers machine-ended (its topology's restart.intensity allows \(policy.intensity) ends in restart.periodMs). "
                 + "Find out why it ends (its machine: events on the topic machine:\(address)), then restart it with fsm-send restart \(address)")]
         }
-        let wait = Self.restartWait(ends: ending.ends.count)
+        let wait = policy.wait(ends: ending.ends.count)
         ending.restartAt = now + wait
         endings[address] = ending
         return [.log(.info, "machine \(address) ended; restarting it from its initial state in \(wait.wholeMilliseconds) ms (onEnd \"restart\")")]
@@ -81,9 +79,9 @@ extension WorkerCore {
             if let at = ending.restartAt, now >= at {
                 due.append(address)
                 endings[address]?.restartAt = nil
-            } else if ending.restartAt == nil, !ending.gaveUp, ending.waiting.isEmpty,
-                      ending.ends.allSatisfy({ now - $0 >= Self.restartPeriod }) {
-                endings[address] = nil
+            } else if ending.restartAt == nil, !ending.gaveUp, ending.waiting.isEmpty {
+                let period = restartPolicy(of: address).period
+                if ending.ends.allSatisfy({ now - $0 >= period }) { endings[address] = nil }
             }
         }
         return due.sorted().map { .restartInstance($0, answering: []) }
@@ -108,8 +106,20 @@ extension WorkerCore {
     /// Forgets the ends of the instances of `machines`, whose instances the worker drops.
     mutating func forgetEndings(of machines: Set<String>) {
         guard !machines.isEmpty else { return }
-        endings = endings.filter { address, _ in
-            !machines.contains(address.split(separator: "/", maxSplits: 1).first.map(String.init) ?? address)
-        }
+        endings = endings.filter { address, _ in !machines.contains(Self.machineName(of: address)) }
+    }
+}
+
+extension RestartPolicy {
+    /// ``periodMs`` as a duration.
+    var period: Duration { .milliseconds(periodMs) }
+
+    /// The wait before restarting an instance that ended `ends` times within ``period`` (this
+    /// end included): ``Backoff/initialMs``, doubled for each earlier end, at most
+    /// ``Backoff/maxMs``.
+    func wait(ends: Int) -> Duration {
+        var milliseconds = backoff.initialMs
+        for _ in 1..<min(max(ends, 1), 64) where milliseconds < backoff.maxMs { milliseconds *= 2 }
+        return .milliseconds(min(milliseconds, backoff.maxMs))
     }
 }

@@ -49,11 +49,12 @@ extension WorkerRuntime {
     }
 
     /// Drops the ended keyed instance at `address` (`onEnd: "remove"`): its host goes with it,
-    /// and its key's next event starts a new instance. Its durable record, if any, was
-    /// removed when it ended.
+    /// and so do its dead letters (``dropPoison(of:)``); its key's next event starts a new
+    /// instance. Its durable record, if any, was removed when it ended.
     func removeInstance(_ address: String) {
         guard let current = instances[address], current.hasEnded else { return }
         instances[address] = nil
+        dropPoison(of: address)
         log.debug("machine \(address) ended and was removed (onEnd \"remove\")")
     }
 

@@ -133,6 +133,30 @@ extension WorkerRuntime {
         }
     }
 
+    /// The keyed instance at `address` was removed when it ended (`onEnd: "remove"`): its dead
+    /// letters and the crashes counted against its events go with it, so the key's next
+    /// instance, a new machine, is neither refused the events that crashed the old one nor
+    /// quarantined at its first crash. Each dropped dead letter is logged, for the record. One
+    /// atomic load when nothing is quarantined or suspected at that address.
+    func dropPoison(of address: String) {
+        guard let store else { return }
+        for identity in link.poison.recorder?.forgetSuspects(at: address) ?? [] { forgive(identity, at: address) }
+        guard link.poison.hasQuarantined(address) else { return }
+        do throws(StoreError) {
+            for letter in try store.deadLetters() where letter.address == address {
+                guard let id = letter.id, try store.removeDeadLetter(id) != nil else { continue }
+                link.poison.release(id)
+                let text = "dead letter \(link.worker):\(id) of \(address) dropped with its instance, which its machine removes when it ends "
+                    + "(onEnd \"remove\"); the key's next instance is not refused that event"
+                log.notice("\(text)")
+            }
+        } catch {
+            let text = "worker \(link.worker) could not drop the dead letters of removed instance \(address): \(error.message); "
+                + "they still refuse its events: drop them with fsm-send dead-letters drop"
+            log.error("\(text)")
+        }
+    }
+
     /// An admin's `dead-letters` request: list this worker's dead letters, drop one, or retry
     /// one (deliver its event once more, answered as that event is).
     func deadLetters(_ request: DeadLetterRequest, correlation: UInt64, address: String) {

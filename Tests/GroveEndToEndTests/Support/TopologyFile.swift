@@ -36,6 +36,8 @@ struct TopologyFile {
         var audit = false
         /// `machines[].onEnd`, when not the default (`stay`).
         var onEnd: String?
+        /// `machines[].restart` as JSON text, when a test sets one.
+        var restart: String?
     }
 
     struct Route {
@@ -99,6 +101,7 @@ struct TopologyFile {
             if let durability = machine.durability { entry["durability"] = durability }
             if machine.audit { entry["audit"] = true }
             if let onEnd = machine.onEnd { entry["onEnd"] = onEnd }
+            if let restart = machine.restart { entry["restart"] = try? JSONSerialization.jsonObject(with: Data(restart.utf8)) }
             return entry
         }
         if let first = workers.first(where: { !$0.external }) {
