@@ -175,7 +175,10 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"], swiftSettings: strict),
+        // What several test targets share: the `.ownThread` trait and `typeCheck(_:)`
+        // (swiftc on a program, for tests that show what does not compile). Not a product.
+        .target(name: "GroveTestSupport", path: "Tests/GroveTestSupport", swiftSettings: strict),
+        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "GroveTestSupport"], swiftSettings: strict),
         .testTarget(name: "GroveWireTests", dependencies: ["GroveWire"], swiftSettings: strict),
         .testTarget(
             name: "GroveMacrosTests",
@@ -189,7 +192,7 @@ let package = Package(
         .testTarget(
             name: "GroveClusterTests",
             dependencies: [
-                "GroveCluster", "GroveWire", "Grove", "GroveRuntime", "GroveExamples", "ZeroMQ",
+                "GroveCluster", "GroveWire", "Grove", "GroveRuntime", "GroveExamples", "ZeroMQ", "GroveTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
@@ -231,7 +234,7 @@ let package = Package(
         // Seed 004's (TCA-SM) code examples as written, inside features of the reader's.
         .testTarget(
             name: "SeedTCASMTests",
-            dependencies: ["Grove", "GroveRuntime"],
+            dependencies: ["Grove", "GroveRuntime", "GroveTestSupport"],
             swiftSettings: [.swiftLanguageMode(.v5), .unsafeFlags(["-suppress-warnings"])]
         ),
         // Seed 003's (StateMachinePackage) code example with the smallest changes that make it
@@ -239,7 +242,7 @@ let package = Package(
         // the seed's `Load` holds a non-Sendable closure its side effect captures.
         .testTarget(
             name: "SeedStateMachineTests",
-            dependencies: ["Grove", "GroveRuntime"],
+            dependencies: ["Grove", "GroveRuntime", "GroveTestSupport"],
             swiftSettings: [.swiftLanguageMode(.v5), .unsafeFlags(["-suppress-warnings"])]
         ),
         .testTarget(
