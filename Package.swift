@@ -175,8 +175,8 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // What several test targets share: the `.ownThread` trait and `typeCheck(_:)`
-        // (swiftc on a program, for tests that show what does not compile). Not a product.
+        // What several test targets share: the `.ownThread` trait, `typeCheck(_:)` (swiftc on a
+        // program, for tests that show what does not compile) and `ManualSleeper`. Not a product.
         .target(name: "GroveTestSupport", path: "Tests/GroveTestSupport", swiftSettings: strict),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "GroveTestSupport"], swiftSettings: strict),
         .testTarget(name: "GroveWireTests", dependencies: ["GroveWire"], swiftSettings: strict),
@@ -215,12 +215,12 @@ let package = Package(
             swiftSettings: strict
         ),
         // The code examples of Oak's seed documents, as written, with their behaviour tested. Not
-        // `strict`: the seeds write existentials without `any` (`case failed(Error)`). Three seed
-        // texts have warnings (unused bindings, a dead `default`) that editing them would remove
+        // `strict`: the seeds write existentials without `any` (`case failed(Error)`). Two seed
+        // texts have warnings (an unused binding, a dead `default`) that editing them would remove
         // with the text; they are silenced here only (docs/DIALECTS.md lists them).
         .testTarget(
             name: "SeedOakTests",
-            dependencies: ["Grove", "GroveRuntime", "GroveTesting", "GroveCheck"],
+            dependencies: ["Grove", "GroveRuntime", "GroveTesting", "GroveCheck", "GroveTestSupport"],
             swiftSettings: [.unsafeFlags(["-suppress-warnings"])]
         ),
         // Seed 002's (SwiftTea) code examples as written, on `Store`. Swift 5 language mode: the
