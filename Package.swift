@@ -252,7 +252,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GroveExamplesTests",
-            dependencies: ["Grove", "GroveRuntime", "GroveTesting", "GroveExamples"],
+            dependencies: ["Grove", "GroveRuntime", "GroveTesting", "GroveExamples", "GroveTestSupport"],
             swiftSettings: strict
         ),
     ],

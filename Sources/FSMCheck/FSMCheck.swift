@@ -45,6 +45,7 @@ struct FSMCheck: ParsableCommand {
         ("UserPostsFeature", { StateGraph.explore(UserPostsFeature.self, limit: $0) }),
         ("CacheFeature", { StateGraph.explore(CacheFeature.self, limit: $0) }),
         ("AuthenticateFeature", { StateGraph.explore(AuthenticateFeature.self, limit: $0) }),
+        ("PollingLoop", { StateGraph.explore(PollingLoop.self, limit: $0) }),
     ]
 
     @Argument(help: "Machines to check, by name; all when none.")

@@ -34,6 +34,7 @@ enum ExampleWorker {
         worker.register(IOMachine<UserPostsFeature>.self, as: "UserPostsFeature", env: .demo)
         worker.register(IOMachine<CacheFeature>.self, as: "CacheFeature", env: .demo)
         worker.register(IOMachine<AuthenticateFeature>.self, as: "AuthenticateFeature", env: AuthenticateFeature(api: .demo))
+        worker.register(Oak<PollingLoop>.self, as: "PollingLoop", env: PollingLoop.demo)
         worker.register(Counter.self)
         worker.register(PlainCounter.self)
         var io = ExampleHandlers.inMemory()

@@ -23,7 +23,8 @@ extension EndToEnd {
                        .init(name: "purchase", type: "PurchaseFeature", worker: "dialects", keyed: true),
                        .init(name: "posts", type: "UserPostsFeature", worker: "dialects", keyed: true),
                        .init(name: "cache", type: "CacheFeature", worker: "dialects", keyed: true),
-                       .init(name: "authenticate", type: "AuthenticateFeature", worker: "dialects", keyed: true)],
+                       .init(name: "authenticate", type: "AuthenticateFeature", worker: "dialects", keyed: true),
+                       .init(name: "poller", type: "PollingLoop", worker: "dialects", keyed: true)],
             io: [("FetchItems", "data-io"), ("SearchTitles", "data-io")]
         )
 
@@ -127,6 +128,35 @@ extension EndToEnd {
                 try await cluster.send("authenticate/a", #"{"input":{"_0":{"signIn":{"username":"ada@example.com","password":"analytical"}}}}"#)
                 let signedIn = try await cluster.waitForState("authenticate/a", "signed in") { $0.caseName == "signedIn" }
                 #expect(signedIn["signedIn"]?["_0"]?["name"] == json(#""Ada Lovelace""#), "\(signedIn)")
+            }
+        }
+
+        /// Oak's `EffectTransducer`: seed 000's polling loop, its effect a closure that loops.
+        @Test func oakEffectTransducerRunsOnTheWorker() async throws {
+            try await withCluster(Self.topology) { cluster in
+                // Oak EffectTransducer: the loop's first tick fetches at once; the update is stamped
+                // with the worker's clock (a Date: seconds since 2001). An hour's interval: no
+                // second tick during the test.
+                let before = Date().timeIntervalSinceReferenceDate
+                #expect(try await cluster.send("poller/a", #"{"startPolling":{"interval":3600}}"#) == json(#"{"polling":{"interval":3600}}"#))
+                let updated = try await cluster.waitForState("poller/a", "updated") { $0["polling"]?["lastUpdate"] != nil }
+                let stamp = try #require(seconds(updated["polling"]?["lastUpdate"]), "\(updated)")
+                #expect(stamp >= before - 1 && stamp <= Date().timeIntervalSinceReferenceDate + 1, "stamped \(stamp), the test began at \(before)")
+                #expect(updated == json(#"{"polling":{"interval":3600,"lastUpdate":\#(updated["polling"]!["lastUpdate"]!)}}"#))
+                let paused = try await cluster.send("poller/a", "pausePolling")
+                #expect(paused == json(#"{"paused":{"interval":3600,"lastUpdate":\#(updated["polling"]!["lastUpdate"]!)}}"#))
+                #expect(try await cluster.send("poller/a", "stopPolling") == json(#"{"idle":{}}"#))
+                let refused = try await cluster.fsmSend(["send", "poller/b", #"{"startPolling":{"interval":0}}"#])
+                #expect(refused.status == 2 && refused.stderr.contains("invalid-event"), "Oak forwards the refusal: \(refused)")
+            }
+        }
+
+        /// A JSON number's value.
+        func seconds(_ value: JSONValue?) -> Double? {
+            switch value {
+            case .number(let number): number
+            case .integer(let integer): Double(integer)
+            default: nil
             }
         }
     }
