@@ -60,7 +60,7 @@ let package = Package(
             swiftSettings: strict
         ),
         // The seed patterns as real machines.
-        .target(name: "GroveExamples", dependencies: ["Grove", "GroveRuntime", "GroveCheck"], swiftSettings: strict),
+        .target(name: "GroveExamples", dependencies: ["Grove", "GroveRuntime", "GroveTea", "GroveCheck"], swiftSettings: strict),
         // State-graph exploration: completeness, determinism, reachability; Mermaid and DOT. Pure.
         .target(name: "GroveCheck", dependencies: ["Grove"], swiftSettings: strict),
         .executableTarget(

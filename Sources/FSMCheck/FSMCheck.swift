@@ -46,6 +46,9 @@ struct FSMCheck: ParsableCommand {
         ("CacheFeature", { StateGraph.explore(CacheFeature.self, limit: $0) }),
         ("AuthenticateFeature", { StateGraph.explore(AuthenticateFeature.self, limit: $0) }),
         ("PollingLoop", { StateGraph.explore(PollingLoop.self, limit: $0) }),
+        ("NetworkFeature", { StateGraph.explore(NetworkFeature.self, limit: $0) }),
+        ("RetryableFetch", { StateGraph.explore(RetryableFetch.self, limit: $0) }),
+        ("SessionFeature", { StateGraph.explore(SessionFeature.self, limit: $0) }),
     ]
 
     @Argument(help: "Machines to check, by name; all when none.")

@@ -9,7 +9,7 @@ enum ShippedExamples {
         "LoginFlow", "AuthFlow", "UserForm", "DataLoader", "PollingService", "AppNavigator", "Search",
         "LocationTracker", "UserFeature", "AppFeature", "RetryingFeature", "DebouncedSearch", "SearchFeature",
         "LoadingStateMachine", "PurchaseFeature", "UserPostsFeature", "CacheFeature", "AuthenticateFeature",
-        "PollingLoop",
+        "PollingLoop", "NetworkFeature", "RetryableFetch", "SessionFeature",
     ]
 
     /// The walk of each example, as `StateGraph.explore` gives it.
@@ -33,6 +33,9 @@ enum ShippedExamples {
         "CacheFeature": { StateGraph.explore(CacheFeature.self) },
         "AuthenticateFeature": { StateGraph.explore(AuthenticateFeature.self) },
         "PollingLoop": { StateGraph.explore(PollingLoop.self) },
+        "NetworkFeature": { StateGraph.explore(NetworkFeature.self) },
+        "RetryableFetch": { StateGraph.explore(RetryableFetch.self) },
+        "SessionFeature": { StateGraph.explore(SessionFeature.self) },
     ]
 
     /// The test kit's expectation on each example, unhandled pairs allowed (Grove machines say
@@ -57,5 +60,8 @@ enum ShippedExamples {
         "CacheFeature": { expectCompleteStateGraph(CacheFeature.self, allowUnhandled: true) },
         "AuthenticateFeature": { expectCompleteStateGraph(AuthenticateFeature.self, allowUnhandled: true) },
         "PollingLoop": { expectCompleteStateGraph(PollingLoop.self, allowUnhandled: true) },
+        "NetworkFeature": { expectCompleteStateGraph(NetworkFeature.self, allowUnhandled: true) },
+        "RetryableFetch": { expectCompleteStateGraph(RetryableFetch.self, allowUnhandled: true) },
+        "SessionFeature": { expectCompleteStateGraph(SessionFeature.self, allowUnhandled: true) },
     ]
 }

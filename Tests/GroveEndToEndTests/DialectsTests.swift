@@ -24,8 +24,11 @@ extension EndToEnd {
                        .init(name: "posts", type: "UserPostsFeature", worker: "dialects", keyed: true),
                        .init(name: "cache", type: "CacheFeature", worker: "dialects", keyed: true),
                        .init(name: "authenticate", type: "AuthenticateFeature", worker: "dialects", keyed: true),
-                       .init(name: "poller", type: "PollingLoop", worker: "dialects", keyed: true)],
-            io: [("FetchItems", "data-io"), ("SearchTitles", "data-io")]
+                       .init(name: "poller", type: "PollingLoop", worker: "dialects", keyed: true),
+                       .init(name: "network", type: "NetworkFeature", worker: "dialects", keyed: true),
+                       .init(name: "fetch", type: "RetryableFetch", worker: "dialects", keyed: true),
+                       .init(name: "session", type: "SessionFeature", worker: "dialects", keyed: true)],
+            io: [("FetchItems", "data-io"), ("SearchTitles", "data-io"), ("SessionWork", "data-io")]
         )
 
         @Test func oneMachineOfEachDialectRunsOnTheWorker() async throws {
@@ -148,6 +151,35 @@ extension EndToEnd {
                 #expect(try await cluster.send("poller/a", "stopPolling") == json(#"{"idle":{}}"#))
                 let refused = try await cluster.fsmSend(["send", "poller/b", #"{"startPolling":{"interval":0}}"#])
                 #expect(refused.status == 2 && refused.stderr.contains("invalid-event"), "Oak forwards the refusal: \(refused)")
+            }
+        }
+
+        /// Seed 002's SwiftTea examples brought from its text: Result-based actions, `retryable`,
+        /// and the logout that cancels three background operations running on the io worker.
+        @Test func seed002ExamplesRunOnTheWorker() async throws {
+            try await withCluster(Self.topology) { cluster in
+                let watcher = try await cluster.watch(["effect:session/"])
+
+                // SwiftTea, Result-based: the fetch's success and a failure sent in arrive as one action.
+                #expect(try await cluster.send("network/a", "fetchData") == json(#"{"isLoading":true}"#))
+                try await cluster.waitForState("network/a", "loaded") { $0 == json(#"{"isLoading":false,"data":"dGhlIGxhdGVzdCBuZXdz"}"#) }
+                let failed = try await cluster.send("network/a", #"{"dataFetched":{"_0":{"failure":{"_0":{"message":"offline"}}}}}"#)
+                #expect(failed == json(#"{"isLoading":false,"data":"dGhlIGxhdGVzdCBuZXdz","error":{"message":"offline"}}"#))
+
+                // SwiftTea, retryable: two failed attempts inside the effect, the third fetches.
+                #expect(try await cluster.send("fetch/a", #"{"fetch":{"failingAttempts":2}}"#) == json(#"{"isLoading":true}"#))
+                try await cluster.waitForState("fetch/a", "fetched") { $0 == json(#"{"isLoading":false,"document":"fetched on attempt 3"}"#) }
+
+                // SwiftTea, conditional cancellation: signing in starts three operations on the io
+                // worker; signing out cancels all three.
+                #expect(try await cluster.send("session/a", "userLoggedIn") == json(#"{"isAuthenticated":true,"finished":[]}"#))
+                let started = try await watcher.waitFor("the three operations to start", count: 3) { $0.isEffect("session/a", "started") }
+                #expect(Set(started.compactMap(\.effect)) == [json(#""user-data-sync""#), json(#""notification-stream""#), json(#""analytics-upload""#)])
+                #expect(Set(started.compactMap(\.worker)) == ["data-io"])
+                #expect(try await cluster.send("session/a", "userLoggedOut") == json(#"{"isAuthenticated":false,"finished":[]}"#))
+                let cancelled = try await watcher.waitFor("the three operations to be cancelled", count: 3) { $0.isEffect("session/a", "cancelled") }
+                #expect(Set(cancelled.compactMap(\.effect)) == Set(started.compactMap(\.effect)))
+                #expect(watcher.effects(of: "session/a", "completed").isEmpty)
             }
         }
 
