@@ -60,7 +60,7 @@ let package = Package(
             swiftSettings: strict
         ),
         // The seed patterns as real machines.
-        .target(name: "GroveExamples", dependencies: ["Grove", "GroveRuntime", "GroveCheck"], swiftSettings: strict),
+        .target(name: "GroveExamples", dependencies: ["Grove", "GroveRuntime", "GroveTea", "GroveCheck"], swiftSettings: strict),
         // State-graph exploration: completeness, determinism, reachability; Mermaid and DOT. Pure.
         .target(name: "GroveCheck", dependencies: ["Grove"], swiftSettings: strict),
         .executableTarget(
@@ -177,7 +177,10 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"], swiftSettings: strict),
+        // What several test targets share: the `.ownThread` trait, `typeCheck(_:)` (swiftc on a
+        // program, for tests that show what does not compile) and `ManualSleeper`. Not a product.
+        .target(name: "GroveTestSupport", path: "Tests/GroveTestSupport", swiftSettings: strict),
+        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "GroveTestSupport"], swiftSettings: strict),
         .testTarget(name: "GroveWireTests", dependencies: ["GroveWire"], swiftSettings: strict),
         .testTarget(
             name: "GroveMacrosTests",
@@ -191,7 +194,7 @@ let package = Package(
         .testTarget(
             name: "GroveClusterTests",
             dependencies: [
-                "GroveCluster", "GroveWire", "Grove", "GroveRuntime", "GroveExamples", "ZeroMQ",
+                "GroveCluster", "GroveWire", "Grove", "GroveRuntime", "GroveExamples", "ZeroMQ", "GroveTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
@@ -214,12 +217,12 @@ let package = Package(
             swiftSettings: strict
         ),
         // The code examples of Oak's seed documents, as written, with their behaviour tested. Not
-        // `strict`: the seeds write existentials without `any` (`case failed(Error)`). Three seed
-        // texts have warnings (unused bindings, a dead `default`) that editing them would remove
+        // `strict`: the seeds write existentials without `any` (`case failed(Error)`). Two seed
+        // texts have warnings (an unused binding, a dead `default`) that editing them would remove
         // with the text; they are silenced here only (docs/DIALECTS.md lists them).
         .testTarget(
             name: "SeedOakTests",
-            dependencies: ["Grove", "GroveRuntime", "GroveTesting", "GroveCheck"],
+            dependencies: ["Grove", "GroveRuntime", "GroveTesting", "GroveCheck", "GroveTestSupport"],
             swiftSettings: [.unsafeFlags(["-suppress-warnings"])]
         ),
         // Seed 002's (SwiftTea) code examples as written, on `Store`. Swift 5 language mode: the
@@ -233,7 +236,7 @@ let package = Package(
         // Seed 004's (TCA-SM) code examples as written, inside features of the reader's.
         .testTarget(
             name: "SeedTCASMTests",
-            dependencies: ["Grove", "GroveRuntime"],
+            dependencies: ["Grove", "GroveRuntime", "GroveTestSupport"],
             swiftSettings: [.swiftLanguageMode(.v5), .unsafeFlags(["-suppress-warnings"])]
         ),
         // Seed 003's (StateMachinePackage) code example with the smallest changes that make it
@@ -241,7 +244,7 @@ let package = Package(
         // the seed's `Load` holds a non-Sendable closure its side effect captures.
         .testTarget(
             name: "SeedStateMachineTests",
-            dependencies: ["Grove", "GroveRuntime"],
+            dependencies: ["Grove", "GroveRuntime", "GroveTestSupport"],
             swiftSettings: [.swiftLanguageMode(.v5), .unsafeFlags(["-suppress-warnings"])]
         ),
         .testTarget(
@@ -251,7 +254,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GroveExamplesTests",
-            dependencies: ["Grove", "GroveRuntime", "GroveTesting", "GroveExamples"],
+            dependencies: ["Grove", "GroveRuntime", "GroveTesting", "GroveExamples", "GroveTestSupport"],
             swiftSettings: strict
         ),
     ],

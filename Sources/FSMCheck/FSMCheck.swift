@@ -45,6 +45,10 @@ struct FSMCheck: ParsableCommand {
         ("UserPostsFeature", { StateGraph.explore(UserPostsFeature.self, limit: $0) }),
         ("CacheFeature", { StateGraph.explore(CacheFeature.self, limit: $0) }),
         ("AuthenticateFeature", { StateGraph.explore(AuthenticateFeature.self, limit: $0) }),
+        ("PollingLoop", { StateGraph.explore(PollingLoop.self, limit: $0) }),
+        ("NetworkFeature", { StateGraph.explore(NetworkFeature.self, limit: $0) }),
+        ("RetryableFetch", { StateGraph.explore(RetryableFetch.self, limit: $0) }),
+        ("SessionFeature", { StateGraph.explore(SessionFeature.self, limit: $0) }),
     ]
 
     @Argument(help: "Machines to check, by name; all when none.")

@@ -42,11 +42,11 @@ public enum ExampleHandlers {
     ]
 
     /// Handlers for every example request: ``FetchItems``, ``ValidateForm``, ``SubmitForm``, ``Authenticate``,
-    /// ``VerifyTwoFactor`` and ``FetchData``.
+    /// ``VerifyTwoFactor``, ``FetchData`` and ``SessionWork``.
     ///
     /// ``SubmitForm`` fails with the code `rejected` for a form that breaks a validation rule.
     /// ``FetchData`` answers with a sequence number that grows by one per call and the current
-    /// time of `now`.
+    /// time of `now`. ``SessionWork`` finishes after ``SessionWork/demoDuration``, unless cancelled.
     /// - Parameters:
     ///   - items: What ``FetchItems`` returns.
     ///   - accounts: Who can sign in.
@@ -90,6 +90,10 @@ public enum ExampleHandlers {
         handlers.register(FetchData.self) { _ in
             let sequence = backend.next()
             return PolledData(sequence: sequence, updatedAt: now(), body: "update \(sequence)")
+        }
+        handlers.register(SessionWork.self) { request in
+            try await Task.sleep(for: SessionWork.demoDuration)
+            return "\(request.operation) done"
         }
         return handlers
     }

@@ -9,6 +9,7 @@ enum ShippedExamples {
         "LoginFlow", "AuthFlow", "UserForm", "DataLoader", "PollingService", "AppNavigator", "Search",
         "LocationTracker", "UserFeature", "AppFeature", "RetryingFeature", "DebouncedSearch", "SearchFeature",
         "LoadingStateMachine", "PurchaseFeature", "UserPostsFeature", "CacheFeature", "AuthenticateFeature",
+        "PollingLoop", "NetworkFeature", "RetryableFetch", "SessionFeature",
     ]
 
     /// The walk of each example, as `StateGraph.explore` gives it.
@@ -31,6 +32,10 @@ enum ShippedExamples {
         "UserPostsFeature": { StateGraph.explore(UserPostsFeature.self) },
         "CacheFeature": { StateGraph.explore(CacheFeature.self) },
         "AuthenticateFeature": { StateGraph.explore(AuthenticateFeature.self) },
+        "PollingLoop": { StateGraph.explore(PollingLoop.self) },
+        "NetworkFeature": { StateGraph.explore(NetworkFeature.self) },
+        "RetryableFetch": { StateGraph.explore(RetryableFetch.self) },
+        "SessionFeature": { StateGraph.explore(SessionFeature.self) },
     ]
 
     /// The test kit's expectation on each example, unhandled pairs allowed (Grove machines say
@@ -54,5 +59,9 @@ enum ShippedExamples {
         "UserPostsFeature": { expectCompleteStateGraph(UserPostsFeature.self, allowUnhandled: true) },
         "CacheFeature": { expectCompleteStateGraph(CacheFeature.self, allowUnhandled: true) },
         "AuthenticateFeature": { expectCompleteStateGraph(AuthenticateFeature.self, allowUnhandled: true) },
+        "PollingLoop": { expectCompleteStateGraph(PollingLoop.self, allowUnhandled: true) },
+        "NetworkFeature": { expectCompleteStateGraph(NetworkFeature.self, allowUnhandled: true) },
+        "RetryableFetch": { expectCompleteStateGraph(RetryableFetch.self, allowUnhandled: true) },
+        "SessionFeature": { expectCompleteStateGraph(SessionFeature.self, allowUnhandled: true) },
     ]
 }

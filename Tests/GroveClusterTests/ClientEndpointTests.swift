@@ -1,4 +1,5 @@
 @testable import GroveCluster
+import GroveTestSupport
 import GroveWire
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import GroveCluster
+import GroveTestSupport
 import GroveWire
 import Synchronization
 import Testing

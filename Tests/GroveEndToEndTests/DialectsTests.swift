@@ -23,8 +23,12 @@ extension EndToEnd {
                        .init(name: "purchase", type: "PurchaseFeature", worker: "dialects", keyed: true, onEnd: "remove"),
                        .init(name: "posts", type: "UserPostsFeature", worker: "dialects", keyed: true, onEnd: "remove"),
                        .init(name: "cache", type: "CacheFeature", worker: "dialects", keyed: true, onEnd: "remove"),
-                       .init(name: "authenticate", type: "AuthenticateFeature", worker: "dialects", keyed: true, onEnd: "remove")],
-            io: [("FetchItems", "data-io"), ("SearchTitles", "data-io")]
+                       .init(name: "authenticate", type: "AuthenticateFeature", worker: "dialects", keyed: true, onEnd: "remove"),
+                       .init(name: "poller", type: "PollingLoop", worker: "dialects", keyed: true, onEnd: "remove"),
+                       .init(name: "network", type: "NetworkFeature", worker: "dialects", keyed: true, onEnd: "remove"),
+                       .init(name: "fetch", type: "RetryableFetch", worker: "dialects", keyed: true, onEnd: "remove"),
+                       .init(name: "session", type: "SessionFeature", worker: "dialects", keyed: true, onEnd: "remove")],
+            io: [("FetchItems", "data-io"), ("SearchTitles", "data-io"), ("SessionWork", "data-io")]
         )
 
         @Test func oneMachineOfEachDialectRunsOnTheWorker() async throws {
@@ -127,6 +131,64 @@ extension EndToEnd {
                 try await cluster.send("authenticate/a", #"{"input":{"_0":{"signIn":{"username":"ada@example.com","password":"analytical"}}}}"#)
                 let signedIn = try await cluster.waitForState("authenticate/a", "signed in") { $0.caseName == "signedIn" }
                 #expect(signedIn["signedIn"]?["_0"]?["name"] == json(#""Ada Lovelace""#), "\(signedIn)")
+            }
+        }
+
+        /// Oak's `EffectTransducer`: seed 000's polling loop, its effect a closure that loops.
+        @Test func oakEffectTransducerRunsOnTheWorker() async throws {
+            try await withCluster(Self.topology) { cluster in
+                // Oak EffectTransducer: the loop's first tick fetches at once; the update is stamped
+                // with the worker's clock (a Date: seconds since 2001). An hour's interval: no
+                // second tick during the test.
+                let before = Date().timeIntervalSinceReferenceDate
+                #expect(try await cluster.send("poller/a", #"{"startPolling":{"interval":3600}}"#) == json(#"{"polling":{"interval":3600}}"#))
+                let updated = try await cluster.waitForState("poller/a", "updated") { $0["polling"]?["lastUpdate"] != nil }
+                let stamp = try #require(seconds(updated["polling"]?["lastUpdate"]), "\(updated)")
+                #expect(stamp >= before - 1 && stamp <= Date().timeIntervalSinceReferenceDate + 1, "stamped \(stamp), the test began at \(before)")
+                #expect(updated == json(#"{"polling":{"interval":3600,"lastUpdate":\#(updated["polling"]!["lastUpdate"]!)}}"#))
+                let paused = try await cluster.send("poller/a", "pausePolling")
+                #expect(paused == json(#"{"paused":{"interval":3600,"lastUpdate":\#(updated["polling"]!["lastUpdate"]!)}}"#))
+                #expect(try await cluster.send("poller/a", "stopPolling") == json(#"{"idle":{}}"#))
+                let refused = try await cluster.fsmSend(["send", "poller/b", #"{"startPolling":{"interval":0}}"#])
+                #expect(refused.status == 2 && refused.stderr.contains("invalid-event"), "Oak forwards the refusal: \(refused)")
+            }
+        }
+
+        /// Seed 002's SwiftTea examples brought from its text: Result-based actions, `retryable`,
+        /// and the logout that cancels three background operations running on the io worker.
+        @Test func seed002ExamplesRunOnTheWorker() async throws {
+            try await withCluster(Self.topology) { cluster in
+                let watcher = try await cluster.watch(["effect:session/"])
+
+                // SwiftTea, Result-based: the fetch's success and a failure sent in arrive as one action.
+                #expect(try await cluster.send("network/a", "fetchData") == json(#"{"isLoading":true}"#))
+                try await cluster.waitForState("network/a", "loaded") { $0 == json(#"{"isLoading":false,"data":"dGhlIGxhdGVzdCBuZXdz"}"#) }
+                let failed = try await cluster.send("network/a", #"{"dataFetched":{"_0":{"failure":{"_0":{"message":"offline"}}}}}"#)
+                #expect(failed == json(#"{"isLoading":false,"data":"dGhlIGxhdGVzdCBuZXdz","error":{"message":"offline"}}"#))
+
+                // SwiftTea, retryable: two failed attempts inside the effect, the third fetches.
+                #expect(try await cluster.send("fetch/a", #"{"fetch":{"failingAttempts":2}}"#) == json(#"{"isLoading":true}"#))
+                try await cluster.waitForState("fetch/a", "fetched") { $0 == json(#"{"isLoading":false,"document":"fetched on attempt 3"}"#) }
+
+                // SwiftTea, conditional cancellation: signing in starts three operations on the io
+                // worker; signing out cancels all three.
+                #expect(try await cluster.send("session/a", "userLoggedIn") == json(#"{"isAuthenticated":true,"finished":[]}"#))
+                let started = try await watcher.waitFor("the three operations to start", count: 3) { $0.isEffect("session/a", "started") }
+                #expect(Set(started.compactMap(\.effect)) == [json(#""user-data-sync""#), json(#""notification-stream""#), json(#""analytics-upload""#)])
+                #expect(Set(started.compactMap(\.worker)) == ["data-io"])
+                #expect(try await cluster.send("session/a", "userLoggedOut") == json(#"{"isAuthenticated":false,"finished":[]}"#))
+                let cancelled = try await watcher.waitFor("the three operations to be cancelled", count: 3) { $0.isEffect("session/a", "cancelled") }
+                #expect(Set(cancelled.compactMap(\.effect)) == Set(started.compactMap(\.effect)))
+                #expect(watcher.effects(of: "session/a", "completed").isEmpty)
+            }
+        }
+
+        /// A JSON number's value.
+        func seconds(_ value: JSONValue?) -> Double? {
+            switch value {
+            case .number(let number): number
+            case .integer(let integer): Double(integer)
+            default: nil
             }
         }
     }

@@ -1,13 +1,14 @@
+import Foundation
 import Grove
 import GroveRuntime
+import GroveTestSupport
 import GroveTesting
 import Testing
 
 /// Seed 000's machines, as written, in the exhaustive `TestStore`: every state change and every
-/// event an effect sends is asserted. PollingService is not here: its tick sleeps in real time
-/// inside its effect (`Task.sleep`, not the host's clock, which TestStore drives) and its state
-/// records `Date()`, so a TestStore test could only wait out real time and copy the clock's
-/// reading; `Seed000Tests` runs it on a host instead.
+/// event an effect sends is asserted. PollingService's loop sleeps with its environment's sleeper
+/// and stamps updates with its clock (the seam in its file): here both are a `ManualSleeper`, so
+/// ticks come when the test wakes the loop, and no test waits out real time.
 @Suite("Seed 000 in TestStore", .timeLimit(.minutes(2)))
 struct Seed000TestStoreTests {
     static let items = [DataItem(id: "1", title: "Oak")]
@@ -100,5 +101,33 @@ struct Seed000TestStoreTests {
         await store.send(.navigate(.detail(Item(id: "7")))) { $0 = .navigating(stack: [.detail(Item(id: "7"))], modal: nil) }
         await store.send(.reset) { $0 = .navigating(stack: [.home], modal: nil) }
         await store.finish()
+    }
+
+    @Test("PollingService: start ticks at once, a wake is the next tick; pause, resume and stop end the loop")
+    func pollingService() async {
+        let sleeper = ManualSleeper()
+        let news = Data("news".utf8)
+        let env = PollingService.Env(fetchData: { news }, sleep: { try await sleeper.sleep(for: $0) }, now: { sleeper.now() })
+        let store = TestStore(Oak<PollingService>.self, env: env)
+        let start = sleeper.now()
+
+        await store.send(.startPolling(interval: 30)) { $0 = .polling(interval: 30, lastUpdate: nil) }
+        await store.receive(.tick)      // the loop's first tick, at once: fetch, the state stays
+        await store.receive(.dataUpdated(news, at: start)) { $0 = .polling(interval: 30, lastUpdate: start) }
+
+        sleeper.wake()                  // 30 s pass: the next tick
+        let later = start.addingTimeInterval(30)
+        await store.receive(.tick)
+        await store.receive(.dataUpdated(news, at: later)) { $0 = .polling(interval: 30, lastUpdate: later) }
+
+        await store.send(.pausePolling) { $0 = .paused(interval: 30, lastUpdate: later) }
+        await store.send(.tick)         // paused: `default: return nil`, nothing to fetch
+        await store.send(.resumePolling) { $0 = .polling(interval: 30, lastUpdate: later) }
+        await store.receive(.tick)
+        await store.receive(.dataUpdated(news, at: later))   // no time passed while paused
+        await store.send(.stopPolling) { $0 = .idle }
+        await store.finish()            // fails if the loop were still running
+        #expect(sleeper.requested == [.seconds(30), .seconds(30), .seconds(30)],
+                "each loop sleeps for the interval: the first, after the wake, after resume")
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Grove
 import GroveRuntime
+import GroveTestSupport
 import Synchronization
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import GroveTestSupport
 import Testing
 
 /// The `.ownThread` trait really moves a test off the cooperative pool, synchronous or not: the

@@ -1,4 +1,5 @@
 import Foundation
+import GroveTestSupport
 import Testing
 @testable import ZeroMQ
 

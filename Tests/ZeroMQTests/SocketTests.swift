@@ -1,5 +1,6 @@
 import Foundation
 import CZeroMQ
+import GroveTestSupport
 import Testing
 @testable import ZeroMQ
 

@@ -53,10 +53,15 @@ public protocol EffectTransducer: Sendable {
 
     /// The output a run reports when the initial state is already terminal. Defaults to `nil`.
     static var initialOutput: Output? { get }
+
+    /// Why `event`, coming from outside (a client, a route), is refused before it reaches
+    /// ``update(_:event:)``; `nil`, the default, accepts it. See ``Machine/refusal(of:)``.
+    static func refusal(of event: Event) -> String?
 }
 
 extension EffectTransducer {
     public static var initialOutput: Output? { nil }
+    public static func refusal(of event: Event) -> String? { nil }
 }
 
 /// Runs an ``EffectTransducer`` as a Grove ``Machine``: `MachineHost(Oak<MyTransducer>.self, env: env)`.
@@ -76,4 +81,6 @@ public enum Oak<T: EffectTransducer>: Machine {
     public static func isTerminal(_ state: T.State) -> Bool { state.isTerminal }
 
     public static var initialOutput: T.Output? { T.initialOutput }
+
+    public static func refusal(of event: T.Event) -> String? { T.refusal(of: event) }
 }

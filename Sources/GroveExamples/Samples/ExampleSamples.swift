@@ -1,3 +1,4 @@
+import Foundation
 public import Grove
 public import GroveCheck
 
@@ -104,4 +105,17 @@ extension AppNavigator: Checkable {
 
     /// The stack grows with every push.
     public static var maxDepth: Int? { 4 }
+}
+
+extension PollingLoop: Checkable {
+    public typealias Checked = Oak<PollingLoop>
+
+    public static var sampleEvents: [Event] {
+        [.startPolling(interval: 30), .pausePolling, .resumePolling, .stopPolling, .tick,
+         .dataUpdated(Data("update 1".utf8), at: Date(timeIntervalSince1970: 1_700_000_000))]
+    }
+
+    public static var declaredStates: [State] {
+        [.idle, .polling(interval: 30, lastUpdate: nil), .paused(interval: 30, lastUpdate: nil)]
+    }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import Testing
+package import Testing
 
 /// Runs each test of the suite (or the test) it is applied to on threads of its own, not on
 /// Swift's cooperative pool: for tests that block (a socket receive with a timeout, a semaphore,
@@ -7,10 +7,12 @@ import Testing
 /// the run waits for them. The test stays one task, so its `#expect`s are its own and its time
 /// limit holds; synchronous tests run there too (their body runs in the test's task, which
 /// this trait gives a task executor preference).
-struct OwnThreadTrait: SuiteTrait, TestTrait, TestScoping {
-    var isRecursive: Bool { true }
+package struct OwnThreadTrait: SuiteTrait, TestTrait, TestScoping {
+    package var isRecursive: Bool { true }
 
-    func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
+    package func provideScope(
+        for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
+    ) async throws {
         // A suite's scope holds its tests' scopes: apply it once, to each test.
         guard !test.isSuite else { return try await function() }
         try await withTaskExecutorPreference(OwnThreadExecutor.shared) { try await function() }
@@ -19,18 +21,24 @@ struct OwnThreadTrait: SuiteTrait, TestTrait, TestScoping {
 
 extension Trait where Self == OwnThreadTrait {
     /// Runs the tests off the cooperative pool, on threads of their own: they block.
-    static var ownThread: Self { Self() }
+    package static var ownThread: Self { Self() }
 }
 
 /// A task executor that runs every job on a new thread named ``threadName``: nothing it runs can
 /// hold a thread another test needs.
-final class OwnThreadExecutor: TaskExecutor {
-    static let shared = OwnThreadExecutor()
+package final class OwnThreadExecutor: TaskExecutor {
+    package static let shared = OwnThreadExecutor()
     /// At most 15 characters: Linux's limit for a thread's name. `OwnThreadTests` (ZeroMQTests)
     /// checks that tests with this trait run there.
-    static let threadName = "test-own-thread"
+    package static let threadName = "test-own-thread"
 
-    func enqueue(_ job: consuming ExecutorJob) {
+    /// The name of the thread this runs on (Linux).
+    package static var currentThreadName: String {
+        let name = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? ""
+        return name.trimmingCharacters(in: .newlines)
+    }
+
+    package func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         let executor = asUnownedTaskExecutor()
         Thread {

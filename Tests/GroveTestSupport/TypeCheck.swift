@@ -1,10 +1,12 @@
-// The same helper as SeedStateMachineTests' `ProgramTypeCheckTests`: test targets cannot share a
-// source file, and the seed targets share no support module.
 import Foundation
 import Testing
 
-/// Runs `swiftc -typecheck` on `source` with the modules beside this test binary.
-func typeCheck(_ source: String) async throws -> (status: Int32, output: String) {
+/// Runs `swiftc -typecheck` on `source` with the modules beside this test binary (`Grove` and
+/// the other modules the running test target was built with), for tests that show a program is
+/// refused by the compiler. Waits up to 50 s for swiftc; records an issue if it takes longer.
+/// - Returns: swiftc's exit status and everything it printed.
+/// - Throws: When the source cannot be written or swiftc cannot be started.
+package func typeCheck(_ source: String) async throws -> (status: Int32, output: String) {
     let binary = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
     let modules = binary.deletingLastPathComponent().appendingPathComponent("Modules")
     try #require(FileManager.default.fileExists(atPath: modules.appendingPathComponent("Grove.swiftmodule").path),
@@ -15,7 +17,7 @@ func typeCheck(_ source: String) async throws -> (status: Int32, output: String)
     let file = directory.appendingPathComponent("Program.swift")
     try source.write(to: file, atomically: true, encoding: .utf8)
     let output = directory.appendingPathComponent("output.txt")
-    FileManager.default.createFile(atPath: output.path, contents: nil)
+    _ = FileManager.default.createFile(atPath: output.path, contents: nil)
     let handle = try FileHandle(forWritingTo: output)
     defer { try? handle.close() }
 
