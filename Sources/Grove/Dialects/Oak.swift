@@ -53,10 +53,15 @@ public protocol EffectTransducer: Sendable {
 
     /// The output a run reports when the initial state is already terminal. Defaults to `nil`.
     static var initialOutput: Output? { get }
+
+    /// Whether ``update(_:event:)`` may start io requests that re-issue after a restart:
+    /// ``Machine/startsReissuableIO``. Defaults to `false`.
+    static var startsReissuableIO: Bool { get }
 }
 
 extension EffectTransducer {
     public static var initialOutput: Output? { nil }
+    public static var startsReissuableIO: Bool { false }
 }
 
 /// Runs an ``EffectTransducer`` as a Grove ``Machine``: `MachineHost(Oak<MyTransducer>.self, env: env)`.
@@ -76,4 +81,6 @@ public enum Oak<T: EffectTransducer>: Machine {
     public static func isTerminal(_ state: T.State) -> Bool { state.isTerminal }
 
     public static var initialOutput: T.Output? { T.initialOutput }
+
+    public static var startsReissuableIO: Bool { T.startsReissuableIO }
 }
