@@ -113,6 +113,8 @@ final class Supervisor: Sendable {
             + (auditDirectory.map { ["--audit-dir", $0.path] } ?? [])
             + command.arguments
         process.standardOutput = FileHandle.standardError  // stdout is fsm-launch's data: the ready line
+        // A trap ends the worker at once rather than after (or, hung, instead of) symbolication.
+        process.environment = WorkerEnvironment.spawning(from: ProcessInfo.processInfo.environment)
         process.standardInput = FileHandle.nullDevice
         // With CURVE: a key pair of its own for each process, admitted for its group, its secret
         // handed over on standard input so that it never shows in `ps`.

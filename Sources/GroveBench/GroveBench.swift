@@ -29,6 +29,12 @@ struct GroveBench: AsyncParsableCommand {
     @Flag(help: "Measure the codecs instead: JSON against the binary codec, encode and decode.")
     var codec = false
 
+    @Flag(help: "Measure what HostOptions.reissuesIO costs per event instead, for a small and a large state.")
+    var reissue = false
+
+    @Option(help: "With --reissue: the integers in the large state.")
+    var reissueEntries = 10_000
+
     @Flag(help: "Measure the SQLite machine store instead: group commits of --store-records writes, each flush.")
     var store = false
 
@@ -44,6 +50,7 @@ struct GroveBench: AsyncParsableCommand {
     func validate() throws {
         guard events > 0 else { throw ValidationError("--events must be positive, got \(events)") }
         guard runs > 0 else { throw ValidationError("--runs must be positive, got \(runs)") }
+        guard reissueEntries > 0 else { throw ValidationError("--reissue-entries must be positive, got \(reissueEntries)") }
         guard storeRecords > 0, storeBytes >= 0, storeSeconds > 0, storeSeconds <= 3600 else {
             throw ValidationError("--store-records must be positive, --store-bytes at least 0, --store-seconds above 0 and at most 3600")
         }
@@ -53,6 +60,12 @@ struct GroveBench: AsyncParsableCommand {
         if store {
             let rows = try StoreBench.run(records: storeRecords, snapshotBytes: storeBytes, seconds: storeSeconds, runs: runs)
             print(StoreBench.table(rows, records: storeRecords, bytes: storeBytes, runs: runs))
+            return
+        }
+        if reissue {
+            let count = min(events, 200_000)
+            let rows = try await ReissueBench.run(events: count, runs: runs, entries: reissueEntries)
+            print(ReissueBench.table(rows, events: count, runs: runs))
             return
         }
         if codec {

@@ -48,6 +48,9 @@ public enum DataLoader: Machine {
 
     public static var initialState: State { .idle }
 
+    /// Its ``FetchItems`` re-issues: a durable loader restored while fetching fetches again.
+    public static var startsReissuableIO: Bool { true }
+
     public static func update(_ state: inout State, event: Event) -> Effect {
         switch (state, event) {
         case (.idle, .load), (.error(_, canRetry: true), .retry):

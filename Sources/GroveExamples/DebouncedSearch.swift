@@ -59,6 +59,9 @@ public enum DebouncedSearch: TeaProgram {
 
     public static var initialState: State { State() }
 
+    /// Its ``FetchItems`` re-issues: a durable search restored while fetching fetches again.
+    public static var startsReissuableIO: Bool { true }
+
     public static func reduce(_ state: State, _ action: Action) -> (State, Effect) {
         var next = state
         switch action {

@@ -13,6 +13,12 @@ public enum HostDiagnostic<M: Machine>: Sendable {
     case mailboxOverflow(event: M.Event)
     /// Async work returned by the transition into a terminal state was not started.
     case effectsSkippedAtTermination(count: Int)
+    /// An io request whose type re-issues (``IOInterruption/reissue``) started on a host with
+    /// ``HostOptions/reissuesIO`` whose machine type does not declare
+    /// ``Machine/startsReissuableIO``: the host kept no state to derive it from, so its
+    /// snapshots carry it as interrupted. Declare `static var startsReissuableIO: Bool { true }`
+    /// on the machine.
+    case reissueNotKept(id: EffectID, request: String)
 }
 
 /// How a host is configured.
@@ -51,9 +57,10 @@ public struct HostOptions<M: Machine>: Sendable {
     /// Whether the host keeps, for each io request in flight whose type re-issues
     /// (``IOInterruption/reissue``), the transition that started it, so that ``MachineHost/snapshot()``
     /// carries the request to be sent again (``Snapshot/reissuedIO``). `false` (the default):
-    /// such a request is carried as its interrupted failure, like any other. `true` costs a copy
-    /// of the state per event (a state whose collections `update` changes is copied then); a
-    /// worker sets it for its durable machines.
+    /// such a request is carried as its interrupted failure, like any other. `true` keeps the
+    /// state before each event of a machine type that declares ``Machine/startsReissuableIO``
+    /// (a state whose collections `update` changes is then copied whole, per event) and costs
+    /// other machine types nothing; a worker sets it for its durable machines.
     public var reissuesIO = false
 
     /// - Parameters:

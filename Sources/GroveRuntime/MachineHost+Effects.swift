@@ -38,7 +38,7 @@ extension MachineHost {
         case .io(let id, let call):
             let key = newKey(id)
             let task = Self.spawn(call, key: key, performer: io, mailbox: mailbox)
-            registry.insert(key, parent: parent, .io(task, flight(of: call, under: parent)))
+            registry.insert(key, parent: parent, .io(task, flight(of: call, id: key.id, under: parent)))
             return key
         case .sequence(let id, let effects):
             let key = newKey(id)

@@ -322,6 +322,14 @@ extension MachineHost {
             log.warning("mailbox full; send refused")
         case .effectsSkippedAtTermination(let count):
             log.debug("work returned with the terminal transition was not started", metadata: ["count": "\(count)"])
+        case .reissueNotKept(let id, let request):
+            let text = "io request '\(request)' re-issues after a restart, but \(M.self) does not declare "
+                + "startsReissuableIO, so it will be interrupted instead; add `static var startsReissuableIO: Bool { true }` to \(M.self)"
+            if UndeclaredReissues.first(M.self) {
+                log.warning("\(text)", metadata: ["effect": "\(id)"])
+            } else {
+                log.debug("\(text)", metadata: ["effect": "\(id)"])
+            }
         }
         options.diagnostics?(diagnostic)
     }

@@ -1,4 +1,5 @@
 public import Grove
+import Synchronization
 
 /// What a host keeps of an io request in flight, for its snapshots.
 @usableFromInline
@@ -49,10 +50,14 @@ extension MachineHost {
         running = nil
     }
 
-    /// What a snapshot carries of `call`, started now under `parent`: its cause when its type
-    /// re-issues, the host keeps causes, and a snapshot carries it on its own.
-    func flight(of call: IOCall<M>, under parent: JobKey?) -> IOFlight<M> {
-        guard call.onInterruption == .reissue, let transition = running, registry.restoresOnItsOwn(under: parent) else {
+    /// What a snapshot carries of `call`, started now under `parent` with `id`: its cause when
+    /// its type re-issues, the host keeps causes, and a snapshot carries it on its own.
+    func flight(of call: IOCall<M>, id: EffectID, under parent: JobKey?) -> IOFlight<M> {
+        guard call.onInterruption == .reissue, registry.restoresOnItsOwn(under: parent) else {
+            return IOFlight(interrupted: call.interrupted, cause: nil)
+        }
+        guard let transition = running else {
+            if options.reissuesIO { report(.reissueNotKept(id: id, request: call.requestName)) }
             return IOFlight(interrupted: call.interrupted, cause: nil)
         }
         running?.reissued += 1
@@ -95,7 +100,7 @@ extension MachineHost {
 extension MachineEffect {
     /// The `ordinal`-th re-issuable io request (0 for the first) among those a snapshot carries
     /// on their own: top-level, or inside anonymous merges, in order. The same count as
-    /// ``MachineHost/flight(of:under:)`` makes while the effect starts.
+    /// ``MachineHost/flight(of:id:under:)`` makes while the effect starts.
     func reissuableIO(at ordinal: Int) -> IOCall<M>? {
         var remaining = ordinal
         func find(_ effect: MachineEffect<M>) -> IOCall<M>? {
@@ -116,5 +121,16 @@ extension MachineEffect {
             }
         }
         return find(self)
+    }
+}
+
+/// The machine types whose undeclared re-issuable requests were logged at warning level: once
+/// per type, not once per instance of it.
+enum UndeclaredReissues {
+    private static let warned = Mutex<Set<ObjectIdentifier>>([])
+
+    /// `true` the first time it is asked about `machine`.
+    static func first<M: Machine>(_ machine: M.Type) -> Bool {
+        warned.withLock { $0.insert(ObjectIdentifier(machine)).inserted }
     }
 }

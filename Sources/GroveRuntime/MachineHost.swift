@@ -43,7 +43,8 @@ public final actor MachineHost<M: Machine> {
     @usableFromInline let trace: (@Sendable (HostTrace<M>) -> Void)?
     /// ``HostOptions/recorder``, next to the rest of the per-event path.
     @usableFromInline let recorder: RunRecorder<M>?
-    /// ``HostOptions/reissuesIO``: whether each transition keeps the state it began from.
+    /// Whether each transition keeps the state it began from: ``HostOptions/reissuesIO``, for a
+    /// machine type that declares ``Machine/startsReissuableIO``.
     @usableFromInline let reissuesIO: Bool
     @usableFromInline @exclusivity(unchecked) var stateObservers: [Int: AsyncStream<M.State>.Continuation] = [:]
     /// The machine address used in errors and logs.
@@ -122,7 +123,7 @@ public final actor MachineHost<M: Machine> {
         self.baseLog = logger ?? sharedHostLogger
         self.trace = options.trace
         self.recorder = options.recorder
-        self.reissuesIO = options.reissuesIO
+        self.reissuesIO = options.reissuesIO && M.startsReissuableIO
         self.replyHandler = options.replyHandler
         if let executor = options.executor {
             ownIsolation = nil

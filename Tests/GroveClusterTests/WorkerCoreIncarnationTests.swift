@@ -80,4 +80,55 @@ import Testing
         #expect(exit.status == Worker.rejectedExitStatus)
         #expect(exit.text.contains("incarnation 11 registered as edge"), "\(exit.text)")
     }
+
+    /// A process stopped (SIGSTOP) past the heartbeat timeout was declared lost, and a newer
+    /// process may hold its name by now. When it continues, its socket reconnects and, with
+    /// `ROUTER_HANDOVER`, takes the name back for a moment: what comes to it then may be the
+    /// newer process's requests. The batch that comes before its first tick must not count as
+    /// proof of life (the tick would then see no silence) nor be served: it is dropped, the
+    /// session ends, and the worker registers again, where it is told it was superseded.
+    @Test func aBatchAfterTheWorkerDidNotRunPastTheTimeoutIsDroppedAndItRegistersAgain() throws {
+        var core = core()
+        _ = core.welcome(welcome(epoch: 7), now: start)
+        let timeout = core.timeout
+        _ = core.tick(now: start)
+        #expect(core.heard(at: start + timeout) == nil, "ticked within the timeout: served")
+
+        let woke = start + timeout + .milliseconds(1)
+        let heard = core.heard(at: woke)
+        let ended = try #require(heard, "a batch after the stop is not served")
+        #expect(!core.isWelcomed)
+        #expect(ended.contains(.closeOutflow), "nothing its machines send leaves: \(ended)")
+        #expect(session.failures(ended).map(\.code) == ["coordinator-lost"])
+        #expect(session.logs(ended, .warning, "this process was stopped or stalled"), "\(ended)")
+        #expect(session.logs(ended, .warning, "Dropping what just came unread"), "\(ended)")
+        // Whatever comes next before it registered again is no proof of life either.
+        let later = core.tick(now: woke + .milliseconds(50))
+        #expect(!session.isReconnect(later) && !later.contains(.heartbeat), "\(later)")
+        let again = core.tick(now: woke + .milliseconds(100))
+        #expect(again.prefix(2) == [.reconnect, .register], "a new socket registers after the first backoff: \(again)")
+
+        let refusal = WireError(.superseded, "worker edge incarnation 10 (pid 1) is superseded: incarnation 11 (pid 2) replaced it").payload
+        #expect(exits(core.coordinatorError(refusal, now: woke + .milliseconds(101)))?.status == Worker.rejectedExitStatus)
+    }
+
+    /// Only a worker that did not run ends its session on a batch: one that ticked all along
+    /// leaves silence to its tick, and a driver that does not tick (a test's) never drops one.
+    @Test func aBatchEndsTheSessionOnlyAfterTheWorkerItselfDidNotRun() {
+        var ticking = core()
+        _ = ticking.welcome(welcome(epoch: 7), now: start)
+        let timeout = ticking.timeout
+        var at = start
+        for _ in 0..<10 {
+            _ = ticking.tick(now: at)
+            at += timeout
+            #expect(ticking.heard(at: at) == nil, "ticked a timeout ago at most")
+        }
+        #expect(ticking.isWelcomed)
+
+        var untimed = core()
+        _ = untimed.welcome(welcome(epoch: 7), now: start)
+        #expect(untimed.heard(at: start + timeout * 10) == nil, "no tick to measure a stop by")
+        #expect(untimed.isWelcomed)
+    }
 }

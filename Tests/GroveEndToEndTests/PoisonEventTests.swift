@@ -28,9 +28,8 @@ extension EndToEnd {
         }
 
         @Test func anEventThatCrashesItsWorkerTwiceIsQuarantinedAndRefused() async throws {
-            // Swift's backtracer holds a trapped process for seconds to symbolicate (longer on a
-            // loaded machine) before it dies; the workers this test's fsm-launch starts inherit this.
-            setenv("SWIFT_BACKTRACE", "enable=no", 1)
+            // No SWIFT_BACKTRACE of its own: fsm-launch starts its workers with a backtracer that
+            // lets a trapped process die at once (WorkerEnvironment).
             try await withCluster(Self.topology) { cluster in
                 #expect(try await cluster.send("crashy", #"{"add":{"_0":5}}"#) == json(#"{"count":5}"#))
                 #expect(try await cluster.send("counter", #"{"add":{"_0":3}}"#) == json(#"{"count":3}"#))

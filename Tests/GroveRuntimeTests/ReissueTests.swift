@@ -180,6 +180,7 @@ private enum Pager: Machine {
     }
 
     static var initialState: State { State(page: 0, phase: .idle) }
+    static var startsReissuableIO: Bool { true }
 
     static func update(_ state: inout State, event: Event) -> Effect {
         switch (state.phase, event) {

@@ -267,6 +267,7 @@ struct TeaTimerAndIOTests {
     enum Refetches: TeaProgram {
         enum Action: Sendable, Equatable { case fetch(reissued: Bool), done }
         static var initialState: Int { 0 }
+        static var startsReissuableIO: Bool { true }
         static func reduce(_ state: Int, _ action: Action) -> (Int, Effect) {
             switch action {
             case .fetch(let reissued):
@@ -287,6 +288,12 @@ struct TeaTimerAndIOTests {
         }
         #expect(policy(reissued: true) == .reissue)
         #expect(policy(reissued: false) == .fail)
+    }
+
+    @Test("Tea passes on whether its program starts re-issuable io; false unless declared")
+    func teaForwardsItsReissueDeclaration() {
+        #expect(Tea<Refetches>.startsReissuableIO)
+        #expect(!Tea<Lookups>.startsReissuableIO)
     }
 
     @Test("after becomes a Grove timer; map transforms the action it sends")

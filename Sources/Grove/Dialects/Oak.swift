@@ -57,11 +57,15 @@ public protocol EffectTransducer: Sendable {
     /// Why `event`, coming from outside (a client, a route), is refused before it reaches
     /// ``update(_:event:)``; `nil`, the default, accepts it. See ``Machine/refusal(of:)``.
     static func refusal(of event: Event) -> String?
+    /// Whether ``update(_:event:)`` may start io requests that re-issue after a restart:
+    /// ``Machine/startsReissuableIO``. Defaults to `false`.
+    static var startsReissuableIO: Bool { get }
 }
 
 extension EffectTransducer {
     public static var initialOutput: Output? { nil }
     public static func refusal(of event: Event) -> String? { nil }
+    public static var startsReissuableIO: Bool { false }
 }
 
 /// Runs an ``EffectTransducer`` as a Grove ``Machine``: `MachineHost(Oak<MyTransducer>.self, env: env)`.
@@ -83,4 +87,5 @@ public enum Oak<T: EffectTransducer>: Machine {
     public static var initialOutput: T.Output? { T.initialOutput }
 
     public static func refusal(of event: T.Event) -> String? { T.refusal(of: event) }
+    public static var startsReissuableIO: Bool { T.startsReissuableIO }
 }

@@ -49,4 +49,7 @@ public enum RemoteIOMachine<F: RemoteIOStateMachine>: Machine {
     }
 
     public static func isTerminal(_ state: F.State) -> Bool { F.isTerminal(state) }
+
+    /// Known from the feature's one request type.
+    public static var startsReissuableIO: Bool { F.IOEffect.onInterruption == .reissue }
 }

@@ -47,10 +47,15 @@ public protocol TeaProgram: Sendable {
     /// Whether `state` ends the program's run. Defaults to `false`: SwiftTea programs run until
     /// stopped.
     static func isTerminal(_ state: State) -> Bool
+
+    /// Whether ``reduce(_:_:)`` may return `.io` requests that re-issue after a restart:
+    /// ``Machine/startsReissuableIO``. Defaults to `false`.
+    static var startsReissuableIO: Bool { get }
 }
 
 extension TeaProgram {
     public static func isTerminal(_ state: State) -> Bool { false }
+    public static var startsReissuableIO: Bool { false }
 }
 
 /// Runs a ``TeaProgram`` as a Grove ``Machine``: `MachineHost(Tea<MyProgram>.self, env: .live)`.
@@ -69,4 +74,6 @@ public enum Tea<P: TeaProgram>: Machine {
     }
 
     public static func isTerminal(_ state: P.State) -> Bool { P.isTerminal(state) }
+
+    public static var startsReissuableIO: Bool { P.startsReissuableIO }
 }

@@ -56,12 +56,29 @@ public protocol Machine: Sendable {
     /// interval too long to schedule, a negative count. The cluster answers a refused event with
     /// an `invalid-event` error carrying this text. Defaults to accepting every event.
     static func refusal(of event: Event) -> String?
+
+    /// Whether ``update(_:event:)`` may start io requests whose type re-issues after a restart
+    /// (``IORequest/onInterruption`` is ``IOInterruption/reissue``). Defaults to `false`.
+    ///
+    /// A durable host re-derives such a request after a restart by running the transition that
+    /// started it again, so it keeps the state before each event; that copy is only made for
+    /// machine types that say `true` here, since keeping it while `update` changes an array or
+    /// dictionary of the state copies that collection whole, on every event. A request of a
+    /// `.reissue` type from a machine that says `false` is restored as interrupted, and its host
+    /// reports it (`HostDiagnostic.reissueNotKept`).
+    /// ```swift
+    /// extension DataLoader {
+    ///     static var startsReissuableIO: Bool { true }   // its FetchItems re-issues
+    /// }
+    /// ```
+    static var startsReissuableIO: Bool { get }
 }
 
 extension Machine {
     public static func isTerminal(_ state: State) -> Bool { false }
     public static var initialOutput: Output? { nil }
     public static func refusal(of event: Event) -> String? { nil }
+    public static var startsReissuableIO: Bool { false }
 }
 
 extension Machine where State: Terminable {

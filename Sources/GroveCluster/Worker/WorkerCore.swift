@@ -89,6 +89,8 @@ struct WorkerCore {
     var timeout = Topology.Heartbeat().timeout
     /// When something last came from the coordinator (any message: heartbeats, requests, replies).
     var lastHeard: ContinuousClock.Instant
+    /// When the driver last ticked; nil for a driver that does not tick.
+    var lastTick: ContinuousClock.Instant?
     var lastHeartbeat: ContinuousClock.Instant?
     /// Since when the worker has been without a welcome, and when it last said so.
     var waitingSince: ContinuousClock.Instant?
@@ -154,14 +156,27 @@ struct WorkerCore {
     }
 
     /// Something arrived from the coordinator. Called once per received batch (not per event).
+    /// - Returns: `nil`: handle the batch. Otherwise the session is over and the batch must be
+    ///   dropped unread, these actions carried out instead: the batch came after this worker's
+    ///   own ticks had stopped for longer than the timeout (the process was stopped, SIGSTOP, or
+    ///   its loop stalled). Its heartbeats, sent from those ticks, stopped as long, so the
+    ///   coordinator has declared it lost, answered what it had sent here `worker-lost`, and may
+    ///   have welcomed a newer process under its name since, whose requests (this process took
+    ///   the name back when its socket reconnected) this one must not answer. Decided here
+    ///   rather than at the next tick: the batch would otherwise count as proof of life and be
+    ///   served first. Silence alone (a slow coordinator, while this worker ticked) is the
+    ///   tick's to judge, as before.
     @inline(__always)
-    mutating func heard(at now: ContinuousClock.Instant) {
+    mutating func heard(at now: ContinuousClock.Instant) -> [WorkerAction]? {
+        if let lastTick, now - lastTick > timeout, session == .welcomed { return woke(after: now - lastTick, now: now) }
         lastHeard = now
+        return nil
     }
 
     /// Heartbeats, silence, reconnection attempts and notices; the machines' restarts that are
     /// due, whether the coordinator is there or not.
     mutating func tick(now: ContinuousClock.Instant) -> [WorkerAction] {
+        lastTick = now
         let session = sessionTick(now: now) + expireLocalCalls(now: now)
         return endings.isEmpty ? session : session + restartsDue(now: now)
     }
@@ -191,18 +206,29 @@ struct WorkerCore {
     /// The coordinator was silent for longer than the timeout: fail what waits on it and
     /// reconnect after the first backoff.
     private mutating func fellSilent(after silence: Duration, now: ContinuousClock.Instant) -> [WorkerAction] {
+        // Why first, then what was done about it: a reader of the log sees them in that order.
+        endSession(failing: lostFailure(after: silence), now: now, why: "the coordinator at \(coordinator) was silent for \(silence.wholeMilliseconds) ms "
+            + "(heartbeat timeout \(timeout.wholeMilliseconds) ms); failing this worker's pending remote io calls and reconnecting, "
+            + "keeping its machines. If this repeats while the coordinator runs, raise heartbeat.timeoutMs in the topology")
+    }
+
+    /// A batch came after this worker did not run for longer than the timeout (see ``heard(at:)``).
+    private mutating func woke(after stall: Duration, now: ContinuousClock.Instant) -> [WorkerAction] {
+        let failure = IOCallResult.Failure(code: IOFailure.Code.coordinatorLost.rawValue,
+            message: "this worker did not run for \(stall.wholeMilliseconds) ms and the coordinator at \(coordinator) has given up "
+                + "its session; the call's result cannot arrive. Retry once the worker is registered again")
+        return endSession(failing: failure, now: now, why: "this worker did not run for \(stall.wholeMilliseconds) ms "
+            + "(heartbeat timeout \(timeout.wholeMilliseconds) ms): this process was stopped or stalled, so the coordinator at "
+            + "\(coordinator) has given up its session. Dropping what just came unread (it answers nothing now, or belongs to a newer "
+            + "process under this name), failing this worker's pending remote io calls and registering again, keeping its machines")
+    }
+
+    private mutating func endSession(failing failure: IOCallResult.Failure, now: ContinuousClock.Instant, why: String) -> [WorkerAction] {
         session = .silent(attempt: 1, reconnectAt: now + Self.backoff(attempt: 1))
         waitingSince = now
         toldAt = nil
         lastHeartbeat = nil
-        // Why first, then what was done about it: a reader of the log sees them in that order.
-        return [
-            .log(.warning, "the coordinator at \(coordinator) was silent for \(silence.wholeMilliseconds) ms "
-                + "(heartbeat timeout \(timeout.wholeMilliseconds) ms); failing this worker's pending remote io calls and reconnecting, "
-                + "keeping its machines. If this repeats while the coordinator runs, raise heartbeat.timeoutMs in the topology"),
-            .closeOutflow,
-            failingCalls(lostFailure(after: silence)),
-        ]
+        return [.log(.warning, why), .closeOutflow, failingCalls(failure)]
     }
 
     func lostFailure(after silence: Duration) -> IOCallResult.Failure {

@@ -172,7 +172,10 @@ actor WorkerRuntime {
     /// of batches take the same road: ``decide(_:address:payload:now:)``.
     func queue(_ batch: [Inbound]) {
         let now = ContinuousClock.now
-        core.heard(at: now)
+        if let sessionOver = core.heard(at: now) {
+            run(sessionOver)
+            return
+        }
         for inbound in batch {
             let frames = inbound.frames
             do {

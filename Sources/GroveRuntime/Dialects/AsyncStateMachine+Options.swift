@@ -25,7 +25,9 @@ extension AsyncStateMachine {
         var hostOptions: HostOptions<HostedStateMachine<State, Event>> {
             var options = HostOptions<HostedStateMachine<State, Event>>(address: address, mailboxCapacity: mailboxCapacity)
             if let report = diagnostics {
-                options.diagnostics = { @Sendable diagnostic in report(Diagnostic(diagnostic)) }
+                options.diagnostics = { @Sendable diagnostic in
+                    if let diagnostic = Diagnostic(diagnostic) { report(diagnostic) }
+                }
             }
             return options
         }
@@ -45,13 +47,16 @@ extension AsyncStateMachine {
         /// Side effects of a transition into a terminal state that were not started.
         case effectsSkippedAtTermination(count: Int)
 
-        init(_ diagnostic: HostDiagnostic<HostedStateMachine<State, Event>>) {
+        /// `nil` for what a state machine of this package cannot cause: its side effects are
+        /// closures, never io requests, so none re-issues.
+        init?(_ diagnostic: HostDiagnostic<HostedStateMachine<State, Event>>) {
             switch diagnostic {
             case .unhandled(let state, let step): self = .unhandled(state: state.current, event: step.event)
             case .effectFailed(let id, let error): self = .effectFailed(id: id, error: error)
             case .eventsDropped(let steps, let reason): self = .eventsDropped(steps.map(\.event), reason: reason)
             case .mailboxOverflow(let step): self = .mailboxOverflow(event: step.event)
             case .effectsSkippedAtTermination(let count): self = .effectsSkippedAtTermination(count: count)
+            case .reissueNotKept: return nil
             }
         }
     }

@@ -56,6 +56,8 @@ struct DurableRecordTests {
 
 /// Counts fetches; its one request re-issues.
 private enum Refetcher: Machine {
+    static var startsReissuableIO: Bool { true }
+
     enum Event: Codable, Sendable, Equatable {
         case fetch
         case fetched(String)

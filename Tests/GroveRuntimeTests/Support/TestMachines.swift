@@ -155,6 +155,7 @@ enum DiagnosticSummary: Equatable, Sendable {
     case dropped([Probe.Event])
     case overflow(Probe.Event)
     case skipped(Int)
+    case reissueNotKept(EffectID)
 }
 
 typealias DiagnosticLog = Gate.Box<[DiagnosticSummary]>
@@ -168,6 +169,7 @@ func probeOptions(capacity: Int = 1024, log: DiagnosticLog) -> HostOptions<Probe
         case .eventsDropped(let events, _): .dropped(events)
         case .mailboxOverflow(let event): .overflow(event)
         case .effectsSkippedAtTermination(let count): .skipped(count)
+        case .reissueNotKept(let id, _): .reissueNotKept(id)
         }
         log.mutate { $0.append(summary) }
     }
