@@ -57,6 +57,7 @@ public protocol EffectTransducer: Sendable {
     /// Why `event`, coming from outside (a client, a route), is refused before it reaches
     /// ``update(_:event:)``; `nil`, the default, accepts it. See ``Machine/refusal(of:)``.
     static func refusal(of event: Event) -> String?
+
     /// Whether ``update(_:event:)`` may start io requests that re-issue after a restart:
     /// ``Machine/startsReissuableIO``. Defaults to `false`.
     static var startsReissuableIO: Bool { get }
