@@ -62,7 +62,7 @@ struct Seed003Tests {
         change()
         let seen = await withTaskGroup(of: Bool.self) { group in
             group.addTask { await observed.stream.first { _ in true } != nil }
-            group.addTask { try? await Task.sleep(for: .seconds(10)); return false }
+            group.addTask { try? await Task.sleep(for: .seconds(45)); return false }
             let first = await group.next() ?? false
             group.cancelAll()
             observed.continuation.finish()
@@ -71,9 +71,11 @@ struct Seed003Tests {
         #expect(seen, "observers of `state` must be told when it changes")
     }
 
-    /// Waits until the view's state satisfies `condition`, for at most ten seconds.
+    /// Waits until the view's state satisfies `condition`, for at most 45 seconds: the seed's
+    /// transitions await, and in a full parallel run (900 tests on a 2-thread pool, under a
+    /// build's load) a transition waited 25 s for a pool thread (as AsyncTransitionsTests saw).
     private func waitFor(_ view: ViewStateMachine<State, Event>, _ condition: (State) -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(45)
         while !condition(view.state) {
             guard ContinuousClock.now < deadline else {
                 Issue.record("the state is still \(view.state)")
