@@ -17,6 +17,9 @@ swift build -c release >&2 || die "the release build failed"
 bin="$(swift build -c release --show-bin-path)"
 for round in $(seq "$rounds"); do
     for topology in load load-durable load-journal; do
+        # Each run from an empty store: a run that first brings back the last run's machines
+        # measures recovery too (and, with long journals under load, trips the heartbeat).
+        rm -rf "Topologies/grove-data/$topology"
         "$bin/fsm-load" "Topologies/$topology.json" --json --mode ack,reply --no-baseline --codec binary \
             --batch 200 --window 4000 --duration 5 2>/dev/null | python3 -c "
 import json, sys
