@@ -261,17 +261,11 @@ package final class SQLiteMachineStore: MachineStore {
         let positions = book.withLock { $0.positions(of: address, after: sequence) }
         guard !positions.isEmpty else { return [] }
         return try read("read the journal of") { db in
-            // A cursor's row is read in place, by column index: `Row.fetchOne` copied each row
-            // with its column names (half of a recovery's time went there).
-            let statement = try db.cachedStatement(sql: SQL.journalEntry)
+            let read = try SQLiteJournalRead(in: db)
             var entries: [JournalEntry] = []
             entries.reserveCapacity(positions.count)
             for position in positions {
-                // The row lives as long as its cursor does: the cursor is kept until it is read.
-                let rows = try Row.fetchCursor(statement, arguments: [position])
-                guard let row = try rows.next() else { continue }
-                let event = try row.withUnsafeData(atIndex: 1) { data in data.map { [UInt8]($0) } ?? [] }
-                entries.append(JournalEntry(address: address, sequence: UInt64(bitPattern: row[0]), event: event, time: row[2]))
+                if let entry = try read.entry(at: position, of: address) { entries.append(entry) }
             }
             return entries
         }

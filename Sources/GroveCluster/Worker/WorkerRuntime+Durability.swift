@@ -43,14 +43,14 @@ extension WorkerRuntime {
         recoverSome()
     }
 
-    /// Brings back stored instances for at most ``Recovery/turn`` (at least one, at most
+    /// Brings back stored instances for at most ``recoveryTurn`` (at least one, at most
     /// ``Recovery/chunk``), then lets the loop run (messages, heartbeats) before the next
     /// chunk: a worker bringing back 100,000 instances, or instances with long journals to
     /// replay, keeps answering its coordinator. An instance asked for before its turn comes
     /// back at once (``restoreIfWaiting(_:)``).
     func recoverSome() {
         var restored = 0
-        let turnEnds = ContinuousClock.now + Recovery.turn
+        let turnEnds = ContinuousClock.now + recoveryTurn
         while restored < Recovery.chunk, restored == 0 || ContinuousClock.now < turnEnds, let address = recovery.order.popLast() {
             if restoreIfWaiting(address) != nil { restored += 1 }
         }
@@ -65,7 +65,12 @@ extension WorkerRuntime {
             return
         }
         if let started = recovery.started {
-            log.notice("recovered \(recovery.restored) durable instance(s) from the store in \(ContinuousClock.now - started)")
+            var asked = ""
+            if recovery.onDemand > 0 {
+                asked = "; \(recovery.onDemand) of them asked for by a message before their turn"
+                if recovery.turnsCut > 0 { asked += ", over \(recovery.turnsCut) turn(s) that left the rest of their messages for the next" }
+            }
+            log.notice("recovered \(recovery.restored) durable instance(s) from the store in \(ContinuousClock.now - started)\(asked)")
             recovery = Recovery()
         }
     }
@@ -163,4 +168,34 @@ struct Recovery {
     var order: [String] = []
     var restored = 0
     var started: ContinuousClock.Instant?
+    /// Instances brought back because a message asked for them before their turn.
+    var onDemand = 0
+    /// Turns that stopped bringing instances back on demand and left messages for the next.
+    var turnsCut = 0
+    /// When the current turn began, while instances wait to come back.
+    private var turnBegan: ContinuousClock.Instant?
+    /// When the current turn must stop bringing instances back on demand; nil while it has
+    /// brought none. One batch of the coordinator's (thousands of events) can touch every
+    /// instance still waiting: restored all in that turn, 500 instances with 1,000 journal
+    /// entries each kept a worker from its heartbeats past the timeout.
+    private var onDemandEnds: ContinuousClock.Instant?
+
+    /// A turn of the worker's loop begins (a batch, or parked messages).
+    mutating func beginTurn() {
+        onDemandEnds = nil
+        turnBegan = waiting.isEmpty ? nil : .now
+    }
+
+    /// An instance came back because a message asked for it; the turn may do so for `turn`.
+    mutating func restoredOnDemand(turn: Duration) {
+        onDemand += 1
+        if onDemandEnds == nil { onDemandEnds = (turnBegan ?? .now) + turn }
+    }
+
+    /// Whether this turn has spent its time bringing instances back on demand: the messages
+    /// left then wait for the next turn (``WorkerRuntime/parked``).
+    var turnIsOver: Bool {
+        guard let onDemandEnds else { return false }
+        return ContinuousClock.now >= onDemandEnds
+    }
 }

@@ -44,6 +44,11 @@ actor WorkerRuntime {
     var store: (any MachineStore)?
     /// The stored instances still to bring back after the store opened.
     var recovery = Recovery()
+    /// How long one turn may bring stored instances back (``Recovery/turn``; tests shorten it).
+    let recoveryTurn: Duration
+    /// Received messages not yet decided: a turn that spent ``Recovery/turn`` bringing
+    /// instances back on demand leaves the rest of its batch for the next turn.
+    var parked = ParkedInbound()
     /// Opens this worker's flight recorder, with its store (poison events); nil: none.
     let openRecorder: (@Sendable () throws(StoreError) -> FlightRecorder)?
 
@@ -58,10 +63,12 @@ actor WorkerRuntime {
     ///     here is then refused).
     ///   - openRecorder: Opens the worker's flight recorder, right after its store; nil: poison
     ///     events are not caught.
+    ///   - recoveryTurn: How long one turn may bring stored instances back.
     init(configuration: WorkerConfiguration, link: WorkerLink, log: Logger, coordinator: String,
          reconnect: @escaping @Sendable () -> Void, openStore: (@Sendable () throws(StoreError) -> any MachineStore)? = nil,
-         openRecorder: (@Sendable () throws(StoreError) -> FlightRecorder)? = nil) {
+         openRecorder: (@Sendable () throws(StoreError) -> FlightRecorder)? = nil, recoveryTurn: Duration = Recovery.turn) {
         self.configuration = configuration
+        self.recoveryTurn = recoveryTurn
         self.openStore = openStore
         self.openRecorder = openRecorder
         self.factories = configuration.factories.mapValues { $0.bound(to: link) }
@@ -104,6 +111,9 @@ actor WorkerRuntime {
             case .heartbeat:
                 link.send(.heartbeat, address: link.worker)
             case .reconnect:
+                // What the old connection brought and was not decided goes with it: the
+                // coordinator fails those requests when it loses the session.
+                parked = ParkedInbound()
                 reconnect()
             case .failRemoteCalls(let failure):
                 let failed = failWaiters(failure)
@@ -138,85 +148,9 @@ actor WorkerRuntime {
         link.publish(.register, address: link.worker, payload: registration)
     }
 
-    /// One batch from the I/O loop, on its thread: every event handed to its host in arrival
-    /// order (handled at once when the host is idle, else queued), then each host it woke
-    /// drained once (hosts share this executor: plain calls), then every reply sent in one
-    /// message.
-    func handle(_ batch: [Inbound]) {
-        link.beginCollecting()
-        link.drains.beginCollecting()
-        link.durable.beginCollecting()
-        queue(batch)
-        link.drains.drainCollected()
-        // Before the replies leave: an instance the batch ended and its machine removes has
-        // freed its key by the time its last reply arrives.
-        settleEndings()
-        // Written before the replies leave: what is acknowledged is in the store (and the log).
-        commitTurn()
-        link.flush()
-    }
-
-    /// One host woken outside a batch, drained as a batch is: replies held, durable state
-    /// written, then the replies sent.
-    func drainAlone(_ target: DrainTarget) {
-        link.beginCollecting()
-        link.durable.beginCollecting()
-        target.drainHere()
-        settleEndings()
-        commitTurn()
-        link.flush()
-    }
-
-    /// Queues a batch from the I/O thread in order; ``handle(_:)`` then drains the hosts it woke
-    /// (``DrainQueue/drainCollected()``) and flushes the link. Lone messages and the envelopes
-    /// of batches take the same road: ``decide(_:address:payload:now:)``.
-    func queue(_ batch: [Inbound]) {
-        let now = ContinuousClock.now
-        if let sessionOver = core.heard(at: now) {
-            run(sessionOver)
-            return
-        }
-        for inbound in batch {
-            let frames = inbound.frames
-            do {
-                guard frames.count == 3 else {
-                    throw WireError(.malformedFrame, "a message of \(frames.count) frames; the coordinator sends three")
-                }
-                let header = try Header(frames[0])
-                if header.kind == .batch {
-                    queue(envelopesOf: frames[2], now: now)
-                    continue
-                }
-                decide(header, address: try WireMessage.address(frames[1], correlation: header.correlation), payload: frames[2][...], now: now)
-            } catch {
-                log.warning("dropped a malformed message from the coordinator", metadata: ["error": "\(error)"])
-            }
-        }
-    }
-
-    /// The envelopes of a batch, each decided as a lone message would be, straight from the
-    /// batch's bytes.
-    private func queue(envelopesOf payload: [UInt8], now: ContinuousClock.Instant) {
-        let envelopes: [Envelope]
-        do {
-            envelopes = try Batch.envelopes(in: payload)
-        } catch {
-            log.warning("dropped a malformed batch from the coordinator", metadata: ["error": "\(error)"])
-            return
-        }
-        for envelope in envelopes {
-            do {
-                decide(Header(envelope.kind, flags: envelope.flags, correlation: envelope.correlation),
-                       address: try envelope.addressText(in: payload), payload: payload[envelope.payload], now: now)
-            } catch {
-                log.warning("dropped a malformed envelope from the coordinator", metadata: ["error": "\(error)"])
-            }
-        }
-    }
-
     /// One message from the coordinator: ``WorkerCore/decide(_:payload:now:)`` says what it
     /// is for, and this only carries it out.
-    private func decide(_ header: Header, address: String, payload: ArraySlice<UInt8>, now: ContinuousClock.Instant) {
+    func decide(_ header: Header, address: String, payload: ArraySlice<UInt8>, now: ContinuousClock.Instant) {
         switch core.decide(header, payload: payload, now: now) {
         case .deliver:
             deliver(payload, flags: header.flags, correlation: header.correlation, address: address)
@@ -286,7 +220,10 @@ actor WorkerRuntime {
     func instance(for address: String, spawning: Bool = true) throws(WireError) -> any HostedMachine {
         if let existing = instances[address] { return existing }
         let machine = try core.placement(of: address, spawning: spawning || recovery.waiting[address] != nil)
-        if let restored = restoreIfWaiting(address) { return restored }
+        if let restored = restoreIfWaiting(address) {
+            recovery.restoredOnDemand(turn: recoveryTurn)
+            return restored
+        }
         guard let factory = factories[machine.type], let welcome = core.lastWelcome else {
             throw WireError(.unknownMachine, "worker \(link.worker) cannot host '\(address)' yet", address: address)
         }

@@ -252,9 +252,14 @@ final class LossLog: Sendable {
     let entries = Mutex<[InMemoryCluster.Loss]>([])
 }
 
-/// Keeps what is logged at warning level and above, for tests to read.
+/// Keeps what is logged at warning level and above (or from `level`), for tests to read.
 final class WarningLog: LogHandler, Sendable {
     private let lines = Mutex<[String]>([])
+    private let level: Logger.Level
+
+    init(level: Logger.Level = .warning) {
+        self.level = level
+    }
 
     var messages: [String] { lines.withLock { $0 } }
 
@@ -273,7 +278,7 @@ final class WarningLog: LogHandler, Sendable {
     }
 
     var logLevel: Logger.Level {
-        get { .warning }
+        get { level }
         set {}
     }
 }

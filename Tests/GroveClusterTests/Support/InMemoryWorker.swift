@@ -22,8 +22,11 @@ final class InMemoryWorker {
     ///   - openStore: Its store, for durable machines.
     ///   - flightLog: What its flight recorder writes to (one that outlives the worker, as the
     ///     file would); none by default.
+    ///   - log: Where it logs; nowhere a test reads by default.
+    ///   - recoveryTurn: How long one turn may bring stored instances back.
     init(name: String, configuration: WorkerConfiguration, openStore: (@Sendable () throws(StoreError) -> any MachineStore)? = nil,
-         flightLog: (any FlightLog)? = nil) throws {
+         flightLog: (any FlightLog)? = nil, log: Logger = Logger(label: "grove.worker.in-memory"),
+         recoveryTurn: Duration = Recovery.turn) throws {
         self.name = name
         loop = try IOLoop(name: "memory-\(name)")
         // The link's socket id is never used as one: the bridge below takes what is posted for it.
@@ -32,9 +35,8 @@ final class InMemoryWorker {
         if let flightLog {
             openRecorder = { () throws(StoreError) -> FlightRecorder in FlightRecorder(log: flightLog) }
         }
-        runtime = WorkerRuntime(configuration: configuration, link: link, log: Logger(label: "grove.worker.in-memory"),
-                                coordinator: "in-memory", reconnect: {}, openStore: openStore,
-                                openRecorder: openRecorder)
+        runtime = WorkerRuntime(configuration: configuration, link: link, log: log, coordinator: "in-memory", reconnect: {},
+                                openStore: openStore, openRecorder: openRecorder, recoveryTurn: recoveryTurn)
         outgoing = Outgoing()
         loop.start(Bridge(outgoing: outgoing))
     }
