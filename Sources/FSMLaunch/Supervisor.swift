@@ -162,14 +162,24 @@ final class Supervisor: Sendable {
         run(actions)
     }
 
-    /// Stops every worker: SIGTERM, then SIGKILL for those still running after two seconds.
+    /// Stops every worker: SIGTERM, then SIGKILL for those still running after two seconds. One
+    /// still running five seconds after its SIGKILL (held by a tracer such as a crash
+    /// backtracer, or in uninterruptible sleep) is named in the log and left: fsm-launch ends
+    /// anyway.
     func shutdown() {
         core.withLock { $0.stop() }
         let running = processes.withLock { Array($0.values) }
         for process in running where process.isRunning { process.terminate() }
-        let deadline = Date().addingTimeInterval(2)
-        while running.contains(where: \.isRunning), Date() < deadline { usleep(10_000) }
+        Self.wait(for: running, seconds: 2)
         for process in running where process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        for process in running { process.waitUntilExit() }
+        Self.wait(for: running, seconds: 5)
+        for process in running where process.isRunning {
+            log.error("worker pid \(process.processIdentifier) is still running 5 s after SIGKILL (held by a tracer, or in uninterruptible sleep); leaving it")
+        }
+    }
+
+    private static func wait(for processes: [Process], seconds: TimeInterval) {
+        let deadline = Date().addingTimeInterval(seconds)
+        while processes.contains(where: \.isRunning), Date() < deadline { usleep(10_000) }
     }
 }
