@@ -179,7 +179,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         var store = try SQLiteMachineStore.open(directory: directory.path, worker: "main")
         // Ten machines, an event each per commit; a record every 5 events truncates their journals.
-        let commits = SQLiteMachineStore.commitsPerDeletion * 2
+        let commits = SQLiteMachineStore.commitsPerLookup * 2
         for sequence in UInt64(1)...UInt64(commits) {
             let addresses = (0..<10).map { "m/\($0)" }
             var records: [MachineRecord] = []
@@ -205,6 +205,32 @@ import Testing
         try store.commit(F.commit(journal: [F.entry("m/3", 129)]))
         #expect(try store.journal(of: "m/3", after: 125).map(\.sequence) == [126, 127, 128, 129])
         #expect(throws: StoreError("", code: .rejected)) { try store.commit(F.commit(journal: [F.entry("m/3", 129)])) }
+    }
+
+    /// Many rows freed at once (an idle machine's 5,000 entries, dead once it writes its
+    /// record) go a few per commit, at most twice the commit's own rows and
+    /// `rowsDeletedPerCommit` more, never in one long delete.
+    @Test func rowsFreedAtOnceAreDeletedAFewPerCommit() throws {
+        let directory = try F.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try SQLiteMachineStore.open(directory: directory.path, worker: "main")
+        defer { store.close() }
+        try store.commit(F.commit(journal: (1...5000).map { F.entry("idle", $0) }))
+        try store.commit(F.commit(records: [F.record("idle", "5000", sequence: 5000)], truncations: [("idle", 5000)]))
+        // Commits of one event each to a busy machine; the oldest live entry is looked for at
+        // the 64th commit, then each commit deletes at most 2 + 1,024 dead rows.
+        var rows = [try Self.rows(store.path)]
+        for sequence in UInt64(1)...UInt64(SQLiteMachineStore.commitsPerLookup + 6) {
+            try store.commit(F.commit(journal: [F.entry("busy", sequence)]))
+            rows.append(try Self.rows(store.path))
+        }
+        let deleted = zip(rows, rows.dropFirst()).map { before, after in before + 1 - after }
+        let limit = 2 + SQLiteMachineStore.rowsDeletedPerCommit
+        #expect(deleted.allSatisfy { $0 <= limit }, "rows deleted per commit: \(deleted)")
+        // All 5,000 gone within five commits of the look, the busy machine's 70 rows kept.
+        #expect(deleted.filter { $0 > 0 }.count == 5, "rows deleted per commit: \(deleted)")
+        #expect(rows.last == SQLiteMachineStore.commitsPerLookup + 6)
+        #expect(try store.journal(of: "busy", after: 0).count == SQLiteMachineStore.commitsPerLookup + 6)
     }
 
     @Test func aStoreOfTheEarlierLayoutKeepsItsJournal() throws {
