@@ -34,63 +34,58 @@ extension EndToEnd {
             durabilitySettings: #"{ "snapshotEvery": 100000 }"#
         )
 
-        /// A worker replaying long journals keeps its heartbeats going: 500,000 events over 200
-        /// counters (2,500 entries each), then the topology is killed and launched again with a
-        /// heartbeat timeout of 2 s. Bringing every instance back in one turn of the worker's
-        /// loop takes about 4 s in a debug build (0.9 s for 500 entries each): the worker was
-        /// declared lost, killed, and restarted into the same replay until its supervisor gave
-        /// up. It comes back in short turns with heartbeats between.
-        @Test func aWorkerReplayingLongJournalsIsNotDeclaredLost() async throws {
+        /// Writes 500,000 events over 200 counters of `longJournals` (2,500 entries each), kills
+        /// fsm-launch, launches the topology again with a heartbeat timeout of 2 s and runs
+        /// `after` on it with the state counters/0 had, then checks that its worker was never
+        /// declared lost while it brought its instances back. Bringing every instance back in
+        /// one turn of the worker's loop takes about 4 s in a debug build (0.9 s for 500
+        /// entries each): the worker was declared lost, killed, and restarted into the same
+        /// replay until its supervisor gave up.
+        static func withLongJournalsRelaunched(_ after: (Cluster, JSONValue) async throws -> Void) async throws {
             var tight = Self.longJournals
             tight.heartbeat = (intervalMs: 100, timeoutMs: 2000)
             try await withKilledAndRelaunchedCluster(Self.longJournals, relaunchedAs: tight, before: { first -> JSONValue in
-                let load = try await ChildProcess(
-                    Products.load, ["--endpoint", first.clients, "--machine", "counters", "--machines", "200", "--mode", "ack",
-                                    "--no-baseline", "--batch", "100", "--window", "2000", "--count", "250000"],
-                    outputIn: first.directory, label: "fsm-load")
-                defer { load.stop(grace: .seconds(1)) }
-                let status = await load.waitForExit(timeout: .seconds(90))
-                #expect(status == 0, "fsm-load: \(load.stdout)\n\(load.stderr)")
+                try await load(first, ["--batch", "100", "--count", "250000"])
                 return try await first.state("counters/0")
             }, after: { (second: Cluster, before: JSONValue) in
+                try await after(second, before)
                 try await second.waitForLog("recovered 200 durable instance(s)", timeout: .seconds(60))
                 let lost = second.log.split(separator: "\n").filter { $0.contains("no heartbeat") }
                 #expect(lost.isEmpty, "the worker was declared lost while it brought its instances back:\n\(lost.joined(separator: "\n"))")
-                #expect(try await second.state("counters/0") == before)
             })
         }
 
-        /// A worker asked for every instance it is still bringing back keeps its heartbeats
-        /// going: the same 200 long journals, and right after the relaunch a load whose every
-        /// batch holds an event for each counter. Bringing back every instance a batch touches
-        /// in that batch's turn (seconds, as above) got the worker declared lost; a turn brings
-        /// instances back on demand for at most 20 ms and leaves the rest of its batch for the
-        /// next turn, in order.
-        @Test func aWorkerAskedForEveryInstanceItIsBringingBackIsNotDeclaredLost() async throws {
-            var tight = Self.longJournals
-            tight.heartbeat = (intervalMs: 100, timeoutMs: 2000)
-            try await withKilledAndRelaunchedCluster(Self.longJournals, relaunchedAs: tight, before: { first -> JSONValue in
-                let load = try await ChildProcess(
-                    Products.load, ["--endpoint", first.clients, "--machine", "counters", "--machines", "200", "--mode", "ack",
-                                    "--no-baseline", "--batch", "100", "--window", "2000", "--count", "250000"],
-                    outputIn: first.directory, label: "fsm-load")
-                defer { load.stop(grace: .seconds(1)) }
-                let status = await load.waitForExit(timeout: .seconds(90))
-                #expect(status == 0, "fsm-load: \(load.stdout)\n\(load.stderr)")
-                return try await first.state("counters/0")
-            }, after: { (second: Cluster, before: JSONValue) in
-                // 2,000 events on one connection, in batches of 200: each batch holds an event for
-                // every counter, 10 per counter.
-                let load = try await ChildProcess(
-                    Products.load, ["--endpoint", second.clients, "--machine", "counters", "--machines", "200", "--mode", "ack",
-                                    "--no-baseline", "--connections", "1", "--batch", "200", "--window", "2000", "--count", "2000"],
-                    outputIn: second.directory, label: "fsm-load")
-                defer { load.stop(grace: .seconds(1)) }
-                let status = await load.waitForExit(timeout: .seconds(90))
-                #expect(status == 0, "fsm-load: \(load.stdout)\n\(load.stderr)")
+        /// Runs fsm-load in ack mode over the 200 counters with `options` and expects it to answer
+        /// every event.
+        static func load(_ cluster: Cluster, _ options: [String]) async throws {
+            let load = try await ChildProcess(
+                Products.load, ["--endpoint", cluster.clients, "--machine", "counters", "--machines", "200", "--mode", "ack",
+                                "--no-baseline", "--window", "2000"] + options,
+                outputIn: cluster.directory, label: "fsm-load")
+            defer { load.stop(grace: .seconds(1)) }
+            let status = await load.waitForExit(timeout: .seconds(90))
+            #expect(status == 0, "fsm-load: \(load.stdout)\n\(load.stderr)")
+        }
+
+        /// A worker replaying long journals keeps its heartbeats going: it comes back in short
+        /// turns with heartbeats between.
+        @Test func aWorkerReplayingLongJournalsIsNotDeclaredLost() async throws {
+            try await Self.withLongJournalsRelaunched { second, before in
                 try await second.waitForLog("recovered 200 durable instance(s)", timeout: .seconds(60))
-                let lost = second.log.split(separator: "\n").filter { $0.contains("no heartbeat") }
-                #expect(lost.isEmpty, "the worker was declared lost while it brought its instances back:\n\(lost.joined(separator: "\n"))")
+                #expect(try await second.state("counters/0") == before)
+            }
+        }
+
+        /// A worker asked for every instance it is still bringing back keeps its heartbeats
+        /// going: right after the relaunch, a load whose every batch holds an event for each
+        /// counter. Bringing back every instance a batch touches in that batch's turn (seconds,
+        /// as above) got the worker declared lost; a turn brings instances back on demand for at
+        /// most 20 ms and leaves the rest of its batch for the next turn, in order.
+        @Test func aWorkerAskedForEveryInstanceItIsBringingBackIsNotDeclaredLost() async throws {
+            try await Self.withLongJournalsRelaunched { second, before in
+                // 2,000 events on one connection, in batches of 200: each batch holds an event
+                // for every counter, 10 per counter.
+                try await Self.load(second, ["--connections", "1", "--batch", "200", "--count", "2000"])
                 guard case .object(var expected) = before, case .integer(let count)? = expected["count"] else {
                     Issue.record("counters/0 held \(before), not a count")
                     return
@@ -98,7 +93,7 @@ extension EndToEnd {
                 expected["count"] = .integer(count + 10)
                 let after = try await second.state("counters/0")
                 #expect(after == .object(expected), "counters/0 was \(before) before the relaunch and is \(after) after 10 more events")
-            })
+            }
         }
 
         /// fsm-load checks every acknowledged event against the counters after the worker was
