@@ -36,6 +36,8 @@ enum ExampleWorker {
         worker.register(IOMachine<AuthenticateFeature>.self, as: "AuthenticateFeature", env: AuthenticateFeature(api: .demo))
         worker.register(Oak<PollingLoop>.self, as: "PollingLoop", env: PollingLoop.demo)
         worker.register(Tea<NetworkFeature>.self, as: "NetworkFeature")
+        // Seed 002's free reducer itself, registered with a Store's arguments.
+        worker.register("NetworkReducer", initialState: NetworkState(), reduce: networkReducer)
         worker.register(Tea<RetryableFetch>.self, as: "RetryableFetch")
         worker.register(Tea<SessionFeature>.self, as: "SessionFeature")
         worker.register(Counter.self)

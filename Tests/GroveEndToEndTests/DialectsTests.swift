@@ -27,7 +27,9 @@ extension EndToEnd {
                        .init(name: "poller", type: "PollingLoop", worker: "dialects", keyed: true, onEnd: "remove"),
                        .init(name: "network", type: "NetworkFeature", worker: "dialects", keyed: true, onEnd: "remove"),
                        .init(name: "fetch", type: "RetryableFetch", worker: "dialects", keyed: true, onEnd: "remove"),
-                       .init(name: "session", type: "SessionFeature", worker: "dialects", keyed: true, onEnd: "remove")],
+                       .init(name: "session", type: "SessionFeature", worker: "dialects", keyed: true, onEnd: "remove"),
+                       .init(name: "reducer", type: "NetworkReducer", worker: "dialects", keyed: true, durability: "state"),
+                       .init(name: "reducer-journal", type: "NetworkReducer", worker: "dialects", keyed: true, durability: "journal")],
             io: [("FetchItems", "data-io"), ("SearchTitles", "data-io"), ("SessionWork", "data-io")]
         )
 
@@ -180,6 +182,33 @@ extension EndToEnd {
                 let cancelled = try await watcher.waitFor("the three operations to be cancelled", count: 3) { $0.isEffect("session/a", "cancelled") }
                 #expect(Set(cancelled.compactMap(\.effect)) == Set(started.compactMap(\.effect)))
                 #expect(watcher.effects(of: "session/a", "completed").isEmpty)
+            }
+        }
+
+        /// Seed 002's free reducer `networkReducer`, registered as it is (a Store's arguments), with
+        /// durability `state` and `journal`: each instance is back in its exact state after a
+        /// kill -9 of its worker, and reduces on.
+        @Test func aFreeReducerRunsOnTheWorkerAndComesBackAfterItsWorkerIsKilled() async throws {
+            try await withCluster(Self.topology) { cluster in
+                let loaded = json(#"{"isLoading":false,"data":"dGhlIGxhdGVzdCBuZXdz"}"#)
+                let failed = json(#"{"isLoading":false,"data":"dGhlIGxhdGVzdCBuZXdz","error":{"message":"offline"}}"#)
+                let addresses = ["reducer/a", "reducer-journal/a"]
+                for address in addresses {
+                    #expect(try await cluster.send(address, "fetchData") == json(#"{"isLoading":true}"#))
+                    try await cluster.waitForState(address, "loaded") { $0 == loaded }
+                    #expect(try await cluster.send(address, #"{"dataFetched":{"_0":{"failure":{"_0":{"message":"offline"}}}}}"#) == failed)
+                }
+
+                let worker = try await cluster.workerPID("dialects")
+                kill(worker, SIGKILL)
+                try await waitUntil("dialects to come back as a new process", timeout: .seconds(20)) {
+                    (try? await cluster.workerPID("dialects")).map { $0 != worker } ?? false
+                }
+                for address in addresses {
+                    #expect(try await cluster.state(address) == failed, "\(address) after the kill")
+                    #expect(try await cluster.send(address, "fetchData") == json(#"{"isLoading":true,"data":"dGhlIGxhdGVzdCBuZXdz"}"#))
+                    try await cluster.waitForState(address, "loaded again") { $0 == loaded }
+                }
             }
         }
 
