@@ -24,6 +24,7 @@ enum ExampleWorker {
         worker.register(Tea<Search>.self, as: "Search", env: .inMemory(catalog))
         worker.register(Tea<DebouncedSearch>.self, as: "DebouncedSearch")
         worker.register(StaticStateMachine<LoadingStateMachine>.self, as: "LoadingStateMachine")
+        worker.register(AwaitingStateMachine<AwaitingLoadingStateMachine>.self, as: "AwaitingLoadingStateMachine")
         worker.register(RemoteIOMachine<SearchFeature>.self, as: "SearchFeature")
         worker.register(IOMachine<RetryingFeature>.self, as: "RetryingFeature",
                         env: RetryingFeature.flaky(document: "the third time lucky"))
