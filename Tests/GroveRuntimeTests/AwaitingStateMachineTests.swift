@@ -40,6 +40,8 @@ struct AwaitingStateMachineTests {
 
     @Test func eventsThatArriveDuringATransitionWaitInOrderAndEachStartsFromTheCommittedState() async {
         let store = TestStore(Gated.self)
+        // A transition's task can wait long for a thread in a saturated full run (DIALECTS.md).
+        store.timeout = .seconds(45)
         await store.send(.event(.load("a1"))) {
             $0.inTransition = .load("a1")
             $0.started = 1
