@@ -230,7 +230,7 @@ let package = Package(
         // warning in Swift 5, silenced like SeedOakTests' (docs/DIALECTS.md).
         .testTarget(
             name: "SeedTeaTests",
-            dependencies: ["Grove", "GroveRuntime", "GroveTea"],
+            dependencies: ["Grove", "GroveRuntime", "GroveTea", "GroveTesting"],
             swiftSettings: [.swiftLanguageMode(.v5), .unsafeFlags(["-suppress-warnings"])]
         ),
         // Seed 004's (TCA-SM) code examples as written, inside features of the reader's.

@@ -24,6 +24,7 @@ enum ExampleWorker {
         worker.register(Tea<Search>.self, as: "Search", env: .inMemory(catalog))
         worker.register(Tea<DebouncedSearch>.self, as: "DebouncedSearch")
         worker.register(StaticStateMachine<LoadingStateMachine>.self, as: "LoadingStateMachine")
+        worker.register(AwaitingStateMachine<AwaitingLoadingStateMachine>.self, as: "AwaitingLoadingStateMachine")
         worker.register(RemoteIOMachine<SearchFeature>.self, as: "SearchFeature")
         worker.register(IOMachine<RetryingFeature>.self, as: "RetryingFeature",
                         env: RetryingFeature.flaky(document: "the third time lucky"))
@@ -36,6 +37,8 @@ enum ExampleWorker {
         worker.register(IOMachine<AuthenticateFeature>.self, as: "AuthenticateFeature", env: AuthenticateFeature(api: .demo))
         worker.register(Oak<PollingLoop>.self, as: "PollingLoop", env: PollingLoop.demo)
         worker.register(Tea<NetworkFeature>.self, as: "NetworkFeature")
+        // Seed 002's free reducer itself, registered with a Store's arguments.
+        worker.register("NetworkReducer", initialState: NetworkState(), reduce: networkReducer)
         worker.register(Tea<RetryableFetch>.self, as: "RetryableFetch")
         worker.register(Tea<SessionFeature>.self, as: "SessionFeature")
         worker.register(Counter.self)

@@ -1,3 +1,4 @@
+import Foundation
 import Grove
 import GroveCluster
 
@@ -7,6 +8,7 @@ import GroveCluster
 enum TestMachines {
     static func register(in configuration: inout WorkerConfiguration) {
         configuration.register(CrashTestCounter.self)
+        configuration.register(AwaitingStateMachine<GatedAdder>.self, as: "GatedAdder")
     }
 }
 
@@ -27,5 +29,27 @@ enum CrashTestCounter: Machine {
             fatalError("crashWorkerForTesting: this test machine traps its worker on purpose")
         }
         return .none
+    }
+}
+
+/// A StateMachinePackage program whose transition awaits until a file exists: the tests of an
+/// awaiting transition in flight when its worker is killed.
+enum GatedAdder: AwaitingStateMachineProgram {
+    enum Event: Codable, Sendable {
+        /// Adds `amount` once the file at `gate` exists.
+        case add(amount: Int, gate: String)
+    }
+
+    static var stateMachine: StateMachine<Int, Event> {
+        StateMachine(initial: 0) { total, event async in
+            switch event {
+            case .add(let amount, let gate):
+                while !FileManager.default.fileExists(atPath: gate) {
+                    // A stopped host cancels the transition: it then commits nothing.
+                    do { try await Task.sleep(for: .milliseconds(10)) } catch { return .sameState() }
+                }
+                return .newState(total + amount)
+            }
+        }
     }
 }

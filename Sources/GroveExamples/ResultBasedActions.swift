@@ -1,9 +1,10 @@
 public import Foundation
-import Grove
-import GroveTea
+public import Grove
+public import GroveTea
 
 // Seed 002, SwiftTea's "Advanced Patterns": "Result-Based Actions", as written (between the
-// `// Seed text` lines), run by `NetworkFeature`. Beyond the seed's text: `public`, and `any Error`
+// `// Seed text` lines), run by `NetworkFeature`, and registered as it is on a worker by
+// fsm-worker (`NetworkReducer`, `register(_:initialState:reduce:)`). Beyond the seed's text: `public`, and `any Error`
 // for `Error` (this package's modules enable `ExistentialAny`). `NetworkState` and `NetworkService`
 // are the reader's, in `NetworkFeature.swift`; Codable and Equatable are in
 // `NetworkFeature+Coding.swift`. In a file of its own: `GroveTea`'s module-level `Effect`, which
@@ -15,7 +16,7 @@ case fetchData
 case dataFetched(Result<Data, any Error>)
 }
 
-func networkReducer(state: NetworkState, action: NetworkAction) -> (NetworkState, Effect<NetworkAction>) {
+public func networkReducer(state: NetworkState, action: NetworkAction) -> (NetworkState, Effect<NetworkAction>) {
 switch action {
 case .fetchData:
 var newState = state

@@ -139,8 +139,9 @@ public final actor MachineHost<M: Machine> {
             let (reissued, underived) = Self.rederive(snapshot.reissuedIO ?? [])
             ioToReissue = reissued
             // What interrupted io turns into comes before what was queued: those results were
-            // due before anything sent after them.
-            mailbox.restore(underived + snapshot.interruptedIO.map(\.event) + snapshot.queuedEvents)
+            // due before anything sent after them. The machine's own restart events come first.
+            mailbox.restore(M.eventsAfterRestore(snapshot.state) + underived + snapshot.interruptedIO.map(\.event)
+                + snapshot.queuedEvents)
         }
         if let schedule = options.drainScheduler {
             mailbox.setWake(schedule)

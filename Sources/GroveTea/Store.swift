@@ -14,8 +14,10 @@ public import Logging
 /// ```
 /// The store starts at once, runs on a ``MachineHost`` and stops when released or on ``stop()``.
 /// The environment is bound to the reducer when the store is made; effect closures capture what
-/// they use, as in SwiftTea. A store lives in one process: its reducer is a closure. To run the
-/// same logic on a worker, write a ``TeaProgram`` (`MachineHost(Tea<P>.self, env:)`).
+/// they use, as in SwiftTea. The same reducer runs on a worker, with Codable state and actions,
+/// registered with the same arguments: `worker.register("App", initialState: AppState(),
+/// reduce: appReducer, environment: .live)` (GroveCluster), and in a test as
+/// `TestStore(initialState:reduce:environment:)` (GroveTesting).
 public final class Store<State: Sendable, Action: Sendable>: Sendable {
     let host: MachineHost<TeaStoreMachine<State, Action>>
 

@@ -27,7 +27,11 @@ extension EndToEnd {
                        .init(name: "poller", type: "PollingLoop", worker: "dialects", keyed: true, onEnd: "remove"),
                        .init(name: "network", type: "NetworkFeature", worker: "dialects", keyed: true, onEnd: "remove"),
                        .init(name: "fetch", type: "RetryableFetch", worker: "dialects", keyed: true, onEnd: "remove"),
-                       .init(name: "session", type: "SessionFeature", worker: "dialects", keyed: true, onEnd: "remove")],
+                       .init(name: "session", type: "SessionFeature", worker: "dialects", keyed: true, onEnd: "remove"),
+                       .init(name: "reducer", type: "NetworkReducer", worker: "dialects", keyed: true, durability: "state"),
+                       .init(name: "reducer-journal", type: "NetworkReducer", worker: "dialects", keyed: true, durability: "journal"),
+                       .init(name: "awaiting-loader", type: "AwaitingLoadingStateMachine", worker: "dialects", keyed: true,
+                             durability: "journal")],
             io: [("FetchItems", "data-io"), ("SearchTitles", "data-io"), ("SessionWork", "data-io")]
         )
 
@@ -180,6 +184,55 @@ extension EndToEnd {
                 let cancelled = try await watcher.waitFor("the three operations to be cancelled", count: 3) { $0.isEffect("session/a", "cancelled") }
                 #expect(Set(cancelled.compactMap(\.effect)) == Set(started.compactMap(\.effect)))
                 #expect(watcher.effects(of: "session/a", "completed").isEmpty)
+            }
+        }
+
+        /// Seed 002's free reducer `networkReducer`, registered as it is (a Store's arguments), with
+        /// durability `state` and `journal`, and seed 003's loader with a transition that awaits
+        /// (`journal`): each instance is back in its exact state after a kill -9 of its worker,
+        /// and runs on.
+        @Test func aFreeReducerAndAnAwaitingTransitionRunOnTheWorkerAndComeBackAfterItsKill() async throws {
+            try await withCluster(Self.topology) { cluster in
+                // StateMachinePackage, a transition that awaits: answered in its turn with the
+                // state before and the request in transition; the load's result commits later.
+                #expect(try await cluster.send("awaiting-loader/a", #"{"loadingWasRequested":{"id":"3"}}"#)
+                        == json(#"{"state":{"idle":{}},"inTransition":{"loadingWasRequested":{"id":"3"}},"waiting":[],"started":1}"#))
+                let loadedValue = json(#"{"state":{"loaded":{"value":30}},"waiting":[],"started":1}"#)
+                try await cluster.waitForState("awaiting-loader/a", "loaded") { $0 == loadedValue }
+                // The machine's own steps are not a client's to send.
+                let forged = try await cluster.fsmSend(["send", "awaiting-loader/a", #"{"$restarted":true}"#])
+                #expect(forged.status == 2 && forged.stderr.contains("invalid-event"), "\(forged)")
+                // Seed 003's own spelling; the demo loader fails on a name, and the failure commits.
+                try await cluster.send("awaiting-loader/b", #"{"loadingwasRequested":{"id":"three"}}"#)
+                let failedLoad = try await cluster.waitForState("awaiting-loader/b", "failed") { $0["state"]?.caseName == "failed" }
+                #expect(failedLoad["state"]?["failed"]?["message"]?.stringValue?.contains("'three'") == true, "\(failedLoad)")
+
+                let loaded = json(#"{"isLoading":false,"data":"dGhlIGxhdGVzdCBuZXdz"}"#)
+                let failed = json(#"{"isLoading":false,"data":"dGhlIGxhdGVzdCBuZXdz","error":{"message":"offline"}}"#)
+                let addresses = ["reducer/a", "reducer-journal/a"]
+                for address in addresses {
+                    #expect(try await cluster.send(address, "fetchData") == json(#"{"isLoading":true}"#))
+                    try await cluster.waitForState(address, "loaded") { $0 == loaded }
+                    #expect(try await cluster.send(address, #"{"dataFetched":{"_0":{"failure":{"_0":{"message":"offline"}}}}}"#) == failed)
+                }
+
+                let worker = try await cluster.workerPID("dialects")
+                kill(worker, SIGKILL)
+                try await waitUntil("dialects to come back as a new process", timeout: .seconds(20)) {
+                    (try? await cluster.workerPID("dialects")).map { $0 != worker } ?? false
+                }
+                #expect(try await cluster.state("awaiting-loader/a") == loadedValue)
+                #expect(try await cluster.state("awaiting-loader/b") == failedLoad)
+                // From `failed`, a new request loads.
+                try await cluster.send("awaiting-loader/b", #"{"loadingWasRequested":{"id":"4"}}"#)
+                try await cluster.waitForState("awaiting-loader/b", "loaded after the kill") {
+                    $0 == json(#"{"state":{"loaded":{"value":40}},"waiting":[],"started":2}"#)
+                }
+                for address in addresses {
+                    #expect(try await cluster.state(address) == failed, "\(address) after the kill")
+                    #expect(try await cluster.send(address, "fetchData") == json(#"{"isLoading":true,"data":"dGhlIGxhdGVzdCBuZXdz"}"#))
+                    try await cluster.waitForState(address, "loaded again") { $0 == loaded }
+                }
             }
         }
 

@@ -6,14 +6,16 @@ import Foundation
 import Grove
 import GroveTea
 import GroveRuntime
+import GroveTesting
 import Testing
 
 @Suite("Seed 002: SwiftTea, the examples with their own AppState", .timeLimit(.minutes(2)))
 struct SeedTeaLocalExamplesTests {
     @Test("Using Environments: the store built from a free reducer, .live and .mock swap the service")
     func environments() async throws {
-        struct AppState { var data: String? }
-        enum AppAction: Sendable { case loadData, dataLoaded(String) }
+        // Equatable for the TestStore at the end; the seed leaves both types to the reader.
+        struct AppState: Equatable { var data: String? }
+        enum AppAction: Sendable, Equatable { case loadData, dataLoaded(String) }
 
         // Seed text
         // Define your environment with all dependencies
@@ -73,6 +75,12 @@ struct SeedTeaLocalExamplesTests {
         #expect(await mockStore.firstState(within: .seconds(10)) { $0.data != nil }?.data == "mock data")
         await store.stop()
         await mockStore.stop()
+
+        // The same reducer and environment in a TestStore, with the Store's arguments.
+        let testStore = TestStore(initialState: AppState(), reduce: appReducer, environment: .mock)
+        await testStore.send(.loadData)
+        await testStore.receive(.dataLoaded("mock data")) { $0.data = "mock data" }
+        await testStore.finish()
     }
 
     @Test("Mock Dependencies: the live and the test store differ only by their environment")

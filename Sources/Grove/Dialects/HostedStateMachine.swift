@@ -3,7 +3,8 @@
 /// hosted ``State`` and there is no static initial state: a host made without one would stop. Not
 /// public, so that `MachineHost(HostedStateMachine.self)` does not compile outside this package;
 /// to host a machine by type (a worker, `TestStore`, snapshots), conform a type to
-/// ``StateMachineProgram`` and host ``StaticStateMachine``.
+/// ``StateMachineProgram`` and host ``StaticStateMachine``, or, when its transitions await, to
+/// ``AwaitingStateMachineProgram`` and host ``AwaitingStateMachine``.
 ///
 /// Transitions that await run as a task of the host, one at a time: while one awaits, the
 /// events that arrive are kept in ``State/waiting``, in order, and the next starts from the state

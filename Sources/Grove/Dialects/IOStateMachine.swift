@@ -83,6 +83,9 @@ extension IOStateMachine {
     /// TCA-SM's escape hatch: runs `action` inside the reducer, then changes nothing. It is the
     /// one impure helper; Grove runs reducers again when it checks or replays them (`fsm-check`
     /// runs every pair twice), so `action` must tolerate running more than once.
+    ///
+    /// Call it `Self.unsafe { … }` or `unsafe() { … }`: since Swift 6.2 a bare `unsafe { … }` is
+    /// the memory-safety keyword applied to a closure, whatever function of this name exists.
     public static func unsafe(_ action: @escaping () -> Void) -> Transition {
         action()
         return (nil, nil)

@@ -20,11 +20,11 @@
 ///
 /// Transitions may be `async`, as StateMachinePackage's are: a closure that awaits runs in the
 /// machine's turn, and the events that arrive meanwhile wait behind it, in order (see
-/// ``init(initial:transitions:)-async``). Such a machine runs in one process, in
-/// `AsyncStateMachine` and `ViewStateMachine`; a machine hosted by type (a worker,
-/// ``StaticStateMachine``) needs synchronous transitions, and a closure that does not await is
-/// synchronous. Prefer that: anything that awaits belongs in a ``SideEffect``, which does not
-/// hold the machine.
+/// ``init(initial:transitions:)-async``). Such a machine runs as a value in `AsyncStateMachine`
+/// and `ViewStateMachine`, and by type (a worker, `TestStore`) when an
+/// ``AwaitingStateMachineProgram`` names it (``AwaitingStateMachine``). A closure that does not
+/// await is synchronous, and can also be a ``StateMachineProgram``'s. Prefer that: anything that
+/// awaits belongs in a ``SideEffect``, which does not hold the machine.
 public struct StateMachine<State: Sendable, Event: Sendable>: Sendable {
     /// The state the machine starts in.
     public let initial: State
@@ -51,7 +51,8 @@ public struct StateMachine<State: Sendable, Event: Sendable>: Sendable {
     /// A transition runs in the machine's turn: while it awaits, the machine takes no other
     /// event; events sent meanwhile (and side effects' events) wait behind it and run after it,
     /// in the order they came, each from the state the one before committed. Such a machine
-    /// runs in `AsyncStateMachine` and `ViewStateMachine`, in one process.
+    /// runs in `AsyncStateMachine` and `ViewStateMachine`, and by type as an
+    /// ``AwaitingStateMachineProgram``'s.
     /// ```swift
     /// StateMachine(initial: .idle) { state, event in
     ///     switch (state, event) {
@@ -72,7 +73,7 @@ public struct StateMachine<State: Sendable, Event: Sendable>: Sendable {
     }
 
     /// Whether the transitions await (made with the `async` initializer): such a machine runs
-    /// only in `AsyncStateMachine` and `ViewStateMachine`.
+    /// in `AsyncStateMachine`, `ViewStateMachine` and ``AwaitingStateMachine``.
     public var awaitsInTransitions: Bool {
         switch transitions {
         case .immediate: false

@@ -24,7 +24,7 @@ public protocol StateMachineProgram: Sendable {
     associatedtype Event: Sendable
 
     /// The machine: its initial state and its transitions, synchronous. A closure that awaits
-    /// does not compile here: run such a machine with `AsyncStateMachine`.
+    /// does not compile here: name such a machine in an ``AwaitingStateMachineProgram``.
     static var stateMachine: SynchronousStateMachine<State, Event> { get }
 }
 

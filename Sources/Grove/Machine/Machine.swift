@@ -72,6 +72,12 @@ public protocol Machine: Sendable {
     /// }
     /// ```
     static var startsReissuableIO: Bool { get }
+
+    /// Events the machine sends itself when a host restores it from a snapshot (a durable
+    /// machine after its worker restarted), ahead of everything the snapshot held: for work its
+    /// state says was running, which is code and so in no record, to start again. Defaults to
+    /// none. `AwaitingStateMachine` uses it to run again the transition that was awaiting.
+    static func eventsAfterRestore(_ state: State) -> [Event]
 }
 
 extension Machine {
@@ -79,6 +85,7 @@ extension Machine {
     public static var initialOutput: Output? { nil }
     public static func refusal(of event: Event) -> String? { nil }
     public static var startsReissuableIO: Bool { false }
+    public static func eventsAfterRestore(_ state: State) -> [Event] { [] }
 }
 
 extension Machine where State: Terminable {

@@ -135,7 +135,7 @@ extension Factory {
     /// that recovery replays only the events after it. Nil when the journal has no such event.
     func skipping(_ identity: [UInt8], record: MachineRecord, journal: [JournalEntry]) -> MachineRecord? {
         guard let index = journal.firstIndex(where: { $0.event == identity }),
-              let snapshot = try? DurableRecord.decode(record.snapshot, as: M.self),
+              let snapshot = try? decodeRecord(record.snapshot),
               let before = try? replaying(Array(journal[..<index]), onto: Snapshot(state: snapshot.state), address: record.address,
                                           flight: nil),
               let bytes = try? DurableRecord.encode(before) else { return nil }

@@ -49,7 +49,7 @@ extension Factory {
     /// `identity` names; nil when it has none, or does not decode. An event of the machine's
     /// work (`fromWork`) found nowhere turns the record's re-issued io into interrupted io.
     func removing(_ identity: [UInt8], fromWork: Bool, from record: [UInt8]) -> [UInt8]? {
-        guard var snapshot = try? DurableRecord.decode(record, as: M.self) else { return nil }
+        guard var snapshot = try? decodeRecord(record) else { return nil }
         func matches(_ event: M.Event) -> Bool {
             var bytes: [UInt8] = [0]
             guard let binary = path.encodeEvent(event, &bytes) else { return false }

@@ -72,10 +72,12 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     ///   - replyHandler: How the host answers queued senders that wait: `path`'s handler bound
     ///     to `link`, which a worker makes once per machine type and shares between its hosts;
     ///     one of the host's own when `nil`.
+    ///   - initialState: Where a new instance starts, when its registration says (a reducer's
+    ///     initial state); `M.initialState` otherwise.
     ///   - durable: The type name and durability of a durable instance, the snapshot it
     ///     continues from (nil for a new one) and, for `journal`, where its journal stands.
     init(address: String, env: M.Env, path: HostedPath<M>, mailboxCapacity: Int, io: any IOPerformer, link: WorkerLink,
-         executor: (any SerialExecutor)? = nil, replyHandler: HostedPath<M>.ReplyHandler? = nil,
+         executor: (any SerialExecutor)? = nil, replyHandler: HostedPath<M>.ReplyHandler? = nil, initialState: M.State? = nil,
          durable: (type: String, durability: Durability, restoring: Snapshot<M>?, cursor: JournalCursor?)? = nil) {
         self.address = address
         self.path = path
@@ -103,7 +105,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         } else {
             options.replyHandler = path.replyHandler(link)
         }
-        options.trace = AuditTrail<M>.handler(for: address, link: link, initial: durable?.restoring?.state ?? M.initialState)
+        options.trace = AuditTrail<M>.handler(for: address, link: link, initial: durable?.restoring?.state ?? initialState ?? M.initialState)
         options.onEnd = { result in
             if durability != .none { link.durable.ended(address) }
             let ended: MachineEnded
@@ -133,7 +135,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         } else if let recorder {
             options.recorder = Self.recording(address, in: recorder, path: path)
         }
-        host = MachineHost(machine: M.self, env: env, initialState: durable?.restoring?.state, performer: io,
+        host = MachineHost(machine: M.self, env: env, initialState: durable?.restoring?.state ?? initialState, performer: io,
                            clock: WallClock(), options: options, logger: nil, restoring: durable?.restoring)
         let host = host
         drainTarget.attach(host)

@@ -39,9 +39,9 @@ public struct WorkerConfiguration: Sendable {
     }
 
     @usableFromInline
-    mutating func add<M: Machine>(_ name: String, env: M.Env, path: HostedPath<M>)
+    mutating func add<M: Machine>(_ name: String, env: M.Env, path: HostedPath<M>, start: InstanceStart<M>? = nil)
     where M.State: Codable, M.Event: Codable, M.Output: Encodable {
-        factories[name] = Factory<M>(env: env, path: path)
+        factories[name] = Factory<M>(env: env, path: path, start: start)
     }
 
     /// Registers a machine type without an environment under `name`.
@@ -93,15 +93,28 @@ struct DurableStart: Sendable {
 struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event: Codable, M.Output: Encodable {
     let env: M.Env
     let path: HostedPath<M>
+    /// Where instances start and how their records decode, for a registration that is more
+    /// than a type (a reducer); nil for a machine type, whose instances start at `initialState`.
+    let start: InstanceStart<M>?
     /// The link of a factory ``bound(to:)`` one, and the reply handler the instances it makes
     /// share: one closure per machine type, not one per instance (less memory per idle
     /// instance, and one object the cache keeps warm instead of one per host).
     private var boundLink: WorkerLink?
     private var replyHandler: HostedPath<M>.ReplyHandler?
 
-    init(env: M.Env, path: HostedPath<M>) {
+    init(env: M.Env, path: HostedPath<M>, start: InstanceStart<M>? = nil) {
         self.env = env
         self.path = path
+        self.start = start
+    }
+
+    /// A stored record of this type, decoded as the registration's instances decode it.
+    func decodeRecord(_ bytes: [UInt8]) throws -> Snapshot<M> {
+        guard let start else { return try DurableRecord.decode(bytes, as: M.self) }
+        var snapshot: Snapshot<M>?
+        try start.decoding { snapshot = try DurableRecord.decode(bytes, as: M.self) }
+        guard let snapshot else { throw WireError(.unknownMachine, "\(M.self)'s registration decoded no record") }
+        return snapshot
     }
 
     func bound(to link: WorkerLink) -> any HostedMachineFactory {
@@ -117,7 +130,7 @@ struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event
         var cursor: JournalCursor?
         if let record = durable?.record {
             do {
-                restoring = try DurableRecord.decode(record.snapshot, as: M.self)
+                restoring = try decodeRecord(record.snapshot)
             } catch {
                 throw WireError(.unknownMachine, "the stored record of '\(address)' does not decode as \(M.self)'s snapshot: \(error)",
                                 address: address)
@@ -134,7 +147,7 @@ struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event
         var shared: HostedPath<M>.ReplyHandler?
         if boundLink === link { shared = replyHandler }
         return Hosted<M>(address: address, env: env, path: path, mailboxCapacity: mailboxCapacity, io: io, link: link,
-                         executor: executor, replyHandler: shared,
+                         executor: executor, replyHandler: shared, initialState: start?.initialState,
                          durable: durable.map { ($0.type, $0.durability, restoring, cursor) })
     }
 
@@ -145,5 +158,22 @@ struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event
         } catch {
             return error
         }
+    }
+}
+
+/// How the instances of a registration that is more than a machine type start: a SwiftTea
+/// reducer registered as a value has no static initial state, and its state decodes only with
+/// the reducer bound (``TeaReducerBinding``).
+@usableFromInline
+struct InstanceStart<M: Machine>: Sendable {
+    /// The state a new instance starts in, instead of `M.initialState`.
+    let initialState: M.State
+    /// Runs `decode`, which decodes stored records of this registration, with what they need.
+    let decoding: @Sendable (_ decode: () throws -> Void) throws -> Void
+
+    @usableFromInline
+    init(initialState: M.State, decoding: @escaping @Sendable (_ decode: () throws -> Void) throws -> Void) {
+        self.initialState = initialState
+        self.decoding = decoding
     }
 }
