@@ -17,7 +17,7 @@ public import Logging
 /// they use, as in SwiftTea. The same reducer runs on a worker, with Codable state and actions,
 /// registered with the same arguments: `worker.register("App", initialState: AppState(),
 /// reduce: appReducer, environment: .live)` (GroveCluster), and in a test as
-/// `TestStore(initialState:reduce:environment:)` (GroveTesting).
+/// `ReducerTestStore(initialState:reduce:environment:)` (GroveTesting).
 public final class Store<State: Sendable, Action: Sendable>: Sendable {
     let host: MachineHost<TeaStoreMachine<State, Action>>
 

@@ -77,7 +77,7 @@ struct SeedTeaLocalExamplesTests {
         await mockStore.stop()
 
         // The same reducer and environment in a TestStore, with the Store's arguments.
-        let testStore = TestStore(initialState: AppState(), reduce: appReducer, environment: .mock)
+        let testStore = ReducerTestStore(initialState: AppState(), reduce: appReducer, environment: .mock)
         await testStore.send(.loadData)
         await testStore.receive(.dataLoaded("mock data")) { $0.data = "mock data" }
         await testStore.finish()

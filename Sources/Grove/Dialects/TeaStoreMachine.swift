@@ -1,6 +1,6 @@
 /// The machine that runs a SwiftTea reducer given as a value, a free function or a closure:
 /// for a `Store` (GroveTea), a worker's `register(_:initialState:reduce:)` (GroveCluster) and
-/// `TestStore(initialState:reduce:)` (GroveTesting). The reducer is a closure, so it travels in
+/// `ReducerTestStore(initialState:reduce:)` (GroveTesting). The reducer is a closure, so it travels in
 /// the hosted state beside the user's state.
 ///
 /// Not public: it has no static initial state, and every host of it is made with one (the
