@@ -276,14 +276,22 @@ package final class SQLiteMachineStore: MachineStore {
     package func journal(of address: String, after sequence: UInt64) throws(StoreError) -> [JournalEntry] {
         let positions = book.withLock { $0.positions(of: address, after: sequence) }
         guard !positions.isEmpty else { return [] }
-        return try read("read the journal of") { db in
-            let read = try SQLiteJournalRead(in: db)
-            var entries: [JournalEntry] = []
-            entries.reserveCapacity(positions.count)
-            for position in positions {
-                if let entry = try read.entry(at: position, of: address) { entries.append(entry) }
+        try openConnection()
+        do {
+            // Without `read`'s transaction and read-only pragmas (four statements, more than
+            // the rows of a short journal): rows at a live position are never rewritten, and
+            // only this process writes the store.
+            return try database.inDatabase { db in
+                let read = try SQLiteJournalRead(in: db)
+                var entries: [JournalEntry] = []
+                entries.reserveCapacity(positions.count)
+                for position in positions {
+                    if let entry = try read.entry(at: position, of: address) { entries.append(entry) }
+                }
+                return entries
             }
-            return entries
+        } catch {
+            throw StoreError.fromSQLite(error, path: path, doing: "read the journal of")
         }
     }
 
