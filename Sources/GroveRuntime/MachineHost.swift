@@ -140,7 +140,9 @@ public final actor MachineHost<M: Machine> {
             ioToReissue = reissued
             // What interrupted io turns into comes before what was queued: those results were
             // due before anything sent after them. The machine's own restart events come first.
-            mailbox.restore(M.eventsAfterRestore(snapshot.state) + underived + snapshot.interruptedIO.map(\.event)
+            // A closure, not `\.event`: a key path in generic code is built at run time, each
+            // time (7 % of a worker bringing back 50,000 instances).
+            mailbox.restore(M.eventsAfterRestore(snapshot.state) + underived + snapshot.interruptedIO.map { $0.event }
                 + snapshot.queuedEvents)
         }
         if let schedule = options.drainScheduler {

@@ -97,7 +97,8 @@ extension MachineHost {
             timers: registry.pendingTimers.map { .init(id: $0.id, deadline: $0.deadline, event: $0.event) }
                 + timersToRestore,
             interruptedIO: registry.interruptedIO.map { .init(id: $0.id, event: $0.event) },
-            reissuedIO: Self.nonEmpty(ioToReissue.map(\.record) + registry.reissuedIO),
+            // A closure, not `\.record`: a key path in generic code is built at run time each call.
+            reissuedIO: Self.nonEmpty(ioToReissue.map { $0.record } + registry.reissuedIO),
             queuedEvents: mailbox.queuedEvents(),
             omittedEffects: registry.unsnapshottable
         )
