@@ -4,14 +4,14 @@ import GroveCheck
 import GroveExamples
 
 @main
-struct FSMCheck: ParsableCommand {
+struct FSMCheck: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fsm-check",
         abstract: "Explores the state graphs of the shipped example machines and reports what breaks the FSM guarantees.",
         discussion: """
             For each machine, fsm-check walks every state reachable from the initial one by the \
             machine's sample events (its Checkable conformance), running every (state, event) pair \
-            twice. It reports pairs the machine returns .unhandled for (completeness), pairs whose two \
+            twice; a machine whose transitions await (AwaitingCheckable) has each transition awaited. It reports pairs the machine returns .unhandled for (completeness), pairs whose two \
             runs differ (determinism), declared states never reached and declared terminal states \
             never reached (reachability, termination), and, for information, pairs handled without a \
             change or an effect. States are drawn by case name.
@@ -26,7 +26,7 @@ struct FSMCheck: ParsableCommand {
     )
 
     /// The machines fsm-check knows: every shipped example.
-    static let catalog: [(name: String, explore: @Sendable (Int) -> StateGraph)] = [
+    static let catalog: [(name: String, explore: @Sendable (Int) async -> StateGraph)] = [
         ("LoginFlow", { StateGraph.explore(LoginFlow.self, limit: $0) }),
         ("AuthFlow", { StateGraph.explore(AuthFlow.self, limit: $0) }),
         ("UserForm", { StateGraph.explore(UserForm.self, limit: $0) }),
@@ -49,6 +49,7 @@ struct FSMCheck: ParsableCommand {
         ("NetworkFeature", { StateGraph.explore(NetworkFeature.self, limit: $0) }),
         ("RetryableFetch", { StateGraph.explore(RetryableFetch.self, limit: $0) }),
         ("SessionFeature", { StateGraph.explore(SessionFeature.self, limit: $0) }),
+        ("AwaitingLoadingStateMachine", { await StateGraph.explore(awaiting: AwaitingLoadingStateMachine.self, limit: $0) }),
     ]
 
     @Argument(help: "Machines to check, by name; all when none.")
@@ -80,9 +81,10 @@ struct FSMCheck: ParsableCommand {
         if limit < 1 { throw ValidationError("--limit must be at least 1, got \(limit)") }
     }
 
-    func run() throws {
+    func run() async throws {
         let selected = machines.isEmpty ? Self.catalog : Self.catalog.filter { machines.contains($0.name) }
-        let graphs = selected.map { $0.explore(limit) }
+        var graphs: [StateGraph] = []
+        for machine in selected { graphs.append(await machine.explore(limit)) }
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]

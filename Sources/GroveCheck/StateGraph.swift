@@ -65,50 +65,19 @@ public struct StateGraph: Sendable, Codable, Equatable {
     /// - Returns: The graph and its findings.
     public static func explore<C: Checkable>(_ subject: C.Type, limit: Int = 10_000) -> StateGraph {
         typealias M = C.Checked
-        var walk = Walk(machine: C.checkName, initial: C.node(of: M.initialState))
-        var queue = [(state: M.initialState, depth: 0)]
-        var seen: Set<String> = [key(M.initialState)]
-        var next = 0
-        while next < queue.count {
-            let (state, depth) = queue[next]
-            next += 1
-            walk.reach(C.node(of: state), terminal: M.isTerminal(state))
-            guard !M.isTerminal(state), depth < C.maxDepth ?? .max else { continue }
+        var walk = Exploration<M.State>(machine: C.checkName, initial: M.initialState, node: C.node(of:),
+                                        isTerminal: M.isTerminal, maxDepth: C.maxDepth, limit: limit)
+        while let state = walk.next() {
             for event in C.sampleEvents {
-                let pair = Pair(state: C.node(of: state), event: C.label(of: event),
-                                example: "\(state) + \(event)")
-                var first = state
-                let effect = M.update(&first, event: event)
-                var second = state
-                let again = M.update(&second, event: event)
-                if key(first) != key(second) || summary(effect) != summary(again) {
-                    walk.nondeterministic.insert(pair)
+                func step() -> Step<M.State> {
+                    var next = state
+                    let effect = M.update(&next, event: event)
+                    return Step(state: next, effect: summary(effect), isUnhandled: effect.isUnhandled, isNone: effect.isNone)
                 }
-                if effect.isUnhandled {
-                    walk.unhandled.insert(pair)
-                    continue
-                }
-                if key(first) == key(state), effect.isNone {
-                    walk.ignored.insert(pair)
-                    continue
-                }
-                walk.edges.insert(Edge(from: pair.state, event: pair.event, to: C.node(of: first)))
-                if seen.insert(key(first)).inserted {
-                    guard seen.count <= limit else {
-                        walk.truncated = true
-                        continue
-                    }
-                    queue.append((first, depth + 1))
-                }
+                walk.record(state, event: C.label(of: event), example: "\(state) + \(event)", step(), again: step())
             }
         }
-        let declared = C.declaredStates
-        let reached = Set(walk.reachable.elements)
-        walk.unreachable = unique(declared.map(C.node(of:)).filter { !reached.contains($0) })
-        walk.unreachableTerminal = unique(declared.filter(M.isTerminal).map(C.node(of:)).filter { !reached.contains($0) })
-        var graph = walk.graph(exploredStates: queue.count)
-        graph.maxDepth = C.maxDepth
-        return graph
+        return walk.graph(declared: C.declaredStates)
     }
 
     /// How the walk tells concrete states apart.
@@ -152,6 +121,88 @@ private struct Walk {
             nondeterministic: nondeterministic.elements,
             unreachable: unreachable, unreachableTerminal: unreachableTerminal
         )
+    }
+}
+
+/// What one run of a (state, event) pair gave: the state, and the effect as text.
+struct Step<State> {
+    var state: State
+    var effect: String
+    var isUnhandled: Bool
+    var isNone: Bool
+}
+
+/// A breadth-first walk from an initial state: ``next()`` gives each concrete state to try the
+/// samples in, ``record(_:event:example:_:again:)`` takes what a pair gave, twice.
+struct Exploration<State> {
+    private var walk: Walk
+    private var queue: [(state: State, depth: Int)]
+    private var seen: Set<String>
+    private var position = 0
+    private let node: (State) -> String
+    private let isTerminal: (State) -> Bool
+    private let maxDepth: Int?
+    private let limit: Int
+    private var depth = 0
+
+    init(machine: String, initial: State, node: @escaping (State) -> String, isTerminal: @escaping (State) -> Bool,
+         maxDepth: Int?, limit: Int) {
+        walk = Walk(machine: machine, initial: node(initial))
+        queue = [(initial, 0)]
+        seen = [StateGraph.key(initial)]
+        self.node = node
+        self.isTerminal = isTerminal
+        self.maxDepth = maxDepth
+        self.limit = limit
+    }
+
+    /// The next state to try every sample event in; nil when the walk is over. Terminal states
+    /// and states at the depth bound are reached but not left.
+    mutating func next() -> State? {
+        while position < queue.count {
+            let (state, depth) = queue[position]
+            position += 1
+            walk.reach(node(state), terminal: isTerminal(state))
+            guard !isTerminal(state), depth < maxDepth ?? .max else { continue }
+            self.depth = depth
+            return state
+        }
+        return nil
+    }
+
+    /// What `event` did in `state`, run twice.
+    mutating func record(_ state: State, event: String, example: String, _ first: Step<State>, again second: Step<State>) {
+        let pair = StateGraph.Pair(state: node(state), event: event, example: example)
+        if StateGraph.key(first.state) != StateGraph.key(second.state) || first.effect != second.effect {
+            walk.nondeterministic.insert(pair)
+        }
+        if first.isUnhandled {
+            walk.unhandled.insert(pair)
+            return
+        }
+        if StateGraph.key(first.state) == StateGraph.key(state), first.isNone {
+            walk.ignored.insert(pair)
+            return
+        }
+        walk.edges.insert(StateGraph.Edge(from: pair.state, event: pair.event, to: node(first.state)))
+        if seen.insert(StateGraph.key(first.state)).inserted {
+            guard seen.count <= limit else {
+                walk.truncated = true
+                return
+            }
+            queue.append((first.state, depth + 1))
+        }
+    }
+
+    /// The graph, with the `declared` states the walk never reached.
+    func graph(declared: [State]) -> StateGraph {
+        var walk = walk
+        let reached = Set(walk.reachable.elements)
+        walk.unreachable = unique(declared.map(node).filter { !reached.contains($0) })
+        walk.unreachableTerminal = unique(declared.filter(isTerminal).map(node).filter { !reached.contains($0) })
+        var graph = walk.graph(exploredStates: queue.count)
+        graph.maxDepth = maxDepth
+        return graph
     }
 }
 

@@ -29,7 +29,30 @@ public func expectCompleteStateGraph<C: Checkable>(
     }
 ) -> StateGraph {
     let graph = StateGraph.explore(subject, limit: limit)
-    func record(_ message: String) { reportIssue("\(graph.machine): \(message)", sourceLocation) }
+    reportFindings(of: graph, allowUnhandled: allowUnhandled, limit: limit) { reportIssue($0, sourceLocation) }
+    return graph
+}
+
+/// ``expectCompleteStateGraph(_:allowUnhandled:limit:sourceLocation:reportIssue:)`` for a
+/// machine whose transitions await (``StateGraph/explore(awaiting:limit:)``).
+@discardableResult
+public func expectCompleteStateGraph<C: AwaitingCheckable>(
+    awaiting subject: C.Type,
+    allowUnhandled: Bool = false,
+    limit: Int = 10_000,
+    sourceLocation: SourceLocation = #_sourceLocation,
+    reportIssue: (_ message: String, _ sourceLocation: SourceLocation) -> Void = { message, location in
+        Issue.record(Comment(rawValue: message), sourceLocation: location)
+    }
+) async -> StateGraph {
+    let graph = await StateGraph.explore(awaiting: subject, limit: limit)
+    reportFindings(of: graph, allowUnhandled: allowUnhandled, limit: limit) { reportIssue($0, sourceLocation) }
+    return graph
+}
+
+/// Each finding of `graph` as a message for `record`.
+private func reportFindings(of graph: StateGraph, allowUnhandled: Bool, limit: Int, _ report: (String) -> Void) {
+    func record(_ message: String) { report("\(graph.machine): \(message)") }
     if !allowUnhandled {
         for pair in graph.unhandled { record("\(pair.state) + \(pair.event) is unhandled, e.g. \(pair.example)") }
     }
@@ -39,5 +62,4 @@ public func expectCompleteStateGraph<C: Checkable>(
     for state in graph.unreachable { record("the declared state \(state) is unreachable from \(graph.initial)") }
     for state in graph.unreachableTerminal { record("the terminal state \(state) cannot be reached: no run ends there") }
     if graph.truncated { record("the walk stopped after \(limit) states; raise the limit or set maxDepth") }
-    return graph
 }

@@ -33,16 +33,16 @@ struct CheckDocumentTests {
     }
 
     @Test("each example's row says what the walk finds", arguments: ShippedExamples.names)
-    func findingsRow(name: String) throws {
+    func findingsRow(name: String) async throws {
         let explore = try #require(ShippedExamples.graphs[name])
-        let row = Self.row(explore())
+        let row = Self.row(await explore())
         #expect(Self.document.contains("\n\(row)\n"), "docs/CHECK.md should have the row \(row)")
     }
 
     @Test("the Mermaid graphs of LoginFlow and AuthFlow are the generator's", arguments: ["LoginFlow", "AuthFlow"])
-    func mermaidIsGenerated(name: String) throws {
+    func mermaidIsGenerated(name: String) async throws {
         let explore = try #require(ShippedExamples.graphs[name])
-        let graph = explore().mermaid
+        let graph = await explore().mermaid
         #expect(Self.document.contains("## \(name)\n"))
         #expect(Self.document.contains("```mermaid\n\(graph)```\n"), "docs/CHECK.md's \(name) graph differs from:\n\(graph)")
     }

@@ -9,11 +9,11 @@ enum ShippedExamples {
         "LoginFlow", "AuthFlow", "UserForm", "DataLoader", "PollingService", "AppNavigator", "Search",
         "LocationTracker", "UserFeature", "AppFeature", "RetryingFeature", "DebouncedSearch", "SearchFeature",
         "LoadingStateMachine", "PurchaseFeature", "UserPostsFeature", "CacheFeature", "AuthenticateFeature",
-        "PollingLoop", "NetworkFeature", "RetryableFetch", "SessionFeature",
+        "PollingLoop", "NetworkFeature", "RetryableFetch", "SessionFeature", "AwaitingLoadingStateMachine",
     ]
 
     /// The walk of each example, as `StateGraph.explore` gives it.
-    static let graphs: [String: @Sendable () -> StateGraph] = [
+    static let graphs: [String: @Sendable () async -> StateGraph] = [
         "LoginFlow": { StateGraph.explore(LoginFlow.self) },
         "AuthFlow": { StateGraph.explore(AuthFlow.self) },
         "UserForm": { StateGraph.explore(UserForm.self) },
@@ -36,11 +36,12 @@ enum ShippedExamples {
         "NetworkFeature": { StateGraph.explore(NetworkFeature.self) },
         "RetryableFetch": { StateGraph.explore(RetryableFetch.self) },
         "SessionFeature": { StateGraph.explore(SessionFeature.self) },
+        "AwaitingLoadingStateMachine": { await StateGraph.explore(awaiting: AwaitingLoadingStateMachine.self) },
     ]
 
     /// The test kit's expectation on each example, unhandled pairs allowed (Grove machines say
     /// `.unhandled` on purpose): any other finding records an issue.
-    static let expectations: [String: @Sendable () -> StateGraph] = [
+    static let expectations: [String: @Sendable () async -> StateGraph] = [
         "LoginFlow": { expectCompleteStateGraph(LoginFlow.self, allowUnhandled: true) },
         "AuthFlow": { expectCompleteStateGraph(AuthFlow.self, allowUnhandled: true) },
         "UserForm": { expectCompleteStateGraph(UserForm.self, allowUnhandled: true) },
@@ -63,5 +64,6 @@ enum ShippedExamples {
         "NetworkFeature": { expectCompleteStateGraph(NetworkFeature.self, allowUnhandled: true) },
         "RetryableFetch": { expectCompleteStateGraph(RetryableFetch.self, allowUnhandled: true) },
         "SessionFeature": { expectCompleteStateGraph(SessionFeature.self, allowUnhandled: true) },
+        "AwaitingLoadingStateMachine": { await expectCompleteStateGraph(awaiting: AwaitingLoadingStateMachine.self, allowUnhandled: true) },
     ]
 }

@@ -41,6 +41,32 @@ private enum FaultyTurnstile: Machine, Checkable {
     }
 }
 
+/// A turnstile whose transitions await, with the faults the checker must find: `push` is
+/// unhandled while locked (`sameState()`), `broken` is declared but unreachable, `kick` answers
+/// differently each time it is awaited.
+private enum AwaitingTurnstile: AwaitingStateMachineProgram, AwaitingCheckable {
+    typealias Program = AwaitingTurnstile
+    enum State: Sendable, CaseIterable { case locked, unlocked, broken }
+    enum Event: Sendable, CaseIterable { case coin, push, kick }
+
+    static let kicks = Atomic<Int>(0)
+
+    static var stateMachine: StateMachine<State, Event> {
+        StateMachine(initial: .locked) { state, event async in
+            await Task.yield()
+            switch (state, event) {
+            case (.locked, .coin): return .newState(.unlocked)
+            case (.unlocked, .push): return .newState(.locked)
+            case (.unlocked, .coin): return .sameState(output: SideEffect { nil })
+            case (.locked, .push), (.broken, _): return .sameState()
+            case (.locked, .kick), (.unlocked, .kick):
+                let kicks = kicks.add(1, ordering: .relaxed).newValue
+                return .newState(kicks.isMultiple(of: 2) ? .locked : .unlocked)
+            }
+        }
+    }
+}
+
 @Suite("StateGraph", .timeLimit(.minutes(2)))
 struct StateGraphTests {
     @Test("a deliberately faulty machine: unhandled, unreachable and nondeterministic pairs are named")
@@ -69,6 +95,20 @@ struct StateGraphTests {
         var allowed: [String] = []
         expectCompleteStateGraph(FaultyTurnstile.self, allowUnhandled: true) { message, _ in allowed.append(message) }
         #expect(allowed.count == 3, "allowUnhandled drops only the unhandled pair: \(allowed)")
+    }
+
+    @Test("a deliberately faulty machine whose transitions await: its findings are named, and the expectation records them")
+    func faultyAwaitingMachineIsCaught() async {
+        let graph = await StateGraph.explore(awaiting: AwaitingTurnstile.self)
+        #expect(graph.unhandled.map { "\($0.state) \($0.event)" } == ["locked push"])
+        #expect(graph.unreachable == ["broken"])
+        #expect(Set(graph.nondeterministic.map(\.event)) == ["kick"])
+        #expect(graph.edges.contains { $0.from == "locked" && $0.event == "coin" && $0.to == "unlocked" })
+        #expect(graph.ignored.isEmpty, "sameState(output:) is handled: it has an effect")
+        #expect(!graph.isClean)
+        var reported: [String] = []
+        await expectCompleteStateGraph(awaiting: AwaitingTurnstile.self) { message, _ in reported.append(message) }
+        #expect(reported.count == 4, "\(reported)")
     }
 
     @Test("LoginFlow, the seed's transducer, is complete by Oak's definition and reaches every state")
@@ -112,9 +152,9 @@ struct StateGraphTests {
 
     @Test("the other shipped examples: no nondeterminism, no unreachable declared state, no truncated walk",
           arguments: ShippedExamples.names.filter { !["LoginFlow", "AuthFlow", "UserForm"].contains($0) })
-    func shippedExamples(name: String) throws {
+    func shippedExamples(name: String) async throws {
         let expect = try #require(ShippedExamples.expectations[name], "no expectation for \(name)")
-        let graph = expect()
+        let graph = await expect()
         #expect(graph.machine == name)
     }
 

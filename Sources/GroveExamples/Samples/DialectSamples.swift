@@ -142,6 +142,20 @@ extension SearchFeature: Checkable {
     }
 }
 
+/// `loading` is ``LoadingStateMachine``'s: this one awaits the load inside its transition and
+/// never enters it, so it is not declared; the two result events, which only `loading` takes,
+/// are unhandled everywhere. An id that is not a number fails to load (``LoadingStateMachine/Load/demo``).
+extension AwaitingLoadingStateMachine: AwaitingCheckable {
+    public typealias Program = AwaitingLoadingStateMachine
+
+    public static var sampleEvents: [Event] {
+        [.loadingWasRequested(id: "3"), .loadingWasRequested(id: "x"), .loadingHasSucceeded(value: 30),
+         .loadingHasFailed(message: "offline")]
+    }
+
+    public static var declaredStates: [State] { [.idle, .loaded(value: 0), .failed(message: "")] }
+}
+
 extension LoadingStateMachine: Checkable {
     public typealias Checked = StaticStateMachine<LoadingStateMachine>
 
