@@ -41,7 +41,7 @@ final class Supervisor: Sendable {
         core = Mutex(SupervisorCore(topology: topology))
         coordinator.watchLosses { [weak self] worker, pid, cause in
             guard let self else { return }
-            self.run(self.core.withLock { $0.lost(worker, pid: pid, cause: cause) })
+            self.run(self.core.withLock { $0.lost(worker, pid: pid, cause: cause, now: .now) })
         }
     }
 
@@ -89,7 +89,8 @@ final class Supervisor: Sendable {
                 let delay = max(0, ContinuousClock.now.duration(to: deadline) / .milliseconds(1))
                 DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(delay.rounded(.up)))) { [weak self] in
                     guard let self else { return }
-                    self.run(self.core.withLock { $0.due(worker, now: .now) })
+                    let registered = !self.coordinator.workersNotRegistered.contains(worker)
+                    self.run(self.core.withLock { $0.due(worker, now: .now, registered: registered) })
                 }
             case .kill(let worker, let pid):
                 // Only while it is still the process we started and has not been reaped.

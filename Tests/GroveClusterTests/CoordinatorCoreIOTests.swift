@@ -388,6 +388,26 @@ struct CoordinatorCoreHeartbeatTests {
         #expect(fixture.core.tick(now: t0 + .milliseconds(5000)) == [])
     }
 
+    /// A coordinator that did not run for longer than the timeout (SIGSTOP of fsm-launch, a
+    /// starved CPU) has not heard what its workers sent meanwhile: its own pause is not their
+    /// silence, and each gets a full timeout from then. Killed for it, every worker lost its
+    /// `none` machines.
+    @Test func theCoordinatorsOwnPauseIsNotItsWorkersSilence() throws {
+        var fixture = CoreFixture()
+        fixture.registerAll()
+        let t0 = fixture.t0
+        _ = fixture.core.tick(now: t0 + .milliseconds(100))
+        let resumed = fixture.core.tick(now: t0 + .milliseconds(4100))
+        #expect(!resumed.contains { if case .lost = $0 { true } else { false } }, "\(resumed)")
+        #expect(resumed.contains(.warn("the coordinator did not run for 4000 ms (stopped, or starved of CPU); "
+                                       + "its workers get a full heartbeat timeout from now to be heard from again")))
+        #expect(fixture.core.unregistered.isEmpty)
+        // Then the timeout runs from the pause's end: a worker still silent is lost.
+        #expect(!fixture.core.tick(now: t0 + .milliseconds(5500)).contains { if case .lost = $0 { true } else { false } })
+        let later = fixture.core.tick(now: t0 + .milliseconds(5700))
+        #expect(try workerEvents(in: later).map(\.worker).sorted() == ["data-1", "data-2", "edge"])
+    }
+
     @Test func anyMessageCountsAsALifeSign() throws {
         var fixture = CoreFixture()
         fixture.register("edge")

@@ -148,25 +148,44 @@ struct SupervisorCoreTests {
         #expect(reason.contains("did not become ready"), "\(reason)")
     }
 
-    @Test func aSilentOrUnreachableWorkerIsKilledOnce() {
+    @Test func aSilentWorkerIsKilledOnce() {
         var core = running()
-        let actions = core.lost("edge", cause: .silent)
+        let actions = core.lost("edge", cause: .silent, now: t0)
         #expect(actions.last == .kill(worker: "edge", pid: 100))
-        #expect(core.lost("edge", cause: .unreachable) == [], "killed already")
+        #expect(core.lost("edge", cause: .silent, now: t0) == [], "killed already")
+        #expect(core.lost("edge", cause: .unreachable, now: t0) == [], "killed already")
         // Its exit then restarts it, and the new process can be killed in turn.
         #expect(wake(in: core.exited("edge", pid: 100, .signal(9), now: t0)) != nil)
         _ = core.due("edge", now: t0 + .seconds(1))
         core.started("edge", pid: 300, now: t0 + .seconds(1))
-        #expect(core.lost("edge", cause: .unreachable).last == .kill(worker: "edge", pid: 300))
+        #expect(core.lost("edge", cause: .silent, now: t0 + .seconds(1)).last == .kill(worker: "edge", pid: 300))
+    }
+
+    /// A live worker whose connection is gone (the coordinator was stopped a while, and the
+    /// worker reconnected) registers again by itself and keeps its machines: it is killed only
+    /// if it has not registered again within twice the heartbeat timeout.
+    @Test func anUnreachableWorkerHasTwoTimeoutsToRegisterAgain() {
+        var core = running()
+        let grace = Duration.milliseconds(2 * topology(.init()).heartbeat.timeoutMs)
+        let waiting = core.lost("edge", cause: .unreachable, now: t0)
+        #expect(waiting.last == .wake(worker: "edge", at: t0 + grace), "\(waiting)")
+        #expect(!waiting.contains(.kill(worker: "edge", pid: 100)))
+        #expect(core.lost("edge", cause: .unreachable, now: t0 + .milliseconds(10)) == [], "one wait at a time")
+        #expect(core.due("edge", now: t0 + grace - .milliseconds(1), registered: false) == [], "not yet")
+        #expect(core.due("edge", now: t0 + grace, registered: true) == [], "it registered again: kept")
+        // Lost again later and not back in time: killed.
+        _ = core.lost("edge", cause: .unreachable, now: t0 + .seconds(60))
+        #expect(core.due("edge", now: t0 + .seconds(60) + grace, registered: false).last == .kill(worker: "edge", pid: 100))
+        #expect(core.lost("edge", cause: .silent, now: t0 + .seconds(61)) == [], "killed already")
     }
 
     @Test func aWorkerThatRegisteredAgainOrExitedIsNotKilled() {
         var core = running()
-        #expect(core.lost("edge", cause: .registeredAgain) == [])
-        #expect(core.lost("edge", cause: .exited) == [])
-        #expect(core.lost("stranger", cause: .silent) == [])
+        #expect(core.lost("edge", cause: .registeredAgain, now: t0) == [])
+        #expect(core.lost("edge", cause: .exited, now: t0) == [])
+        #expect(core.lost("stranger", cause: .silent, now: t0) == [])
         _ = core.exited("edge", pid: 100, .signal(9), now: t0)
-        #expect(core.lost("edge", cause: .silent) == [], "no process to kill while it waits for its restart")
+        #expect(core.lost("edge", cause: .silent, now: t0) == [], "no process to kill while it waits for its restart")
     }
 
     /// The coordinator may report the loss of a process that already exited and was restarted
@@ -176,15 +195,15 @@ struct SupervisorCoreTests {
         _ = core.exited("edge", pid: 100, .signal(9), now: t0)
         _ = core.due("edge", now: t0)
         core.started("edge", pid: 300, now: t0)
-        #expect(core.lost("edge", pid: 100, cause: .unreachable) == [], "pid 100 is gone; 300 was never registered")
-        #expect(core.lost("edge", pid: 300, cause: .unreachable).last == .kill(worker: "edge", pid: 300))
+        #expect(core.lost("edge", pid: 100, cause: .unreachable, now: t0) == [], "pid 100 is gone; 300 was never registered")
+        #expect(core.lost("edge", pid: 300, cause: .silent, now: t0).last == .kill(worker: "edge", pid: 300))
     }
 
     @Test func nothingRestartsOnceStopping() {
         var core = running()
         core.stop()
         #expect(core.exited("edge", pid: 100, .signal(15), now: t0) == [])
-        #expect(core.lost("edge", cause: .silent) == [])
+        #expect(core.lost("edge", cause: .silent, now: t0) == [])
     }
 
     @Test func theExitOfAnEarlierProcessIsIgnored() {

@@ -93,5 +93,44 @@ extension EndToEnd {
                 #expect(worker.stderr.contains("registered again with the coordinator"), "\(worker.stderr)")
             }
         }
+
+        /// A worker of fsm-launch's own, its machines without durability.
+        static let paused = TopologyFile(
+            name: "coordinator-pause", transport: .ipc,
+            workers: [.init(name: "w")],
+            machines: [.init(name: "counter", type: "Counter", worker: "w"),
+                       .init(name: "tally", type: "Counter", worker: "w", keyed: true)],
+            heartbeat: (intervalMs: 100, timeoutMs: 1000)
+        )
+
+        /// fsm-launch (the coordinator and the supervisor) stopped with SIGSTOP until its worker
+        /// has noticed the silence and two timeouts more (about 3 s, the timeout 1 s), then SIGCONT: the worker reconnected and registers again,
+        /// nobody kills it, and its machines without durability keep their state. Before, the
+        /// coordinator woke to find every worker silent or its old connection gone, and its
+        /// supervisor killed each one: every `none` machine started over.
+        @Test func aStoppedCoordinatorKeepsItsWorkersAndTheirMachines() async throws {
+            try await withCluster(Self.paused) { cluster in
+                #expect(try await cluster.send("counter", #"{"add":{"_0":5}}"#) == json(#"{"count":5}"#))
+                #expect(try await cluster.send("tally/a", "increment") == json(#"{"count":1}"#))
+                let pid = try await cluster.workerPID("w")
+
+                cluster.launch.signal(SIGSTOP)
+                defer { cluster.launch.signal(SIGCONT) }
+                // The worker's own log reaches the test directly (it shares fsm-launch's stderr).
+                try await cluster.waitForLog("the coordinator at", "was silent for", timeout: .seconds(10))
+                // The stimulus, not a wait for something: the coordinator stays stopped two
+                // timeouts more, so that, woken, it finds its worker silent for three.
+                try await Task.sleep(for: .seconds(2))
+                cluster.launch.signal(SIGCONT)
+                try await cluster.waitForLog("registered again with the coordinator", timeout: .seconds(10))
+
+                #expect(try await cluster.state("counter") == json(#"{"count":5}"#), "state kept across the pause")
+                #expect(try await cluster.state("tally/a") == json(#"{"count":1}"#))
+                #expect(try await cluster.send("counter", "increment") == json(#"{"count":6}"#))
+                #expect(try await cluster.workerPID("w") == pid, "the same process: not killed")
+                let kills = cluster.log.split(separator: "\n").filter { $0.contains("SIGKILL") }
+                #expect(kills.isEmpty, "\(kills.joined(separator: "\n"))")
+            }
+        }
     }
 }

@@ -260,6 +260,17 @@ extension CoordinatorCore {
             }
         }
         let timeout = Duration.milliseconds(topology.heartbeat.timeoutMs)
+        if let lastTick, now - lastTick > timeout {
+            // What the workers sent meanwhile waits unread: this coordinator's pause is not
+            // their silence. Killed for it, every worker would lose its `none` machines.
+            let registered = workers.keys.filter { workers[$0]?.registered == true }
+            for name in registered { workers[name]?.lastHeard = now }
+            if !registered.isEmpty {
+                actions.append(.warn("the coordinator did not run for \((now - lastTick).wholeMilliseconds) ms (stopped, or starved of CPU); "
+                                     + "its workers get a full heartbeat timeout from now to be heard from again"))
+            }
+        }
+        lastTick = now
         for slot in workers.values where slot.registered {
             if let heard = slot.lastHeard, now - heard > timeout {
                 actions += lose(slot.name, reason: "no heartbeat for \(topology.heartbeat.timeoutMs) ms", cause: .silent)

@@ -93,6 +93,9 @@ struct CoordinatorCore {
     var incarnations: [String: Incarnations] = [:]
     var roundRobin: [String: Int] = [:]
     var lastHeartbeat: ContinuousClock.Instant?
+    /// When ``tick(now:)`` last ran: a longer gap than the heartbeat timeout means this
+    /// coordinator did not run (stopped, starved), not that its workers went silent.
+    var lastTick: ContinuousClock.Instant?
     /// Bumped whenever a worker registers or is lost, so the driver recomputes readiness only then.
     var registrations = 0
     /// Topic prefixes the events socket's subscribers asked for (as XPUB reports them).

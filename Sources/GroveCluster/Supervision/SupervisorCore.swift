@@ -21,7 +21,8 @@ package enum SupervisorAction: Sendable, Equatable {
     /// Start the worker's process now and report it with ``SupervisorCore/started(_:pid:now:)``
     /// (or ``SupervisorCore/exited(_:pid:_:now:)`` when it could not be started).
     case start(worker: String)
-    /// Call ``SupervisorCore/due(_:now:)`` for the worker at `deadline`, when its backoff ends.
+    /// Call ``SupervisorCore/due(_:now:registered:)`` for the worker at `deadline`: its backoff
+    /// ends, or the time it had to register again is up.
     case wake(worker: String, at: ContinuousClock.Instant)
     /// Kill the process with SIGKILL: it stopped answering. Its exit is reported as any other.
     case kill(worker: String, pid: Int32)
@@ -51,10 +52,16 @@ package struct SupervisorCore {
         var wakeAt: ContinuousClock.Instant?
         /// Killed for silence: a second loss report does not kill it again.
         var killed = false
+        /// Its connection to the coordinator was lost while it ran: by then it must have
+        /// registered again, or it is killed.
+        var reconnectBy: ContinuousClock.Instant?
         var down = false
     }
 
     let groups: [Topology.WorkerGroup]
+    /// How long a worker whose connection was lost has to register again: twice the heartbeat
+    /// timeout (it notices the silence within one, then reconnects).
+    let reconnectGrace: Duration
     private(set) var children: [String: Child] = [:]
     /// Recent exits per group (by index), for the intensity limit.
     private var exits: [Int: [ContinuousClock.Instant]] = [:]
@@ -66,6 +73,7 @@ package struct SupervisorCore {
     /// Supervises every group of `topology` that is not external.
     package init(topology: Topology) {
         groups = topology.workers
+        reconnectGrace = .milliseconds(2 * topology.heartbeat.timeoutMs)
         for (index, group) in topology.workers.enumerated() where !group.external {
             for name in group.instanceNames { children[name] = Child(group: index) }
         }
@@ -82,6 +90,7 @@ package struct SupervisorCore {
         children[worker]?.pid = pid
         children[worker]?.startedAt = now
         children[worker]?.killed = false
+        children[worker]?.reconnectBy = nil
     }
 
     /// Every worker registered: from now on a group that gives up follows its policy.
@@ -96,6 +105,7 @@ package struct SupervisorCore {
         let ranFor = child.startedAt.map { now - $0 }
         child.pid = nil
         child.startedAt = nil
+        child.reconnectBy = nil
         defer { children[worker] = child }
         let group = groups[child.group]
         let policy = group.supervision
@@ -123,27 +133,48 @@ package struct SupervisorCore {
         return [notice, .wake(worker: worker, at: now + delay)]
     }
 
-    /// A worker's backoff ended: start it, unless stopping or started meanwhile.
-    package mutating func due(_ worker: String, now: ContinuousClock.Instant) -> [SupervisorAction] {
-        guard !stopping, let child = children[worker], let wakeAt = child.wakeAt, now >= wakeAt, child.pid == nil else { return [] }
+    /// A worker's backoff ended: start it, unless stopping or started meanwhile. Or the time a
+    /// worker had to register again after losing its connection is up: killed unless
+    /// `registered` (the coordinator has it registered now).
+    package mutating func due(_ worker: String, now: ContinuousClock.Instant, registered: Bool = false) -> [SupervisorAction] {
+        guard !stopping, let child = children[worker] else { return [] }
+        if let deadline = child.reconnectBy, now >= deadline {
+            children[worker]?.reconnectBy = nil
+            guard let pid = child.pid, !child.killed, !registered else { return [] }
+            children[worker]?.killed = true
+            return [.log(.warning, "worker pid \(pid) did not register again within \(reconnectGrace.wholeMilliseconds) ms of losing its "
+                         + "connection to the coordinator; killing it (SIGKILL) to restart it", worker: worker),
+                    .kill(worker: worker, pid: pid)]
+        }
+        guard let wakeAt = child.wakeAt, now >= wakeAt, child.pid == nil else { return [] }
         children[worker]?.wakeAt = nil
         return [.start(worker: worker)]
     }
 
-    /// The coordinator declared the worker lost. A process of ours that went silent or
-    /// unreachable is alive but not serving (hung, stopped with SIGSTOP, its connection broken):
-    /// it is killed, and its exit restarts it by the policy.
+    /// The coordinator declared the worker lost. A process of ours that went silent is alive
+    /// but not serving (hung, stopped with SIGSTOP): it is killed, and its exit restarts it by
+    /// the policy. One that is unreachable (its connection is gone) is given
+    /// ``reconnectGrace`` to register again, as a live worker does after it reconnects (the
+    /// coordinator itself was stopped a while, say): killed then only if it has not
+    /// (``due(_:now:registered:)``), so that it keeps its machines.
     /// - Parameter lostPID: The process the coordinator lost, when it knew it: a loss reported
     ///   for a process that has exited and been restarted since is not the new one's.
-    package mutating func lost(_ worker: String, pid lostPID: Int32? = nil, cause: WorkerLoss) -> [SupervisorAction] {
+    package mutating func lost(_ worker: String, pid lostPID: Int32? = nil, cause: WorkerLoss,
+                               now: ContinuousClock.Instant) -> [SupervisorAction] {
         guard !stopping, let child = children[worker], let pid = child.pid, !child.killed else { return [] }
         if let lostPID, lostPID != pid { return [] }
         switch cause {
-        case .silent, .unreachable:
+        case .silent:
             children[worker]?.killed = true
             return [.log(.warning, "worker pid \(pid) is running but lost to the coordinator (\(cause)); killing it (SIGKILL) to restart it",
                          worker: worker),
                     .kill(worker: worker, pid: pid)]
+        case .unreachable:
+            guard child.reconnectBy == nil else { return [] }
+            children[worker]?.reconnectBy = now + reconnectGrace
+            return [.log(.notice, "worker pid \(pid) is running but its connection to the coordinator is gone; waiting up to "
+                         + "\(reconnectGrace.wholeMilliseconds) ms for it to register again", worker: worker),
+                    .wake(worker: worker, at: now + reconnectGrace)]
         case .registeredAgain, .exited:
             return []
         }
