@@ -64,9 +64,11 @@ extension FSMSend {
         private func list(_ client: Client) throws {
             let listing = try reporting { try client.list() }
             var rows: [(worker: String, letter: DeadLetterList.Letter)] = []
+            var unlisted: [String] = []
             for worker in listing.workers {
                 guard worker.registered else {
                     FileHandle.standardError.write(Data("worker \(worker.name) is not registered; its dead letters are not listed\n".utf8))
+                    unlisted.append(worker.name)
                     continue
                 }
                 let payload = try reporting { try WireJSON.encode(DeadLetterRequest(.list)) }
@@ -81,11 +83,18 @@ extension FSMSend {
                              "crashes": .number(Double(row.letter.crashes)), "event": row.letter.event, "error": .string(row.letter.error)])
                 })
                 print(array.description)
-                return
+            } else {
+                for (worker, letter) in rows {
+                    print(["\(worker):\(letter.id)", letter.address, worker, Self.time(letter.time), "\(letter.crashes)",
+                           letter.event.description, letter.error].joined(separator: "\t"))
+                }
             }
-            for (worker, letter) in rows {
-                print(["\(worker):\(letter.id)", letter.address, worker, Self.time(letter.time), "\(letter.crashes)",
-                       letter.event.description, letter.error].joined(separator: "\t"))
+            // The list is partial when a worker could not be asked: exit 1, so that a script does
+            // not read "no dead letters".
+            if !unlisted.isEmpty {
+                FileHandle.standardError.write(Data(("the list is incomplete: worker(s) \(unlisted.joined(separator: ", ")) not registered "
+                    + "(restarting?); run it again once they are\n").utf8))
+                throw ExitCode(1)
             }
         }
 

@@ -137,13 +137,13 @@ public enum PollingLoop: EffectTransducer {
 }
 
 extension PollingLoop {
-    /// Intervals outside ``PollingService/intervals`` (a millisecond to a year), or not a
+    /// Intervals outside ``PollingService/intervals`` (a tenth of a second to a year), or not a
     /// number, are refused before they reach `update`: `.seconds(_:)` cannot take an infinite
     /// one, and one too short would loop without pause.
     public static func refusal(of event: Event) -> String? {
         guard case .startPolling(let interval) = event, !PollingService.intervals.contains(interval) else { return nil }
         return "startPolling's interval is \(interval) s; it must be from \(PollingService.intervals.lowerBound) s "
-            + "(a millisecond) to \(Int(PollingService.intervals.upperBound)) s (a year)"
+            + "(a tenth of a second) to \(Int(PollingService.intervals.upperBound)) s (a year)"
     }
 
     /// What `fsm-worker`'s loop fetches: the same few bytes every time.

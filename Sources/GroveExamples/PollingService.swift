@@ -56,15 +56,17 @@ public enum PollingService: Machine {
 
     public static var initialState: State { .idle }
 
-    /// The shortest and longest polling intervals, in seconds: a millisecond, and a year.
-    public static let intervals: ClosedRange<Double> = 0.001 ... 31_536_000
+    /// The shortest and longest polling intervals, in seconds: a tenth of a second, and a year.
+    /// Each tick fetches through io on another worker: one key polling every millisecond kept a
+    /// core of a two-core machine busy across three processes.
+    public static let intervals: ClosedRange<Double> = 0.1 ... 31_536_000
 
     /// An interval outside ``intervals`` (or not a number) is refused before it reaches
     /// `update`: one too long would overflow the timer's `Duration`, one too short would poll in
     /// a hot loop.
     public static func refusal(of event: Event) -> String? {
         guard case .startPolling(let interval) = event, !intervals.contains(interval) else { return nil }
-        return "startPolling's interval is \(interval) s; it must be from \(intervals.lowerBound) s (a millisecond) "
+        return "startPolling's interval is \(interval) s; it must be from \(intervals.lowerBound) s (a tenth of a second) "
             + "to \(Int(intervals.upperBound)) s (a year)"
     }
 

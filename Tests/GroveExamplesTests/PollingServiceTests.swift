@@ -25,18 +25,18 @@ struct PollingServiceTests {
         ])
     }
 
-    @Test("start needs an interval from a millisecond to a year; others are refused before update",
-          arguments: [0, -1, 1e-6, 0.000_999, 31_536_000.5, 1e21, Double.infinity, Double.nan])
+    @Test("start needs an interval from a tenth of a second to a year; others are refused before update",
+          arguments: [0, -1, 1e-6, 0.001, 0.099_999, 31_536_000.5, 1e21, Double.infinity, Double.nan])
     func startRejectsBadIntervals(interval: Double) {
         var state = PollingService.initialState
         #expect(PollingService.update(&state, event: .startPolling(interval: interval)).isUnhandled)
         #expect(state == .idle)
         let refusal = PollingService.refusal(of: .startPolling(interval: interval))
-        #expect(refusal?.contains("it must be from 0.001 s (a millisecond) to 31536000 s (a year)") == true)
+        #expect(refusal?.contains("it must be from 0.1 s (a tenth of a second) to 31536000 s (a year)") == true)
     }
 
     @Test("the bounds themselves and the other events are accepted", arguments: [
-        PollingService.Event.startPolling(interval: 0.001), .startPolling(interval: 31_536_000), .startPolling(interval: 5),
+        PollingService.Event.startPolling(interval: 0.1), .startPolling(interval: 31_536_000), .startPolling(interval: 5),
         .tick, .pausePolling, .resumePolling, .stopPolling,
     ])
     func goodEventsAreNotRefused(event: PollingService.Event) {

@@ -201,16 +201,16 @@ struct Seed000Tests {
         })
         let host = MachineHost(Oak<PollingService>.self, env: env)
         host.start()
-        guard case .polling(let interval, nil) = try await host.sendAndWait(.startPolling(interval: 0.05)) else {
+        guard case .polling(let interval, nil) = try await host.sendAndWait(.startPolling(interval: 0.1)) else {
             Issue.record("startPolling polls")
             return
         }
-        #expect(interval == 0.05)
+        #expect(interval == 0.1)
         let updated = await host.firstState(within: Self.deadline) { if case .polling(_, .some) = $0 { true } else { false } }
         #expect(updated != nil, "a tick fetches and dataUpdated records the time")
         #expect(try await eventually { fetches.value >= 2 }, "ticks repeat")
 
-        guard case .paused(0.05, .some) = try await host.sendAndWait(.pausePolling) else { Issue.record("pausePolling pauses"); return }
+        guard case .paused(0.1, .some) = try await host.sendAndWait(.pausePolling) else { Issue.record("pausePolling pauses"); return }
         #expect(try await eventually { await host.inFlightEffects.isEmpty }, "pausePolling cancels the \"polling\" effect")
         guard case .polling = try await host.sendAndWait(.resumePolling) else { Issue.record("resumePolling polls"); return }
         #expect(await host.inFlightEffects.contains("polling"))

@@ -119,7 +119,7 @@ public final class Client {
             }
             guard let frames else {
                 throw WireError(.timeout, "no reply from \(endpoint) within \(timeout) for \(kind.name) \(address); "
-                    + "the coordinator may be down or overloaded")
+                    + "the coordinator, or the worker hosting \(address), may be down, stopped or overloaded")
             }
             let reply = try WireMessage(frames: frames)
             guard reply.header.correlation == correlation else { continue } // a late reply to an earlier request

@@ -349,7 +349,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
                 break
             }
             if failure.message.hasSuffix(".") { failure.message.removeLast() }
-            failure.message += ". Events are JSON as Swift's Codable encodes \(M.self).Event: {\"caseName\":{\"label\":value}}, "
+            failure.message += ". Events are JSON as Swift's Codable encodes \(M.Event.self): {\"caseName\":{\"label\":value}}, "
                 + "{\"caseName\":{\"_0\":value}} for unlabelled values, or \"caseName\" for a case without values"
             throw failure
         }
