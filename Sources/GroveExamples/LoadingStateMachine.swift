@@ -110,9 +110,15 @@ extension LoadingStateMachine: StateMachineProgram {
 
 extension LoadingStateMachine.Load {
     /// Loads without a service: the value of an id that is a number is that number times ten;
-    /// any other id fails with ``DemoLoadError``.
+    /// any other id fails with ``DemoLoadError``. An id written `slow:N` takes five seconds to
+    /// load N's value, long enough to kill its worker in the middle of it and see what comes back.
     public static let demo = LoadingStateMachine.Load { id in
-        guard let number = Int(id) else { throw DemoLoadError(id: id) }
+        var id = Substring(id)
+        if id.hasPrefix("slow:") {
+            id = id.dropFirst("slow:".count)
+            try await Task.sleep(for: .seconds(5))
+        }
+        guard let number = Int(id) else { throw DemoLoadError(id: String(id)) }
         return number * 10
     }
 }
