@@ -11,18 +11,11 @@ import Testing
 /// which refuses a journal entry written twice).
 @Suite(.timeLimit(.minutes(1)))
 struct JournalWorkerTests {
-    static let topology = Topology(
-        name: "journal",
-        coordinator: .init(clients: "inproc://clients", workers: "inproc://workers", events: "inproc://events"),
-        workers: [.init(name: "w")],
-        machines: [.init(name: "ledger", type: "LedgerMachine", worker: "w", durability: .journal),
-                   .init(name: "ledgers", type: "LedgerMachine", worker: "w", keyed: true, durability: .journal),
-                   .init(name: "alarm", type: "AlarmMachine", worker: "w", durability: .journal)],
-        // A long timeout: a test that pauses between pumps (a loaded machine) must not find its
-        // worker silent, registering again and its requests answered `worker-lost`.
-        heartbeat: .init(intervalMs: 100, timeoutMs: 5000),
-        durability: .init(snapshotEvery: 3)
-    )
+    static let topology = Topology.durableWorker("journal", machines: [
+        .init(name: "ledger", type: "LedgerMachine", worker: "w", durability: .journal),
+        .init(name: "ledgers", type: "LedgerMachine", worker: "w", keyed: true, durability: .journal),
+        .init(name: "alarm", type: "AlarmMachine", worker: "w", durability: .journal),
+    ])
 
     /// A worker on `store`, cut off from it when killed (what its machines still run in this
     /// test process never reaches the store, as nothing of a killed process would); its flight

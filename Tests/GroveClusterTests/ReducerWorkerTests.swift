@@ -8,16 +8,11 @@ import Testing
 /// exact state, and runs on with the registration's reducer and environment.
 @Suite(.timeLimit(.minutes(1)))
 struct ReducerWorkerTests {
-    static let topology = Topology(
-        name: "reducers",
-        coordinator: .init(clients: "inproc://clients", workers: "inproc://workers", events: "inproc://events"),
-        workers: [.init(name: "w")],
-        machines: [.init(name: "ledger", type: "Ledger", worker: "w", durability: .journal),
-                   .init(name: "ledgers", type: "Ledger", worker: "w", keyed: true, durability: .state),
-                   .init(name: "plain", type: "PlainLedger", worker: "w", durability: .state)],
-        heartbeat: .init(intervalMs: 100, timeoutMs: 5000),
-        durability: .init(snapshotEvery: 3)
-    )
+    static let topology = Topology.durableWorker("reducers", machines: [
+        .init(name: "ledger", type: "Ledger", worker: "w", durability: .journal),
+        .init(name: "ledgers", type: "Ledger", worker: "w", keyed: true, durability: .state),
+        .init(name: "plain", type: "PlainLedger", worker: "w", durability: .state),
+    ])
 
     struct Ledger: Codable, Equatable, Sendable {
         var total = 0
@@ -57,22 +52,11 @@ struct ReducerWorkerTests {
         })
     }
 
-    static func start(_ worker: InMemoryWorker, in cluster: InMemoryCluster) async throws {
-        await worker.start()
-        try await PoisonEventTests.started(worker, in: cluster)
-        for correlation in UInt64(1000)..<1100 {
-            let reply = try await PoisonEventTests.request(WireMessage(Header(.get, correlation: correlation), address: "ledger"),
-                                                           through: cluster, to: worker)
-            if reply.header.kind == .state { return }
-        }
-        Issue.record("worker \(worker.name) never answered a get: \(cluster.warnings)")
-    }
-
     @Test func theRegistrationsInitialStateStartsEachInstanceAndOnlyTheUsersStateIsSent() async throws {
         let cluster = InMemoryCluster(topology: Self.topology)
         let (worker, kill) = try Self.worker(MemoryMachineStore())
         defer { kill() }
-        try await Self.start(worker, in: cluster)
+        try await JournalWorkerTests.start(worker, in: cluster)
         #expect(try await JournalWorkerTests.add(2, to: "ledger", cluster, worker, correlation: 1) == #"{"entries":1,"total":1020}"#)
         #expect(try await JournalWorkerTests.add(2, to: "plain", cluster, worker, correlation: 2) == #"{"entries":1,"total":2}"#)
     }
@@ -81,7 +65,7 @@ struct ReducerWorkerTests {
         let cluster = InMemoryCluster(topology: Self.topology)
         let store = MemoryMachineStore()
         let (first, killFirst) = try Self.worker(store)
-        try await Self.start(first, in: cluster)
+        try await JournalWorkerTests.start(first, in: cluster)
         // `journal`: a record at 3 (snapshotEvery), event 4 in the journal after it.
         for (amount, correlation) in [(1, 1), (2, 2), (3, 3)] as [(Int, UInt64)] {
             _ = try await JournalWorkerTests.add(amount, to: "ledger", cluster, first, correlation: correlation)
@@ -95,7 +79,7 @@ struct ReducerWorkerTests {
 
         let (restarted, killRestarted) = try Self.worker(store)
         defer { killRestarted() }
-        try await Self.start(restarted, in: cluster)
+        try await JournalWorkerTests.start(restarted, in: cluster)
         // Each where it was, and reduced on by the registration's reducer and environment.
         #expect(try await JournalWorkerTests.add(1, to: "ledger", cluster, restarted, correlation: 7) == #"{"entries":5,"total":1110}"#)
         #expect(try await JournalWorkerTests.add(1, to: "ledgers/x", cluster, restarted, correlation: 8) == #"{"entries":2,"total":1060}"#)

@@ -119,3 +119,20 @@ extension InMemoryCluster {
         return done()
     }
 }
+
+extension Topology {
+    /// An in-memory topology of one worker `w` hosting `machines`, durable ones writing a
+    /// record every 3 events. Its heartbeat timeout is long: a test that pauses between pumps
+    /// (a loaded machine) must not find its worker silent, registering again and its requests
+    /// answered `worker-lost`.
+    static func durableWorker(_ name: String, machines: [MachineSpec]) -> Topology {
+        Topology(
+            name: name,
+            coordinator: .init(clients: "inproc://clients", workers: "inproc://workers", events: "inproc://events"),
+            workers: [.init(name: "w")],
+            machines: machines,
+            heartbeat: .init(intervalMs: 100, timeoutMs: 5000),
+            durability: .init(snapshotEvery: 3)
+        )
+    }
+}
