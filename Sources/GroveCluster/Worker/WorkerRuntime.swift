@@ -42,8 +42,11 @@ actor WorkerRuntime {
     let openStore: (@Sendable () throws(StoreError) -> any MachineStore)?
     /// Where durable instances are written; nil until a durable machine is placed here.
     var store: (any MachineStore)?
-    /// The stored instances still to bring back after the store opened.
-    var recovery = Recovery()
+    /// The stored instances still to bring back after the store opened. Asked after every
+    /// event of a batch whether the turn is over (``Recovery/turnIsOver``):
+    /// `@exclusivity(unchecked)` like `instances`, for the same reason; it is only read or
+    /// changed in place, never while another access to it is open.
+    @exclusivity(unchecked) var recovery = Recovery()
     /// How long one turn may bring stored instances back (``Recovery/turn``; tests shorten it).
     let recoveryTurn: Duration
     /// Received messages not yet decided: a turn that spent ``Recovery/turn`` bringing
