@@ -139,6 +139,8 @@ package final class EmbeddedLoop {
     ///   - socket: The socket it is a peer of.
     package func release(_ peer: [UInt8], on socket: SocketID) {
         heldBack[socket]?.remove(key(socket, peer))
+        // It reads again: its queue is tried now, not after the pause a blocked queue waits.
+        outboxes[socket].retrySoon(peer: key(socket, peer))
         finishTurn()
     }
 
@@ -243,7 +245,7 @@ package final class EmbeddedLoop {
     private func retryOutboxes() {
         for id in outboxes.indices where !outboxes[id].isEmpty {
             let before = outboxes[id].count
-            let failed = outboxes[id].retry { attempt(id, $0) }
+            let failed = outboxes[id].retry(now: now) { attempt(id, $0) }
             failures.append(contentsOf: failed.map { (id, $0.0, $0.1) })
             if outboxes[id].count < before, let delegate { delegate.drained(id, io: LoopIO(embedded: self)) }
         }

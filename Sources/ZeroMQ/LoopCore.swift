@@ -21,7 +21,20 @@ final class LoopCore: @unchecked Sendable {
     let executor: LoopExecutor
     /// Send failures waiting to be reported once the current callback returns.
     @exclusivity(unchecked) private var failures: [(SocketID, [[UInt8]], ZMQError)] = []
-    private var pendingTotal: Int { outboxes.reduce(0) { $0 + $1.count } }
+    /// How long the next poll may wait for outboxes: 1 ms while one moves (the zguide's
+    /// EAGAIN-and-retry), until the end of the shortest pause while every one waits for a peer
+    /// that takes nothing, `nil` while all are empty.
+    private func outboxWait(_ clock: ContinuousClock) -> Int? {
+        var wait: Int?
+        for outbox in outboxes {
+            switch outbox.due {
+            case .never: continue
+            case .nextTurn: return 1
+            case .at(let instant): wait = min(wait ?? .max, milliseconds(until: instant, clock))
+            }
+        }
+        return wait
+    }
     /// Where draining starts next time, so one busy socket cannot starve the others.
     @exclusivity(unchecked) private var firstToDrain = 0
     /// Set by ``replace(_:with:)``: the poll items must be rebuilt before the next poll.
@@ -90,10 +103,12 @@ final class LoopCore: @unchecked Sendable {
     }
 
     private func retryOutboxes() {
+        guard outboxes.contains(where: { !$0.isEmpty }) else { return }
+        let now = ContinuousClock.now
         for id in outboxes.indices where !outboxes[id].isEmpty {
             let socket = sockets[id]
             let before = outboxes[id].count
-            let failed = outboxes[id].retry { frames in
+            let failed = outboxes[id].retry(now: now) { frames in
                 do throws(ZMQError) {
                     return try socket.send(frames, dontWait: true) ? .sent : .wouldBlock
                 } catch {
@@ -143,7 +158,8 @@ final class LoopCore: @unchecked Sendable {
                 items = pollItems()
                 socketsReplaced = false
             }
-            let timeout = backlog || mailbox.hasCommands ? 0 : pendingTotal > 0 ? 1 : milliseconds(until: nextTick, clock)
+            let untilTick = milliseconds(until: nextTick, clock)
+            let timeout = backlog || mailbox.hasCommands ? 0 : min(outboxWait(clock) ?? untilTick, untilTick)
             if zmq_poll(&items, Int32(items.count), timeout) < 0 {
                 let code = zmq_errno()
                 if code == EINTR { continue }

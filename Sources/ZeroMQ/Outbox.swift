@@ -29,15 +29,31 @@ package struct Backlog: Sendable, Equatable {
 /// Messages a socket could not queue yet, retried in order. A ROUTER keeps one queue per peer
 /// (frame 0); other sockets one queue under the empty key. Each queue counts its bytes, so a
 /// caller can bound what one peer makes this process hold in bytes as well as in messages.
+///
+/// ZeroMQ does not say when one peer of a ROUTER can take more (its `POLLOUT` means "some peer
+/// can"), so a queue is retried on a schedule: every turn while it moves, and after an attempt
+/// in which nothing left, only after a pause that doubles from ``RetryPause/first`` up to
+/// ``RetryPause/longest`` until something leaves again. A peer that stopped reading thus costs
+/// a few attempts a second, not one per loop turn.
 struct Outbox {
     private struct Queue {
         var messages: Deque<[[UInt8]]> = []
         var bytes = 0
+        /// When the queue is tried again; `nil`: at the next retry.
+        var retryAt: ContinuousClock.Instant?
+        /// The pause after the last attempt in which nothing left; zero while the queue moves.
+        var pause: Duration = .zero
 
         mutating func append(_ frames: [[UInt8]], size: Int) {
             messages.append(frames)
             bytes += size
         }
+    }
+
+    /// The pauses between attempts for a queue whose peer takes nothing.
+    enum RetryPause {
+        static let first = Duration.milliseconds(1)
+        static let longest = Duration.milliseconds(64)
     }
 
     private let keyedByPeer: Bool
@@ -76,7 +92,10 @@ struct Outbox {
 
     mutating func enqueue(_ frames: [[UInt8]]) {
         let size = Self.size(of: frames)
-        queues[key(frames), default: Queue()].append(frames, size: size)
+        // A new queue is tried at the next turn; one that waits keeps its schedule.
+        let key = key(frames)
+        if queues[key] == nil { due = .nextTurn }
+        queues[key, default: Queue()].append(frames, size: size)
         count += 1
         byteCount += size
     }
@@ -85,18 +104,55 @@ struct Outbox {
         guard let dropped = queues.removeValue(forKey: keyedByPeer ? peer : []) else { return [] }
         count -= dropped.messages.count
         byteCount -= dropped.bytes
+        if count == 0 { due = .never }
         return Array(dropped.messages)
     }
 
-    /// Retries every queue from its head until a send would block. Messages that fail for another
-    /// reason are removed and returned.
-    mutating func retry(_ attempt: ([[UInt8]]) -> SendAttempt) -> [([[UInt8]], ZMQError)] {
+    /// When the next retry is due.
+    enum Due: Equatable {
+        /// Nothing waits.
+        case never
+        /// A queue moved, or just started: at the next loop turn.
+        case nextTurn
+        /// Every queue waits out a pause; the earliest ends then.
+        case at(ContinuousClock.Instant)
+    }
+
+    /// When ``retry(now:_:)`` has something to try.
+    private(set) var due = Due.never
+
+    /// Makes every queue (or only `peer`'s) due at the next retry, as when its peer is known to
+    /// read again.
+    mutating func retrySoon(peer: [UInt8]? = nil) {
+        guard count > 0 else { return }
+        var index = queues.values.startIndex
+        while index != queues.values.endIndex {
+            if peer == nil || queues.keys[index] == (keyedByPeer ? peer! : []) {
+                queues.values[index].retryAt = nil
+                queues.values[index].pause = .zero
+            }
+            queues.values.formIndex(after: &index)
+        }
+        due = .nextTurn
+    }
+
+    /// Retries each queue that is due at `now` from its head until a send would block (see the
+    /// schedule above). Messages that fail for another reason are removed and returned.
+    mutating func retry(now: ContinuousClock.Instant, _ attempt: ([[UInt8]]) -> SendAttempt) -> [([[UInt8]], ZMQError)] {
         var failures: [([[UInt8]], ZMQError)] = []
         var emptied = false
+        var moved = false
+        var earliest: ContinuousClock.Instant?
         // In place: a loop turn with a blocked peer (a client reading slower than it sends) makes
         // no copy of the keys and moves no queue out of the table and back.
         var index = queues.values.startIndex
         while index != queues.values.endIndex {
+            if let due = queues.values[index].retryAt, due > now {
+                earliest = min(earliest ?? due, due)
+                queues.values.formIndex(after: &index)
+                continue
+            }
+            var left = false
             drain: while let head = queues.values[index].messages.first {
                 switch attempt(head) {
                 case .sent:
@@ -111,11 +167,26 @@ struct Outbox {
                 queues.values[index].bytes -= size
                 count -= 1
                 byteCount -= size
+                left = true
             }
-            if queues.values[index].messages.isEmpty { emptied = true }
+            if queues.values[index].messages.isEmpty {
+                emptied = true
+            } else if left {
+                // It moves: at the next turn again.
+                queues.values[index].pause = .zero
+                queues.values[index].retryAt = nil
+                moved = true
+            } else {
+                let pause = queues.values[index].pause
+                queues.values[index].pause = pause == .zero ? RetryPause.first : min(pause * 2, RetryPause.longest)
+                let due = now.advanced(by: queues.values[index].pause)
+                queues.values[index].retryAt = due
+                earliest = min(earliest ?? due, due)
+            }
             queues.values.formIndex(after: &index)
         }
         if emptied { queues = queues.filter { !$0.value.messages.isEmpty } }
+        due = count == 0 ? .never : moved ? .nextTurn : earliest.map(Due.at) ?? .nextTurn
         return failures
     }
 

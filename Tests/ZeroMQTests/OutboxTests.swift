@@ -51,7 +51,7 @@ import Testing
         #expect(!outbox.isBlocked(for: [[3], [99]]))
 
         var attempts: [[[UInt8]]] = []
-        let failures = outbox.retry { frames in
+        let failures = outbox.retry(now: .now) { frames in
             attempts.append(frames)
             if frames[0] == [2] { return .failed(ZMQError(errno: EHOSTUNREACH, operation: "send")) }
             return frames[1] == [10] ? .sent : .wouldBlock
@@ -88,7 +88,7 @@ import Testing
 
         // The first of peer 1's leaves, the second waits; peer 2's fails.
         var first = true
-        _ = outbox.retry { frames in
+        _ = outbox.retry(now: .now) { frames in
             if frames[0] == [2] { return .failed(ZMQError(errno: EHOSTUNREACH, operation: "send")) }
             defer { first = false }
             return first ? .sent : .wouldBlock
@@ -109,5 +109,74 @@ import Testing
         #expect(outbox.isBlocked(for: [[3]]))
         #expect(outbox.drop(peer: []) == [[[1]], [[2]]])
         #expect(outbox.isEmpty)
+    }
+
+    /// A peer that takes nothing is tried after pauses that double up to the longest, not at
+    /// every turn; one that moves is tried at every turn; one known to read again at once.
+    @Test func aQueueThatDoesNotMoveIsTriedAfterGrowingPauses() {
+        var outbox = Outbox(keyedByPeer: true)
+        #expect(outbox.due == .never)
+        outbox.enqueue([[1], [10]])
+        outbox.enqueue([[1], [11]])
+        #expect(outbox.due == .nextTurn)
+        let start = ContinuousClock.now
+        var attempts = 0
+        func retry(at offset: Duration, taking: Int = 0) {
+            var left = taking
+            _ = outbox.retry(now: start + offset) { _ in
+                attempts += 1
+                guard left > 0 else { return .wouldBlock }
+                left -= 1
+                return .sent
+            }
+        }
+        retry(at: .zero)
+        #expect(attempts == 1)
+        #expect(outbox.due == .at(start + Outbox.RetryPause.first))
+        // Not due before its pause ends: no attempt at all.
+        retry(at: .microseconds(500))
+        #expect(attempts == 1)
+        retry(at: .milliseconds(1))
+        #expect(attempts == 2)
+        #expect(outbox.due == .at(start + .milliseconds(3)))
+        var offset = Duration.milliseconds(3)
+        for _ in 0..<10 {
+            retry(at: offset)
+            guard case .at(let next) = outbox.due else { Issue.record("expected a pause, got \(outbox.due)"); return }
+            offset = next - start
+        }
+        #expect(attempts == 12)
+        retry(at: offset)
+        #expect(outbox.due == .at(start + offset + Outbox.RetryPause.longest))
+        // It moves (one left, the next would block): at every turn from now on.
+        retry(at: offset + Outbox.RetryPause.longest, taking: 1)
+        #expect(outbox.due == .nextTurn)
+        #expect(outbox.count == 1)
+        retry(at: offset + Outbox.RetryPause.longest)
+        guard case .at = outbox.due else { Issue.record("expected a pause again, got \(outbox.due)"); return }
+        // Its peer reads again: tried at the next turn.
+        outbox.retrySoon(peer: [1])
+        #expect(outbox.due == .nextTurn)
+        retry(at: offset + Outbox.RetryPause.longest, taking: 1)
+        #expect(outbox.isEmpty)
+        #expect(outbox.due == .never)
+    }
+
+    /// A new peer's queue is tried at the next turn even while another's waits out a pause.
+    @Test func aNewPeersQueueDoesNotWaitForAnothersPause() {
+        var outbox = Outbox(keyedByPeer: true)
+        outbox.enqueue([[1], [10]])
+        let start = ContinuousClock.now
+        _ = outbox.retry(now: start) { _ in .wouldBlock }
+        guard case .at = outbox.due else { Issue.record("expected a pause, got \(outbox.due)"); return }
+        outbox.enqueue([[2], [20]])
+        #expect(outbox.due == .nextTurn)
+        var tried: [[UInt8]] = []
+        _ = outbox.retry(now: start) { frames in
+            tried.append(frames[0])
+            return .sent
+        }
+        #expect(tried == [[2]])
+        #expect(outbox.pending(peer: [1]) == 1)
     }
 }

@@ -29,11 +29,14 @@ extension CoordinatorCore {
     mutating func owesBusy(to client: [UInt8], correlation: UInt64, address: UnsafeRawBufferPointer,
                            backlog: ClientBacklog) -> [CoordinatorAction]? {
         guard backlog.messages > 0 || !clientLedger.owed.isEmpty else { return nil }
-        let owed = clientLedger.owed[client]
-        guard let limit = Self.clientLimit(reachedBy: backlog, owed: owed?.count ?? 0, queues: topology.queues) else { return nil }
+        // Only the count is read: a copy of the entry held across the `owe` below would make that
+        // mutation copy the client's whole ledger, once per request (quadratic in the busies owed,
+        // and the coordinator's loop stalled past its workers' heartbeat timeout).
+        let owedCount = clientLedger.owed[client]?.count
+        guard let limit = Self.clientLimit(reachedBy: backlog, owed: owedCount ?? 0, queues: topology.queues) else { return nil }
         clientLedger.owed[client, default: OwedBusies()]
             .owe(address: String(decoding: address, as: UTF8.self), correlation: correlation, limit: limit)
-        guard owed == nil else { return [] }
+        guard owedCount == nil else { return [] }
         let queues = topology.queues
         return [.warn("a client is not reading its replies (\(backlog.messages) waiting, \(backlog.bytes) bytes; queues.clientOutbox "
                       + "\(queues.clientOutbox), queues.clientOutboxBytes \(queues.clientOutboxBytes)): its requests are answered "

@@ -50,10 +50,9 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
     func withCore<T>(_ body: (inout CoordinatorCore) -> T) -> T { body(&core) }
 
     func received(_ batch: [Inbound], io: LoopIO) {
-        defer {
-            releaseBusies(io: io)
-            flush(io: io)
-        }
+        // Busies owed are offered when a client's outbox shrank (`drained`) and at ticks, not
+        // after every batch: a client that reads nothing costs no work per turn.
+        defer { flush(io: io) }
         for inbound in batch {
             guard let identity = inbound.frames.first else { continue }
             let rest = inbound.frames.dropFirst()
