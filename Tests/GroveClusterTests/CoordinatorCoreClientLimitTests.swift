@@ -152,4 +152,34 @@ struct CoordinatorCoreClientLimitTests {
         _ = fixture.core.lose("edge", reason: "test", cause: .exited)
         #expect(fixture.core.inFlightBytes[edge] == 0)
     }
+
+    /// A client whose replies wait unread fills at most half of a worker's queue: the other half
+    /// stays for clients that read (issue 34: a slow client never costs anyone else's requests).
+    @Test func aClientThatDoesNotReadFillsAtMostHalfAWorkersQueue() throws {
+        var fixture = Self.fixture(clientOutbox: 1000)
+        let edge = fixture.core.number(of: "edge")
+        let waiting = ClientBacklog(messages: 1, bytes: 100)
+        for correlation in 1...50 as ClosedRange<UInt64> {
+            guard case .forward = Self.decide(&fixture.core, "slow", Self.get(correlation), backlog: waiting) else {
+                Issue.record("request \(correlation) of the slow client is within its half")
+                return
+            }
+        }
+        #expect(fixture.core.inFlight[edge] == 50)
+        guard case .act(let actions) = Self.decide(&fixture.core, "slow", Self.get(51), backlog: waiting) else {
+            Issue.record("the 51st request of a slow client is refused")
+            return
+        }
+        let refused = try errorReply(in: actions, to: "slow", correlation: 51)
+        #expect(refused.code == .busy)
+        #expect(refused.message.contains("half") && refused.message.contains("queues.workerOutbox"), "\(refused.message)")
+        // A client that reads still gets the other half.
+        for correlation in 1...50 as ClosedRange<UInt64> {
+            guard case .forward = Self.decide(&fixture.core, "reader", Self.get(correlation), backlog: .empty) else {
+                Issue.record("request \(correlation) of a client that reads is served")
+                return
+            }
+        }
+        #expect(fixture.core.inFlight[edge] == 100)
+    }
 }

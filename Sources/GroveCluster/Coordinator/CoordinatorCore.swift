@@ -222,7 +222,7 @@ struct CoordinatorCore {
                 return refuse(refusal)
             }
             switch route(from: identity, correlation: correlation, address: address, spawns: request.kind == .event,
-                         bytes: request.addressBytes.count + request.payloadCount) {
+                         bytes: request.addressBytes.count + request.payloadCount, readsSlowly: backlog.messages > 0) {
             case .success(let (worker, id)): return .forward(worker: worker, id: id)
             case .failure(let error): return refuse(error)
             }
@@ -253,8 +253,9 @@ struct CoordinatorCore {
     ///   - spawns: Whether the request spawns a keyed instance (an event does; get, stop,
     ///     restart and cancel do not, so they are not listed as instances).
     ///   - bytes: The request's address and payload bytes.
+    ///   - readsSlowly: Whether replies to this client wait unread (``workerBusy(_:adding:address:readsSlowly:)``).
     mutating func route(from identity: [UInt8], correlation: UInt64, address: String,
-                        spawns: Bool, bytes: Int = 0) -> Result<(worker: Int, id: UInt64), WireError> {
+                        spawns: Bool, bytes: Int = 0, readsSlowly: Bool = false) -> Result<(worker: Int, id: UInt64), WireError> {
         let worker: Int
         if resolvedAt != registrations {
             resolved.removeAll(keepingCapacity: true)
@@ -278,7 +279,7 @@ struct CoordinatorCore {
             resolved[address] = (worker, spawns)
             if spawns { noteInstance(address) }
         }
-        if let refusal = workerBusy(worker, adding: bytes, address: address) { return .failure(refusal) }
+        if let refusal = workerBusy(worker, adding: bytes, address: address, readsSlowly: readsSlowly) { return .failure(refusal) }
         let id = takeID()
         track(id, Pending(origin: .client(identity, correlation), worker: worker, address: address, bytes: bytes))
         return .success((worker, id))
