@@ -245,7 +245,7 @@ extension AuthFlow.State: Redacting {
     /// stay, and so does an empty field, so a form can still show what is left to type.
     public var redacted: Self {
         var copy = self
-        func hidden(_ secret: String) -> String { secret.isEmpty ? "" : Redaction.placeholder }
+        let hidden = Redaction.hiding
         switch step {
         case .enteringCredentials(let email, let password):
             copy.step = .enteringCredentials(email: email, password: hidden(password))
@@ -266,7 +266,7 @@ extension AuthFlow.Event: Redacting {
     /// The event with the password, the two-factor token and the code replaced by
     /// ``Redaction/placeholder``: what an audit log writes. An empty field stays empty.
     public var redacted: Self {
-        func hidden(_ secret: String) -> String { secret.isEmpty ? "" : Redaction.placeholder }
+        let hidden = Redaction.hiding
         switch self {
         case .updatePassword(let password): return .updatePassword(hidden(password))
         case .updateTwoFactorCode(let code): return .updateTwoFactorCode(hidden(code))

@@ -41,5 +41,29 @@ extension EndToEnd {
                 }
             }
         }
+
+        /// Issue 34, attack 6: the default topology's `login` (LoginFlow, durable, here audited)
+        /// printed the typed password to `fsm-send state login`. Now its replies, its
+        /// publications, the coordinator's snapshot and its audit lines show `<redacted>`.
+        @Test func theDefaultTopologysLoginKeepsThePasswordIn() async throws {
+            let topology = TopologyFile(
+                name: "login-secrets", transport: .ipc, workers: [.init(name: "main")],
+                machines: [.init(name: "login", type: "LoginFlow", worker: "main", durability: "state", audit: true)],
+                audit: #"{ "directory": "audit", "states": true }"#)
+            try await withCluster(topology) { cluster in
+                let watcher = try await cluster.watch(["state:login"])
+                try await cluster.send("login", "startLogin")
+                let typed = try await cluster.send("login", #"{"updatePassword":{"_0":"\#(Self.password)"}}"#)
+                #expect(typed["enteringCredentials"]?["password"] == .string("<redacted>"), "\(typed)")
+                let read = try await cluster.fsmSend(["state", "login"])
+                #expect(read.status == 0 && read.stdout.contains("<redacted>") && !read.stdout.contains(Self.password), "\(read)")
+                try await watcher.waitFor("the typing step") { $0.topic == "state:login" && "\($0.payload)".contains("<redacted>") }
+                #expect(!watcher.process.stdout.contains(Self.password), "published:\n\(watcher.process.stdout)")
+                let snapshot = try await WatcherGapTests.snapshot(of: "state:login", at: cluster.clients)
+                #expect(snapshot != nil && !"\(snapshot!)".contains(Self.password) && "\(snapshot!)".contains("<redacted>"), "\(String(describing: snapshot))")
+                let audit = try String(contentsOf: cluster.directory.appendingPathComponent("audit/main.jsonl"), encoding: .utf8)
+                #expect(audit.contains("updatePassword") && !audit.contains(Self.password), "\(audit)")
+            }
+        }
     }
 }

@@ -29,3 +29,15 @@ extension AwaitingState: Codable where S: Codable, E: Codable {
         case current = "state", inTransition, waiting, started
     }
 }
+
+extension AwaitingState: Redacting {
+    /// Secrets of the user's state, and of the events in transition and waiting, when their
+    /// types adopt ``Redacting``.
+    public static var holdsSecrets: Bool { Redaction.applies(to: S.self) || Redaction.applies(to: E.self) }
+
+    /// The user's state and the events redacted; the run count as it is.
+    public var redacted: Self {
+        AwaitingState(Redaction.redact(current), inTransition: inTransition.map(Redaction.redact),
+                      waiting: waiting.map(Redaction.redact), started: started)
+    }
+}

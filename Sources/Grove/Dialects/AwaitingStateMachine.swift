@@ -137,3 +137,23 @@ public enum AwaitingStep<S: Sendable, E: Sendable>: Sendable {
     /// A host restored the machine with a transition running: run it again.
     case restarted
 }
+
+extension AwaitingStep: Redacting {
+    /// Secrets of the program's events and of the states its transitions commit, when their
+    /// types adopt ``Redacting``.
+    public static var holdsSecrets: Bool { Redaction.applies(to: S.self) || Redaction.applies(to: E.self) }
+
+    /// The event, and a committed transition's new state, redacted.
+    public var redacted: Self {
+        switch self {
+        case .event(let event):
+            return .event(Redaction.redact(event))
+        case .transitioned(.newState(let next, let output), let event, let run):
+            return .transitioned(.newState(Redaction.redact(next), output: output), event: Redaction.redact(event), run: run)
+        case .transitioned(.sameState(let output), let event, let run):
+            return .transitioned(.sameState(output: output), event: Redaction.redact(event), run: run)
+        case .restarted:
+            return .restarted
+        }
+    }
+}

@@ -139,6 +139,19 @@ public enum IOMachine<F: IOStateMachine>: Machine {
     public static func isTerminal(_ state: F.State) -> Bool { F.isTerminal(state) }
 }
 
+extension IOMachine.Event: Redacting {
+    /// Secrets of the feature's inputs and IO results, when their types adopt ``Redacting``.
+    public static var holdsSecrets: Bool { Redaction.applies(to: F.Input.self) || Redaction.applies(to: F.IOResult.self) }
+
+    /// The input or the result, redacted.
+    public var redacted: Self {
+        switch self {
+        case .input(let input): .input(Redaction.redact(input))
+        case .ioResult(let result): .ioResult(Redaction.redact(result))
+        }
+    }
+}
+
 extension IOMachine.Event: Equatable where F.Input: Equatable, F.IOResult: Equatable {}
 extension IOMachine.Event: Hashable where F.Input: Hashable, F.IOResult: Hashable {}
 extension IOMachine.Event: Codable where F.Input: Codable, F.IOResult: Codable {}

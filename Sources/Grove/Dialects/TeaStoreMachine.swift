@@ -49,6 +49,14 @@ package enum TeaStoreMachine<S: Sendable, A: Sendable>: Machine {
     }
 }
 
+extension TeaStoreMachine.State: Redacting {
+    /// Secrets of the user's state, when its type adopts ``Redacting``.
+    package static var holdsSecrets: Bool { Redaction.applies(to: S.self) }
+
+    /// The user's state redacted, with the same reducer.
+    package var redacted: Self { Self(current: Redaction.redact(current), reduce: reduce) }
+}
+
 /// The reducer a ``TeaStoreMachine`` state decodes with: bound by a worker's registration while
 /// it decodes a stored record, so that no process-wide registry of reducers is needed.
 package enum TeaReducerBinding {

@@ -54,21 +54,12 @@ final class AuditTrail<M: Machine>: Sendable where M.State: Encodable, M.Event: 
 
     func line(event: M.Event, origin: EventOrigin, before: String, after: String, state: M.State) -> AuditLine {
         AuditLine(time: AuditTime.format(Date()), worker: worker, address: address, origin: origin.description,
-                  event: Self.json(AuditRedaction.shown(event)), before: before, after: after,
-                  state: carriesStates ? Self.json(AuditRedaction.shown(state)) : nil)
+                  event: Self.json(Redaction.redact(event)), before: before, after: after,
+                  state: carriesStates ? Self.json(Redaction.redact(state)) : nil)
     }
 
     /// `value` as GroveWire's JSON; `null` when it does not encode (the line is still written).
     static func json(_ value: some Encodable) -> [UInt8] {
         (try? WireJSON.encode(value)) ?? Array("null".utf8)
-    }
-}
-
-/// What of a value may be written to an audit log.
-enum AuditRedaction {
-    /// `value`'s ``Redacting/redacted`` form when its type adopts `Redacting`, else itself.
-    static func shown<T>(_ value: T) -> T {
-        guard let secretive = value as? any Redacting, let redacted = secretive.redacted as? T else { return value }
-        return redacted
     }
 }

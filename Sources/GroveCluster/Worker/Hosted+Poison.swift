@@ -38,10 +38,11 @@ extension RecordedRun.Origin {
 }
 
 extension Factory {
-    /// The event of a dead letter as JSON, for people; nil when it does not decode as this
-    /// type's event (the type changed since).
-    func json(ofEvent event: [UInt8], binary: Bool) -> JSONValue? {
-        guard let decoded = decode(event, binary: binary), let json = try? WireJSON.encode(decoded) else { return nil }
+    /// The event of a dead letter as JSON; nil when it does not decode as this type's event
+    /// (the type changed since). `redacted` for people (a listing): its ``Redacting`` form.
+    func json(ofEvent event: [UInt8], binary: Bool, redacted: Bool) -> JSONValue? {
+        guard let decoded = decode(event, binary: binary),
+              let json = try? WireJSON.encode(redacted ? Redaction.redact(decoded) : decoded) else { return nil }
         return try? JSONValue(parsing: Data(json))
     }
 

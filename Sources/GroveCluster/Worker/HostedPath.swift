@@ -54,7 +54,7 @@ final class HostedPath<M: Machine>: Sendable {
 
     @inlinable
     init() where M.Event: Codable, M.State: Codable {
-        let redacts = M.State.self is any Redacting.Type
+        let redacts = Redaction.applies(to: M.State.self)
         self.redacts = redacts
         send = { host, event throws(HostError) in try host.send(event) }
         sendReplying = { host, event, token throws(HostError) in try host.send(event, replyToken: token) }
@@ -104,8 +104,5 @@ final class HostedPath<M: Machine>: Sendable {
     /// What of `state` may leave the worker: its ``Redacting/redacted`` form when it has
     /// secrets, else itself.
     @inlinable
-    static func shown(_ state: M.State) -> M.State {
-        guard let secretive = state as? any Redacting, let redacted = secretive.redacted as? M.State else { return state }
-        return redacted
-    }
+    static func shown(_ state: M.State) -> M.State { Redaction.redact(state) }
 }

@@ -63,8 +63,8 @@ protocol HostedMachineFactory: Sendable {
               durable: DurableStart?) throws(WireError) -> any HostedMachine
     /// Why a JSON event does not decode as the type's event, or nil when it does.
     func check(event json: [UInt8], address: String) -> WireError?
-    /// A dead letter's event as JSON, for people; nil when it does not decode.
-    func json(ofEvent event: [UInt8], binary: Bool) -> JSONValue?
+    /// A dead letter's event as JSON (`redacted` for people); nil when it does not decode.
+    func json(ofEvent event: [UInt8], binary: Bool, redacted: Bool) -> JSONValue?
     /// A stored record without the event `identity` (``RecordedRun/identity``) names; nil
     /// when the record holds no such event. For an event of the machine's work
     /// (`fromWork`) that the record does not hold, the record with its re-issued io turned

@@ -168,7 +168,8 @@ extension WorkerRuntime {
             case .list:
                 let letters = try store?.deadLetters() ?? []
                 let list = DeadLetterList(worker: link.worker, deadLetters: letters.map { letter in
-                    let event = factory(for: letter.type)?.json(ofEvent: letter.event, binary: letter.binary)
+                    // For people: a password in the event stays in the worker's store.
+                    let event = factory(for: letter.type)?.json(ofEvent: letter.event, binary: letter.binary, redacted: true)
                         ?? .string("(\(letter.event.count) bytes that do not decode as a \(letter.type) event)")
                     return DeadLetterList.Letter(id: letter.id ?? 0, address: letter.address, type: letter.type, event: event,
                                                  error: letter.error, crashes: letter.crashes, time: letter.time)
@@ -189,7 +190,7 @@ extension WorkerRuntime {
                     link.send(.accepted, correlation: correlation, address: address)
                 } else {
                     // As JSON, so that the state comes back as JSON, as any admin's request's does.
-                    guard let event = factory(for: letter.type)?.json(ofEvent: letter.event, binary: letter.binary) else {
+                    guard let event = factory(for: letter.type)?.json(ofEvent: letter.event, binary: letter.binary, redacted: false) else {
                         return fail(WireError(.undecodableEvent, "dead letter \(link.worker):\(id) no longer decodes as a \(letter.type) event; "
                             + "it was removed", address: letter.address))
                     }
