@@ -227,7 +227,8 @@ struct CoordinatorCoreAuthorityTests {
         #expect(logged.count == 3, "one line per worker and kind: \(logged)")
         let secretFree = logged.allSatisfy { !$0.contains("hunter2") }
         #expect(secretFree, "never a payload")
-        #expect(logged[0].contains("state-changed") && logged[0].contains("data-1") && logged[0].contains(#""auth""#))
+        let first = logged.first ?? ""
+        #expect(first.contains("state-changed") && first.contains("data-1") && first.contains(#""auth""#), "\(logged)")
 
         // The window ends: the three refusals not logged are counted in one line, then forgotten.
         // (The workers, silent meanwhile, are lost too: their lines are not the refusals'.)
