@@ -107,7 +107,8 @@ extension FSMSend {
                 let snapshot = try client.snapshot(prefixes: prefixes)
                 let entries = watcher.apply(snapshot)
                 for entry in entries {
-                    let address = entry.payload.objectValue?["address"]?.stringValue ?? String(entry.topic.dropFirst("state:".count))
+                    // From the topic, which the coordinator vouches for, as a live line's address is.
+                    let address = String(entry.topic.dropFirst("state:".count))
                     emit(["topic": .string(entry.topic), "kind": .string("snapshot"), "address": .string(address),
                           "sequence": .integer(Int64(entry.sequence)), "payload": entry.payload])
                 }

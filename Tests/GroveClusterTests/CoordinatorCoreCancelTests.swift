@@ -64,8 +64,12 @@ struct CoordinatorCoreCancelTests {
         let call = try fixture.startedCall(7)
         _ = fixture.fromWorker("edge", WireMessage(Header(.ioCancel, correlation: 7), address: "loader"))
         let stranger = call.target == "data-1" ? "data-2" : "data-1"
-        #expect(fixture.fromWorker(stranger, try cancelAnswer(call.id, IOCancelAnswer(task: .ended))) == [])
-        #expect(fixture.fromWorker("edge", try cancelAnswer(call.id, IOCancelAnswer(task: .ended))) == [])
+        // Refused, each sender told why (issue 34); nothing published, the call still cancelling.
+        for sender in [stranger, "edge"] {
+            let refused = fixture.fromWorker(sender, try cancelAnswer(call.id, IOCancelAnswer(task: .ended)))
+            let told = refused.compactMap(\.sentToWorker).map(\.worker)
+            #expect(told == [sender] && refused.compactMap(\.published).isEmpty, "\(refused)")
+        }
         // An answer for a call never cancelled is ignored too.
         let running = try fixture.startedCall(9)
         #expect(fixture.fromWorker(running.target, try cancelAnswer(running.id, IOCancelAnswer(task: .ended))) == [])

@@ -126,6 +126,59 @@ struct CoordinatorCoreIncarnationTests {
         #expect(beat.message.payload.isEmpty, "nothing to name")
     }
 
+    // MARK: - (b') the coordinator decides which is newer
+
+    /// A fixture whose coordinator's wall clock reads 1,000,000 ms at `t0`.
+    static func clocked() -> CoreFixture {
+        var fixture = CoreFixture()
+        fixture.core = CoordinatorCore(topology: CoreFixture.topology, eventsEndpoint: "inproc://events",
+                                       wallClock: CoordinatorWallClock(instant: fixture.t0, millisecondsSince1970: 1_000_000))
+        return fixture
+    }
+
+    @Test func aStartClaimedInTheFutureCountsAsTheArrivalSoTheNextProcessReplacesIt() throws {
+        var fixture = Self.clocked()
+        fixture.register("data-1", "data-2")
+        // Registered at 1,000,000 on the coordinator's clock, claiming a start ten years on.
+        let future: Int64 = 1_000_000 + 10 * 365 * 86_400_000
+        #expect(try welcome(in: fixture.register(Self.edge(0xF, startedAtMs: future, pid: 666))) != nil)
+        #expect(fixture.core.incarnations["edge"]?.current?.startedAtMs == 1_000_000, "clamped to its arrival")
+        // A process started after it came replaces it, as any newer process does.
+        let next = fixture.register(Self.edge(0xB, startedAtMs: 1_000_500, pid: 102), after: .seconds(1))
+        #expect(try welcome(in: next) != nil, "\(next)")
+        #expect(next.contains(.lost(worker: "edge", cause: .registeredAgain, pid: 666)))
+        #expect(fixture.core.workers["edge"]?.pid == 102)
+        // And the one that claimed the future is refused should it come back.
+        #expect(try superseded(in: fixture.register(Self.edge(0xF, startedAtMs: future, pid: 666), after: .seconds(2))) != nil)
+    }
+
+    @Test func theSameProcessComingBackKeepsTheStartItWasFirstGiven() throws {
+        var fixture = Self.clocked()
+        fixture.register("data-1", "data-2")
+        let future: Int64 = 9_000_000_000
+        _ = fixture.register(Self.edge(0xF, startedAtMs: future, pid: 666))
+        // It comes back ten seconds later: welcomed, still started at its first arrival.
+        #expect(try welcome(in: fixture.register(Self.edge(0xF, startedAtMs: future, pid: 666), after: .seconds(10))) != nil)
+        #expect(fixture.core.incarnations["edge"]?.current?.startedAtMs == 1_000_000)
+        // So a process started in between is newer.
+        #expect(try welcome(in: fixture.register(Self.edge(0xB, startedAtMs: 1_005_000, pid: 102), after: .seconds(11))) != nil)
+    }
+
+    @Test func aStartInThePastIsTakenAsClaimed() throws {
+        var fixture = Self.clocked()
+        _ = fixture.register(Self.edge(0xB, startedAtMs: 900_000, pid: 102))
+        #expect(fixture.core.incarnations["edge"]?.current?.startedAtMs == 900_000)
+        // An older process (stopped, then continued) never displaces it.
+        #expect(try superseded(in: fixture.register(Self.edge(0xA, startedAtMs: 800_000))) != nil)
+    }
+
+    @Test func theWallClockIsReadOffTheMonotonicOne() {
+        let t0 = ContinuousClock.now
+        let clock = CoordinatorWallClock(instant: t0, millisecondsSince1970: 5_000)
+        #expect(clock.milliseconds(at: t0 + .milliseconds(1_234)) == 6_234)
+        #expect(clock.milliseconds(at: t0 - .seconds(2)) == 3_000)
+    }
+
     // MARK: - (c) the same process registering again
 
     @Test func theSameIncarnationComesBackAndItsRepliesToRequestsAnsweredWorkerLostAreDropped() throws {

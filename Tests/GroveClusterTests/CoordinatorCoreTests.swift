@@ -91,8 +91,14 @@ struct CoreFixture {
 }
 
 extension CoordinatorAction {
+    /// A message to a worker: to its registered process, or to a connection by routing id (the
+    /// fixture's workers connect under their names).
     var sentToWorker: (worker: String, message: WireMessage)? {
-        if case .toWorker(let worker, let message) = self { (worker, message) } else { nil }
+        switch self {
+        case .toWorker(let worker, let message): (worker, message)
+        case .toPeer(let peer, let message): (String(decoding: peer, as: UTF8.self), message)
+        case .toClient, .publish, .lost, .warn, .dropQueued: nil
+        }
     }
 
     var sentToClient: (client: String, message: WireMessage)? {

@@ -7,9 +7,9 @@ import ZeroMQ
 /// pure log, then through the real driver on an `EmbeddedLoop`.
 @Suite("PublicationLog: numbers and snapshots")
 struct PublicationLogTests {
-    static func change(_ address: String, _ count: Int) -> WireMessage {
+    static func change(_ address: String, _ count: Int, worker: String = "data-1") -> WireMessage {
         WireMessage(Header(.stateChanged), address: address,
-                    payload: Array(#"{"address":"\#(address)","worker":"data-1","state":{"count":\#(count)}}"#.utf8))
+                    payload: Array(#"{"address":"\#(address)","worker":"\#(worker)","state":{"count":\#(count)}}"#.utf8))
     }
 
     static func sequence(of message: WireMessage) -> PublicationSequence? {
@@ -95,7 +95,7 @@ struct PublicationLogTests {
         cluster.registerAll()
         let key = cluster.counterKey(on: "data-1")
         cluster.fromWorkers((0..<3).map { ("data-1", Self.change("counter/\(key)", $0)) })
-        cluster.fromWorker("edge", Self.change("auth", 0))
+        cluster.fromWorker("edge", Self.change("auth", 0, worker: "edge"))
         let published = cluster.published().filter { $0.topic.hasPrefix("state:") }
         #expect(published.map(\.topic) == ["state:counter/\(key)", "state:counter/\(key)", "state:counter/\(key)", "state:auth"])
         #expect(published.compactMap { Self.sequence(of: $0.message)?.number } == [1, 2, 3, 1])

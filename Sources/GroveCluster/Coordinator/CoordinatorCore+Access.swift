@@ -1,24 +1,25 @@
 import GroveWire
 
 extension Topology.Role {
-    /// The role a client request needs; `nil` for kinds clients may not send at all (refused
-    /// as such by ``CoordinatorCore/decide(client:_:as:)``).
+    /// The role a client request needs, from the table of message kinds
+    /// (``MessageKind/authority``); `nil` for kinds clients may not send at all (refused as
+    /// such by ``CoordinatorCore/decide(client:_:as:backlog:)``) and for batches, whose
+    /// envelopes are checked one by one.
     static func needed(for kind: MessageKind) -> Topology.Role? {
-        switch kind {
-        case .event, .echo: .send
-        case .get, .list, .snapshot: .read
-        case .stop, .cancel, .restart, .deadLetters: .admin
-        case .batch, .state, .accepted, .error, .listing, .deadLetterList, .states, .register, .welcome, .heartbeat, .observe, .instances,
-             .ioRequest, .ioResult, .ioCancel, .ioCancelled, .stateChanged, .effect, .worker, .output, .machine: nil
-        }
+        guard case .role(let role, _)? = kind.authority.client else { return nil }
+        return role
     }
 }
 
 extension CoordinatorCore {
     /// Why `principal` may not send a `kind` request for `address` (`nil` for `list`), or `nil`
-    /// when it may. A `list` needs `read` over every machine, since it names them all.
+    /// when it may: the role and its scope come from the table of message kinds
+    /// (``MessageKind/authority``). A `list` needs `read` over every machine, since it names them all.
     static func forbidden(_ kind: MessageKind, address: String?, for principal: Gatekeeper.Principal?) -> WireError? {
-        guard let role = Topology.Role.needed(for: kind) else { return nil }
+        guard case .role(let role, let scope)? = kind.authority.client else { return nil }
+        // What the role must cover comes from the table too: a grant limited to some machines
+        // never covers a request over every machine, whatever address it carries.
+        let address = scope == .everyMachine ? nil : address
         let grants: [Topology.ClientGrant]
         switch principal {
         case .trusted: return nil

@@ -56,18 +56,49 @@ struct Incarnations {
     }
 }
 
+/// The coordinator's wall clock, read off its monotonic one from one reading of both: a pure
+/// core reads no clock, and a wall clock set back or forward while it runs moves nothing here.
+struct CoordinatorWallClock: Sendable, Equatable {
+    /// An instant of the monotonic clock…
+    let instant: ContinuousClock.Instant
+    /// …and the wall clock then, in milliseconds since 1970.
+    let millisecondsSince1970: Int64
+
+    /// Both clocks, now.
+    static var now: CoordinatorWallClock {
+        CoordinatorWallClock(instant: .now, millisecondsSince1970: Int64((Date().timeIntervalSince1970 * 1000).rounded()))
+    }
+
+    /// The wall clock at `instant`, in milliseconds since 1970.
+    func milliseconds(at instant: ContinuousClock.Instant) -> Int64 {
+        let elapsed = (instant - self.instant).components
+        return millisecondsSince1970 + elapsed.seconds * 1000 + elapsed.attoseconds / 1_000_000_000_000_000
+    }
+}
+
 extension CoordinatorCore {
     /// Checks a registration's incarnation against the processes seen under its name: nil when
-    /// it may register (noted as the current one), else the refusal to send, `superseded`,
-    /// logged once per refused incarnation with both incarnations. A registration without an
-    /// incarnation (an older worker) registers as before and clears what was known.
-    mutating func admitIncarnation(_ name: String, _ registration: Registration, correlation: UInt64) -> [CoordinatorAction]? {
+    /// it may register (noted as the current one), else the refusal to send to connection
+    /// `identity`, `superseded`, logged once per refused incarnation with both incarnations. A
+    /// registration without an incarnation (an older worker) registers as before and clears what
+    /// was known.
+    ///
+    /// The coordinator decides which process is newer, not the worker: a start time later than
+    /// the registration's arrival (`now`, on this coordinator's clock) counts as that arrival, so
+    /// a process that claims to start in the future is newer than none started after it came,
+    /// and is replaced by the next one, as any process is.
+    mutating func admitIncarnation(_ name: String, _ registration: Registration, on identity: [UInt8], correlation: UInt64,
+                                   now: ContinuousClock.Instant) -> [CoordinatorAction]? {
         guard let id = registration.incarnation else {
             incarnations[name] = nil
             return nil
         }
-        let process = Incarnations.Process(id: id, startedAtMs: registration.startedAtMs ?? 0, pid: registration.pid)
         var known = incarnations[name] ?? Incarnations()
+        // The same process coming back keeps the start it was first given: clamped again at its
+        // later arrival, it would turn newer than processes started in between.
+        let started = known.current.flatMap { $0.id == id ? $0.startedAtMs : nil }
+            ?? min(registration.startedAtMs ?? 0, wallClock.milliseconds(at: now))
+        let process = Incarnations.Process(id: id, startedAtMs: started, pid: registration.pid)
         switch known.verdict(on: process) {
         case .admitted, .replaces:
             known.register(process)
@@ -86,7 +117,7 @@ extension CoordinatorCore {
                     + "\(why); told it to stop"))
                 incarnations[name] = known
             }
-            actions.append(.toWorker(name, Self.errorMessage(WireError(.superseded, text), correlation: correlation)))
+            actions.append(.toPeer(identity, Self.errorMessage(WireError(.superseded, text), correlation: correlation)))
             return actions
         }
     }
@@ -98,9 +129,11 @@ extension CoordinatorCore {
         WireMessage(Header(.heartbeat), address: worker, payload: incarnations[worker]?.heartbeat ?? [])
     }
 
-    /// `instances` from a worker: the keyed instances it hosts, listed at once. An address the
-    /// topology does not place on that worker is not listed, and is logged.
-    mutating func noteReported(_ message: WireMessage, from worker: String) -> [CoordinatorAction] {
+    /// `instances` from worker number `number`: the keyed instances it hosts, listed at once. An
+    /// address the topology does not place on that worker is not listed: the worker is answered
+    /// `forbidden` naming them, and the refusal is logged (rate-limited, `+Authority.swift`).
+    mutating func noteReported(_ message: WireMessage, from number: Int) -> [CoordinatorAction] {
+        let worker = workerNames[number]
         guard let report = try? WireJSON.decode(InstancesReport.self, from: message.payload, code: .malformedFrame) else {
             return [.warn("worker \(worker) sent an instances report that does not decode; is it the same Grove version?")]
         }
@@ -115,7 +148,7 @@ extension CoordinatorCore {
             keyedInstances[spec.name, default: []].insert(address)
         }
         guard !strays.isEmpty else { return [] }
-        return [.warn("worker \(worker) reported \(strays.count) keyed instance(s) the topology does not place on it, "
-            + "not listed: \(strays.prefix(5).joined(separator: ", "))\(strays.count > 5 ? ", …" : "")")]
+        return refuse(message, from: number, "it reported \(strays.count) keyed instance(s) the topology does not place on it, "
+            + "not listed: \(strays.prefix(5).map(Self.shown).joined(separator: ", "))\(strays.count > 5 ? ", …" : "")")
     }
 }

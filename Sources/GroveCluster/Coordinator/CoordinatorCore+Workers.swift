@@ -2,38 +2,35 @@ import Foundation
 import GroveWire
 
 extension CoordinatorCore {
-    /// A message from a worker connection; `identity` is the worker's routing id (its name).
+    /// A message from a worker connection; `identity` is the connection's routing id, which a
+    /// registration binds to the worker it names (`+Connections.swift`).
     /// - Parameters:
     ///   - principal: Who the connection's key proved it is (`.trusted` without CURVE).
-    ///   - peer: The connection's ZAP user id, for messages about a refusal.
+    ///   - peer: The connection's ZAP user id (`nil` without CURVE): a registration binds it to
+    ///     the worker with the routing id, and messages must carry it; also for messages about
+    ///     a refusal.
     mutating func fromWorker(_ identity: [UInt8], _ frames: ArraySlice<[UInt8]>, now: ContinuousClock.Instant,
                              principal: Gatekeeper.Principal? = .trusted, peer: String? = nil) -> [CoordinatorAction] {
-        let name = String(decoding: identity, as: UTF8.self)
         let message: WireMessage
         do {
             message = try WireMessage(frames: frames)
         } catch {
-            return [.toWorker(name, Self.errorMessage(error, correlation: error.correlation ?? 0))]
+            let refusal = Self.errorMessage(error, correlation: error.correlation ?? 0)
+            guard let connection = connections[identity] else { return [.toPeer(identity, refusal)] }
+            return [.toWorker(workerNames[connection.worker], refusal)]
         }
-        if message.header.kind == .register { return register(name, message, now: now, principal: principal, peer: peer) }
-        if let refusal = heard(from: name, now: now) { return refusal }
-        guard message.header.kind == .batch else { return fromWorker(name, message) }
+        if message.header.kind == .register { return register(identity, message, now: now, principal: principal, peer: peer) }
+        let worker: Int
+        switch sender(identity, userID: peer, kind: message.header.kind, now: now) {
+        case .worker(let number): worker = number
+        case .refused(let actions): return actions
+        }
+        guard message.header.kind == .batch else { return fromWorker(worker: worker, message) }
         do {
-            return try Batch.unpack(message.payload).flatMap { fromWorker(name, $0) }
+            return try Batch.unpack(message.payload).flatMap { fromWorker(worker: worker, $0) }
         } catch {
-            return [.toWorker(name, Self.errorMessage(error, correlation: 0))]
+            return [.toWorker(workerNames[worker], Self.errorMessage(error, correlation: 0))]
         }
-    }
-
-    /// Notes that worker `name` is alive; returns the refusal to send when it is not registered
-    /// (unknown, or forgotten after it was declared lost while only slow): it must register.
-    mutating func heard(from name: String, now: ContinuousClock.Instant) -> [CoordinatorAction]? {
-        guard workers[name]?.registered == true else {
-            return [.toWorker(name, Self.errorMessage(WireError(.unavailable,
-                "worker \(name) is not registered with this coordinator; send register first"), correlation: 0))]
-        }
-        workers[name]?.lastHeard = now
-        return nil
     }
 
     /// The request a worker's reply answers, taken off the pending table; nil when there is none
@@ -64,10 +61,9 @@ extension CoordinatorCore {
         }
     }
 
-    /// One message from a registered worker (on its own, or out of a batch), parsed: the
-    /// general path's way into ``decide(worker:_:)``.
-    mutating func fromWorker(_ name: String, _ message: WireMessage) -> [CoordinatorAction] {
-        let worker = number(of: name)
+    /// One message from registered worker number `worker` (on its own, or out of a batch),
+    /// parsed: the general path's way into ``decide(worker:_:)``.
+    mutating func fromWorker(worker: Int, _ message: WireMessage) -> [CoordinatorAction] {
         switch MessageView.with(message, { decide(worker: worker, $0) }) {
         case .reply(let client, let correlation):
             var reply = message
@@ -80,7 +76,9 @@ extension CoordinatorCore {
 
     /// The one place that decides what becomes of a message from registered worker number
     /// `worker`, lone or batched: a reply passed on to the client that asked, a state change or
-    /// an ending published, an output routed, io call bookkeeping, or a refusal.
+    /// an ending published, an output routed, io call bookkeeping, or a refusal. Each kind is
+    /// checked first as the table of message kinds asks (``MessageKind/authority``,
+    /// `+Authority.swift`): a worker speaks only for what it hosts.
     mutating func decide(worker: Int, _ message: MessageView) -> WorkerDecision {
         let name = workerNames[worker]
         let correlation = message.correlation
@@ -98,6 +96,10 @@ extension CoordinatorCore {
                 return refuse(error)
             }
         }
+        // Those whose sender must host the address or run the call: refused unless it does.
+        func checked(_ rule: (WireMessage) -> [CoordinatorAction]) -> WorkerDecision {
+            parsed { message in refusal(of: message, from: worker) ?? rule(message) }
+        }
         switch message.kind {
         case .heartbeat:
             return .act([])
@@ -109,39 +111,41 @@ extension CoordinatorCore {
             }
             return parsed { deliver($0, to: request) }
         case .stateChanged:
-            return parsed { [.publish(topic: "state:" + $0.address, $0)] }
+            return checked { [.publish(topic: "state:" + $0.address, $0)] }
         case .machine:
-            return parsed { ended($0) }
+            return checked { ended($0) }
         case .output:
-            return parsed { route(output: $0) }
+            return checked { route(output: $0) }
         case .ioRequest:
-            // `heard(from:now:)` noted this very message's arrival before it came here.
-            return parsed { startCall(from: name, $0, now: workers[name]?.lastHeard ?? .now) }
+            // `sender(_:userID:kind:now:)` noted this very message's arrival before it came here.
+            return checked { startCall(from: name, $0, now: workers[name]?.lastHeard ?? .now) }
         case .ioResult:
-            return parsed { finishCall(correlation, $0, from: name) }
+            return checked { finishCall(correlation, $0, from: name) }
         case .ioCancel:
-            return parsed { cancelCall(from: name, originID: correlation, reason: $0.payload) }
+            return checked { cancelCall(from: name, originID: correlation, reason: $0.payload) }
         case .ioCancelled:
-            return parsed { cancelAnswered(correlation, $0, by: name) }
+            return checked { cancelAnswered(correlation, $0, by: name) }
         case .instances:
-            return parsed { noteReported($0, from: name) }
+            return checked { noteReported($0, from: worker) }
         case .register:
             return refuseKind("a registration comes on its own, not in a batch")
         case .batch:
             return refuseKind("batches do not nest")
-        case .effect, .worker:
-            return refuseKind("the coordinator publishes these itself")
-        case .event, .get, .cancel, .stop, .restart, .list, .echo, .deadLetters, .snapshot:
-            return refuseKind("requests come from clients")
-        case .listing, .welcome, .observe, .states:
-            return refuseKind("the coordinator sends these")
+        case .effect, .worker, .event, .get, .cancel, .stop, .restart, .list, .echo, .deadLetters, .snapshot, .listing, .welcome, .observe, .states:
+            // Why, from the table of message kinds.
+            return refuse(WireError(.unknownKind, message.kind.refusalForWorkers ?? "workers may not send \(message.kind.name) messages"))
         }
     }
 
-    mutating func register(_ name: String, _ message: WireMessage, now: ContinuousClock.Instant,
+    /// A registration on connection `identity`: the worker it names is the message's address
+    /// (the routing id's text when that is empty, as older workers' routing ids were their names).
+    /// Every refusal goes to that connection only; once admitted, the connection is the
+    /// worker's (`+Connections.swift`), and a process registered before under the name is lost.
+    mutating func register(_ identity: [UInt8], _ message: WireMessage, now: ContinuousClock.Instant,
                            principal: Gatekeeper.Principal? = .trusted, peer: String? = nil) -> [CoordinatorAction] {
+        let name = message.address.isEmpty ? String(decoding: identity, as: UTF8.self) : message.address
         func reject(_ text: String) -> [CoordinatorAction] {
-            [.toWorker(name, Self.errorMessage(WireError(.registrationRejected, text), correlation: message.header.correlation))]
+            [.toPeer(identity, Self.errorMessage(WireError(.registrationRejected, text), correlation: message.header.correlation))]
         }
         guard let slot = workers[name] else {
             let known = topology.workerInstances.map(\.name).joined(separator: ", ")
@@ -149,7 +153,12 @@ extension CoordinatorCore {
         }
         if let refusal = Self.registrationForbidden(name, group: slot.group, principal: principal, peer: peer) {
             // Answered on the connection it came from only: the registered worker keeps the name.
-            return [.warn(refusal), .toWorker(name, Self.errorMessage(WireError(.forbidden, refusal), correlation: message.header.correlation))]
+            return [.warn(refusal), .toPeer(identity, Self.errorMessage(WireError(.forbidden, refusal), correlation: message.header.correlation))]
+        }
+        if let registered = connections[identity], workerNames[registered.worker] != name {
+            // One connection speaks for one worker: as two, it could answer for both.
+            return reject("this connection is registered as worker \(workerNames[registered.worker]) already; "
+                + "each worker instance connects on a connection of its own")
         }
         guard let registration = try? WireJSON.decode(Registration.self, from: message.payload, code: .malformedFrame) else {
             return reject("the registration payload could not be decoded; is the worker built from the same Grove version?")
@@ -179,7 +188,9 @@ extension CoordinatorCore {
                 + problems.joined(separator: "; ") + ". It offers machine types [\(registration.machineTypes.joined(separator: ", "))] "
                 + "and io handlers [\(registration.ioHandlers.joined(separator: ", "))]")
         }
-        if let refusal = admitIncarnation(name, registration, correlation: message.header.correlation) { return refusal }
+        if let refusal = admitIncarnation(name, registration, on: identity, correlation: message.header.correlation, now: now) {
+            return refusal
+        }
         var actions: [CoordinatorAction] = []
         if slot.registered {
             if let pid = slot.pid, pid != registration.pid, let heard = slot.lastHeard,
@@ -196,6 +207,7 @@ extension CoordinatorCore {
         registrations += 1
         workers[name]?.pid = registration.pid
         workers[name]?.lastHeard = now
+        connect(identity, worker: number(of: name), userID: peer)
         let remote = topology.io.filter { $0.worker != slot.group }.map(\.request)
         // Single machines go to one instance of a pool; keyed ones to every instance (by key).
         let placedHere = hosted.filter { $0.keyed || topology.placement(ofMachine: $0.name, key: nil) == name }
@@ -249,9 +261,11 @@ extension CoordinatorCore {
         return .toWorker(worker, WireMessage(Header(.observe), payload: payload))
     }
 
-    /// Heartbeats to workers, loss of the silent ones, and io calls past their deadlines.
+    /// Heartbeats to workers, loss of the silent ones, io calls past their deadlines, and the
+    /// counts of refused worker messages not logged yet.
     mutating func tick(now: ContinuousClock.Instant) -> [CoordinatorAction] {
         var actions = expireCalls(now: now)
+        actions += logRefusals(now: now)
         let interval = Duration.milliseconds(topology.heartbeat.intervalMs)
         if lastHeartbeat.map({ now - $0 >= interval }) ?? true {
             lastHeartbeat = now
@@ -292,6 +306,7 @@ extension CoordinatorCore {
         workers[name]?.pid = nil
         var actions: [CoordinatorAction] = [.lost(worker: name, cause: cause, pid: pid)]
         let number = number(of: name)
+        actions += disconnect(number)
         inFlight[number] = 0
         inFlightBytes[number] = 0
         // In id order, which is the order the requests were sent: their replies keep it.

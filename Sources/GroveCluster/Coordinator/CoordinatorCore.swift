@@ -4,7 +4,14 @@ import GroveWire
 /// What the coordinator's I/O thread should do; produced by ``CoordinatorCore``.
 enum CoordinatorAction: Sendable, Equatable {
     case toClient([UInt8], WireMessage)
+    /// To the registered process of worker instance `name` (on the connection it registered
+    /// from); dropped when none is registered.
     case toWorker(String, WireMessage)
+    /// To one connection of the workers endpoint by its routing id, registered or not: the
+    /// answer to a registration, or to a connection that is no registered process.
+    case toPeer([UInt8], WireMessage)
+    /// A worker connection is no longer a registered process's: drop what still waits for it.
+    case dropQueued(peer: [UInt8])
     case publish(topic: String, WireMessage)
     /// The worker was declared lost: discard what is still queued for it, and tell whoever
     /// watches losses (`fsm-launch` kills a local worker that went silent).
@@ -108,15 +115,30 @@ struct CoordinatorCore {
     var resolvedAt = 0
     /// Numbers publications and keeps the watched states for `snapshot` (`PublicationLog.swift`).
     var publications: PublicationLog
+    /// The connection (routing id) of each worker's registered process, by worker number: where
+    /// what the coordinator sends that worker goes. `nil` while none is registered.
+    var routingIDs: [[UInt8]?]
+    /// The registered processes' connections, by routing id: who sent a message
+    /// (`+Connections.swift`).
+    var connections: [[UInt8]: Connection] = [:]
+    /// Worker messages refused and not logged yet, by worker and kind (`+Authority.swift`).
+    var refusals: [RefusalKey: RefusalTally] = [:]
+    /// This coordinator's wall clock, read off its monotonic one: a registration's claimed
+    /// start time is never later than its arrival (`+Incarnations.swift`).
+    let wallClock: CoordinatorWallClock
 
     /// - Parameters:
     ///   - epoch: This coordinator life's epoch (random in a real coordinator; 0, ids 1, 2, 3,
     ///     in tests that do not care).
     ///   - publicationEpoch: The epoch its publications are numbered in (random in a real
     ///     coordinator, never 0).
+    ///   - wallClock: The wall clock at an instant of the monotonic one (in a real coordinator,
+    ///     both read when it starts).
     init(topology: Topology, eventsEndpoint: String, workersEndpoint: String? = nil, maxPayload: Int = 1 << 20,
-         epoch: CorrelationEpoch = CorrelationEpoch(0), publicationEpoch: CorrelationEpoch = CorrelationEpoch(1)) {
+         epoch: CorrelationEpoch = CorrelationEpoch(0), publicationEpoch: CorrelationEpoch = CorrelationEpoch(1),
+         wallClock: CoordinatorWallClock = .now) {
         self.topology = topology
+        self.wallClock = wallClock
         self.epoch = epoch
         publications = PublicationLog(epoch: publicationEpoch)
         self.eventsEndpoint = eventsEndpoint
@@ -127,6 +149,7 @@ struct CoordinatorCore {
         inFlight = Array(repeating: 0, count: workerNames.count)
         inFlightBytes = inFlight
         expectedReplyBytes = inFlight
+        routingIDs = Array(repeating: nil, count: workerNames.count)
         for instance in topology.workerInstances {
             workers[instance.name] = WorkerSlot(name: instance.name, group: instance.group)
         }
@@ -202,8 +225,9 @@ struct CoordinatorCore {
         func refuse(_ error: WireError) -> ClientDecision {
             .act([.toClient(identity, Self.errorMessage(error, correlation: correlation))])
         }
-        func refuseKind(_ kind: MessageKind, _ why: String) -> ClientDecision {
-            refuse(WireError(.unknownKind, "clients may send event, get, cancel, stop, restart, list, echo, batch, dead-letters and snapshot; \(kind.name) \(why)"))
+        // The kinds clients may not send, and why, come from the table of message kinds.
+        func refuseKind(_ kind: MessageKind) -> ClientDecision {
+            refuse(WireError(.unknownKind, kind.refusalForClients ?? "\(kind.name) is not a request"))
         }
         guard request.payloadCount <= maxPayload else {
             return refuse(WireError(.oversized,
@@ -237,13 +261,10 @@ struct CoordinatorCore {
         case .snapshot:
             return .act([.toClient(identity, snapshot(request, as: principal))])
         case .batch:
-            return refuseKind(.batch, "does not nest: put the requests of both in one batch")
-        case .state, .accepted, .error, .listing, .deadLetterList, .states:
-            return refuseKind(request.kind, "is a reply, sent to clients")
-        case .register, .welcome, .heartbeat, .observe, .instances, .ioRequest, .ioResult, .ioCancel, .ioCancelled:
-            return refuseKind(request.kind, "is for workers")
-        case .stateChanged, .effect, .worker, .output, .machine:
-            return refuseKind(request.kind, "is published on the events endpoint; subscribe there to see it")
+            return refuse(WireError(.unknownKind, "a batch does not nest in a batch: put the requests of both in one batch"))
+        case .state, .accepted, .error, .listing, .deadLetterList, .states, .register, .welcome, .heartbeat, .observe, .instances,
+             .ioRequest, .ioResult, .ioCancel, .ioCancelled, .stateChanged, .effect, .worker, .output, .machine:
+            return refuseKind(request.kind)
         }
     }
 

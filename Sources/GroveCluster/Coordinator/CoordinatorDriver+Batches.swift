@@ -36,11 +36,15 @@ extension CoordinatorDriver {
         }
     }
 
-    /// A worker's batch: refused as a whole when the worker is not registered or it does not
-    /// parse, else each envelope in order.
-    func forward(_ batch: [UInt8], fromWorker identity: [UInt8], io: LoopIO) {
-        let name = String(decoding: identity, as: UTF8.self)
-        if let refusal = core.heard(from: name, now: io.now) {
+    /// A worker's batch: refused as a whole when its connection is no registered worker
+    /// process's (``CoordinatorCore/sender(_:userID:kind:now:)``) or it does not parse, else each
+    /// envelope in order.
+    /// - Parameter userID: The message's ZAP user id (`nil` without CURVE).
+    func forward(_ batch: [UInt8], fromWorker identity: [UInt8], userID: String?, io: LoopIO) {
+        let worker: Int
+        switch core.sender(identity, userID: userID, kind: .batch, now: io.now) {
+        case .worker(let number): worker = number
+        case .refused(let refusal):
             apply(refusal, io: io)
             return
         }
@@ -48,10 +52,9 @@ extension CoordinatorDriver {
         do {
             envelopes = try Batch.envelopes(in: batch)
         } catch {
-            apply([.toWorker(name, CoordinatorCore.errorMessage(error, correlation: 0))], io: io)
+            apply([.toWorker(core.workerNames[worker], CoordinatorCore.errorMessage(error, correlation: 0))], io: io)
             return
         }
-        let worker = core.number(of: name)  // heard(from:) found it registered
         // Replies come in runs to one client: its batch is taken out of `toClients` once per
         // run, not looked up by the client's identity for every reply.
         var run = ClientRun()
@@ -87,13 +90,16 @@ extension CoordinatorDriver {
 
     /// A message a registered worker sent on its own (a turn of the worker's that answered one
     /// request, a state change, an io call).
-    func forward(_ message: MessageView, fromWorker identity: [UInt8], io: LoopIO) {
-        let name = String(decoding: identity, as: UTF8.self)
-        if let refusal = core.heard(from: name, now: io.now) {
+    /// - Parameter userID: The message's ZAP user id (`nil` without CURVE).
+    func forward(_ message: MessageView, fromWorker identity: [UInt8], userID: String?, io: LoopIO) {
+        let worker: Int
+        switch core.sender(identity, userID: userID, kind: message.kind, now: io.now) {
+        case .worker(let number): worker = number
+        case .refused(let refusal):
             apply(refusal, io: io)
             return
         }
-        switch core.decide(worker: core.number(of: name), message) {
+        switch core.decide(worker: worker, message) {
         case .reply(let client, let correlation):
             let size = client.count + Header.size + message.addressBytes.count + message.payloadCount
             if let replacement = replacing(replyOf: size, kind: message.kind, correlation: correlation,
@@ -115,9 +121,10 @@ extension CoordinatorDriver {
     }
 
     /// A worker's batch of one request goes as a plain message straight from the batch's bytes;
-    /// more go as one batch message.
+    /// more go as one batch message. To the connection of the worker's registered process;
+    /// nowhere when none is registered.
     func send(_ batch: BatchBuilder, toWorker worker: Int, io: LoopIO) {
-        let identity = workerIdentities[worker]
+        guard let identity = core.routingIDs[worker] else { return }
         if batch.withLoneMessage({ io.send(workers, peer: identity, $0, $1, $2) }) == nil {
             io.send(workers, [identity] + batch.frames())
         }

@@ -42,7 +42,6 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
         self.events = events
         self.context = context
         self.log = log
-        workerIdentities = core.workerNames.map { Array($0.utf8) }
         toWorkers = Array(repeating: BatchBuilder(), count: core.workerNames.count)
         ready.withLock { $0.missing = core.unregistered }
     }
@@ -77,10 +76,10 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
             } else if inbound.socket == workers {
                 if rest.count == 3, let header = try? Header(rest[rest.startIndex]), header.kind != .register {
                     if header.kind == .batch {
-                        forward(rest[rest.startIndex + 2], fromWorker: identity, io: io)
+                        forward(rest[rest.startIndex + 2], fromWorker: identity, userID: inbound.userID, io: io)
                     } else {
                         MessageView.with(header, address: rest[rest.startIndex + 1], payload: rest[rest.startIndex + 2]) {
-                            forward($0, fromWorker: identity, io: io)
+                            forward($0, fromWorker: identity, userID: inbound.userID, io: io)
                         }
                     }
                     continue
@@ -113,8 +112,10 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
 
     func sendFailed(_ socket: SocketID, frames: [[UInt8]], error: ZMQError, io: LoopIO) {
         guard let peer = frames.first else { return }
-        let name = String(decoding: peer, as: UTF8.self)
         if socket == workers {
+            // A connection that is no registered process's (a refused one) is no loss.
+            guard let worker = core.connections[peer]?.worker else { return }
+            let name = core.workerNames[worker]
             log.warning("worker unreachable", metadata: ["worker": "\(name)", "error": "\(error)"])
             apply(core.lose(name, reason: "unreachable: \(error.message)", cause: .unreachable), io: io)
             flush(io: io)
@@ -163,8 +164,6 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
     /// message carries many envelopes.
     @exclusivity(unchecked) var toWorkers: [BatchBuilder]
     @exclusivity(unchecked) var toClients: [[UInt8]: BatchBuilder] = [:]
-    /// Each worker's routing id (its name's bytes), by number.
-    let workerIdentities: [[UInt8]]
     /// Bytes freed by clients that went away since the last trim.
     private var releasedBytes = 0
     /// glibc's `malloc_trim`, which its module map does not export (`malloc.h`): found once.
@@ -178,7 +177,8 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
     func toWorker(_ worker: Int, io: LoopIO, _ append: (inout BatchBuilder) -> Void) {
         append(&toWorkers[worker])
         if toWorkers[worker].byteCount >= BatchBuilder.preferredByteCount {
-            io.send(workers, [workerIdentities[worker]] + toWorkers[worker].frames())
+            // To the connection its registered process registered from; nowhere without one.
+            if let identity = core.routingIDs[worker] { io.send(workers, [identity] + toWorkers[worker].frames()) }
             toWorkers[worker] = BatchBuilder()
         }
     }
@@ -212,18 +212,19 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
                     io.send(clients, [identity] + message.frames)
                 }
             case .toWorker(let name, let message):
-                if let worker = core.workerNumbers[name] {
-                    toWorker(worker, io: io) { $0.append(message) }
-                } else {
-                    // Not an instance of the topology (a stranger told to register): no batch.
-                    io.send(workers, [Array(name.utf8)] + message.frames)
-                }
+                // Every name the core sends to is an instance of the topology.
+                if let worker = core.workerNumbers[name] { toWorker(worker, io: io) { $0.append(message) } }
+            case .toPeer(let identity, let message):
+                // A connection answered on its own (a registration, a stranger): no batch.
+                io.send(workers, [identity] + message.frames)
+            case .dropQueued(let peer):
+                _ = io.dropPending(workers, peer: peer)
             case .publish(let topic, let message):
                 // Numbered as it is sent, so the numbers follow the order on the socket.
                 io.send(events, [Array(topic.utf8)] + core.publications.numbered(message, topic: topic).frames)
             case .lost(let worker, let cause, let pid):
+                // What its connection still had waiting goes with `.dropQueued`.
                 if let number = core.workerNumbers[worker] { toWorkers[number] = BatchBuilder() }
-                _ = io.dropPending(workers, peer: Array(worker.utf8))
                 lossWatcher.current?((worker, pid, cause))
             case .warn(let text):
                 log.warning("\(text)")

@@ -60,7 +60,8 @@ extension Topology {
 
     /// One worker process of a group.
     public struct WorkerInstance: Sendable, Hashable {
-        /// The instance's name, which is also its ZeroMQ routing id, e.g. `"data-io-2"`.
+        /// The instance's name, e.g. `"data-io-2"` (its routing id is another, per connection:
+        /// docs/PROTOCOL.md, "Routing ids").
         public var name: String
         /// The name of its group, e.g. `"data-io"`.
         public var group: String

@@ -143,19 +143,31 @@ public enum Worker {
         }
     }
 
-    /// A DEALER to the coordinator with routing id = the worker's name. No ZMTP heartbeat: the
-    /// application heartbeat (``WorkerCore``) alone decides when the coordinator is gone, at
-    /// the topology's settings; a transport timer of its own could drop the connection, and
-    /// what its pipes held, while the session still counts as alive.
+    /// A DEALER to the coordinator with a routing id of its own (``routingID(for:)``). No ZMTP
+    /// heartbeat: the application heartbeat (``WorkerCore``) alone decides when the coordinator
+    /// is gone, at the topology's settings; a transport timer of its own could drop the
+    /// connection, and what its pipes held, while the session still counts as alive.
     private static func dealer(_ context: ZMQContext, _ options: Options, _ credentials: Credentials?) throws(ZMQError) -> Socket {
         let socket = try Socket(context, .dealer)
         try credentials?.apply(to: socket)
-        try socket.setRoutingID(Array(options.name.utf8))
+        try socket.setRoutingID(routingID(for: options.name))
         try socket.setLinger(milliseconds: 0)
         try socket.setSendHighWaterMark(100_000)
         try socket.setReceiveHighWaterMark(100_000)
         try socket.setReconnectInterval(milliseconds: 100)
         try socket.connect(options.coordinator)
         return socket
+    }
+
+    /// A fresh routing id for a connection of worker `name`: the name (its first 200 bytes, for
+    /// people reading ZeroMQ traces), `#`, and 32 hex digits of a new random number. The
+    /// coordinator learns it from the registration and sends the worker's messages there only;
+    /// a peer that connects under the worker's name, or under an id it cannot guess, receives
+    /// none of them (docs/PROTOCOL.md, "Routing ids"). New for every socket: a reconnection
+    /// registers again.
+    static func routingID(for name: String) -> [UInt8] {
+        let random = (0..<2).map { _ in String(UInt64.random(in: 0 ... .max), radix: 16) }
+            .map { String(repeating: "0", count: 16 - $0.count) + $0 }.joined()
+        return Array(name.utf8.prefix(200)) + Array("#\(random)".utf8)
     }
 }
