@@ -11,6 +11,8 @@
 #            with `git worktree add /tmp/b 90b315b && swift build -c release --package-path /tmp/b`
 #            (then /tmp/b/.build/release), or a copy of those three files
 #   options  passed to every fsm-load; default --mode ack,reply --codec binary --duration 5
+# AB_TOPOLOGY=FILE runs every folder against FILE instead of Topologies/load.json: builds from
+# before a topology change need one they can all read (e.g. explicit ipc:// paths, no new sections).
 # Prints one line per run: the folder, the mode, events/s, and CPU µs per event of the
 # coordinator and of the workers together; then each mode's medians (and ratios to the first
 # folder). Do not run it beside another benchmark: they share the cores.
@@ -40,10 +42,12 @@ for run in report["runs"]:
     workers = sum(s for name, s in cpu.items() if name not in ("coordinator", "fsm-load"))
     print(sys.argv[1], run["mode"], round(run["eventsPerSecond"]), f"{per(cpu.get('coordinator', 0)):.3f}", f"{per(workers):.3f}")
 PY
-echo "fsm-load Topologies/load.json ${options[*]}"
+topology="${AB_TOPOLOGY:-Topologies/load.json}"
+[[ -f "$topology" ]] || die "no topology file '$topology'"
+echo "fsm-load $topology ${options[*]}"
 for round in $(seq "$rounds"); do
     for folder in "${folders[@]}"; do
-        "$folder/fsm-load" Topologies/load.json --json "${options[@]}" 2>/dev/null | python3 -c "$line" "$folder" | tee -a "$results" \
+        "$folder/fsm-load" "$topology" --json "${options[@]}" 2>/dev/null | python3 -c "$line" "$folder" | tee -a "$results" \
             | awk -v r="$round" '{ printf "round %s  %-40s %-6s %10d events/s  CPU µs/event: coordinator %s, workers %s\n", r, $1, $2, $3, $4, $5 }'
     done
 done
