@@ -17,6 +17,8 @@ extension CoordinatorDriver {
     /// for any client.
     func replacing(replyOf size: Int, kind: MessageKind, correlation: UInt64, address: some Collection<UInt8>,
                    to client: [UInt8], building: Int = 0, io: LoopIO) -> WireMessage? {
+        // A small reply always goes (CoordinatorCore.admitReply): no lookup of the client for it.
+        guard size > CoordinatorCore.smallReply else { return nil }
         let waiting = backlog(of: client, building: building, io: io)
         guard waiting.messages > 0 else { return nil }
         guard let admitted = core.admitReply(to: client, size: size, kind: kind, correlation: correlation,
