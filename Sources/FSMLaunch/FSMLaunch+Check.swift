@@ -18,6 +18,8 @@ extension FSMLaunch {
         } catch {
             problems.append(error.description)
         }
+        problems += topology.directoryProblems(dataDirectory: dataDirectory(of: topology, besides: topologyDirectory),
+                                               auditDirectory: topology.auditDirectory(besides: topologyDirectory))
         guard problems.isEmpty else {
             for problem in problems { printError("\(topology.name): \(problem)") }
             throw ExitCode(2)
