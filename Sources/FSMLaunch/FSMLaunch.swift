@@ -18,6 +18,15 @@ struct FSMLaunch: AsyncParsableCommand {
 
             Without a topology file, runs the embedded default (Topologies/default.json).
 
+            Endpoints a topology leaves out (the default topology leaves out all three) are sockets \
+            in a directory of the launching user's alone: <runtime>/<name>/clients, workers and events, \
+            where <runtime> is $GROVE_RUNTIME_DIR, else $XDG_RUNTIME_DIR/grove, else /tmp/grove-<uid>. \
+            fsm-launch creates both directories with mode 0700, and refuses to start when one is a \
+            symbolic link, another user's, or open to group or others (the message says what to fix). \
+            A socket file named in the topology must be in a directory only this user or root can \
+            write. fsm-send, fsm-load and the workers find the default topology's sockets by the same \
+            rule, and check them before connecting.
+
             A topology with security.coordinatorKey speaks CURVE on every endpoint: fsm-launch \
             reads the key files it names (relative to the topology file), makes a fresh key pair for \
             every worker it starts and hands it over on the worker's standard input. Over ipc \

@@ -58,4 +58,12 @@ struct PathRuleTests {
         #expect(owner.contains("uid 65534") && owner.contains("not to you, root (uid 0") && owner.contains("rm -r /x"), "\(owner)")
     }
 
+    @Test func endpointsAreTold() {
+        #expect(LocalEndpoint("ipc://@grove/clients") == .abstract(name: "grove/clients"))
+        // As the kernel will take it: not standardized (that would resolve links).
+        #expect(LocalEndpoint("ipc:///run/g/x/../clients") == .socket(path: "/run/g/x/../clients"))
+        #expect(LocalEndpoint("ipc://sockets/clients", currentDirectory: "/home/a") == .socket(path: "/home/a/sockets/clients"))
+        #expect(LocalEndpoint("tcp://127.0.0.1:5555") == .other)
+        #expect(LocalEndpoint("ipc:///run/g/clients").directory == "/run/g")
+    }
 }
