@@ -1,3 +1,4 @@
+import Foundation
 @testable import GroveCluster
 import GroveTestSupport
 import GroveWire
@@ -28,7 +29,9 @@ struct ClientEndpointTests {
     }
 
     @Test func nobodyListeningIsUnreachableWithinTheTimeout() throws {
-        let client = try Client(endpoint: privateSocketEndpoint("nobody"), timeout: .milliseconds(200))
+        let endpoint = privateSocketEndpoint("nobody")
+        defer { try? FileManager.default.removeItem(atPath: LocalEndpoint(endpoint).directory!) }
+        let client = try Client(endpoint: endpoint, timeout: .milliseconds(200))
         let error = #expect(throws: WireError.self) { try client.list() }
         #expect(error?.code == .unreachable || error?.code == .timeout)
     }

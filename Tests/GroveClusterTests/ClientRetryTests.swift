@@ -53,6 +53,7 @@ private final class ScriptedCoordinator: Sendable {
     func stop() {
         stopped.store(true, ordering: .releasing)
         done.wait()
+        if let directory = LocalEndpoint(endpoint).directory { try? FileManager.default.removeItem(atPath: directory) }
     }
 
     static func error(_ code: WireError.Code) -> (kind: MessageKind, payload: [UInt8]) {
