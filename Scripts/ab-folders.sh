@@ -11,8 +11,8 @@
 #            with `git worktree add /tmp/b 90b315b && swift build -c release --package-path /tmp/b`
 #            (then /tmp/b/.build/release), or a copy of those three files
 #   options  passed to every fsm-load; default --mode ack,reply --codec binary --duration 5
-# AB_TOPOLOGY=FILE runs every folder against FILE instead of Topologies/load.json: builds from
-# before a topology change need one they can all read (e.g. explicit ipc:// paths, no new sections).
+# AB_TOPOLOGY=FILE runs every folder against FILE instead of Topologies/load.json with its
+# endpoints written out: builds from before a topology section was added need one without it.
 # Prints one line per run: the folder, the mode, events/s, and CPU µs per event of the
 # coordinator and of the workers together; then each mode's medians (and ratios to the first
 # folder). Do not run it beside another benchmark: they share the cores.
@@ -32,7 +32,11 @@ if [[ $# -gt 0 ]]; then shift; fi
 options=("$@")
 [[ ${#options[@]} -gt 0 ]] || options=(--mode ack,reply --codec binary --duration 5)
 results="$(mktemp)"
-trap 'rm -f "$results"' EXIT
+work="$(mktemp -d)"
+trap 'rm -f "$results"; rm -rf "$work"' EXIT
+# Topologies/load.json with its endpoints written out, which every build reads alike (a build from
+# before issue 34 needs them written; the shipped file leaves them to the runtime directory).
+topology="${AB_TOPOLOGY:-$(topology_with_endpoints_in Topologies/load.json "$work")}"
 read -r -d '' line <<'PY' || true
 import json, sys
 report = json.load(sys.stdin)
@@ -42,7 +46,6 @@ for run in report["runs"]:
     workers = sum(s for name, s in cpu.items() if name not in ("coordinator", "fsm-load"))
     print(sys.argv[1], run["mode"], round(run["eventsPerSecond"]), f"{per(cpu.get('coordinator', 0)):.3f}", f"{per(workers):.3f}")
 PY
-topology="${AB_TOPOLOGY:-Topologies/load.json}"
 [[ -f "$topology" ]] || die "no topology file '$topology'"
 echo "fsm-load $topology ${options[*]}"
 for round in $(seq "$rounds"); do

@@ -27,7 +27,7 @@ cleanup() {
 trap cleanup EXIT
 
 # Topologies/load.json with endpoints of its own, so that a bench run elsewhere does not collide.
-sed "s#ipc://@grove-load/#ipc://$work/load-#g" Topologies/load.json >"$work/load.json"
+topology_with_endpoints_in Topologies/load.json "$work" >/dev/null
 echo "fsm-load --rate 2000 --duration 1 --batch 50 --linger 200000 (Topologies/load.json): messages per run, 40 at the least"
 for round in $(seq "$rounds"); do
     "$bin/fsm-load" "$work/load.json" --json --mode reply --codec binary --rate 2000 --duration 1 --machines 10 \

@@ -67,9 +67,9 @@ for durability in "${durabilities[@]}"; do
 {
   "name": "$name",
   "coordinator": {
-    "clients": "ipc://@$name/clients",
-    "workers": "ipc://@$name/workers",
-    "events": "ipc://@$name/events"
+    "clients": "ipc://$dir/clients",
+    "workers": "ipc://$dir/workers",
+    "events": "ipc://$dir/events"
   },
   "workers": [ { "name": "bench", "count": 2 } ],
   "machines": [ { "name": "counter", "type": "Counter", "worker": "bench", "keyed": true, "durability": "$durability" } ],
@@ -82,13 +82,13 @@ EOF
     launch_pid=$!
     for _ in $(seq 300); do grep -q '^ready ' "$dir/launch.log" && break; sleep 0.1; done
     grep -q '^ready ' "$dir/launch.log" || { tail -20 "$dir/launch.log"; die "the $durability topology was not ready within 30 s"; }
-    "$bin/fsm-load" --endpoint "ipc://@$name/clients" --machine counter --machines "$instances" --mode ack --no-baseline \
+    "$bin/fsm-load" --endpoint "ipc://$dir/clients" --machine counter --machines "$instances" --mode ack --no-baseline \
         --codec binary --batch 200 --window 4000 --connections "$connections" --count "$per_connection" >"$dir/fill.txt" 2>&1 \
         || { cat "$dir/fill.txt"; die "filling the $durability instances failed"; }
     before=$(grep -c 'recovered ' "$dir/launch.log" || true)
-    for worker in $(pgrep -f "fsm-worker --name bench-[12] .*@$name/" || true); do kill -KILL "$worker"; done
+    for worker in $(pgrep -f "fsm-worker --name bench-[12] .*ipc://$dir/workers" || true); do kill -KILL "$worker"; done
     if [[ $load_after -eq 1 ]]; then
-        "$bin/fsm-load" --endpoint "ipc://@$name/clients" --machine counter --machines "$instances" --mode ack --no-baseline \
+        "$bin/fsm-load" --endpoint "ipc://$dir/clients" --machine counter --machines "$instances" --mode ack --no-baseline \
             --codec binary --batch 200 --window 4000 --connections "$connections" --count $(( instances / connections )) \
             >"$dir/load.txt" 2>&1 || true
     fi

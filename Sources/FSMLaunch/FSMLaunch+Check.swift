@@ -18,6 +18,13 @@ extension FSMLaunch {
         } catch {
             problems.append(error.description)
         }
+        do {
+            try Coordinator.prepareLocalEndpoints(of: topology, creating: false)
+        } catch {
+            problems.append(error.description)
+        }
+        problems += topology.directoryProblems(dataDirectory: dataDirectory(of: topology, besides: topologyDirectory),
+                                               auditDirectory: topology.auditDirectory(besides: topologyDirectory))
         guard problems.isEmpty else {
             for problem in problems { printError("\(topology.name): \(problem)") }
             throw ExitCode(2)
@@ -25,6 +32,8 @@ extension FSMLaunch {
         print("ok: topology '\(topology.name)': " + Self.count(topology.workerInstances.count, "worker instance")
               + " in " + Self.count(topology.workers.count, "group") + ", " + Self.count(topology.machines.count, "machine")
               + ", " + Self.count(topology.io.count, "io placement") + ", " + Self.count(topology.routes.count, "route"))
+        let endpoints = topology.coordinator
+        print("coordinator: clients \(endpoints.clients), workers \(endpoints.workers), events \(endpoints.events)")
         for line in Self.machineLines(topology) { print(line) }
         print(Self.durabilitySummary(topology, dataDirectory: dataDirectory(of: topology, besides: topologyDirectory)))
         print(Self.auditSummary(topology, auditDirectory: topology.auditDirectory(besides: topologyDirectory)))

@@ -18,6 +18,15 @@ struct FSMLaunch: AsyncParsableCommand {
 
             Without a topology file, runs the embedded default (Topologies/default.json).
 
+            Endpoints a topology leaves out (the default topology leaves out all three) are sockets \
+            in a directory of the launching user's alone: <runtime>/<name>/clients, workers and events, \
+            where <runtime> is $GROVE_RUNTIME_DIR, else $XDG_RUNTIME_DIR/grove, else /tmp/grove-<uid>. \
+            fsm-launch creates both directories with mode 0700, and refuses to start when one is a \
+            symbolic link, another user's, or open to group or others (the message says what to fix). \
+            A socket file named in the topology must be in a directory only this user or root can \
+            write. fsm-send, fsm-load and the workers find the default topology's sockets by the same \
+            rule, and check them before connecting.
+
             A topology with security.coordinatorKey speaks CURVE on every endpoint: fsm-launch \
             reads the key files it names (relative to the topology file), makes a fresh key pair for \
             every worker it starts and hands it over on the worker's standard input. Over ipc \
@@ -26,19 +35,22 @@ struct FSMLaunch: AsyncParsableCommand {
             Machines with a durability other than "none" are kept in one SQLite database per worker \
             under the topology's durability.directory (default: grove-data/<name> beside the topology \
             file, or --data-dir), created when such a machine is first placed; fsm-launch passes it to \
-            every worker as --data-dir.
+            every worker as --data-dir. It must be the launching user's, mode 0700 (created so), and \
+            not a symbolic link; the files in it are opened without following links.
 
             Machines with "audit": true have every committed transition appended, as a JSON line, to \
             <audit.directory>/<worker>.jsonl (default: grove-audit/<name> beside the topology file); \
-            fsm-launch passes the directory to every worker as --audit-dir.
+            fsm-launch passes the directory to every worker as --audit-dir. It is held to the same \
+            rules as the data directory.
 
             A worker that exits, or stops answering its heartbeats (it is killed), is restarted after a \
             backoff, as its group's "supervision" says; a group that exits more often than its \
             intensity allows gives up: by default fsm-launch then stops everything and exits 3, so \
             that systemd or Kubernetes can restart the whole topology.
 
-            Exit status: 0 after a clean stop (or a valid --check), 2 for an invalid topology, 1 when the \
-            coordinator cannot start or workers do not register in time, 3 when a worker group gave \
+            Exit status: 0 after a clean stop (or a valid --check), 2 for an invalid topology (or, with \
+            --check, a directory it would refuse), 1 when the coordinator cannot start (a refused \
+            directory or endpoint included) or workers do not register in time, 3 when a worker group gave \
             up after the topology was ready (supervision.onGiveUp "escalate").
             """
     )
@@ -95,6 +107,12 @@ struct FSMLaunch: AsyncParsableCommand {
         let log = Logger(label: "grove.launch")
         // The launching process is already gone: start nothing.
         if exitWithParent, parent.isGone { return }
+        let directoryProblems = topology.directoryProblems(dataDirectory: dataDirectory(of: topology, besides: topologyDirectory),
+                                                           auditDirectory: topology.auditDirectory(besides: topologyDirectory))
+        guard directoryProblems.isEmpty else {
+            for problem in directoryProblems { printError("error: \(problem)") }
+            throw ExitCode(1)
+        }
         let coordinator: Coordinator
         do {
             coordinator = try Coordinator(topology: topology, keysRelativeTo: topologyDirectory)

@@ -90,6 +90,7 @@ final class LoadConnection: @unchecked Sendable {
     }
 
     func run() throws -> ConnectionResult {
+        try ClientEndpoint.verify(endpoint, curve: credentials != nil)
         let socket = try Socket(context, .dealer)
         defer { socket.close() }
         try socket.setLinger(milliseconds: 0)

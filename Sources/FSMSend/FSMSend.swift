@@ -14,8 +14,14 @@ struct FSMSend: ParsableCommand {
             '{"updateEmail":{"_0":"ada@example.com"}}'; a bare case name such as login is short for \
             '{"login":{}}'. An address is a machine name, or name/key for a keyed machine.
 
-            The endpoint comes from --endpoint, else FSM_ENDPOINT, else the default topology's \
-            (ipc://@grove-default/clients); it is ipc://NAME or tcp://HOST:PORT. While the machine's \
+            The endpoint comes from --endpoint, else FSM_ENDPOINT, else the default topology's: the socket \
+            clients in the default topology's directory under this user's runtime directory \
+            ($GROVE_RUNTIME_DIR, else $XDG_RUNTIME_DIR/grove, else /tmp/grove-<uid>; the same rule \
+            fsm-launch binds by, so run both as the same user). It is ipc://PATH or tcp://HOST:PORT. \
+            Before connecting to a socket file, fsm-send checks that only this user or root could have \
+            made it (its directory and those above it are theirs and writable by nobody else, the \
+            socket is this user's); it refuses an abstract socket (ipc://@NAME), which anyone on the \
+            host could have bound, unless CURVE keys prove the coordinator. While the machine's \
             worker is starting or restarting (an `unavailable` reply), the request is sent again, \
             50 ms apart doubling to 500 ms, until --timeout has passed. Nothing else is retried: an \
             event that reached a machine is never sent twice.
@@ -24,7 +30,8 @@ struct FSMSend: ParsableCommand {
 
             Exit status: 0 success; 2 bad input (malformed JSON, unknown machine, undecodable, refused or quarantined event — \
             the message names the failing path — an unknown dead letter, or an endpoint ZeroMQ refuses); 3 coordinator \
-            unreachable or no reply in time; 4 forbidden (this client's key lacks the role); 64 usage error (unknown option, missing argument, \
+            unreachable or no reply in time; 4 forbidden (this client's key lacks the role); 5 untrusted endpoint (a socket \
+            another user could have made, or an abstract one without CURVE: the message says what to fix); 64 usage error (unknown option, missing argument, \
             --timeout not above 0); 1 any other error (machine ended, mailbox full, worker lost, or \
             still unavailable when --timeout passed).
             """,
@@ -51,7 +58,7 @@ struct FSMSend: ParsableCommand {
 }
 
 struct Connection: ParsableArguments {
-    @Option(help: "The coordinator's clients endpoint, ipc://NAME or tcp://HOST:PORT. Default: $FSM_ENDPOINT, else the default topology's.")
+    @Option(help: "The coordinator's clients endpoint, ipc://PATH or tcp://HOST:PORT. Default: $FSM_ENDPOINT, else the default topology's in this user's runtime directory.")
     var endpoint: String?
 
     // Unconditional: `--timeout -1` is a value (refused by validate()), not a missing one.
@@ -72,7 +79,7 @@ struct Connection: ParsableArguments {
     }
 
     var resolvedEndpoint: String {
-        endpoint ?? ProcessInfo.processInfo.environment["FSM_ENDPOINT"] ?? Topology.defaultTopology.coordinator.clients
+        endpoint ?? ProcessInfo.processInfo.environment["FSM_ENDPOINT"] ?? Client.defaultEndpoint
     }
 
     func credentials() throws -> Credentials? {
@@ -105,6 +112,8 @@ func report(_ error: WireError) -> ExitCode {
         return ExitCode(3)
     case .forbidden:
         return ExitCode(4)
+    case .untrustedEndpoint:
+        return ExitCode(5)
     default:
         return ExitCode(1)
     }

@@ -70,6 +70,11 @@ public struct WireError: Error, Sendable, Hashable, Codable, CustomStringConvert
         /// ZeroMQ refused the endpoint (unknown transport, no port...). Raised by clients on
         /// their side; it never travels on the wire.
         public static let invalidEndpoint = Code(rawValue: "invalid-endpoint")
+        /// The endpoint may be another user's: an abstract ipc socket (`ipc://@…`, which anyone
+        /// on the host can bind) without CURVE keys to prove the coordinator, or a socket file
+        /// whose directory, or the file itself, another user could have made. Raised by clients
+        /// and workers on their side before they connect; it never travels on the wire.
+        public static let untrustedEndpoint = Code(rawValue: "untrusted-endpoint")
     }
 
     public var code: Code

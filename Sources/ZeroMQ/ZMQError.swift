@@ -62,7 +62,7 @@ package struct ZMQError: Error, Sendable, Equatable, CustomStringConvertible {
         case ENOTSOCK:
             "the socket is already closed; create a new one"
         case EINVAL:
-            "check the endpoint syntax (e.g. tcp://127.0.0.1:*, ipc://@name) or the option value"
+            "check the endpoint syntax (e.g. tcp://127.0.0.1:*, ipc:///run/user/1000/grove/default/clients) or the option value"
         case EPROTONOSUPPORT, ENOCOMPATPROTO:
             "the transport is not supported here; use tcp:// or ipc://"
         case EADDRNOTAVAIL, ENODEV:

@@ -9,7 +9,7 @@ import ZeroMQ
 /// A coordinator stand-in: a ROUTER on its own thread that answers each request with the next
 /// scripted reply (the last one repeats) and counts the requests it saw.
 private final class ScriptedCoordinator: Sendable {
-    let endpoint = "ipc://@grove-client-test-\(UUID().uuidString)"
+    let endpoint = privateSocketEndpoint("client-test")
     private let seen = Atomic<Int>(0)
     private let stopped = Atomic<Bool>(false)
     private let done = DispatchSemaphore(value: 0)
@@ -53,6 +53,7 @@ private final class ScriptedCoordinator: Sendable {
     func stop() {
         stopped.store(true, ordering: .releasing)
         done.wait()
+        if let directory = LocalEndpoint(endpoint).directory { try? FileManager.default.removeItem(atPath: directory) }
     }
 
     static func error(_ code: WireError.Code) -> (kind: MessageKind, payload: [UInt8]) {

@@ -11,7 +11,7 @@ private func request(_ domain: Gatekeeper.Endpoint, address: String = "127.0.0.1
 }
 
 private func topology(curve: Bool, tcp: Bool = true) -> Topology {
-    let scheme = tcp ? "tcp://127.0.0.1:" : "ipc://@t/"
+    let scheme = tcp ? "tcp://127.0.0.1:" : "ipc:///run/t/"
     return Topology(
         name: "t", coordinator: .init(clients: scheme + "1", workers: scheme + "2", events: scheme + "3"),
         workers: [.init(name: "edge", external: true, key: "edge.key"), .init(name: "main")], machines: [],

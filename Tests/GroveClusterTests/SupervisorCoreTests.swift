@@ -7,7 +7,7 @@ private func topology(_ supervision: Topology.Supervision, count: Int = 1, exter
     var workers = [Topology.WorkerGroup(name: "edge", count: count, supervision: supervision)]
     if let external { workers.append(external) }
     return Topology(
-        name: "t", coordinator: .init(clients: "ipc://@t/c", workers: "ipc://@t/w", events: "ipc://@t/e"),
+        name: "t", coordinator: .init(clients: "ipc:///run/t/c", workers: "ipc:///run/t/w", events: "ipc:///run/t/e"),
         workers: workers, machines: [])
 }
 

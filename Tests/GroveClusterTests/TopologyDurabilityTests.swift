@@ -11,7 +11,7 @@ struct TopologyDurabilityTests {
         """
         {
           "name": "orders",
-          "coordinator": { "clients": "ipc://@o/clients", "workers": "ipc://@o/workers", "events": "ipc://@o/events" },
+          "coordinator": { "clients": "ipc:///run/o/clients", "workers": "ipc:///run/o/workers", "events": "ipc:///run/o/events" },
           "workers": [ { "name": "main" }, { "name": "io" } ],
           "machines": [
             { "name": "auth", "type": "AuthFlow", "worker": "main"\(machine) },

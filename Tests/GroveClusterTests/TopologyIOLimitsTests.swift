@@ -10,7 +10,7 @@ struct TopologyIOLimitsTests {
         """
         {
           "name": "t",
-          "coordinator": { "clients": "ipc://@t/clients", "workers": "ipc://@t/workers", "events": "ipc://@t/events" },
+          "coordinator": { "clients": "ipc:///run/t/clients", "workers": "ipc:///run/t/workers", "events": "ipc:///run/t/events" },
           "workers": [ { "name": "edge" }, { "name": "io" } ],
           "machines": [ { "name": "auth", "type": "AuthFlow", "worker": "edge" } ],
           "io": \(io)\(extra.isEmpty ? "" : ",\n  " + extra)

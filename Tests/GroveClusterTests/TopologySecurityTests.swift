@@ -6,8 +6,8 @@ import Testing
 /// worker group members `group`.
 private func topology(tcp: Bool, security: String? = nil, group: String = "") -> String {
     let endpoints = tcp
-        ? #"{ "clients": "tcp://127.0.0.1:5555", "workers": "tcp://127.0.0.1:5556", "events": "ipc://@t/events" }"#
-        : #"{ "clients": "ipc://@t/clients", "workers": "ipc://@t/workers", "events": "ipc://@t/events" }"#
+        ? #"{ "clients": "tcp://127.0.0.1:5555", "workers": "tcp://127.0.0.1:5556", "events": "ipc:///run/t/events" }"#
+        : #"{ "clients": "ipc:///run/t/clients", "workers": "ipc:///run/t/workers", "events": "ipc:///run/t/events" }"#
     return """
         {
           "name": "t", "coordinator": \(endpoints),

@@ -7,7 +7,7 @@ private func topology(supervision: String, extra: String = "") -> String {
     """
     {
       "name": "t",
-      "coordinator": { "clients": "ipc://@t/clients", "workers": "ipc://@t/workers", "events": "ipc://@t/events" },
+      "coordinator": { "clients": "ipc:///run/t/clients", "workers": "ipc:///run/t/workers", "events": "ipc:///run/t/events" },
       "workers": [ { "name": "edge", "supervision": \(supervision)\(extra) } ],
       "machines": []
     }

@@ -34,7 +34,9 @@ struct TopologyTests {
         let file = try shippedTopology("default.json")
         #expect(file == Topology.defaultTopology)
         #expect(Topology.defaultTopology.name == "default")
-        #expect(Topology.defaultTopology.coordinator.clients == "ipc://@grove-default/clients")
+        // Its endpoints are left out: sockets in this user's runtime directory.
+        #expect(Topology.defaultTopology.coordinator == RuntimeDirectory.endpoints(ofTopology: "default"))
+        #expect(Topology.defaultTopology.coordinator.clients == Client.defaultEndpoint)
         #expect(Topology.defaultTopology.machines.map(\.type) == [
             "AuthFlow", "DataLoader", "PollingService", "UserForm", "Search", "LoginFlow", "AppNavigator", "Counter",
         ])

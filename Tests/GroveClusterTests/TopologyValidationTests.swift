@@ -24,7 +24,7 @@ private func outline(_ issues: [TopologyIssue]) -> [String] {
 /// A valid topology with `extra` members inserted into the root object.
 private func topology(coordinator: String? = nil, _ extra: String = "") -> String {
     let endpoints = coordinator
-        ?? #"{ "clients": "ipc://@t/clients", "workers": "ipc://@t/workers", "events": "ipc://@t/events" }"#
+        ?? #"{ "clients": "ipc:///run/t/clients", "workers": "ipc:///run/t/workers", "events": "ipc:///run/t/events" }"#
     return """
         {
           "name": "t",
@@ -45,9 +45,9 @@ struct TopologyValidationTests {
             {
               "name": "broken",
               "coordinator": {
-                "clients": "ipc://@b/clients",
+                "clients": "ipc:///run/b/clients",
                 "workers": "localhost:5555",
-                "events": "ipc://@b/clients"
+                "events": "ipc:///run/b/clients"
               },
               "workers": [
                 { "name": "edge" },
@@ -199,14 +199,13 @@ struct TopologyValidationTests {
         ])
         #expect(issues(in: #"{"name": tru}"#).first?.message.contains("did you mean true?") == true)
         #expect(issues(in: "[]").map(\.message) == [
-            "expected a topology (a JSON object with name, coordinator, workers and machines), found an array",
+            "expected a topology (a JSON object with name, workers and machines), found an array",
         ])
     }
 
     @Test func missingSectionsAreReported() {
         #expect(outline(issues(in: "{}")) == [
             "missing-key $.name",
-            "missing-key $.coordinator",
             "missing-key $.workers",
             "missing-key $.machines",
         ])
@@ -221,15 +220,15 @@ struct TopologyValidationTests {
             "invalid-endpoint $.coordinator.workers",
             "invalid-endpoint $.coordinator.events",
         ])
-        let fine = #"{ "clients": "tcp://10.0.0.1:5555", "workers": "tcp://10.0.0.2:5555", "events": "ipc://@e" }"#
+        let fine = #"{ "clients": "tcp://10.0.0.1:5555", "workers": "tcp://10.0.0.2:5555", "events": "ipc:///run/e" }"#
         #expect(throws: Never.self) { try Topology(json: Data(topology(coordinator: fine, #""security": { "insecure": true }"#).utf8), source: "t") }
         // inproc:// binds, but only the coordinator's own ZeroMQ context could reach it.
-        let inproc = #"{ "clients": "ipc://@c", "workers": "inproc://w", "events": "ipc://@e" }"#
+        let inproc = #"{ "clients": "ipc:///run/c", "workers": "inproc://w", "events": "ipc:///run/e" }"#
         let refused = issues(in: topology(coordinator: inproc))
         #expect(outline(refused) == ["invalid-endpoint $.coordinator.workers"])
         #expect(refused.first?.message.contains("other processes; use ipc://") == true, "\(refused)")
         let long = "ipc:///tmp/" + String(repeating: "x", count: 120)
-        let tooLong = #"{ "clients": "\#(long)", "workers": "ipc://@w", "events": "ipc://@e" }"#
+        let tooLong = #"{ "clients": "\#(long)", "workers": "ipc:///run/w", "events": "ipc:///run/e" }"#
         #expect(outline(issues(in: topology(coordinator: tooLong))) == ["invalid-endpoint $.coordinator.clients"])
     }
 

@@ -6,7 +6,7 @@ import Testing
 /// The worker's session with its coordinator, fed welcomes, errors and ticks: no sockets.
 @Suite(.timeLimit(.minutes(2))) struct WorkerCoreTests {
     let start = ContinuousClock.now
-    let endpoint = "ipc://@test/workers"
+    let endpoint = "ipc:///run/test/workers"
 
     func core() -> WorkerCore { WorkerCore(worker: "edge", coordinator: endpoint, machineTypes: ["Counter", "DataLoader"], now: start) }
 

@@ -6,14 +6,14 @@ import Testing
 /// ArgumentParser: `Worker.Options` is the options group every worker executable shares).
 @Suite(.timeLimit(.minutes(2))) struct WorkerOptionsTests {
     @Test func readsWhatFsmLaunchPasses() throws {
-        let options = try Worker.Options(arguments: ["--name", "edge-1", "--coordinator", "ipc://@t/w",
+        let options = try Worker.Options(arguments: ["--name", "edge-1", "--coordinator", "ipc:///run/t/w",
                                                      "--exit-with-parent", "--parent-pid", "4242"])
-        #expect(options.name == "edge-1" && options.coordinator == "ipc://@t/w")
+        #expect(options.name == "edge-1" && options.coordinator == "ipc:///run/t/w")
         #expect(options.exitWithParent && options.parentPid == 4242)
     }
 
     @Test func theParentIsOptional() throws {
-        let options = try Worker.Options(arguments: ["--name", "a", "--coordinator", "ipc://@t/w", "--exit-with-parent"])
+        let options = try Worker.Options(arguments: ["--name", "a", "--coordinator", "ipc:///run/t/w", "--exit-with-parent"])
         #expect(options.exitWithParent && options.parentPid == nil)
     }
 

@@ -9,7 +9,7 @@ extension EndToEnd {
     struct AuthenticationTests {
         static func topology(ioDelayMs: Int) -> TopologyFile {
             TopologyFile(
-                name: "authentication", transport: .ipc,
+                name: "authentication", transport: .runtimeDirectory,
                 workers: [.init(name: "edge"),
                           .init(name: "auth-io", arguments: ioDelayMs > 0 ? ["--io-delay-ms", "\(ioDelayMs)"] : [])],
                 machines: [.init(name: "auth", type: "AuthFlow", worker: "edge", keyed: true),

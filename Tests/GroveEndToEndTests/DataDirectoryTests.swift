@@ -11,7 +11,6 @@ extension EndToEnd {
             """
             {
               "name": "orders",
-              "coordinator": { "clients": "ipc://@orders-check/c", "workers": "ipc://@orders-check/w", "events": "ipc://@orders-check/e" },
               "workers": [ { "name": "main" } ],
               "machines": [
                 { "name": "auth", "type": "AuthFlow", "worker": "main", "durability": "state" },

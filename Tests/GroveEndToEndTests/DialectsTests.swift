@@ -10,7 +10,7 @@ extension EndToEnd {
     @Suite(.timeLimit(.minutes(1)))
     struct DialectsTests {
         static let topology = TopologyFile(
-            name: "dialects", transport: .ipc,
+            name: "dialects", transport: .runtimeDirectory,
             workers: [.init(name: "dialects"), .init(name: "data-io")],
             machines: [.init(name: "login", type: "LoginFlow", worker: "dialects", keyed: true, onEnd: "remove"),
                        .init(name: "typeahead", type: "DebouncedSearch", worker: "dialects", keyed: true, onEnd: "remove"),

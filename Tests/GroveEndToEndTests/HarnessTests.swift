@@ -8,7 +8,7 @@ extension EndToEnd {
     @Suite(.timeLimit(.minutes(1)))
     struct HarnessTests {
         static let topology = TopologyFile(
-            name: "harness", transport: .ipc,
+            name: "harness", transport: .runtimeDirectory,
             workers: [.init(name: "edge"), .init(name: "io")],
             machines: [.init(name: "loader", type: "DataLoader", worker: "edge")],
             io: [("FetchItems", "io")]

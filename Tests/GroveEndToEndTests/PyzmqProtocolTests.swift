@@ -16,7 +16,7 @@ extension EndToEnd {
             io: [("Authenticate", "auth-io"), ("VerifyTwoFactor", "auth-io")]
         )
 
-        static let documentedEndpoint = #"ENDPOINT = "ipc://@grove-default/clients""#
+        static let documentedEndpoint = #"ENDPOINT = f"ipc://{RUNTIME}/default/clients""#
 
         /// The python examples of docs/PROTOCOL.md, in page order.
         static func examples() throws -> [String] {

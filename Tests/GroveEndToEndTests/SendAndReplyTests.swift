@@ -147,7 +147,6 @@ extension EndToEnd {
             try Data(#"""
                 {
                   "name": "bad",
-                  "coordinator": { "clients": "ipc://@bad/c", "workers": "ipc://@bad/w", "events": "ipc://@bad/e" },
                   "workers": [ { "name": "edge", "count": 0 } ],
                   "machines": [
                     { "name": "auth", "type": "AuthFlow", "worker": "nowhere" },

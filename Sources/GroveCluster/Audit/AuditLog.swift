@@ -3,7 +3,8 @@ import GroveWire
 
 /// One worker's audit log file, `<directory>/<worker>.jsonl`, opened for appending: lines from
 /// earlier runs of the worker stay. The directory is created with mode 0700 and the file 0600,
-/// as the store's are: lines carry digests of states with secrets.
+/// as the store's are: lines carry digests of states with secrets. As the store's, a directory
+/// or file that is a symbolic link, another user's or (the directory) open to others is refused.
 final class AuditLog: Sendable {
     /// The file's path.
     let path: String
@@ -14,19 +15,23 @@ final class AuditLog: Sendable {
     /// - Parameter sync: Whether every ``append(_:)`` is synced to the disk (`flush: disk`).
     /// - Throws: ``AuditLogError`` naming the file and what to do.
     init(directory: String, worker: String, sync: Bool) throws(AuditLogError) {
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
+        do throws(PrivateDirectory.Refusal) {
+            try PrivateDirectory.prepare(directory)
         } catch {
-            throw AuditLogError(.cannotOpen, path: directory, "cannot create the audit directory \(directory): \(error.localizedDescription); "
-                                + "make it writable for this worker, or set the topology's audit.directory")
+            throw AuditLogError(.cannotOpen, path: error.path, "the audit directory: \(error); or set the topology's audit.directory "
+                                + "(--audit-dir for a worker started by hand)")
         }
         path = (directory as NSString).appendingPathComponent(worker + ".jsonl")
-        descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else {
-            let reason = String(cString: strerror(errno))
-            throw AuditLogError(.cannotOpen, path: path, "cannot open the audit log \(path): \(reason); make it writable for this worker, "
-                                + "or set the topology's audit.directory")
+        do throws(PrivateFile.OpenError) {
+            descriptor = try PrivateFile.open(path, flags: O_WRONLY | O_CREAT | O_APPEND)
+        } catch {
+            switch error {
+            case .refused(let refusal):
+                throw AuditLogError(.cannotOpen, path: path, "the audit log: \(refusal); or set the topology's audit.directory")
+            case .failed(let code):
+                throw AuditLogError(.cannotOpen, path: path, "cannot open the audit log \(path): \(String(cString: strerror(code))); "
+                                    + "make it writable for this worker, or set the topology's audit.directory")
+            }
         }
         self.sync = sync
     }

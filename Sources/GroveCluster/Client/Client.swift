@@ -6,7 +6,7 @@ import ZeroMQ
 /// every call fails cleanly within `timeout` when the coordinator is not there.
 ///
 /// ```swift
-/// let client = try Client(endpoint: "ipc://@grove-default/clients", retryUnavailable: true)
+/// let client = try Client(retryUnavailable: true)   // the default topology's clients endpoint
 /// let state = try client.send(Array(#"{"startLogin":{}}"#.utf8), to: "auth")   // the committed state, JSON
 /// ```
 public final class Client {
@@ -25,7 +25,8 @@ public final class Client {
 
     /// Connects (lazily, as ZeroMQ does) to a coordinator's clients endpoint.
     /// - Parameters:
-    ///   - endpoint: The coordinator's clients endpoint, `ipc://NAME` or `tcp://HOST:PORT`.
+    ///   - endpoint: The coordinator's clients endpoint, `ipc://PATH` or `tcp://HOST:PORT`;
+    ///     by default the default topology's, in this user's runtime directory.
     ///   - timeout: How long a request may wait to be sent, and for its reply; must be positive.
     ///   - retryUnavailable: When `true`, a request answered `unavailable` (the machine's worker
     ///     is starting or restarting) is sent again after 50 ms, doubling to 500 ms, until
@@ -34,13 +35,15 @@ public final class Client {
     ///     machine never saw the request. No other error is retried: an event that reached a
     ///     machine is never sent twice. `fsm-send` sets it; the default is `false`.
     ///   - credentials: The keys for a coordinator that speaks CURVE; `nil` for one that does not.
-    /// - Throws: ``WireError`` `invalid-endpoint` when ZeroMQ refuses the endpoint, `unreachable`
-    ///   when the socket cannot be set up.
-    public init(endpoint: String, timeout: Duration = .seconds(5), retryUnavailable: Bool = false,
+    /// - Throws: ``WireError`` `untrusted-endpoint` when another local user may stand behind the
+    ///   endpoint (see ``ClientEndpoint/verify(_:curve:uid:)``), `invalid-endpoint` when ZeroMQ
+    ///   refuses it, `unreachable` when the socket cannot be set up.
+    public init(endpoint: String = Client.defaultEndpoint, timeout: Duration = .seconds(5), retryUnavailable: Bool = false,
                 credentials: Credentials? = nil) throws(WireError) {
         self.endpoint = endpoint
         self.timeout = timeout
         self.retryUnavailable = retryUnavailable
+        try ClientEndpoint.verify(endpoint, curve: credentials != nil)
         // At least 1 ms: 0 would make every send and receive non-blocking.
         let milliseconds = max(1, Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))
         do {
@@ -132,6 +135,10 @@ public final class Client {
             return reply
         }
     }
+
+    /// The clients endpoint of the default topology as this user runs it:
+    /// `ipc://<runtime directory>/default/clients` (see ``RuntimeDirectory``).
+    public static var defaultEndpoint: String { Topology.defaultTopology.coordinator.clients }
 
     private static func seconds(_ duration: Duration) -> TimeInterval {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18

@@ -5,7 +5,7 @@ import ZeroMQ
 /// Endpoints as a client should connect to them.
 public enum ClientEndpoint {
     /// The endpoint forms a client can connect to, for error messages.
-    public static let validForms = "ipc://NAME (ipc://@NAME for a Linux abstract socket) or tcp://HOST:PORT"
+    public static let validForms = "ipc://PATH (a socket file) or tcp://HOST:PORT"
 
     /// `endpoint` as a peer that reaches the coordinator at `clients` should connect to it.
     ///
@@ -17,7 +17,7 @@ public enum ClientEndpoint {
     ///
     /// ```swift
     /// ClientEndpoint.connectable("tcp://0.0.0.0:5557", via: "tcp://grove-1:5555")   // "tcp://grove-1:5557"
-    /// ClientEndpoint.connectable("ipc://@grove-default/events", via: "tcp://grove-1:5555")   // unchanged
+    /// ClientEndpoint.connectable("ipc:///run/user/1000/grove/default/events", via: "tcp://grove-1:5555")   // unchanged
     /// ```
     /// - Parameters:
     ///   - endpoint: An endpoint from a listing, e.g. its `events`.

@@ -26,13 +26,16 @@ public final class Watcher {
     /// `state:auth`, `effect:`, `worker:`.
     /// - Parameters:
     ///   - endpoint: The coordinator's events endpoint as this host reaches it; see
-    ///     ``ClientEndpoint/connectable(_:via:)`` for turning a listing's `events` into one.
+    ///     ``ClientEndpoint/connectable(_:via:)`` for turning a listing's `events` into one. By
+    ///     default the default topology's, in this user's runtime directory.
     ///   - prefixes: Topic prefixes; empty for every topic.
     ///   - credentials: The keys for a coordinator that speaks CURVE (a client key whose `read`
     ///     role covers every machine); `nil` for one that does not.
-    /// - Throws: ``WireError`` `invalid-endpoint` when ZeroMQ refuses the endpoint, `unreachable`
-    ///   when the socket cannot be set up.
-    public init(endpoint: String, prefixes: [String] = [], credentials: Credentials? = nil) throws(WireError) {
+    /// - Throws: ``WireError`` `untrusted-endpoint` when another local user may stand behind the
+    ///   endpoint (see ``ClientEndpoint/verify(_:curve:uid:)``), `invalid-endpoint` when ZeroMQ
+    ///   refuses it, `unreachable` when the socket cannot be set up.
+    public init(endpoint: String = Watcher.defaultEndpoint, prefixes: [String] = [], credentials: Credentials? = nil) throws(WireError) {
+        try ClientEndpoint.verify(endpoint, curve: credentials != nil)
         do {
             context = try ZMQContext()
             socket = try Socket(context, .sub)
@@ -50,6 +53,9 @@ public final class Watcher {
             throw ClientEndpoint.connectError(error, endpoint: endpoint, doing: "subscribe to")
         }
     }
+
+    /// The events endpoint of the default topology as this user runs it (see ``RuntimeDirectory``).
+    public static var defaultEndpoint: String { Topology.defaultTopology.coordinator.events }
 
     deinit {
         socket.close()

@@ -26,7 +26,9 @@ public final class Coordinator: Sendable {
     /// topology does not use CURVE.
     package let publicKey: CurveKey?
 
-    /// Binds the topology's three endpoints, after reading the key files its `security` names.
+    /// Binds the topology's three endpoints, after reading the key files its `security` names
+    /// and making ready (or refusing) the directories of its ipc sockets: see
+    /// ``prepareLocalEndpoints(of:environment:uid:)``.
     /// - Parameters:
     ///   - topology: The topology to run.
     ///   - directory: Where relative key file paths start: the topology file's folder
@@ -37,6 +39,7 @@ public final class Coordinator: Sendable {
                 logger: Logger = Logger(label: "grove.coordinator")) throws(CoordinatorError) {
         let keys = try ClusterKeys(topology: topology, relativeTo: directory)
         publicKey = keys.coordinator?.publicKey
+        try Self.prepareLocalEndpoints(of: topology)
         let context: ZMQContext
         let sockets: (clients: Socket, workers: Socket, events: Socket)
         let zap: Socket

@@ -31,17 +31,23 @@ package final class MappedFlightLog: FlightLog, @unchecked Sendable {
 
     /// Opens (creating when missing) the recorder of worker `worker` in `directory`, which
     /// must exist (the store creates it).
-    /// - Throws: ``StoreError`` `permission` or `failed`, with what to do.
+    /// - Throws: ``StoreError`` `permission` (a link there, or another user's file, included)
+    ///   or `failed`, with what to do.
     package static func open(directory: String, worker: String) throws(StoreError) -> MappedFlightLog {
         try MappedFlightLog(path: URL(fileURLWithPath: directory).appendingPathComponent("\(worker).flight").path)
     }
 
     package init(path: String) throws(StoreError) {
         self.path = path
-        let descriptor = Glibc.open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw StoreError.fromErrno(errno, doing: "open the flight recorder \(path)") }
+        // Not through a link, and not another user's file (``PrivateFile``): what it maps is
+        // written on every event.
+        let descriptor: Int32
+        do throws(PrivateFile.OpenError) {
+            descriptor = try PrivateFile.open(path, flags: O_CREAT | O_RDWR)
+        } catch {
+            throw StoreError.opening(path, error, what: "the flight recorder")
+        }
         defer { Glibc.close(descriptor) }
-        fchmod(descriptor, 0o600)
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { throw StoreError.fromErrno(errno, doing: "read the size of \(path)") }
         if Int(status.st_size) != Self.size, ftruncate(descriptor, off_t(Self.size)) != 0 {

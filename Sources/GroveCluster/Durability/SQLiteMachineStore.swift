@@ -50,7 +50,9 @@ package final class SQLiteMachineStore: MachineStore {
 
     /// Opens (creating when missing) the store of the worker named `worker` in `directory`:
     /// `<directory>/<worker>.sqlite`. The directory is created with mode 0700 (snapshots hold
-    /// machine state, secrets included). A worker calls this only once a welcome places a durable
+    /// machine state, secrets included), and refused when it is a symbolic link, another user's
+    /// or open to group or others (``PrivateDirectory``); the files are opened without
+    /// following links, and refused when another user's (``PrivateFile``). A worker calls this only once a welcome places a durable
     /// machine on it, so that topologies without durability never create a file.
     /// - Parameters:
     ///   - directory: The data directory, e.g. `grove-data/default`.
@@ -58,7 +60,8 @@ package final class SQLiteMachineStore: MachineStore {
     ///   - laggardSlack: Dead journal rows tolerated, beyond as many as are live, before
     ///     ``journalLaggards(limit:)`` names machines whose old entries hold them back.
     /// - Throws: ``StoreError``: `locked` when another process (a worker with the same name) has
-    ///   the store open; `permission`, `full`, `corrupt` or `newerVersion` with what to do.
+    ///   the store open; `permission` (a refused directory or file included), `full`, `corrupt`
+    ///   or `newerVersion` with what to do.
     package static func open(directory: String, worker: String,
                              laggardSlack: Int64 = defaultLaggardSlack) throws(StoreError) -> SQLiteMachineStore {
         guard !worker.isEmpty, !worker.contains("/"), worker != ".", worker != ".." else {
@@ -81,10 +84,23 @@ package final class SQLiteMachineStore: MachineStore {
         self.laggardSlack = laggardSlack
         lock = try StoreLock(path: path + ".lock", holder: holder)
         // Readable by the worker's user only: records hold machine state, secrets included.
-        // SQLite gives the -wal and -shm files the database file's mode.
-        let descriptor = Glibc.open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
-        if descriptor >= 0 { Glibc.close(descriptor) }
-        chmod(path, 0o600)
+        // SQLite gives the -wal and -shm files the database file's mode. Not through a link,
+        // and none of another user's: SQLite opens these by their paths, so they are looked at
+        // first (in a directory of this user's alone, nobody else can change them after).
+        do {
+            let descriptor = try PrivateFile.open(path, flags: O_CREAT | O_RDWR)
+            Glibc.close(descriptor)
+            for companion in [path + "-wal", path + "-shm"] { try PrivateFile.check(companion) }
+        } catch let error as PrivateFile.OpenError {
+            lock.release()
+            throw StoreError.opening(path, error, what: "the store")
+        } catch let refusal as PrivateDirectory.Refusal {
+            lock.release()
+            throw StoreError.refused(refusal)
+        } catch {
+            lock.release()
+            throw StoreError("cannot open the store \(path): \(error)", code: .failed)
+        }
         var configuration = Configuration()
         configuration.journalMode = .wal   // also sets synchronous = NORMAL
         configuration.busyMode = .timeout(2)
@@ -161,17 +177,11 @@ package final class SQLiteMachineStore: MachineStore {
     }
 
     private static func createDirectory(_ directory: String) throws(StoreError) {
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
-            guard isDirectory.boolValue else { throw StoreError.fromErrno(ENOTDIR, doing: "use the data directory \(directory)") }
-            return
-        }
-        do {
-            try FileManager.default.createDirectory(
-                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        do throws(PrivateDirectory.Refusal) {
+            try PrivateDirectory.prepare(directory)
         } catch {
-            let code = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError)?.code ?? Int(EACCES)
-            throw StoreError.fromErrno(Int32(code), doing: "create the data directory \(directory)")
+            if case .cannotCreate(let code) = error.problem { throw StoreError.fromErrno(code, doing: "create the data directory \(error.path)") }
+            throw StoreError.refused(error)
         }
     }
 

@@ -19,7 +19,8 @@ final class StoreLock: Sendable {
     private let descriptor: Mutex<Int32?>
 
     /// Takes the lock, creating the file (mode 0600) when it is missing, and writes this
-    /// process's pid in it for the message another opener gets.
+    /// process's pid in it for the message another opener gets. A link there, or another
+    /// user's file, is refused (``PrivateFile``).
     /// - Parameters:
     ///   - path: The lock file, e.g. `grove-data/default/main.sqlite.lock`.
     ///   - holder: Who is refused, for the message, e.g. `another worker named 'main'`.
@@ -27,10 +28,11 @@ final class StoreLock: Sendable {
     ///   when the file cannot be created.
     init(path: String, holder: String) throws(StoreError) {
         self.path = path
-        let descriptor = Foundation.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else {
-            let code = errno
-            throw StoreError.fromErrno(code, doing: "create the lock file \(path)")
+        let descriptor: Int32
+        do throws(PrivateFile.OpenError) {
+            descriptor = try PrivateFile.open(path, flags: O_RDWR | O_CREAT)
+        } catch {
+            throw StoreError.opening(path, error, what: "the lock file")
         }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             let code = errno

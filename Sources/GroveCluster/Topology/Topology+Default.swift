@@ -4,11 +4,6 @@ extension Topology {
         {
           "$schema": "../docs/topology.schema.json",
           "name": "default",
-          "coordinator": {
-            "clients": "ipc://@grove-default/clients",
-            "workers": "ipc://@grove-default/workers",
-            "events": "ipc://@grove-default/events"
-          },
           "workers": [
             { "name": "main" },
             { "name": "io", "arguments": ["--io-delay-ms", "400"] }

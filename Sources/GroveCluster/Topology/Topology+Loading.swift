@@ -7,10 +7,13 @@ extension Topology {
     /// ```swift
     /// let topology = try Topology.load(contentsOf: URL(filePath: "Topologies/load.json"))
     /// ```
-    /// - Parameter url: A topology JSON file.
+    /// - Parameters:
+    ///   - url: A topology JSON file.
+    ///   - environment: Where the endpoints it leaves out go is read from it: see ``RuntimeDirectory``.
     /// - Throws: ``TopologyError`` listing every problem found, each with its JSON path, or the
     ///   reason the file could not be read.
-    public static func load(contentsOf url: URL) throws(TopologyError) -> Topology {
+    public static func load(contentsOf url: URL,
+                            environment: [String: String] = ProcessInfo.processInfo.environment) throws(TopologyError) -> Topology {
         let data: Data
         do {
             data = try Data(contentsOf: url)
@@ -20,16 +23,18 @@ extension Topology {
                 TopologyIssue(.unreadable, at: "$", "cannot read the file (\(reason)); check the path and its permissions"),
             ])
         }
-        return try Topology(json: data, source: url.path)
+        return try Topology(json: data, source: url.path, environment: environment)
     }
 
     /// Parses and validates a topology document.
     /// - Parameters:
     ///   - data: The JSON text, UTF-8.
     ///   - source: Where it came from, shown before every issue: a file path or a name.
+    ///   - environment: Where the endpoints it leaves out go is read from it: sockets in
+    ///     `<RuntimeDirectory.path(environment:)>/<name>/`.
     /// - Throws: ``TopologyError`` listing every problem found, each with its JSON path; for text
     ///   that is not JSON, one issue with the line and column.
-    public init(json data: Data, source: String) throws(TopologyError) {
+    public init(json data: Data, source: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws(TopologyError) {
         var parser = LocatingJSONParser(Array(data))
         let document: JSONValue
         do {
@@ -42,7 +47,7 @@ extension Topology {
                 ),
             ])
         }
-        var decoder = TopologyDecoder()
+        var decoder = TopologyDecoder(runtimeDirectory: RuntimeDirectory.path(environment: environment))
         for duplicate in parser.duplicateKeys {
             decoder.report(
                 .duplicateKey, duplicate.path,
@@ -56,9 +61,10 @@ extension Topology {
         self = topology
     }
 
-    /// The topology `fsm-launch` runs when given none: one host over abstract ipc endpoints, a
-    /// `main` worker with the example machines and an `io` worker executing their io requests.
-    /// The same as `Topologies/default.json`.
+    /// The topology `fsm-launch` runs when given none: one host, its endpoints sockets in this
+    /// user's runtime directory (`<RuntimeDirectory.path()>/default/clients`, …), a `main` worker
+    /// with the example machines and an `io` worker executing their io requests. The same as
+    /// `Topologies/default.json`.
     public static let defaultTopology: Topology = {
         do {
             return try Topology(json: Data(defaultJSON.utf8), source: "<default topology>")

@@ -18,10 +18,10 @@ extension TopologyDecoder {
     mutating func decodeTopology(_ document: JSONValue) -> Topology? {
         guard let root = members(
             of: document, at: .root, known: TopologyKeys.root, ignoring: ["$schema"],
-            what: "a topology (a JSON object with name, coordinator, workers and machines)"
+            what: "a topology (a JSON object with name, workers and machines)"
         ) else { return nil }
         let name = requiredText(Field("name", "\"default\"", "a name for the topology"), in: root, at: .root)
-        let coordinator = decodeEndpoints(in: root)
+        let coordinator = decodeEndpoints(in: root, name: name)
         let workers = decodeWorkers(in: root)
         let machines = decodeMachines(in: root, groups: workers.names)
         let io = decodeIO(in: root, groups: workers.names)

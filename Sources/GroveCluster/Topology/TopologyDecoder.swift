@@ -23,6 +23,12 @@ struct TopologyDecoder {
     }
 
     private(set) var issues: [TopologyIssue] = []
+    /// Where endpoints left out go: ``RuntimeDirectory/path(environment:uid:)``.
+    var runtimeDirectory: String
+
+    init(runtimeDirectory: String) {
+        self.runtimeDirectory = runtimeDirectory
+    }
 
     mutating func report(_ code: TopologyIssue.Code, _ path: JSONPath, _ message: String) {
         issues.append(TopologyIssue(code, at: path.description, message))

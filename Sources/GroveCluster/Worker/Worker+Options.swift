@@ -54,7 +54,7 @@ extension Worker {
             set { nameArgument = newValue }
         }
 
-        /// The coordinator's workers endpoint, e.g. `ipc://@grove-default/workers`.
+        /// The coordinator's workers endpoint, e.g. `ipc:///run/user/1000/grove/default/workers`.
         public var coordinator: String {
             get { coordinatorArgument ?? "" }
             set { coordinatorArgument = newValue }

@@ -73,7 +73,8 @@ public enum Worker {
     /// as it holds the heartbeats (the coordinator declares such a worker lost, and `fsm-launch`
     /// kills it).
     /// - Throws: `ZMQError` when the socket cannot be created or connected, ``WireError`` when
-    ///   the keys cannot be read.
+    ///   the keys cannot be read, or `untrusted-endpoint` when another local user may stand
+    ///   behind the coordinator's endpoint (``ClientEndpoint/verify(_:curve:uid:)``).
     public static func run(_ configuration: WorkerConfiguration, options: Options) async throws {
         // First thing, so a parent that ends while the worker starts up is noticed too; a parent
         // that passed its pid is noticed even when it ended before this process got here.
@@ -94,6 +95,9 @@ public enum Worker {
                 do {
                     io.replace(socketID, with: try dealer(context, options, credentials))
                 } catch {
+                    // The old socket would connect again on its own, to what may no longer be
+                    // the coordinator's: it stops, and the worker stays silent until a check passes.
+                    if (error as? WireError)?.code == .untrustedEndpoint { try? io.socket(socketID).disconnect(options.coordinator) }
                     logger.error("cannot reopen the connection to the coordinator at \(options.coordinator): \(error); the next attempt tries again")
                 }
             }
@@ -146,8 +150,10 @@ public enum Worker {
     /// A DEALER to the coordinator with a routing id of its own (``routingID(for:)``). No ZMTP
     /// heartbeat: the application heartbeat (``WorkerCore``) alone decides when the coordinator
     /// is gone, at the topology's settings; a transport timer of its own could drop the
-    /// connection, and what its pipes held, while the session still counts as alive.
-    private static func dealer(_ context: ZMQContext, _ options: Options, _ credentials: Credentials?) throws(ZMQError) -> Socket {
+    /// connection, and what its pipes held, while the session still counts as alive. The
+    /// endpoint is checked before each connection: a new socket is a new chance for a squatter.
+    private static func dealer(_ context: ZMQContext, _ options: Options, _ credentials: Credentials?) throws -> Socket {
+        try ClientEndpoint.verify(options.coordinator, curve: credentials != nil)
         let socket = try Socket(context, .dealer)
         try credentials?.apply(to: socket)
         try socket.setRoutingID(routingID(for: options.name))

@@ -26,10 +26,11 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
 }
 
 enum StoreFixtures {
-    /// A new directory under the system's temporary one.
+    /// A new directory under the system's temporary one, mode 0700: a store refuses a data
+    /// directory others may enter.
     static func temporaryDirectory() throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("grove-store-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         return url
     }
 

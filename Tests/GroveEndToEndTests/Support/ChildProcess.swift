@@ -12,9 +12,11 @@ final class ChildProcess: @unchecked Sendable {
     private let process: Process
     private let status = ExitBox()
 
-    /// Starts `executable` (from a thread of its own: see ``runWithDefaultSignals(_:)``).
+    /// Starts `executable` (from a thread of its own: see ``runWithDefaultSignals(_:)``), with
+    /// the test process's environment and `environment` over it.
     /// - Throws: When the files cannot be created or the process cannot start.
-    init(_ executable: URL, _ arguments: [String], outputIn directory: URL, label: String) async throws {
+    init(_ executable: URL, _ arguments: [String], outputIn directory: URL, label: String,
+         environment: [String: String] = [:]) async throws {
         let stamp = UUID().uuidString.prefix(8)
         stdoutURL = directory.appendingPathComponent("\(label)-\(stamp).out")
         stderrURL = directory.appendingPathComponent("\(label)-\(stamp).err")
@@ -32,6 +34,9 @@ final class ChildProcess: @unchecked Sendable {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         // Relative paths a test hands a child (key files, say) start in the test's directory.
         process.currentDirectoryURL = directory
         process.standardInput = FileHandle.nullDevice
@@ -122,10 +127,12 @@ struct CommandResult: CustomStringConvertible {
     }
 }
 
-/// Runs a command to completion.
+/// Runs a command to completion, with `environment` over the test process's.
 /// - Throws: ``HarnessError`` when it is still running after `timeout` (it is killed then).
-func runCommand(_ executable: URL, _ arguments: [String], in directory: URL, timeout: Duration = .seconds(20)) async throws -> CommandResult {
-    let child = try await ChildProcess(executable, arguments, outputIn: directory, label: executable.lastPathComponent)
+func runCommand(_ executable: URL, _ arguments: [String], in directory: URL, timeout: Duration = .seconds(20),
+                environment: [String: String] = [:]) async throws -> CommandResult {
+    let child = try await ChildProcess(executable, arguments, outputIn: directory, label: executable.lastPathComponent,
+                                       environment: environment)
     defer {
         try? FileManager.default.removeItem(at: child.stdoutURL)
         try? FileManager.default.removeItem(at: child.stderrURL)

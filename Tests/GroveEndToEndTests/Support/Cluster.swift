@@ -34,7 +34,8 @@ final class Cluster: Sendable {
             guard made.status == 0 else { throw HarnessError("fsm-keys new \(pair) failed: \(made)") }
         }
         let file = try topology.write(in: directory)
-        let launch = try await ChildProcess(Products.launch, [file.path], outputIn: directory, label: "fsm-launch")
+        let launch = try await ChildProcess(Products.launch, [file.path], outputIn: directory, label: "fsm-launch",
+                                            environment: topology.environment(in: directory))
         var externals: [ChildProcess] = []
         do {
             // fsm-launch is ready once every worker registered, external ones included: start
@@ -98,7 +99,8 @@ final class Cluster: Sendable {
     /// Runs `fsm-send <arguments> --endpoint <clients>` with key pair `key` (from
     /// ``TopologyFile/keyPairs``; `nil`: no key).
     func fsmSend(_ arguments: [String], as key: String?, timeout: Duration = .seconds(20)) async throws -> CommandResult {
-        try await runCommand(Products.send, arguments + ["--endpoint", clients] + keyArguments(key), in: directory, timeout: timeout)
+        try await runCommand(Products.send, arguments + ["--endpoint", clients] + keyArguments(key), in: directory, timeout: timeout,
+                             environment: topology.environment(in: directory))
     }
 
     /// `--key-file … --coordinator-key …` for key pair `key`; none for `nil`.
@@ -219,7 +221,7 @@ final class Cluster: Sendable {
     func workersEndpoint() async throws -> String {
         switch topology.transport {
         case .ipc: return "ipc://\(directory.path)/workers.ipc"
-        case .abstractIPC: return "ipc://@\(directory.lastPathComponent)/workers"
+        case .runtimeDirectory: return "ipc://\(TopologyFile.runtimeDirectory(in: directory))/\(topology.name)/workers"
         case .tcp: break
         }
         guard let endpoint = try await list().workersEndpoint else { throw HarnessError("the listing names no workers endpoint") }

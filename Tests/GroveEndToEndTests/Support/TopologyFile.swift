@@ -2,16 +2,27 @@ import Foundation
 
 /// A topology for one test, written as JSON into the test's own directory. Endpoints are filled
 /// in per transport so that no two launches ever share one: `tcp://127.0.0.1:*` (the coordinator
-/// binds ports the system picks, and reports them) or ipc sockets inside the test's temp dir.
+/// binds ports the system picks, and reports them), ipc sockets inside the test's temp dir, or
+/// none at all, as users write them, with a runtime directory of the test's own.
 ///
 /// Every topology also gets `probe`, a Counter on the first worker group: the harness pokes it
 /// to learn when a watcher's subscription is live.
 struct TopologyFile {
     enum Transport: String {
         case tcp, ipc
-        /// Abstract ipc sockets (`ipc://@…`), as the default topology uses: no file to guard
-        /// them, so the coordinator's ZAP handler alone keeps other users out.
-        case abstractIPC
+        /// No endpoints written, as in the default topology: sockets in the runtime directory
+        /// (`GROVE_RUNTIME_DIR`, set to `<directory>/run` for every process the harness starts
+        /// for the cluster; ``environment(in:)``).
+        case runtimeDirectory
+    }
+
+    /// The runtime directory of a cluster launched in `directory` (a path short enough for
+    /// sockets: the directory is one of ``Cluster/makeDirectory()``'s).
+    static func runtimeDirectory(in directory: URL) -> String { directory.path + "/run" }
+
+    /// What fsm-launch and the harness's own commands are run with, over the test's environment.
+    func environment(in directory: URL) -> [String: String] {
+        transport == .runtimeDirectory ? ["GROVE_RUNTIME_DIR": Self.runtimeDirectory(in: directory)] : [:]
     }
 
     struct WorkerGroup {
@@ -82,7 +93,7 @@ struct TopologyFile {
 
     /// The document, with endpoints for `directory`.
     func json(in directory: URL) throws -> [String: Any] {
-        let endpoints: [String: String]
+        let endpoints: [String: String]?
         switch transport {
         case .tcp:
             // Port `*`: the coordinator binds a port the system picks, so no two launches ever
@@ -92,9 +103,8 @@ struct TopologyFile {
         case .ipc:
             endpoints = ["clients": "ipc://\(directory.path)/clients.ipc", "workers": "ipc://\(directory.path)/workers.ipc",
                          "events": "ipc://\(directory.path)/events.ipc"]
-        case .abstractIPC:
-            let name = "@" + directory.lastPathComponent
-            endpoints = ["clients": "ipc://\(name)/clients", "workers": "ipc://\(name)/workers", "events": "ipc://\(name)/events"]
+        case .runtimeDirectory:
+            endpoints = nil
         }
         var machineList: [[String: Any]] = machines.map { machine in
             var entry: [String: Any] = ["name": machine.name, "type": machine.type, "worker": machine.worker, "keyed": machine.keyed]
@@ -115,7 +125,6 @@ struct TopologyFile {
         var document: [String: Any] = [
             "queues": queues,
             "name": name,
-            "coordinator": endpoints,
             "workers": workers.map { group -> [String: Any] in
                 var entry: [String: Any] = ["name": group.name, "count": group.count]
                 if !group.arguments.isEmpty { entry["arguments"] = group.arguments }
@@ -137,6 +146,7 @@ struct TopologyFile {
             "security": security.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) }
                 ?? (transport == .tcp ? ["insecure": true] : [:]),
         ]
+        if let endpoints { document["coordinator"] = endpoints }
         if let ioLimits { document["ioLimits"] = try JSONSerialization.jsonObject(with: Data(ioLimits.utf8)) }
         if let audit { document["audit"] = try JSONSerialization.jsonObject(with: Data(audit.utf8)) }
         if let durabilitySettings { document["durability"] = try JSONSerialization.jsonObject(with: Data(durabilitySettings.utf8)) }
