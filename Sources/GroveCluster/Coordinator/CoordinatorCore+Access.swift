@@ -7,8 +7,9 @@ extension Topology.Role {
         switch kind {
         case .event, .echo: .send
         case .get, .list, .snapshot: .read
-        case .stop, .cancel, .restart, .deadLetters: .admin
-        case .batch, .state, .accepted, .error, .listing, .deadLetterList, .states, .register, .welcome, .heartbeat, .observe, .instances,
+        case .stop, .cancel, .restart, .deadLetters, .poison: .admin
+        case .batch, .state, .accepted, .error, .listing, .deadLetterList, .states, .poisonList, .quarantine, .register, .welcome, .heartbeat,
+             .observe, .instances,
              .ioRequest, .ioResult, .ioCancel, .ioCancelled, .stateChanged, .effect, .worker, .output, .machine: nil
         }
     }

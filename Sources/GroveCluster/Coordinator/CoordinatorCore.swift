@@ -13,6 +13,9 @@ enum CoordinatorAction: Sendable, Equatable {
     case lost(worker: String, cause: WorkerLoss, pid: Int32? = nil)
     /// Something an operator should know (a route that failed, a worker name claimed twice).
     case warn(String)
+    /// The exit of process `pid` of `worker` was caused by input now quarantined or suspended:
+    /// it no longer counts toward the worker group's supervision intensity (`fsm-launch`).
+    case forgive(worker: String, pid: Int32, reason: String)
 }
 
 /// The coordinator's routing logic as a pure state machine: messages and clock ticks in,
@@ -38,6 +41,9 @@ struct CoordinatorCore {
         let address: String
         /// The request's address and payload bytes, counted against `queues.workerOutboxBytes`.
         var bytes = 0
+        /// The client key that sent it (``Containment/senders``), 0 for none: a client without
+        /// a key, or a route.
+        var sender: UInt32 = 0
     }
 
     /// An io call in flight between two workers.
@@ -108,6 +114,9 @@ struct CoordinatorCore {
     var resolvedAt = 0
     /// Numbers publications and keeps the watched states for `snapshot` (`PublicationLog.swift`).
     var publications: PublicationLog
+    /// Worker crashes, the patterns they quarantined and the client keys they suspended
+    /// (`CoordinatorCore+Poison.swift`).
+    var containment: Containment
 
     /// - Parameters:
     ///   - epoch: This coordinator life's epoch (random in a real coordinator; 0, ids 1, 2, 3,
@@ -119,6 +128,7 @@ struct CoordinatorCore {
         self.topology = topology
         self.epoch = epoch
         publications = PublicationLog(epoch: publicationEpoch)
+        containment = Containment(settings: topology.poison)
         self.eventsEndpoint = eventsEndpoint
         self.workersEndpoint = workersEndpoint
         self.maxPayload = maxPayload
@@ -193,8 +203,10 @@ struct CoordinatorCore {
     ///   `nil` for a key the gatekeeper does not know (any more).
     /// - Parameter backlog: What waits for this client in the coordinator (its replies ZeroMQ has
     ///   not taken): a client with too much outstanding is owed a `busy` (`+Clients.swift`).
+    /// - Parameter sender: The client's key as ``Containment/number(ofSender:)`` numbers it; 0
+    ///   without CURVE. A suspended key's events are refused (`+Poison.swift`).
     mutating func decide(client identity: [UInt8], _ request: MessageView, as principal: Gatekeeper.Principal? = .trusted,
-                         backlog: ClientBacklog = .empty) -> ClientDecision {
+                         backlog: ClientBacklog = .empty, sender: UInt32 = 0) -> ClientDecision {
         let correlation = request.correlation
         if let owed = owesBusy(to: identity, correlation: correlation, address: request.addressBytes, backlog: backlog) {
             return .act(owed)
@@ -203,7 +215,7 @@ struct CoordinatorCore {
             .act([.toClient(identity, Self.errorMessage(error, correlation: correlation))])
         }
         func refuseKind(_ kind: MessageKind, _ why: String) -> ClientDecision {
-            refuse(WireError(.unknownKind, "clients may send event, get, cancel, stop, restart, list, echo, batch, dead-letters and snapshot; \(kind.name) \(why)"))
+            refuse(WireError(.unknownKind, "clients may send event, get, cancel, stop, restart, list, echo, batch, dead-letters, poison and snapshot; \(kind.name) \(why)"))
         }
         guard request.payloadCount <= maxPayload else {
             return refuse(WireError(.oversized,
@@ -221,8 +233,12 @@ struct CoordinatorCore {
             if case .trusted? = principal {} else if let refusal = Self.forbidden(request.kind, address: address, for: principal) {
                 return refuse(refusal)
             }
+            if sender != 0, containment.hasSuspensions, request.kind == .event || request.kind == .echo,
+               let refusal = containment.suspension(of: sender, address: address) {
+                return refuse(refusal)
+            }
             switch route(from: identity, correlation: correlation, address: address, spawns: request.kind == .event,
-                         bytes: request.addressBytes.count + request.payloadCount) {
+                         bytes: request.addressBytes.count + request.payloadCount, sender: sender) {
             case .success(let (worker, id)): return .forward(worker: worker, id: id)
             case .failure(let error): return refuse(error)
             }
@@ -234,13 +250,15 @@ struct CoordinatorCore {
             return .act([.toClient(identity, WireMessage(Header(.listing, correlation: correlation), payload: payload))])
         case .deadLetters:
             return routeDeadLetters(from: identity, request, as: principal)
+        case .poison:
+            return .act(poison(from: identity, request, as: principal))
         case .snapshot:
             return .act([.toClient(identity, snapshot(request, as: principal))])
         case .batch:
             return refuseKind(.batch, "does not nest: put the requests of both in one batch")
-        case .state, .accepted, .error, .listing, .deadLetterList, .states:
+        case .state, .accepted, .error, .listing, .deadLetterList, .states, .poisonList:
             return refuseKind(request.kind, "is a reply, sent to clients")
-        case .register, .welcome, .heartbeat, .observe, .instances, .ioRequest, .ioResult, .ioCancel, .ioCancelled:
+        case .register, .welcome, .heartbeat, .observe, .instances, .quarantine, .ioRequest, .ioResult, .ioCancel, .ioCancelled:
             return refuseKind(request.kind, "is for workers")
         case .stateChanged, .effect, .worker, .output, .machine:
             return refuseKind(request.kind, "is published on the events endpoint; subscribe there to see it")
@@ -253,8 +271,9 @@ struct CoordinatorCore {
     ///   - spawns: Whether the request spawns a keyed instance (an event does; get, stop,
     ///     restart and cancel do not, so they are not listed as instances).
     ///   - bytes: The request's address and payload bytes.
+    ///   - sender: The client's key, numbered (0: none).
     mutating func route(from identity: [UInt8], correlation: UInt64, address: String,
-                        spawns: Bool, bytes: Int = 0) -> Result<(worker: Int, id: UInt64), WireError> {
+                        spawns: Bool, bytes: Int = 0, sender: UInt32 = 0) -> Result<(worker: Int, id: UInt64), WireError> {
         let worker: Int
         if resolvedAt != registrations {
             resolved.removeAll(keepingCapacity: true)
@@ -280,7 +299,7 @@ struct CoordinatorCore {
         }
         if let refusal = workerBusy(worker, adding: bytes, address: address) { return .failure(refusal) }
         let id = takeID()
-        track(id, Pending(origin: .client(identity, correlation), worker: worker, address: address, bytes: bytes))
+        track(id, Pending(origin: .client(identity, correlation), worker: worker, address: address, bytes: bytes, sender: sender))
         return .success((worker, id))
     }
 

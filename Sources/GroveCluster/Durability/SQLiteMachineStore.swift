@@ -160,7 +160,9 @@ package final class SQLiteMachineStore: MachineStore {
         book.withLock { $0 = found }
     }
 
-    private static func createDirectory(_ directory: String) throws(StoreError) {
+    /// Creates the data directory (mode 0700) when it is missing; the flight recorder's file
+    /// goes there too.
+    static func createDirectory(_ directory: String) throws(StoreError) {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
             guard isDirectory.boolValue else { throw StoreError.fromErrno(ENOTDIR, doing: "use the data directory \(directory)") }

@@ -14,6 +14,9 @@ extension WorkerCore {
         interval = .milliseconds(max(1, welcome.heartbeatIntervalMs))
         timeout = .milliseconds(max(1, welcome.heartbeatTimeoutMs))
         session = .welcomed
+        // The coordinator has attributed the last process's crash: later registrations (after
+        // a silence) are this process's own.
+        crashReport = nil
         lastHeard = now
         lastHeartbeat = nil
         waitingSince = nil
@@ -88,7 +91,8 @@ extension WorkerCore {
     static func refusal(of kind: MessageKind) -> WireError? {
         let why: String
         switch kind {
-        case .event, .get, .cancel, .stop, .restart, .echo, .deadLetters, .welcome, .heartbeat, .observe, .ioRequest, .ioResult, .ioCancel, .error:
+        case .event, .get, .cancel, .stop, .restart, .echo, .deadLetters, .welcome, .heartbeat, .observe, .quarantine, .ioRequest, .ioResult,
+             .ioCancel, .error:
             return nil
         case .instances:
             why = "instances goes from a worker to the coordinator"
@@ -100,7 +104,9 @@ extension WorkerCore {
             why = "list is answered by the coordinator, which knows the whole topology"
         case .snapshot:
             why = "snapshot is answered by the coordinator, which keeps what it published"
-        case .state, .accepted, .listing, .deadLetterList, .states:
+        case .poison:
+            why = "poison is answered by the coordinator, which keeps the suspensions and the quarantined patterns"
+        case .state, .accepted, .listing, .deadLetterList, .states, .poisonList:
             why = "\(kind.name) is a reply to a client; a worker sends such replies and never asked for one"
         case .register:
             why = "register goes from a worker to the coordinator"

@@ -24,7 +24,7 @@ extension WorkerCore {
     /// The registration this worker sends: what it can host and which process it is.
     func registration(pid: Int32, ioHandlers: [String]) -> Registration {
         Registration(worker: worker, pid: pid, machineTypes: machineTypes.sorted(), ioHandlers: ioHandlers,
-                     incarnation: incarnation.id, startedAtMs: incarnation.startedAtMs)
+                     incarnation: incarnation.id, startedAtMs: incarnation.startedAtMs, crash: crashReport)
     }
 
     /// A coordinator's heartbeat: one that names another incarnation under this worker's name
