@@ -130,10 +130,12 @@ extension CoordinatorCore {
     }
 
     /// The exit of worker `name`'s process `pid`, as its launcher saw it: `blamesEvent` false
-    /// for a kill from outside, whose crash report is then not counted.
+    /// for a kill from outside, whose crash report is then not counted. The process's
+    /// incarnation is retired (``Incarnations/retire(pid:)``).
     mutating func noteExit(of name: String, pid: Int32, blamesEvent: Bool) {
         guard workers[name] != nil else { return }
         containment.exits[name] = blamesEvent
+        incarnations[name]?.retire(pid: pid)
     }
 
     /// The quarantined patterns of the machine types placed on worker group `group`.

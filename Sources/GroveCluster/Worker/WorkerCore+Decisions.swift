@@ -104,7 +104,7 @@ extension WorkerCore {
         case .welcome:
             return .act(welcome(Array(payload), now: now))
         case .error:
-            return .act(coordinatorError(Array(payload), now: now))
+            return .act(coordinatorError(Array(payload), correlation: header.correlation, now: now))
         case .deadLetters:
             do {
                 return .deadLetters(try WireJSON.decode(DeadLetterRequest.self, from: Array(payload), what: "the dead-letters request"))

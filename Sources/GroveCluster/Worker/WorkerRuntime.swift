@@ -154,7 +154,8 @@ actor WorkerRuntime {
 
     private func register() {
         let registration = core.registration(pid: getpid(), ioHandlers: configuration.io.names.sorted())
-        link.publish(.register, address: link.worker, payload: registration)
+        guard let payload = try? WireJSON.encode(registration) else { return }
+        link.send(.register, correlation: core.registrationCorrelation, address: link.worker, payload: payload)
     }
 
     /// One message from the coordinator: ``WorkerCore/decide(_:payload:now:)`` says what it
