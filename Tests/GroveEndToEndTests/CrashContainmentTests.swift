@@ -147,3 +147,23 @@ extension EndToEnd {
         }
     }
 }
+
+extension EndToEnd.CrashContainmentTests {
+    /// `fsm-launch --check` says when crashes are contained, and warns when a group would give
+    /// up first.
+    @Test func checkSaysWhenCrashesAreContained() async throws {
+        let directory = try Cluster.makeDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var topology = TopologyFile(name: "containment", transport: .ipc, workers: [.init(name: "main")],
+                                    machines: [.init(name: "counter", type: "Counter", worker: "main", keyed: true)])
+        let file = try topology.write(in: directory)
+        let defaults = try await runCommand(Products.launch, ["--check", file.path], in: directory)
+        #expect(defaults.stdout.contains(
+            "poison: an event pattern is quarantined after 2 crashes, a client key suspended after 2 crashes, within 600000 ms\n"),
+            "\(defaults)")
+        topology.workers[0].supervision = #"{ "intensity": 1 }"#
+        _ = try topology.write(in: directory)
+        let outrun = try await runCommand(Products.launch, ["--check", file.path], in: directory)
+        #expect(outrun.stdout.contains("warning: group(s) 'main' (intensity 1) may give up"), "\(outrun)")
+    }
+}
