@@ -37,6 +37,28 @@ extension FSMLaunch {
         for line in Self.machineLines(topology) { print(line) }
         print(Self.durabilitySummary(topology, dataDirectory: dataDirectory(of: topology, besides: topologyDirectory)))
         print(Self.auditSummary(topology, auditDirectory: topology.auditDirectory(besides: topologyDirectory)))
+        print(Self.poisonSummary(topology))
+    }
+
+    /// `--check`'s line about crash containment: after how many crashes a pattern is
+    /// quarantined and a client key suspended, and which supervised groups would give up first.
+    static func poisonSummary(_ topology: Topology) -> String {
+        let poison = topology.poison
+        func after(_ count: Int, _ what: String) -> String {
+            count == 0 ? "\(what) never" : "\(what) after \(count) crash\(count == 1 ? "" : "es")"
+        }
+        var line = "poison: " + after(poison.quarantineAfter, "an event pattern is quarantined") + ", "
+            + after(poison.suspendAfter, "a client key suspended") + ", within \(poison.periodMs) ms"
+        let needed = [poison.quarantineAfter, poison.suspendAfter].filter { $0 > 0 }.min()
+        let outrun = topology.workers.filter { group in
+            !group.external && (needed.map { $0 > group.supervision.intensity } ?? true)
+        }
+        if !outrun.isEmpty {
+            line += "; warning: group(s) " + outrun.map { "'\($0.name)' (intensity \($0.supervision.intensity))" }.joined(separator: ", ")
+                + " may give up on crashes one client causes before they are contained: keep poison.quarantineAfter or "
+                + "poison.suspendAfter at most supervision.intensity"
+        }
+        return line
     }
 
     /// `--check`'s line about the audit log: which machines are logged, where and how.

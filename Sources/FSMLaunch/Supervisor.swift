@@ -43,6 +43,10 @@ final class Supervisor: Sendable {
             guard let self else { return }
             self.run(self.core.withLock { $0.lost(worker, pid: pid, cause: cause, now: .now) })
         }
+        coordinator.watchCrashes { [weak self] worker, pid, reason in
+            guard let self else { return }
+            self.run(self.core.withLock { $0.forgive(worker, pid: pid, reason: reason) })
+        }
     }
 
     /// Resolves every group's executable, then starts every worker.
@@ -96,6 +100,11 @@ final class Supervisor: Sendable {
                 // Only while it is still the process we started and has not been reaped.
                 let process = processes.withLock { $0[worker] }
                 if let process, process.processIdentifier == pid, process.isRunning { kill(pid, SIGKILL) }
+            case .report(let worker, let pid, let exit, let blamesEvent):
+                // Posted to the coordinator's loop before a successor can start: it has failed
+                // what waited on this process, and retired its incarnation, by the time the
+                // successor registers.
+                coordinator.workerExited(worker, pid: pid, reason: "process \(exit)", blamesEvent: blamesEvent)
             case .log(let level, let message, let worker):
                 log.log(level: level, "\(message)", metadata: ["worker": "\(worker)"])
             case .escalate(let reason):
@@ -158,9 +167,7 @@ final class Supervisor: Sendable {
 
     private func exited(_ worker: String, pid: Int32, status: Int32, reason: Process.TerminationReason) {
         let exit: WorkerExit = reason == .uncaughtSignal ? .signal(status) : .status(status)
-        let actions = core.withLock { $0.exited(worker, pid: pid, exit, now: .now) }
-        if !core.withLock({ $0.stopping }) { coordinator.workerExited(worker, reason: "process \(exit)") }
-        run(actions)
+        run(core.withLock { $0.exited(worker, pid: pid, exit, now: .now) })
     }
 
     /// Stops every worker: SIGTERM, then SIGKILL for those still running after two seconds. One

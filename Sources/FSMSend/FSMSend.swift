@@ -29,13 +29,15 @@ struct FSMSend: ParsableCommand {
             A coordinator that speaks CURVE (a topology with security.coordinatorKey) needs             --key-file (this client's NAME.key_secret) and --coordinator-key (the coordinator's .key),             or GROVE_KEY_FILE and GROVE_COORDINATOR_KEY.
 
             Exit status: 0 success; 2 bad input (malformed JSON, unknown machine, undecodable, refused or quarantined event — \
-            the message names the failing path — an unknown dead letter, or an endpoint ZeroMQ refuses); 3 coordinator \
-            unreachable or no reply in time; 4 forbidden (this client's key lacks the role); 5 untrusted endpoint (a socket \
-            another user could have made, or an abstract one without CURVE: the message says what to fix); 64 usage error (unknown option, missing argument, \
+            the message names the failing path — an unknown dead letter, suspension or quarantined pattern, or an endpoint ZeroMQ \
+            refuses); 3 coordinator unreachable or no reply in time; 4 forbidden (this client's key lacks the role, or is \
+            suspended for crashing workers); 5 untrusted endpoint (a socket another user could have made, or an abstract one \
+            without CURVE: the message says what to fix); 64 usage error (unknown option, missing argument, \
             --timeout not above 0); 1 any other error (machine ended, mailbox full, worker lost, or \
             still unavailable when --timeout passed).
             """,
-        subcommands: [Send.self, State.self, Watch.self, Cancel.self, Stop.self, Restart.self, List.self, DeadLetters.self],
+        subcommands: [Send.self, State.self, Watch.self, Cancel.self, Stop.self, Restart.self, List.self, DeadLetters.self,
+                      Suspensions.self, Quarantines.self],
         defaultSubcommand: Send.self
     )
 
@@ -46,7 +48,8 @@ struct FSMSend: ParsableCommand {
     }
 
     static func movingLeadingOptions(_ arguments: [String]) -> [String] {
-        let subcommands: Set = ["send", "state", "watch", "cancel", "stop", "restart", "list", "dead-letters", "help"]
+        let subcommands: Set = ["send", "state", "watch", "cancel", "stop", "restart", "list", "dead-letters", "suspensions", "quarantines",
+                                "help"]
         let takesValue: Set = ["--endpoint", "--timeout", "--events", "--duration", "--count", "--key-file", "--coordinator-key"]
         var index = 0
         while index < arguments.count, arguments[index].hasPrefix("-") {
@@ -105,7 +108,7 @@ func reporting<T>(_ body: () throws -> T) throws -> T {
 func report(_ error: WireError) -> ExitCode {
     FileHandle.standardError.write(Data("error: \(error)\n".utf8))
     switch error.code {
-    case .malformedJSON, .unknownMachine, .undecodableEvent, .invalidEvent, .quarantined, .unknownDeadLetter, .malformedFrame, .oversized,
+    case .malformedJSON, .unknownMachine, .undecodableEvent, .invalidEvent, .quarantined, .unknownDeadLetter, .unknownPoison, .malformedFrame, .oversized,
          .unknownKind, .invalidEndpoint:
         return ExitCode(2)
     case .unreachable, .timeout:

@@ -90,6 +90,11 @@ enum ExampleWorker {
 
 /// A trivial machine for load tests: counts events. Its event and state have generated binary
 /// coding (`@BinaryCodable`); ``PlainCounter`` is the same machine through `Codable` alone.
+///
+/// The count saturates: an `add` or an `increment` that would go past `Int.max` (or below
+/// `Int.min`) leaves it there, and the reply shows it, instead of trapping, which would take
+/// the worker and every machine on it down (any client with `send` on a counter could). A
+/// counter that reads `9223372036854775807` has hit its ceiling; `reset` starts it over.
 enum Counter: Machine {
     @BinaryCodable
     enum Event: Codable, Sendable {
@@ -104,10 +109,10 @@ enum Counter: Machine {
     static var initialState: State { State() }
     static func update(_ state: inout State, event: Event) -> Effect {
         switch event {
-        case .increment: state.count += 1
-        case .add(let amount): state.count += amount
+        case .increment: state.count = state.count.saturatingAdding(1)
+        case .add(let amount): state.count = state.count.saturatingAdding(amount)
         case .reset: state.count = 0
-        case .note: state.count += 1
+        case .note: state.count = state.count.saturatingAdding(1)
         }
         return .none
     }
@@ -115,6 +120,7 @@ enum Counter: Machine {
 
 /// ``Counter`` without `@BinaryCodable`: the same events and states, coded through `Codable`,
 /// so that load tests can show what the generated coding saves (`fsm-load --machine plain`).
+/// Saturates as ``Counter`` does.
 enum PlainCounter: Machine {
     enum Event: Codable, Sendable {
         case increment
@@ -126,10 +132,19 @@ enum PlainCounter: Machine {
     static var initialState: State { State() }
     static func update(_ state: inout State, event: Event) -> Effect {
         switch event {
-        case .increment, .note: state.count += 1
-        case .add(let amount): state.count += amount
+        case .increment, .note: state.count = state.count.saturatingAdding(1)
+        case .add(let amount): state.count = state.count.saturatingAdding(amount)
         case .reset: state.count = 0
         }
         return .none
+    }
+}
+
+extension Int {
+    /// `self + amount`, held at `Int.max` or `Int.min` instead of overflowing (which traps).
+    func saturatingAdding(_ amount: Int) -> Int {
+        let (sum, overflowed) = addingReportingOverflow(amount)
+        guard overflowed else { return sum }
+        return amount > 0 ? .max : .min
     }
 }

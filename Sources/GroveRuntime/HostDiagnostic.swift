@@ -108,10 +108,12 @@ public struct Termination<M: Machine>: Sendable {
 /// process and names the event.
 @usableFromInline
 package struct RunRecorder<M: Machine>: Sendable {
-    @usableFromInline package let willRun: @Sendable (M.Event, EventOrigin) -> Void
+    /// Called with the event, where it came from, and the reply token of the request that
+    /// carried a queued event whose sender waits (``HostOptions/replyHandler``'s; 0 otherwise).
+    @usableFromInline package let willRun: @Sendable (M.Event, EventOrigin, UInt64) -> Void
     @usableFromInline package let didRun: @Sendable () -> Void
 
-    package init(willRun: @escaping @Sendable (M.Event, EventOrigin) -> Void, didRun: @escaping @Sendable () -> Void) {
+    package init(willRun: @escaping @Sendable (M.Event, EventOrigin, UInt64) -> Void, didRun: @escaping @Sendable () -> Void) {
         self.willRun = willRun
         self.didRun = didRun
     }

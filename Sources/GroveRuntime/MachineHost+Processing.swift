@@ -109,6 +109,10 @@ extension MachineHost {
     @inlinable
     func handleAwaiting(_ event: M.Event, token: UInt64) {
         let (reply, address) = (replyHandler, address)
+        // The recorder notes which request carried the event (a worker's flight recorder, for
+        // attributing a crash to its sender); only while it runs.
+        runningToken = token
+        defer { runningToken = 0 }
         handleAwaiting(event) { reply?(token, address, $0) }
     }
 
@@ -173,7 +177,7 @@ extension MachineHost {
     @inlinable
     func apply(_ event: M.Event, origin: EventOrigin) {
         guard let recorder else { return transition(event, origin: origin) }
-        recorder.willRun(event, origin)
+        recorder.willRun(event, origin, runningToken)
         transition(event, origin: origin)
         recorder.didRun()
     }

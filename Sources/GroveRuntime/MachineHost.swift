@@ -43,6 +43,9 @@ public final actor MachineHost<M: Machine> {
     @usableFromInline let trace: (@Sendable (HostTrace<M>) -> Void)?
     /// ``HostOptions/recorder``, next to the rest of the per-event path.
     @usableFromInline let recorder: RunRecorder<M>?
+    /// The reply token of the queued event being handled, whose sender waits
+    /// (``handleAwaiting(_:token:)``), for the recorder; 0 otherwise.
+    @usableFromInline @exclusivity(unchecked) var runningToken: UInt64 = 0
     /// Whether each transition keeps the state it began from: ``HostOptions/reissuesIO``, for a
     /// machine type that declares ``Machine/startsReissuableIO``.
     @usableFromInline let reissuesIO: Bool

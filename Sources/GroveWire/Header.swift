@@ -29,6 +29,11 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
     /// of the payload's prefixes (a ``SnapshotRequest``), each with its publication's sequence
     /// number: the Clone pattern's state request. Answered with `states`. Needs the `read` role.
     case snapshot = 0x0A
+    /// The senders suspended and the event patterns quarantined after crashing workers
+    /// (payload a ``PoisonRequest``): listed (answered `poison-list`), a sender's suspension
+    /// lifted or a pattern released (`accepted`). Answered by the coordinator itself, which keeps
+    /// them. Needs the `admin` role.
+    case poison = 0x0B
 
     // Replies (coordinator → client; worker → coordinator).
     /// A machine's state as JSON.
@@ -43,6 +48,8 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
     case deadLetterList = 0x14
     /// Payload is a ``StateSnapshot``: the answer to `snapshot`.
     case states = 0x15
+    /// Payload is a ``PoisonList``: the answer to `poison`.
+    case poisonList = 0x16
 
     // Worker ↔ coordinator control.
     /// A worker announces itself (payload ``Registration``).
@@ -57,6 +64,9 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
     /// The keyed instances a worker hosts (payload ``InstancesReport``), sent after each welcome,
     /// so the coordinator lists instances the worker kept or brought back from its store.
     case instances = 0x24
+    /// The event patterns quarantined for every address (payload ``QuarantinedPatterns``, the
+    /// whole list each time): the worker refuses a client's event of such a pattern.
+    case quarantine = 0x25
 
     // io effects between workers, through the coordinator.
     /// Run an io request (payload: an ``IOCallHead``, then the request's bytes); correlation = call id.
@@ -97,6 +107,9 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
         case .restart: "restart"
         case .deadLetterList: "dead-letter-list"
         case .snapshot: "snapshot"
+        case .poison: "poison"
+        case .poisonList: "poison-list"
+        case .quarantine: "quarantine"
         case .states: "states"
         case .state: "state"
         case .accepted: "accepted"

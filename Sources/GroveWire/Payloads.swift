@@ -17,9 +17,15 @@ public struct Registration: Codable, Sendable, Hashable {
     /// When the process started, in milliseconds since 1970 (wall clock): of two incarnations
     /// under one name, the one started later is the newer. Absent from an older worker.
     public var startedAtMs: Int64?
+    /// The event the worker's previous process died running, as its flight recorder kept it:
+    /// sent with the registrations of a new process until its first welcome, so that the
+    /// coordinator attributes the crash before it welcomes the process. Absent when the last
+    /// process ended between events, and from an older worker.
+    public var crash: CrashReport?
 
     public init(worker: String, pid: Int32, machineTypes: [String], ioHandlers: [String],
-                incarnation: UInt64? = nil, startedAtMs: Int64? = nil) {
+                incarnation: UInt64? = nil, startedAtMs: Int64? = nil, crash: CrashReport? = nil) {
+        self.crash = crash
         self.worker = worker
         self.pid = pid
         self.machineTypes = machineTypes
@@ -104,6 +110,10 @@ public struct Welcome: Codable, Sendable, Hashable {
     /// The io requests placed on the worker's own group whose `io[]` entry sets a `timeoutMs`
     /// of its own, by name; absent when none does.
     public var localIOTimeoutsMs: [String: Int]?
+    /// The event patterns quarantined for every address after crashing workers, as far as
+    /// they concern machine types placed here; absent when none is (and from an older
+    /// coordinator). Later changes come as `quarantine` messages.
+    public var quarantined: [PoisonPattern]?
 
     public init(machines: [HostedMachine], remoteIO: [String], heartbeatIntervalMs: Int, heartbeatTimeoutMs: Int, mailboxCapacity: Int,
                 routeEvents: [RouteEvent]? = nil, snapshotEvery: Int? = nil, flush: DurabilityFlush? = nil,

@@ -58,6 +58,9 @@ public struct WireError: Error, Sendable, Hashable, Codable, CustomStringConvert
         public static let quarantined = Code(rawValue: "quarantined")
         /// No dead letter with that id on that worker (dropped or retried already).
         public static let unknownDeadLetter = Code(rawValue: "unknown-dead-letter")
+        /// A `poison` request named a client key that is not suspended, or a pattern that is
+        /// not quarantined (lifted or released already).
+        public static let unknownPoison = Code(rawValue: "unknown-poison")
         /// A worker's registration does not match the topology.
         public static let registrationRejected = Code(rawValue: "registration-rejected")
         /// A worker's registration comes from an older process than the one registered under its

@@ -87,7 +87,15 @@ struct CoordinatorCoreDecisionTests {
                 }
                 #expect(try payload(WireError.self, of: reply.message).code == .malformedJSON)
                 #expect(reply.message.header.correlation == 5)
-            case .batch, .state, .accepted, .error, .listing, .deadLetterList, .states, .register, .welcome, .heartbeat, .observe, .instances,
+            case .poison:
+                // Answered by the coordinator itself; an empty payload is not a poison request.
+                guard case .act(let actions) = decision, let reply = actions.compactMap(\.sentToClient).first else {
+                    Issue.record("poison should be answered, got \(decision)")
+                    continue
+                }
+                #expect(try payload(WireError.self, of: reply.message).code == .malformedJSON)
+            case .batch, .state, .accepted, .error, .listing, .deadLetterList, .states, .poisonList, .quarantine, .register, .welcome, .heartbeat,
+                 .observe, .instances,
                  .ioRequest, .ioResult, .ioCancel, .ioCancelled, .stateChanged, .effect, .worker, .output, .machine:
                 guard case .act(let actions) = decision, let reply = actions.compactMap(\.sentToClient).first else {
                     Issue.record("\(kind) should be refused, got \(decision)")
@@ -162,7 +170,7 @@ struct CoordinatorCoreDecisionTests {
                 // CoordinatorCoreIOTests and the routes' tests.
                 guard case .act = decision else { Issue.record("\(kind) got \(decision)"); continue }
             case .register, .batch, .effect, .worker, .event, .get, .cancel, .stop, .restart, .list, .echo, .deadLetters, .snapshot, .listing,
-                 .welcome, .observe, .states:
+                 .welcome, .observe, .states, .poison, .poisonList, .quarantine:
                 guard case .act(let actions) = decision, case .toWorker("edge", let reply)? = actions.first else {
                     Issue.record("\(kind) should be refused, got \(decision)")
                     continue

@@ -300,7 +300,7 @@ struct BoundFactoryTests {
         // the events, answered through the shared handler once they drain.
         wire.loop.execute { _ in
             for (number, address) in ["tally/1", "tally/2"].enumerated() {
-                let instance = try! factory.make(address: address, mailboxCapacity: 100, io: IOHandlers(), link: link,
+                let instance = try! factory.make(address: address, type: "TallyMachine", mailboxCapacity: 100, io: IOHandlers(), link: link,
                                             executor: executor, durable: nil)
                 instance.send(increment, binary: true,
                               reply: StateReply(link: link, correlation: UInt64(number + 1), address: address, binary: true))

@@ -101,9 +101,9 @@ struct MessageAuthorityTests {
             case .register: #expect(authority.worker == .groupKey)
             case .heartbeat: #expect(authority.worker == .registered)
             case .batch: #expect(authority.worker == .eachEnvelope && authority.client == .eachEnvelope)
-            case .effect, .worker, .welcome, .observe, .listing, .states:
+            case .effect, .worker, .welcome, .observe, .listing, .states, .poisonList, .quarantine:
                 #expect(authority.worker == nil && authority.client == nil, "only the coordinator sends \(kind)")
-            case .event, .get, .cancel, .stop, .restart, .list, .echo, .deadLetters, .snapshot:
+            case .event, .get, .cancel, .stop, .restart, .list, .echo, .deadLetters, .snapshot, .poison:
                 #expect(authority.worker == nil && authority.client != nil, "\(kind)")
             }
         }

@@ -1,3 +1,4 @@
+import Foundation
 @testable import GroveCluster
 import Testing
 
@@ -117,20 +118,21 @@ struct SupervisorCoreTests {
         var core = running(.init(intensity: 0, onGiveUp: .stayDown))
         let actions = core.exited("edge", pid: 100, .signal(9), now: t0)
         #expect(escalation(in: actions) == nil)
-        guard case .log(.error, let message, worker: "edge")? = actions.first else {
+        #expect(actions.first == .report(worker: "edge", pid: 100, .signal(9), blamesEvent: false))
+        guard case .log(.error, let message, worker: "edge")? = actions.last else {
             Issue.record("expected an error to be logged, got \(actions)")
             return
         }
         #expect(message.contains("stay-down"))
-        #expect(actions.count == 1, "no restart: \(actions)")
+        #expect(actions.count == 2, "no restart: \(actions)")
         #expect(core.due("edge", now: t0 + .seconds(60)) == [])
     }
 
     @Test func aFinalExitStatusIsNeverRestarted() {
         var core = running(.init(finalExitCodes: [78], onGiveUp: .stayDown))
         let actions = core.exited("edge", pid: 100, .status(78), now: t0)
-        #expect(actions.count == 1)
-        guard case .log(.error, let message, _)? = actions.first else {
+        #expect(actions.count == 2)
+        guard case .log(.error, let message, _)? = actions.last else {
             Issue.record("expected an error to be logged, got \(actions)")
             return
         }
@@ -210,5 +212,66 @@ struct SupervisorCoreTests {
         var core = running(.init(backoff: .init(initialMs: 0, maxMs: 0)))
         core.started("edge", pid: 555, now: t0)
         #expect(core.exited("edge", pid: 100, .signal(9), now: t0) == [])
+    }
+
+    /// Issue 34, the superseded race: the coordinator hears of a process's exit before its
+    /// successor is started (so it retires that process's incarnation and fails what waited on
+    /// it first), and hears nothing of an earlier process reaped late, which would otherwise
+    /// declare the successor lost.
+    @Test func theCoordinatorHearsOfAnExitBeforeTheSuccessorStarts() {
+        var core = running(.init(backoff: .init(initialMs: 0, maxMs: 0)))
+        let actions = core.exited("edge", pid: 100, .signal(4), now: t0)
+        #expect(actions.first == .report(worker: "edge", pid: 100, .signal(4), blamesEvent: true))
+        #expect(actions.last == .start(worker: "edge"))
+        core.started("edge", pid: 200, now: t0)
+        #expect(core.exited("edge", pid: 100, .signal(4), now: t0) == [], "reaped twice, or late: not the running process's exit")
+    }
+
+    /// A kill from outside lands in whatever event was running: that event is not to blame. A
+    /// trap, an exit status, or our own kill of a worker that hung in an event is.
+    @Test func aKillFromOutsideIsNotBlamedOnTheEventItInterrupted() {
+        var core = running()
+        let killedByOperator = core.exited("edge", pid: 100, .signal(SIGKILL), now: t0)
+        #expect(killedByOperator.first == .report(worker: "edge", pid: 100, .signal(SIGKILL), blamesEvent: false))
+        #expect(SupervisorCore.blamesEvent(.signal(SIGTERM), killed: false) == false)
+        #expect(SupervisorCore.blamesEvent(.signal(SIGILL), killed: false) == true, "a Swift trap on x86_64")
+        #expect(SupervisorCore.blamesEvent(.signal(SIGTRAP), killed: false) == true, "a Swift trap on arm64")
+        #expect(SupervisorCore.blamesEvent(.status(1), killed: false) == true)
+
+        var hung = running()
+        #expect(hung.lost("edge", cause: .silent, now: t0).last == .kill(worker: "edge", pid: 100))
+        #expect(hung.exited("edge", pid: 100, .signal(SIGKILL), now: t0).first
+            == .report(worker: "edge", pid: 100, .signal(SIGKILL), blamesEvent: true), "killed by us for hanging in an event")
+    }
+
+    /// Issue 34, attack 3: exits the coordinator attributes to input it then quarantined or
+    /// suspended no longer count toward the intensity; one client's input does not escalate.
+    @Test func forgivenExitsDoNotCountTowardTheIntensity() {
+        let policy = Topology.Supervision(intensity: 2, periodMs: 10_000, backoff: .init(initialMs: 0, maxMs: 0))
+        var core = running(policy)
+        var pid: Int32 = 100
+        for round in 0..<6 {
+            let now = t0 + .milliseconds(100 * round)
+            #expect(escalation(in: core.exited("edge", pid: pid, .signal(SIGILL), now: now)) == nil, "round \(round)")
+            let forgiven = core.forgive("edge", pid: pid, reason: "its crash was caused by Counter.add, now quarantined")
+            guard case .log(.notice, let message, worker: "edge")? = forgiven.first else {
+                Issue.record("expected a notice, got \(forgiven)")
+                return
+            }
+            #expect(message.contains("no longer counts toward group 'edge'"), "\(message)")
+            #expect(core.forgive("edge", pid: pid, reason: "again") == [], "forgiven once")
+            pid += 1
+            core.started("edge", pid: pid, now: now)
+        }
+        // Not forgiven: the third within the period escalates, as before.
+        var unforgiving = running(policy)
+        pid = 100
+        var last: [SupervisorAction] = []
+        for round in 0..<3 {
+            last = unforgiving.exited("edge", pid: pid, .signal(SIGILL), now: t0 + .milliseconds(100 * round))
+            pid += 1
+            unforgiving.started("edge", pid: pid, now: t0 + .milliseconds(100 * round))
+        }
+        #expect(escalation(in: last) != nil)
     }
 }

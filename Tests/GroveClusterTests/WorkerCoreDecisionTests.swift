@@ -41,7 +41,7 @@ import Testing
                 #expect(decision == .answerCancel(.unknown), "no call 5 is served here: answered at once")
             case .ioResult:
                 #expect(decision == .ignore, "no call 5 is waiting: a result for it is dropped unread")
-            case .observe, .welcome, .error:
+            case .observe, .welcome, .error, .quarantine:
                 // Control messages whose payload does not decode: logged, nothing else.
                 guard case .act(let actions) = decision, actions.count == 1, case .log(let level, let line) = actions[0] else {
                     Issue.record("\(kind) with an empty payload should be logged, got \(decision)")
@@ -53,7 +53,8 @@ import Testing
                 // An empty payload is not a dead-letters request: refused, saying why.
                 guard case .refuse(let error) = decision else { Issue.record("\(kind) should be refused, got \(decision)"); continue }
                 #expect(error.message.contains("dead-letters request"), "\(error.message)")
-            case .list, .snapshot, .batch, .state, .accepted, .listing, .deadLetterList, .states, .register, .instances, .ioCancelled,
+            case .list, .snapshot, .poison, .batch, .state, .accepted, .listing, .deadLetterList, .states, .poisonList, .register, .instances,
+                 .ioCancelled,
                  .stateChanged, .effect, .worker, .output, .machine:
                 guard case .refuse(let error) = decision else { Issue.record("\(kind) should be refused, got \(decision)"); continue }
                 #expect(error.code == .unknownKind)

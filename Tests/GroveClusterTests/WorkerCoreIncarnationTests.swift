@@ -58,7 +58,7 @@ import Testing
         var core = core()
         _ = core.welcome(welcome(epoch: 7), now: start)
         let refusal = WireError(.superseded, "worker edge incarnation 10 (pid 1) is superseded: incarnation 11 (pid 2) replaced it").payload
-        let exit = try #require(exits(core.coordinatorError(refusal, now: start)))
+        let exit = try #require(exits(core.coordinatorError(refusal, correlation: core.registrationCorrelation, now: start)))
         #expect(exit.status == Worker.rejectedExitStatus, "not restarted by fsm-launch: it would displace the newer one")
         #expect(exit.text.contains("refused this process: worker edge incarnation 10 (pid 1) is superseded"), "\(exit.text)")
         #expect(exit.text.contains("incarnation 11 (pid 2) replaced it"), "\(exit.text)")
@@ -109,7 +109,54 @@ import Testing
         #expect(again.prefix(2) == [.reconnect, .register], "a new socket registers after the first backoff: \(again)")
 
         let refusal = WireError(.superseded, "worker edge incarnation 10 (pid 1) is superseded: incarnation 11 (pid 2) replaced it").payload
-        #expect(exits(core.coordinatorError(refusal, now: woke + .milliseconds(101)))?.status == Worker.rejectedExitStatus)
+        #expect(exits(core.coordinatorError(refusal, correlation: 0xA, now: woke + .milliseconds(101)))?.status == Worker.rejectedExitStatus)
+    }
+
+    /// Issue 34, the superseded race: a process the supervisor started in place of one that
+    /// died may reach the coordinator while the name is still registered to the dead one (its
+    /// exit not processed yet, or a registration it sent before dying read late). Until its own
+    /// registration is answered, what names the dead one (its heartbeats, its welcome, the
+    /// refusal of its late registration) must not stop the new process: exit 78 is final, and
+    /// the supervisor would give up on the group.
+    @Test func whatNamesTheProcessThisOneReplacesDoesNotStopIt() throws {
+        var core = core()
+        let registering = core.start()
+        #expect(registering == [.register])
+        let predecessor: UInt64 = 0x9
+        let heartbeat = try WireJSON.encode(HeartbeatNote(incarnation: predecessor))
+        #expect(core.decide(Header(.heartbeat), payload: heartbeat[...], now: start) == .ignore, "not welcomed yet")
+
+        var theirs = try WireJSON.decode(Welcome.self, from: session.welcome())
+        theirs.incarnation = predecessor
+        let ignored = core.welcome(try WireJSON.encode(theirs), now: start)
+        #expect(exits(ignored) == nil)
+        #expect(!core.isWelcomed, "another process's welcome: \(ignored)")
+        #expect(session.logs(ignored, .notice, "ignored a welcome for incarnation 9"), "\(ignored)")
+
+        let refusal = WireError(.superseded, "worker edge incarnation 9 (pid 1) is superseded: its process (pid 1) ended").payload
+        let other = core.coordinatorError(refusal, correlation: predecessor, now: start)
+        #expect(exits(other) == nil, "the refusal of the dead process's registration: \(other)")
+
+        // Its own welcome, then a heartbeat naming another incarnation: now it was replaced.
+        _ = core.welcome(welcome(epoch: 7), now: start)
+        #expect(core.isWelcomed)
+        guard case .act(let actions) = core.decide(Header(.heartbeat), payload: heartbeat[...], now: start) else {
+            Issue.record("welcomed, a heartbeat naming another incarnation ends the process")
+            return
+        }
+        #expect(exits(actions)?.status == Worker.rejectedExitStatus)
+    }
+
+    /// The event the last process died running goes with this process's registrations until
+    /// its first welcome, when the coordinator has attributed it.
+    @Test func theCrashReportGoesWithTheRegistrationsUntilTheFirstWelcome() {
+        var core = core()
+        let report = CrashReport(address: "counter/k-1", type: "Counter", event: "add", origin: "sent", correlation: 42)
+        core.crashReport = report
+        #expect(core.registration(pid: 1, ioHandlers: []).crash == report)
+        #expect(core.registration(pid: 1, ioHandlers: []).crash == report, "a retry carries it too")
+        _ = core.welcome(welcome(epoch: 7), now: start)
+        #expect(core.registration(pid: 1, ioHandlers: []).crash == nil)
     }
 
     /// Only a worker that did not run ends its session on a batch: one that ticked all along

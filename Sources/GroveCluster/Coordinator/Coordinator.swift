@@ -156,6 +156,27 @@ public final class Coordinator: Sendable {
         driver.lossWatcher.set { loss in watcher(loss.worker, loss.pid, loss.cause) }
     }
 
+    /// Calls `watcher` on the I/O thread for every exit of a worker's process that was caused
+    /// by input now quarantined or suspended, with why: `fsm-launch` no longer counts it toward
+    /// the group's supervision intensity. Set it before ``start()``.
+    package func watchCrashes(_ watcher: @escaping @Sendable (_ worker: String, _ pid: Int32, _ reason: String) -> Void) {
+        driver.crashWatcher.set { crash in watcher(crash.worker, crash.pid, crash.reason) }
+    }
+
+    /// ``workerExited(_:reason:)`` for process `pid`, which its launcher saw end: `blamesEvent`
+    /// false when it was killed from outside (SIGKILL or SIGTERM from another process), which
+    /// lands in an innocent event: the crash its next process reports is then not counted
+    /// against it. Its incarnation is retired: a registration it sent before it ended, read
+    /// late, is refused rather than taken for a live process.
+    package func workerExited(_ name: String, pid: Int32, reason: String, blamesEvent: Bool) {
+        let driver = driver
+        loop.execute { io in
+            driver.withCore { $0.noteExit(of: name, pid: pid, blamesEvent: blamesEvent) }
+            driver.apply(driver.withCore { $0.lose(name, reason: reason, cause: .exited) }, io: io)
+            driver.flush(io: io)
+        }
+    }
+
     /// Stops routing and closes the sockets.
     public func stop() { loop.stop() }
 

@@ -36,13 +36,28 @@ struct Incarnations {
         /// An older process than `current`: `replaced` when a newer one took its place in
         /// this coordinator's life, else it merely started earlier.
         case superseded(by: Process, replaced: Bool)
+        /// A process its launcher saw end (``retire(pid:)``), none registered since: what it
+        /// sent before it ended comes late.
+        case ended(Process)
     }
 
     func verdict(on process: Process) -> Verdict {
+        if current == nil, let ended = retired.last(where: { $0.id == process.id }) { return .ended(ended) }
         guard let current, current.id != process.id else { return .admitted }
         if retired.contains(where: { $0.id == process.id }) { return .superseded(by: current, replaced: true) }
         if process.startedAtMs < current.startedAtMs { return .superseded(by: current, replaced: false) }
         return .replaces(current)
+    }
+
+    /// The current process, `pid`, ended (its launcher saw it): retired, so that a registration
+    /// it sent before it ended and that is read late is refused (`superseded`) instead of
+    /// registering a dead process, whose heartbeats would reach its successor under the name.
+    mutating func retire(pid: Int32) {
+        guard let current, current.pid == pid else { return }
+        retired.append(current)
+        if retired.count > Self.retiredKept { retired.removeFirst() }
+        self.current = nil
+        heartbeat = []
     }
 
     /// Notes `process` as the one registered, retiring the one it replaces.
@@ -99,15 +114,19 @@ extension CoordinatorCore {
         let started = known.current.flatMap { $0.id == id ? $0.startedAtMs : nil }
             ?? min(registration.startedAtMs ?? 0, wallClock.milliseconds(at: now))
         let process = Incarnations.Process(id: id, startedAtMs: started, pid: registration.pid)
-        switch known.verdict(on: process) {
+        let verdict = known.verdict(on: process)
+        switch verdict {
         case .admitted, .replaces:
             known.register(process)
             incarnations[name] = known
             return nil
-        case .superseded(let newer, let replaced):
-            let why = replaced
-                ? "incarnation \(newer.id) (pid \(newer.pid)) replaced it"
-                : "it started before incarnation \(newer.id) (pid \(newer.pid)), which holds the name"
+        case .superseded, .ended:
+            let why = switch verdict {
+            case .superseded(let newer, true): "incarnation \(newer.id) (pid \(newer.pid)) replaced it"
+            case .superseded(let newer, false): "it started before incarnation \(newer.id) (pid \(newer.pid)), which holds the name"
+            case .ended(let ended): "its process (pid \(ended.pid)) ended, as its launcher saw, and this registration was read after"
+            case .admitted, .replaces: ""
+            }
             let text = "worker \(name) incarnation \(id) (pid \(registration.pid)) is superseded: \(why). "
                 + "It must stop so that it does not serve a stale copy of the machines; stop the other process first "
                 + "if this one is meant to run (or, on two hosts, check that their clocks agree)"

@@ -131,7 +131,8 @@ extension CoordinatorCore {
             return refuseKind("a registration comes on its own, not in a batch")
         case .batch:
             return refuseKind("batches do not nest")
-        case .effect, .worker, .event, .get, .cancel, .stop, .restart, .list, .echo, .deadLetters, .snapshot, .listing, .welcome, .observe, .states:
+        case .effect, .worker, .event, .get, .cancel, .stop, .restart, .list, .echo, .deadLetters, .snapshot, .poison, .listing,
+             .welcome, .observe, .states, .poisonList, .quarantine:
             // Why, from the table of message kinds.
             return refuse(WireError(.unknownKind, message.kind.refusalForWorkers ?? "workers may not send \(message.kind.name) messages"))
         }
@@ -203,6 +204,9 @@ extension CoordinatorCore {
             }
             actions += lose(name, reason: "it registered again (restarted)", cause: .registeredAgain)
         }
+        // Before the welcome, and before this process can be sent anything: what it carries
+        // from its predecessor's crash may quarantine a pattern it must refuse from the start.
+        actions += attributeCrash(registration, of: name, now: now)
         workers[name]?.registered = true
         registrations += 1
         workers[name]?.pid = registration.pid
@@ -221,7 +225,7 @@ extension CoordinatorCore {
         let localTimeouts = Dictionary(topology.io.filter { $0.worker == slot.group }.compactMap { placement in
             placement.timeoutMs.map { (placement.request, $0) }
         }, uniquingKeysWith: { first, _ in first })
-        let welcome = Welcome(
+        var welcome = Welcome(
             machines: placedHere.map {
                 Welcome.HostedMachine(name: $0.name, type: $0.type, keyed: $0.keyed,
                                       durability: $0.durability == .none ? nil : $0.durability,
@@ -237,6 +241,8 @@ extension CoordinatorCore {
             epoch: epoch.value == 0 ? nil : epoch.value, incarnation: registration.incarnation,
             audit: topology.auditPlacement(of: placedHere),
             ioTimeoutMs: topology.ioLimits.timeoutMs, localIOTimeoutsMs: localTimeouts.isEmpty ? nil : localTimeouts)
+        let quarantined = quarantinedPatterns(forGroup: slot.group)
+        if !quarantined.isEmpty { welcome.quarantined = quarantined }
         if let payload = try? WireJSON.encode(welcome) {
             actions.append(.toWorker(name, WireMessage(Header(.welcome, correlation: message.header.correlation), address: name, payload: payload)))
         }
@@ -309,9 +315,12 @@ extension CoordinatorCore {
         actions += disconnect(number)
         inFlight[number] = 0
         inFlightBytes[number] = 0
+        if let pid { containment.lostPIDs[number] = pid }
         // In id order, which is the order the requests were sent: their replies keep it.
-        for (_, request) in pending.removeAll(sentTo: number) {
+        for (id, request) in pending.removeAll(sentTo: number) {
             guard case .client(let client, let correlation) = request.origin else { continue }
+            // Who sent it, should the worker's next process report that it died running it.
+            if request.sender != 0 { containment.noteLost(id, sender: request.sender, address: request.address, worker: number) }
             let error = WireError(.workerLost, "worker \(name) was lost (\(reason)) before answering; the event may not have been processed",
                                   address: request.address)
             actions.append(.toClient(client, Self.errorMessage(error, correlation: correlation)))

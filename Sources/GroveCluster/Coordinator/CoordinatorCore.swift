@@ -20,6 +20,9 @@ enum CoordinatorAction: Sendable, Equatable {
     case lost(worker: String, cause: WorkerLoss, pid: Int32? = nil)
     /// Something an operator should know (a route that failed, a worker name claimed twice).
     case warn(String)
+    /// The exit of process `pid` of `worker` was caused by input now quarantined or suspended:
+    /// it no longer counts toward the worker group's supervision intensity (`fsm-launch`).
+    case forgive(worker: String, pid: Int32, reason: String)
 }
 
 /// The coordinator's routing logic as a pure state machine: messages and clock ticks in,
@@ -45,6 +48,9 @@ struct CoordinatorCore {
         let address: String
         /// The request's address and payload bytes, counted against `queues.workerOutboxBytes`.
         var bytes = 0
+        /// The client key that sent it (``Containment/senders``), 0 for none: a client without
+        /// a key, or a route.
+        var sender: UInt32 = 0
     }
 
     /// An io call in flight between two workers.
@@ -126,6 +132,9 @@ struct CoordinatorCore {
     /// This coordinator's wall clock, read off its monotonic one: a registration's claimed
     /// start time is never later than its arrival (`+Incarnations.swift`).
     let wallClock: CoordinatorWallClock
+    /// Worker crashes, the patterns they quarantined and the client keys they suspended
+    /// (`CoordinatorCore+Poison.swift`).
+    var containment: Containment
 
     /// - Parameters:
     ///   - epoch: This coordinator life's epoch (random in a real coordinator; 0, ids 1, 2, 3,
@@ -141,6 +150,7 @@ struct CoordinatorCore {
         self.wallClock = wallClock
         self.epoch = epoch
         publications = PublicationLog(epoch: publicationEpoch)
+        containment = Containment(settings: topology.poison)
         self.eventsEndpoint = eventsEndpoint
         self.workersEndpoint = workersEndpoint
         self.maxPayload = maxPayload
@@ -216,8 +226,10 @@ struct CoordinatorCore {
     ///   `nil` for a key the gatekeeper does not know (any more).
     /// - Parameter backlog: What waits for this client in the coordinator (its replies ZeroMQ has
     ///   not taken): a client with too much outstanding is owed a `busy` (`+Clients.swift`).
+    /// - Parameter sender: The client's key as ``Containment/number(ofSender:)`` numbers it; 0
+    ///   without CURVE. A suspended key's events are refused (`+Poison.swift`).
     mutating func decide(client identity: [UInt8], _ request: MessageView, as principal: Gatekeeper.Principal? = .trusted,
-                         backlog: ClientBacklog = .empty) -> ClientDecision {
+                         backlog: ClientBacklog = .empty, sender: UInt32 = 0) -> ClientDecision {
         let correlation = request.correlation
         if let owed = owesBusy(to: identity, correlation: correlation, address: request.addressBytes, backlog: backlog) {
             return .act(owed)
@@ -245,8 +257,13 @@ struct CoordinatorCore {
             if case .trusted? = principal {} else if let refusal = Self.forbidden(request.kind, address: address, for: principal) {
                 return refuse(refusal)
             }
+            if sender != 0, containment.hasSuspensions, request.kind == .event || request.kind == .echo,
+               let refusal = containment.suspension(of: sender, address: address) {
+                return refuse(refusal)
+            }
             switch route(from: identity, correlation: correlation, address: address, spawns: request.kind == .event,
-                         bytes: request.addressBytes.count + request.payloadCount, readsSlowly: backlog.messages > 0) {
+                         bytes: request.addressBytes.count + request.payloadCount, readsSlowly: backlog.messages > 0,
+                         sender: sender) {
             case .success(let (worker, id)): return .forward(worker: worker, id: id)
             case .failure(let error): return refuse(error)
             }
@@ -258,12 +275,14 @@ struct CoordinatorCore {
             return .act([.toClient(identity, WireMessage(Header(.listing, correlation: correlation), payload: payload))])
         case .deadLetters:
             return routeDeadLetters(from: identity, request, as: principal)
+        case .poison:
+            return .act(poison(from: identity, request, as: principal))
         case .snapshot:
             return .act([.toClient(identity, snapshot(request, as: principal))])
         case .batch:
             return refuse(WireError(.unknownKind, "a batch does not nest in a batch: put the requests of both in one batch"))
-        case .state, .accepted, .error, .listing, .deadLetterList, .states, .register, .welcome, .heartbeat, .observe, .instances,
-             .ioRequest, .ioResult, .ioCancel, .ioCancelled, .stateChanged, .effect, .worker, .output, .machine:
+        case .state, .accepted, .error, .listing, .deadLetterList, .states, .poisonList, .register, .welcome, .heartbeat, .observe,
+             .instances, .quarantine, .ioRequest, .ioResult, .ioCancel, .ioCancelled, .stateChanged, .effect, .worker, .output, .machine:
             return refuseKind(request.kind)
         }
     }
@@ -275,8 +294,9 @@ struct CoordinatorCore {
     ///     restart and cancel do not, so they are not listed as instances).
     ///   - bytes: The request's address and payload bytes.
     ///   - readsSlowly: Whether replies to this client wait unread (``workerBusy(_:adding:address:readsSlowly:)``).
-    mutating func route(from identity: [UInt8], correlation: UInt64, address: String,
-                        spawns: Bool, bytes: Int = 0, readsSlowly: Bool = false) -> Result<(worker: Int, id: UInt64), WireError> {
+    ///   - sender: The client's key, numbered (0: none).
+    mutating func route(from identity: [UInt8], correlation: UInt64, address: String, spawns: Bool, bytes: Int = 0,
+                        readsSlowly: Bool = false, sender: UInt32 = 0) -> Result<(worker: Int, id: UInt64), WireError> {
         let worker: Int
         if resolvedAt != registrations {
             resolved.removeAll(keepingCapacity: true)
@@ -302,7 +322,7 @@ struct CoordinatorCore {
         }
         if let refusal = workerBusy(worker, adding: bytes, address: address, readsSlowly: readsSlowly) { return .failure(refusal) }
         let id = takeID()
-        track(id, Pending(origin: .client(identity, correlation), worker: worker, address: address, bytes: bytes))
+        track(id, Pending(origin: .client(identity, correlation), worker: worker, address: address, bytes: bytes, sender: sender))
         return .success((worker, id))
     }
 

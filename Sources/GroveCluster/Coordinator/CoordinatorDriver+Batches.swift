@@ -7,8 +7,9 @@ import ZeroMQ
 extension CoordinatorDriver {
     /// A client's batch: refused as a whole when it does not parse, else each envelope in order.
     /// - Parameter backlog: What waits for the client (``backlog(of:building:io:)``).
+    /// - Parameter sender: The client's key, numbered (``Containment/number(ofSender:)``); 0 without CURVE.
     func forward(_ batch: [UInt8], count: UInt64, fromClient identity: [UInt8], as principal: Gatekeeper.Principal?,
-                 backlog: ClientBacklog, io: LoopIO) {
+                 backlog: ClientBacklog, sender: UInt32 = 0, io: LoopIO) {
         let envelopes: [Envelope]
         do {
             envelopes = try Batch.envelopes(in: batch, count: count)
@@ -20,15 +21,15 @@ extension CoordinatorDriver {
         core.batchingClients.insert(identity)
         batch.withUnsafeBytes { batch in
             for envelope in envelopes {
-                forward(MessageView(envelope, in: batch), fromClient: identity, as: principal, backlog: backlog, io: io)
+                forward(MessageView(envelope, in: batch), fromClient: identity, as: principal, backlog: backlog, sender: sender, io: io)
             }
         }
     }
 
     /// One client request, lone or out of a batch.
     func forward(_ request: MessageView, fromClient identity: [UInt8], as principal: Gatekeeper.Principal?,
-                 backlog: ClientBacklog, io: LoopIO) {
-        switch core.decide(client: identity, request, as: principal, backlog: backlog) {
+                 backlog: ClientBacklog, sender: UInt32 = 0, io: LoopIO) {
+        switch core.decide(client: identity, request, as: principal, backlog: backlog, sender: sender) {
         case .forward(let worker, let id):
             toWorker(worker, io: io) { request.append(to: &$0, correlation: id) }
         case .act(let actions):

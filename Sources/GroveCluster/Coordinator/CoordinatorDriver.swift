@@ -33,6 +33,9 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
     var usesCurve = false
     /// Told of every worker declared lost, on the I/O thread; set before the loop starts.
     let lossWatcher = CallbackSlot<(worker: String, pid: Int32?, cause: WorkerLoss)>()
+    /// Told of every worker exit that no longer counts toward escalation, its crash caused by
+    /// input now quarantined or suspended (``CoordinatorAction/forgive(worker:pid:reason:)``).
+    let crashWatcher = CallbackSlot<(worker: String, pid: Int32, reason: String)>()
     private var seenRegistrations = 0
 
     init(core: CoordinatorCore, clients: SocketID, workers: SocketID, events: SocketID, context: ZMQContext?, log: Logger) {
@@ -60,13 +63,15 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
                 let waiting = self.backlog(of: identity, io: io)
                 // Who the client's key proved it is; without CURVE every admitted client is trusted.
                 let principal = principal(of: inbound, on: .clients)
+                // Its key, numbered, for the crashes its events may cause; 0 without CURVE.
+                let sender = usesCurve ? inbound.userID.map { core.containment.number(ofSender: $0) } ?? 0 : 0
                 if rest.count == 3, let header = try? Header(rest[rest.startIndex]) {
                     if header.kind == .batch {
                         forward(rest[rest.startIndex + 2], count: header.correlation, fromClient: identity, as: principal,
-                                backlog: waiting, io: io)
+                                backlog: waiting, sender: sender, io: io)
                     } else {
                         MessageView.with(header, address: rest[rest.startIndex + 1], payload: rest[rest.startIndex + 2]) {
-                            forward($0, fromClient: identity, as: principal, backlog: waiting, io: io)
+                            forward($0, fromClient: identity, as: principal, backlog: waiting, sender: sender, io: io)
                         }
                     }
                     continue
@@ -228,6 +233,8 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
                 lossWatcher.current?((worker, pid, cause))
             case .warn(let text):
                 log.warning("\(text)")
+            case .forgive(let worker, let pid, let reason):
+                crashWatcher.current?((worker, pid, reason))
             }
         }
         guard core.registrations != seenRegistrations else { return }

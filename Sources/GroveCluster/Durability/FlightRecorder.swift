@@ -37,12 +37,19 @@ package struct RecordedRun: Sendable, Hashable {
     package var event: [UInt8]
     package var binary: Bool
     package var origin: Origin
+    /// The machine's type name as the worker registered it; nil when the log did not say.
+    package var type: String?
+    /// The id of the request that carried the event (the coordinator's, as it reached the
+    /// worker) when the event ran as it arrived; 0 otherwise.
+    package var correlation: UInt64
 
-    package init(address: String, event: [UInt8], binary: Bool, origin: Origin) {
+    package init(address: String, event: [UInt8], binary: Bool, origin: Origin, type: String? = nil, correlation: UInt64 = 0) {
         self.address = address
         self.event = event
         self.binary = binary
         self.origin = origin
+        self.type = type
+        self.correlation = correlation
     }
 
     /// What names the event in the store's crash counts and in a worker's quarantine: the codec
@@ -56,9 +63,10 @@ package struct RecordedRun: Sendable, Hashable {
 /// (``MappedFlightLog``), or memory for tests (``MemoryFlightLog``). Called from the worker's
 /// loop thread only.
 package protocol FlightLog: AnyObject, Sendable {
-    /// Notes that `address` is about to run `event` (the entry stays until ``end()``). The
-    /// bytes are copied before it returns.
-    func begin(address: String, event: UnsafeRawBufferPointer, binary: Bool, origin: RecordedRun.Origin)
+    /// Notes that `address`, a machine of type `type`, is about to run `event`, which request
+    /// `correlation` carried (0: none); the entry stays until ``end()``. The bytes are copied
+    /// before it returns.
+    func begin(address: String, type: String, correlation: UInt64, event: UnsafeRawBufferPointer, binary: Bool, origin: RecordedRun.Origin)
     /// The event returned.
     func end()
     /// The entry a process left behind: begun, never ended. Clears it.
@@ -66,20 +74,24 @@ package protocol FlightLog: AnyObject, Sendable {
 }
 
 extension FlightLog {
-    /// ``begin(address:event:binary:origin:)`` with the event in an array.
-    package func begin(address: String, event: [UInt8], binary: Bool, origin: RecordedRun.Origin) {
-        event.withUnsafeBytes { begin(address: address, event: $0, binary: binary, origin: origin) }
+    /// ``begin(address:type:correlation:event:binary:origin:)`` with the event in an array.
+    package func begin(address: String, type: String = "", correlation: UInt64 = 0, event: [UInt8], binary: Bool,
+                       origin: RecordedRun.Origin) {
+        event.withUnsafeBytes { begin(address: address, type: type, correlation: correlation, event: $0, binary: binary, origin: origin) }
     }
 }
 
-/// A worker's flight recorder: before a durable machine's `update` runs an event it notes the
-/// address and the event in a ``FlightLog`` that survives the process (a shared mapping: kill
-/// -9, a trap, a hang killed by the supervisor), and clears it once `update` and the start of
-/// its effect returned. On its next start the worker finds the event it died running.
+/// A worker's flight recorder: before any machine's `update` runs an event it notes the
+/// address, the machine's type and the event in a ``FlightLog`` that survives the process (a
+/// shared mapping: kill -9, a trap, a hang killed by the supervisor), and clears it once
+/// `update` and the start of its effect returned. On its next start the worker finds the event
+/// it died running: it reports it to the coordinator with its registration (which attributes
+/// the crash to the event's pattern and sender), and a durable machine's is counted and
+/// quarantined per address in the store.
 ///
-/// An event from the wire that runs at once (``arriving(_:binary:_:)``) is noted as the bytes
-/// received, a copy; any other event (queued, inline, from the machine's work, a timer) is
-/// encoded. So what the log holds is an event in either codec and in whatever form its sender
+/// An event from the wire that runs at once (``arriving(_:binary:correlation:_:)``) is noted as
+/// the bytes received, a copy, with the id of the request that carried it; any other event
+/// (queued, inline, from the machine's work, a timer) is encoded. So what the log holds is an event in either codec and in whatever form its sender
 /// wrote it: it names the event for the crash counts and the quarantine only once made
 /// canonical (decoded and encoded again, ``RecordedRun/identity``), which the worker does
 /// when it blames the event on its next start.
@@ -95,9 +107,11 @@ package final class FlightRecorder: @unchecked Sendable {
     /// access (a runtime call that was a visible share of the worker's loop under load).
     private struct PerEvent {
         /// The bytes of the event from the wire that its host runs at once, while
-        /// ``arriving(_:binary:_:)`` holds them; taken by the first sent event that runs.
+        /// ``arriving(_:binary:correlation:_:)`` holds them; taken by the first sent event that runs.
         var arrived: UnsafeRawBufferPointer?
         var arrivedBinary = false
+        /// The id of the request that carried them.
+        var arrivedCorrelation: UInt64 = 0
         /// Reused for every event encoded: no allocation once it has grown.
         var scratch: [UInt8] = []
         /// Whether any identity is under suspicion: the hot path reads only this.
@@ -135,30 +149,40 @@ package final class FlightRecorder: @unchecked Sendable {
     /// to queue): if it runs, it is noted as these bytes instead of being encoded again.
     /// - Parameters:
     ///   - payload: The event as received: GroveWire's binary codec when `binary`, else JSON.
+    ///   - correlation: The id of the request that carried it, as the coordinator sent it.
     @inline(__always)
-    package func arriving<T>(_ payload: ArraySlice<UInt8>, binary: Bool, _ body: () -> T) -> T {
+    package func arriving<T>(_ payload: ArraySlice<UInt8>, binary: Bool, correlation: UInt64, _ body: () -> T) -> T {
         payload.withUnsafeBytes { bytes in
             perEvent.pointee.arrived = bytes
             perEvent.pointee.arrivedBinary = binary
+            perEvent.pointee.arrivedCorrelation = correlation
             defer { perEvent.pointee.arrived = nil }
             return body()
         }
     }
 
-    /// Notes that `address` runs an event: the bytes ``arriving(_:binary:_:)`` holds for a
-    /// sent one, else the event `encode` writes; `encode` appends it and returns whether it
-    /// wrote the binary codec (true), JSON (false), or nothing it could (nil).
+    /// Notes that `address`, a machine of type `type`, runs an event: the bytes
+    /// ``arriving(_:binary:correlation:_:)`` holds for a sent one, else the event `encode`
+    /// writes; `encode` appends it and returns whether it wrote the binary codec (true), JSON
+    /// (false), or nothing it could (nil).
+    /// - Parameter correlation: For a queued sent event whose sender waits, the id of the
+    ///   request that carried it (0: none known).
     @inline(__always)
-    package func willRun(address: String, origin: RecordedRun.Origin, encode: (inout [UInt8]) -> Bool?) {
+    package func willRun(address: String, type: String, origin: RecordedRun.Origin, correlation: UInt64 = 0,
+                         encode: (inout [UInt8]) -> Bool?) {
         let state = perEvent
         if origin == .sent, let arrived = state.pointee.arrived {
             state.pointee.arrived = nil
-            log.begin(address: address, event: arrived, binary: state.pointee.arrivedBinary, origin: origin)
+            log.begin(address: address, type: type, correlation: state.pointee.arrivedCorrelation, event: arrived,
+                      binary: state.pointee.arrivedBinary, origin: origin)
         } else {
             state.pointee.scratch.removeAll(keepingCapacity: true)
             let binary = encode(&state.pointee.scratch)
             if binary == nil { state.pointee.scratch.removeAll(keepingCapacity: true) }
-            state.pointee.scratch.withUnsafeBytes { log.begin(address: address, event: $0, binary: binary ?? false, origin: origin) }
+            let correlation = origin == .sent ? correlation : 0
+            state.pointee.scratch.withUnsafeBytes {
+                log.begin(address: address, type: type, correlation: correlation, event: $0, binary: binary ?? false, origin: origin)
+            }
         }
         if state.pointee.watching { watch(address, encode: encode) }
     }
@@ -221,15 +245,18 @@ package final class FlightRecorder: @unchecked Sendable {
 }
 
 /// A ``FlightLog`` in memory, for tests: a test plays a process that died mid-event by calling
-/// ``begin(address:event:binary:origin:)`` without ``end()``. It outlives the worker it is
-/// given to, as the file would.
+/// ``begin(address:type:correlation:event:binary:origin:)`` without ``end()``. It outlives the
+/// worker it is given to, as the file would.
 package final class MemoryFlightLog: FlightLog {
     private let entry = Mutex<(run: RecordedRun, open: Bool)?>(nil)
 
     package init() {}
 
-    package func begin(address: String, event: UnsafeRawBufferPointer, binary: Bool, origin: RecordedRun.Origin) {
-        entry.withLock { $0 = (RecordedRun(address: address, event: Array(event), binary: binary, origin: origin), true) }
+    package func begin(address: String, type: String, correlation: UInt64, event: UnsafeRawBufferPointer, binary: Bool,
+                       origin: RecordedRun.Origin) {
+        let run = RecordedRun(address: address, event: Array(event), binary: binary, origin: origin,
+                              type: type.isEmpty ? nil : type, correlation: correlation)
+        entry.withLock { $0 = (run, true) }
     }
 
     package func end() {

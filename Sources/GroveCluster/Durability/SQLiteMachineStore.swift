@@ -176,7 +176,9 @@ package final class SQLiteMachineStore: MachineStore {
         book.withLock { $0 = found }
     }
 
-    private static func createDirectory(_ directory: String) throws(StoreError) {
+    /// Creates the data directory (mode 0700) when it is missing, and refuses one that is not
+    /// this user's alone; the flight recorder's file goes there too.
+    static func createDirectory(_ directory: String) throws(StoreError) {
         do throws(PrivateDirectory.Refusal) {
             try PrivateDirectory.prepare(directory)
         } catch {

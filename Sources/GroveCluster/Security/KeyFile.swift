@@ -44,6 +44,12 @@ package enum KeyFile {
     }
 
     /// The public key in a `.key` or `.key_secret` file.
+    /// A public key given as its 40 Z85 characters or as a `.key` file, as Z85.
+    package static func z85(ofKeyOrFile keyOrPath: String) throws(Problem) -> String {
+        if let key = CurveKey(z85: keyOrPath) { return key.z85 }
+        return try publicKey(at: keyOrPath).z85
+    }
+
     package static func publicKey(at path: String) throws(Problem) -> CurveKey {
         let fields = try read(path)
         guard let text = fields["public-key"] else {

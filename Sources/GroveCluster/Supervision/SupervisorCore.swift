@@ -1,3 +1,4 @@
+import Foundation
 package import Logging
 
 /// How a worker process ended.
@@ -26,6 +27,11 @@ package enum SupervisorAction: Sendable, Equatable {
     case wake(worker: String, at: ContinuousClock.Instant)
     /// Kill the process with SIGKILL: it stopped answering. Its exit is reported as any other.
     case kill(worker: String, pid: Int32)
+    /// Tell the coordinator that the worker's process ended, before anything else is done
+    /// about it (a successor started): it fails what waited on the process, and its
+    /// successor's report of the event it died running is counted against that event only
+    /// when `blamesEvent` (not for a kill from outside, which lands in an innocent event).
+    case report(worker: String, pid: Int32, WorkerExit, blamesEvent: Bool)
     /// Tell the operator.
     case log(Logger.Level, String, worker: String)
     /// Stop the coordinator and every worker, and exit non-zero: a group gave up and its policy
@@ -63,8 +69,16 @@ package struct SupervisorCore {
     /// timeout (it notices the silence within one, then reconnects).
     let reconnectGrace: Duration
     private(set) var children: [String: Child] = [:]
+    /// One exit counted toward a group's intensity.
+    struct Exit: Equatable {
+        let at: ContinuousClock.Instant
+        let worker: String
+        /// Nil for a process that could not be started.
+        let pid: Int32?
+    }
+
     /// Recent exits per group (by index), for the intensity limit.
-    private var exits: [Int: [ContinuousClock.Instant]] = [:]
+    private var exits: [Int: [Exit]] = [:]
     /// Whether every worker registered once: giving up before that fails the launch whatever
     /// the policy says.
     package private(set) var ready = false
@@ -100,9 +114,14 @@ package struct SupervisorCore {
     package mutating func stop() { stopping = true }
 
     /// The worker's process ended (or could not be started: pass the status it would have had).
+    /// The coordinator is told first (``SupervisorAction/report(worker:pid:_:blamesEvent:)``),
+    /// for a process this core started and has not seen end yet: the exit of an earlier process,
+    /// reaped late, says nothing about the one registered now.
     package mutating func exited(_ worker: String, pid: Int32?, _ exit: WorkerExit, now: ContinuousClock.Instant) -> [SupervisorAction] {
         guard !stopping, var child = children[worker], pid == nil || child.pid == nil || child.pid == pid else { return [] }
         let ranFor = child.startedAt.map { now - $0 }
+        var report: [SupervisorAction] = []
+        if let pid, child.pid == pid { report = [.report(worker: worker, pid: pid, exit, blamesEvent: Self.blamesEvent(exit, killed: child.killed))] }
         child.pid = nil
         child.startedAt = nil
         child.reconnectBy = nil
@@ -111,26 +130,50 @@ package struct SupervisorCore {
         let policy = group.supervision
         if case .status(let status) = exit, policy.finalExitCodes.contains(status) {
             child.down = true
-            return giveUp(worker, "worker \(worker) \(exit), a final exit status for group '\(group.name)' (supervision.finalExitCodes): "
+            return report + giveUp(worker, "worker \(worker) \(exit), a final exit status for group '\(group.name)' (supervision.finalExitCodes): "
                 + "its command line or configuration was refused (see its message above); restarting cannot help. "
                 + "Fix the topology or the worker", policy: policy)
         }
         let period = Duration.milliseconds(policy.periodMs)
-        exits[child.group, default: []].removeAll { now - $0 >= period }
-        exits[child.group, default: []].append(now)
+        exits[child.group, default: []].removeAll { now - $0.at >= period }
+        exits[child.group, default: []].append(Exit(at: now, worker: worker, pid: pid))
         let recent = exits[child.group]!.count
         guard recent <= policy.intensity else {
             child.down = true
-            return giveUp(worker, "worker \(worker) \(exit): group '\(group.name)' had \(recent) exits within \(policy.periodMs) ms, "
+            return report + giveUp(worker, "worker \(worker) \(exit): group '\(group.name)' had \(recent) exits within \(policy.periodMs) ms, "
                 + "more than its supervision.intensity of \(policy.intensity); see the workers' output above", policy: policy)
         }
         if let ranFor, ranFor >= .milliseconds(policy.backoff.resetAfterMs) { child.restartsInRow = 0 }
         let delay = policy.backoff.delay(afterRestartsInRow: child.restartsInRow)
         child.restartsInRow += 1
         let notice = SupervisorAction.log(.warning, "worker \(exit); restarting it in \(delay.wholeMilliseconds) ms", worker: worker)
-        guard delay > .zero else { return [notice, .start(worker: worker)] }
+        guard delay > .zero else { return report + [notice, .start(worker: worker)] }
         child.wakeAt = now + delay
-        return [notice, .wake(worker: worker, at: now + delay)]
+        return report + [notice, .wake(worker: worker, at: now + delay)]
+    }
+
+    /// Whether a process that ended by `exit` may be blamed on the event it was running: a
+    /// trap, an exit status, or a kill of ours after it hung (`killed`) may; SIGKILL, SIGTERM,
+    /// SIGINT, SIGHUP or SIGQUIT from someone else (an operator's kill -9) may not.
+    static func blamesEvent(_ exit: WorkerExit, killed: Bool) -> Bool {
+        switch exit {
+        case .status:
+            return true
+        case .signal(let signal):
+            return killed || ![SIGKILL, SIGTERM, SIGINT, SIGHUP, SIGQUIT].contains(signal)
+        }
+    }
+
+    /// The coordinator found that process `pid` of `worker` crashed on input now quarantined or
+    /// suspended: its exit no longer counts toward the group's intensity. One client's input
+    /// may cost a worker its restarts; it must not stop the topology.
+    package mutating func forgive(_ worker: String, pid: Int32, reason: String) -> [SupervisorAction] {
+        guard let child = children[worker],
+              let index = exits[child.group]?.firstIndex(where: { $0.worker == worker && $0.pid == pid }) else { return [] }
+        exits[child.group]?.remove(at: index)
+        let group = groups[child.group]
+        return [.log(.notice, "the exit of worker pid \(pid) no longer counts toward group '\(group.name)''s supervision.intensity: \(reason)",
+                     worker: worker)]
     }
 
     /// A worker's backoff ended: start it, unless stopping or started meanwhile. Or the time a

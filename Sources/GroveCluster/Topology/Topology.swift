@@ -35,6 +35,8 @@ public struct Topology: Sendable, Equatable {
     public var durability: DurabilitySettings
     /// Where the audited machines' transitions are logged.
     public var audit: AuditSettings
+    /// When crashes quarantine an event pattern or suspend a client key.
+    public var poison: PoisonSettings
 
     /// A topology from its parts. Not validated: prefer loading JSON.
     /// - Parameters:
@@ -50,6 +52,7 @@ public struct Topology: Sendable, Equatable {
     ///   - security: Keys and client roles.
     ///   - durability: Where and how durable machines are kept.
     ///   - audit: Where audited machines' transitions are logged.
+    ///   - poison: When crashes quarantine an event pattern or suspend a client key.
     public init(
         name: String,
         coordinator: Endpoints,
@@ -62,7 +65,8 @@ public struct Topology: Sendable, Equatable {
         ioLimits: IOLimits = IOLimits(),
         security: Security = Security(),
         durability: DurabilitySettings = DurabilitySettings(),
-        audit: AuditSettings = AuditSettings()
+        audit: AuditSettings = AuditSettings(),
+        poison: PoisonSettings = PoisonSettings()
     ) {
         self.name = name
         self.coordinator = coordinator
@@ -76,5 +80,6 @@ public struct Topology: Sendable, Equatable {
         self.security = security
         self.durability = durability
         self.audit = audit
+        self.poison = poison
     }
 }

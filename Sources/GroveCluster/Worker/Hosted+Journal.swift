@@ -47,17 +47,19 @@ final class JournalTail: Sendable {
 extension Hosted {
     /// What the host at `address` calls around each event of a `journal` instance: the event
     /// (encoded once, the type's ``HostedPath/encodeEvent``, specialized) takes the next
-    /// sequence in `tail`, and `flight` notes it as ``recording(_:in:path:)`` does.
-    static func journaling(_ address: String, into tail: JournalTail, flight: FlightRecorder?, path: HostedPath<M>) -> RunRecorder<M> {
+    /// sequence in `tail`, and `flight` notes it as ``recording(_:type:in:path:)`` does.
+    static func journaling(_ address: String, type: String, into tail: JournalTail, flight: FlightRecorder?,
+                           path: HostedPath<M>) -> RunRecorder<M> {
         let encode = path.encodeEvent
         return RunRecorder(
-            willRun: { event, origin in
+            willRun: { event, origin, token in
                 var encoded: [UInt8] = [0]
                 let binary = encode(event, &encoded)
                 if let binary { encoded[0] = binary ? 1 : 2 }
                 let identity = encoded
                 tail.ran(binary == nil ? nil : identity)
-                flight?.willRun(address: address, origin: RecordedRun.Origin(origin)) { bytes in
+                flight?.willRun(address: address, type: type, origin: RecordedRun.Origin(origin),
+                                correlation: StateReply.correlation(ofToken: token)) { bytes in
                     guard let binary else { return nil }
                     bytes += identity[1...]
                     return binary
@@ -114,13 +116,13 @@ extension Factory {
     /// but its state), so the result holds nothing else either. Each is noted in `flight` as it
     /// runs, so that one that crashes the worker is quarantined as any other.
     /// - Throws: `unknown-machine` when an entry does not decode as this type's event.
-    func replaying(_ journal: [JournalEntry], onto snapshot: Snapshot<M>, address: String,
+    func replaying(_ journal: [JournalEntry], onto snapshot: Snapshot<M>, address: String, type: String = "",
                    flight: FlightRecorder?) throws(WireError) -> Snapshot<M> {
         guard !journal.isEmpty else { return snapshot }
         var state = snapshot.state
         for entry in journal {
             let event = try journaledEvent(entry)
-            flight?.willRun(address: address, origin: .journal) { bytes in
+            flight?.willRun(address: address, type: type, origin: .journal) { bytes in
                 bytes += entry.event[1...]
                 return entry.event[0] == 1
             }

@@ -4,15 +4,31 @@ import GroveRuntime
 import GroveWire
 
 extension Hosted {
-    /// What the host at `address` calls around each event: `recorder` notes the event (the
-    /// type's ``HostedPath/encodeEvent``, specialized) before `update`, and clears it after.
-    static func recording(_ address: String, in recorder: FlightRecorder, path: HostedPath<M>) -> RunRecorder<M> {
+    /// What the host at `address`, a machine of type `type`, calls around each event:
+    /// `recorder` notes the event (the type's ``HostedPath/encodeEvent``, specialized) before
+    /// `update`, and clears it after.
+    static func recording(_ address: String, type: String, in recorder: FlightRecorder, path: HostedPath<M>) -> RunRecorder<M> {
         let encode = path.encodeEvent
         return RunRecorder(
-            willRun: { event, origin in
-                recorder.willRun(address: address, origin: RecordedRun.Origin(origin)) { encode(event, &$0) }
+            willRun: { event, origin, token in
+                recorder.willRun(address: address, type: type, origin: RecordedRun.Origin(origin),
+                                 correlation: StateReply.correlation(ofToken: token)) { encode(event, &$0) }
             },
             didRun: { recorder.didRun() })
+    }
+
+    /// Throws `quarantined` when `event`'s case is quarantined for every address of this
+    /// machine's type (a pattern the coordinator quarantined after it crashed workers). Costs
+    /// an encoding of the event only while a pattern of this type is quarantined.
+    func refuseIfPatternQuarantined(_ event: M.Event) throws(WireError) {
+        guard let cases = link.poison.quarantinedCases(of: type), let name = Self.eventCase(of: event), cases.contains(name) else { return }
+        throw PoisonWatch.refusal(of: PoisonPattern(type: type, event: name), address: address)
+    }
+
+    /// The case of `event` as its `Codable` conformance writes it in JSON (``EventCase``).
+    static func eventCase(of event: M.Event) -> String? {
+        guard let json = try? WireJSON.encode(event) else { return nil }
+        return EventCase.name(ofJSON: json)
     }
 
     /// Throws `quarantined` when `event` is quarantined at this address.
@@ -70,6 +86,10 @@ extension Factory {
             return nil
         }
         return try? DurableRecord.encode(snapshot)
+    }
+
+    func eventCase(of event: [UInt8], binary: Bool) -> String? {
+        decode(event, binary: binary).flatMap(Hosted<M>.eventCase(of:))
     }
 
     func canonical(event: [UInt8], binary: Bool) -> (event: [UInt8], binary: Bool)? {

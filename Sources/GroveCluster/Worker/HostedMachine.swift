@@ -9,8 +9,9 @@ protocol HostedMachine: AnyObject, Sendable {
     /// Decodes and hands over an event without waiting for it: nil when taken (queued, or
     /// handled at once by an idle host on a worker's loop), else why not. A no-wait event is
     /// answered at once either way. With `binary`, the event is in GroveWire's binary codec,
-    /// else JSON. Calls from one thread keep their order.
-    func enqueue(_ payload: ArraySlice<UInt8>, binary: Bool) -> WireError?
+    /// else JSON; `correlation` is the request's id, which the flight recorder notes with an
+    /// event that runs at once. Calls from one thread keep their order.
+    func enqueue(_ payload: ArraySlice<UInt8>, binary: Bool, correlation: UInt64) -> WireError?
     /// Decodes and hands over an event (handled at once by an idle host on a worker's loop,
     /// else queued); `reply` gets the state it committed (in the event's codec) or why it did
     /// not run.
@@ -39,6 +40,13 @@ protocol HostedMachine: AnyObject, Sendable {
     func writeRecordNext()
 }
 
+extension HostedMachine {
+    /// ``enqueue(_:binary:correlation:)`` for an event no request carried.
+    func enqueue(_ payload: ArraySlice<UInt8>, binary: Bool) -> WireError? {
+        enqueue(payload, binary: binary, correlation: 0)
+    }
+}
+
 final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: Codable, M.Output: Encodable {
     // What every event reads first, in one cache line.
     let host: MachineHost<M>
@@ -46,13 +54,14 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     /// Whether the host runs on an executor given to it (a worker's loop), on which its events
     /// arrive: an event that finds the host idle is then handled at once instead of queued.
     private let handlesOnArrival: Bool
-    /// The worker's flight recorder, for a durable instance while recording is on: an event
-    /// run on arrival is noted as the bytes received.
+    /// The worker's flight recorder, while recording is on: an event run on arrival is noted
+    /// as the bytes received, with the id of the request that carried them.
     private let recorder: FlightRecorder?
     let address: String
     let link: WorkerLink
     let durability: Durability
-    /// The type name the topology gives it, for its record.
+    /// The type name the topology gives it, for its record, the flight recorder and the
+    /// quarantined patterns.
     let type: String
     /// Set when a durable instance changed and is not written yet: it joins the link's pending
     /// writes once per write, not once per event.
@@ -74,15 +83,17 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     ///     one of the host's own when `nil`.
     ///   - initialState: Where a new instance starts, when its registration says (a reducer's
     ///     initial state); `M.initialState` otherwise.
+    ///   - type: The type name the topology gives the machine.
     ///   - durable: The type name and durability of a durable instance, the snapshot it
     ///     continues from (nil for a new one) and, for `journal`, where its journal stands.
     init(address: String, env: M.Env, path: HostedPath<M>, mailboxCapacity: Int, io: any IOPerformer, link: WorkerLink,
          executor: (any SerialExecutor)? = nil, replyHandler: HostedPath<M>.ReplyHandler? = nil, initialState: M.State? = nil,
-         durable: (type: String, durability: Durability, restoring: Snapshot<M>?, cursor: JournalCursor?)? = nil) {
+         type: String = "", durable: (type: String, durability: Durability, restoring: Snapshot<M>?, cursor: JournalCursor?)? = nil) {
         self.address = address
         self.path = path
         self.link = link
-        self.type = durable?.type ?? ""
+        let type = durable?.type ?? type
+        self.type = type
         let durability = durable?.durability ?? .none
         self.durability = durability
         let journal = durability == .journal ? JournalTail(durable?.cursor ?? JournalCursor()) : nil
@@ -128,12 +139,14 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
             // The worker's runtime applies the machine's onEnd policy before its next replies.
             link.endings.note(address)
         }
-        let recorder = durability != .none ? link.poison.recorder : nil
+        // Every machine's events, durable or not: a crash is attributed to the event that
+        // caused it, and to its sender, whatever the machine keeps.
+        let recorder = link.poison.recorder
         self.recorder = recorder
         if let journal {
-            options.recorder = Self.journaling(address, into: journal, flight: recorder, path: path)
+            options.recorder = Self.journaling(address, type: type, into: journal, flight: recorder, path: path)
         } else if let recorder {
-            options.recorder = Self.recording(address, in: recorder, path: path)
+            options.recorder = Self.recording(address, type: type, in: recorder, path: path)
         }
         host = MachineHost(machine: M.self, env: env, initialState: durable?.restoring?.state ?? initialState, performer: io,
                            clock: WallClock(), options: options, logger: nil, restoring: durable?.restoring)
@@ -224,11 +237,11 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         link.durable.changed(self)
     }
 
-    func enqueue(_ payload: ArraySlice<UInt8>, binary: Bool) -> WireError? {
+    func enqueue(_ payload: ArraySlice<UInt8>, binary: Bool, correlation: UInt64) -> WireError? {
         do throws(WireError) {
             let event = try decodeEvent(payload, binary: binary)
             do {
-                if handlesOnArrival, runsOnArrival(payload, binary: binary, { path.sendNow(host, event) }) {
+                if handlesOnArrival, runsOnArrival(payload, binary: binary, correlation: correlation, { path.sendNow(host, event) }) {
                     changed()
                     return nil
                 }
@@ -252,7 +265,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
             return
         }
         do {
-            if handlesOnArrival, runsOnArrival(payload, binary: binary, { path.sendNowReplying(host, event, reply) }) {
+            if handlesOnArrival, runsOnArrival(payload, binary: binary, correlation: reply.correlation, { path.sendNowReplying(host, event, reply) }) {
                 changed()
                 return
             }
@@ -271,11 +284,11 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     }
 
     /// `sendNow`, the event it runs noted by the recorder as `payload`, the bytes it was decoded
-    /// from, instead of being encoded again.
+    /// from, instead of being encoded again, with `correlation`, the request that carried it.
     @inline(__always)
-    private func runsOnArrival(_ payload: ArraySlice<UInt8>, binary: Bool, _ sendNow: () -> Bool) -> Bool {
+    private func runsOnArrival(_ payload: ArraySlice<UInt8>, binary: Bool, correlation: UInt64, _ sendNow: () -> Bool) -> Bool {
         guard let recorder else { return sendNow() }
-        return recorder.arriving(payload, binary: binary, sendNow)
+        return recorder.arriving(payload, binary: binary, correlation: correlation, sendNow)
     }
 
     /// An event from outside, in either codec, that its machine accepts (``Machine/refusal(of:)``).
@@ -283,6 +296,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         let event = binary ? try decodeBinaryEvent(payload) : try decodeEvent(payload)
         try Self.check(event, address: address)
         if durability != .none, link.poison.hasQuarantined(address) { try refuseIfQuarantined(event) }
+        if link.poison.hasPatterns { try refuseIfPatternQuarantined(event) }
         return event
     }
 

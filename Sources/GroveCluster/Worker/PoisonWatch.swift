@@ -1,11 +1,12 @@
 import GroveWire
 import Synchronization
 
-/// A worker's defence against poison events: the flight recorder its durable hosts note each
-/// event in, and the events it quarantined, which a client may not send again.
+/// A worker's defence against poison events: the flight recorder its hosts note each event
+/// in, the events it quarantined at one address (durable machines, kept in its store), and the
+/// patterns the coordinator quarantined for every address; a client may send none of them.
 ///
-/// Set up when the worker opens its store (``WorkerRuntime/openStoreAndRecover(_:)``), before
-/// any durable instance exists: a host takes the recorder when it is made.
+/// The recorder is opened when the worker starts (``WorkerRuntime/start()``), before any
+/// instance exists: a host takes the recorder when it is made.
 final class PoisonWatch: Sendable {
     /// How many deaths of its worker quarantine an event. One is not enough: an operator's kill
     /// -9 lands in the middle of some event, and that event is innocent.
@@ -16,6 +17,11 @@ final class PoisonWatch: Sendable {
     private let quarantined = Mutex<[String: [(id: Int64, identity: [UInt8])]]>([:])
     /// How many addresses have quarantined events: the hot path reads only this.
     private let addresses = Atomic<Int>(0)
+    /// The event cases quarantined for every address, by machine type (the coordinator's
+    /// `quarantine` messages and welcomes).
+    private let patterns = Mutex<[String: Set<String>]>([:])
+    /// How many patterns are quarantined: the hot path reads only this.
+    private let patternCount = Atomic<Int>(0)
 
     /// The recorder durable hosts note their events in; nil without a store, or when it is
     /// switched off.
@@ -53,6 +59,36 @@ final class PoisonWatch: Sendable {
             }
             addresses.store(table.count, ordering: .relaxed)
         }
+    }
+
+    /// Whether any pattern is quarantined (one atomic load).
+    @inline(__always)
+    var hasPatterns: Bool { patternCount.load(ordering: .relaxed) > 0 }
+
+    /// The event cases of machine type `type` quarantined for every address; nil when none is.
+    func quarantinedCases(of type: String) -> Set<String>? {
+        patterns.withLock { $0[type] }
+    }
+
+    /// Replaces the quarantined patterns with `list` (the coordinator sends the whole list).
+    /// - Returns: Whether they changed.
+    @discardableResult
+    func setPatterns(_ list: [PoisonPattern]) -> Bool {
+        let table = Dictionary(grouping: list, by: \.type).mapValues { Set($0.map(\.event)) }
+        return patterns.withLock { current in
+            guard current != table else { return false }
+            current = table
+            patternCount.store(list.count, ordering: .relaxed)
+            return true
+        }
+    }
+
+    /// The refusal of an event of a pattern quarantined for every address.
+    static func refusal(of pattern: PoisonPattern, address: String) -> WireError {
+        WireError(.quarantined, "\(pattern.type) events of case '\(pattern.event)' crashed workers again and again and are quarantined "
+            + "for every address (pattern \(pattern)); they are refused until an admin releases the pattern once the machine is fixed: "
+            + "see it with `fsm-send quarantines`, then `fsm-send quarantines release \(pattern.type) \(pattern.event)`",
+            address: address)
     }
 
     /// The refusal of an event quarantined as dead letter `id`.

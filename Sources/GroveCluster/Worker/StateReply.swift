@@ -26,6 +26,9 @@ struct StateReply: Sendable {
 
     private static let binaryBit: UInt64 = 1 << 63
 
+    /// The correlation a ``token`` carries (0 for no token).
+    static func correlation(ofToken token: UInt64) -> UInt64 { token & ~binaryBit }
+
     /// Correlation and codec in one number, for ``HostOptions/replyHandler``; nil for a
     /// correlation that needs the top bit (the coordinator's ids never do).
     var token: UInt64? {

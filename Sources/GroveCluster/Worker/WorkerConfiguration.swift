@@ -56,10 +56,12 @@ public struct WorkerConfiguration: Sendable {
 protocol HostedMachineFactory: Sendable {
     /// The factory a worker uses: its instances answer through `link` with one reply handler.
     func bound(to link: WorkerLink) -> any HostedMachineFactory
-    /// - Parameter durable: For a durable instance, its type name, durability and the record
-    ///   it continues from (nil for a new one).
+    /// - Parameters:
+    ///   - type: The type name the topology gives the machine.
+    ///   - durable: For a durable instance, its type name, durability and the record it
+    ///     continues from (nil for a new one).
     /// - Throws: When the record does not decode as this type's snapshot.
-    func make(address: String, mailboxCapacity: Int, io: any IOPerformer, link: WorkerLink, executor: (any SerialExecutor)?,
+    func make(address: String, type: String, mailboxCapacity: Int, io: any IOPerformer, link: WorkerLink, executor: (any SerialExecutor)?,
               durable: DurableStart?) throws(WireError) -> any HostedMachine
     /// Why a JSON event does not decode as the type's event, or nil when it does.
     func check(event json: [UInt8], address: String) -> WireError?
@@ -78,6 +80,9 @@ protocol HostedMachineFactory: Sendable {
     /// An event in either codec, in whatever form its sender wrote it, as this type's event
     /// encodes (what ``RecordedRun/identity`` compares); nil when it does not decode or encode.
     func canonical(event: [UInt8], binary: Bool) -> (event: [UInt8], binary: Bool)?
+    /// The case of an event in either codec, in whatever form its sender wrote it, as this
+    /// type's event encodes it (``EventCase``); nil when it does not decode or has no case.
+    func eventCase(of event: [UInt8], binary: Bool) -> String?
 }
 
 /// How a durable instance starts: its type name and durability, and the record it continues
@@ -124,7 +129,7 @@ struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event
         return bound
     }
 
-    func make(address: String, mailboxCapacity: Int, io: any IOPerformer, link: WorkerLink, executor: (any SerialExecutor)?,
+    func make(address: String, type: String, mailboxCapacity: Int, io: any IOPerformer, link: WorkerLink, executor: (any SerialExecutor)?,
               durable: DurableStart?) throws(WireError) -> any HostedMachine {
         var restoring: Snapshot<M>?
         var cursor: JournalCursor?
@@ -136,7 +141,7 @@ struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event
                                 address: address)
             }
             if durable?.durability == .journal, let snapshot = restoring, let journal = durable?.journal {
-                restoring = try replaying(journal, onto: snapshot, address: address, flight: link.poison.recorder)
+                restoring = try replaying(journal, onto: snapshot, address: address, type: type, flight: link.poison.recorder)
                 cursor = JournalCursor(recoveredThrough: journal.last?.sequence ?? record.sequence, replayed: journal.count)
             }
         }
@@ -147,7 +152,7 @@ struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event
         var shared: HostedPath<M>.ReplyHandler?
         if boundLink === link { shared = replyHandler }
         return Hosted<M>(address: address, env: env, path: path, mailboxCapacity: mailboxCapacity, io: io, link: link,
-                         executor: executor, replyHandler: shared, initialState: start?.initialState,
+                         executor: executor, replyHandler: shared, initialState: start?.initialState, type: type,
                          durable: durable.map { ($0.type, $0.durability, restoring, cursor) })
     }
 

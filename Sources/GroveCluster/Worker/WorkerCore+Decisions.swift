@@ -28,6 +28,8 @@ extension WorkerCore {
         case complete(IOCallResult)
         /// Publish state changes only for the topics these subscriptions watch.
         case observe(Observation)
+        /// Refuse clients' events of these patterns, quarantined for every address.
+        case quarantine(QuarantinedPatterns)
         /// Session actions (a welcome, an error from the coordinator), run in order.
         case act([WorkerAction])
         /// List, drop or retry this worker's quarantined events (an admin's `dead-letters`).
@@ -94,17 +96,23 @@ extension WorkerCore {
                 return .act([.log(.warning, "an observe message from the coordinator could not be decoded; is it the same Grove version?")])
             }
             return .observe(observation)
+        case .quarantine:
+            guard let patterns = try? WireJSON.decode(QuarantinedPatterns.self, from: Array(payload), code: .malformedFrame) else {
+                return .act([.log(.warning, "a quarantine message from the coordinator could not be decoded; is it the same Grove version?")])
+            }
+            return .quarantine(patterns)
         case .welcome:
             return .act(welcome(Array(payload), now: now))
         case .error:
-            return .act(coordinatorError(Array(payload), now: now))
+            return .act(coordinatorError(Array(payload), correlation: header.correlation, now: now))
         case .deadLetters:
             do {
                 return .deadLetters(try WireJSON.decode(DeadLetterRequest.self, from: Array(payload), what: "the dead-letters request"))
             } catch {
                 return .refuse(error)
             }
-        case .list, .snapshot, .batch, .state, .accepted, .listing, .deadLetterList, .states, .register, .instances, .ioCancelled,
+        case .list, .snapshot, .poison, .batch, .state, .accepted, .listing, .deadLetterList, .states, .poisonList, .register, .instances,
+             .ioCancelled,
              .stateChanged, .effect, .worker, .output, .machine:
             return .refuse(Self.refusal(of: header.kind)
                 ?? WireError(.unknownKind, "a worker does not accept \(header.kind.name) messages"))

@@ -8,12 +8,21 @@ extension WorkerCore {
         guard let welcome = try? WireJSON.decode(Welcome.self, from: payload, code: .malformedFrame) else {
             return [.log(.error, "the coordinator's welcome could not be decoded; is it the same Grove version?")]
         }
+        if let other = welcome.incarnation, other != incarnation.id {
+            // The welcome of an earlier process under this name (its registration reached the
+            // coordinator late, after this process took the name's connection): not this one's.
+            return [.log(.notice, "ignored a welcome for incarnation \(other) of worker \(worker), not this process (\(incarnation)); "
+                + "waiting for the answer to this process's own registration")]
+        }
         let again = lastWelcome != nil
         let dropping = machinesToDrop(for: welcome)
         forgetEndings(of: dropping)
         interval = .milliseconds(max(1, welcome.heartbeatIntervalMs))
         timeout = .milliseconds(max(1, welcome.heartbeatTimeoutMs))
         session = .welcomed
+        // The coordinator has attributed the last process's crash: later registrations (after
+        // a silence) are this process's own.
+        crashReport = nil
         lastHeard = now
         lastHeartbeat = nil
         waitingSince = nil
@@ -51,8 +60,9 @@ extension WorkerCore {
 
     /// An `error` from the coordinator (not a reply the worker forwards): `unavailable` means it
     /// no longer knows this worker (it restarted, or declared the worker lost), so register
-    /// again, once; `registration-rejected` ends the process.
-    mutating func coordinatorError(_ payload: [UInt8], now: ContinuousClock.Instant) -> [WorkerAction] {
+    /// again, once; `registration-rejected` ends the process, and so does `superseded` when it
+    /// answers this process's own registration (`correlation`, ``registrationCorrelation``).
+    mutating func coordinatorError(_ payload: [UInt8], correlation: UInt64 = 0, now: ContinuousClock.Instant) -> [WorkerAction] {
         guard let error = try? WireJSON.decode(WireError.self, from: payload) else {
             return [.log(.warning, "an error message from the coordinator could not be decoded; is it the same Grove version?")]
         }
@@ -73,6 +83,12 @@ extension WorkerCore {
                 .register,
             ]
         case .superseded:
+            guard correlation == registrationCorrelation else {
+                // The refusal of another process's registration under this name (an earlier
+                // one, reaped already, whose registration the coordinator read late), which
+                // reached the connection that holds the name now: not about this process.
+                return [.log(.notice, "ignored a refusal of another process's registration under this name: \(error.message)")]
+            }
             // The coordinator's message names both incarnations and says why.
             return [.exit(status: Worker.rejectedExitStatus, "the coordinator refused this process: \(error.message)")]
         case .registrationRejected:
@@ -88,7 +104,8 @@ extension WorkerCore {
     static func refusal(of kind: MessageKind) -> WireError? {
         let why: String
         switch kind {
-        case .event, .get, .cancel, .stop, .restart, .echo, .deadLetters, .welcome, .heartbeat, .observe, .ioRequest, .ioResult, .ioCancel, .error:
+        case .event, .get, .cancel, .stop, .restart, .echo, .deadLetters, .welcome, .heartbeat, .observe, .quarantine, .ioRequest, .ioResult,
+             .ioCancel, .error:
             return nil
         case .instances:
             why = "instances goes from a worker to the coordinator"
@@ -100,7 +117,9 @@ extension WorkerCore {
             why = "list is answered by the coordinator, which knows the whole topology"
         case .snapshot:
             why = "snapshot is answered by the coordinator, which keeps what it published"
-        case .state, .accepted, .listing, .deadLetterList, .states:
+        case .poison:
+            why = "poison is answered by the coordinator, which keeps the suspensions and the quarantined patterns"
+        case .state, .accepted, .listing, .deadLetterList, .states, .poisonList:
             why = "\(kind.name) is a reply to a client; a worker sends such replies and never asked for one"
         case .register:
             why = "register goes from a worker to the coordinator"

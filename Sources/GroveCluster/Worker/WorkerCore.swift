@@ -122,6 +122,9 @@ struct WorkerCore {
     /// The instances that ended lately, or whose end an admin's `restart` waits for, by
     /// address (`WorkerCore+Lifecycle.swift`).
     var endings: [String: Ending] = [:]
+    /// What the last process under this name died running (its flight recorder's note): sent
+    /// with this process's registrations until the first welcome.
+    var crashReport: CrashReport?
 
     static let firstBackoff = Duration.milliseconds(100)
     static let maxBackoff = Duration.seconds(5)

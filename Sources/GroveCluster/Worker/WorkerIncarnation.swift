@@ -24,13 +24,22 @@ extension WorkerCore {
     /// The registration this worker sends: what it can host and which process it is.
     func registration(pid: Int32, ioHandlers: [String]) -> Registration {
         Registration(worker: worker, pid: pid, machineTypes: machineTypes.sorted(), ioHandlers: ioHandlers,
-                     incarnation: incarnation.id, startedAtMs: incarnation.startedAtMs)
+                     incarnation: incarnation.id, startedAtMs: incarnation.startedAtMs, crash: crashReport)
     }
 
+    /// The correlation of this process's registrations, which the coordinator echoes in its
+    /// answer: its incarnation, so that an answer to another process's registration under the
+    /// same name is told apart.
+    var registrationCorrelation: UInt64 { incarnation.id }
+
     /// A coordinator's heartbeat: one that names another incarnation under this worker's name
-    /// means a newer process replaced this one, which stops (an empty one says nothing).
+    /// means a newer process replaced this one, which stops (an empty one says nothing). Only
+    /// once welcomed: before that, the name is still registered to the process this one
+    /// replaces (a restart that came before the coordinator saw the old process go), which its
+    /// own registration is about to displace; a process that is itself the older one is told
+    /// so in the answer to its registration.
     func heartbeat(_ payload: ArraySlice<UInt8>) -> Decision {
-        guard !payload.isEmpty, let note = try? WireJSON.decode(HeartbeatNote.self, from: Array(payload)),
+        guard session == .welcomed, !payload.isEmpty, let note = try? WireJSON.decode(HeartbeatNote.self, from: Array(payload)),
               note.incarnation != incarnation.id else { return .ignore }
         return .act([superseded("the coordinator at \(coordinator) has incarnation \(note.incarnation) registered as \(worker)")])
     }

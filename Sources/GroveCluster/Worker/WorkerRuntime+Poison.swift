@@ -2,25 +2,24 @@ import Foundation
 import GroveWire
 
 extension WorkerRuntime {
-    /// Opens the flight recorder beside the store and reads what the last process left in it:
-    /// the event it died running, if it did. That death is counted against the event; at the
-    /// second (``PoisonWatch/crashesToQuarantine``) the event is quarantined: kept as a dead
-    /// letter, taken out of its machine's stored record or skipped in its journal (so recovery
-    /// does not run it again), and refused when a client sends it again. Then the recorder is
-    /// handed to the durable hosts to come.
+    /// Counts what the last process under this name died running (taken from the flight
+    /// recorder when this process started, ``openFlightRecorder()``) against the event at its
+    /// address, when that is a durable machine's; at the second crash
+    /// (``PoisonWatch/crashesToQuarantine``) the event is quarantined: kept as a dead letter,
+    /// taken out of its machine's stored record or skipped in its journal (so recovery does not
+    /// run it again), and refused when a client sends it again. Then the store's dead letters
+    /// are refused and its suspects watched.
     /// - Returns: `records`, with the quarantined event taken out of its machine's.
     func watchForPoison(store: any MachineStore, records: [MachineRecord]) -> [MachineRecord] {
-        guard let openRecorder else { return records }
-        let recorder: FlightRecorder
-        do {
-            recorder = try openRecorder()
-        } catch {
-            log.error("worker \(link.worker) cannot open its flight recorder, so an event that crashes it will not be quarantined: \(error.message)")
-            return records
-        }
+        guard let recorder = link.poison.recorder else { return records }
         var records = records
-        if let unfinished = recorder.takeUnfinished() {
-            records = blame(unfinished, store: store, records: records)
+        if let unfinished = unfinishedRun {
+            unfinishedRun = nil
+            // Only a machine the store keeps has a count to keep; another's crash was reported
+            // with the registration, which is all there is to do with it.
+            let stored = records.contains { $0.address == unfinished.address }
+                || (core.placed[WorkerCore.machineName(of: unfinished.address)]?.durability ?? .none) != .none
+            if stored { records = blame(unfinished, store: store, records: records) }
         }
         do {
             for letter in try store.deadLetters() {
@@ -32,10 +31,6 @@ extension WorkerRuntime {
         } catch {
             log.error("worker \(link.worker) cannot read its dead letters: \(error.message); quarantined events are not refused")
         }
-        recorder.onCleared { [weak self] address, identity in
-            Task { await self?.forgive(identity, at: address) }
-        }
-        link.poison.recorder = recorder
         return records
     }
 

@@ -52,8 +52,12 @@ actor WorkerRuntime {
     /// Received messages not yet decided: a turn that spent ``Recovery/turn`` bringing
     /// instances back on demand leaves the rest of its batch for the next turn.
     var parked = ParkedInbound()
-    /// Opens this worker's flight recorder, with its store (poison events); nil: none.
+    /// Opens this worker's flight recorder when it starts (poison events); nil: none.
     let openRecorder: (@Sendable () throws(StoreError) -> FlightRecorder)?
+    /// The event the last process under this name died running, as the flight recorder kept
+    /// it: reported with the registration, then counted against the event in the store once the
+    /// store opens (durable machines).
+    var unfinishedRun: RecordedRun?
 
     /// The I/O loop's thread: the runtime, its hosts and what they send share it, so a received
     /// batch is queued, drained and answered with no thread hand-off and no executor switch.
@@ -64,8 +68,8 @@ actor WorkerRuntime {
     ///   - reconnect: Replaces the DEALER with a new one connected to the coordinator.
     ///   - openStore: Opens the worker's store; nil when it has none (a durable machine placed
     ///     here is then refused).
-    ///   - openRecorder: Opens the worker's flight recorder, right after its store; nil: poison
-    ///     events are not caught.
+    ///   - openRecorder: Opens the worker's flight recorder, when it starts; nil: poison events
+    ///     are not caught, nor crashes attributed.
     ///   - recoveryTurn: How long one turn may bring stored instances back.
     init(configuration: WorkerConfiguration, link: WorkerLink, log: Logger, coordinator: String,
          reconnect: @escaping @Sendable () -> Void, openStore: (@Sendable () throws(StoreError) -> any MachineStore)? = nil,
@@ -94,6 +98,8 @@ actor WorkerRuntime {
         link.drains.onWokenAlone { [weak self] target in
             Task { await self?.drainAlone(target) }
         }
+        // Before the registration, which reports what the last process died running.
+        openFlightRecorder()
         run(core.start())
     }
 
@@ -148,7 +154,8 @@ actor WorkerRuntime {
 
     private func register() {
         let registration = core.registration(pid: getpid(), ioHandlers: configuration.io.names.sorted())
-        link.publish(.register, address: link.worker, payload: registration)
+        guard let payload = try? WireJSON.encode(registration) else { return }
+        link.send(.register, correlation: core.registrationCorrelation, address: link.worker, payload: payload)
     }
 
     /// One message from the coordinator: ``WorkerCore/decide(_:payload:now:)`` says what it
@@ -174,6 +181,8 @@ actor WorkerRuntime {
         case .observe(let observation):
             link.observation.update(observation)
             for (address, instance) in instances { instance.setWatched(observation.watches("state:" + address)) }
+        case .quarantine(let quarantined):
+            adoptPatterns(quarantined.patterns)
         case .act(let actions):
             run(actions)
         case .deadLetters(let request):
@@ -198,6 +207,7 @@ actor WorkerRuntime {
         }
         checkRouteEvents(welcome)
         adoptAudit(welcome)
+        adoptPatterns(welcome.quarantined ?? [])
         if store == nil, welcome.machines.contains(where: { ($0.durability ?? .none) != .none }) {
             openStoreAndRecover(welcome)
         }
@@ -251,7 +261,7 @@ actor WorkerRuntime {
             }
             durable = DurableStart(type: machine.type, durability: durability, record: record, journal: journal)
         }
-        return try factory.make(address: address, mailboxCapacity: welcome.mailboxCapacity, io: io, link: link,
+        return try factory.make(address: address, type: machine.type, mailboxCapacity: welcome.mailboxCapacity, io: io, link: link,
                                 executor: link.loop.executor, durable: durable)
     }
 
@@ -266,7 +276,7 @@ actor WorkerRuntime {
             if flags.contains(.noWait) {
                 // A no-wait event is answered as soon as it is queued, or refused: either way at
                 // once, not in the machine's turn.
-                if let refused = target.enqueue(payload, binary: binary) { return reply.fail(refused) }
+                if let refused = target.enqueue(payload, binary: binary, correlation: correlation) { return reply.fail(refused) }
                 link.send(.accepted, correlation: correlation, address: address)
                 return
             }

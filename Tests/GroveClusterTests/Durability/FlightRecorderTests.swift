@@ -26,6 +26,30 @@ struct FlightRecorderTests {
         #expect(reopened.takeUnfinished() == nil, "taken once")
     }
 
+    /// Issue 34: the machine's type and the request that carried the event go with it, so a
+    /// crash of any machine is attributed to its pattern and its sender.
+    @Test func theTypeAndTheRequestAreKeptWithTheEvent() throws {
+        let directory = try StoreFixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        do {
+            let log = try MappedFlightLog.open(directory: directory.path, worker: "main")
+            log.begin(address: "counter/a", type: "Counter", correlation: 0xABCD_EF01_2345_6789, event: [1], binary: true, origin: .sent)
+            log.end()
+            log.begin(address: "poller/eu", type: "PollingService", correlation: 0, event: [2], binary: true, origin: .timer)
+            log.end()
+            log.begin(address: "counter/b", type: "Counter", correlation: 42, event: [3], binary: true, origin: .sent)
+        }
+        let found = try MappedFlightLog.open(directory: directory.path, worker: "main").takeUnfinished()
+        #expect(found == RecordedRun(address: "counter/b", event: [3], binary: true, origin: .sent, type: "Counter", correlation: 42))
+        do {
+            let log = try MappedFlightLog.open(directory: directory.path, worker: "main")
+            log.begin(address: "x", type: String(repeating: "T", count: 129), correlation: 1, event: [4], binary: true, origin: .sent)
+        }
+        let long = try MappedFlightLog.open(directory: directory.path, worker: "main").takeUnfinished()
+        #expect(long?.type == nil, "a type name too long to keep is unknown, not cut short")
+        #expect(long?.correlation == 1)
+    }
+
     @Test func anEventThatEndedLeavesNothing() throws {
         let directory = try StoreFixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -44,7 +68,7 @@ struct FlightRecorderTests {
         recorder.onCleared { address, identity in cleared.withLock { $0.append("\(address) \(identity)") } }
         recorder.suspect([1, 9], at: "a")
         for (address, event) in [("b", [UInt8(9)]), ("a", [8]), ("a", [9]), ("a", [9])] {
-            recorder.willRun(address: address, origin: .sent) { bytes in
+            recorder.willRun(address: address, type: "T", origin: .sent) { bytes in
                 bytes += event
                 return true
             }
@@ -64,22 +88,22 @@ struct FlightRecorderTests {
             bytes += [7, 13]
             return true
         }
-        recorder.arriving(received[...], binary: false) {
-            recorder.willRun(address: "a", origin: .sent, encode: encode)
-            #expect(log.last == RecordedRun(address: "a", event: received, binary: false, origin: .sent))
+        recorder.arriving(received[...], binary: false, correlation: 7) {
+            recorder.willRun(address: "a", type: "T", origin: .sent, encode: encode)
+            #expect(log.last == RecordedRun(address: "a", event: received, binary: false, origin: .sent, type: "T", correlation: 7))
             recorder.didRun()
             // Inline after it, then a queued event the host drains: not the bytes received.
-            recorder.willRun(address: "a", origin: .inline, encode: encode)
-            #expect(log.last == RecordedRun(address: "a", event: [7, 13], binary: true, origin: .inline))
+            recorder.willRun(address: "a", type: "T", origin: .inline, encode: encode)
+            #expect(log.last == RecordedRun(address: "a", event: [7, 13], binary: true, origin: .inline, type: "T"))
             recorder.didRun()
-            recorder.willRun(address: "a", origin: .sent, encode: encode)
-            #expect(log.last == RecordedRun(address: "a", event: [7, 13], binary: true, origin: .sent))
+            recorder.willRun(address: "a", type: "T", origin: .sent, encode: encode)
+            #expect(log.last == RecordedRun(address: "a", event: [7, 13], binary: true, origin: .sent, type: "T"))
             recorder.didRun()
         }
-        recorder.willRun(address: "b", origin: .sent, encode: encode)
-        #expect(log.last == RecordedRun(address: "b", event: [7, 13], binary: true, origin: .sent))
+        recorder.willRun(address: "b", type: "T", origin: .sent, encode: encode)
+        #expect(log.last == RecordedRun(address: "b", event: [7, 13], binary: true, origin: .sent, type: "T"))
         #expect(encodings == 3)
-        #expect(log.takeUnfinished() == RecordedRun(address: "b", event: [7, 13], binary: true, origin: .sent))
+        #expect(log.takeUnfinished() == RecordedRun(address: "b", event: [7, 13], binary: true, origin: .sent, type: "T"))
     }
 
     @Test func aSuspectRunFromTheBytesReceivedIsClearedByItsCanonicalIdentity() {
@@ -89,8 +113,8 @@ struct FlightRecorderTests {
         recorder.onCleared { address, identity in cleared.withLock { $0.append("\(address) \(identity)") } }
         recorder.suspect([1, 9], at: "a")
         let received = Array(#"{"nine" : {}}"#.utf8)
-        recorder.arriving(received[...], binary: false) {
-            recorder.willRun(address: "a", origin: .sent) { bytes in
+        recorder.arriving(received[...], binary: false, correlation: 7) {
+            recorder.willRun(address: "a", type: "T", origin: .sent) { bytes in
                 bytes += [9]
                 return true
             }
