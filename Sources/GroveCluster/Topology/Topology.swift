@@ -35,6 +35,8 @@ public struct Topology: Sendable, Equatable {
     public var durability: DurabilitySettings
     /// Where the audited machines' transitions are logged.
     public var audit: AuditSettings
+    /// What one peer may make the coordinator keep (`Topology+Limits.swift`).
+    public var limits: Limits
 
     /// A topology from its parts. Not validated: prefer loading JSON.
     /// - Parameters:
@@ -50,6 +52,7 @@ public struct Topology: Sendable, Equatable {
     ///   - security: Keys and client roles.
     ///   - durability: Where and how durable machines are kept.
     ///   - audit: Where audited machines' transitions are logged.
+    ///   - limits: Sizes checked before work, and bounds of what the coordinator keeps.
     public init(
         name: String,
         coordinator: Endpoints,
@@ -62,7 +65,8 @@ public struct Topology: Sendable, Equatable {
         ioLimits: IOLimits = IOLimits(),
         security: Security = Security(),
         durability: DurabilitySettings = DurabilitySettings(),
-        audit: AuditSettings = AuditSettings()
+        audit: AuditSettings = AuditSettings(),
+        limits: Limits = Limits()
     ) {
         self.name = name
         self.coordinator = coordinator
@@ -76,5 +80,6 @@ public struct Topology: Sendable, Equatable {
         self.security = security
         self.durability = durability
         self.audit = audit
+        self.limits = limits
     }
 }

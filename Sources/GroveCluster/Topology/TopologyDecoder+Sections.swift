@@ -32,13 +32,15 @@ extension TopologyDecoder {
         let security = decodeSecurity(in: root, endpoints: coordinator, workers: workers.groups)
         let durability = decodeDurabilitySettings(in: root)
         let audit = decodeAuditSettings(in: root)
-        guard issues.isEmpty, let name, let coordinator, let heartbeat, let queues, let ioLimits, let security, let durability, let audit else {
+        let limits = decodeLimits(in: root)
+        guard issues.isEmpty, let name, let coordinator, let heartbeat, let queues, let ioLimits, let security, let durability, let audit,
+              let limits else {
             return nil
         }
         return Topology(
             name: name, coordinator: coordinator, workers: workers.groups, machines: machines.specs,
             io: io, routes: routes, heartbeat: heartbeat, queues: queues, ioLimits: ioLimits, security: security, durability: durability,
-            audit: audit
+            audit: audit, limits: limits
         )
     }
 
