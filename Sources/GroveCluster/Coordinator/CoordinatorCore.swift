@@ -13,6 +13,9 @@ enum CoordinatorAction: Sendable, Equatable {
     case lost(worker: String, cause: WorkerLoss, pid: Int32? = nil)
     /// Something an operator should know (a route that failed, a worker name claimed twice).
     case warn(String)
+    /// Reset every connection to the events endpoint (how libzmq lets go of the subscriptions it
+    /// holds for them), and refuse the watcher key `refusing` (Z85) there from now on.
+    case resetWatchers(refusing: String?)
 }
 
 /// The coordinator's routing logic as a pure state machine: messages and clock ticks in,
@@ -55,6 +58,7 @@ struct CoordinatorCore {
     }
 
     let topology: Topology
+    /// The largest request payload accepted: `limits.payloadBytes`, unless a test gives another.
     let maxPayload: Int
     let eventsEndpoint: String
     let workersEndpoint: String?
@@ -100,12 +104,16 @@ struct CoordinatorCore {
     var registrations = 0
     /// Topic prefixes the events socket's subscribers asked for (as XPUB reports them).
     var subscriptions: Set<String> = []
+    /// Which watcher's key made each of them (`+Subscriptions.swift`).
+    var watchers = WatcherAccounts()
     /// Clients that sent batches: their replies may be batched too. Others get one reply per message.
     var batchingClients: Set<[UInt8]> = []
     /// Addresses already resolved to their worker, valid while no worker registers or is lost:
     /// the hot path is one dictionary lookup instead of parsing and placing the address.
     var resolved: [String: (worker: Int, listed: Bool)] = [:]
     var resolvedAt = 0
+    /// The bytes of the addresses in `resolved`.
+    var resolvedBytes = 0
     /// Numbers publications and keeps the watched states for `snapshot` (`PublicationLog.swift`).
     var publications: PublicationLog
 
@@ -114,14 +122,14 @@ struct CoordinatorCore {
     ///     in tests that do not care).
     ///   - publicationEpoch: The epoch its publications are numbered in (random in a real
     ///     coordinator, never 0).
-    init(topology: Topology, eventsEndpoint: String, workersEndpoint: String? = nil, maxPayload: Int = 1 << 20,
+    init(topology: Topology, eventsEndpoint: String, workersEndpoint: String? = nil, maxPayload: Int? = nil,
          epoch: CorrelationEpoch = CorrelationEpoch(0), publicationEpoch: CorrelationEpoch = CorrelationEpoch(1)) {
         self.topology = topology
         self.epoch = epoch
-        publications = PublicationLog(epoch: publicationEpoch)
+        publications = PublicationLog(epoch: publicationEpoch, maximumStateBytes: topology.limits.watchedStateBytes)
         self.eventsEndpoint = eventsEndpoint
         self.workersEndpoint = workersEndpoint
-        self.maxPayload = maxPayload
+        self.maxPayload = maxPayload ?? topology.limits.payloadBytes
         workerNames = topology.workerInstances.map(\.name)
         workerNumbers = Dictionary(workerNames.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
         inFlight = Array(repeating: 0, count: workerNames.count)
@@ -196,6 +204,14 @@ struct CoordinatorCore {
     mutating func decide(client identity: [UInt8], _ request: MessageView, as principal: Gatekeeper.Principal? = .trusted,
                          backlog: ClientBacklog = .empty) -> ClientDecision {
         let correlation = request.correlation
+        // Sizes first: an address or a payload over its limit is refused before anything of it is
+        // kept. To a client that does not read, the refusal is owed as a busy would be.
+        if let refused = sizeRefusal(request) {
+            if let owed = owesBusy(to: identity, correlation: correlation, address: nil, refusal: refused.reason, backlog: backlog) {
+                return .act(owed)
+            }
+            return .act([.toClient(identity, Self.errorMessage(refused.error, correlation: correlation))])
+        }
         if let owed = owesBusy(to: identity, correlation: correlation, address: request.addressBytes, backlog: backlog) {
             return .act(owed)
         }
@@ -204,11 +220,6 @@ struct CoordinatorCore {
         }
         func refuseKind(_ kind: MessageKind, _ why: String) -> ClientDecision {
             refuse(WireError(.unknownKind, "clients may send event, get, cancel, stop, restart, list, echo, batch, dead-letters and snapshot; \(kind.name) \(why)"))
-        }
-        guard request.payloadCount <= maxPayload else {
-            return refuse(WireError(.oversized,
-                "the payload has \(request.payloadCount) bytes; the coordinator accepts at most \(maxPayload)",
-                address: try? request.address()))
         }
         switch request.kind {
         case .event, .get, .cancel, .stop, .restart, .echo:
@@ -258,12 +269,13 @@ struct CoordinatorCore {
         let worker: Int
         if resolvedAt != registrations {
             resolved.removeAll(keepingCapacity: true)
+            resolvedBytes = 0
             resolvedAt = registrations
         }
         if let known = resolved[address] {
             worker = known.worker
             if spawns, !known.listed {
-                noteInstance(address)
+                if let refusal = admitInstance(address) { return .failure(refusal) }
                 resolved[address]?.listed = true
             }
         } else {
@@ -272,11 +284,17 @@ struct CoordinatorCore {
             } catch {
                 return .failure(error)
             }
-            // A cache, not a registry: bounded, however many addresses clients try. Only events
-            // list a keyed instance (gets, stops, cancels and echoes do not spawn one).
-            if resolved.count >= 100_000 { resolved.removeAll(keepingCapacity: true) }
-            resolved[address] = (worker, spawns)
-            if spawns { noteInstance(address) }
+            // A cache, not a registry: bounded in entries and bytes, however many addresses
+            // clients try. Only events list a keyed instance (gets, stops, cancels and echoes do
+            // not spawn one), and only within limits.instancesPerMachine.
+            if resolved.count >= 100_000 || resolvedBytes >= Self.resolvedBytesLimit {
+                resolved.removeAll(keepingCapacity: resolved.count < 100_000)
+                resolvedBytes = 0
+            }
+            let refusal = spawns ? admitInstance(address) : nil
+            resolved[address] = (worker, spawns && refusal == nil)
+            resolvedBytes += address.utf8.count
+            if let refusal { return .failure(refusal) }
         }
         if let refusal = workerBusy(worker, adding: bytes, address: address) { return .failure(refusal) }
         let id = takeID()

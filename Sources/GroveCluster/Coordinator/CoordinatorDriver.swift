@@ -63,6 +63,7 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
                 // Who the client's key proved it is; without CURVE every admitted client is trusted.
                 let principal = principal(of: inbound, on: .clients)
                 if rest.count == 3, let header = try? Header(rest[rest.startIndex]) {
+                    noteRefusedSize(header, address: rest[rest.startIndex + 1], payload: rest[rest.startIndex + 2])
                     if header.kind == .batch {
                         forward(rest[rest.startIndex + 2], count: header.correlation, fromClient: identity, as: principal,
                                 backlog: waiting, io: io)
@@ -90,7 +91,7 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
                 let principal = principal(of: inbound, on: .workers)
                 apply(core.fromWorker(identity, rest, now: io.now, principal: principal, peer: inbound.userID), io: io)
             } else if inbound.socket == events {
-                apply(core.subscription(identity), io: io)
+                apply(core.subscription(identity, from: inbound.userID), io: io)
             } else if inbound.socket == zap {
                 answer(zapRequest: inbound.frames, io: io)
             }
@@ -166,8 +167,8 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
     @exclusivity(unchecked) var toClients: [[UInt8]: BatchBuilder] = [:]
     /// Each worker's routing id (its name's bytes), by number.
     let workerIdentities: [[UInt8]]
-    /// Bytes freed by clients that went away since the last trim.
-    private var releasedBytes = 0
+    /// Bytes freed by clients that went away, or by large messages refused, since the last trim.
+    var releasedBytes = 0
     /// glibc's `malloc_trim`, which its module map does not export (`malloc.h`): found once.
     private static let trimMalloc: (@convention(c) (Int) -> Int32)? = {
         guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return nil }
@@ -228,6 +229,8 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
                 lossWatcher.current?((worker, pid, cause))
             case .warn(let text):
                 log.warning("\(text)")
+            case .resetWatchers(let key):
+                resetWatchers(refusing: key)
             }
         }
         guard core.registrations != seenRegistrations else { return }
