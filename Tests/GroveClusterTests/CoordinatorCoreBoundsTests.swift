@@ -4,7 +4,7 @@ import Testing
 
 /// "Bounds before work" (docs/SECURITY.md): sizes refused before anything of a request is kept,
 /// the owed-reply ledger bounded in bytes per client and in all, keyed instances bounded per
-/// machine.
+/// machine, and addresses in one form so grants and lookups agree.
 @Suite("CoordinatorCore: bounds before work", .timeLimit(.minutes(1)))
 struct CoordinatorCoreBoundsTests {
     static func fixture(_ limits: Topology.Limits = .init(), clientOutbox: Int = 10) -> CoreFixture {
@@ -207,5 +207,39 @@ struct CoordinatorCoreBoundsTests {
         }
         #expect(fixture.core.resolvedBytes <= CoordinatorCore.resolvedBytesLimit)
         #expect(fixture.core.resolved.count < 9000)
+    }
+
+    // MARK: - One form for addresses
+
+    /// `counter/e\u{301}` is the same Swift string as `counter/é` (which lookups, the worker's
+    /// instances and the listing treat as one) but other bytes (which grants and placement
+    /// compare): it is refused, so a grant `counter/e*` cannot reach `counter/é`.
+    @Test func addressesNotInNFCAreRefusedSoGrantsAndLookupsAgree() throws {
+        var fixture = Self.fixture()
+        let decomposed = "counter/e\u{301}"
+        #expect(decomposed == "counter/é", "the premise: Swift compares canonically")
+        #expect(Array(decomposed.utf8) != Array("counter/é".utf8))
+        let grant = Topology.ClientGrant(key: "k", roles: [.send], machines: ["counter/e*"])
+        #expect(grant.covers(address: decomposed) && !grant.covers(address: "counter/é"), "the premise: grants compare bytes")
+        let principal = Gatekeeper.Principal.client([grant])
+        let refused = Self.decide(&fixture.core, "A", Self.event(1, decomposed), as: principal)
+        guard case .act(let actions) = refused else { Issue.record("refused: \(refused)"); return }
+        let error = try errorReply(in: actions, to: "A", correlation: 1)
+        #expect(error.code == .malformedFrame)
+        #expect(error.message.contains("Normalization Form C") && error.message.contains("\"counter/é\""))
+        #expect(fixture.core.keyedInstances["counter"] == nil)
+        // The NFC form: the grant does not cover it.
+        guard case .act(let forbidden) = Self.decide(&fixture.core, "A", Self.event(2, "counter/é"), as: principal) else {
+            Issue.record("counter/é is not covered by counter/e*")
+            return
+        }
+        #expect(try errorReply(in: forbidden, to: "A", correlation: 2).code == .forbidden)
+        // ASCII, and NFC that is not ASCII, pass.
+        #expect(CoordinatorCore.isNFC("counter/plain") && CoordinatorCore.isNFC("counter/é") && CoordinatorCore.isNFC("poller/東京"))
+        #expect(!CoordinatorCore.isNFC("poller/\u{1100}\u{1161}"), "a decomposed Hangul syllable is not NFC")
+        guard case .forward = Self.decide(&fixture.core, "A", Self.event(3, "counter/é")) else {
+            Issue.record("an NFC address is served")
+            return
+        }
     }
 }

@@ -3,7 +3,8 @@ import Foundation
 import GroveWire
 import Testing
 
-/// `limits`: defaults, values, a clear error with its JSON path for each bad one.
+/// `limits`: defaults, values, a clear error with its JSON path for each bad one; and names,
+/// route addresses and grant patterns in NFC, the form the coordinator accepts addresses in.
 @Suite("Topology limits", .timeLimit(.minutes(2)))
 struct TopologyLimitsTests {
     static func document(_ extra: String = "", machine: String = "counter", pattern: String = "counter*", to: String = "counter/7") -> String {
@@ -67,5 +68,18 @@ struct TopologyLimitsTests {
         #expect(crossed.map { String($0.prefix { $0 != ":" }) } == ["invalid-value $.limits.owedBytesPerClient",
                                                                      "invalid-value $.limits.watcherSubscriptions"], "\(crossed)")
         #expect(Self.issues(Self.document(#""limits": 3"#)).first?.hasPrefix("wrong-type $.limits") == true)
+    }
+
+    /// The coordinator refuses addresses not in NFC; names, route addresses and grant patterns
+    /// that are not could never match one, so the topology says so where they are written.
+    @Test func namesAddressesAndPatternsMustBeInNFC() {
+        let decomposed = "compte\u{301}"  // "compté" decomposed
+        #expect(Self.issues(Self.document(machine: decomposed, to: "\(decomposed)/7"))
+            .contains { $0.hasPrefix("invalid-value $.machines[1].name") && $0.contains("NFC") && $0.contains("\"compté\"") })
+        let pattern = Self.issues(Self.document(pattern: "counter/e\u{301}*"))
+        #expect(pattern.count == 1 && pattern[0].hasPrefix("invalid-value $.security.clients[0].machines[0]"), "\(pattern)")
+        let route = Self.issues(Self.document(to: "counter/e\u{301}"))
+        #expect(route.count == 1 && route[0].hasPrefix("invalid-value $.routes[0].to"), "\(route)")
+        #expect((try? Topology(json: Data(Self.document(pattern: "counter/é*", to: "counter/é").utf8), source: "t.json")) != nil)
     }
 }

@@ -1,7 +1,9 @@
+import Foundation
 import GroveWire
 
 /// The sizes a client chooses, checked before anything of its request is kept: its address
-/// (`limits.addressBytes`) and its payload (`limits.payloadBytes`). The frame
+/// (`limits.addressBytes`) and its payload (`limits.payloadBytes`), and the form of its address
+/// (NFC, so that bytes and Swift strings agree on which addresses are the same). The frame
 /// count and each frame's size are bounded before the core sees a message: the I/O loop copies at
 /// most eight frames of a message, and ZeroMQ refuses larger frames (`limits.messageBytes`).
 extension CoordinatorCore {
@@ -34,5 +36,23 @@ extension CoordinatorCore {
         return WireError(.oversized,
             "the payload \(size); the coordinator accepts at most \(limit) (limits.payloadBytes in the topology); send less, or split it",
             address: address)
+    }
+
+    /// Whether `address` is in Unicode Normalization Form C. Swift compares strings by canonical
+    /// equivalence (`"e\u{301}" == "é"`) while grants, placement and stores compare bytes: with
+    /// every address in NFC, equal strings are equal bytes, so they all agree. ASCII is NFC, and
+    /// costs one pass over the bytes.
+    static func isNFC(_ address: String) -> Bool {
+        if address.utf8.allSatisfy({ $0 < 0x80 }) { return true }
+        return address.precomposedStringWithCanonicalMapping.utf8.elementsEqual(address.utf8)
+    }
+
+    /// The refusal of an address that is not in NFC, naming the form to send.
+    static func notNFC(_ address: String, correlation: UInt64) -> WireError {
+        let precomposed = address.precomposedStringWithCanonicalMapping
+        return WireError(.malformedFrame,
+            "the address is not in Unicode Normalization Form C (NFC), so it could name the same machine as another byte sequence; "
+                + "send it precomposed, as \(JSONValue.string(precomposed)) (\(precomposed.utf8.count) bytes)",
+            correlation: correlation)
     }
 }

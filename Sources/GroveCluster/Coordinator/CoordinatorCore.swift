@@ -229,6 +229,7 @@ struct CoordinatorCore {
             } catch {
                 return refuse(error)
             }
+            guard Self.isNFC(address) else { return refuse(Self.notNFC(address, correlation: correlation)) }
             if case .trusted? = principal {} else if let refusal = Self.forbidden(request.kind, address: address, for: principal) {
                 return refuse(refusal)
             }

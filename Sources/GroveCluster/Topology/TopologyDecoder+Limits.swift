@@ -1,3 +1,4 @@
+import Foundation
 import GroveWire
 
 extension TopologyDecoder {
@@ -55,3 +56,16 @@ extension TopologyDecoder {
     }
 }
 
+extension TopologyDecoder {
+    /// Reports `text` (a machine name, a route's address, a grant's pattern) when it is not in
+    /// Unicode Normalization Form C: the coordinator refuses addresses that are not, so that
+    /// grants, which compare bytes, and lookups, which compare Swift strings, agree.
+    /// - Returns: Whether it is.
+    @discardableResult
+    mutating func checkNFC(_ text: String, at path: JSONPath, kind: String) -> Bool {
+        guard !CoordinatorCore.isNFC(text) else { return true }
+        report(.invalidValue, path, "the \(kind) \(JSONValue.string(text)) is not in Unicode Normalization Form C (NFC); clients must send "
+               + "addresses in NFC, so write it precomposed: \(JSONValue.string(text.precomposedStringWithCanonicalMapping))")
+        return false
+    }
+}

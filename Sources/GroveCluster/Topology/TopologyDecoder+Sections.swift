@@ -159,6 +159,7 @@ extension TopologyDecoder {
     /// Reports names that are empty (already reported by the text read) or contain `/`, which
     /// separates a machine name from a key in addresses.
     mutating func checkName(_ name: String, at path: JSONPath, kind: String) {
+        checkNFC(name, at: path, kind: "\(kind) name")
         if name.contains("/") {
             let suggestion = String(name.map { $0 == "/" ? "-" : $0 })
             report(.invalidValue, path, "\(kind) names cannot contain '/', which separates a machine name from a key; use e.g. '\(suggestion)'")
