@@ -28,6 +28,7 @@ extension FSMLaunch {
         for line in Self.machineLines(topology) { print(line) }
         print(Self.durabilitySummary(topology, dataDirectory: dataDirectory(of: topology, besides: topologyDirectory)))
         print(Self.auditSummary(topology, auditDirectory: topology.auditDirectory(besides: topologyDirectory)))
+        print(topology.limits.summary)
     }
 
     /// `--check`'s line about the audit log: which machines are logged, where and how.

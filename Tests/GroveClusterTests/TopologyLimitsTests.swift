@@ -39,6 +39,8 @@ struct TopologyLimitsTests {
         #expect(limits.instancesPerMachine == 100_000 && limits.watcherSubscriptions == 128 && limits.subscriptions == 1024)
         #expect(limits.owedBytesPerClient == 1 << 20 && limits.owedBytes == 32 << 20 && limits.watchedStateBytes == 64 << 20)
         #expect(limits.subscriptionBytes == 1033)
+        #expect(limits.summary == "limits: addressBytes 1024, payloadBytes 1048576, messageBytes 16777216; instancesPerMachine 100000; "
+                + "watcherSubscriptions 128, subscriptions 1024; owedBytesPerClient 1048576, owedBytes 33554432; watchedStateBytes 67108864")
     }
 
     @Test func theSectionSetsEachLimit() throws {

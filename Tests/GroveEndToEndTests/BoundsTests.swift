@@ -198,6 +198,20 @@ extension EndToEnd {
             }
         }
 
+        /// `fsm-launch --check` prints the limits a topology sets, and the defaults of the others.
+        @Test func checkListsTheLimits() async throws {
+            let directory = try Cluster.makeDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            var topology = TopologyFile(name: "limits", transport: .ipc, workers: [.init(name: "main")],
+                                        machines: [.init(name: "counter", type: "Counter", worker: "main", keyed: true)])
+            topology.limits = #"{ "instancesPerMachine": 2000000, "addressBytes": 256 }"#
+            let file = try topology.write(in: directory)
+            let check = try await runCommand(Products.launch, ["--check", file.path], in: directory)
+            #expect(check.status == 0, "\(check)")
+            #expect(check.stdout.contains("limits: addressBytes 256, payloadBytes 1048576, messageBytes 16777216; instancesPerMachine 2000000;"),
+                    "\(check.stdout)")
+        }
+
         /// The grants of 7: a grant `counter/e*` compared bytes, lookups compare Swift strings,
         /// so `counter/e\u{301}` reached the instance `counter/é`. Now an address not in NFC is
         /// refused before any lookup, and `counter/é` stays out of reach.

@@ -75,3 +75,12 @@ extension Topology {
         public var subscriptionBytes: Int { 1 + Self.longestTopicPrefix + addressBytes }
     }
 }
+
+extension Topology.Limits {
+    /// One line for `fsm-launch --check`: every limit, by its key.
+    public var summary: String {
+        "limits: addressBytes \(addressBytes), payloadBytes \(payloadBytes), messageBytes \(messageBytes); "
+            + "instancesPerMachine \(instancesPerMachine); watcherSubscriptions \(watcherSubscriptions), subscriptions \(subscriptions); "
+            + "owedBytesPerClient \(owedBytesPerClient), owedBytes \(owedBytes); watchedStateBytes \(watchedStateBytes)"
+    }
+}
