@@ -68,7 +68,7 @@ struct CoordinatorCoreSubscriptionBoundsTests {
         let actions = fixture.core.subscription(Self.subscribe(long), from: Self.user(Self.keyA))
         #expect(Self.resets(actions) == [Self.keyA])
         #expect(fixture.core.subscriptions.isEmpty)
-        #expect(fixture.core.topology.limits.subscriptionBytes == 1 + 8 + 32)
+        #expect(fixture.core.topology.limits.subscriptionBytes == 8 + 32)
     }
 
     @Test func anUnsubscriptionFreesItsMakersPlace() {

@@ -38,7 +38,7 @@ struct TopologyLimitsTests {
         #expect(limits.addressBytes == 1024 && limits.payloadBytes == 1 << 20 && limits.messageBytes == 16 << 20)
         #expect(limits.instancesPerMachine == 100_000 && limits.watcherSubscriptions == 128 && limits.subscriptions == 1024)
         #expect(limits.owedBytesPerClient == 1 << 20 && limits.owedBytes == 32 << 20 && limits.watchedStateBytes == 64 << 20)
-        #expect(limits.subscriptionBytes == 1033)
+        #expect(limits.subscriptionBytes == 1032 && limits.subscriptionFrameBytes == 1042)
         #expect(limits.summary == "limits: addressBytes 1024, payloadBytes 1048576, messageBytes 16777216; instancesPerMachine 100000; "
                 + "watcherSubscriptions 128, subscriptions 1024; owedBytesPerClient 1048576, owedBytes 33554432; watchedStateBytes 67108864")
     }

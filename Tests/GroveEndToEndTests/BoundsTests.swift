@@ -129,21 +129,24 @@ extension EndToEnd {
             }
         }
 
-        /// A watcher with a `read` key (pyzmq XSUB) sending `subscriptions`, then `state:counter/`,
-        /// printing how many publications reach it within a few seconds of the test's `go`.
-        static func watcher(_ cluster: Cluster, events: String, _ subscriptions: String) -> String {
-            python(cluster, key: "watcher", type: "XSUB", endpoint: events, """
+        /// A watcher with key `key` (pyzmq XSUB) sending `subscriptions`, then `last`, printing
+        /// each publication that reaches it within `seconds` of the test's `go` (or until the
+        /// first, with `untilFirst`), then how many.
+        static func watcher(_ cluster: Cluster, events: String, key: String = "watcher", _ subscriptions: String,
+                            then last: String = #"b"state:counter/""#, seconds: Int = 4, untilFirst: Bool = false) -> String {
+            python(cluster, key: key, type: "XSUB", endpoint: events, """
                 for prefix in \(subscriptions):
                     s.send(b"\\x01" + prefix)
-                s.send(b"\\x01state:counter/")
+                s.send(b"\\x01" + \(last))
                 print("subscribed", flush=True)
                 wait_for("go")
                 received = 0
-                end = time.time() + 4
-                while time.time() < end:
+                end = time.time() + \(seconds)
+                while time.time() < end and not (\(untilFirst ? "True" : "False") and received):
                     if s.poll(200):
                         s.recv_multipart()
                         received += 1
+                        print("got", received, flush=True)
                 print("received", received, flush=True)
                 """)
         }
@@ -159,16 +162,30 @@ extension EndToEnd {
                 let attacker = try await Self.start(Self.watcher(cluster, events: events, #"[b"state:" + b"x" * (256 << 10)]"#),
                                                     named: "big-subscription", in: cluster)
                 defer { _ = attacker.stop() }
-                try await waitUntil("the subscriptions to be sent", timeout: .seconds(30)) { attacker.stdout.contains("subscribed") }
+                // The longest prefix a topic can have (machine: and an address of 1024 bytes) is fine.
+                let longest = "counter/" + String(repeating: "l", count: 1016)
+                let patient = try await Self.start(Self.watcher(cluster, events: events, key: "reader", #"[b"machine:" + b"m" * 1024]"#,
+                                                                then: #"b"state:\#(longest)""#, seconds: 30, untilFirst: true),
+                                                    named: "longest-subscription", in: cluster)
+                defer { _ = patient.stop() }
+                try await waitUntil("the subscriptions to be sent", timeout: .seconds(30)) {
+                    attacker.stdout.contains("subscribed") && patient.stdout.contains("subscribed")
+                }
                 // Long enough for a subscription to reach the coordinator (the harness's own
                 // watcher shows when one has), then publications on counter/.
                 _ = try await cluster.watch(["state:counter/x"])
                 try Self.touch("go", in: cluster)
                 for index in 0..<5 { _ = try await cluster.send("counter/b\(index)", "increment") }
+                try await waitUntil("the watcher of the longest prefix to hear it", timeout: .seconds(20), interval: .milliseconds(300)) {
+                    _ = try await cluster.send(longest, "increment")
+                    return patient.stdout.contains("got")
+                }
                 try await honest.waitFor("states of counter/b*", count: 5) { $0.topic.hasPrefix("state:counter/b") }
                 #expect(try await cluster.fsmSend(["list"], timeout: .seconds(10)).status == 0)
                 _ = await attacker.waitForExit(timeout: .seconds(30))
                 #expect(attacker.stdout.contains("received 0"), "the watcher was dropped: \(attacker.stdout) \(attacker.stderr)")
+                _ = await patient.waitForExit(timeout: .seconds(30))
+                #expect(!patient.stdout.contains("received 0"), "the longest prefix is served: \(patient.stdout) \(patient.stderr)")
             }
         }
 

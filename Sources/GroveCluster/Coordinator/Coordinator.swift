@@ -26,6 +26,11 @@ public final class Coordinator: Sendable {
     /// (a CURVE `INITIATE` is a few hundred bytes) against it too.
     static let smallestFrameLimit = 1024
 
+    /// What CURVE adds to each frame on the wire, which is what libzmq checks against
+    /// `ZMQ_MAXMSGSIZE`: the `MESSAGE` command's name (8 bytes), its nonce (8), the box's
+    /// authenticator (16) and the flags byte inside it.
+    static let curveFrameOverhead = 33
+
     /// The coordinator's public key, which clients and workers need to connect; `nil` when the
     /// topology does not use CURVE.
     package let publicKey: CurveKey?
@@ -54,18 +59,21 @@ public final class Coordinator: Sendable {
             sockets = (try Socket(context, .router), try Socket(context, .router), try Socket(context, .xpub))
             // Sizes before work: ZeroMQ drops a peer that sends a larger frame than these as it
             // reads the frame's length, before it allocates it (docs/SECURITY.md, "Bounds before
-            // work"). Never under 1 KiB: the CURVE handshake's commands pass the same check.
+            // work"). It checks frames as they come, CURVE's box included, and the handshake's
+            // commands too: hence the overhead, and never under 1 KiB.
             let limits = topology.limits
+            func frameLimit(_ bytes: Int) -> Int64 { Int64(max(bytes + Self.curveFrameOverhead, Self.smallestFrameLimit)) }
             for router in [sockets.clients, sockets.workers] {
                 try router.setRouterMandatory(true)
                 try router.setLinger(milliseconds: 0)
-                try router.setMaxMessageSize(Int64(max(limits.messageBytes, Self.smallestFrameLimit)))
+                try router.setMaxMessageSize(frameLimit(limits.messageBytes))
                 // A message is a routing id and three frames: a few more are read, to say how
                 // many there were, and the rest dropped unread.
                 router.maximumFrames = 8
             }
-            // A watcher sends subscriptions: a flag byte and a topic prefix, one frame each.
-            try sockets.events.setMaxMessageSize(Int64(max(limits.subscriptionBytes, Self.smallestFrameLimit)))
+            // A watcher sends subscriptions, one frame each: a SUBSCRIBE command or a flag byte,
+            // and a topic prefix.
+            try sockets.events.setMaxMessageSize(frameLimit(limits.subscriptionFrameBytes))
             sockets.events.maximumFrames = 2
             for (socket, endpoint) in [(sockets.clients, Gatekeeper.Endpoint.clients), (sockets.workers, .workers), (sockets.events, .events)] {
                 try socket.setZAPDomain(endpoint.rawValue)

@@ -61,7 +61,7 @@ extension CoordinatorCore {
         let owner = userID.flatMap { $0 == Gatekeeper.trustedUser ? nil : String($0.prefix(40)) }
         let limits = topology.limits
         let who = owner.map { "the watcher with key \($0)" } ?? "a trusted watcher"
-        if frame.count > limits.subscriptionBytes {
+        if frame.count - 1 > limits.subscriptionBytes {
             return resetWatchers(refusing: owner, "\(who) subscribed to a prefix of \(frame.count - 1) bytes, longer than any topic "
                                  + "(limits.addressBytes \(limits.addressBytes) and the topic's kind)")
         }

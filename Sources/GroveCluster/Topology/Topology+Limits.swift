@@ -70,9 +70,15 @@ extension Topology {
         /// The longest topic prefix the events endpoint publishes under (`machine:`).
         static let longestTopicPrefix = "machine:".utf8.count
 
-        /// The largest subscription message a watcher may send: its flag byte, a topic prefix
-        /// and an address. ZeroMQ disconnects a watcher that sends a larger one before reading it.
-        public var subscriptionBytes: Int { 1 + Self.longestTopicPrefix + addressBytes }
+        /// The longest prefix a watcher may subscribe to: a topic's kind and an address. ZeroMQ
+        /// disconnects a watcher that sends a longer one before reading it
+        /// (``subscriptionFrameBytes``).
+        public var subscriptionBytes: Int { Self.longestTopicPrefix + addressBytes }
+
+        /// The largest frame a subscription of ``subscriptionBytes`` takes on the wire: ZMTP 3.1
+        /// sends it as a `SUBSCRIBE` command (the name's length byte and 9 letters, then the
+        /// prefix), ZMTP 3.0 as a message (a flag byte, then the prefix).
+        public var subscriptionFrameBytes: Int { 10 + subscriptionBytes }
     }
 }
 
