@@ -18,6 +18,10 @@ struct WatcherAccounts {
     private(set) var made: [String: Int] = [:]
     /// Keys refused on the events endpoint for going past `limits.watcherSubscriptions`.
     private(set) var refused: Set<String> = []
+    /// The connections were reset for `limits.subscriptions` and libzmq has not yet said that
+    /// enough prefixes went: what its queue still holds from them is not observed, and does not
+    /// reset them again.
+    var resetting = false
 
     /// Counts `prefix`, new to the XPUB, against `owner`.
     mutating func add(_ prefix: String, owner: String?) {
@@ -50,16 +54,20 @@ extension CoordinatorCore {
     mutating func subscription(_ frame: [UInt8], from userID: String? = nil) -> [CoordinatorAction] {
         guard let flag = frame.first, flag <= 1 else { return [] }
         let prefix = String(decoding: frame.dropFirst(), as: UTF8.self)
+        let limits = topology.limits
         guard flag == 1 else {
             watchers.remove(prefix)
             guard subscriptions.remove(prefix) != nil else { return [] }
+            if subscriptions.count < limits.subscriptions { watchers.resetting = false }
             publications.forgetStates(uncoveredBy: subscriptions)
             return observeAll()
         }
         guard !subscriptions.contains(prefix) else { return [] }
         // The watcher's key; a trusted peer (ipc of the launching user, or insecure tcp) has none.
         let owner = userID.flatMap { $0 == Gatekeeper.trustedUser ? nil : String($0.prefix(40)) }
-        let limits = topology.limits
+        // What libzmq had queued from a refused key's connections before they were reset: not
+        // observed, and no cause for another reset.
+        if let owner, watchers.refused.contains(owner) { return [] }
         let who = owner.map { "the watcher with key \($0)" } ?? "a trusted watcher"
         if frame.count - 1 > limits.subscriptionBytes {
             return resetWatchers(refusing: owner, "\(who) subscribed to a prefix of \(frame.count - 1) bytes, longer than any topic "
@@ -70,6 +78,8 @@ extension CoordinatorCore {
                                  + "(\(limits.watcherSubscriptions)) distinct prefixes")
         }
         if subscriptions.count >= limits.subscriptions {
+            guard !watchers.resetting else { return [] }
+            watchers.resetting = true
             return resetWatchers(refusing: nil, "the watchers subscribed to more than limits.subscriptions (\(limits.subscriptions)) "
                                  + "distinct prefixes in all (the last by \(who))")
         }

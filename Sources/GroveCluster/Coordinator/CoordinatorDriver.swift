@@ -91,6 +91,7 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
                 let principal = principal(of: inbound, on: .workers)
                 apply(core.fromWorker(identity, rest, now: io.now, principal: principal, peer: inbound.userID), io: io)
             } else if inbound.socket == events {
+                noteClosedSubscription(identity, from: inbound.userID)
                 apply(core.subscription(identity, from: inbound.userID), io: io)
             } else if inbound.socket == zap {
                 answer(zapRequest: inbound.frames, io: io)
