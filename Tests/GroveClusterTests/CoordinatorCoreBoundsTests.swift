@@ -237,6 +237,8 @@ struct CoordinatorCoreBoundsTests {
         // ASCII, and NFC that is not ASCII, pass.
         #expect(CoordinatorCore.isNFC("counter/plain") && CoordinatorCore.isNFC("counter/é") && CoordinatorCore.isNFC("poller/東京"))
         #expect(!CoordinatorCore.isNFC("poller/\u{1100}\u{1161}"), "a decomposed Hangul syllable is not NFC")
+        #expect(Array("counter/plain".utf8).withUnsafeBytes(CoordinatorCore.isASCII))
+        #expect(!Array("counter/é".utf8).withUnsafeBytes(CoordinatorCore.isASCII))
         guard case .forward = Self.decide(&fixture.core, "A", Self.event(3, "counter/é")) else {
             Issue.record("an NFC address is served")
             return

@@ -47,6 +47,15 @@ extension CoordinatorCore {
         return address.precomposedStringWithCanonicalMapping.utf8.elementsEqual(address.utf8)
     }
 
+    /// Whether `bytes` are all ASCII (so NFC): the hot path's check, a loop over the bytes where
+    /// they arrived.
+    @inline(__always)
+    static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var high: UInt8 = 0
+        for byte in bytes { high |= byte }
+        return high < 0x80
+    }
+
     /// The refusal of an address that is not in NFC, naming the form to send.
     static func notNFC(_ address: String, correlation: UInt64) -> WireError {
         let precomposed = address.precomposedStringWithCanonicalMapping

@@ -229,7 +229,9 @@ struct CoordinatorCore {
             } catch {
                 return refuse(error)
             }
-            guard Self.isNFC(address) else { return refuse(Self.notNFC(address, correlation: correlation)) }
+            guard Self.isASCII(request.addressBytes) || Self.isNFC(address) else {
+                return refuse(Self.notNFC(address, correlation: correlation))
+            }
             if case .trusted? = principal {} else if let refusal = Self.forbidden(request.kind, address: address, for: principal) {
                 return refuse(refusal)
             }
