@@ -68,6 +68,11 @@ package final class Socket {
     /// ``Inbound/userID`` (a property lookup and a string per message). Set before adding the
     /// socket to a loop.
     package var readsUserID = false
+    /// The frames of a message that are copied out when it is received; later ones are received
+    /// and dropped unread, so a message of a million frames costs what the first ones do. 0
+    /// copies every frame. ZeroMQ itself assembles a whole message before it hands it over
+    /// (no option bounds how many frames that holds).
+    package var maximumFrames = 0
 
     /// Creates a socket of `type` in `context`.
     /// - Parameters:
@@ -216,7 +221,9 @@ package final class Socket {
                 throw ZMQError(errno: code, operation: "receive on \(type)")
             }
             let size = zmq_msg_size(&message)
-            if size == 0 {
+            if maximumFrames > 0, frames.count >= maximumFrames {
+                // Past the frames a message may have: received (freed by the next receive) and dropped.
+            } else if size == 0 {
                 frames.append([])
             } else {
                 frames.append(Array(UnsafeRawBufferPointer(start: zmq_msg_data(&message), count: size)))

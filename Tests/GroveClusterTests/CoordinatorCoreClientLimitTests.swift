@@ -78,18 +78,6 @@ struct CoordinatorCoreClientLimitTests {
         #expect(busy.message.contains("4096 bytes") && busy.message.contains("queues.clientOutboxBytes"))
     }
 
-    @Test func runsBreakWhereAddressOrCorrelationDoNotFollow() {
-        var owed = OwedBusies()
-        for (address, correlation) in [("a", 1), ("a", 2), ("b", 3), ("b", 9), ("b", 10)] as [(String, UInt64)] {
-            owed.owe(address: address, correlation: correlation, limit: .messages)
-        }
-        #expect(owed.runs.map(\.count) == [2, 1, 2])
-        var taken: [UInt64] = []
-        while let next = owed.next() { taken.append(next.correlation) }
-        #expect(taken == [1, 2, 3, 9, 10])
-        #expect(owed.isEmpty && owed.runs.isEmpty)
-    }
-
     @Test func aReplyThatDoesNotFitIsReplacedByReplyDropped() throws {
         var fixture = Self.fixture(clientOutboxBytes: 10_000)
         let client = Array("A".utf8)

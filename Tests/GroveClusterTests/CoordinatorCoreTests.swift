@@ -32,7 +32,7 @@ struct CoreFixture {
     var core: CoordinatorCore
     let t0 = ContinuousClock.now
 
-    init(topology: Topology = Self.topology, maxPayload: Int = 1 << 20, epoch: CorrelationEpoch = CorrelationEpoch(0)) {
+    init(topology: Topology = Self.topology, maxPayload: Int? = nil, epoch: CorrelationEpoch = CorrelationEpoch(0)) {
         core = CoordinatorCore(topology: topology, eventsEndpoint: "inproc://events", maxPayload: maxPayload, epoch: epoch)
     }
 

@@ -88,6 +88,22 @@ struct PublicationLogTests {
         #expect(log.records.count == 2)
     }
 
+    @Test func pastItsTopicBytesTheLogStartsOverToo() {
+        let topic = "state:counter/" + String(repeating: "k", count: 1000)
+        var log = PublicationLog(epoch: CorrelationEpoch(5), maximumTopicBytes: 3 * topic.utf8.count, nextEpoch: { CorrelationEpoch(6) })
+        for index in 0..<3 { _ = log.numbered(Self.change("a", 1), topic: topic + "\(index)") }
+        #expect(log.records.count == 1, "the third would cross the bytes: the log started over with it")
+        #expect(log.topicBytes <= log.maximumTopicBytes)
+        #expect(log.epoch == CorrelationEpoch(6))
+    }
+
+    @Test func theCoordinatorKeepsStatesWithinTheTopologysLimit() {
+        var topology = CoreFixture.topology
+        topology.limits.watchedStateBytes = 12_345
+        let core = CoordinatorCore(topology: topology, eventsEndpoint: "inproc://events")
+        #expect(core.publications.maximumStateBytes == 12_345)
+    }
+
     // MARK: Through the driver
 
     @Test func theDriverNumbersWhatItPublishesInSendOrder() throws {

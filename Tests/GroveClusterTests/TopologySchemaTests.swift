@@ -52,7 +52,7 @@ struct TopologySchemaTests {
             ((found[place]?[key] as? [String: Any])?["default"] as? NSNumber)?.intValue
         }
         let heartbeat = Topology.Heartbeat(), queues = Topology.Queues(), supervision = Topology.Supervision()
-        let ioLimits = Topology.IOLimits(), restart = RestartPolicy()
+        let ioLimits = Topology.IOLimits(), restart = RestartPolicy(), limits = Topology.Limits()
         let expected: [(String, String, Int)] = [
             ("$.heartbeat", "intervalMs", heartbeat.intervalMs), ("$.heartbeat", "timeoutMs", heartbeat.timeoutMs),
             ("$.queues", "mailboxCapacity", queues.mailboxCapacity), ("$.queues", "workerOutbox", queues.workerOutbox),
@@ -67,6 +67,11 @@ struct TopologySchemaTests {
             ("$.machines[].restart", "intensity", restart.intensity), ("$.machines[].restart", "periodMs", restart.periodMs),
             ("$.machines[].restart.backoff", "initialMs", restart.backoff.initialMs),
             ("$.machines[].restart.backoff", "maxMs", restart.backoff.maxMs),
+            ("$.limits", "addressBytes", limits.addressBytes), ("$.limits", "payloadBytes", limits.payloadBytes),
+            ("$.limits", "messageBytes", limits.messageBytes), ("$.limits", "instancesPerMachine", limits.instancesPerMachine),
+            ("$.limits", "watcherSubscriptions", limits.watcherSubscriptions), ("$.limits", "subscriptions", limits.subscriptions),
+            ("$.limits", "owedBytesPerClient", limits.owedBytesPerClient), ("$.limits", "owedBytes", limits.owedBytes),
+            ("$.limits", "watchedStateBytes", limits.watchedStateBytes),
         ]
         for (place, key, value) in expected {
             #expect(schemaDefault(place, key) == value, "\(place).\(key): the schema's default differs from the model's \(value)")

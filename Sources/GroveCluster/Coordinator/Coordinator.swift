@@ -22,6 +22,15 @@ public final class Coordinator: Sendable {
     /// or a batch of them (about 1 MiB at most).
     static let clientSocketQueue = 100
 
+    /// The smallest `ZMQ_MAXMSGSIZE` set on an endpoint: libzmq checks the handshake's commands
+    /// (a CURVE `INITIATE` is a few hundred bytes) against it too.
+    static let smallestFrameLimit = 1024
+
+    /// What CURVE adds to each frame on the wire, which is what libzmq checks against
+    /// `ZMQ_MAXMSGSIZE`: the `MESSAGE` command's name (8 bytes), its nonce (8), the box's
+    /// authenticator (16) and the flags byte inside it.
+    static let curveFrameOverhead = 33
+
     /// The coordinator's public key, which clients and workers need to connect; `nil` when the
     /// topology does not use CURVE.
     package let publicKey: CurveKey?
@@ -51,17 +60,31 @@ public final class Coordinator: Sendable {
             try zap.setLinger(milliseconds: 0)
             try zap.bind("inproc://zeromq.zap.01")
             sockets = (try Socket(context, .router), try Socket(context, .router), try Socket(context, .xpub))
+            // Sizes before work: ZeroMQ drops a peer that sends a larger frame than these as it
+            // reads the frame's length, before it allocates it (docs/SECURITY.md, "Bounds before
+            // work"). It checks frames as they come, CURVE's box included, and the handshake's
+            // commands too: hence the overhead, and never under 1 KiB.
+            let limits = topology.limits
+            func frameLimit(_ bytes: Int) -> Int64 { Int64(max(bytes + Self.curveFrameOverhead, Self.smallestFrameLimit)) }
             for router in [sockets.clients, sockets.workers] {
                 try router.setRouterMandatory(true)
                 try router.setLinger(milliseconds: 0)
-                try router.setMaxMessageSize(16 << 20)
+                try router.setMaxMessageSize(frameLimit(limits.messageBytes))
+                // A message is a routing id and three frames: a few more are read, to say how
+                // many there were, and the rest dropped unread.
+                router.maximumFrames = 8
             }
+            // A watcher sends subscriptions, one frame each: a SUBSCRIBE command or a flag byte,
+            // and a topic prefix.
+            try sockets.events.setMaxMessageSize(frameLimit(limits.subscriptionFrameBytes))
+            sockets.events.maximumFrames = 2
             for (socket, endpoint) in [(sockets.clients, Gatekeeper.Endpoint.clients), (sockets.workers, .workers), (sockets.events, .events)] {
                 try socket.setZAPDomain(endpoint.rawValue)
                 if let pair = keys.coordinator {
                     try socket.becomeCurveServer(secretKey: pair.secretKey)
-                    // Each message then says whose key sent it: roles and registrations are checked on it.
-                    socket.readsUserID = socket.type == .router
+                    // Each message then says whose key sent it: roles and registrations are checked
+                    // on it, and subscriptions counted against the watcher's key.
+                    socket.readsUserID = true
                 }
             }
             // Another connection under a registered worker's name takes the name over only where

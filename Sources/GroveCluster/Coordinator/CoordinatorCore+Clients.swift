@@ -23,20 +23,40 @@ extension CoordinatorCore {
     }
 
     /// Whether a request from `client` must be refused because the client has too much
-    /// outstanding: if so the `busy` it is owed is recorded (``releaseBusies(to:backlog:)`` sends
+    /// outstanding: if so the reply it is owed is recorded (``releaseBusies(to:backlog:)`` sends
     /// it) and what to do now is returned: nothing, or a warning when the client just fell
-    /// behind. Free while nothing waits for the client and no busy is owed to anyone.
-    mutating func owesBusy(to client: [UInt8], correlation: UInt64, address: UnsafeRawBufferPointer,
-                           backlog: ClientBacklog) -> [CoordinatorAction]? {
+    /// behind or its ledger is full. Free while nothing waits for the client and no busy is owed
+    /// to anyone.
+    /// - Parameters:
+    ///   - address: The request's address bytes, kept with the busy while the ledger has room;
+    ///     `nil` for a request refused for its size (``sizeRefusal(_:)``), whose reply is that
+    ///     refusal, not a busy.
+    ///   - refusal: Why the request is refused, when it is, for its size.
+    mutating func owesBusy(to client: [UInt8], correlation: UInt64, address: UnsafeRawBufferPointer?,
+                           refusal: OwedReason? = nil, backlog: ClientBacklog) -> [CoordinatorAction]? {
         guard backlog.messages > 0 || !clientLedger.owed.isEmpty else { return nil }
-        // Only the count is read: a copy of the entry held across the `owe` below would make that
-        // mutation copy the client's whole ledger, once per request (quadratic in the busies owed,
-        // and the coordinator's loop stalled past its workers' heartbeat timeout).
-        let owedCount = clientLedger.owed[client]?.count
-        guard let limit = Self.clientLimit(reachedBy: backlog, owed: owedCount ?? 0, queues: topology.queues) else { return nil }
-        clientLedger.owed[client, default: OwedBusies()]
-            .owe(address: String(decoding: address, as: UTF8.self), correlation: correlation, limit: limit)
-        guard owedCount == nil else { return [] }
+        // The count only: a copy of the entry held across the write below would make it copy
+        // all the client's runs, once per request (quadratic in the busies owed: on bf2b560 the
+        // coordinator's loop stalled past its workers' heartbeat timeout).
+        let owed = clientLedger.owed[client]?.count
+        guard let limit = Self.clientLimit(reachedBy: backlog, owed: owed ?? 0, queues: topology.queues) else { return nil }
+        let limits = topology.limits
+        let room = limits.owedBytes - clientLedger.owedBytes
+        let grown = clientLedger.owed[client, default: OwedBusies()].owe(
+            address: address, correlation: correlation, reason: refusal ?? .busy(limit), budget: limits.owedBytesPerClient, room: room)
+        clientLedger.owedBytes += grown ?? 0
+        if grown == nil {
+            if clientLedger.owed[client]?.isEmpty == true { clientLedger.owed[client] = nil }
+            let lost = clientLedger.lost[client, default: 0] + 1
+            clientLedger.lost[client] = lost
+            // Logged the first time and every 10,000th: the client is not told (it does not read).
+            guard lost == 1 || lost % 10_000 == 0 else { return [] }
+            return [.warn("a client that does not read its replies sent \(lost) request(s) the coordinator can no longer remember "
+                          + "a reply for (\(clientLedger.owed[client]?.bytes ?? 0) bytes owed to it, limits.owedBytesPerClient \(limits.owedBytesPerClient); "
+                          + "\(clientLedger.owedBytes) to every client, limits.owedBytes \(limits.owedBytes)): they go unanswered. Its "
+                          + "correlation ids do not count up, so its owed replies cannot be kept as runs; client \(Self.hex(client))")]
+        }
+        guard owed == nil else { return [] }
         let queues = topology.queues
         return [.warn("a client is not reading its replies (\(backlog.messages) waiting, \(backlog.bytes) bytes; queues.clientOutbox "
                       + "\(queues.clientOutbox), queues.clientOutboxBytes \(queues.clientOutboxBytes)): its requests are answered "
@@ -56,20 +76,30 @@ extension CoordinatorCore {
         let queues = topology.queues
         var waiting = backlog
         var actions: [CoordinatorAction] = []
-        // Runs share an address and a limit: each busy's payload is encoded once per run.
-        var last: (address: String, limit: ClientLimit, payload: [UInt8])?
+        // Runs share an address and a reason: each reply's payload is encoded once per run.
+        var last: (address: String?, reason: OwedReason, payload: [UInt8])?
         while waiting.messages < queues.clientOutbox, waiting.bytes < queues.clientOutboxBytes,
-              actions.count < queues.clientOutbox, let busy = owed.next() {
-            if last?.address != busy.address || last?.limit != busy.limit {
-                last = (busy.address, busy.limit, clientBusy(busy.limit, address: busy.address).payload)
+              actions.count < queues.clientOutbox, let reply = owed.next() {
+            clientLedger.owedBytes -= reply.freed
+            if last?.address != reply.address || last?.reason != reply.reason {
+                last = (reply.address, reply.reason, owedReply(reply.reason, address: reply.address ?? "").payload)
             }
-            let message = WireMessage(Header(.error, correlation: busy.correlation), address: busy.address, payload: last!.payload)
+            let message = WireMessage(Header(.error, correlation: reply.correlation), address: reply.address ?? "", payload: last!.payload)
             // As the driver counts it: the routing id, the header, the address and the payload.
             waiting.messages += 1
             waiting.bytes += client.count + Header.size + message.address.utf8.count + message.payload.count
             actions.append(.toClient(client, message))
         }
         return actions
+    }
+
+    /// The error a reply owed for `reason` carries.
+    func owedReply(_ reason: OwedReason, address: String) -> WireError {
+        switch reason {
+        case .busy(let limit): clientBusy(limit, address: address)
+        case .addressTooLong: Self.addressTooLong(nil, limit: topology.limits.addressBytes, correlation: nil)
+        case .payloadTooLarge: Self.payloadTooLarge(nil, limit: maxPayload, address: nil)
+        }
     }
 
     /// The `busy` a client that reached `limit` gets, naming it.
@@ -114,8 +144,9 @@ extension CoordinatorCore {
     /// Forgets a client that went away: the busies owed to it and what was dropped for it.
     mutating func forget(client: [UInt8]) {
         batchingClients.remove(client)
-        clientLedger.owed[client] = nil
+        clientLedger.owedBytes -= clientLedger.owed.removeValue(forKey: client)?.bytes ?? 0
         clientLedger.dropped[client] = nil
+        clientLedger.lost[client] = nil
     }
 
     static func hex(_ identity: [UInt8]) -> String {

@@ -251,17 +251,6 @@ extension CoordinatorCore {
         return actions
     }
 
-    /// A subscription message from the events XPUB: byte 1 (subscribe) or 0 (unsubscribe), then
-    /// the prefix. Workers learn the new set, so they publish state changes only when watched.
-    mutating func subscription(_ frame: [UInt8]) -> [CoordinatorAction] {
-        guard let flag = frame.first, flag <= 1 else { return [] }
-        let prefix = String(decoding: frame.dropFirst(), as: UTF8.self)
-        let changed = flag == 1 ? subscriptions.insert(prefix).inserted : subscriptions.remove(prefix) != nil
-        guard changed else { return [] }
-        if flag == 0 { publications.forgetStates(uncoveredBy: subscriptions) }
-        return workers.values.filter(\.registered).map(\.name).sorted().map(observe(for:))
-    }
-
     func observe(for worker: String) -> CoordinatorAction {
         let payload = (try? WireJSON.encode(Observation(prefixes: subscriptions.sorted()))) ?? []
         return .toWorker(worker, WireMessage(Header(.observe), payload: payload))

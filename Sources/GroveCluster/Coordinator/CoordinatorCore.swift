@@ -23,6 +23,9 @@ enum CoordinatorAction: Sendable, Equatable {
     /// The exit of process `pid` of `worker` was caused by input now quarantined or suspended:
     /// it no longer counts toward the worker group's supervision intensity (`fsm-launch`).
     case forgive(worker: String, pid: Int32, reason: String)
+    /// Reset every connection to the events endpoint (how libzmq lets go of the subscriptions it
+    /// holds for them), and refuse the watcher key `refusing` (Z85) there from now on.
+    case resetWatchers(refusing: String?)
 }
 
 /// The coordinator's routing logic as a pure state machine: messages and clock ticks in,
@@ -68,6 +71,7 @@ struct CoordinatorCore {
     }
 
     let topology: Topology
+    /// The largest request payload accepted: `limits.payloadBytes`, unless a test gives another.
     let maxPayload: Int
     let eventsEndpoint: String
     let workersEndpoint: String?
@@ -113,12 +117,16 @@ struct CoordinatorCore {
     var registrations = 0
     /// Topic prefixes the events socket's subscribers asked for (as XPUB reports them).
     var subscriptions: Set<String> = []
+    /// Which watcher's key made each of them (`+Subscriptions.swift`).
+    var watchers = WatcherAccounts()
     /// Clients that sent batches: their replies may be batched too. Others get one reply per message.
     var batchingClients: Set<[UInt8]> = []
     /// Addresses already resolved to their worker, valid while no worker registers or is lost:
     /// the hot path is one dictionary lookup instead of parsing and placing the address.
     var resolved: [String: (worker: Int, listed: Bool)] = [:]
     var resolvedAt = 0
+    /// The bytes of the addresses in `resolved`.
+    var resolvedBytes = 0
     /// Numbers publications and keeps the watched states for `snapshot` (`PublicationLog.swift`).
     var publications: PublicationLog
     /// The connection (routing id) of each worker's registered process, by worker number: where
@@ -143,17 +151,17 @@ struct CoordinatorCore {
     ///     coordinator, never 0).
     ///   - wallClock: The wall clock at an instant of the monotonic one (in a real coordinator,
     ///     both read when it starts).
-    init(topology: Topology, eventsEndpoint: String, workersEndpoint: String? = nil, maxPayload: Int = 1 << 20,
+    init(topology: Topology, eventsEndpoint: String, workersEndpoint: String? = nil, maxPayload: Int? = nil,
          epoch: CorrelationEpoch = CorrelationEpoch(0), publicationEpoch: CorrelationEpoch = CorrelationEpoch(1),
          wallClock: CoordinatorWallClock = .now) {
         self.topology = topology
         self.wallClock = wallClock
         self.epoch = epoch
-        publications = PublicationLog(epoch: publicationEpoch)
+        publications = PublicationLog(epoch: publicationEpoch, maximumStateBytes: topology.limits.watchedStateBytes)
         containment = Containment(settings: topology.poison)
         self.eventsEndpoint = eventsEndpoint
         self.workersEndpoint = workersEndpoint
-        self.maxPayload = maxPayload
+        self.maxPayload = maxPayload ?? topology.limits.payloadBytes
         workerNames = topology.workerInstances.map(\.name)
         workerNumbers = Dictionary(workerNames.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
         inFlight = Array(repeating: 0, count: workerNames.count)
@@ -231,6 +239,14 @@ struct CoordinatorCore {
     mutating func decide(client identity: [UInt8], _ request: MessageView, as principal: Gatekeeper.Principal? = .trusted,
                          backlog: ClientBacklog = .empty, sender: UInt32 = 0) -> ClientDecision {
         let correlation = request.correlation
+        // Sizes first: an address or a payload over its limit is refused before anything of it is
+        // kept. To a client that does not read, the refusal is owed as a busy would be.
+        if let refused = sizeRefusal(request) {
+            if let owed = owesBusy(to: identity, correlation: correlation, address: nil, refusal: refused.reason, backlog: backlog) {
+                return .act(owed)
+            }
+            return .act([.toClient(identity, Self.errorMessage(refused.error, correlation: correlation))])
+        }
         if let owed = owesBusy(to: identity, correlation: correlation, address: request.addressBytes, backlog: backlog) {
             return .act(owed)
         }
@@ -241,11 +257,6 @@ struct CoordinatorCore {
         func refuseKind(_ kind: MessageKind) -> ClientDecision {
             refuse(WireError(.unknownKind, kind.refusalForClients ?? "\(kind.name) is not a request"))
         }
-        guard request.payloadCount <= maxPayload else {
-            return refuse(WireError(.oversized,
-                "the payload has \(request.payloadCount) bytes; the coordinator accepts at most \(maxPayload)",
-                address: try? request.address()))
-        }
         switch request.kind {
         case .event, .get, .cancel, .stop, .restart, .echo:
             let address: String
@@ -253,6 +264,9 @@ struct CoordinatorCore {
                 address = try request.address()
             } catch {
                 return refuse(error)
+            }
+            guard Self.isASCII(request.addressBytes) || Self.isNFC(address) else {
+                return refuse(Self.notNFC(address, correlation: correlation))
             }
             if case .trusted? = principal {} else if let refusal = Self.forbidden(request.kind, address: address, for: principal) {
                 return refuse(refusal)
@@ -300,12 +314,13 @@ struct CoordinatorCore {
         let worker: Int
         if resolvedAt != registrations {
             resolved.removeAll(keepingCapacity: true)
+            resolvedBytes = 0
             resolvedAt = registrations
         }
         if let known = resolved[address] {
             worker = known.worker
             if spawns, !known.listed {
-                noteInstance(address)
+                if let refusal = admitInstance(address) { return .failure(refusal) }
                 resolved[address]?.listed = true
             }
         } else {
@@ -314,11 +329,17 @@ struct CoordinatorCore {
             } catch {
                 return .failure(error)
             }
-            // A cache, not a registry: bounded, however many addresses clients try. Only events
-            // list a keyed instance (gets, stops, cancels and echoes do not spawn one).
-            if resolved.count >= 100_000 { resolved.removeAll(keepingCapacity: true) }
-            resolved[address] = (worker, spawns)
-            if spawns { noteInstance(address) }
+            // A cache, not a registry: bounded in entries and bytes, however many addresses
+            // clients try. Only events list a keyed instance (gets, stops, cancels and echoes do
+            // not spawn one), and only within limits.instancesPerMachine.
+            if resolved.count >= 100_000 || resolvedBytes >= Self.resolvedBytesLimit {
+                resolved.removeAll(keepingCapacity: resolved.count < 100_000)
+                resolvedBytes = 0
+            }
+            let refusal = spawns ? admitInstance(address) : nil
+            resolved[address] = (worker, spawns && refusal == nil)
+            resolvedBytes += address.utf8.count
+            if let refusal { return .failure(refusal) }
         }
         if let refusal = workerBusy(worker, adding: bytes, address: address, readsSlowly: readsSlowly) { return .failure(refusal) }
         let id = takeID()

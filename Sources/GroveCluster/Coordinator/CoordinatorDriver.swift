@@ -66,6 +66,7 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
                 // Its key, numbered, for the crashes its events may cause; 0 without CURVE.
                 let sender = usesCurve ? inbound.userID.map { core.containment.number(ofSender: $0) } ?? 0 : 0
                 if rest.count == 3, let header = try? Header(rest[rest.startIndex]) {
+                    noteRefusedSize(header, address: rest[rest.startIndex + 1], payload: rest[rest.startIndex + 2])
                     if header.kind == .batch {
                         forward(rest[rest.startIndex + 2], count: header.correlation, fromClient: identity, as: principal,
                                 backlog: waiting, sender: sender, io: io)
@@ -93,7 +94,8 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
                 let principal = principal(of: inbound, on: .workers)
                 apply(core.fromWorker(identity, rest, now: io.now, principal: principal, peer: inbound.userID), io: io)
             } else if inbound.socket == events {
-                apply(core.subscription(identity), io: io)
+                noteClosedSubscription(identity, from: inbound.userID)
+                apply(core.subscription(identity, from: inbound.userID), io: io)
             } else if inbound.socket == zap {
                 answer(zapRequest: inbound.frames, io: io)
             }
@@ -169,8 +171,8 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
     /// message carries many envelopes.
     @exclusivity(unchecked) var toWorkers: [BatchBuilder]
     @exclusivity(unchecked) var toClients: [[UInt8]: BatchBuilder] = [:]
-    /// Bytes freed by clients that went away since the last trim.
-    private var releasedBytes = 0
+    /// Bytes freed by clients that went away, or by large messages refused, since the last trim.
+    var releasedBytes = 0
     /// glibc's `malloc_trim`, which its module map does not export (`malloc.h`): found once.
     private static let trimMalloc: (@convention(c) (Int) -> Int32)? = {
         guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return nil }
@@ -235,6 +237,8 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
                 log.warning("\(text)")
             case .forgive(let worker, let pid, let reason):
                 crashWatcher.current?((worker, pid, reason))
+            case .resetWatchers(let key):
+                resetWatchers(refusing: key)
             }
         }
         guard core.registrations != seenRegistrations else { return }

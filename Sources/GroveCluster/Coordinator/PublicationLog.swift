@@ -24,9 +24,14 @@ struct PublicationLog {
     private(set) var records: [String: Record] = [:]
     /// The bytes of the states kept.
     private(set) var stateBytes = 0
+    /// The bytes of the topics counted.
+    private(set) var topicBytes = 0
     /// Topics counted before the log starts over under a new epoch: bounds its memory however
     /// many addresses are published.
     let maximumTopics: Int
+    /// The bytes of topics counted before the log starts over, for the same reason: a million
+    /// topics of the longest addresses would hold a gigabyte.
+    let maximumTopicBytes: Int
     /// The bytes of states kept for snapshots; beyond it a state is omitted from snapshots.
     let maximumStateBytes: Int
     private let nextEpoch: @Sendable () -> CorrelationEpoch
@@ -34,11 +39,12 @@ struct PublicationLog {
     /// - Parameters:
     ///   - epoch: The first epoch; a random one in a real coordinator.
     ///   - nextEpoch: The epoch to start over with once `maximumTopics` topics were counted.
-    init(epoch: CorrelationEpoch, maximumTopics: Int = 1 << 20, maximumStateBytes: Int = 64 << 20,
+    init(epoch: CorrelationEpoch, maximumTopics: Int = 1 << 20, maximumTopicBytes: Int = 32 << 20, maximumStateBytes: Int = 64 << 20,
          nextEpoch: @escaping @Sendable () -> CorrelationEpoch = { CorrelationEpoch.random() }) {
         precondition(epoch.value != 0, "a publication epoch of 0 would read as 'not numbered'")
         self.epoch = epoch
         self.maximumTopics = maximumTopics
+        self.maximumTopicBytes = maximumTopicBytes
         self.maximumStateBytes = maximumStateBytes
         self.nextEpoch = nextEpoch
     }
@@ -46,11 +52,15 @@ struct PublicationLog {
     /// Numbers `message`, published now on `topic`, and keeps it when it is a state.
     /// - Returns: The message with its sequence in the header's correlation.
     mutating func numbered(_ message: WireMessage, topic: String) -> WireMessage {
-        if records[topic] == nil, records.count >= maximumTopics { startOver() }
+        if records[topic] == nil {
+            if records.count >= maximumTopics || topicBytes + topic.utf8.count > maximumTopicBytes { startOver() }
+            topicBytes += topic.utf8.count
+        }
         var record = records[topic] ?? Record()
         if record.sequence == CorrelationEpoch.counterMask {
             // 2^40 publications on one topic: start over rather than wrap, so numbers only grow.
             startOver()
+            topicBytes = topic.utf8.count
             record = Record()
         }
         record.sequence += 1
@@ -78,6 +88,7 @@ struct PublicationLog {
     private mutating func startOver() {
         records.removeAll()
         stateBytes = 0
+        topicBytes = 0
         var next = nextEpoch()
         while next == epoch || next.value == 0 { next = CorrelationEpoch.random() }
         epoch = next

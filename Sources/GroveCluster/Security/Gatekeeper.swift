@@ -43,6 +43,8 @@ package struct Gatekeeper: Sendable {
 
     private var workerKeys: [CurveKey: String] = [:]
     private var clientKeys: [CurveKey: [Topology.ClientGrant]] = [:]
+    /// Keys refused on the events endpoint for going past `limits.watcherSubscriptions`.
+    private var refusedWatchers: Set<CurveKey> = []
     /// Whether each endpoint is tcp (else ipc), by domain.
     private let tcp: Set<Endpoint>
     private let curve: Bool
@@ -75,6 +77,12 @@ package struct Gatekeeper: Sendable {
     /// a process it starts.
     package mutating func admit(worker key: CurveKey, group: String) {
         workerKeys[key] = group
+    }
+
+    /// Refuses `key` on the events endpoint from now on: its watcher subscribed past
+    /// `limits.watcherSubscriptions`.
+    package mutating func refuse(watcher key: CurveKey) {
+        refusedWatchers.insert(key)
     }
 
     /// Forgets a key ``admit(worker:group:)`` admitted, once its process is gone.
@@ -156,7 +164,7 @@ package struct Gatekeeper: Sendable {
         switch endpoint {
         case .workers: workerKeys[key] != nil
         case .clients: clientKeys[key] != nil
-        case .events: clientKeys[key]?.contains { $0.roles.contains(.read) && $0.machines.isEmpty } ?? false
+        case .events: !refusedWatchers.contains(key) && clientKeys[key]?.contains { $0.roles.contains(.read) && $0.machines.isEmpty } ?? false
         }
     }
 
@@ -164,6 +172,8 @@ package struct Gatekeeper: Sendable {
         switch endpoint {
         case .workers where clientKeys[key] != nil: " (it is a client key; workers need their group's key)"
         case .clients where workerKeys[key] != nil: " (it is a worker key; clients need a key from security.clients)"
+        case .events where refusedWatchers.contains(key):
+            " (its watcher subscribed to more than limits.watcherSubscriptions prefixes; it is refused until the coordinator restarts)"
         case .events where clientKeys[key] != nil: " (watching needs a client key whose read role covers every machine)"
         case .workers, .clients, .events: ""
         }

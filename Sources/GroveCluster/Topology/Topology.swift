@@ -37,6 +37,8 @@ public struct Topology: Sendable, Equatable {
     public var audit: AuditSettings
     /// When crashes quarantine an event pattern or suspend a client key.
     public var poison: PoisonSettings
+    /// What one peer may make the coordinator keep (`Topology+Limits.swift`).
+    public var limits: Limits
 
     /// A topology from its parts. Not validated: prefer loading JSON.
     /// - Parameters:
@@ -53,6 +55,7 @@ public struct Topology: Sendable, Equatable {
     ///   - durability: Where and how durable machines are kept.
     ///   - audit: Where audited machines' transitions are logged.
     ///   - poison: When crashes quarantine an event pattern or suspend a client key.
+    ///   - limits: Sizes checked before work, and bounds of what the coordinator keeps.
     public init(
         name: String,
         coordinator: Endpoints,
@@ -66,7 +69,8 @@ public struct Topology: Sendable, Equatable {
         security: Security = Security(),
         durability: DurabilitySettings = DurabilitySettings(),
         audit: AuditSettings = AuditSettings(),
-        poison: PoisonSettings = PoisonSettings()
+        poison: PoisonSettings = PoisonSettings(),
+        limits: Limits = Limits()
     ) {
         self.name = name
         self.coordinator = coordinator
@@ -81,5 +85,6 @@ public struct Topology: Sendable, Equatable {
         self.durability = durability
         self.audit = audit
         self.poison = poison
+        self.limits = limits
     }
 }

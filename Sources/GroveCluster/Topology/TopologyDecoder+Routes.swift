@@ -29,6 +29,7 @@ extension TopologyDecoder {
             )
             if let to {
                 checkTarget(to, at: path.appending("to"), machines: machines, keyed: keyed)
+                checkNFC(to, at: path.appending("to"), kind: "address")
             }
             var event: JSONValue?
             var eventIsValid = true

@@ -33,14 +33,15 @@ extension TopologyDecoder {
         let durability = decodeDurabilitySettings(in: root)
         let audit = decodeAuditSettings(in: root)
         let poison = decodePoisonSettings(in: root)
+        let limits = decodeLimits(in: root)
         guard issues.isEmpty, let name, let coordinator, let heartbeat, let queues, let ioLimits, let security, let durability, let audit,
-              let poison else {
+              let poison, let limits else {
             return nil
         }
         return Topology(
             name: name, coordinator: coordinator, workers: workers.groups, machines: machines.specs,
             io: io, routes: routes, heartbeat: heartbeat, queues: queues, ioLimits: ioLimits, security: security, durability: durability,
-            audit: audit, poison: poison
+            audit: audit, poison: poison, limits: limits
         )
     }
 
@@ -159,6 +160,7 @@ extension TopologyDecoder {
     /// Reports names that are empty (already reported by the text read) or contain `/`, which
     /// separates a machine name from a key in addresses.
     mutating func checkName(_ name: String, at path: JSONPath, kind: String) {
+        checkNFC(name, at: path, kind: "\(kind) name")
         if name.contains("/") {
             let suggestion = String(name.map { $0 == "/" ? "-" : $0 })
             report(.invalidValue, path, "\(kind) names cannot contain '/', which separates a machine name from a key; use e.g. '\(suggestion)'")

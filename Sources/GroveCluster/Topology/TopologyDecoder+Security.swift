@@ -80,6 +80,9 @@ extension TopologyDecoder {
                 valid = false
                 continue
             }
+            for (index, pattern) in machines.enumerated() where !checkNFC(pattern, at: elementPath.appending("machines").appending(index: index), kind: "pattern") {
+                valid = false
+            }
             grants.append(Topology.ClientGrant(key: key, roles: roles, machines: machines))
         }
         return valid ? grants : nil

@@ -2,7 +2,7 @@
 /// `TopologySchemaTests` holds `docs/topology.schema.json` to the same, so the file's three
 /// descriptions (decoder, model, schema) cannot drift apart unnoticed.
 enum TopologyKeys {
-    static let root = ["name", "coordinator", "workers", "machines", "io", "routes", "heartbeat", "queues", "ioLimits", "security", "durability", "audit", "poison"]
+    static let root = ["name", "coordinator", "workers", "machines", "io", "routes", "heartbeat", "queues", "ioLimits", "security", "durability", "audit", "poison", "limits"]
     static let coordinator = ["clients", "workers", "events"]
     static let workerGroup = ["name", "count", "executable", "arguments", "external", "supervision", "key"]
     static let supervision = ["intensity", "periodMs", "backoff", "finalExitCodes", "onGiveUp"]
@@ -20,6 +20,8 @@ enum TopologyKeys {
     static let durability = ["directory", "snapshotEvery", "flush"]
     static let audit = ["directory", "states", "flush"]
     static let poison = ["quarantineAfter", "suspendAfter", "periodMs"]
+    static let limits = ["addressBytes", "payloadBytes", "messageBytes", "instancesPerMachine", "watcherSubscriptions", "subscriptions",
+                         "owedBytesPerClient", "owedBytes", "watchedStateBytes"]
 
     /// Each object by where it stands in a topology (`[]` for every element of an array).
     static let byPlace: [String: [String]] = [
@@ -27,6 +29,6 @@ enum TopologyKeys {
         "$.workers[].supervision.backoff": backoff, "$.machines[]": machine,
         "$.machines[].restart": machineRestart, "$.machines[].restart.backoff": machineBackoff, "$.io[]": ioPlacement, "$.routes[]": route,
         "$.heartbeat": heartbeat, "$.queues": queues, "$.ioLimits": ioLimits, "$.security": security, "$.security.clients[]": clientGrant,
-        "$.durability": durability, "$.audit": audit, "$.poison": poison,
+        "$.durability": durability, "$.audit": audit, "$.poison": poison, "$.limits": limits,
     ]
 }

@@ -84,6 +84,8 @@ struct TopologyFile {
     var audit: String?
     /// The `durability` section as JSON text, when a test sets one.
     var durabilitySettings: String?
+    /// The `limits` section as JSON text, when a test sets one.
+    var limits: String?
     /// Key pairs `fsm-keys new` makes in `<directory>/keys` before the launch.
     var keyPairs: [String] = []
     /// The key pair the harness's own fsm-send calls use (with the coordinator's public key).
@@ -150,6 +152,7 @@ struct TopologyFile {
         if let ioLimits { document["ioLimits"] = try JSONSerialization.jsonObject(with: Data(ioLimits.utf8)) }
         if let audit { document["audit"] = try JSONSerialization.jsonObject(with: Data(audit.utf8)) }
         if let durabilitySettings { document["durability"] = try JSONSerialization.jsonObject(with: Data(durabilitySettings.utf8)) }
+        if let limits { document["limits"] = try JSONSerialization.jsonObject(with: Data(limits.utf8)) }
         return document
     }
 

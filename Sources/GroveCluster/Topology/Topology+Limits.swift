@@ -1,0 +1,92 @@
+import GroveWire
+
+extension Topology {
+    /// What one peer may make the coordinator keep: the sizes it checks before it keeps anything
+    /// of a message, and the bounds of what it remembers for clients, watchers and keyed machines.
+    /// Each past-the-limit request is answered with an error naming the setting (docs/SECURITY.md,
+    /// "Bounds before work"). All greater than 0.
+    public struct Limits: Sendable, Equatable {
+        /// The longest address a request may name, in UTF-8 bytes; at most
+        /// ``WireMessage/maximumAddressLength`` (1024), the default.
+        public var addressBytes: Int
+        /// The largest payload of one request, in bytes. Defaults to 1 MiB.
+        public var payloadBytes: Int
+        /// The largest frame a client or a worker may send (a batch's payload is one frame):
+        /// ZeroMQ disconnects a peer that sends a larger one before reading it
+        /// (`ZMQ_MAXMSGSIZE`). At least ``payloadBytes`` plus one envelope's header and
+        /// address. Defaults to 16 MiB.
+        public var messageBytes: Int
+        /// Keyed instances one keyed machine may have; an event for a new key past it is
+        /// answered `busy`. Defaults to 100000.
+        public var instancesPerMachine: Int
+        /// Distinct topic prefixes one watcher's key may subscribe to; past it the key is
+        /// refused on the events endpoint and the events endpoint's connections are reset.
+        /// Defaults to 128.
+        public var watcherSubscriptions: Int
+        /// Distinct topic prefixes all watchers together may subscribe to; past it the events
+        /// endpoint's connections are reset. Defaults to 1024.
+        public var subscriptions: Int
+        /// The bytes the coordinator spends remembering the replies it owes one client that does
+        /// not read (its busies); past it further requests of that client go unanswered, logged.
+        /// Defaults to 1 MiB.
+        public var owedBytesPerClient: Int
+        /// The same for every client together. Defaults to 32 MiB.
+        public var owedBytes: Int
+        /// The bytes of watched states the coordinator keeps for `snapshot`; past it a state is
+        /// listed as omitted. Defaults to 64 MiB.
+        public var watchedStateBytes: Int
+
+        /// - Parameters:
+        ///   - addressBytes: The longest address, in bytes (at most 1024).
+        ///   - payloadBytes: The largest request payload.
+        ///   - messageBytes: The largest frame from a client or a worker.
+        ///   - instancesPerMachine: Keyed instances per keyed machine.
+        ///   - watcherSubscriptions: Distinct prefixes per watcher key.
+        ///   - subscriptions: Distinct prefixes in all.
+        ///   - owedBytesPerClient: Bytes of owed replies remembered per client.
+        ///   - owedBytes: Bytes of owed replies remembered in all.
+        ///   - watchedStateBytes: Bytes of states kept for snapshots.
+        public init(addressBytes: Int = 1024, payloadBytes: Int = 1 << 20, messageBytes: Int = 16 << 20,
+                    instancesPerMachine: Int = 100_000, watcherSubscriptions: Int = 128, subscriptions: Int = 1024,
+                    owedBytesPerClient: Int = 1 << 20, owedBytes: Int = 32 << 20, watchedStateBytes: Int = 64 << 20) {
+            self.addressBytes = addressBytes
+            self.payloadBytes = payloadBytes
+            self.messageBytes = messageBytes
+            self.instancesPerMachine = instancesPerMachine
+            self.watcherSubscriptions = watcherSubscriptions
+            self.subscriptions = subscriptions
+            self.owedBytesPerClient = owedBytesPerClient
+            self.owedBytes = owedBytes
+            self.watchedStateBytes = watchedStateBytes
+        }
+
+        /// The bytes of a batch envelope's fixed part (kind, flags, correlation, address and
+        /// payload lengths): one request in a batch takes this, its address and its payload.
+        public static let envelopeHeaderBytes = 15
+
+        /// The smallest ``messageBytes`` that still carries one request of the largest size.
+        public var smallestMessageBytes: Int { payloadBytes + addressBytes + Self.envelopeHeaderBytes }
+
+        /// The longest topic prefix the events endpoint publishes under (`machine:`).
+        static let longestTopicPrefix = "machine:".utf8.count
+
+        /// The longest prefix a watcher may subscribe to: a topic's kind and an address. ZeroMQ
+        /// disconnects a watcher that sends a longer one before reading it
+        /// (``subscriptionFrameBytes``).
+        public var subscriptionBytes: Int { Self.longestTopicPrefix + addressBytes }
+
+        /// The largest frame a subscription of ``subscriptionBytes`` takes on the wire: ZMTP 3.1
+        /// sends it as a `SUBSCRIBE` command (the name's length byte and 9 letters, then the
+        /// prefix), ZMTP 3.0 as a message (a flag byte, then the prefix).
+        public var subscriptionFrameBytes: Int { 10 + subscriptionBytes }
+    }
+}
+
+extension Topology.Limits {
+    /// One line for `fsm-launch --check`: every limit, by its key.
+    public var summary: String {
+        "limits: addressBytes \(addressBytes), payloadBytes \(payloadBytes), messageBytes \(messageBytes); "
+            + "instancesPerMachine \(instancesPerMachine); watcherSubscriptions \(watcherSubscriptions), subscriptions \(subscriptions); "
+            + "owedBytesPerClient \(owedBytesPerClient), owedBytes \(owedBytes); watchedStateBytes \(watchedStateBytes)"
+    }
+}
