@@ -245,7 +245,7 @@ package final class EmbeddedLoop {
     private func retryOutboxes() {
         for id in outboxes.indices where !outboxes[id].isEmpty {
             let before = outboxes[id].count
-            let failed = outboxes[id].retry(now: now) { attempt(id, $0) }
+            let failed = outboxes[id].retry(now: now) { frames in attempt(id, frames.map { Array($0) }) }
             failures.append(contentsOf: failed.map { (id, $0.0, $0.1) })
             if outboxes[id].count < before, let delegate { delegate.drained(id, io: LoopIO(embedded: self)) }
         }

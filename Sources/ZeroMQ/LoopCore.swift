@@ -82,15 +82,15 @@ final class LoopCore: @unchecked Sendable {
     func send(_ socket: SocketID, peer: [UInt8], _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer,
               _ third: UnsafeRawBufferPointer) {
         precondition(sockets.indices.contains(socket), "unknown SocketID \(socket) in I/O loop \(name)")
-        func owned() -> [[UInt8]] { [peer, Array(first), Array(second), Array(third)] }
-        if outboxes[socket].isBlocked(forPeer: peer) {
-            outboxes[socket].enqueue(owned())
-            return
-        }
+        // Behind what already waits for the peer, copied once into its queue; else straight to
+        // ZeroMQ from the borrowed memory, into the queue only when ZeroMQ's is full.
+        if outboxes[socket].enqueueIfWaiting(peer: peer, first, second, third) { return }
         do {
-            if try !sockets[socket].send(peer, first, second, third, dontWait: true) { outboxes[socket].enqueue(owned()) }
+            if try !sockets[socket].send(peer, first, second, third, dontWait: true) {
+                outboxes[socket].enqueue(peer: peer, first, second, third)
+            }
         } catch {
-            failures.append((socket, owned(), error))
+            failures.append((socket, [peer, Array(first), Array(second), Array(third)], error))
         }
     }
 
@@ -110,7 +110,7 @@ final class LoopCore: @unchecked Sendable {
             let before = outboxes[id].count
             let failed = outboxes[id].retry(now: now) { frames in
                 do throws(ZMQError) {
-                    return try socket.send(frames, dontWait: true) ? .sent : .wouldBlock
+                    return try socket.send(borrowed: frames, dontWait: true) ? .sent : .wouldBlock
                 } catch {
                     return .failed(error)
                 }

@@ -40,9 +40,9 @@ package struct LoopIO {
     }
 
     /// Sends `peer` followed by three frames read from borrowed memory, as ``send(_:_:)`` does
-    /// with `[peer, first, second, third]`, but copying the frames into arrays only when the
-    /// message must wait in an outbox (or be reported as failed): a router answering one
-    /// message at a time makes no arrays of its own per message.
+    /// with `[peer, first, second, third]`, but making no arrays: a message that must wait is
+    /// copied into its peer's queue, and only one reported as failed becomes arrays. A router
+    /// answering one message at a time makes no arrays of its own per message.
     /// - Parameters:
     ///   - socket: The socket to send on.
     ///   - peer: Frame 0: on a ROUTER, the peer's routing id.

@@ -32,6 +32,23 @@ extension Socket {
         return true
     }
 
+    /// ``send(_:dontWait:)`` for a message whose frames are all in borrowed memory (an outbox's
+    /// queue; on a ROUTER, frame 0 is the peer's routing id).
+    /// - Returns: `false` when the message could not be queued (`EAGAIN`); `true` when queued.
+    /// - Throws: `ZMQError` for other failures, e.g. `EHOSTUNREACH` for an unknown peer under
+    ///   `ROUTER_MANDATORY`.
+    package func send(borrowed frames: UnsafeBufferPointer<UnsafeRawBufferPointer>, dontWait: Bool) throws(ZMQError) -> Bool {
+        guard let last = frames.indices.last else {
+            throw ZMQError(errno: EINVAL, operation: "send an empty message (it needs at least one frame)")
+        }
+        // No peer for the error's text: making one would cost an array per message sent.
+        for index in frames.indices {
+            let queued = try sendFrame(frames[index], first: index == 0, last: index == last, dontWait: dontWait, peer: nil)
+            if index == 0, !queued { return false }
+        }
+        return true
+    }
+
     /// One frame of a multipart message: `false` only when the first frame finds no room.
     private func sendFrame(_ frame: UnsafeRawBufferPointer, first: Bool, last: Bool, dontWait: Bool,
                            peer: [UInt8]?) throws(ZMQError) -> Bool {

@@ -51,7 +51,7 @@ import Testing
         #expect(!outbox.isBlocked(for: [[3], [99]]))
 
         var attempts: [[[UInt8]]] = []
-        let failures = outbox.retry(now: .now) { frames in
+        let failures = outbox.retryArrays(now: .now) { frames in
             attempts.append(frames)
             if frames[0] == [2] { return .failed(ZMQError(errno: EHOSTUNREACH, operation: "send")) }
             return frames[1] == [10] ? .sent : .wouldBlock
@@ -88,7 +88,7 @@ import Testing
 
         // The first of peer 1's leaves, the second waits; peer 2's fails.
         var first = true
-        _ = outbox.retry(now: .now) { frames in
+        _ = outbox.retryArrays(now: .now) { frames in
             if frames[0] == [2] { return .failed(ZMQError(errno: EHOSTUNREACH, operation: "send")) }
             defer { first = false }
             return first ? .sent : .wouldBlock
@@ -123,7 +123,7 @@ import Testing
         var attempts = 0
         func retry(at offset: Duration, taking: Int = 0) {
             var left = taking
-            _ = outbox.retry(now: start + offset) { _ in
+            _ = outbox.retryArrays(now: start + offset) { _ in
                 attempts += 1
                 guard left > 0 else { return .wouldBlock }
                 left -= 1
@@ -167,16 +167,83 @@ import Testing
         var outbox = Outbox(keyedByPeer: true)
         outbox.enqueue([[1], [10]])
         let start = ContinuousClock.now
-        _ = outbox.retry(now: start) { _ in .wouldBlock }
+        _ = outbox.retryArrays(now: start) { _ in .wouldBlock }
         guard case .at = outbox.due else { Issue.record("expected a pause, got \(outbox.due)"); return }
         outbox.enqueue([[2], [20]])
         #expect(outbox.due == .nextTurn)
         var tried: [[UInt8]] = []
-        _ = outbox.retry(now: start) { frames in
+        _ = outbox.retryArrays(now: start) { frames in
             tried.append(frames[0])
             return .sent
         }
         #expect(tried == [[2]])
         #expect(outbox.pending(peer: [1]) == 1)
+    }
+
+    /// A router's borrowed message goes to its peer's queue only while something waits there;
+    /// a queue that empties stays out of the way, and queued messages keep their frames, their
+    /// order and their bytes across compactions of the queue's buffer.
+    @Test func borrowedMessagesQueueOnlyBehindWaitingOnesAndKeepTheirFrames() {
+        var outbox = Outbox(keyedByPeer: true)
+        func borrowed(_ peer: [UInt8], _ index: Int, payload: Int = 3) -> Bool {
+            let (header, address, body) = (bytes("h\(index)"), bytes("a"), [UInt8](repeating: UInt8(index % 251), count: payload))
+            return header.withUnsafeBytes { h in address.withUnsafeBytes { a in body.withUnsafeBytes { b in
+                outbox.enqueueIfWaiting(peer: peer, h, a, b)
+            } } }
+        }
+        func queued(_ peer: [UInt8], _ index: Int, payload: Int = 3) {
+            let (header, address, body) = (bytes("h\(index)"), bytes("a"), [UInt8](repeating: UInt8(index % 251), count: payload))
+            header.withUnsafeBytes { h in address.withUnsafeBytes { a in body.withUnsafeBytes { b in outbox.enqueue(peer: peer, h, a, b) } } }
+        }
+        #expect(!borrowed([1], 0), "nothing waits: the caller sends it")
+        queued([1], 0)
+        #expect(outbox.due == .nextTurn)
+        // Large payloads, so that the queue's buffer is compacted as its first half leaves.
+        for index in 1 ..< 200 { #expect(borrowed([1], index, payload: 1000)) }
+        #expect(!borrowed([2], 0), "another peer does not wait behind peer 1")
+        let headers = (0 ..< 200).map { bytes("h\($0)").count }.reduce(0, +)
+        let expected = 200 * (1 + 1) + headers + 3 + 199 * 1000  // peer and address, headers, payloads
+        #expect(outbox.backlog(peer: [1]) == Backlog(messages: 200, bytes: expected))
+        var received: [[[UInt8]]] = []
+        for round in 0 ..< 4 {
+            var taken = 0
+            _ = outbox.retryArrays(now: .now) { frames in
+                guard taken < 50 else { return .wouldBlock }
+                taken += 1
+                received.append(frames)
+                return .sent
+            }
+            #expect(outbox.count == 200 - 50 * (round + 1))
+        }
+        #expect(outbox.isEmpty && outbox.due == .never)
+        #expect(received.map { $0[1] } == (0 ..< 200).map { bytes("h\($0)") })
+        #expect(received.allSatisfy { $0.count == 4 && $0[0] == [1] && $0[2] == bytes("a") })
+        #expect(received[199][3] == [UInt8](repeating: 199, count: 1000))
+        // Emptied, peer 1's queue no longer holds its messages back.
+        #expect(!borrowed([1], 300))
+        #expect(!outbox.isBlocked(forPeer: [1]))
+    }
+
+    /// Messages of any number of frames keep them; a failed one comes back whole; a dropped
+    /// peer's queue comes back oldest first.
+    @Test func framesOfAnyCountRoundTripAndFailuresComeBackWhole() {
+        var outbox = Outbox(keyedByPeer: true)
+        let long: [[UInt8]] = [[7]] + (0 ..< 12).map { [UInt8]($0 ..< $0 + 2) }
+        outbox.enqueue(long)
+        outbox.enqueue([[7], []])
+        outbox.enqueue([[8], [1, 2, 3]])
+        let failures = outbox.retryArrays(now: .now) { frames in
+            frames[0] == [8] ? .failed(ZMQError(errno: EHOSTUNREACH, operation: "send")) : .wouldBlock
+        }
+        #expect(failures.map(\.0) == [[[8], [1, 2, 3]]])
+        #expect(outbox.drop(peer: [7]) == [long, [[7], []]])
+        #expect(outbox.isEmpty && outbox.byteCount == 0)
+    }
+}
+
+extension Outbox {
+    /// ``retry(now:_:)`` with each message's frames as arrays, for tests that compare them.
+    mutating func retryArrays(now: ContinuousClock.Instant, _ attempt: ([[UInt8]]) -> SendAttempt) -> [([[UInt8]], ZMQError)] {
+        retry(now: now) { attempt($0.map { Array($0) }) }
     }
 }
