@@ -168,8 +168,8 @@ struct FSMLaunch: AsyncParsableCommand {
     }
 
     func loadTopology() throws -> Topology {
-        guard let path = topology else { return Topology.defaultTopology }
         do {
+            guard let path = topology else { return try Topology.defaultTopology() }
             return try Topology.load(contentsOf: URL(fileURLWithPath: path))
         } catch {
             printError("\(error)")

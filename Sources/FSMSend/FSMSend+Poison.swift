@@ -7,7 +7,7 @@ extension FSMSend {
     struct Suspensions: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "suspensions",
-            abstract: "List the client keys suspended for crashing workers, or lift a suspension.",
+            abstract: "List the client keys suspended for crashing workers, and the keys refused on the events endpoint, or lift one.",
             discussion: """
                 The coordinator attributes each worker crash to the event the worker was running \
                 and to the client key that sent it; a key whose events crash workers \
@@ -16,7 +16,10 @@ extension FSMSend {
                 action, lists the suspended keys, one per line, tab-separated: key (Z85), crashes, \
                 how long ago, the event patterns that crashed (TYPE.CASE); --json prints the \
                 coordinator's list. `lift KEY` lifts one (the 40 Z85 characters as listed, or \
-                the client's .key file). Needs the admin role when the topology has client keys.
+                the client's .key file). Keys refused on the events endpoint because their \
+                watchers subscribed past limits.watcherSubscriptions are listed too (crashes and \
+                age '-', then "watcher refused"), and lifted the same way. Needs the admin role \
+                when the topology has client keys.
                 """)
 
         @Argument(help: "lift; nothing to list.")
@@ -33,7 +36,7 @@ extension FSMSend {
         func validate() throws {
             switch action {
             case nil:
-                guard key == nil else { throw ValidationError("give the action before the key: fsm-send suspensions lift \(key!)") }
+                guard key == nil else { throw ValidationError("give the action before the key: fsm-send suspensions lift '\(key!)'") }
             case "lift"?:
                 guard key != nil else { throw ValidationError("lift needs the suspended key as listed, e.g. fsm-send suspensions lift rq1Z…") }
             case let other?:
@@ -49,6 +52,9 @@ extension FSMSend {
                 for suspension in list.suspended {
                     print([suspension.key, "\(suspension.crashes)", age(suspension.ageMs),
                            suspension.patterns.map(\.description).joined(separator: ",")].joined(separator: "\t"))
+                }
+                for key in list.refusedWatchers {
+                    print([key, "-", "-", "watcher refused: subscribed past limits.watcherSubscriptions"].joined(separator: "\t"))
                 }
                 return
             }

@@ -23,6 +23,13 @@ extension FSMSend {
                 The events endpoint comes from --events, else from the coordinator's listing; a wildcard \
                 host there (tcp://0.0.0.0:5557, tcp://*:5557) is replaced by the host of the clients \
                 endpoint, so a watcher on another host connects to the coordinator's machine.
+
+                Prefixes are bounded (the topology's limits): each at most limits.addressBytes and \
+                its topic's kind, and at most limits.watcherSubscriptions (default 128) distinct \
+                ones per key. A watcher past either gets nothing (its connection is reset and, \
+                with keys, its key refused on the events endpoint); the coordinator logs why, \
+                `fsm-send suspensions` lists the refused key and `fsm-send suspensions lift KEY` \
+                admits it again.
                 """)
 
         @Argument(help: "Topic prefixes to watch, e.g. state:auth effect: (default: everything).")

@@ -140,9 +140,13 @@ public struct PoisonList: Codable, Sendable, Hashable {
 
     public var suspended: [Suspension]
     public var quarantined: [Quarantine]
+    /// Client keys (Z85) refused on the events endpoint after their watchers subscribed past
+    /// `limits.watcherSubscriptions`; lifted as a suspension is.
+    public var refusedWatchers: [String]
 
-    public init(suspended: [Suspension], quarantined: [Quarantine]) {
+    public init(suspended: [Suspension], quarantined: [Quarantine], refusedWatchers: [String] = []) {
         self.suspended = suspended
         self.quarantined = quarantined
+        self.refusedWatchers = refusedWatchers
     }
 }

@@ -237,11 +237,26 @@ struct CoordinatorCoreBoundsTests {
         // ASCII, and NFC that is not ASCII, pass.
         #expect(CoordinatorCore.isNFC("counter/plain") && CoordinatorCore.isNFC("counter/é") && CoordinatorCore.isNFC("poller/東京"))
         #expect(!CoordinatorCore.isNFC("poller/\u{1100}\u{1161}"), "a decomposed Hangul syllable is not NFC")
-        #expect(Array("counter/plain".utf8).withUnsafeBytes(CoordinatorCore.isASCII))
-        #expect(!Array("counter/é".utf8).withUnsafeBytes(CoordinatorCore.isASCII))
+        #expect(Array("counter/plain ~".utf8).withUnsafeBytes(CoordinatorCore.isPrintableASCII))
+        #expect(!Array("counter/é".utf8).withUnsafeBytes(CoordinatorCore.isPrintableASCII))
         guard case .forward = Self.decide(&fixture.core, "A", Self.event(3, "counter/é")) else {
             Issue.record("an NFC address is served")
             return
         }
+    }
+
+    /// A reviewer's forged log line: an address holding a newline wrote a line of its own into the
+    /// coordinator's and the worker's logs and into `fsm-send quarantines`.
+    @Test(arguments: ["crash/q\ncritical grove: FORGED", "counter/a\rb", "counter/\u{7F}", "counter/\u{85}x", "counter/\u{2028}", "counter/\u{1B}[31m"])
+    func addressesWithControlCharactersAreRefused(address: String) throws {
+        var fixture = Self.fixture()
+        guard case .act(let actions) = Self.decide(&fixture.core, "A", Self.event(1, address)) else {
+            Issue.record("\(address.debugDescription) was forwarded")
+            return
+        }
+        let error = try errorReply(in: actions, to: "A", correlation: 1)
+        #expect(error.code == .malformedFrame)
+        #expect(error.message.contains("control character U+") && !error.message.contains(address), "\(error.message)")
+        #expect(!Array(address.utf8).withUnsafeBytes(CoordinatorCore.isPrintableASCII))
     }
 }

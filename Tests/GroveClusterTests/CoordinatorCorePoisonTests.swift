@@ -93,7 +93,7 @@ struct CoordinatorCorePoisonTests {
         let error = try errorReply(in: refused, to: "m", correlation: 9)
         #expect(error.code == .forbidden)
         #expect(error.message.contains("suspended: 2 worker crashes"), "\(error.message)")
-        #expect(error.message.contains("fsm-send suspensions lift \(Self.mallory)"), "\(error.message)")
+        #expect(error.message.contains("fsm-send suspensions lift '\(Self.mallory)'"), "\(error.message)")
         // Another key is served.
         guard case .forward = Self.send(&fixture, from: "a", key: Self.alice, "increment", to: "counter/x", correlation: 10) else {
             Issue.record("another key was refused")

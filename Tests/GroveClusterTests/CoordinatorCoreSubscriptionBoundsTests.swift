@@ -50,6 +50,32 @@ struct CoordinatorCoreSubscriptionBoundsTests {
         #expect(fixture.core.subscriptions.isEmpty && fixture.core.watchers.made.isEmpty && fixture.core.watchers.owners.isEmpty)
     }
 
+    /// A reviewer's dashboard with one prefix too many was locked out for good: the refusal is
+    /// listed with the suspensions and an admin lifts it the same way.
+    @Test func anAdminListsAndLiftsAWatcherKeysRefusal() throws {
+        var fixture = Self.fixture(.init(watcherSubscriptions: 1, subscriptions: 10))
+        _ = fixture.core.subscription(Self.subscribe("state:a"), from: Self.user(Self.keyA))
+        #expect(Self.resets(fixture.core.subscription(Self.subscribe("state:b"), from: Self.user(Self.keyA))) == [Self.keyA])
+        func poison(_ request: PoisonRequest) throws -> [CoordinatorAction] {
+            let message = WireMessage(Header(.poison, correlation: 5), payload: try WireJSON.encode(request))
+            guard case .act(let actions) = MessageView.with(message, { fixture.core.decide(client: Array("op".utf8), $0, as: .trusted) }) else {
+                Issue.record("a poison request was forwarded")
+                return []
+            }
+            return actions
+        }
+        let listed = try #require(try poison(PoisonRequest(.list)).first?.sentToClient)
+        #expect(try payload(PoisonList.self, of: listed.message).refusedWatchers == [Self.keyA])
+        let lifted = try poison(PoisonRequest(.lift, key: Self.keyA))
+        #expect(lifted.contains { if case .admitWatcher(Self.keyA) = $0 { true } else { false } })
+        #expect(lifted.compactMap(\.sentToClient).first?.message.header.kind == .accepted)
+        #expect(fixture.core.watchers.refused.isEmpty)
+        // Its next subscriptions count afresh once the reset's unsubscriptions arrived.
+        _ = fixture.core.subscription(Self.unsubscribe("state:a"))
+        #expect(Self.resets(fixture.core.subscription(Self.subscribe("state:a"), from: Self.user(Self.keyA))).isEmpty)
+        #expect(try errorReply(in: try poison(PoisonRequest(.lift, key: Self.keyA)), to: "op", correlation: 5).code == .unknownPoison)
+    }
+
     @Test func everyWatcherTogetherIsBoundedAndTrustedWatchersCountThere() {
         var fixture = Self.fixture(.init(watcherSubscriptions: 2, subscriptions: 4))
         for index in 0..<4 {

@@ -24,6 +24,22 @@ struct KeyFileTests {
         #expect(!(try String(contentsOfFile: publicFile, encoding: .utf8)).contains(keys.secretKey.z85))
     }
 
+    /// `/` and `.` are Z85 characters: a key file whose path has exactly 40 characters was
+    /// taken for a key (`fsm-send suspensions lift <path>` lifted nothing).
+    @Test func aFortyCharacterPathIsReadAsAFile() throws {
+        let dir = try folder()
+        let keys = try CurveKeyPair.generate()
+        let short = "/tmp/\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: short, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: short) }
+        let name = String(repeating: "k", count: 40 - short.count - 5)
+        let (publicFile, _) = try KeyFile.write(keys, base: short + "/" + name, name: name)
+        #expect(publicFile.count == 40 && CurveKey(z85: publicFile) != nil, "the premise: \(publicFile) reads as Z85")
+        #expect(try KeyFile.z85(ofKeyOrFile: publicFile) == keys.publicKey.z85)
+        #expect(try KeyFile.z85(ofKeyOrFile: keys.publicKey.z85) == keys.publicKey.z85)
+        _ = dir
+    }
+
     @Test func anExistingPairIsNotReplacedUnlessAsked() throws {
         let dir = try folder()
         try KeyFile.write(try CurveKeyPair.generate(), base: dir + "/a", name: "a")

@@ -53,6 +53,9 @@ struct PathRuleTests {
     @Test func messagesSayWhatToDo() {
         #expect(PathProblem.accessible(0o755).describe("/x", uid: 0).contains("chmod 700 /x"))
         #expect(PathProblem.writable(0o777).describe("/x", uid: 0).contains("chmod go-w /x"))
+        // Sticky, as /tmp: chmod go-w /tmp would break the host; the socket belongs elsewhere.
+        let sticky = PathProblem.writable(0o1777).describe("/tmp", uid: 0)
+        #expect(sticky.contains("mkdir -m 700") && !sticky.contains("chmod"), "\(sticky)")
         #expect(PathProblem.symlink.describe("/x", uid: 0).contains("rm /x"))
         let owner = PathProblem.owner(65534).describe("/x", uid: 0)
         #expect(owner.contains("uid 65534") && owner.contains("not to you, root (uid 0") && owner.contains("rm -r /x"), "\(owner)")

@@ -211,7 +211,21 @@ extension EndToEnd {
                 #expect(try await cluster.fsmSend(["list"], timeout: .seconds(10)).status == 0)
                 _ = await attacker.waitForExit(timeout: .seconds(30))
                 #expect(attacker.stdout.contains("received 0"), "the refused watcher gets nothing: \(attacker.stdout)")
-                try await cluster.waitForLog("refused", "limits.watcherSubscriptions prefixes; it is refused until the coordinator restarts")
+                try await cluster.waitForLog("refused", "limits.watcherSubscriptions prefixes; it is refused until an admin lifts it")
+                // An admin sees the refused key with the suspensions and lifts it: the key watches again.
+                let listed = try await cluster.fsmSend(["suspensions"])
+                #expect(listed.status == 0 && listed.stdout.contains("watcher refused"), "\(listed)")
+                let lifted = try await cluster.fsmSend(["suspensions", "lift", cluster.keyPath("watcher", secret: false)])
+                #expect(lifted.status == 0, "\(lifted) \(listed)")
+                let again = try await Self.start(Self.watcher(cluster, events: events, "[]", seconds: 20, untilFirst: true),
+                                                 named: "lifted-watcher", in: cluster)
+                defer { _ = again.stop() }
+                try await waitUntil("the lifted key to subscribe", timeout: .seconds(20)) { again.stdout.contains("subscribed") }
+                try Self.touch("go", in: cluster)
+                try await waitUntil("the lifted key to hear counter/d", timeout: .seconds(20), interval: .milliseconds(300)) {
+                    _ = try await cluster.send("counter/d", "increment")
+                    return again.stdout.contains("got")
+                }
             }
         }
 

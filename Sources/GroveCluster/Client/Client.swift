@@ -138,7 +138,7 @@ public final class Client {
 
     /// The clients endpoint of the default topology as this user runs it:
     /// `ipc://<runtime directory>/default/clients` (see ``RuntimeDirectory``).
-    public static var defaultEndpoint: String { Topology.defaultTopology.coordinator.clients }
+    public static var defaultEndpoint: String { RuntimeDirectory.endpoints(ofTopology: "default").clients }
 
     private static func seconds(_ duration: Duration) -> TimeInterval {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18

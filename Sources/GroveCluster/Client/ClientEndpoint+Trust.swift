@@ -24,7 +24,8 @@ extension ClientEndpoint {
     ///   - uid: The user the socket must belong to; the process's effective uid.
     /// - Throws: ``WireError`` `untrusted-endpoint` saying what is wrong and what to do;
     ///   `unreachable` when a directory on the way to the socket does not exist (no coordinator
-    ///   has made it: nothing is connected to, since whoever made it later would be reached).
+    ///   has made it: nothing is connected to, since whoever made it later would be reached);
+    ///   `invalid-endpoint` when the socket's path is too long to be one.
     public static func verify(_ endpoint: String, curve: Bool, uid: uid_t = geteuid()) throws(WireError) {
         guard !curve else { return }
         switch LocalEndpoint(endpoint) {
@@ -37,6 +38,11 @@ extension ClientEndpoint {
                 or give CURVE keys (--key-file and --coordinator-key) to prove the coordinator
                 """)
         case .socket(let path):
+            guard path.utf8.count <= Coordinator.maximumSocketPath else {
+                throw WireError(.invalidEndpoint, "\(endpoint): the socket's path has \(path.utf8.count) bytes and a Unix socket's path "
+                    + "holds at most \(Coordinator.maximumSocketPath); use a shorter path"
+                    + (path.hasPrefix(RuntimeDirectory.path() + "/") ? " (set \(RuntimeDirectory.variable) to a shorter directory)" : ""))
+            }
             do throws(PrivateDirectory.Refusal) {
                 try LocalEndpoint.checkSocket(path, uid: uid)
             } catch where error.problem == .missing {

@@ -55,7 +55,7 @@ public final class Watcher {
     }
 
     /// The events endpoint of the default topology as this user runs it (see ``RuntimeDirectory``).
-    public static var defaultEndpoint: String { Topology.defaultTopology.coordinator.events }
+    public static var defaultEndpoint: String { RuntimeDirectory.endpoints(ofTopology: "default").events }
 
     deinit {
         socket.close()

@@ -68,7 +68,7 @@ struct Containment {
         let patterns = suspension.patterns.isEmpty ? "" : " (\(suspension.patterns.map(\.description).joined(separator: ", ")))"
         return WireError(.forbidden, "this client's key \(key) is suspended: \(suspension.crashes) worker crashes were attributed to its "
             + "events\(patterns), so its events are refused; its reads still work. An admin lifts the suspension with "
-            + "`fsm-send suspensions lift \(key)` once the cause is understood", address: address)
+            + "`fsm-send suspensions lift '\(key)'` once the cause is understood", address: address)
     }
 }
 
@@ -119,7 +119,7 @@ extension CoordinatorCore {
         }
         if let suspended = verdict.suspended {
             actions.append(.warn("suspended client key \(suspended) after \(verdict.senderCrashes) worker crashes attributed to its events "
-                + "within \(settings.periodMs) ms: its events are refused (forbidden) until an admin lifts it (fsm-send suspensions lift \(suspended))"))
+                + "within \(settings.periodMs) ms: its events are refused (forbidden) until an admin lifts it (fsm-send suspensions lift '\(suspended)')"))
         }
         for forgiven in verdict.forgiven {
             guard let pid = forgiven.pid else { continue }
@@ -175,17 +175,24 @@ extension CoordinatorCore {
         }
         switch parsed.action {
         case .list:
-            let list = containment.ledger.list(now: lastTick ?? .now)
+            var list = containment.ledger.list(now: lastTick ?? .now)
+            list.refusedWatchers = watchers.refused.sorted()
             guard let payload = try? WireJSON.encode(list) else { return refuse(WireError(.malformedJSON, "the poison list does not encode")) }
             return [.toClient(identity, WireMessage(Header(.poisonList, correlation: correlation), payload: payload))]
         case .lift:
             guard let key = parsed.key else {
                 return refuse(WireError(.malformedJSON, #"a poison lift needs the client's key: {"action":"lift","key":"<40 Z85 characters>"}"#))
             }
-            guard containment.ledger.lift(key) else {
-                return refuse(WireError(.unknownPoison, "client key \(key) is not suspended (lifted already?); list the suspended keys with `fsm-send suspensions`"))
+            // One key may be both: suspended for its events, refused for its watcher's prefixes.
+            let suspension = containment.ledger.lift(key)
+            let watcher = watchers.lift(key)
+            guard suspension || watcher else {
+                return refuse(WireError(.unknownPoison, "client key \(key) is neither suspended nor refused on the events endpoint "
+                    + "(lifted already?); list them with `fsm-send suspensions`"))
             }
-            return [.warn("an admin lifted the suspension of client key \(key)"), accepted]
+            let lifted = [suspension ? "the suspension" : nil, watcher ? "the events endpoint's refusal" : nil].compactMap { $0 }
+            return [.warn("an admin lifted \(lifted.joined(separator: " and ")) of client key \(key)")]
+                + (watcher ? [.admitWatcher(key)] : []) + [accepted]
         case .release:
             guard let type = parsed.type, let event = parsed.event else {
                 return refuse(WireError(.malformedJSON, #"a poison release needs the pattern: {"action":"release","type":"Counter","event":"add"}"#))

@@ -47,13 +47,37 @@ extension CoordinatorCore {
         return address.precomposedStringWithCanonicalMapping.utf8.elementsEqual(address.utf8)
     }
 
-    /// Whether `bytes` are all ASCII (so NFC): the hot path's check, a loop over the bytes where
-    /// they arrived.
+    /// Whether `bytes` are all printable ASCII (so NFC, and no control character): the hot
+    /// path's check, one comparison per byte where they arrived (`byte - 0x20`, wrapping, is
+    /// below 0x5F exactly for 0x20 through 0x7E).
     @inline(__always)
-    static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        var high: UInt8 = 0
-        for byte in bytes { high |= byte }
-        return high < 0x80
+    static func isPrintableASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var outside: UInt8 = 0
+        for byte in bytes { outside |= (byte &- 0x20) >= 0x5F ? 1 : 0 }
+        return outside == 0
+    }
+
+    /// The first control character of `address` (C0, DEL, C1, or a line or paragraph
+    /// separator), which would let a client write lines of its own into logs and listings that
+    /// name the address; `nil` when it has none.
+    static func controlCharacter(in address: String) -> (scalar: Unicode.Scalar, offset: Int)? {
+        var offset = 0
+        for scalar in address.unicodeScalars {
+            if scalar.properties.generalCategory == .control || scalar == "\u{2028}" || scalar == "\u{2029}" {
+                return (scalar, offset)
+            }
+            offset += scalar.utf8.count
+        }
+        return nil
+    }
+
+    /// The refusal of an address holding a control character.
+    static func controlInAddress(_ found: (scalar: Unicode.Scalar, offset: Int), correlation: UInt64) -> WireError {
+        let code = "U+" + String(found.scalar.value, radix: 16, uppercase: true).leftPadded(to: 4)
+        return WireError(.malformedFrame,
+            "the address holds the control character \(code) at byte \(found.offset); addresses may not hold control "
+                + "characters (they would split the lines of logs and listings that name them); use printable characters",
+            correlation: correlation)
     }
 
     /// The refusal of an address that is not in NFC, naming the form to send.
@@ -63,5 +87,11 @@ extension CoordinatorCore {
             "the address is not in Unicode Normalization Form C (NFC), so it could name the same machine as another byte sequence; "
                 + "send it precomposed, as \(JSONValue.string(precomposed)) (\(precomposed.utf8.count) bytes)",
             correlation: correlation)
+    }
+}
+
+private extension String {
+    func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }

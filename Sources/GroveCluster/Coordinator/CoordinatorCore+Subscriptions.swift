@@ -38,6 +38,9 @@ struct WatcherAccounts {
     }
 
     mutating func refuse(_ key: String) { refused.insert(key) }
+
+    /// Admits `key` again; `false` when it was not refused.
+    mutating func lift(_ key: String) -> Bool { refused.remove(key) != nil }
 }
 
 extension CoordinatorCore {
@@ -48,7 +51,8 @@ extension CoordinatorCore {
     /// prefixes made by one key, more than `limits.subscriptions` in all) the prefix is not
     /// observed and every connection to the events endpoint is reset, which is how libzmq lets
     /// go of what it holds for them; a key past its own bound is refused on the events endpoint
-    /// from then on (until the coordinator restarts).
+    /// from then on, until an admin lifts it (`poison` lift, as a suspension) or the coordinator
+    /// restarts.
     /// - Parameter userID: The `User-Id` the message carried (the watcher's key, with CURVE);
     ///   `nil` for an unsubscription libzmq makes when a connection closes.
     mutating func subscription(_ frame: [UInt8], from userID: String? = nil) -> [CoordinatorAction] {
@@ -97,7 +101,7 @@ extension CoordinatorCore {
     private mutating func resetWatchers(refusing key: String?, _ why: String) -> [CoordinatorAction] {
         let refusal = key.map { key -> String in
             watchers.refuse(key)
-            return "; key \(key) is refused on the events endpoint until the coordinator restarts"
+            return "; key \(key) is refused on the events endpoint until an admin lifts it (fsm-send suspensions lift '\(key)')"
         } ?? ""
         return [.resetWatchers(refusing: key),
                 .warn("\(why): every connection to the events endpoint is reset, which frees their subscriptions; "

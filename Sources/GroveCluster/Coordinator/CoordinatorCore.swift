@@ -26,6 +26,8 @@ enum CoordinatorAction: Sendable, Equatable {
     /// Reset every connection to the events endpoint (how libzmq lets go of the subscriptions it
     /// holds for them), and refuse the watcher key `refusing` (Z85) there from now on.
     case resetWatchers(refusing: String?)
+    /// Admit the watcher key (Z85) on the events endpoint again: an admin lifted its refusal.
+    case admitWatcher(String)
 }
 
 /// The coordinator's routing logic as a pure state machine: messages and clock ticks in,
@@ -265,8 +267,11 @@ struct CoordinatorCore {
             } catch {
                 return refuse(error)
             }
-            guard Self.isASCII(request.addressBytes) || Self.isNFC(address) else {
-                return refuse(Self.notNFC(address, correlation: correlation))
+            if !Self.isPrintableASCII(request.addressBytes) {
+                if let control = Self.controlCharacter(in: address) {
+                    return refuse(Self.controlInAddress(control, correlation: correlation))
+                }
+                guard Self.isNFC(address) else { return refuse(Self.notNFC(address, correlation: correlation)) }
             }
             if case .trusted? = principal {} else if let refusal = Self.forbidden(request.kind, address: address, for: principal) {
                 return refuse(refusal)

@@ -239,6 +239,8 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
                 crashWatcher.current?((worker, pid, reason))
             case .resetWatchers(let key):
                 resetWatchers(refusing: key)
+            case .admitWatcher(let key):
+                if let curve = CurveKey(z85: key) { gatekeeper.admit(watcher: curve) }
             }
         }
         guard core.registrations != seenRegistrations else { return }

@@ -35,7 +35,7 @@ public struct Credentials: Sendable {
             keys = keyFile == "-"
                 ? try KeyFile.keyPair(text: String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self), source: "standard input")
                 : try KeyFile.keyPair(at: keyFile)
-            coordinator = try CurveKey(z85: coordinatorKey) ?? KeyFile.publicKey(at: coordinatorKey)
+            coordinator = try KeyFile.publicKey(ofKeyOrFile: coordinatorKey)
         } catch {
             throw WireError(.invalidEndpoint, "cannot use the CURVE keys: \(error)")
         }

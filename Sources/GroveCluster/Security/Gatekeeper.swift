@@ -85,6 +85,11 @@ package struct Gatekeeper: Sendable {
         refusedWatchers.insert(key)
     }
 
+    /// Admits `key` on the events endpoint again: an admin lifted its refusal.
+    package mutating func admit(watcher key: CurveKey) {
+        refusedWatchers.remove(key)
+    }
+
     /// Forgets a key ``admit(worker:group:)`` admitted, once its process is gone.
     package mutating func forget(worker key: CurveKey) {
         workerKeys[key] = nil
@@ -173,7 +178,7 @@ package struct Gatekeeper: Sendable {
         case .workers where clientKeys[key] != nil: " (it is a client key; workers need their group's key)"
         case .clients where workerKeys[key] != nil: " (it is a worker key; clients need a key from security.clients)"
         case .events where refusedWatchers.contains(key):
-            " (its watcher subscribed to more than limits.watcherSubscriptions prefixes; it is refused until the coordinator restarts)"
+            " (its watcher subscribed to more than limits.watcherSubscriptions prefixes; it is refused until an admin lifts it: fsm-send suspensions lift 'KEY')"
         case .events where clientKeys[key] != nil: " (watching needs a client key whose read role covers every machine)"
         case .workers, .clients, .events: ""
         }

@@ -45,9 +45,16 @@ package enum KeyFile {
 
     /// The public key in a `.key` or `.key_secret` file.
     /// A public key given as its 40 Z85 characters or as a `.key` file, as Z85.
+    /// A file that exists wins: `/` and `.` are Z85 characters, so a path of exactly 40
+    /// characters also reads as a key.
     package static func z85(ofKeyOrFile keyOrPath: String) throws(Problem) -> String {
-        if let key = CurveKey(z85: keyOrPath) { return key.z85 }
-        return try publicKey(at: keyOrPath).z85
+        try publicKey(ofKeyOrFile: keyOrPath).z85
+    }
+
+    /// ``z85(ofKeyOrFile:)`` as a key.
+    package static func publicKey(ofKeyOrFile keyOrPath: String) throws(Problem) -> CurveKey {
+        if !FileManager.default.fileExists(atPath: keyOrPath), let key = CurveKey(z85: keyOrPath) { return key }
+        return try publicKey(at: keyOrPath)
     }
 
     package static func publicKey(at path: String) throws(Problem) -> CurveKey {

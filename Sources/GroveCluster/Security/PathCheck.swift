@@ -136,6 +136,11 @@ package enum PathProblem: Error, Sendable, Equatable {
                 + "(another user's socket, a link); have it removed (rm -r \(path), as its owner or root)"
         case .accessible(let mode):
             return "\(path) has mode \(Self.octal(mode)): other users may enter or read it; run chmod 700 \(path)"
+        case .writable(let mode) where mode & S_ISVTX != 0:
+            // /tmp: the sticky bit keeps others from removing a file, not from making its name first.
+            return "\(path) has mode \(Self.octal(mode)): any user may create files in it (its sticky bit stops them "
+                + "removing yours, not making a socket's name before you do); put the socket in a directory of your own "
+                + "(mkdir -m 700 DIR, then ipc://DIR/NAME), or leave the endpoint out to use Grove's runtime directory"
         case .writable(let mode):
             return "\(path) has mode \(Self.octal(mode)): other users may create, rename or remove files in it; "
                 + "run chmod go-w \(path), or use a directory only you can write"

@@ -65,11 +65,11 @@ extension Topology {
     /// user's runtime directory (`<RuntimeDirectory.path()>/default/clients`, …), a `main` worker
     /// with the example machines and an `io` worker executing their io requests. The same as
     /// `Topologies/default.json`.
-    public static let defaultTopology: Topology = {
-        do {
-            return try Topology(json: Data(defaultJSON.utf8), source: "<default topology>")
-        } catch {
-            fatalError("the embedded default topology is invalid:\n\(error)")
-        }
-    }()
+    ///
+    /// Read anew on each call, since its endpoints follow the environment: a runtime directory
+    /// too long for a socket's path is an error naming `GROVE_RUNTIME_DIR`, not a trap.
+    /// - Throws: ``TopologyError`` when the endpoints it would use cannot be sockets.
+    public static func defaultTopology() throws -> Topology {
+        try Topology(json: Data(defaultJSON.utf8), source: "<default topology>")
+    }
 }
