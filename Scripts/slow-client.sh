@@ -169,7 +169,8 @@ run() {
     printf '%-12s peak RSS %7d kB (bound %d kB: %s), after the client closed %7d kB\n' \
         worker "$worker_peak" "$worker_bound_kb" \
         "$([[ $worker_peak -lt $worker_bound_kb ]] && echo within || echo OVER)" "$worker_after"
-    grep -c 'not reading its replies' "$work/launch.err" | sed 's/^/coordinator warnings about slow clients: /'
+    # grep -c prints 0 and fails when nothing matched: a client that kept up is no error.
+    echo "coordinator warnings about slow clients: $(grep -c 'not reading its replies' "$work/launch.err" || true)"
     stop_launch
 }
 

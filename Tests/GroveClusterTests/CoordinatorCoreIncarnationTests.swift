@@ -235,6 +235,29 @@ struct CoordinatorCoreIncarnationTests {
         #expect(warnings(in: actions).first?.contains("4 keyed instance(s)") == true, "\(actions)")
     }
 
+    /// An attacker's worker key grew the coordinator to 1.1 GB listing 600,000 reported
+    /// instances of 1 KiB: reports are held to the bounds clients are (instances per machine,
+    /// address size and form).
+    @Test func reportedInstancesAreBoundedAsClientsAre() throws {
+        var topology = CoreFixture.topology
+        topology.limits.instancesPerMachine = 3
+        topology.limits.addressBytes = 64
+        var fixture = CoreFixture(topology: topology)
+        fixture.registerAll()
+        func onData1(_ keys: [String]) -> [String] { keys.filter { topology.placement(ofMachine: "counter", key: $0) == "data-1" } }
+        let keys: [String] = onData1((0..<200).map { "k\($0)" })
+        try #require(keys.count >= 6)
+        let long: String = onData1((0..<400).map { "x\($0)-" + String(repeating: "l", count: 64) })[0]
+        let nul: String = onData1((0..<400).map { "q\($0)\u{0}evil" })[0]
+        let wellFormed: [String] = keys.prefix(5).map { key in "counter/" + key }
+        let report = InstancesReport(instances: wellFormed + ["counter/" + long, "counter/" + nul])
+        let actions = fixture.fromWorker("data-1", WireMessage(Header(.instances), address: "data-1", payload: try WireJSON.encode(report)))
+        let counter = try #require(fixture.listing().machines.first { $0.name == "counter" })
+        #expect(counter.instances == Array(wellFormed.prefix(3)).sorted(), "\(counter.instances)")
+        #expect(warnings(in: actions).contains { $0.contains("2 keyed instance(s) past limits.instancesPerMachine") }, "\(actions)")
+        #expect(warnings(in: actions).contains { $0.contains("2 keyed instance(s)") && $0.contains("well-formed") }, "\(actions)")
+    }
+
     @Test func reportsAreCutIntoMessagesOfAThousand() {
         let reports = InstancesReport.reports(for: (0..<2500).map { "counter/\($0)" })
         #expect(reports.map(\.instances.count) == [1000, 1000, 500])

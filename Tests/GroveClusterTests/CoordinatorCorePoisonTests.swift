@@ -119,16 +119,45 @@ struct CoordinatorCorePoisonTests {
         #expect(!fixture.core.containment.hasSuspensions)
     }
 
+    /// An attacker's worker key (group edge, hosting nothing of auth's) re-registered three
+    /// times with made-up crash reports and quarantined AuthFlow.login for every address: a
+    /// report counts only for a machine placed on that worker, of its type, and with a witness
+    /// (fsm-launch saw the exit, or a client's request at that address was lost with it).
+    @Test func aWorkersMadeUpCrashReportsAreNotCounted() throws {
+        var fixture = CoreFixture()
+        fixture.registerAll()
+        let own = (1...40).map { "counter/k-\($0)" }.first { Self.worker(of: $0, in: fixture) == "data-1" }!
+        let elsewhere = (1...40).map { "counter/k-\($0)" }.first { Self.worker(of: $0, in: fixture) == "data-2" }!
+        for (round, report) in [
+            CrashReport(address: elsewhere, type: "Counter", event: "add", origin: "sent", correlation: nil),
+            CrashReport(address: own, type: "AuthFlow", event: "login", origin: "sent", correlation: nil),
+            CrashReport(address: own, type: "Counter", event: "add", origin: "sent", correlation: 12345),
+        ].enumerated() {
+            _ = fixture.core.lose("data-1", reason: "gone", cause: .exited)
+            var registration = CoreFixture.registration("data-1")
+            registration.pid = Int32(700 + round)
+            registration.incarnation = UInt64(70 + round)
+            registration.startedAtMs = Int64(70 + round)
+            registration.crash = report
+            let actions = fixture.register(registration)
+            #expect(Self.warnings(actions).contains { $0.contains("not counted") }, "\(report): \(actions)")
+        }
+        #expect(fixture.core.containment.ledger.crashes.isEmpty)
+        #expect(fixture.core.containment.ledger.patterns.isEmpty)
+    }
+
     @Test func aReportSentAgainIsCountedOnce() throws {
         var fixture = CoreFixture()
         fixture.registerAll()
-        _ = Self.crash(&fixture, "data-1", runningRequest: 77, at: "counter/a", newPID: 500, incarnation: 30)
+        let address = (1...40).map { "counter/k-\($0)" }.first { Self.worker(of: $0, in: fixture) == "data-1" }!
+        let first = Self.crash(&fixture, "data-1", runningRequest: 77, at: address, newPID: 500, incarnation: 30)
+        #expect(Self.warnings(first).contains { $0.contains("last process died") }, "\(first)")
         // The same process registers again (a retry before its welcome arrived).
         var again = CoreFixture.registration("data-1")
         again.pid = 500
         again.incarnation = 30
         again.startedAtMs = 30
-        again.crash = CrashReport(address: "counter/a", type: "Counter", event: "add", origin: "sent", correlation: 77)
+        again.crash = CrashReport(address: address, type: "Counter", event: "add", origin: "sent", correlation: 77)
         _ = fixture.register(again)
         #expect(fixture.core.containment.ledger.crashes.count == 1)
         #expect(fixture.core.containment.ledger.patterns.isEmpty)

@@ -19,12 +19,11 @@ public final class Coordinator: Sendable {
 
     /// The messages ZeroMQ queues for one client (its send high-water mark) before the rest
     /// wait in the coordinator's outbox for it, counted in bytes too. A message is a lone reply
-    /// or a batch of them (about 1 MiB at most). As many as a client keeps in flight by default
-    /// (`Client`'s and fsm-load's window): below that, a client that reads at full speed had most
-    /// of its replies take the outbox's detour (a copy and a retry each), which cost one event per
-    /// message a third of its throughput. ZeroMQ counts messages, not bytes: docs/SECURITY.md says
-    /// what that leaves unbounded.
-    static let clientSocketQueue = 1000
+    /// or a batch of them (about 1 MiB at most). ZeroMQ counts messages, not bytes: 1,000 (as
+    /// many as `Client` and fsm-load keep in flight) made one event per message a third faster,
+    /// but let a client that stops reading hold 1,000 large replies there uncounted, and
+    /// `Scripts/slow-client.sh`'s gets run then lost its worker (docs/BENCHMARKS.md, issue 34).
+    static let clientSocketQueue = 100
 
     /// The smallest `ZMQ_MAXMSGSIZE` set on an endpoint: libzmq checks the handshake's commands
     /// (a CURVE `INITIATE` is a few hundred bytes) against it too.

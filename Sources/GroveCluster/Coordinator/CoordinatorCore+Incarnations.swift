@@ -157,17 +157,35 @@ extension CoordinatorCore {
             return [.warn("worker \(worker) sent an instances report that does not decode; is it the same Grove version?")]
         }
         var strays: [String] = []
+        var over = 0
+        let limits = topology.limits
         for address in report.instances {
+            // As a client's address is held: within limits.addressBytes, printable, in NFC.
+            let wellFormed = address.utf8.count <= limits.addressBytes
+                && (Array(address.utf8).withUnsafeBytes(Self.isPrintableASCII)
+                    || (Self.controlCharacter(in: address) == nil && Self.isNFC(address)))
             let parts = address.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
-            guard parts.count == 2, !parts[1].isEmpty, let spec = topology.machine(named: parts[0]), spec.keyed,
+            guard wellFormed, parts.count == 2, !parts[1].isEmpty, let spec = topology.machine(named: parts[0]), spec.keyed,
                   topology.placement(ofMachine: spec.name, key: parts[1]) == worker else {
                 strays.append(address)
                 continue
             }
+            // A worker lists no more instances than clients could have started: the same bound.
+            guard keyedInstances[spec.name]?.contains(address) == true
+                    || keyedInstances[spec.name, default: []].count < limits.instancesPerMachine else {
+                over += 1
+                continue
+            }
             keyedInstances[spec.name, default: []].insert(address)
         }
-        guard !strays.isEmpty else { return [] }
-        return refuse(message, from: number, "it reported \(strays.count) keyed instance(s) the topology does not place on it, "
-            + "not listed: \(strays.prefix(5).map(Self.shown).joined(separator: ", "))\(strays.count > 5 ? ", …" : "")")
+        var actions: [CoordinatorAction] = []
+        if over > 0 {
+            actions.append(.warn("worker \(worker) reported \(over) keyed instance(s) past limits.instancesPerMachine "
+                + "(\(limits.instancesPerMachine)); not listed (they still run there; raise the limit if this is expected)"))
+        }
+        guard !strays.isEmpty else { return actions }
+        return actions + refuse(message, from: number, "it reported \(strays.count) keyed instance(s) the topology does not place on it "
+            + "or that are not well-formed addresses (limits.addressBytes, printable, NFC), not listed: "
+            + "\(strays.prefix(5).map(Self.shown).joined(separator: ", "))\(strays.count > 5 ? ", …" : "")")
     }
 }

@@ -30,6 +30,9 @@ struct Containment {
     /// The incarnation whose crash report was counted last, by worker: a registration sent
     /// again (a retry before the welcome) is counted once.
     var reported: [String: UInt64] = [:]
+    /// Workers whose last process fsm-launch saw exit (`noteExit`), until a crash report of
+    /// theirs is counted: the evidence, besides the worker's word, that a process died.
+    var sawExit: Set<String> = []
 
     static let lostKept = 1 << 16
 
@@ -83,7 +86,9 @@ extension CoordinatorCore {
         let number = number(of: name)
         let lost = containment.lost.removeValue(forKey: number) ?? [:]
         let pid = containment.lostPIDs.removeValue(forKey: number)
-        let blamed = containment.exits.removeValue(forKey: name) ?? true
+        let exit = containment.exits.removeValue(forKey: name)
+        let blamed = exit ?? true
+        if exit != nil { containment.sawExit.insert(name) } else { containment.sawExit.remove(name) }
         guard let report = registration.crash else { return [] }
         if let incarnation = registration.incarnation {
             guard containment.reported[name] != incarnation else { return [] }
@@ -94,9 +99,26 @@ extension CoordinatorCore {
         guard blamed else {
             return [.warn("worker \(name)'s last process was killed from outside while it ran \(what); not counted against the event")]
         }
+        // The report is the worker's word: it is counted only for a machine the topology places
+        // on that worker, of the type it names, and only when something besides the worker saw
+        // the process die (fsm-launch's exit, or a request of a client lost with it at that
+        // address). A worker key cannot quarantine another group's patterns, nor make up crashes.
+        let parts = report.address.split(separator: "/", maxSplits: 1).map(String.init)
+        let spec = parts.first.flatMap { topology.machine(named: $0) }
+        guard let spec, topology.placement(ofMachine: spec.name, key: parts.count == 2 ? parts[1] : nil) == name,
+              report.type == nil || report.type == spec.type else {
+            return [.warn("worker \(name) reported a crash in \(Self.shown(report.address))"
+                + (report.type.map { " (\($0))" } ?? "") + ", which the topology does not place on it; not counted")]
+        }
         var sender: String?
+        var lostRequest = false
         if report.origin == "sent", let correlation = report.correlation, let request = lost[correlation], request.address == report.address {
             sender = containment.key(of: request.sender)
+            lostRequest = true
+        }
+        guard lostRequest || containment.sawExit.remove(name) != nil else {
+            return [.warn("worker \(name) reported a crash while it ran \(what), but neither fsm-launch saw its process exit nor was a "
+                + "request at that address lost with it; not counted")]
         }
         let crash = CrashLedger.Crash(worker: name, pid: pid, at: now, address: report.address, pattern: pattern, sender: sender)
         let verdict = containment.ledger.count(crash)
