@@ -169,6 +169,17 @@ public struct BatchBuilder: Sendable {
         }
     }
 
+    /// Removes the last envelope appended and returns its bytes, to send in another batch or
+    /// not at all (a sender that learns an envelope's size only once it is written).
+    /// - Parameter start: ``byteCount`` just before that envelope was appended.
+    public mutating func removeLast(startingAt start: Int) -> [UInt8] {
+        precondition(count > 0 && start >= 0 && start <= bytes.count, "no envelope starts at byte \(start) of the batch")
+        let removed = Array(bytes[start...])
+        bytes.removeSubrange(start...)
+        envelopeCount -= 1
+        return removed
+    }
+
     /// Empties the builder, keeping its capacity.
     public mutating func removeAll() {
         envelopeCount = 0

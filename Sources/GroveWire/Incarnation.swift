@@ -57,12 +57,27 @@ public struct InstancesReport: Codable, Sendable, Hashable {
         self.instances = instances
     }
 
-    /// The reports for `addresses`, sorted, cut at ``perMessage``; none for none.
-    public static func reports(for addresses: some Sequence<String>) -> [InstancesReport] {
-        let sorted = addresses.sorted()
-        return stride(from: 0, to: sorted.count, by: perMessage).map {
-            InstancesReport(instances: Array(sorted[$0 ..< min($0 + perMessage, sorted.count)]))
+    /// The reports for `addresses`, sorted, cut at ``perMessage`` and so that each report's
+    /// JSON stays under `maxBytes` (the coordinator's frame limit); none for none.
+    public static func reports(for addresses: some Sequence<String>, maxBytes: Int = .max) -> [InstancesReport] {
+        // `{"instances":[]}` and an envelope's head and address, then each address counted as
+        // if every byte were escaped: a bound, not a measure.
+        let budget = maxBytes - 1024 - 32
+        var reports: [InstancesReport] = []
+        var current: [String] = []
+        var bytes = 0
+        for address in addresses.sorted() {
+            let cost = 2 * address.utf8.count + 3
+            if !current.isEmpty, current.count == perMessage || bytes + cost > budget {
+                reports.append(InstancesReport(instances: current))
+                current = []
+                bytes = 0
+            }
+            current.append(address)
+            bytes += cost
         }
+        if !current.isEmpty { reports.append(InstancesReport(instances: current)) }
+        return reports
     }
 }
 

@@ -114,11 +114,17 @@ public struct Welcome: Codable, Sendable, Hashable {
     /// they concern machine types placed here; absent when none is (and from an older
     /// coordinator). Later changes come as `quarantine` messages.
     public var quarantined: [PoisonPattern]?
+    /// The largest frame the coordinator accepts from the worker (the topology's
+    /// `limits.messageBytes`): ZeroMQ drops a worker's connection when it sends a larger one,
+    /// so the worker never does (a reply too large is answered `reply-too-large` instead).
+    /// Absent from an older coordinator: 16 MiB, the default.
+    public var messageBytes: Int?
 
     public init(machines: [HostedMachine], remoteIO: [String], heartbeatIntervalMs: Int, heartbeatTimeoutMs: Int, mailboxCapacity: Int,
                 routeEvents: [RouteEvent]? = nil, snapshotEvery: Int? = nil, flush: DurabilityFlush? = nil,
                 epoch: UInt64? = nil, incarnation: UInt64? = nil, audit: AuditPlacement? = nil,
-                ioTimeoutMs: Int? = nil, localIOTimeoutsMs: [String: Int]? = nil) {
+                ioTimeoutMs: Int? = nil, localIOTimeoutsMs: [String: Int]? = nil, messageBytes: Int? = nil) {
+        self.messageBytes = messageBytes
         self.ioTimeoutMs = ioTimeoutMs
         self.localIOTimeoutsMs = localIOTimeoutsMs
         self.epoch = epoch

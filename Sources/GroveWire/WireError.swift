@@ -45,6 +45,11 @@ public struct WireError: Error, Sendable, Hashable, Codable, CustomStringConvert
         /// replies (`queues.clientOutboxBytes`): it was dropped and this error sent in its place.
         /// The request itself was handled.
         public static let replyDropped = Code(rawValue: "reply-dropped")
+        /// A worker's reply (a state, a dead-letter list, an io result) would be a larger message
+        /// than the coordinator accepts from it (`limits.messageBytes`): this error came in its
+        /// place, under the same correlation id. The request was carried out (an event's state
+        /// was committed); only its reply is missing.
+        public static let replyTooLarge = Code(rawValue: "reply-too-large")
         /// The machine's mailbox is full; retry later.
         public static let mailboxFull = Code(rawValue: "mailbox-full")
         /// The machine reached a terminal state, was stopped or failed.

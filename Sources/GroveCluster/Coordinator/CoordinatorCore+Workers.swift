@@ -240,7 +240,8 @@ extension CoordinatorCore {
             flush: durable ? topology.durability.flush : nil,
             epoch: epoch.value == 0 ? nil : epoch.value, incarnation: registration.incarnation,
             audit: topology.auditPlacement(of: placedHere),
-            ioTimeoutMs: topology.ioLimits.timeoutMs, localIOTimeoutsMs: localTimeouts.isEmpty ? nil : localTimeouts)
+            ioTimeoutMs: topology.ioLimits.timeoutMs, localIOTimeoutsMs: localTimeouts.isEmpty ? nil : localTimeouts,
+            messageBytes: topology.limits.messageBytes)
         let quarantined = quarantinedPatterns(forGroup: slot.group)
         if !quarantined.isEmpty { welcome.quarantined = quarantined }
         if let payload = try? WireJSON.encode(welcome) {

@@ -119,7 +119,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         options.trace = AuditTrail<M>.handler(for: address, link: link, initial: durable?.restoring?.state ?? initialState ?? M.initialState)
         options.onEnd = { result in
             if durability != .none { link.durable.ended(address) }
-            let ended: MachineEnded
+            var ended: MachineEnded
             switch result {
             case .success(let termination):
                 // A final state that does not encode is reported as null, with why.
@@ -134,6 +134,14 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
                                      state: state, message: message)
             case .failure(let error):
                 ended = MachineEnded(address: address, worker: link.worker, reason: .failed, state: .null, message: error.message)
+            }
+            // A final state too large for the coordinator goes as null, with why, as one that
+            // does not encode: the end itself must arrive.
+            if let bytes = try? WireJSON.encode(ended),
+               OutboundLimit.envelopeBytes(address: address.utf8.count, payload: bytes.count) > link.collector.messageBytes {
+                ended.message = "the final state is about \(bytes.count) bytes encoded, over limits.messageBytes "
+                    + "\(link.collector.messageBytes); raise it in the topology or keep the state smaller"
+                ended.state = .null
             }
             link.publish(.machine, address: address, payload: ended)
             // The worker's runtime applies the machine's onEnd policy before its next replies.

@@ -85,7 +85,7 @@ public enum Worker {
         let context = try ZMQContext()
         let loop = try IOLoop(name: "grove-worker-io")
         let socketID = loop.add(try dealer(context, options, credentials))
-        let link = WorkerLink(worker: options.name, loop: loop, socket: socketID)
+        let link = WorkerLink(worker: options.name, loop: loop, socket: socketID, log: log)
         link.audit.use(directory: options.auditDirectory)
         let logger = log
         // The Paranoid Pirate way: a coordinator gone silent gets a new socket (what the old one
@@ -115,7 +115,8 @@ public enum Worker {
                                     openRecorder: openRecorder)
         // The runtime and its hosts run on the loop's thread (``LoopExecutor``): a received
         // batch is queued, drained and answered right there, with no thread hand-off.
-        loop.start(WorkerLoopDelegate(onBatch: { batch in runtime.assumeIsolated { $0.handle(batch) } }))
+        loop.start(WorkerLoopDelegate(onBatch: { batch in runtime.assumeIsolated { $0.handle(batch) } },
+                                      messageBytes: { link.collector.messageBytes }))
         await runtime.start()
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { tasks in

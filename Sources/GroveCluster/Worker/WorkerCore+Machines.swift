@@ -48,6 +48,10 @@ extension WorkerCore {
         // Without a welcome nothing brings a result: the call fails now, not at the next
         // reconnection.
         guard isWelcomed else { return (call, .resume(call: call, .failure(awayFailure))) }
+        // A request the coordinator would refuse for its size would cost the connection, and
+        // dropped it would leave the task waiting for good: it fails now, saying why.
+        let envelope = OutboundLimit.envelopeBytes(address: address.utf8.count, payload: payload.count)
+        guard envelope <= messageBytes else { return (call, .resume(call: call, .failure(tooLarge(envelope, address: address)))) }
         calls[call] = address
         return (call, .sendRequest(call: call, address: address, payload: payload, binary: binary))
     }
@@ -73,6 +77,13 @@ extension WorkerCore {
         IOCallResult.Failure(code: IOFailure.Code.coordinatorLost.rawValue,
             message: "worker \(worker) is not registered with the coordinator at \(coordinator) right now; "
                 + "the call cannot reach another worker. Retry once the worker is registered again")
+    }
+
+    /// Why a call whose `io-request` would pass `limits.messageBytes` fails at once.
+    func tooLarge(_ envelope: Int, address: String) -> IOCallResult.Failure {
+        IOCallResult.Failure(code: WireError.Code.oversized.rawValue,
+            message: "the io request of \(address) is \(envelope) bytes encoded with its envelope, over limits.messageBytes "
+                + "\(messageBytes), so worker \(worker) cannot send it; raise limits.messageBytes in the topology or make the request smaller")
     }
 
     /// A machine's output, as an ``OutputEvent``'s JSON: sent for the coordinator to publish it

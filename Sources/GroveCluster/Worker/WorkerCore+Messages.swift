@@ -32,6 +32,7 @@ extension WorkerCore {
         remoteIO = Set(welcome.remoteIO)
         ioTimeoutMs = welcome.ioTimeoutMs ?? Topology.IOLimits().timeoutMs
         localIOTimeoutsMs = welcome.localIOTimeoutsMs ?? [:]
+        messageBytes = welcome.messageBytes ?? Topology.Limits().messageBytes
         var actions: [WorkerAction] = [.openOutflow, .adopt(welcome, dropping: dropping), .reportInstances]
         if let restarted = noteEpoch(welcome) { actions.append(restarted) }
         if again {

@@ -119,6 +119,9 @@ struct WorkerCore {
     /// From the last welcome: the timeout of local io calls, and of those whose placement sets one.
     var ioTimeoutMs = Topology.IOLimits().timeoutMs
     var localIOTimeoutsMs: [String: Int] = [:]
+    /// From the last welcome: the largest frame the coordinator accepts from this worker
+    /// (`limits.messageBytes`); the link holds every message to it (``OutboundLimit``).
+    var messageBytes = Topology.Limits().messageBytes
     /// The instances that ended lately, or whose end an admin's `restart` waits for, by
     /// address (`WorkerCore+Lifecycle.swift`).
     var endings: [String: Ending] = [:]

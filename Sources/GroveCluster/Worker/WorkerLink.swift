@@ -1,4 +1,5 @@
 import GroveWire
+import Logging
 import Synchronization
 import ZeroMQ
 
@@ -13,7 +14,7 @@ final class WorkerLink: Sendable {
     /// What watchers subscribe to; state changes nobody watches are not sent.
     let observation = WatchedTopics()
     /// Holds messages sent while the runtime handles a batch, to post them in one go.
-    let collector = OutboundCollector()
+    let collector: OutboundCollector
     /// Hosts woken while a received batch is queued, drained after it.
     let drains = DrainQueue()
     /// Durable instances that changed or ended since the last write to the store.
@@ -31,7 +32,8 @@ final class WorkerLink: Sendable {
     /// The instances that ended since the runtime last applied their machines' `onEnd`.
     let endings = EndedInstances()
 
-    init(worker: String, loop: IOLoop, socket: SocketID) {
+    init(worker: String, loop: IOLoop, socket: SocketID, log: Logger = Logger(label: "grove.worker")) {
+        collector = OutboundCollector(log: log)
         self.worker = worker
         self.loop = loop
         self.socket = socket
@@ -93,9 +95,13 @@ final class WatchedTopics: Sendable {
 /// for the coordinator in one loop turn into one batch message.
 final class WorkerLoopDelegate: IOLoopDelegate {
     let onBatch: @Sendable ([Inbound]) -> Void
+    /// The coordinator's frame limit now (``OutboundCollector/messageBytes``): a batch made of
+    /// what was posted leaves before it would pass it.
+    let messageBytes: @Sendable () -> Int
 
-    init(onBatch: @escaping @Sendable ([Inbound]) -> Void) {
+    init(onBatch: @escaping @Sendable ([Inbound]) -> Void, messageBytes: @escaping @Sendable () -> Int = { OutboundLimit().messageBytes }) {
         self.onBatch = onBatch
+        self.messageBytes = messageBytes
     }
 
     func received(_ batch: [Inbound], io: LoopIO) { onBatch(batch) }
@@ -112,12 +118,19 @@ final class WorkerLoopDelegate: IOLoopDelegate {
             return
         }
         // One socket per worker; well-formed three-frame messages only (all of ours are). What
-        // was posted in this loop turn leaves as one batch (several past 1 MiB), in the order
-        // posted; posted batches are merged into it, since batches do not nest.
+        // was posted in this loop turn leaves as one batch (several past 1 MiB, or past the
+        // coordinator's frame limit), in the order posted; posted batches are merged into it,
+        // since batches do not nest. Each posted message passed the limit on its own.
+        let limit = OutboundLimit(messageBytes: messageBytes())
         var batch = BatchBuilder()
         for message in messages {
             let frames = message.frames
             guard frames.count == 3, let header = try? Header(frames[0]) else { continue }
+            let adding = header.kind == .batch ? frames[2].count : OutboundLimit.envelopeBytes(address: frames[1].count, payload: frames[2].count)
+            if limit.startsNewBatch(at: batch.byteCount, adding: adding) {
+                io.send(socket, batch.frames())
+                batch = BatchBuilder()
+            }
             if header.kind == .batch {
                 batch.append(envelopes: frames[2], count: Int(header.correlation))
             } else {
@@ -136,45 +149,122 @@ final class WorkerLoopDelegate: IOLoopDelegate {
 /// Replies held back while a batch is handled, as one batch under construction; sends from
 /// other tasks meanwhile join it. Posting happens under the same lock as collecting, so nothing
 /// sent later can overtake what was held back: replies leave in the order they were sent.
+///
+/// Every message passes ``OutboundLimit`` on its way: one the coordinator would refuse for its
+/// size is replaced (a reply, by `reply-too-large` under its correlation) or dropped, and a
+/// batch leaves before an envelope would take it past the limit.
 final class OutboundCollector: Sendable {
-    private let state = Mutex<(collecting: Bool, batch: BatchBuilder)>((false, BatchBuilder()))
+    private struct State {
+        var collecting = false
+        var batch = BatchBuilder()
+        var limit = OutboundLimit()
+    }
+
+    private let state = Mutex(State())
+    private let log: Logger
+
+    init(log: Logger = Logger(label: "grove.worker")) {
+        self.log = log
+    }
+
+    /// The coordinator's frame limit, from its welcome.
+    var messageBytes: Int {
+        get { state.withLock { $0.limit.messageBytes } }
+        set { state.withLock { $0.limit.messageBytes = newValue } }
+    }
 
     func begin() { state.withLock { $0.collecting = true } }
 
     func send(_ kind: MessageKind, flags: Header.Flags, correlation: UInt64, address: String,
               payload: some Collection<UInt8>, socket: SocketID, via loop: IOLoop) {
-        state.withLock { state in
-            if state.collecting {
-                state.batch.append(kind: kind, flags: flags, correlation: correlation, address: address.utf8, payload: payload)
-                if state.batch.byteCount >= BatchBuilder.preferredByteCount {
-                    loop.post(Outbound(socket: socket, frames: state.batch.frames()))
-                    state.batch = BatchBuilder()
-                }
-            } else {
-                loop.post(Outbound(socket: socket, frames: [Header(kind, flags: flags, correlation: correlation).bytes,
-                                                            Array(address.utf8), Array(payload)]))
+        let warning = state.withLock { state in
+            let decision = state.limit.check(kind, address: address, payloadBytes: payload.count)
+            switch decision.verdict {
+            case .send:
+                Self.put(kind, flags: flags, correlation: correlation, address: address, payload: payload, into: &state,
+                         socket: socket, via: loop)
+            case .replace(let replacement, let bytes):
+                Self.put(replacement, flags: [], correlation: correlation, address: address, payload: bytes, into: &state,
+                         socket: socket, via: loop)
+            case .drop:
+                break
             }
+            return decision.warning
+        }
+        if let warning { log.warning("\(warning)") }
+    }
+
+    /// Sends one message that passed the limit: into the batch when collecting (the batch
+    /// leaving first when the message would take it over the limit), else on its own.
+    private static func put(_ kind: MessageKind, flags: Header.Flags, correlation: UInt64, address: String,
+                            payload: some Collection<UInt8>, into state: inout State, socket: SocketID, via loop: IOLoop) {
+        guard state.collecting else {
+            loop.post(Outbound(socket: socket, frames: [Header(kind, flags: flags, correlation: correlation).bytes,
+                                                        Array(address.utf8), Array(payload)]))
+            return
+        }
+        let envelope = OutboundLimit.envelopeBytes(address: address.utf8.count, payload: payload.count)
+        if state.limit.startsNewBatch(at: state.batch.byteCount, adding: envelope) {
+            loop.post(Outbound(socket: socket, frames: state.batch.frames()))
+            state.batch = BatchBuilder()
+        }
+        state.batch.append(kind: kind, flags: flags, correlation: correlation, address: address.utf8, payload: payload)
+        postIfFull(&state, socket: socket, via: loop)
+    }
+
+    private static func postIfFull(_ state: inout State, socket: SocketID, via loop: IOLoop) {
+        if state.batch.byteCount >= BatchBuilder.preferredByteCount {
+            loop.post(Outbound(socket: socket, frames: state.batch.frames()))
+            state.batch = BatchBuilder()
         }
     }
 
     func send<Failure: Error>(_ kind: MessageKind, flags: Header.Flags, correlation: UInt64, address: String,
                               writingPayload write: (inout [UInt8]) throws(Failure) -> Void,
                               socket: SocketID, via loop: IOLoop) throws(Failure) {
-        try state.withLock { state throws(Failure) in
-            if state.collecting {
-                try state.batch.append(kind: kind, flags: flags, correlation: correlation, address: address.utf8,
-                                       writingPayload: write)
-                if state.batch.byteCount >= BatchBuilder.preferredByteCount {
-                    loop.post(Outbound(socket: socket, frames: state.batch.frames()))
-                    state.batch = BatchBuilder()
-                }
-            } else {
+        let warning = try state.withLock { state throws(Failure) -> String? in
+            guard state.collecting else {
                 var payload: [UInt8] = []
                 try write(&payload)
-                loop.post(Outbound(socket: socket, frames: [Header(kind, flags: flags, correlation: correlation).bytes,
-                                                            Array(address.utf8), payload]))
+                let decision = state.limit.check(kind, address: address, payloadBytes: payload.count)
+                switch decision.verdict {
+                case .send:
+                    Self.put(kind, flags: flags, correlation: correlation, address: address, payload: payload, into: &state,
+                             socket: socket, via: loop)
+                case .replace(let replacement, let bytes):
+                    Self.put(replacement, flags: [], correlation: correlation, address: address, payload: bytes, into: &state,
+                             socket: socket, via: loop)
+                case .drop:
+                    break
+                }
+                return decision.warning
             }
+            // Written straight into the batch: its size is known only once it is there.
+            let start = state.batch.byteCount
+            try state.batch.append(kind: kind, flags: flags, correlation: correlation, address: address.utf8,
+                                   writingPayload: write)
+            let envelope = state.batch.byteCount - start
+            let decision = state.limit.check(kind, address: address,
+                                             payloadBytes: envelope - OutboundLimit.envelopeBytes(address: address.utf8.count, payload: 0))
+            switch decision.verdict {
+            case .send:
+                if state.limit.startsNewBatch(at: start, adding: envelope) {
+                    let moved = state.batch.removeLast(startingAt: start)
+                    loop.post(Outbound(socket: socket, frames: state.batch.frames()))
+                    state.batch = BatchBuilder()
+                    state.batch.append(envelopes: moved, count: 1)
+                }
+                Self.postIfFull(&state, socket: socket, via: loop)
+            case .replace(let replacement, let bytes):
+                _ = state.batch.removeLast(startingAt: start)
+                Self.put(replacement, flags: [], correlation: correlation, address: address, payload: bytes, into: &state,
+                         socket: socket, via: loop)
+            case .drop:
+                _ = state.batch.removeLast(startingAt: start)
+            }
+            return decision.warning
         }
+        if let warning { log.warning("\(warning)") }
     }
 
     func end(socket: SocketID, via loop: IOLoop) {

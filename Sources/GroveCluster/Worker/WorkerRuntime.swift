@@ -198,6 +198,8 @@ actor WorkerRuntime {
     /// this worker was silent) the instances of machines still placed here as before are kept,
     /// state and all; those of `dropping` go.
     private func adopt(_ welcome: Welcome, dropping: Set<String>) {
+        // Before anything this welcome lets out: the coordinator refuses larger frames.
+        link.collector.messageBytes = core.messageBytes
         if !dropping.isEmpty {
             // Iterates a copy (see `instances`).
             for address in Array(instances.keys) {

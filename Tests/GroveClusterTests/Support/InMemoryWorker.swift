@@ -30,7 +30,7 @@ final class InMemoryWorker {
         self.name = name
         loop = try IOLoop(name: "memory-\(name)")
         // The link's socket id is never used as one: the bridge below takes what is posted for it.
-        let link = WorkerLink(worker: name, loop: loop, socket: 0)
+        let link = WorkerLink(worker: name, loop: loop, socket: 0, log: log)
         var openRecorder: (@Sendable () throws(StoreError) -> FlightRecorder)?
         if let flightLog {
             openRecorder = { () throws(StoreError) -> FlightRecorder in FlightRecorder(log: flightLog) }
@@ -82,7 +82,12 @@ final class InMemoryWorker {
 
     final class Outgoing: Sendable {
         let messages = Mutex<[Outbound]>([])
+        /// The largest frame posted so far, what the coordinator's `ZMQ_MAXMSGSIZE` would see.
+        let largestFrame = Mutex(0)
     }
+
+    /// The largest frame the runtime has sent the coordinator so far.
+    var largestFrameSent: Int { outgoing.largestFrame.withLock { $0 } }
 
     /// The worker loop's delegate: keeps what is posted instead of sending it on a socket.
     final class Bridge: IOLoopDelegate {
@@ -93,6 +98,8 @@ final class InMemoryWorker {
         func tick(io: LoopIO) {}
         func posted(_ messages: [Outbound], io: LoopIO) {
             outgoing.messages.withLock { $0 += messages }
+            let largest = messages.lazy.flatMap(\.frames).map(\.count).max() ?? 0
+            outgoing.largestFrame.withLock { $0 = max($0, largest) }
         }
     }
 }
