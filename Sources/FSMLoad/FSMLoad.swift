@@ -318,7 +318,7 @@ struct FSMLoad: ParsableCommand {
         let client = try Client(endpoint: endpoint, timeout: .seconds(10), credentials: try credentials)
         /// The keyed instances of the machine the coordinator has seen spawned.
         func instances() throws -> Int {
-            try client.list().machines.first { $0.name == machine }?.instances.count ?? 0
+            try client.list().machines.first { $0.name == machine }?.instanceCount ?? 0
         }
         let instancesBefore = try instances()
         let before = workers.compactMapValues { ProcessStats.read(pid: $0)?.residentBytes }.values.reduce(0, +)

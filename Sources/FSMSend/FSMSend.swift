@@ -223,10 +223,15 @@ extension FSMSend {
             discussion: "Prints the coordinator's listing. A wildcard host in its endpoints (events, workersEndpoint), e.g. "
                 + "tcp://0.0.0.0:5557, is replaced by the host of the clients endpoint used, so they can be connected to as printed.")
 
+        @Option(help: ArgumentHelp("Print every instance of this keyed machine, one per line, instead of the listing "
+            + "(which holds at most \(ListRequest.pageSize) per machine, with instanceCount).", valueName: "machine"))
+        var instances: String?
+
         @OptionGroup var connection: Connection
 
         func run() throws {
             let client = try connection.client()
+            if let machine = instances { return try printInstances(of: machine, client) }
             let payload = try reporting { try client.request(.list).payload }
             guard case .object(var listing)? = try? JSONValue(parsing: Data(payload)) else {
                 throw report(WireError(.malformedFrame, "the listing from \(connection.resolvedEndpoint) is not a JSON object"))
@@ -237,6 +242,22 @@ extension FSMSend {
                 }
             }
             print(JSONValue.object(listing).description)
+        }
+
+        /// Pages through `machine`'s instances, a listing of at most a page each.
+        func printInstances(of machine: String, _ client: Client) throws {
+            var after: String?
+            repeat {
+                let request = try reporting { try WireJSON.encode(ListRequest(machine: machine, after: after)) }
+                let payload = try reporting { try client.request(.list, payload: request).payload }
+                let listing = try reporting { try WireJSON.decode(Listing.self, from: payload, code: .malformedFrame, what: "the listing") }
+                guard let found = listing.machines.first(where: { $0.name == machine }), found.keyed else {
+                    throw report(WireError(.unknownMachine, "'\(machine)' is not a keyed machine of this topology; "
+                        + "fsm-send list names them (keyed: true)"))
+                }
+                for address in found.instances { print(address) }
+                after = found.instances.count == ListRequest.pageSize ? found.instances.last : nil
+            } while after != nil
         }
     }
 }

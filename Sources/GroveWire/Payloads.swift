@@ -274,15 +274,20 @@ public struct Listing: Codable, Sendable, Hashable {
         public var keyed: Bool
         /// The worker group, and for a non-keyed machine the instance hosting it.
         public var worker: String
-        /// Keyed instances spawned so far.
+        /// Keyed instances spawned so far, in byte order: at most ``ListRequest/pageSize`` of
+        /// them, from the first (or after the one a ``ListRequest`` names).
         public var instances: [String]
+        /// How many keyed instances there are in all (``instances`` may hold only a page).
+        public var instanceCount: Int
         public var available: Bool
-        public init(name: String, type: String, keyed: Bool, worker: String, instances: [String], available: Bool) {
+        public init(name: String, type: String, keyed: Bool, worker: String, instances: [String], instanceCount: Int? = nil,
+                    available: Bool) {
             self.name = name
             self.type = type
             self.keyed = keyed
             self.worker = worker
             self.instances = instances
+            self.instanceCount = instanceCount ?? instances.count
             self.available = available
         }
     }
@@ -319,5 +324,23 @@ public struct Listing: Codable, Sendable, Hashable {
         self.events = events
         self.machines = machines
         self.workers = workers
+    }
+}
+
+/// `list`'s optional payload: the next page of one keyed machine's instances. A listing holds
+/// at most ``pageSize`` instances per machine (a reply of 100,000 keys of 1 KiB stalled the
+/// coordinator for seconds); `instanceCount` says how many there are.
+public struct ListRequest: Codable, Sendable, Hashable {
+    /// Instances per machine in one listing.
+    public static let pageSize = 1000
+
+    /// The keyed machine to page through; the others are listed without instances.
+    public var machine: String
+    /// The last instance of the previous page; `nil` for the first page.
+    public var after: String?
+
+    public init(machine: String, after: String? = nil) {
+        self.machine = machine
+        self.after = after
     }
 }

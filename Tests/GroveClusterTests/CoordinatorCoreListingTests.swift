@@ -5,6 +5,34 @@ import Testing
 
 @Suite("CoordinatorCore: listing", .timeLimit(.minutes(2)))
 struct CoordinatorCoreListingTests {
+    /// An attacker with send on counter* spawned 100,000 instances of 1 KiB keys; the next
+    /// `list` built a 100 MB reply and stalled the coordinator for seconds. A listing holds a
+    /// page of each machine's instances and their count; `list` with a ListRequest pages on.
+    @Test func aListingHoldsAPageOfInstancesAndTheRestArePaged() throws {
+        var fixture = CoreFixture()
+        fixture.registerAll()
+        let all = (0..<2500).map { String(format: "counter/k%05d", $0) }
+        for address in all.shuffled() { fixture.core.noteInstance(address) }
+        let first = try #require(fixture.listing().machines.first { $0.name == "counter" })
+        #expect(first.instanceCount == 2500)
+        #expect(first.instances == Array(all.prefix(ListRequest.pageSize)))
+        var paged: [String] = []
+        var after: String?
+        repeat {
+            let message = WireMessage(Header(.list, correlation: 9), payload: try WireJSON.encode(ListRequest(machine: "counter", after: after)))
+            let reply = try #require(fixture.fromClient("A", message).first?.sentToClient?.message)
+            let listing = try payload(Listing.self, of: reply)
+            let counter = try #require(listing.machines.first { $0.name == "counter" })
+            let others = listing.machines.filter { $0.name != "counter" }
+            #expect(others.allSatisfy { $0.instances.isEmpty })
+            paged += counter.instances
+            after = counter.instances.count == ListRequest.pageSize ? counter.instances.last : nil
+        } while after != nil
+        #expect(paged == all)
+        let bad = WireMessage(Header(.list, correlation: 10), payload: Array(#"{"after":1}"#.utf8))
+        #expect(try errorReply(in: fixture.fromClient("A", bad), to: "A", correlation: 10).code == .malformedJSON)
+    }
+
     @Test func readsDoNotListAKeyedInstanceOnlyEventsDo() throws {
         var fixture = CoreFixture()
         fixture.registerAll()

@@ -290,7 +290,15 @@ struct CoordinatorCore {
             if case .trusted? = principal {} else if let refusal = Self.forbidden(.list, address: nil, for: principal) {
                 return refuse(refusal)
             }
-            guard let payload = try? WireJSON.encode(listing()) else { return .act([]) }
+            var page: ListRequest?
+            if request.payloadCount > 0 {
+                do {
+                    page = try WireJSON.decode(ListRequest.self, from: Array(request.payloadBytes), code: .malformedJSON, what: "the list request")
+                } catch {
+                    return refuse(error)
+                }
+            }
+            guard let payload = try? WireJSON.encode(listing(page: page)) else { return .act([]) }
             return .act([.toClient(identity, WireMessage(Header(.listing, correlation: correlation), payload: payload))])
         case .deadLetters:
             return routeDeadLetters(from: identity, request, as: principal)
@@ -401,7 +409,27 @@ struct CoordinatorCore {
         keyedInstances[String(parts[0]), default: []].insert(address)
     }
 
-    func listing() -> Listing {
+    /// The topology's machines and workers, each keyed machine with at most
+    /// ``ListRequest/pageSize`` of its instances: the first ones in byte order, or with `page`
+    /// only that machine's, after `page.after`.
+    func listing(page: ListRequest? = nil) -> Listing {
+        func shown(_ instances: Set<String>?, of name: String) -> [String] {
+            guard let instances, page == nil || page?.machine == name else { return [] }
+            let after = page?.after.map { Array($0.utf8) }
+            func precedes(_ a: String, _ b: String) -> Bool { a.utf8.lexicographicallyPrecedes(b.utf8) }
+            // The first page in byte order without sorting them all: kept short as it goes.
+            var kept: [String] = []
+            for address in instances {
+                if let after, !after.lexicographicallyPrecedes(address.utf8) { continue }
+                kept.append(address)
+                if kept.count >= 2 * ListRequest.pageSize {
+                    kept.sort(by: precedes)
+                    kept.removeLast(kept.count - ListRequest.pageSize)
+                }
+            }
+            kept.sort(by: precedes)
+            return Array(kept.prefix(ListRequest.pageSize))
+        }
         let machines = topology.machines.map { spec in
             let worker = spec.keyed ? spec.worker : (topology.placement(ofMachine: spec.name, key: nil) ?? spec.worker)
             // A single machine lives on one instance; a keyed one on any instance of its group.
@@ -409,7 +437,8 @@ struct CoordinatorCore {
                 ? topology.instances(of: spec.worker).contains { workers[$0]?.registered == true }
                 : workers[worker]?.registered == true
             return Listing.Machine(name: spec.name, type: spec.type, keyed: spec.keyed, worker: worker,
-                                   instances: (keyedInstances[spec.name] ?? []).sorted(), available: available)
+                                   instances: shown(keyedInstances[spec.name], of: spec.name),
+                                   instanceCount: keyedInstances[spec.name]?.count ?? 0, available: available)
         }
         let slots = workers
         let workerList = topology.workerInstances.map { instance in
