@@ -96,6 +96,36 @@ struct CoordinatorCoreIOTests {
         #expect(targets == ["data-2", "data-2", "data-2"])
     }
 
+    /// An attacker's key for an external group (hosting a Counter) started Authenticate and
+    /// VerifyTwoFactor in its machine's name: 21 passwords in 0.4 s, around AuthFlow's lockout.
+    /// A machine on an external group starts a request only when the request's io[] entry names
+    /// it; an entry that names machines admits only those.
+    @Test func aMachineStartsOnlyTheRequestsItsTopologyAllows() throws {
+        var topology = CoreFixture.topology
+        topology.workers[0].external = true   // edge: auth, loader, poller
+        topology.io = [.init(request: "FetchData", worker: "data", machines: ["loader"]), .init(request: "Authenticate", worker: "data")]
+        var fixture = CoreFixture(topology: topology)
+        fixture.registerAll()
+        func refused(_ actions: [CoordinatorAction], _ mentions: String) throws {
+            let reply = try #require(actions.compactMap(\.sentToWorker).first, "\(actions)")
+            #expect(reply.message.header.kind == .ioResult && reply.worker == "edge")
+            let failure = try #require(try ioFailure(of: reply.message))
+            #expect(failure.code == "forbidden" && failure.message.contains(mentions), "\(failure)")
+            #expect(actions.contains { if case .warn(let text) = $0 { text.contains(mentions) } else { false } })
+        }
+        try refused(fixture.startCall(1, name: "Authenticate", address: "loader"), "external worker group")
+        try refused(fixture.startCall(2, name: "FetchData", address: "auth"), "names only 'loader'")
+        #expect(fixture.core.calls.isEmpty)
+        let named = fixture.startCall(3, name: "FetchData", address: "loader")
+        #expect(named.first?.sentToWorker?.message.header.kind == .ioRequest, "\(named)")
+        // A group fsm-launch starts: any of its machines, when the entry names none.
+        topology.workers[0].external = false
+        var launched = CoreFixture(topology: topology)
+        launched.registerAll()
+        #expect(launched.startCall(4, name: "Authenticate", address: "auth").first?.sentToWorker != nil)
+        #expect(topology.ioRefusal(of: "FetchData", from: "auth") != nil && topology.ioRefusal(of: "FetchData", from: "loader") == nil)
+    }
+
     @Test func requestPlacedNowhereFailsBackToTheOriginWithNoHandler() throws {
         var fixture = CoreFixture()
         fixture.registerAll()

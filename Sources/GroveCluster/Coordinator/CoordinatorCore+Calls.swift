@@ -25,6 +25,9 @@ extension CoordinatorCore {
         guard let group = topology.ioWorkerGroup(for: head.name) else {
             return fail("no-handler", "topology '\(topology.name)' places no worker for io request '\(head.name)'; add it to io[]")
         }
+        if let refusal = topology.ioRefusal(of: head.name, from: message.address) {
+            return [.warn("worker \(origin): \(refusal); not started")] + fail("forbidden", refusal)
+        }
         let candidates = topology.instances(of: group).filter { workers[$0]?.registered == true }
         guard !candidates.isEmpty else {
             return fail("worker-lost", "no worker of group '\(group)' is registered to run '\(head.name)'; retry shortly")

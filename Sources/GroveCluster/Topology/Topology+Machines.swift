@@ -57,15 +57,21 @@ extension Topology {
         /// Milliseconds a call may run before its machine hears `timeout` and the task running
         /// it is cancelled; `nil` for ``Topology/IOLimits/timeoutMs``.
         public var timeoutMs: Int?
+        /// The machines whose instances may start it; `nil`: every machine on a worker group
+        /// `fsm-launch` starts (an ``WorkerGroup/external`` group's machines only when named, since
+        /// whoever holds that group's key could start any request in their name).
+        public var machines: [String]?
 
         /// - Parameters:
         ///   - request: The io request name.
         ///   - worker: The executing worker group.
         ///   - timeoutMs: Its timeout; `nil` for the topology's `ioLimits.timeoutMs`.
-        public init(request: String, worker: String, timeoutMs: Int? = nil) {
+        ///   - machines: The machines that may start it; `nil` for every machine not on an external group.
+        public init(request: String, worker: String, timeoutMs: Int? = nil, machines: [String]? = nil) {
             self.request = request
             self.worker = worker
             self.timeoutMs = timeoutMs
+            self.machines = machines
         }
     }
 }

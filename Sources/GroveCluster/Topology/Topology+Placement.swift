@@ -52,6 +52,24 @@ extension Topology {
         io.first { $0.request == request }?.worker
     }
 
+    /// Why a machine instance at `address` may not start io request `request` on another group,
+    /// or `nil` when it may: the request's `io[]` entry names the machines that may (when it
+    /// names any), else every machine not on an external group may. A worker key handed out for
+    /// an external group would otherwise start any request in its machines' names (an attacker
+    /// tried passwords against `Authenticate` that way, around AuthFlow's lockout).
+    public func ioRefusal(of request: String, from address: String) -> String? {
+        guard let placement = io.first(where: { $0.request == request }) else { return nil }
+        let name = String(address.split(separator: "/", maxSplits: 1).first ?? "")
+        guard let spec = machine(named: name) else { return "'\(name)' is not a machine of topology '\(self.name)'" }
+        if let allowed = placement.machines {
+            return allowed.contains(spec.name) ? nil
+                : "machine '\(spec.name)' may not start io request '\(request)': io[] names only \(allowed.map { "'\($0)'" }.joined(separator: ", "))"
+        }
+        guard workers.first(where: { $0.name == spec.worker })?.external == true else { return nil }
+        return "machine '\(spec.name)' is on external worker group '\(spec.worker)', whose machines start io request '\(request)' only "
+            + "when its io[] entry names them (\"machines\": [\"\(spec.name)\"])"
+    }
+
     /// How long a call of io request `request` may run before its machine hears `timeout`: its
     /// `io[]` entry's `timeoutMs`, else ``IOLimits/timeoutMs``.
     /// - Parameter request: An io request name, e.g. `"Authenticate"`.

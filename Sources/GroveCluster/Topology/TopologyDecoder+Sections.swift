@@ -24,7 +24,7 @@ extension TopologyDecoder {
         let coordinator = decodeEndpoints(in: root, name: name)
         let workers = decodeWorkers(in: root)
         let machines = decodeMachines(in: root, groups: workers.names)
-        let io = decodeIO(in: root, groups: workers.names)
+        let io = decodeIO(in: root, groups: workers.names, machines: machines.names)
         let routes = decodeRoutes(in: root, machines: machines.names, keyed: machines.keyed)
         let heartbeat = decodeHeartbeat(in: root)
         let queues = decodeQueues(in: root)

@@ -108,7 +108,7 @@ extension TopologyDecoder {
         return (specs, names, keyed)
     }
 
-    mutating func decodeIO(in root: [String: JSONValue], groups: KnownNames) -> [Topology.IOPlacement] {
+    mutating func decodeIO(in root: [String: JSONValue], groups: KnownNames, machines known: KnownNames) -> [Topology.IOPlacement] {
         let element = "{ \"request\": \"Authenticate\", \"worker\": \"io\" }"
         let field = Field("io", "[\(element)]", "where io requests run")
         var requests = KnownNames()
@@ -140,8 +140,20 @@ extension TopologyDecoder {
                 in: members, at: path, default: 0, minimum: 1
             )
             if members["timeoutMs"] != nil, timeout == nil { continue }
+            var machines: [String]?
+            if let listed = members["machines"] {
+                guard case .array(let names) = listed, names.allSatisfy({ $0.stringValue != nil }) else {
+                    report(.wrongType, path.appending("machines"), "expected an array of machine names like [\"auth\"]: the machines whose "
+                        + "instances may start '\(request ?? "this request")'")
+                    continue
+                }
+                machines = names.compactMap(\.stringValue)
+                for (index, name) in (machines ?? []).enumerated() {
+                    resolve(name, at: path.appending("machines").appending(index: index), in: known, kind: "machine", section: "$.machines")
+                }
+            }
             guard let request, let worker else { continue }
-            placements.append(Topology.IOPlacement(request: request, worker: worker, timeoutMs: timeout))
+            placements.append(Topology.IOPlacement(request: request, worker: worker, timeoutMs: timeout, machines: machines))
         }
         return placements
     }

@@ -10,7 +10,7 @@ enum TopologyKeys {
     static let machine = ["name", "type", "worker", "keyed", "durability", "audit", "onEnd", "restart"]
     static let machineRestart = ["intensity", "periodMs", "backoff"]
     static let machineBackoff = ["initialMs", "maxMs"]
-    static let ioPlacement = ["request", "worker", "timeoutMs"]
+    static let ioPlacement = ["request", "worker", "timeoutMs", "machines"]
     static let route = ["from", "when", "to", "event"]
     static let heartbeat = ["intervalMs", "timeoutMs"]
     static let ioLimits = ["timeoutMs", "concurrentPerWorker"]
