@@ -16,6 +16,7 @@ extension EndToEnd {
                        .init(name: "counter", type: "Counter", worker: "outside"),
                        .init(name: "tally", type: "Counter", worker: "outside", keyed: true)],
             io: [("FetchItems", "data-io")],
+            ioMachines: ["FetchItems": ["loader"]],   // loader is on an external group
             heartbeat: (intervalMs: 100, timeoutMs: 1000)
         )
 

@@ -66,6 +66,9 @@ struct TopologyFile {
     var io: [(request: String, worker: String)] = []
     /// `io[].timeoutMs` by request name, for the requests of `io` that set one.
     var ioTimeouts: [String: Int] = [:]
+    /// `io[].machines` by request name: the machines that may start it (needed for machines on
+    /// an external group).
+    var ioMachines: [String: [String]] = [:]
     /// The `ioLimits` section as JSON text, when a test sets one.
     var ioLimits: String?
     var routes: [Route] = []
@@ -141,6 +144,7 @@ struct TopologyFile {
             "io": io.map { placement -> [String: Any] in
                 var entry: [String: Any] = ["request": placement.request, "worker": placement.worker]
                 if let timeout = ioTimeouts[placement.request] { entry["timeoutMs"] = timeout }
+                if let machines = ioMachines[placement.request] { entry["machines"] = machines }
                 return entry
             },
             "routes": routes.map { ["from": $0.from, "when": $0.when, "to": $0.to, "event": $0.event] },
