@@ -136,7 +136,7 @@ package enum PathProblem: Error, Sendable, Equatable {
             return "\(path) is a \(kind.rawValue) where a \(expected.rawValue) belongs; remove it (rm \(path)) or name another path"
         case .owner(0) where uid != 0:
             // A directory of root's, as /tmp or /var/lib: never to be removed, nor given away.
-            return "\(path) belongs to root, not to you, \(Self.user(uid)), and Grove uses only what is yours there; "
+            return "\(path) belongs to \(Self.user(0)), not to you, \(Self.user(uid)), and Grove uses only what is yours there; "
                 + "name another path, of your own (a directory Grove may create with mode 0700)"
         case .owner(let owner):
             return "\(path) belongs to \(Self.user(owner)), not to you, \(Self.user(uid)): whoever owns it decides what is in it "
