@@ -49,6 +49,48 @@ struct KeyFileTests {
         #expect(try KeyFile.publicKey(at: dir + "/a.key") == newer.publicKey)
     }
 
+    /// Issue 34: `fsm-keys new NAME --force` wrote the secret through a link planted in the
+    /// folder (into another user's file, and chmod-ed it). The link goes, not its target.
+    @Test func replacingNeverWritesThroughALink() throws {
+        let dir = try folder()
+        let victim = dir + "/victim"
+        try Data("untouched".utf8).write(to: URL(fileURLWithPath: victim))
+        chmod(victim, 0o644)
+        symlink(victim, dir + "/a.key_secret")
+        symlink(victim, dir + "/a.key")
+        // Not replacing: a link there is an entry there.
+        #expect(throws: KeyFile.Problem.self) { try KeyFile.write(try CurveKeyPair.generate(), base: dir + "/a", name: "a") }
+        let keys = try CurveKeyPair.generate()
+        try KeyFile.write(keys, base: dir + "/a", name: "a", replacing: true)
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "untouched")
+        #expect(try FileManager.default.attributesOfItem(atPath: victim)[.posixPermissions] as? Int == 0o644)
+        var status = stat()
+        lstat(dir + "/a.key_secret", &status)
+        #expect(status.st_mode & S_IFMT == S_IFREG && status.st_mode & 0o777 == 0o600)
+        #expect(try KeyFile.keyPair(at: dir + "/a.key_secret") == keys)
+    }
+
+    @Test func aFolderOthersMayWriteIsRefused() throws {
+        for mode: mode_t in [0o777, 0o1777, 0o775] {
+            let dir = try folder()
+            chmod(dir, mode)
+            let problem = try #require(throws: KeyFile.Problem.self) {
+                try KeyFile.write(try CurveKeyPair.generate(), base: dir + "/a", name: "a")
+            }
+            #expect(problem.path == dir && problem.reason.contains("mode 0\(String(mode, radix: 8))")
+                    && problem.reason.contains("mkdir -m 700"), "\(problem)")
+            #expect(!FileManager.default.fileExists(atPath: dir + "/a.key_secret"))
+        }
+        // Below one: it could be swapped.
+        let parent = try folder()
+        chmod(parent, 0o777)
+        mkdir(parent + "/keys", 0o700)
+        let problem = try #require(throws: KeyFile.Problem.self) {
+            try KeyFile.write(try CurveKeyPair.generate(), base: parent + "/keys/a", name: "a")
+        }
+        #expect(problem.path == parent && problem.reason.contains("mode 0777"), "\(problem)")
+    }
+
     @Test func aSecretOthersCanReadIsRefused() throws {
         let dir = try folder()
         let (_, secretFile) = try KeyFile.write(try CurveKeyPair.generate(), base: dir + "/b", name: "b")

@@ -50,6 +50,53 @@ struct PrivateDirectoryTests {
         }
     }
 
+    /// Issue 34 (datadir): a directory above the data directory that others may write lets
+    /// them swap it; refused before anything is created in it, and by a check too.
+    @Test func aDirectoryAboveThatOthersMayWriteIsRefusedAndNothingIsCreated() throws {
+        let base = makePrivateDirectory()
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        mkdir(base + "/open", 0o700)
+        chmod(base + "/open", 0o777)
+        let wanted = base + "/open/grove-data/dd"
+        #expect(throws: PrivateDirectory.Refusal(path: base + "/open", problem: .writable(0o777), below: wanted)) {
+            try PrivateDirectory.prepare(wanted)
+        }
+        #expect(!FileManager.default.fileExists(atPath: base + "/open/grove-data"), "created below a directory others may write")
+        #expect(throws: PrivateDirectory.Refusal(path: base + "/open", problem: .writable(0o777), below: wanted)) {
+            try PrivateDirectory.check(wanted)
+        }
+    }
+
+    /// datadir3, as root: nobody's link (in a sticky directory) leading to a directory of
+    /// root's that would pass is refused, and nothing is written where it leads.
+    @Test(.enabled(if: isRoot, "needs root to give a link to another user"))
+    func anotherUsersLinkAboveIsRefused() throws {
+        let base = makePrivateDirectory()
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        mkdir(base + "/shared", 0o700)
+        chmod(base + "/shared", 0o1777)
+        mkdir(base + "/runtime", 0o700)
+        symlink(base + "/runtime", base + "/shared/grove-data")
+        lchown(base + "/shared/grove-data", 65534, 65534)
+        let refusal = #expect(throws: PrivateDirectory.Refusal.self) { try PrivateDirectory.prepare(base + "/shared/grove-data/dd") }
+        #expect(refusal?.path == base + "/shared/grove-data" && refusal?.problem == .owner(65534), "\(String(describing: refusal))")
+        #expect(!FileManager.default.fileExists(atPath: base + "/runtime/dd"))
+        // Root's own link there is followed, and what it leads to checked.
+        unlink(base + "/shared/grove-data")
+        symlink(base + "/runtime", base + "/shared/grove-data")
+        try PrivateDirectory.prepare(base + "/shared/grove-data/dd")
+        #expect(FileManager.default.fileExists(atPath: base + "/runtime/dd"))
+    }
+
+    /// /tmp as the data directory itself: never `chmod` it, nor remove it.
+    @Test func aStickySharedDirectoryIsNotToldToChange() {
+        for uid: uid_t in [0, 1000] {
+            let problem = PathRule.privateDirectory.judge(PathFacts(kind: .directory, owner: 0, mode: 0o1777), uid: uid)
+            let text = problem.map { $0.describe("/tmp", uid: uid) } ?? ""
+            #expect(!text.contains("chmod") && !text.contains("rm ") && text.contains("of your own"), "\(text)")
+        }
+    }
+
     @Test(.enabled(if: isRoot, "needs root to give a directory to another user"))
     func anotherUsersDirectoryIsRefused() throws {
         let base = makePrivateDirectory()

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 package import ZeroMQ
 
 /// CURVE keys in ZeroMQ's certificate files (ZPL, as czmq's `zcert` and pyzmq's
@@ -28,14 +28,26 @@ package enum KeyFile {
     package static func publicPath(_ base: String) -> String { base + ".key" }
 
     /// Writes a new pair as `base.key` (0644) and `base.key_secret` (0600), refusing to
-    /// replace existing files unless `replacing`.
+    /// replace existing files unless `replacing`. Each file is made anew, never opened through
+    /// a link nor over another file: replacing removes the old entry (a link, not what it
+    /// points to) and creates the file exclusively. The directory must be one nobody else can
+    /// write, nor any directory above it (``DirectoryChain``): whoever can would plant a link
+    /// or a file of theirs to read the secret from, or swap the directory.
     /// - Returns: The two paths, public first.
     @discardableResult
-    package static func write(_ keys: CurveKeyPair, base: String, name: String, replacing: Bool = false) throws(Problem) -> (public: String, secret: String) {
+    package static func write(_ keys: CurveKeyPair, base: String, name: String, replacing: Bool = false,
+                              uid: uid_t = geteuid()) throws(Problem) -> (public: String, secret: String) {
         let (publicFile, secretFile) = (publicPath(base), secretPath(base))
-        if !replacing {
-            for path in [publicFile, secretFile] where FileManager.default.fileExists(atPath: path) {
+        try checkDirectory(of: base, uid: uid)
+        for path in [publicFile, secretFile] {
+            var status = stat()
+            guard lstat(path, &status) == 0 else { continue }
+            guard replacing else {
                 throw Problem(path: path, reason: "exists already; choose another name, or pass --force to replace the key pair (clients and workers holding the old one will be refused)")
+            }
+            // The entry itself goes (a link: the link, never its target).
+            guard unlink(path) == 0 || errno == ENOENT else {
+                throw Problem(path: path, reason: "cannot remove the old file to replace it: \(String(cString: strerror(errno)))")
             }
         }
         try writeFile(secretFile, text: text(keys, name: name, secret: true), mode: 0o600)
@@ -144,10 +156,35 @@ package enum KeyFile {
         return text
     }
 
+    /// Refuses a directory for key files that another user can write, or one under such.
+    private static func checkDirectory(of base: String, uid: uid_t) throws(Problem) {
+        let directory = (base as NSString).deletingLastPathComponent
+        let absolute = directory.hasPrefix("/") ? directory : FileManager.default.currentDirectoryPath + "/" + directory
+        let advice = "key files go in a directory only you can write (mkdir -m 700 DIR, then fsm-keys new NAME --dir DIR)"
+        do throws(PrivateDirectory.Refusal) {
+            // `/.`: the directory itself is walked too (a link to it followed and checked).
+            try DirectoryChain.checkAbove(absolute + "/.", uid: uid)
+        } catch {
+            throw Problem(path: error.path, reason: String(error.problem.describe(error.path, uid: uid).dropFirst(error.path.count + 1))
+                          + "; " + advice)
+        }
+        // Sticky (as /tmp) or not: others may make files in it, the names fsm-keys is about to use.
+        var status = stat()
+        if stat(absolute, &status) == 0, status.st_mode & 0o022 != 0 {
+            throw Problem(path: directory, reason: "has mode \(PathProblem.octal(status.st_mode & 0o7777)): other users may create "
+                          + "files in it; \(advice)")
+        }
+    }
+
     private static func writeFile(_ path: String, text: String, mode: mode_t) throws(Problem) {
-        // Created with its final mode, so a secret is never readable by others, not even briefly.
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+        // Created with its final mode, so a secret is never readable by others, not even briefly;
+        // exclusively and not through a link: what is there already is never written into.
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
         guard descriptor >= 0 else {
+            if errno == EEXIST {
+                throw Problem(path: path, reason: "appeared while the key pair was written (another process made it); "
+                              + "check who writes to this directory, remove it, and run fsm-keys again")
+            }
             throw Problem(path: path, reason: "cannot write it: \(String(cString: strerror(errno)))")
         }
         defer { close(descriptor) }

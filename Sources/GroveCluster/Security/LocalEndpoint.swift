@@ -44,44 +44,9 @@ package enum LocalEndpoint: Equatable, Sendable {
     /// - Throws: ``PrivateDirectory/Refusal`` naming the path and what is wrong.
     package static func checkSocket(_ path: String, uid: uid_t = geteuid()) throws(PrivateDirectory.Refusal) {
         let directory = (path as NSString).deletingLastPathComponent
-        try checkChain(directory, uid: uid, depth: 0)
+        try DirectoryChain.checkAbove(directory, uid: uid)
         try judge(directory, .socketDirectory, uid: uid, required: true)
         try judge(path, .socket, uid: uid, required: false)
-    }
-
-    /// Checks every directory above `directory` (not `directory` itself) by
-    /// ``PathRule/ancestorDirectory``.
-    private static func checkChain(_ directory: String, uid: uid_t, depth: Int) throws(PrivateDirectory.Refusal) {
-        guard depth < 16 else { throw PrivateDirectory.Refusal(path: directory, problem: .cannotInspect(errno: ELOOP)) }
-        var current = "/"
-        try judge(current, .ancestorDirectory, uid: uid, required: true)
-        let components = directory.split(separator: "/").dropLast()
-        for component in components {
-            let next = current == "/" ? "/" + component : current + "/" + component
-            let facts: PathFacts?
-            do throws(PathProblem) {
-                facts = try PathFacts.of(next)
-            } catch {
-                throw PrivateDirectory.Refusal(path: next, problem: error)
-            }
-            guard let facts else { throw PrivateDirectory.Refusal(path: next, problem: .missing) }
-            if facts.kind == .symlink {
-                // The link sits in `current`, checked already: only its owner or root could
-                // have made it. Where it leads is checked as a path of its own.
-                guard let resolved = realpath(next, nil) else {
-                    throw PrivateDirectory.Refusal(path: next, problem: .cannotInspect(errno: errno))
-                }
-                current = String(cString: resolved)
-                free(resolved)
-                // `current/.` puts `current` itself among the directories checked.
-                try checkChain(current + "/.", uid: uid, depth: depth + 1)
-                continue
-            }
-            if let problem = PathRule.ancestorDirectory.judge(facts, uid: uid) {
-                throw PrivateDirectory.Refusal(path: next, problem: problem)
-            }
-            current = next
-        }
     }
 
     private static func judge(_ path: String, _ rule: PathRule, uid: uid_t, required: Bool) throws(PrivateDirectory.Refusal) {

@@ -73,6 +73,9 @@ package struct PathRule: Sendable, Equatable {
     /// A directory above it: this user's or root's, where nobody else can rename or replace an
     /// entry (`/tmp` passes: its sticky bit stops that).
     package static let ancestorDirectory = PathRule(kind: .directory, rootMayOwn: true, forbidden: 0o022, stickyAllowsWrite: true)
+    /// A symbolic link on the way to a directory: this user's or root's (whoever made it decides
+    /// where it leads; in a sticky directory anyone may make one). Its mode means nothing.
+    package static let ancestorLink = PathRule(kind: .symlink, rootMayOwn: true, forbidden: 0, stickyAllowsWrite: false)
     /// An ipc socket: this user's.
     package static let socket = PathRule(kind: .socket, rootMayOwn: false, forbidden: 0, stickyAllowsWrite: false)
     /// A file Grove keeps (a store, its lock, the flight recorder, an audit log): this user's.
@@ -87,7 +90,7 @@ package struct PathRule: Sendable, Equatable {
 
     /// What is wrong with a path of `facts` for a process of `uid`; `nil` when nothing is.
     package func judge(_ facts: PathFacts, uid: uid_t) -> PathProblem? {
-        if facts.kind == .symlink { return .symlink }
+        if facts.kind == .symlink, kind != .symlink { return .symlink }
         guard facts.kind == kind else { return .wrongKind(facts.kind, expected: kind) }
         guard facts.owner == uid || (rootMayOwn && facts.owner == 0) else { return .owner(facts.owner) }
         let sticky = stickyAllowsWrite && facts.mode & S_ISVTX != 0
@@ -131,9 +134,17 @@ package enum PathProblem: Error, Sendable, Equatable {
                 + "leads); remove it (rm \(path)) and let Grove create what belongs there, or name the real path"
         case .wrongKind(let kind, let expected):
             return "\(path) is a \(kind.rawValue) where a \(expected.rawValue) belongs; remove it (rm \(path)) or name another path"
+        case .owner(0) where uid != 0:
+            // A directory of root's, as /tmp or /var/lib: never to be removed, nor given away.
+            return "\(path) belongs to \(Self.user(0)), not to you, \(Self.user(uid)), and Grove uses only what is yours there; "
+                + "name another path, of your own (a directory Grove may create with mode 0700)"
         case .owner(let owner):
             return "\(path) belongs to \(Self.user(owner)), not to you, \(Self.user(uid)): whoever owns it decides what is in it "
                 + "(another user's socket, a link); have it removed (rm -r \(path), as its owner or root)"
+        case .accessible(let mode) where mode & S_ISVTX != 0:
+            // /tmp, say: shared on purpose; chmod would break the host.
+            return "\(path) has mode \(Self.octal(mode)): it is shared by all users (as /tmp is); name a path of your own "
+                + "below it, which Grove creates with mode 0700 (as \(path)/grove-\(Self.name(uid)))"
         case .accessible(let mode):
             return "\(path) has mode \(Self.octal(mode)): other users may enter or read it; run chmod 700 \(path)"
         case .writable(let mode) where mode & S_ISVTX != 0:
@@ -154,6 +165,12 @@ package enum PathProblem: Error, Sendable, Equatable {
     }
 
     static func octal(_ mode: mode_t) -> String { "0" + String(mode, radix: 8) }
+
+    /// `nobody`, or `65534` when the name is unknown.
+    static func name(_ uid: uid_t) -> String {
+        guard let entry = getpwuid(uid), let name = entry.pointee.pw_name else { return String(uid) }
+        return String(cString: name)
+    }
 
     /// `nobody (uid 65534)`, or `uid 65534` when the name is unknown.
     static func user(_ uid: uid_t) -> String {

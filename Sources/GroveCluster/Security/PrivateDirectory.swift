@@ -3,7 +3,10 @@ package import Foundation
 /// Directories only the running user may use: the runtime directory and a topology's socket
 /// directory in it, the data and audit directories. Each is created with mode 0700, or checked
 /// when it exists: a directory, not a symbolic link, this user's, with no permission for group
-/// or others. What another user made first is refused, never adopted.
+/// or others. What another user made first is refused, never adopted. Every directory above it
+/// is checked too (``DirectoryChain``): this user's or root's, writable by nobody else (sticky
+/// passes), a link on the way this user's or root's and where it leads checked the same way;
+/// otherwise whoever may write there could swap the directory for one of theirs, or a link.
 package enum PrivateDirectory {
     /// Creates `path` (and whatever of its parents is missing, each with mode 0700) or checks
     /// the one there.
@@ -12,6 +15,8 @@ package enum PrivateDirectory {
     ///   - uid: The user it must belong to; the process's effective uid.
     /// - Throws: ``PrivateDirectory/Refusal`` naming the path and what is wrong with it.
     package static func prepare(_ path: String, uid: uid_t = geteuid()) throws(Refusal) {
+        // Nothing is created below a directory another user could swap.
+        try checkAbove(path, uid: uid, allowMissing: true)
         try makeMissing(path)
         try check(path, uid: uid, required: true)
     }
@@ -21,6 +26,7 @@ package enum PrivateDirectory {
     ///   created).
     /// - Throws: ``PrivateDirectory/Refusal``.
     package static func check(_ path: String, uid: uid_t = geteuid(), required: Bool = false) throws(Refusal) {
+        guard try checkAbove(path, uid: uid, allowMissing: !required) else { return }
         let facts: PathFacts?
         do throws(PathProblem) {
             facts = try PathFacts.of(path)
@@ -32,6 +38,18 @@ package enum PrivateDirectory {
             return
         }
         if let problem = PathRule.privateDirectory.judge(facts, uid: uid) { throw Refusal(path: path, problem: problem) }
+    }
+
+    /// ``DirectoryChain/checkAbove(_:uid:allowMissing:lookup:)``, a refusal naming `path` too.
+    @discardableResult
+    private static func checkAbove(_ path: String, uid: uid_t, allowMissing: Bool) throws(Refusal) -> Bool {
+        do throws(Refusal) {
+            return try DirectoryChain.checkAbove(path, uid: uid, allowMissing: allowMissing)
+        } catch {
+            var refusal = error
+            refusal.below = path
+            throw refusal
+        }
     }
 
     /// `mkdir -p` with mode 0700 for what it creates; an entry that appears meanwhile (another
@@ -62,8 +80,19 @@ package enum PrivateDirectory {
     package struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
         package var path: String
         package var problem: PathProblem
+        /// The directory wanted, when ``path`` is a directory or link above it.
+        package var below: String?
 
-        package var description: String { problem.describe(path) }
+        package init(path: String, problem: PathProblem, below: String? = nil) {
+            self.path = path
+            self.problem = problem
+            self.below = below
+        }
+
+        package var description: String {
+            guard let below else { return problem.describe(path) }
+            return "\(path), on the way to \(below), cannot be trusted: \(problem.describe(path))"
+        }
     }
 }
 

@@ -7,7 +7,8 @@ extension Topology {
     /// a directory or file still missing is fine (workers create them, mode 0700 and 0600).
     ///
     /// A directory must be this user's, not a symbolic link, with no permission for group or
-    /// others; a store, lock, flight recorder or audit log of one of the topology's workers in
+    /// others, and every directory above it this user's or root's, writable by nobody else
+    /// (``DirectoryChain``); a store, lock, flight recorder or audit log of one of the topology's workers in
     /// it must be this user's regular file, not a link (``PrivateDirectory``, ``PrivateFile``).
     /// - Parameters:
     ///   - dataDirectory: Where durable machines are kept; looked at when any machine is durable.
