@@ -265,6 +265,10 @@ final class LoopCore: @unchecked Sendable {
                         batch.append(Inbound(socket: id, frames: frames))
                     }
                     for frame in frames { bytes += frame.count }
+                    // A peer that sends is usually reading too (a client keeps a window of
+                    // requests): its queue is tried this turn, not after the pause a queue
+                    // that took nothing waits. One lookup, only while something waits.
+                    if !outboxes[id].isEmpty, let peer = frames.first { outboxes[id].retrySoon(onePeer: peer) }
                 } catch {
                     if error.errno == ETERM { return (batch, false, true) }
                     break

@@ -179,6 +179,17 @@ struct Outbox {
         due = .nextTurn
     }
 
+    /// ``retrySoon(peer:)`` for one ROUTER peer by its routing id (frame 0), in one lookup: a
+    /// message from it arrived, so it is likely reading again. Nothing for a peer nothing waits
+    /// for, nor for a socket of another type.
+    mutating func retrySoon(onePeer peer: [UInt8]) {
+        guard keyedByPeer, count > 0, let index = queues.index(forKey: peer), !queues.values[index].isEmpty,
+              queues.values[index].retryAt != nil else { return }
+        queues.values[index].retryAt = nil
+        queues.values[index].pause = .zero
+        due = .nextTurn
+    }
+
     /// Retries each queue that is due at `now` from its head until a send would block (see the
     /// schedule above); `attempt` gets each message's frames in the queue's memory, valid during
     /// the call. Messages that fail for another reason are removed and returned.

@@ -162,6 +162,33 @@ import Testing
         #expect(outbox.due == .never)
     }
 
+    /// A message from a peer whose queue waits out a pause makes it due at the next turn (a
+    /// client that sends is usually reading): one event per message lost a fifth of its rate
+    /// to queues that waited 1 ms and more for a client that had read meanwhile.
+    @Test func aMessageFromAWaitingPeerEndsItsPause() {
+        var outbox = Outbox(keyedByPeer: true)
+        outbox.enqueue([[1], [10]])
+        outbox.enqueue([[2], [20]])
+        let start = ContinuousClock.now
+        _ = outbox.retryArrays(now: start) { _ in .wouldBlock }
+        #expect(outbox.due == .at(start + Outbox.RetryPause.first))
+        outbox.retrySoon(onePeer: [3])
+        #expect(outbox.due == .at(start + Outbox.RetryPause.first), "a peer nothing waits for changes nothing")
+        outbox.retrySoon(onePeer: [1])
+        #expect(outbox.due == .nextTurn)
+        var tried: [[UInt8]] = []
+        _ = outbox.retryArrays(now: start + .microseconds(10)) { frames in
+            tried.append(frames[0])
+            return .sent
+        }
+        #expect(tried == [[1]], "only the peer that sent is tried before its pause ends")
+        var shared = Outbox(keyedByPeer: false)
+        shared.enqueue([[9]])
+        _ = shared.retryArrays(now: start) { _ in .wouldBlock }
+        shared.retrySoon(onePeer: [9])
+        #expect(shared.due == .at(start + Outbox.RetryPause.first), "only ROUTER queues are kept by peer")
+    }
+
     /// A new peer's queue is tried at the next turn even while another's waits out a pause.
     @Test func aNewPeersQueueDoesNotWaitForAnothersPause() {
         var outbox = Outbox(keyedByPeer: true)
