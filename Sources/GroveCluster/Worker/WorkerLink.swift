@@ -179,19 +179,25 @@ final class OutboundCollector: Sendable {
               payload: some Collection<UInt8>, socket: SocketID, via loop: IOLoop) {
         let warning = state.withLock { state in
             let decision = state.limit.check(kind, address: address, payloadBytes: payload.count)
-            switch decision.verdict {
-            case .send:
-                Self.put(kind, flags: flags, correlation: correlation, address: address, payload: payload, into: &state,
-                         socket: socket, via: loop)
-            case .replace(let replacement, let bytes):
-                Self.put(replacement, flags: [], correlation: correlation, address: address, payload: bytes, into: &state,
-                         socket: socket, via: loop)
-            case .drop:
-                break
-            }
+            Self.follow(decision.verdict, kind, flags: flags, correlation: correlation, address: address, payload: payload,
+                        into: &state, socket: socket, via: loop)
             return decision.warning
         }
         if let warning { log.warning("\(warning)") }
+    }
+
+    /// Does what the limit decided for one message: sends it, sends its replacement, or nothing.
+    private static func follow(_ verdict: OutboundLimit.Verdict, _ kind: MessageKind, flags: Header.Flags, correlation: UInt64,
+                               address: String, payload: some Collection<UInt8>, into state: inout State, socket: SocketID,
+                               via loop: IOLoop) {
+        switch verdict {
+        case .send:
+            put(kind, flags: flags, correlation: correlation, address: address, payload: payload, into: &state, socket: socket, via: loop)
+        case .replace(let replacement, let bytes):
+            put(replacement, flags: [], correlation: correlation, address: address, payload: bytes, into: &state, socket: socket, via: loop)
+        case .drop:
+            break
+        }
     }
 
     /// Sends one message that passed the limit: into the batch when collecting (the batch
@@ -227,16 +233,8 @@ final class OutboundCollector: Sendable {
                 var payload: [UInt8] = []
                 try write(&payload)
                 let decision = state.limit.check(kind, address: address, payloadBytes: payload.count)
-                switch decision.verdict {
-                case .send:
-                    Self.put(kind, flags: flags, correlation: correlation, address: address, payload: payload, into: &state,
-                             socket: socket, via: loop)
-                case .replace(let replacement, let bytes):
-                    Self.put(replacement, flags: [], correlation: correlation, address: address, payload: bytes, into: &state,
-                             socket: socket, via: loop)
-                case .drop:
-                    break
-                }
+                Self.follow(decision.verdict, kind, flags: flags, correlation: correlation, address: address, payload: payload,
+                            into: &state, socket: socket, via: loop)
                 return decision.warning
             }
             // Written straight into the batch: its size is known only once it is there.
