@@ -35,6 +35,40 @@ final class LoopCore: @unchecked Sendable {
         }
         return wait
     }
+    /// ROUTER peers whose sends failed `EHOSTUNREACH`, by socket, since when. libzmq says so
+    /// not only for a peer that is gone but for one whose queue was full a moment ago and has
+    /// room again, until it processes the reader's notice (at most about once a millisecond
+    /// while sends keep coming): such a send waits in the outbox and is retried, and only a
+    /// peer still unreachable after ``unreachableGrace`` is reported (`sendFailed`).
+    @exclusivity(unchecked) private var unreachableSince: [SocketID: [[UInt8]: ContinuousClock.Instant]] = [:]
+    static let unreachableGrace = Duration.milliseconds(250)
+
+    /// Whether a send to `peer` that failed with `error` should wait and be retried rather than
+    /// be reported: `EHOSTUNREACH` on a ROUTER within the grace since the peer's first such failure.
+    private func waitsOut(_ error: ZMQError, on socket: SocketID, peer: [UInt8]) -> Bool {
+        guard error.isPeerUnreachable, sockets[socket].type == .router else { return false }
+        let now = ContinuousClock.now
+        guard let since = unreachableSince[socket, default: [:]][peer] else {
+            unreachableSince[socket, default: [:]][peer] = now
+            return true
+        }
+        // Past the grace the peer stays marked, so what else waits for it is reported at once,
+        // until a send reaches it again; marks of peers nothing waits for are pruned.
+        if now - since < Self.unreachableGrace { return true }
+        if unreachableSince[socket, default: [:]].count > 1024 {
+            unreachableSince[socket] = unreachableSince[socket]?.filter { now - $0.value < Self.unreachableGrace
+                || outboxes[socket].pending(peer: $0.key) > 0 }
+        }
+        return false
+    }
+
+    /// A send to `peer` went through: it is reachable again.
+    @inline(__always)
+    private func reached(_ socket: SocketID, peer: [UInt8]?) {
+        guard !unreachableSince.isEmpty, let peer, unreachableSince[socket]?.removeValue(forKey: peer) != nil else { return }
+        if unreachableSince[socket]?.isEmpty == true { unreachableSince[socket] = nil }
+    }
+
     /// Where draining starts next time, so one busy socket cannot starve the others.
     @exclusivity(unchecked) private var firstToDrain = 0
     /// Set by ``replace(_:with:)``: the poll items must be rebuilt before the next poll.
@@ -73,8 +107,9 @@ final class LoopCore: @unchecked Sendable {
             return
         }
         switch attempt(socket, frames) {
-        case .sent: break
+        case .sent: reached(socket, peer: frames.first)
         case .wouldBlock: outboxes[socket].enqueue(frames)
+        case .failed(let error) where waitsOut(error, on: socket, peer: frames.first ?? []): outboxes[socket].enqueue(frames)
         case .failed(let error): failures.append((socket, frames, error))
         }
     }
@@ -88,7 +123,11 @@ final class LoopCore: @unchecked Sendable {
         do {
             if try !sockets[socket].send(peer, first, second, third, dontWait: true) {
                 outboxes[socket].enqueue(peer: peer, first, second, third)
+            } else {
+                reached(socket, peer: peer)
             }
+        } catch where waitsOut(error, on: socket, peer: peer) {
+            outboxes[socket].enqueue(peer: peer, first, second, third)
         } catch {
             failures.append((socket, [peer, Array(first), Array(second), Array(third)], error))
         }
@@ -110,7 +149,11 @@ final class LoopCore: @unchecked Sendable {
             let before = outboxes[id].count
             let failed = outboxes[id].retry(now: now) { frames in
                 do throws(ZMQError) {
-                    return try socket.send(borrowed: frames, dontWait: true) ? .sent : .wouldBlock
+                    guard try socket.send(borrowed: frames, dontWait: true) else { return .wouldBlock }
+                    if !unreachableSince.isEmpty, let peer = frames.first { reached(id, peer: Array(peer)) }
+                    return .sent
+                } catch where waitsOut(error, on: id, peer: frames.first.map { Array($0) } ?? []) {
+                    return .wouldBlock
                 } catch {
                     return .failed(error)
                 }

@@ -35,7 +35,8 @@ import Testing
         #expect(failure.error.isPeerUnreachable)
         #expect(failure.socket == server.socket)
         #expect(failure.frames == [bytes("nobody"), bytes("hello")])
-        #expect(failure.error.description.contains("nobody"))
+        // Reported once the grace for libzmq's transient EHOSTUNREACH is over, from the outbox.
+        #expect(failure.error.description.contains("unreachable"))
         #expect(await server.ask { $0.pending(server.socket) } == 0)
         server.loop.stop()
         #expect(await finishes { context.terminate() })
