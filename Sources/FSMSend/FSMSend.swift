@@ -281,11 +281,12 @@ enum EventArgument {
         do {
             event = try parser.parse()
         } catch {
-            throw WireError(.malformedJSON, "the event '\(text)' is neither a bare case name nor valid JSON: at \(error.position(multiline: multiline)) "
+            // The text is not echoed: it may hold a password typed into a value.
+            throw WireError(.malformedJSON, "the event is neither a bare case name nor valid JSON: at \(error.position(multiline: multiline)) "
                 + "(\(error.pathDescription)), \(error.message); write it as Swift's Codable encodes the event, e.g. \(example)")
         }
         if let duplicate = parser.duplicateKeys.first {
-            throw WireError(.malformedJSON, "the event '\(text)' gives the key \(duplicate.pathDescription) twice (again at "
+            throw WireError(.malformedJSON, "the event gives the key \(duplicate.pathDescription) twice (again at "
                 + "\(duplicate.position(multiline: multiline))); JSON would keep only the last value, so remove one")
         }
         return Array(event.jsonData)

@@ -75,6 +75,9 @@ extension EndToEnd {
                 #expect(malformed.status == 2, "\(malformed)")
                 #expect(malformed.stderr.contains("malformed-json"), "\(malformed)")
                 #expect(malformed.stderr.contains("at column 8 ($.add), unexpected end of the event"), "\(malformed)")
+                // A value typed into a malformed event (a password, say) is not echoed back.
+                let secret = try await cluster.fsmSend(["send", "counter/a", #"{"add":{"_0":"hunter2"}"#])
+                #expect(secret.status == 2 && !secret.stderr.contains("hunter2"), "\(secret)")
 
                 // Strict JSON: a trailing comma is refused here, with where it is.
                 let trailingComma = try await cluster.fsmSend(["send", "counter/a", #"{"add":{"_0":1,}}"#])
