@@ -14,6 +14,8 @@ public final class Client {
     public let timeout: Duration
     /// Whether requests answered `unavailable` are sent again; see ``init(endpoint:timeout:retryUnavailable:)``.
     public let retryUnavailable: Bool
+    /// Whether the connection speaks CURVE: a refused key then looks like no coordinator at all.
+    private let usesCurve: Bool
     private let context: ZMQContext
     private let socket: Socket
     private var nextCorrelation: UInt64 = 1
@@ -43,6 +45,7 @@ public final class Client {
         self.endpoint = endpoint
         self.timeout = timeout
         self.retryUnavailable = retryUnavailable
+        usesCurve = credentials != nil
         try ClientEndpoint.verify(endpoint, curve: credentials != nil)
         // At least 1 ms: 0 would make every send and receive non-blocking.
         let milliseconds = max(1, Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))
@@ -97,6 +100,13 @@ public final class Client {
         }
     }
 
+    /// With CURVE, a coordinator that refused the handshake is silent as one that is not there:
+    /// the coordinator's log says which (a key it does not accept, a frame over its limit).
+    private var curveHint: String {
+        usesCurve ? ". With keys, the coordinator may also have refused this client's key (not in security.clients, or "
+            + "--coordinator-key is not its key) or a message over limits.messageBytes: its log says so" : ""
+    }
+
     /// Sends one request once and waits for its reply.
     private func attempt(_ kind: MessageKind, address: String, payload: [UInt8], flags: Header.Flags) throws(WireError) -> WireMessage {
         let correlation = nextCorrelation
@@ -106,7 +116,7 @@ public final class Client {
             guard try socket.send(message.frames, dontWait: false) else {
                 throw WireError(.unreachable, "no coordinator at \(endpoint) within \(timeout); is fsm-launch running, "
                     + "and is this the clients endpoint its ready line prints? Pass that endpoint (fsm-send and fsm-load: "
-                    + "--endpoint; fsm-send also reads FSM_ENDPOINT)")
+                    + "--endpoint; fsm-send also reads FSM_ENDPOINT)" + curveHint)
             }
         } catch let error as WireError {
             throw error
@@ -122,7 +132,7 @@ public final class Client {
             }
             guard let frames else {
                 throw WireError(.timeout, "no reply from \(endpoint) within \(timeout) for \(kind.name) \(address); "
-                    + "the coordinator, or the worker hosting \(address), may be down, stopped or overloaded")
+                    + "the coordinator, or the worker hosting \(address), may be down, stopped or overloaded" + curveHint)
             }
             let reply = try WireMessage(frames: frames)
             guard reply.header.correlation == correlation else { continue } // a late reply to an earlier request
