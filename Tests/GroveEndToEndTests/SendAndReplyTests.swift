@@ -78,6 +78,10 @@ extension EndToEnd {
                 // A value typed into a malformed event (a password, say) is not echoed back.
                 let secret = try await cluster.fsmSend(["send", "counter/a", #"{"add":{"_0":"hunter2"}"#])
                 #expect(secret.status == 2 && !secret.stderr.contains("hunter2"), "\(secret)")
+                // An address with a newline would write a line of its own into the logs (issue 34).
+                let forged = try await cluster.fsmSend(["send", "counter/a\ncritical grove: FORGED", "increment"])
+                #expect(forged.status == 2 && forged.stderr.contains("control character U+000A at byte 9"), "\(forged)")
+                #expect(!cluster.log.contains("FORGED"), "the coordinator's log holds no line of the client's")
 
                 // Strict JSON: a trailing comma is refused here, with where it is.
                 let trailingComma = try await cluster.fsmSend(["send", "counter/a", #"{"add":{"_0":1,}}"#])
