@@ -154,6 +154,27 @@ extension EndToEnd {
             }
         }
 
+        /// Issue 34: 100,000 instances with 1 KiB keys made one `list` a 100 MB reply that stalled
+        /// the coordinator. A listing holds a page of 1,000 and the count; the rest are paged.
+        @Test func aListingHoldsAThousandInstancesAndPagesTheRest() async throws {
+            try await withCluster(Self.topology) { cluster in
+                let report = try await load(cluster, ["--spawn", "1200", "--mode", "ack", "--no-baseline", "--count", "10",
+                                                      "--machines", "5", "--batch", "50"])
+                #expect(report.spawn?.instances == 1200)
+                let listing = try await cluster.json(["list"])
+                #expect(Self.counterInstances(in: listing).count == 1000)
+                guard case .array(let machines)? = listing["machines"],
+                      let counter = machines.first(where: { $0["name"]?.stringValue == "counter" }) else {
+                    Issue.record("no counter in \(listing)")
+                    return
+                }
+                #expect(counter["instanceCount"] == .integer(1205) || counter["instanceCount"] == .number(1205), "\(String(describing: counter["instanceCount"]))")
+                let all = try await cluster.fsmSend(["list", "--instances", "counter"])
+                let lines = all.stdout.split(separator: "\n")
+                #expect(all.status == 0 && lines.count == 1205 && Set(lines).count == 1205, "\(all.status) \(lines.count)")
+            }
+        }
+
         /// A single machine is one address: asking for several of it is refused, not ignored;
         /// without --machines it is driven as its one address.
         @Test func severalAddressesOfASingleMachineAreRefused() async throws {
