@@ -116,6 +116,26 @@ extension EndToEnd {
             }
         }
 
+        /// The second attacker's review: the edge key started Authenticate in its own tally's
+        /// name, a password oracle around AuthFlow's lockout. The io[] entries name no machines,
+        /// so a machine on an external group starts none of them; the call fails back to it.
+        @Test func anExternalGroupsMachineStartsNoIORequestItsEntryDoesNotName() async throws {
+            try await withCluster(Self.topology) { cluster in
+                let watcher = try await cluster.watch()
+                try await Self.kill("edge", in: cluster)
+                // The io-request head: the name and the effect id, each after its length (UInt16).
+                func head(_ text: String) -> String { "\u{0}" + String(UnicodeScalar(UInt8(text.utf8.count))) + text }
+                let guess = head("Authenticate") + head(#""guess""#) + #"{"email":"ada@example.com","password":"guess-1"}"#
+                let rogue = try await RoguePeer.run(cluster, mode: "worker", key: "edge", endpoint: try await cluster.workersEndpoint(),
+                                                    routingID: "edge", name: "edge", machineTypes: ["Counter"],
+                                                    steps: [.init(kind: 0x30, address: "tally/k", payload: guess)], hold: 2)
+                try #require(rogue.welcomed, "the hostile edge registers with its own key: \(rogue)")
+                try await cluster.waitForLog("whose machines start io request 'Authenticate' only")
+                #expect((rogue.kinds["0x31"] ?? 0) >= 1, "the call failed back to it: \(rogue)")
+                #expect(watcher.events.filter { $0.topic.hasPrefix("effect:tally") }.isEmpty, "an io call started for tally")
+            }
+        }
+
         @Test func aWorkerClaimingAStartInTheFutureIsReplacedByTheNextProcess() async throws {
             try await withCluster(Self.topology) { cluster in
                 try await Self.kill("edge", in: cluster)
