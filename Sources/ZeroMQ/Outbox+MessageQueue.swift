@@ -21,13 +21,19 @@ struct MessageQueue {
     static let keptCapacity = 64 << 10
 
     var isEmpty: Bool { messages == 0 }
+    /// What the buffer can hold before it is copied to a larger one.
+    var capacity: Int { buffer.capacity }
 
     /// Appends a message of `frameCount` frames, `size` bytes in all, which `writeFrames` hands
     /// to the `write` it is given one by one, in order.
     mutating func append(frameCount: Int, size: Int, _ writeFrames: (_ write: (UnsafeRawBufferPointer) -> Void) -> Void) {
         precondition(frameCount <= Self.maximumFrames, "a message of \(frameCount) frames cannot wait in an outbox")
         var buffer = Swift.exchange(&self.buffer, with: [])
-        buffer.reserveCapacity(buffer.count + 1 + 4 * frameCount + size)
+        let needed = buffer.count + 1 + 4 * frameCount + size
+        // Doubled, not just enough: `reserveCapacity` gives exactly what is asked, so asking for
+        // one message more at each append copied the whole queue each time (a silent client's
+        // 16 MiB of 100 KiB replies took the coordinator seconds, and its heartbeats with it).
+        if needed > buffer.capacity { buffer.reserveCapacity(max(needed, 2 * buffer.capacity)) }
         buffer.append(UInt8(frameCount))
         writeFrames { frame in
             withUnsafeBytes(of: UInt32(frame.count).littleEndian) { buffer.append(contentsOf: $0) }
