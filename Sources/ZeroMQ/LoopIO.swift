@@ -81,15 +81,25 @@ package struct LoopIO {
     }
 
     /// The messages and bytes waiting for one ROUTER peer (for other socket types `peer` is
-    /// ignored): one lookup for both, free when nothing waits for anyone on the socket.
+    /// ignored): one lookup for both, free when nothing waits for anyone on the socket. The
+    /// bytes include what libzmq still holds of large frames sent to the peer when the socket
+    /// counts them (``Socket/heldBytes``); the messages are the outbox's only.
     /// - Parameters:
     ///   - socket: The socket.
     ///   - peer: The peer's routing id.
     /// - Returns: What waits, counted as frames' bytes (frame 0 included).
     package func backlog(_ socket: SocketID, peer: [UInt8]) -> Backlog {
         switch backend {
-        case .sockets(let core): core.outboxes[socket].backlog(peer: peer)
-        case .embedded(let loop): loop.backlog(socket, peer: peer)
+        case .sockets(let core):
+            // What libzmq still holds of large frames sent to the peer waits for it too.
+            if let held = core.sockets[socket].heldBytes?.bytes(peer: peer), held > 0 {
+                var waiting = core.outboxes[socket].backlog(peer: peer)
+                waiting.bytes += held
+                return waiting
+            } else {
+                return core.outboxes[socket].backlog(peer: peer)
+            }
+        case .embedded(let loop): return loop.backlog(socket, peer: peer)
         }
     }
 

@@ -26,9 +26,9 @@ extension Socket {
             Result { () throws(ZMQError) -> Bool in try sendFrame(raw, first: true, last: false, dontWait: dontWait, peer: peer) }
         }
         guard try sent.get() else { return false }
-        _ = try sendFrame(first, first: false, last: false, dontWait: dontWait, peer: peer)
-        _ = try sendFrame(second, first: false, last: false, dontWait: dontWait, peer: peer)
-        _ = try sendFrame(third, first: false, last: true, dontWait: dontWait, peer: peer)
+        try sendRest(first, last: false, dontWait: dontWait, peer: peer)
+        try sendRest(second, last: false, dontWait: dontWait, peer: peer)
+        try sendRest(third, last: true, dontWait: dontWait, peer: peer)
         return true
     }
 
@@ -43,10 +43,27 @@ extension Socket {
         }
         // No peer for the error's text: making one would cost an array per message sent.
         for index in frames.indices {
+            if index > 0, let held = counted(frames[index].count) {
+                let peer = Array(frames[0])
+                try sendCounted(frames[index], last: index == last, dontWait: dontWait, peer: peer, held: held,
+                                handle: try open(sendOperation([peer])), operation: sendOperation([peer]))
+                continue
+            }
             let queued = try sendFrame(frames[index], first: index == 0, last: index == last, dontWait: dontWait, peer: nil)
             if index == 0, !queued { return false }
         }
         return true
+    }
+
+    /// A frame after a ROUTER message's first (the peer's routing id): counted in ``heldBytes``
+    /// when large.
+    private func sendRest(_ frame: UnsafeRawBufferPointer, last: Bool, dontWait: Bool, peer: [UInt8]) throws(ZMQError) {
+        if let held = counted(frame.count) {
+            try sendCounted(frame, last: last, dontWait: dontWait, peer: peer, held: held,
+                            handle: try open(sendOperation([peer])), operation: sendOperation([peer]))
+        } else {
+            _ = try sendFrame(frame, first: false, last: last, dontWait: dontWait, peer: peer)
+        }
     }
 
     /// One frame of a multipart message: `false` only when the first frame finds no room.

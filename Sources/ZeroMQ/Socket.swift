@@ -73,6 +73,9 @@ package final class Socket {
     /// copies every frame. ZeroMQ itself assembles a whole message before it hands it over
     /// (no option bounds how many frames that holds).
     package var maximumFrames = 0
+    /// On a ROUTER, counts the large frames sent to each peer until libzmq lets them go
+    /// (``HeldBytes``); `nil` counts nothing. Set before adding the socket to a loop.
+    package var heldBytes: HeldBytes?
 
     /// Creates a socket of `type` in `context`.
     /// - Parameters:
@@ -158,6 +161,16 @@ package final class Socket {
         }
         let last = frames.count - 1
         for (index, frame) in frames.enumerated() {
+            if index > 0, let held = counted(frame.count) {
+                let sent = frame.withUnsafeBytes { raw in
+                    Result { () throws(ZMQError) in
+                        try sendCounted(raw, last: index == last, dontWait: dontWait, peer: frames[0], held: held, handle: handle,
+                                        operation: sendOperation(frames))
+                    }
+                }
+                try sent.get()
+                continue
+            }
             var flags = (dontWait ? ZMQ_DONTWAIT : 0) | (index < last ? ZMQ_SNDMORE : 0)
             while true {
                 let rc = frame.withUnsafeBytes { zmq_send(handle, $0.baseAddress, $0.count, flags) }
@@ -239,6 +252,14 @@ package final class Socket {
     func open(_ operation: @autoclosure () -> String) throws(ZMQError) -> UnsafeMutableRawPointer {
         guard let handle else { throw ZMQError(errno: ENOTSOCK, operation: operation()) }
         return handle
+    }
+
+    /// The ``heldBytes`` a frame of `size` bytes, not a message's first, is counted in; `nil` for
+    /// one sent as usual.
+    @inline(__always)
+    func counted(_ size: Int) -> HeldBytes? {
+        guard let heldBytes, size > heldBytes.threshold else { return nil }
+        return heldBytes
     }
 
     func sendOperation(_ frames: [[UInt8]]) -> String {

@@ -78,6 +78,17 @@ struct CoordinatorCoreClientLimitTests {
         #expect(busy.message.contains("4096 bytes") && busy.message.contains("queues.clientOutboxBytes"))
     }
 
+    @Test func largeRepliesZeroMQStillHoldsCountTowardTheByteLimit() throws {
+        var fixture = Self.fixture(clientOutboxBytes: 4096)
+        // Nothing in the outbox: ZeroMQ took every reply, but holds 4096 bytes of large ones unwritten.
+        let decision = Self.decide(&fixture.core, "A", Self.get(1), backlog: ClientBacklog(messages: 0, bytes: 4096))
+        guard case .act(let actions) = decision, actions.allSatisfy({ $0.sentToClient == nil && $0.sentToWorker == nil }) else {
+            Issue.record("a client whose large replies ZeroMQ still holds past its byte limit is owed a busy: \(decision)")
+            return
+        }
+        #expect(fixture.core.clientLedger.owed[Array("A".utf8)]?.count == 1)
+    }
+
     @Test func aReplyThatDoesNotFitIsReplacedByReplyDropped() throws {
         var fixture = Self.fixture(clientOutboxBytes: 10_000)
         let client = Array("A".utf8)
@@ -100,6 +111,10 @@ struct CoordinatorCoreClientLimitTests {
         #expect(first.replacement.payload.count + Header.size + 4 <= CoordinatorCore.smallReply, "the replacement is itself small")
         let second = try #require(admit(3001, ClientBacklog(messages: 2, bytes: 7400)))
         #expect(second.warning == nil, "not every drop is logged")
+        // Nothing in the outbox, but large replies ZeroMQ still holds for the client (HeldBytes)
+        // count the same: ZeroMQ's queue is no way around the budget.
+        #expect(admit(3000, ClientBacklog(messages: 0, bytes: 7000)) == nil)
+        #expect(try #require(admit(3001, ClientBacklog(messages: 0, bytes: 7000))).replacement.wireError?.code == .replyDropped)
         // A client that went away is forgotten.
         fixture.core.forget(client: client)
         #expect(fixture.core.clientLedger.dropped.isEmpty)

@@ -40,7 +40,7 @@ extension EndToEnd {
         /// A raw client that reads at most 10 replies ahead, handed from one thread to the next.
         final class SlowReader: @unchecked Sendable {
             let client: RawClient
-            init(endpoint: String) throws { client = try RawClient(endpoint: endpoint, receiveQueue: 10) }
+            init(endpoint: String, receiveQueue: Int32 = 10) throws { client = try RawClient(endpoint: endpoint, receiveQueue: receiveQueue) }
 
             /// Reads until every one of `correlations` was answered, and a little longer so a
             /// second reply to any of them would show.
@@ -121,6 +121,54 @@ extension EndToEnd {
                 }
                 #expect(caughtUp.allSatisfy { $0.header.kind == .state }, "\(caughtUp.compactMap(\.error))")
             }
+        }
+
+        /// A client that stops reading at its connection (ZeroMQ reads nothing ahead for it) and
+        /// asks for 100 kB states costs the coordinator about `queues.clientOutboxBytes`, whatever
+        /// waits in ZeroMQ's queue of 1,000 messages in front of it. In this run libzmq itself
+        /// stopped taking replies after a few (9 seen): the counting that makes the bound hold
+        /// whatever libzmq takes (`HeldBytes`) is pinned by `HeldBytesTests` and
+        /// `CoordinatorCoreClientLimitTests`; this is the bound as a user sees it.
+        @Test func largeRepliesZeroMQHoldsForAClientThatStopsReadingCountInBytes() async throws {
+            var topology = Self.topology
+            topology.clientOutbox = 10_000
+            topology.clientOutboxBytes = 1 << 20
+            try await withCluster(topology) { cluster in
+                try await cluster.send("auth", "startLogin")
+                let email = String(repeating: "e", count: 100_000) + "@example.com"
+                try await cluster.send("auth", #"{"updateEmail":{"_0":"\#(email)"}}"#)
+                let probe = try SlowReader(endpoint: cluster.clients, receiveQueue: 0)
+                let state = try await onThread { try probe.client.request(WireMessage(Header(.get, correlation: 1), address: "auth")) }
+                #expect(state.payload.count > 100_000, "auth's state is \(state.payload.count) bytes")
+                let before = try Self.residentKilobytes(of: cluster.launch.pid)
+                let reader = try SlowReader(endpoint: cluster.clients, receiveQueue: 1)
+                try await onThread {
+                    for correlation in 1 ... 2000 as ClosedRange<UInt64> {
+                        try reader.client.send(WireMessage(Header(.get, correlation: correlation), address: "auth"))
+                    }
+                }
+                // 1 MiB of replies counted, the kernel's socket buffers, the worker's replies on
+                // their way: tens of MB at most.
+                let bound = 40_000
+                try await waitUntil("the coordinator to answer the client busy, or to grow past \(bound) kB", timeout: .seconds(60)) {
+                    try cluster.log.contains("not reading its replies") || Self.residentKilobytes(of: cluster.launch.pid) - before > bound
+                }
+                // Another client is answered, after the gets forwarded before its own.
+                let again = try await onThread { try probe.client.request(WireMessage(Header(.get, correlation: 2), address: "auth")) }
+                #expect(again.header.kind == .state)
+                let grown = try Self.residentKilobytes(of: cluster.launch.pid) - before
+                #expect(grown < bound, "the coordinator grew by \(grown) kB for one client that does not read")
+            }
+        }
+
+        /// `VmRSS` of a process, in kB.
+        static func residentKilobytes(of pid: Int32) throws -> Int {
+            let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+            guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+                  let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") else {
+                throw HarnessError("no VmRSS in /proc/\(pid)/status")
+            }
+            return kilobytes
         }
 
         @Test func largeRepliesOverTheByteLimitAreDroppedOrBusyAndEveryOneIsAnsweredOnce() async throws {

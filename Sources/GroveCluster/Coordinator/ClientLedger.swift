@@ -1,9 +1,12 @@
 import DequeModule
 
 /// What the coordinator holds for one client: the replies ZeroMQ has not taken yet (the driver's
-/// outbox for that client), in messages and in bytes.
+/// outbox for that client), in messages and in bytes, and in `bytes` also the large replies
+/// ZeroMQ took and has not written to the client's connection yet (`HeldBytes`).
 struct ClientBacklog: Sendable, Equatable {
+    /// Replies waiting in the outbox.
     var messages: Int
+    /// Their bytes, and those of the large replies ZeroMQ still holds.
     var bytes: Int
 
     static let empty = ClientBacklog(messages: 0, bytes: 0)

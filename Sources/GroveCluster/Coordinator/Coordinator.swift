@@ -18,12 +18,13 @@ public final class Coordinator: Sendable {
     private let driver: CoordinatorDriver
 
     /// The messages ZeroMQ queues for one client (its send high-water mark) before the rest
-    /// wait in the coordinator's outbox for it, counted in bytes too. A message is a lone reply
-    /// or a batch of them (about 1 MiB at most). ZeroMQ counts messages, not bytes: 1,000 (as
-    /// many as `Client` and fsm-load keep in flight) made one event per message a third faster,
-    /// but let a client that stops reading hold 1,000 large replies there uncounted, and
-    /// `Scripts/slow-client.sh`'s gets run then lost its worker (docs/BENCHMARKS.md, issue 34).
-    static let clientSocketQueue = 100
+    /// wait in the coordinator's outbox for it. As many as `Client` and fsm-load keep in flight,
+    /// so a client that reads its replies never needs the outbox: at 100 one event per message
+    /// was a third slower (docs/BENCHMARKS.md, issue 34). ZeroMQ counts messages, not bytes: the
+    /// replies over ``CoordinatorCore/smallReply`` among them are counted in bytes with the
+    /// outbox (`HeldBytes`), so what a client that stops reading holds here is at most 1,000
+    /// small replies beside `queues.clientOutboxBytes`.
+    static let clientSocketQueue = 1000
 
     /// The smallest `ZMQ_MAXMSGSIZE` set on an endpoint: libzmq checks the handshake's commands
     /// (a CURVE `INITIATE` is a few hundred bytes) against it too.
@@ -95,9 +96,11 @@ public final class Coordinator: Sendable {
             // it; a stale connection is dropped by the ZMTP heartbeat below instead.
             try sockets.workers.setRouterHandover(!topology.security.usesCurve)
             // Replies a client has not taken wait in the driver's outbox, where they are counted in
-            // messages and bytes (`queues.clientOutbox`, `queues.clientOutboxBytes`); ZeroMQ's own
-            // queue in front of each client, which counts only messages, stays short.
+            // messages and bytes (`queues.clientOutbox`, `queues.clientOutboxBytes`). ZeroMQ's own
+            // queue in front of each client counts only messages: the large ones in it are counted
+            // in bytes with the outbox until ZeroMQ has written them (`HeldBytes`).
             try sockets.clients.setSendHighWaterMark(Int32(clamping: min(Self.clientSocketQueue, topology.queues.clientOutbox)))
+            sockets.clients.heldBytes = HeldBytes(threshold: CoordinatorCore.smallReply)
             // What clients send waits in their own queues rather than here: a client flooding
             // batches is slowed down by ZeroMQ instead of filling the coordinator's memory.
             try sockets.clients.setReceiveHighWaterMark(Int32(clamping: min(1000, topology.queues.clientOutbox)))

@@ -34,7 +34,7 @@ extension CoordinatorCore {
     ///   - refusal: Why the request is refused, when it is, for its size.
     mutating func owesBusy(to client: [UInt8], correlation: UInt64, address: UnsafeRawBufferPointer?,
                            refusal: OwedReason? = nil, backlog: ClientBacklog) -> [CoordinatorAction]? {
-        guard backlog.messages > 0 || !clientLedger.owed.isEmpty else { return nil }
+        guard backlog.bytes > 0 || !clientLedger.owed.isEmpty else { return nil }
         // The count only: a copy of the entry held across the write below would make it copy
         // all the client's runs, once per request (quadratic in the busies owed: on bf2b560 the
         // coordinator's loop stalled past its workers' heartbeat timeout).
@@ -120,13 +120,14 @@ extension CoordinatorCore {
     /// `nil` when the reply may join what waits for it, else a small `reply-dropped` error
     /// under the same correlation id, and a warning for the log now and then.
     ///
-    /// A reply is let through when nothing waits for the client (ZeroMQ's queue takes it, or it
-    /// is the one message that waits over the budget), when it is small (``smallReply``), or when
-    /// it fits in `queues.clientOutboxBytes` with what waits.
+    /// A reply is let through when nothing waits for the client (it is the one message that
+    /// waits over the budget), when it is small (``smallReply``), or when it fits in
+    /// `queues.clientOutboxBytes` with what waits: the outbox, and the large replies ZeroMQ still
+    /// holds for the client (`HeldBytes`).
     mutating func admitReply(to client: [UInt8], size: Int, kind: MessageKind, correlation: UInt64, address: String,
                              backlog: ClientBacklog) -> (replacement: WireMessage, warning: String?)? {
         let budget = topology.queues.clientOutboxBytes
-        guard backlog.messages > 0, size > Self.smallReply, backlog.bytes + size > budget else { return nil }
+        guard backlog.bytes > 0, size > Self.smallReply, backlog.bytes + size > budget else { return nil }
         let dropped = clientLedger.dropped[client, default: 0] + 1
         clientLedger.dropped[client] = dropped
         let error = WireError(.replyDropped,

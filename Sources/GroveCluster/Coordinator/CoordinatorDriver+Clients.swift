@@ -20,7 +20,7 @@ extension CoordinatorDriver {
         // A small reply always goes (CoordinatorCore.admitReply): no lookup of the client for it.
         guard size > CoordinatorCore.smallReply else { return nil }
         let waiting = backlog(of: client, building: building, io: io)
-        guard waiting.messages > 0 else { return nil }
+        guard waiting.bytes > 0 else { return nil }
         guard let admitted = core.admitReply(to: client, size: size, kind: kind, correlation: correlation,
                                              address: String(decoding: address, as: UTF8.self), backlog: waiting) else { return nil }
         if let warning = admitted.warning { log.warning("\(warning)") }
