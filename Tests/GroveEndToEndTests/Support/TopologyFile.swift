@@ -81,6 +81,8 @@ struct TopologyFile {
     var clientOutboxBytes: Int?
     /// `queues.watcherOutbox`, when a test needs a small one (a watcher that falls behind).
     var watcherOutbox: Int?
+    /// `queues.watcherOutboxBytes`, when a test needs a small one.
+    var watcherOutboxBytes: Int?
     /// The `security` section as JSON text; by default none over ipc and `"insecure": true` over tcp.
     var security: String?
     /// The `audit` section as JSON text, when a test sets one.
@@ -127,6 +129,7 @@ struct TopologyFile {
         if let clientOutbox { queues["clientOutbox"] = clientOutbox }
         if let clientOutboxBytes { queues["clientOutboxBytes"] = clientOutboxBytes }
         if let watcherOutbox { queues["watcherOutbox"] = watcherOutbox }
+        if let watcherOutboxBytes { queues["watcherOutboxBytes"] = watcherOutboxBytes }
         var document: [String: Any] = [
             "queues": queues,
             "name": name,
