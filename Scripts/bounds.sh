@@ -12,13 +12,18 @@
 #   subscription   a watcher whose key has `read` sends one subscription frame of S MiB
 #                  (default 64) on its XSUB socket, then (with --prefixes P) P distinct prefixes
 #                  of 1 KiB; it counts the publications it gets after.
+#   watcher        a watcher whose key has `read` subscribes to everything and never reads
+#                  while a client grows a keyed AppNavigator's state to K KB (default 900) and
+#                  changes it C times (default 1000): the second review's run.
 #
 # Each mode launches its own topology (default limits and queues), so each peak is its own.
 # Figures: the coordinator's RSS before, its peak (sampled every 0.2 s, and VmHWM), at the end
 # of the attack and 2 s after the attacker closed; `fsm-send list` answers (count, p50, max).
 #
-# Usage: Scripts/bounds.sh [--debug] [--mode address|subscription|both] [--requests N]
+# Usage: Scripts/bounds.sh [--debug] [--mode address|subscription|watcher|both|all] [--requests N]
 #                          [--address-mib M] [--subscription-mib S] [--prefixes P] [--pause SECONDS]
+#                          [--state-kb K] [--changes C]
+#   --mode      both (the default) runs address and subscription; all runs the three
 #   --debug     the debug build (`swift build`), not release
 #   --pause     seconds the address attacker waits, not reading, before it reads (default 5)
 # Release: builds with `swift build -c release` (incremental). Needs python3 and pyzmq.
@@ -32,6 +37,8 @@ address_mib=8
 subscription_mib=64
 prefixes=0
 pause=5
+state_kb=900
+changes=1000
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --debug) configuration=debug; shift ;;
@@ -41,12 +48,14 @@ while [[ $# -gt 0 ]]; do
         --subscription-mib) subscription_mib="$2"; shift 2 ;;
         --prefixes) prefixes="$2"; shift 2 ;;
         --pause) pause="$2"; shift 2 ;;
+        --state-kb) state_kb="$2"; shift 2 ;;
+        --changes) changes="$2"; shift 2 ;;
         -h|--help) sed -n '2,/^source/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown argument '$1'; see Scripts/bounds.sh --help" ;;
     esac
 done
-[[ "$mode" =~ ^(address|subscription|both)$ ]] || die "--mode is address, subscription or both, not '$mode'"
-for number in "$requests" "$address_mib" "$subscription_mib" "$prefixes" "$pause"; do
+[[ "$mode" =~ ^(address|subscription|watcher|both|all)$ ]] || die "--mode is address, subscription, watcher, both or all, not '$mode'"
+for number in "$requests" "$address_mib" "$subscription_mib" "$prefixes" "$pause" "$state_kb" "$changes"; do
     [[ "$number" =~ ^[0-9]+$ ]] || die "expected a whole number, got '$number'"
 done
 
@@ -66,7 +75,8 @@ cat >"$work/topology.json" <<EOF
   "name": "bounds",
   "coordinator": { "clients": "tcp://127.0.0.1:*", "workers": "tcp://127.0.0.1:*", "events": "tcp://127.0.0.1:*" },
   "workers": [ { "name": "main" } ],
-  "machines": [ { "name": "counter", "type": "Counter", "worker": "main", "keyed": true } ],
+  "machines": [ { "name": "counter", "type": "Counter", "worker": "main", "keyed": true },
+                { "name": "nav", "type": "AppNavigator", "worker": "main", "keyed": true } ],
   "security": {
     "coordinatorKey": "keys/coordinator.key_secret",
     "clients": [ { "key": "keys/ops.key", "roles": ["read", "send", "admin"] },
@@ -84,8 +94,8 @@ mode, endpoint, work = sys.argv[1], sys.argv[2], sys.argv[3]
 count, mib, prefixes, pause = int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]), float(sys.argv[7])
 context = zmq.Context()
 server, _ = zmq.auth.load_certificate(f"{work}/keys/coordinator.key")
-pub, sec = zmq.auth.load_certificate(f"{work}/keys/{'sender' if mode == 'address' else 'watcher'}.key_secret")
-socket = context.socket(zmq.DEALER if mode == "address" else zmq.XSUB)
+pub, sec = zmq.auth.load_certificate(f"{work}/keys/{dict(address='sender', watcher='ops').get(mode, 'watcher')}.key_secret")
+socket = context.socket(zmq.XSUB if mode == "subscription" else zmq.DEALER)
 socket.linger = 0
 if mode == "address":
     # Read nothing, and let little wait on the way: small queues fill sooner.
@@ -129,6 +139,29 @@ if mode == "address":
             biggest = max(biggest, len(h) + len(address) + len(payload))
     print(json.dumps({"sent": correlation, "answered": len(answers), "twice": sum(1 for n in answers.values() if n != 1),
                       "big requests' replies": codes, "largest of those replies (bytes)": biggest}))
+elif mode == "watcher":
+    # count changes of a state of mib KB (the run passes --state-kb), each waiting for its state,
+    # while a watcher with the read key subscribed to everything never reads.
+    pub, sec = zmq.auth.load_certificate(f"{work}/keys/watcher.key_secret")
+    silent = context.socket(zmq.SUB)
+    silent.linger, silent.rcvhwm, silent.rcvbuf = 0, 1, 4096
+    silent.curve_serverkey, silent.curve_publickey, silent.curve_secretkey = server, pub, sec
+    silent.setsockopt(zmq.SUBSCRIBE, b"")
+    silent.connect(sys.argv[8])
+    time.sleep(1)
+    def event(correlation, payload):
+        socket.send_multipart([header(1, correlation), b"nav/big", payload])
+        while True:
+            h, _, reply = socket.recv_multipart()
+            if int.from_bytes(h[4:12], "big") == correlation: return h[2] == 0x10
+    started = time.monotonic()
+    grown = event(1, json.dumps({"push": {"_0": {"detail": {"_0": {"id": "i", "title": "x" * (mib * 1000)}}}}}).encode())
+    open(f"{work}/attack-sent", "w").close()
+    changed = sum(event(2 + index, b'{"presentModal":{"_0":{"settings":{}}}}' if index % 2 == 0 else b'{"dismissModal":{}}') for index in range(count))
+    print(f"grew nav/big to {mib} KB and changed it {changed} times in {time.monotonic() - started:.1f} s; the watcher read nothing",
+          file=sys.stderr, flush=True)
+    time.sleep(pause)
+    print(json.dumps({"grown": grown, "changes": changed}))
 else:
     started = time.monotonic()
     socket.send(b"\x01state:" + b"x" * (mib << 20))
@@ -158,7 +191,10 @@ ops=(--key-file "$work/keys/ops.key_secret" --coordinator-key "$("$bin/fsm-keys"
 
 run() {
     local which="$1" count="$2" mib="$3"
-    step "$which: $(if [[ $which == address ]]; then echo "$count addresses of $mib MiB"; else echo "a subscription of $mib MiB, $prefixes prefixes"; fi) ($configuration build)"
+    local what="a subscription of $mib MiB, $prefixes prefixes"
+    [[ $which == address ]] && what="$count addresses of $mib MiB"
+    [[ $which == watcher ]] && what="a watcher that does not read, $count changes of a $mib KB state"
+    step "$which: $what ($configuration build)"
     rm -f "$work/behind" "$work/attack-sent" "$work/samples" "$work/lists"
     "$bin/fsm-launch" "$work/topology.json" --exit-with-parent --parent-pid $$ >"$work/launch.out" 2>"$work/launch.err" &
     launch_pid=$!
@@ -182,7 +218,7 @@ run() {
     local lister=$!
     local endpoint="$clients"
     [[ $which == subscription ]] && endpoint="$events"
-    python3 "$work/attack.py" "$which" "$endpoint" "$work" "$count" "$mib" "$prefixes" "$pause" &
+    python3 "$work/attack.py" "$which" "$endpoint" "$work" "$count" "$mib" "$prefixes" "$pause" "$events" &
     local attacker=$!
     if [[ $which == address ]]; then
         for _ in $(seq 1200); do grep -q 'not reading its replies' "$work/launch.err" && break; sleep 0.1; done
@@ -217,5 +253,6 @@ PY
     stop_launch
 }
 
-if [[ $mode == address || $mode == both ]]; then run address "$requests" "$address_mib"; fi
-if [[ $mode == subscription || $mode == both ]]; then run subscription 1 "$subscription_mib"; fi
+if [[ $mode =~ ^(address|both|all)$ ]]; then run address "$requests" "$address_mib"; fi
+if [[ $mode =~ ^(subscription|both|all)$ ]]; then run subscription 1 "$subscription_mib"; fi
+if [[ $mode =~ ^(watcher|all)$ ]]; then run watcher "$changes" "$state_kb"; fi

@@ -38,6 +38,7 @@ extension FSMLaunch {
         print(Self.durabilitySummary(topology, dataDirectory: dataDirectory(of: topology, besides: topologyDirectory)))
         print(Self.auditSummary(topology, auditDirectory: topology.auditDirectory(besides: topologyDirectory)))
         print(Self.poisonSummary(topology))
+        print(topology.queuesSummary)
         print(topology.limits.summary)
     }
 

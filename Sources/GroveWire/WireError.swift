@@ -50,6 +50,11 @@ public struct WireError: Error, Sendable, Hashable, Codable, CustomStringConvert
         /// place, under the same correlation id. The request was carried out (an event's state
         /// was committed); only its reply is missing.
         public static let replyTooLarge = Code(rawValue: "reply-too-large")
+        /// Published on the events endpoint in place of a publication whose payload is over
+        /// `limits.publicationBytes` (a state, an output, a worker's list of machines): the
+        /// topic and number are the publication's, the payload says its kind and size. Read the
+        /// state with a `get`. Never a reply.
+        public static let publicationTooLarge = Code(rawValue: "publication-too-large")
         /// The machine's mailbox is full; retry later.
         public static let mailboxFull = Code(rawValue: "mailbox-full")
         /// The machine reached a terminal state, was stopped or failed.

@@ -38,21 +38,23 @@ struct TopologyLimitsTests {
         #expect(limits.addressBytes == 1024 && limits.payloadBytes == 1 << 20 && limits.messageBytes == 16 << 20)
         #expect(limits.instancesPerMachine == 100_000 && limits.watcherSubscriptions == 128 && limits.subscriptions == 1024)
         #expect(limits.owedBytesPerClient == 1 << 20 && limits.owedBytes == 32 << 20 && limits.watchedStateBytes == 64 << 20)
+        #expect(limits.publicationBytes == 64 << 10)
         #expect(limits.subscriptionBytes == 1032 && limits.subscriptionFrameBytes == 1042)
         #expect(limits.summary == "limits: addressBytes 1024, payloadBytes 1048576, messageBytes 16777216; instancesPerMachine 100000; "
-                + "watcherSubscriptions 128, subscriptions 1024; owedBytesPerClient 1048576, owedBytes 33554432; watchedStateBytes 67108864")
+                + "watcherSubscriptions 128, subscriptions 1024; owedBytesPerClient 1048576, owedBytes 33554432; watchedStateBytes 67108864; "
+                + "publicationBytes 65536")
     }
 
     @Test func theSectionSetsEachLimit() throws {
         let json = Self.document(#"""
             "limits": { "addressBytes": 200, "payloadBytes": 4096, "messageBytes": 65536, "instancesPerMachine": 1000000,
                         "watcherSubscriptions": 8, "subscriptions": 64, "owedBytesPerClient": 4096, "owedBytes": 65536,
-                        "watchedStateBytes": 1048576 }
+                        "watchedStateBytes": 1048576, "publicationBytes": 2048 }
             """#)
         let topology = try Topology(json: Data(json.utf8), source: "t.json")
         #expect(topology.limits == Topology.Limits(addressBytes: 200, payloadBytes: 4096, messageBytes: 65536, instancesPerMachine: 1_000_000,
                                                    watcherSubscriptions: 8, subscriptions: 64, owedBytesPerClient: 4096, owedBytes: 65536,
-                                                   watchedStateBytes: 1 << 20))
+                                                   watchedStateBytes: 1 << 20, publicationBytes: 2048))
     }
 
     @Test func badValuesAreReportedWithTheirPaths() {

@@ -58,6 +58,7 @@ struct TopologySchemaTests {
             ("$.queues", "mailboxCapacity", queues.mailboxCapacity), ("$.queues", "workerOutbox", queues.workerOutbox),
             ("$.queues", "clientOutbox", queues.clientOutbox), ("$.queues", "clientOutboxBytes", queues.clientOutboxBytes),
             ("$.queues", "workerOutboxBytes", queues.workerOutboxBytes), ("$.queues", "watcherOutbox", queues.watcherOutbox),
+            ("$.queues", "watcherOutboxBytes", queues.watcherOutboxBytes),
             ("$.ioLimits", "timeoutMs", ioLimits.timeoutMs), ("$.ioLimits", "concurrentPerWorker", ioLimits.concurrentPerWorker),
             ("$.workers[].supervision", "intensity", supervision.intensity), ("$.workers[].supervision", "periodMs", supervision.periodMs),
             ("$.workers[].supervision.backoff", "initialMs", supervision.backoff.initialMs),
@@ -71,7 +72,7 @@ struct TopologySchemaTests {
             ("$.limits", "messageBytes", limits.messageBytes), ("$.limits", "instancesPerMachine", limits.instancesPerMachine),
             ("$.limits", "watcherSubscriptions", limits.watcherSubscriptions), ("$.limits", "subscriptions", limits.subscriptions),
             ("$.limits", "owedBytesPerClient", limits.owedBytesPerClient), ("$.limits", "owedBytes", limits.owedBytes),
-            ("$.limits", "watchedStateBytes", limits.watchedStateBytes),
+            ("$.limits", "watchedStateBytes", limits.watchedStateBytes), ("$.limits", "publicationBytes", limits.publicationBytes),
         ]
         for (place, key, value) in expected {
             #expect(schemaDefault(place, key) == value, "\(place).\(key): the schema's default differs from the model's \(value)")

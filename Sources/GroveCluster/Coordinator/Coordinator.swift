@@ -110,8 +110,9 @@ public final class Coordinator: Sendable {
                                              timeout: Int32(clamping: topology.heartbeat.timeoutMs),
                                              ttl: Int32(clamping: topology.heartbeat.timeoutMs * 2))
             try sockets.events.setLinger(milliseconds: 0)
-            // A watcher that falls this far behind loses publications (numbered, so it can tell).
-            try sockets.events.setSendHighWaterMark(Int32(clamping: topology.queues.watcherOutbox))
+            // A watcher that falls this far behind loses publications (numbered, so it can tell);
+            // counted so that what waits for it is bounded in bytes (`Topology+Watchers.swift`).
+            try sockets.events.setSendHighWaterMark(Int32(clamping: topology.watcherQueueMessages))
         } catch {
             throw CoordinatorError("could not create the coordinator's sockets: \(error)")
         }

@@ -159,7 +159,8 @@ struct CoordinatorCore {
         self.topology = topology
         self.wallClock = wallClock
         self.epoch = epoch
-        publications = PublicationLog(epoch: publicationEpoch, maximumStateBytes: topology.limits.watchedStateBytes)
+        publications = PublicationLog(epoch: publicationEpoch, maximumStateBytes: topology.limits.watchedStateBytes,
+                                      maximumPublicationBytes: topology.limits.publicationBytes)
         containment = Containment(settings: topology.poison)
         self.eventsEndpoint = eventsEndpoint
         self.workersEndpoint = workersEndpoint

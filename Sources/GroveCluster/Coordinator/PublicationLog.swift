@@ -34,23 +34,31 @@ struct PublicationLog {
     let maximumTopicBytes: Int
     /// The bytes of states kept for snapshots; beyond it a state is omitted from snapshots.
     let maximumStateBytes: Int
+    /// The largest payload published (`limits.publicationBytes`); a larger one is replaced by a
+    /// `publication-too-large` error (``tooLarge(_:limit:)``), so the events socket's queue for
+    /// a watcher that does not read is bounded in bytes, not only in count.
+    let maximumPublicationBytes: Int
     private let nextEpoch: @Sendable () -> CorrelationEpoch
 
     /// - Parameters:
     ///   - epoch: The first epoch; a random one in a real coordinator.
     ///   - nextEpoch: The epoch to start over with once `maximumTopics` topics were counted.
     init(epoch: CorrelationEpoch, maximumTopics: Int = 1 << 20, maximumTopicBytes: Int = 32 << 20, maximumStateBytes: Int = 64 << 20,
+         maximumPublicationBytes: Int = 64 << 10,
          nextEpoch: @escaping @Sendable () -> CorrelationEpoch = { CorrelationEpoch.random() }) {
         precondition(epoch.value != 0, "a publication epoch of 0 would read as 'not numbered'")
         self.epoch = epoch
         self.maximumTopics = maximumTopics
         self.maximumTopicBytes = maximumTopicBytes
         self.maximumStateBytes = maximumStateBytes
+        self.maximumPublicationBytes = maximumPublicationBytes
         self.nextEpoch = nextEpoch
     }
 
     /// Numbers `message`, published now on `topic`, and keeps it when it is a state.
-    /// - Returns: The message with its sequence in the header's correlation.
+    /// - Returns: The message with its sequence in the header's correlation; in its place a
+    ///   `publication-too-large` error under the same number when its payload is over
+    ///   ``maximumPublicationBytes`` (its state then omitted from snapshots: read it with `get`).
     mutating func numbered(_ message: WireMessage, topic: String) -> WireMessage {
         if records[topic] == nil {
             if records.count >= maximumTopics || topicBytes + topic.utf8.count > maximumTopicBytes { startOver() }
@@ -64,9 +72,12 @@ struct PublicationLog {
             record = Record()
         }
         record.sequence += 1
-        if message.header.kind == .stateChanged, topic.hasPrefix("state:") { keep(message.payload, in: &record) }
+        let tooLarge = message.payload.count > maximumPublicationBytes
+        if message.header.kind == .stateChanged, topic.hasPrefix("state:") {
+            if tooLarge { omit(from: &record) } else { keep(message.payload, in: &record) }
+        }
         records[topic] = record
-        var numbered = message
+        var numbered = tooLarge ? Self.tooLarge(message, limit: maximumPublicationBytes) : message
         numbered.header.correlation = PublicationSequence(epoch: epoch.value, number: record.sequence).correlation
         return numbered
     }
@@ -83,6 +94,14 @@ struct PublicationLog {
         record.state = payload
         record.stateOmitted = false
         stateBytes += payload.count
+    }
+
+    /// A state published as too large: snapshots name it as omitted rather than give an
+    /// older state under the newer number.
+    private mutating func omit(from record: inout Record) {
+        stateBytes -= record.state?.count ?? 0
+        record.state = nil
+        record.stateOmitted = true
     }
 
     private mutating func startOver() {

@@ -35,6 +35,12 @@ extension Topology {
         /// The bytes of watched states the coordinator keeps for `snapshot`; past it a state is
         /// listed as omitted. Defaults to 64 MiB.
         public var watchedStateBytes: Int
+        /// The largest payload a publication carries on the events endpoint: past it the
+        /// publication is replaced, under the same topic and the next number, by an `error`
+        /// `publication-too-large` that gives the payload's size (read the state with `get`).
+        /// With ``Topology/Queues/watcherOutboxBytes`` it bounds the bytes the coordinator holds
+        /// for a watcher that does not read. Defaults to 64 KiB.
+        public var publicationBytes: Int
 
         /// - Parameters:
         ///   - addressBytes: The longest address, in bytes (at most 1024).
@@ -46,9 +52,11 @@ extension Topology {
         ///   - owedBytesPerClient: Bytes of owed replies remembered per client.
         ///   - owedBytes: Bytes of owed replies remembered in all.
         ///   - watchedStateBytes: Bytes of states kept for snapshots.
+        ///   - publicationBytes: The largest payload published on the events endpoint.
         public init(addressBytes: Int = 1024, payloadBytes: Int = 1 << 20, messageBytes: Int = 16 << 20,
                     instancesPerMachine: Int = 100_000, watcherSubscriptions: Int = 128, subscriptions: Int = 1024,
-                    owedBytesPerClient: Int = 1 << 20, owedBytes: Int = 32 << 20, watchedStateBytes: Int = 64 << 20) {
+                    owedBytesPerClient: Int = 1 << 20, owedBytes: Int = 32 << 20, watchedStateBytes: Int = 64 << 20,
+                    publicationBytes: Int = 64 << 10) {
             self.addressBytes = addressBytes
             self.payloadBytes = payloadBytes
             self.messageBytes = messageBytes
@@ -58,6 +66,7 @@ extension Topology {
             self.owedBytesPerClient = owedBytesPerClient
             self.owedBytes = owedBytes
             self.watchedStateBytes = watchedStateBytes
+            self.publicationBytes = publicationBytes
         }
 
         /// The bytes of a batch envelope's fixed part (kind, flags, correlation, address and
@@ -87,6 +96,6 @@ extension Topology.Limits {
     public var summary: String {
         "limits: addressBytes \(addressBytes), payloadBytes \(payloadBytes), messageBytes \(messageBytes); "
             + "instancesPerMachine \(instancesPerMachine); watcherSubscriptions \(watcherSubscriptions), subscriptions \(subscriptions); "
-            + "owedBytesPerClient \(owedBytesPerClient), owedBytes \(owedBytes); watchedStateBytes \(watchedStateBytes)"
+            + "owedBytesPerClient \(owedBytesPerClient), owedBytes \(owedBytes); watchedStateBytes \(watchedStateBytes); publicationBytes \(publicationBytes)"
     }
 }

@@ -63,8 +63,13 @@ extension Topology {
         public var clientOutboxBytes: Int
         /// Publications the coordinator holds for one watcher (the events socket's high-water
         /// mark) before it drops further ones for that watcher; the watcher sees the gap in
-        /// their numbers. Defaults to 100000.
+        /// their numbers. Defaults to 100000; ``watcherOutboxBytes`` may make it fewer.
         public var watcherOutbox: Int
+        /// The bytes the coordinator may hold for one watcher connection that does not read:
+        /// ZeroMQ counts a watcher's queue in messages, so the events socket holds at most as
+        /// many publications as fit when each is as large as one may be
+        /// (``Topology/watcherQueueMessages``). Defaults to 64 MiB.
+        public var watcherOutboxBytes: Int
 
         /// - Parameters:
         ///   - mailboxCapacity: Events waiting per machine instance.
@@ -73,14 +78,17 @@ extension Topology {
         ///   - clientOutbox: Replies held per client.
         ///   - clientOutboxBytes: Bytes of the replies held per client.
         ///   - watcherOutbox: Publications held per watcher.
+        ///   - watcherOutboxBytes: Bytes of publications held per watcher.
         public init(mailboxCapacity: Int = 1024, workerOutbox: Int = 10000, workerOutboxBytes: Int = 64 << 20,
-                    clientOutbox: Int = 10000, clientOutboxBytes: Int = 16 << 20, watcherOutbox: Int = 100_000) {
+                    clientOutbox: Int = 10000, clientOutboxBytes: Int = 16 << 20, watcherOutbox: Int = 100_000,
+                    watcherOutboxBytes: Int = 64 << 20) {
             self.mailboxCapacity = mailboxCapacity
             self.workerOutbox = workerOutbox
             self.workerOutboxBytes = workerOutboxBytes
             self.clientOutbox = clientOutbox
             self.clientOutboxBytes = clientOutboxBytes
             self.watcherOutbox = watcherOutbox
+            self.watcherOutboxBytes = watcherOutboxBytes
         }
     }
 

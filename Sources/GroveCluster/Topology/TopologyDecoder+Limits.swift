@@ -24,11 +24,13 @@ extension TopologyDecoder {
         let owedPerClient = count("owedBytesPerClient", defaults.owedBytesPerClient, "the bytes of busies owed to one client the coordinator remembers")
         let owed = count("owedBytes", defaults.owedBytes, "the bytes of busies owed to all clients the coordinator remembers")
         let states = count("watchedStateBytes", defaults.watchedStateBytes, "the bytes of watched states kept for snapshot")
+        let publication = count("publicationBytes", defaults.publicationBytes,
+                                "the largest payload a publication carries; past it watchers are told its size instead")
         guard let address, let payload, let message, let instances, let perWatcher, let subscriptions, let owedPerClient, let owed,
-              let states else { return nil }
+              let states, let publication else { return nil }
         var limits = Topology.Limits(addressBytes: address, payloadBytes: payload, messageBytes: message, instancesPerMachine: instances,
                                      watcherSubscriptions: perWatcher, subscriptions: subscriptions, owedBytesPerClient: owedPerClient,
-                                     owedBytes: owed, watchedStateBytes: states)
+                                     owedBytes: owed, watchedStateBytes: states, publicationBytes: publication)
         var valid = true
         if address > WireMessage.maximumAddressLength {
             report(.invalidValue, path.appending("addressBytes"),

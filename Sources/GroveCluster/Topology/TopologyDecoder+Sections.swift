@@ -103,9 +103,15 @@ extension TopologyDecoder {
             Field("watcherOutbox", "100000", "the publications the coordinator holds for one watcher before it drops"),
             in: members, at: path, default: defaults.watcherOutbox, minimum: 1
         )
-        guard let mailbox, let workerOutbox, let workerOutboxBytes, let clientOutbox, let clientOutboxBytes, let watcherOutbox else { return nil }
+        let watcherOutboxBytes = optionalCount(
+            Field("watcherOutboxBytes", "67108864", "the bytes of publications the coordinator holds for one watcher before it drops"),
+            in: members, at: path, default: defaults.watcherOutboxBytes, minimum: 1
+        )
+        guard let mailbox, let workerOutbox, let workerOutboxBytes, let clientOutbox, let clientOutboxBytes, let watcherOutbox,
+              let watcherOutboxBytes else { return nil }
         return Topology.Queues(mailboxCapacity: mailbox, workerOutbox: workerOutbox, workerOutboxBytes: workerOutboxBytes,
-                               clientOutbox: clientOutbox, clientOutboxBytes: clientOutboxBytes, watcherOutbox: watcherOutbox)
+                               clientOutbox: clientOutbox, clientOutboxBytes: clientOutboxBytes, watcherOutbox: watcherOutbox,
+                               watcherOutboxBytes: watcherOutboxBytes)
     }
 
     private mutating func decodeIOLimits(in root: [String: JSONValue]) -> Topology.IOLimits? {

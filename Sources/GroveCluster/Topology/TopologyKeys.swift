@@ -14,14 +14,14 @@ enum TopologyKeys {
     static let route = ["from", "when", "to", "event"]
     static let heartbeat = ["intervalMs", "timeoutMs"]
     static let ioLimits = ["timeoutMs", "concurrentPerWorker"]
-    static let queues = ["mailboxCapacity", "workerOutbox", "workerOutboxBytes", "clientOutbox", "clientOutboxBytes", "watcherOutbox"]
+    static let queues = ["mailboxCapacity", "workerOutbox", "workerOutboxBytes", "clientOutbox", "clientOutboxBytes", "watcherOutbox", "watcherOutboxBytes"]
     static let security = ["insecure", "coordinatorKey", "clients"]
     static let clientGrant = ["key", "roles", "machines"]
     static let durability = ["directory", "snapshotEvery", "flush"]
     static let audit = ["directory", "states", "flush"]
     static let poison = ["quarantineAfter", "suspendAfter", "periodMs"]
     static let limits = ["addressBytes", "payloadBytes", "messageBytes", "instancesPerMachine", "watcherSubscriptions", "subscriptions",
-                         "owedBytesPerClient", "owedBytes", "watchedStateBytes"]
+                         "owedBytesPerClient", "owedBytes", "watchedStateBytes", "publicationBytes"]
 
     /// Each object by where it stands in a topology (`[]` for every element of an array).
     static let byPlace: [String: [String]] = [

@@ -26,6 +26,13 @@ struct RoguePeer {
         var errors: [WireError]
         /// A client's answer (the `states` of a snapshot), as text.
         var answer: String?
+        /// The events a worker was sent, with the ids the coordinator sent them under.
+        var events: [Received]?
+
+        struct Received: Decodable {
+            var correlation: UInt64
+            var address: String
+        }
 
         var description: String { "welcomed \(welcomed), kinds \(kinds), errors \(errors.map { "\($0.code.rawValue): \($0.message)" })" }
 
@@ -44,6 +51,7 @@ struct RoguePeer {
         var name: String?
         var machineTypes: [String] = []
         var startedAtMs: Int64?
+        var crash: String?
         var steps: [Step] = []
         var hold: Double = 1
         var goFile: String?
@@ -56,7 +64,7 @@ struct RoguePeer {
         ctx = zmq.Context()
         server, _ = zmq.auth.load_certificate(cfg["coordinatorKey"])
         pub, sec = zmq.auth.load_certificate(cfg["key"])
-        report = {"welcomed": False, "epoch": None, "kinds": {}, "errors": [], "answer": None}
+        report = {"welcomed": False, "epoch": None, "kinds": {}, "errors": [], "answer": None, "events": []}
         if cfg.get("goFile"):
             open(cfg["goFile"] + ".ready", "w").close()
             while not os.path.exists(cfg["goFile"]):
@@ -76,13 +84,14 @@ struct RoguePeer {
             if len(frames) != 3:
                 return []
             if frames[0][2] != 0x07:
-                return [(frames[0][2], frames[2])]
+                return [(frames[0][2], frames[2], int.from_bytes(frames[0][4:12], "big"), frames[1])]
             out, payload, offset = [], frames[2], 0
             while offset < len(payload):
                 kind, flags, correlation, length = struct.unpack_from(">BBQH", payload, offset)
+                address = payload[offset + 12:offset + 12 + length]
                 offset += 12 + length
                 (size,) = struct.unpack_from(">I", payload, offset)
-                out.append((kind, payload[offset + 4:offset + 4 + size]))
+                out.append((kind, payload[offset + 4:offset + 4 + size], correlation, address))
                 offset += 4 + size
             return out
 
@@ -90,7 +99,7 @@ struct RoguePeer {
             if not s.poll(timeout_ms):
                 return []
             received = messages(s.recv_multipart())
-            for kind, payload in received:
+            for kind, payload, correlation, address in received:
                 key = "0x%02x" % kind
                 report["kinds"][key] = report["kinds"].get(key, 0) + 1
                 if kind == 0x12:
@@ -98,7 +107,9 @@ struct RoguePeer {
                         report["errors"].append(json.loads(payload))
                     except ValueError:
                         pass
-            return received
+                if kind == 0x01:
+                    report["events"].append({"correlation": correlation, "address": address.decode()})
+            return [(kind, payload) for kind, payload, _, _ in received]
 
         def run(step):
             ids = [(report["epoch"] or 0) << 40 | n for n in range(1, 3001)] if step.get("callIDs") else [0]
@@ -109,6 +120,8 @@ struct RoguePeer {
             registration = {"worker": cfg["name"], "pid": os.getpid(), "machineTypes": cfg["machineTypes"], "ioHandlers": [],
                             "incarnation": random.getrandbits(63) | 1,
                             "startedAtMs": cfg.get("startedAtMs") or int(time.time() * 1000)}
+            if cfg.get("crash"):
+                registration["crash"] = json.loads(cfg["crash"])
             send(0x20, cfg["name"], json.dumps(registration).encode(), 1)
             deadline = time.time() + 10
             while not report["welcomed"] and time.time() < deadline:
@@ -139,13 +152,15 @@ struct RoguePeer {
     ///   - mode: `worker` registers as `name` first; `peer` and `client` send `steps` at once.
     ///   - goFile: Waits for this file to exist before connecting (to connect right after an
     ///     event), once it made `<goFile>.ready`.
+    ///   - crash: A crash report (JSON) the worker's registration carries: what it claims its
+    ///     previous process died running.
     static func run(_ cluster: Cluster, mode: String, key: String, endpoint: String, routingID: String? = nil, name: String? = nil,
-                    machineTypes: [String] = [], startedAtMs: Int64? = nil, steps: [Step], hold: Double = 1,
+                    machineTypes: [String] = [], startedAtMs: Int64? = nil, crash: String? = nil, steps: [Step], hold: Double = 1,
                     goFile: URL? = nil) async throws -> Report {
         let configuration = Configuration(
             mode: mode, endpoint: endpoint, coordinatorKey: cluster.keyPath("coordinator", secret: false),
             key: cluster.keyPath(key, secret: true), routingID: routingID, name: name, machineTypes: machineTypes,
-            startedAtMs: startedAtMs, steps: steps, hold: hold, goFile: goFile?.path)
+            startedAtMs: startedAtMs, crash: crash, steps: steps, hold: hold, goFile: goFile?.path)
         let file = cluster.directory.appendingPathComponent("rogue-peer.py")
         try script.write(to: file, atomically: true, encoding: .utf8)
         let argument = String(decoding: try JSONEncoder().encode(configuration), as: UTF8.self)

@@ -81,6 +81,8 @@ struct TopologyFile {
     var clientOutboxBytes: Int?
     /// `queues.watcherOutbox`, when a test needs a small one (a watcher that falls behind).
     var watcherOutbox: Int?
+    /// `queues.watcherOutboxBytes`, when a test needs a small one.
+    var watcherOutboxBytes: Int?
     /// The `security` section as JSON text; by default none over ipc and `"insecure": true` over tcp.
     var security: String?
     /// The `audit` section as JSON text, when a test sets one.
@@ -89,6 +91,8 @@ struct TopologyFile {
     var durabilitySettings: String?
     /// The `limits` section as JSON text, when a test sets one.
     var limits: String?
+    /// The `poison` section as JSON text, when a test sets one.
+    var poison: String?
     /// Key pairs `fsm-keys new` makes in `<directory>/keys` before the launch.
     var keyPairs: [String] = []
     /// The key pair the harness's own fsm-send calls use (with the coordinator's public key).
@@ -127,6 +131,7 @@ struct TopologyFile {
         if let clientOutbox { queues["clientOutbox"] = clientOutbox }
         if let clientOutboxBytes { queues["clientOutboxBytes"] = clientOutboxBytes }
         if let watcherOutbox { queues["watcherOutbox"] = watcherOutbox }
+        if let watcherOutboxBytes { queues["watcherOutboxBytes"] = watcherOutboxBytes }
         var document: [String: Any] = [
             "queues": queues,
             "name": name,
@@ -157,6 +162,7 @@ struct TopologyFile {
         if let audit { document["audit"] = try JSONSerialization.jsonObject(with: Data(audit.utf8)) }
         if let durabilitySettings { document["durability"] = try JSONSerialization.jsonObject(with: Data(durabilitySettings.utf8)) }
         if let limits { document["limits"] = try JSONSerialization.jsonObject(with: Data(limits.utf8)) }
+        if let poison { document["poison"] = try JSONSerialization.jsonObject(with: Data(poison.utf8)) }
         return document
     }
 
