@@ -153,7 +153,9 @@ struct CoordinatorCoreDecisionTests {
         fixture.registerAll()
         let worker = try #require(fixture.core.workerNumbers["edge"])
         for kind in MessageKind.allCases {
-            let decision = MessageView.with(WireMessage(Header(kind, correlation: 77), address: "auth")) {
+            // A state change or an ending is one JSON object (CoordinatorCoreWorkerInputTests).
+            let body = kind == .stateChanged || kind == .machine ? Array("{}".utf8) : []
+            let decision = MessageView.with(WireMessage(Header(kind, correlation: 77), address: "auth", payload: body)) {
                 fixture.core.decide(worker: worker, $0)
             }
             switch kind {

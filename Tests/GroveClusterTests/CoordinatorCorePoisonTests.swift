@@ -168,7 +168,7 @@ struct CoordinatorCorePoisonTests {
         fixture.registerAll()
         let address = (1...40).map { "counter/k-\($0)" }.first { Self.worker(of: $0, in: fixture) == "data-2" }!
         for round in 0..<2 {
-            guard case .forward(_, let id) = Self.send(&fixture, from: "m", key: Self.mallory, "increment", to: address,
+            guard case .forward(_, let id) = Self.send(&fixture, from: "m", key: Self.mallory, #""increment""#, to: address,
                                                        correlation: UInt64(round + 1)) else {
                 Issue.record("not forwarded")
                 return

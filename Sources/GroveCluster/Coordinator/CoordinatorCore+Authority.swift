@@ -41,13 +41,18 @@ extension CoordinatorCore {
         let kind = message.header.kind
         switch kind.authority.worker {
         case .hostsAddress?:
+            // Its form first, as a client's: an address Swift takes for an equal one (`e` and a
+            // combining accent, for `é`) would find that machine among the resolved addresses,
+            // and be kept there, before its bytes are placed.
+            if let problem = Self.addressFormProblem(message.address, limit: topology.limits.addressBytes) {
+                return refuse(message, from: worker, "its address frame is not a well-formed address (\(problem))")
+            }
             if let owner = placementProblem(message.address, for: worker) {
                 return refuse(message, from: worker, "\(Self.shown(message.address)) is not a machine it hosts (\(owner))")
             }
             guard kind == .stateChanged || kind == .machine else { return nil }
-            guard Self.payload(message.payload, names: message.address, worker: workerNames[worker]) else {
-                return refuse(message, from: worker, "its payload's address or worker is not \(Self.shown(message.address)) and \(workerNames[worker]), "
-                    + "the message's address and its sender")
+            if let problem = Self.payloadProblem(message.payload, names: message.address, worker: workerNames[worker]) {
+                return refuse(message, from: worker, problem)
             }
             return nil
         case .runsCall?:
@@ -88,23 +93,14 @@ extension CoordinatorCore {
         return number == worker ? nil : "the topology places it on \(owner)"
     }
 
-    /// Whether a `state-changed` or `machine` payload names no other `address` and `worker`
-    /// than `address` and `worker`. The way Swift workers write them (`{"address":"…","worker":"…",`
-    /// first) is checked on the bytes, with nothing allocated; any other way is parsed. What the
-    /// coordinator vouches for is the message's address (and the topic it is published under);
-    /// this keeps a worker from naming another machine in the payload that watchers print.
-    static func payload(_ payload: [UInt8], names address: String, worker: String) -> Bool {
-        if begins(payload, address: address, worker: worker) { return true }
-        // Not a JSON object: it names nothing.
-        guard let members = (try? JSONValue(parsing: Data(payload)))?.objectValue else { return true }
-        if let named = members["address"], named != .string(address) { return false }
-        if let named = members["worker"], named != .string(worker) { return false }
-        return true
-    }
-
     /// Whether `payload` starts `{"address":"<address>","worker":"<worker>",` with both written
     /// as they are (no byte of either needs an escape in JSON).
     static func begins(_ payload: [UInt8], address: String, worker: String) -> Bool {
+        prefixEnd(payload, address: address, worker: worker) != nil
+    }
+
+    /// Where what follows that beginning starts; nil when `payload` does not begin so.
+    static func prefixEnd(_ payload: [UInt8], address: String, worker: String) -> Int? {
         var index = payload.startIndex
         func take(_ literal: StaticString) -> Bool {
             let count = literal.utf8CodeUnitCount
@@ -121,7 +117,8 @@ extension CoordinatorCore {
             }
             return true
         }
-        return take(#"{"address":""#) && take(plain: address) && take(#"","worker":""#) && take(plain: worker) && take(#"","#)
+        let begun = take(#"{"address":""#) && take(plain: address) && take(#"","worker":""#) && take(plain: worker) && take(#"","#)
+        return begun ? index : nil
     }
 
     /// Refuses `message` from worker number `worker` because of `reason`: the error the worker

@@ -55,6 +55,8 @@ extension CoordinatorCore {
         forget(id)
         var result = message
         result.header.correlation = call.originID
+        // The call's address, as the coordinator recorded it, not the one the result names.
+        result.address = call.address
         // Only the first byte of a response is read; a failure's small JSON is, for its reason.
         let failed: IOCallResult.Failure?
         do {
@@ -76,12 +78,20 @@ extension CoordinatorCore {
     }
 
 
-    /// An output: each matching route becomes an event for its target, sent like a client's.
-    mutating func route(output message: WireMessage) -> [CoordinatorAction] {
+    /// An output from worker number `worker`: each matching route becomes an event for its
+    /// target, sent like a client's. One the routes would read differently from its watchers
+    /// (a key twice, `+WorkerJSON.swift`) is refused.
+    mutating func route(output message: WireMessage, from worker: Int) -> [CoordinatorAction] {
         let name = String(message.address.split(separator: "/", maxSplits: 1).first ?? "")
-        var actions: [CoordinatorAction] = [.publish(topic: "output:" + message.address, message)]
         let routes = topology.routes.filter { $0.from == name }
-        guard !routes.isEmpty, let output = try? WireJSON.decode(OutputEvent.self, from: message.payload).output else { return actions }
+        var actions: [CoordinatorAction] = [.publish(topic: "output:" + message.address, message)]
+        guard !routes.isEmpty else { return actions }
+        let output: JSONValue
+        switch Self.routedOutput(message.payload) {
+        case .success(let value): output = value
+        case .failure(.notAnOutput): return actions
+        case .failure(.refused(let problem)): return refuse(message, from: worker, problem)
+        }
         for route in routes {
             if let when = route.when, Self.caseName(of: output) != when { continue }
             let event = route.event.map(Self.expandBareCase) ?? output

@@ -161,9 +161,7 @@ extension CoordinatorCore {
         let limits = topology.limits
         for address in report.instances {
             // As a client's address is held: within limits.addressBytes, printable, in NFC.
-            let wellFormed = address.utf8.count <= limits.addressBytes
-                && (Array(address.utf8).withUnsafeBytes(Self.isPrintableASCII)
-                    || (Self.controlCharacter(in: address) == nil && Self.isNFC(address)))
+            let wellFormed = Self.addressFormProblem(address, limit: limits.addressBytes) == nil
             let parts = address.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
             guard wellFormed, parts.count == 2, !parts[1].isEmpty, let spec = topology.machine(named: parts[0]), spec.keyed,
                   topology.placement(ofMachine: spec.name, key: parts[1]) == worker else {

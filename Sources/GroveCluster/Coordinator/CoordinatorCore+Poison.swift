@@ -10,6 +10,8 @@ struct Containment {
     struct Lost {
         let sender: UInt32
         let address: String
+        /// The event's case as the coordinator read it in the request (``RequestCase``).
+        let eventCase: String?
     }
 
     var ledger: CrashLedger
@@ -60,9 +62,9 @@ struct Containment {
         number > 0 && Int(number) < senders.count ? senders[Int(number)] : nil
     }
 
-    mutating func noteLost(_ id: UInt64, sender: UInt32, address: String, worker: Int) {
+    mutating func noteLost(_ id: UInt64, sender: UInt32, address: String, eventCase: String?, worker: Int) {
         if lost[worker, default: [:]].count >= Self.lostKept { lost[worker] = [:] }
-        lost[worker, default: [:]][id] = Lost(sender: sender, address: address)
+        lost[worker, default: [:]][id] = Lost(sender: sender, address: address, eventCase: eventCase)
     }
 
     /// The refusal of an event or echo from key `sender`, when it is suspended.
@@ -94,10 +96,17 @@ extension CoordinatorCore {
             guard containment.reported[name] != incarnation else { return [] }
             containment.reported[name] = incarnation
         }
-        let pattern = report.pattern
-        let what = "a \(report.origin) event of \(report.address)" + (pattern.map { " (\($0))" } ?? " (its case unknown)")
+        // Checked as a client's address is, before anything of the report is kept or logged.
+        if let problem = Self.addressFormProblem(report.address, limit: topology.limits.addressBytes) {
+            return [.warn("worker \(name) reported a crash at \(Self.shown(report.address)), not a well-formed address (\(problem)); not counted")]
+        }
+        // The rest is the worker's text too: escaped where it could hold a line break.
+        func plain(_ text: String) -> String { Self.controlCharacter(in: text) == nil ? text : Self.shown(text) }
+        func described(_ pattern: PoisonPattern?) -> String {
+            "a \(plain(report.origin)) event of \(report.address)" + (pattern.map { " (\(plain($0.description)))" } ?? " (its case unknown)")
+        }
         guard blamed else {
-            return [.warn("worker \(name)'s last process was killed from outside while it ran \(what); not counted against the event")]
+            return [.warn("worker \(name)'s last process was killed from outside while it ran \(described(report.pattern)); not counted against the event")]
         }
         // The report is the worker's word: it is counted only for a machine the topology places
         // on that worker, of the type it names, and only when something besides the worker saw
@@ -108,18 +117,36 @@ extension CoordinatorCore {
         guard let spec, topology.placement(ofMachine: spec.name, key: parts.count == 2 ? parts[1] : nil) == name,
               report.type == nil || report.type == spec.type else {
             return [.warn("worker \(name) reported a crash in \(Self.shown(report.address))"
-                + (report.type.map { " (\($0))" } ?? "") + ", which the topology does not place on it; not counted")]
+                + (report.type.map { " (\(plain($0)))" } ?? "") + ", which the topology does not place on it; not counted")]
         }
         var sender: String?
-        var lostRequest = false
+        var pattern = report.pattern
+        var actions: [CoordinatorAction] = []
         if report.origin == "sent", let correlation = report.correlation, let request = lost[correlation], request.address == report.address {
             sender = containment.key(of: request.sender)
-            lostRequest = true
-        }
-        guard lostRequest || containment.sawExit.remove(name) != nil else {
-            return [.warn("worker \(name) reported a crash while it ran \(what), but neither fsm-launch saw its process exit nor was a "
+            // The lost request is the coordinator's record, and so is its case: the one the
+            // client sent, read as the coordinator forwarded it. The worker's report counts for
+            // that pattern only when it names that case. A report naming another (a worker key
+            // that claims a lost request to quarantine a case of its choosing) is counted as
+            // the coordinator saw it: the crash and the sender stand (the loss witnesses them),
+            // and no pattern, rather than the case the coordinator read: for a type with a
+            // Codable of its own, the key a client wrote need not be the case the worker
+            // refuses events by, and a pattern that matches nothing would forgive crashes it
+            // cannot prevent. `==` as the decoder compares keys (canonical equivalence).
+            if let claimed = report.event, claimed != request.eventCase {
+                pattern = nil
+                actions.append(.warn("worker \(name) reported case \(Self.shown(claimed)) for the request it lost at \(Self.shown(report.address)), "
+                    + (request.eventCase.map { "which carried case \(Self.shown($0))" } ?? "whose case the coordinator could not read")
+                    + "; counted without a pattern"))
+            } else {
+                // Its spelling is the coordinator's.
+                pattern = report.event == nil ? nil : request.eventCase.map { PoisonPattern(type: spec.type, event: $0) }
+            }
+        } else if containment.sawExit.remove(name) == nil {
+            return [.warn("worker \(name) reported a crash while it ran \(described(pattern)), but neither fsm-launch saw its process exit nor was a "
                 + "request at that address lost with it; not counted")]
         }
+        let what = described(pattern)
         let crash = CrashLedger.Crash(worker: name, pid: pid, at: now, address: report.address, pattern: pattern, sender: sender)
         let verdict = containment.ledger.count(crash)
         let settings = topology.poison
@@ -132,7 +159,7 @@ extension CoordinatorCore {
         } else {
             counts.append("its sender is not known (a client without a key, a route, or an event that was queued before it ran)")
         }
-        var actions: [CoordinatorAction] = [.warn("worker \(name)'s last process died while it ran \(what): \(counts.joined(separator: "; "))")]
+        actions.append(.warn("worker \(name)'s last process died while it ran \(what): \(counts.joined(separator: "; "))"))
         if let quarantined = verdict.quarantined {
             actions.append(.warn("quarantined \(quarantined) for every address after \(verdict.patternCrashes) worker crashes within "
                 + "\(settings.periodMs) ms: clients' \(quarantined.type) events of case '\(quarantined.event)' are refused until an admin "

@@ -47,6 +47,22 @@ extension CoordinatorCore {
         return address.precomposedStringWithCanonicalMapping.utf8.elementsEqual(address.utf8)
     }
 
+    /// What is wrong with the form of `address`, an address a worker wrote (a message's address
+    /// frame, an instance it reports, a crash it reports), held to what a client's is held to:
+    /// at most `limit` bytes (`limits.addressBytes`), no control character, NFC. `nil` when it
+    /// is well-formed; printable ASCII costs one pass over its bytes.
+    static func addressFormProblem(_ address: String, limit: Int) -> String? {
+        var address = address
+        let count = address.utf8.count
+        guard count <= limit else { return "\(count) bytes, over limits.addressBytes \(limit)" }
+        if address.withUTF8({ isPrintableASCII(UnsafeRawBufferPointer($0)) }) { return nil }
+        if let control = controlCharacter(in: address) {
+            return "the control character U+" + String(control.scalar.value, radix: 16, uppercase: true).leftPadded(to: 4)
+                + " at byte \(control.offset)"
+        }
+        return isNFC(address) ? nil : "not in Unicode Normalization Form C (NFC)"
+    }
+
     /// Whether `bytes` are all printable ASCII (so NFC, and no control character): the hot
     /// path's check, one comparison per byte where they arrived (`byte - 0x20`, wrapping, is
     /// below 0x5F exactly for 0x20 through 0x7E).

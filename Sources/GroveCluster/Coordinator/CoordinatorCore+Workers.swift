@@ -115,7 +115,7 @@ extension CoordinatorCore {
         case .machine:
             return checked { ended($0) }
         case .output:
-            return checked { route(output: $0) }
+            return checked { route(output: $0, from: worker) }
         case .ioRequest:
             // `sender(_:userID:kind:now:)` noted this very message's arrival before it came here.
             return checked { startCall(from: name, $0, now: workers[name]?.lastHeard ?? .now) }
@@ -310,7 +310,9 @@ extension CoordinatorCore {
         for (id, request) in pending.removeAll(sentTo: number) {
             guard case .client(let client, let correlation) = request.origin else { continue }
             // Who sent it, should the worker's next process report that it died running it.
-            if request.sender != 0 { containment.noteLost(id, sender: request.sender, address: request.address, worker: number) }
+            if request.sender != 0 {
+                containment.noteLost(id, sender: request.sender, address: request.address, eventCase: request.eventCase, worker: number)
+            }
             let error = WireError(.workerLost, "worker \(name) was lost (\(reason)) before answering; the event may not have been processed",
                                   address: request.address)
             actions.append(.toClient(client, Self.errorMessage(error, correlation: correlation)))

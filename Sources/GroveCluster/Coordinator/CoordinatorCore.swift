@@ -56,6 +56,9 @@ struct CoordinatorCore {
         /// The client key that sent it (``Containment/senders``), 0 for none: a client without
         /// a key, or a route.
         var sender: UInt32 = 0
+        /// The event's case as the coordinator read it (``RequestCase``), for a key's events
+        /// only: what a crash report naming this request is held to (`+Poison.swift`).
+        var eventCase: String?
     }
 
     /// An io call in flight between two workers.
@@ -281,9 +284,12 @@ struct CoordinatorCore {
                let refusal = containment.suspension(of: sender, address: address) {
                 return refuse(refusal)
             }
+            // Only a key's events may witness a crash (`+Poison.swift`): nothing is read of others.
+            let eventCase = sender != 0 && request.kind == .event
+                ? RequestCase.name(of: request.payloadBytes, binary: request.header.flags.contains(.binary)) : nil
             switch route(from: identity, correlation: correlation, address: address, spawns: request.kind == .event,
                          bytes: request.addressBytes.count + request.payloadCount, readsSlowly: backlog.messages > 0,
-                         sender: sender) {
+                         sender: sender, eventCase: eventCase) {
             case .success(let (worker, id)): return .forward(worker: worker, id: id)
             case .failure(let error): return refuse(error)
             }
@@ -323,8 +329,10 @@ struct CoordinatorCore {
     ///   - bytes: The request's address and payload bytes.
     ///   - readsSlowly: Whether replies to this client wait unread (``workerBusy(_:adding:address:readsSlowly:)``).
     ///   - sender: The client's key, numbered (0: none).
+    ///   - eventCase: The event's case (``RequestCase``), read for a key's events only.
     mutating func route(from identity: [UInt8], correlation: UInt64, address: String, spawns: Bool, bytes: Int = 0,
-                        readsSlowly: Bool = false, sender: UInt32 = 0) -> Result<(worker: Int, id: UInt64), WireError> {
+                        readsSlowly: Bool = false, sender: UInt32 = 0,
+                        eventCase: String? = nil) -> Result<(worker: Int, id: UInt64), WireError> {
         let worker: Int
         if resolvedAt != registrations {
             resolved.removeAll(keepingCapacity: true)
@@ -357,7 +365,8 @@ struct CoordinatorCore {
         }
         if let refusal = workerBusy(worker, adding: bytes, address: address, readsSlowly: readsSlowly) { return .failure(refusal) }
         let id = takeID()
-        track(id, Pending(origin: .client(identity, correlation), worker: worker, address: address, bytes: bytes, sender: sender))
+        track(id, Pending(origin: .client(identity, correlation), worker: worker, address: address, bytes: bytes, sender: sender,
+                          eventCase: eventCase))
         return .success((worker, id))
     }
 
