@@ -186,8 +186,9 @@ EOF
 memory() { awk '/^VmHWM/ {h=$2} /^VmRSS/ {r=$2} END {print h+0, r+0}' "/proc/$1/status" 2>/dev/null || echo "0 0"; }
 
 # The coordinator's key as its 40 Z85 characters: fsm-send takes a path of exactly 40 characters
-# (mktemp's /tmp/tmp.XXXXXXXXXX/keys/coordinator.key is one) for a key.
-ops=(--key-file "$work/keys/ops.key_secret" --coordinator-key "$("$bin/fsm-keys" show "$work/keys/coordinator.key")")
+# (mktemp's /tmp/tmp.XXXXXXXXXX/keys/coordinator.key is one) for a key. After `=`, since a Z85
+# key may start with `-`, which would read as an option.
+ops=(--key-file "$work/keys/ops.key_secret" --coordinator-key="$("$bin/fsm-keys" show "$work/keys/coordinator.key")")
 
 run() {
     local which="$1" count="$2" mib="$3"
