@@ -71,7 +71,8 @@ struct Connection: ParsableArguments {
     @Option(help: ArgumentHelp("This client's secret key file (NAME.key_secret from fsm-keys new), for a coordinator that speaks CURVE. Default: $\(Credentials.keyFileVariable).", valueName: "file"))
     var keyFile: String?
 
-    @Option(help: ArgumentHelp("The coordinator's public key: its .key file or the 40 Z85 characters. Default: $\(Credentials.coordinatorKeyVariable).", valueName: "key"))
+    // Unconditional: a Z85 key may start with `-`, which would otherwise read as an option.
+    @Option(parsing: .unconditional, help: ArgumentHelp("The coordinator's public key: its .key file or the 40 Z85 characters. Default: $\(Credentials.coordinatorKeyVariable).", valueName: "key"))
     var coordinatorKey: String?
 
     func validate() throws {

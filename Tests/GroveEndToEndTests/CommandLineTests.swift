@@ -25,6 +25,19 @@ extension EndToEnd {
             #expect(result.stderr.contains(says), "\(result.stderr)")
         }
 
+        /// A Z85 key may start with `-`: it is read as the option's value, not as an option.
+        @Test func aCoordinatorKeyStartingWithADashIsItsValue() async throws {
+            let directory = try Cluster.makeDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let key = "-" + String(repeating: "a", count: 39)
+            for tool in [Products.send, Products.load] {
+                let arguments = tool == Products.send ? ["list"] : [directory.appendingPathComponent("none.json").path]
+                let result = try await runCommand(tool, arguments + ["--coordinator-key", key], in: directory)
+                #expect(!result.stderr.contains("Missing value"), "\(tool): \(result.stderr)")
+                #expect(!result.stderr.contains("Unknown option"), "\(tool): \(result.stderr)")
+            }
+        }
+
         @Test(arguments: ["-1", "0", "1e21", "nan"])
         func fsmLaunchRefusesAReadyTimeoutOutOfRange(value: String) async throws {
             let directory = try Cluster.makeDirectory()
