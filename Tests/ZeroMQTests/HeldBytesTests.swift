@@ -5,7 +5,9 @@ import Testing
 /// ZeroMQ counts messages, not bytes: a ROUTER with ``HeldBytes`` counts the large frames it
 /// handed to libzmq until libzmq lets them go, per peer.
 @Suite(.timeLimit(.minutes(1))) struct HeldBytesTests {
-    @Test func largeFramesToAPeerThatDoesNotReadStayCountedUntilItReads() async throws {
+    /// A ROUTER counting frames over 1 KiB, and a DEALER `slow` connected to it that reads
+    /// nothing ahead (its receive queue is one message), known to the ROUTER by its hello.
+    static func routerAndSlowPeer() throws -> (Socket, HeldBytes, Socket) {
         let context = try ZMQContext()
         let (router, endpoint) = try makeRouter(context)
         let held = HeldBytes(threshold: 1024)
@@ -15,6 +17,12 @@ import Testing
         try slow.setReceiveTimeout(milliseconds: 10_000)
         #expect(try slow.send([bytes("hello")], dontWait: false))
         #expect(try router.receive(dontWait: false)?.first == bytes("slow"))
+        // Each socket keeps the context alive.
+        return (router, held, slow)
+    }
+
+    @Test func largeFramesToAPeerThatDoesNotReadStayCountedUntilItReads() async throws {
+        let (router, held, slow) = try Self.routerAndSlowPeer()
 
         // Far more than the connection's buffers hold: most must stay with libzmq.
         let large = [UInt8](repeating: 7, count: 1 << 20)
@@ -34,15 +42,7 @@ import Testing
     }
 
     @Test func theBorrowedSendsCountToo() async throws {
-        let context = try ZMQContext()
-        let (router, endpoint) = try makeRouter(context)
-        let held = HeldBytes(threshold: 1024)
-        router.heldBytes = held
-        let slow = try makeDealer(context, id: "slow", endpoint: endpoint)
-        try slow.setReceiveHighWaterMark(1)
-        try slow.setReceiveTimeout(milliseconds: 10_000)
-        #expect(try slow.send([bytes("hello")], dontWait: false))
-        #expect(try router.receive(dontWait: false)?.first == bytes("slow"))
+        let (router, held, slow) = try Self.routerAndSlowPeer()
 
         let large = [UInt8](repeating: 9, count: 1 << 20)
         let header = bytes("header"), address = bytes("address")
