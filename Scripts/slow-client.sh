@@ -17,7 +17,7 @@
 # The bound, with those queues: coordinator peak RSS under 200 MB and worker peak RSS under
 # 250 MB in both runs, whatever N and G (at 68eceab run 2 took the worker to 1.4 GB and the
 # coordinator to 204 MB, which it kept after the client closed). The coordinator holds for a slow
-# client at most 100 messages in ZeroMQ's queue, 16 MiB in its outbox and small replies; a
+# client at most 16 MiB in its outbox and, over 1 KiB, unwritten in ZeroMQ's queue, and 1,000 small replies; a
 # worker at most about 64 MiB of replies on the way back (docs/PROTOCOL.md, Backpressure).
 #
 # Usage: Scripts/slow-client.sh [--debug] [--events N] [--gets G] [--state-kib K] [--pause S]
