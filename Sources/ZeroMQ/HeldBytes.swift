@@ -28,10 +28,9 @@ package final class HeldBytes: Sendable {
     }
 
     /// What libzmq still holds of the large frames sent to `peer`.
-    package func bytes(peer: some Sequence<UInt8>) -> Int {
+    package func bytes(peer: [UInt8]) -> Int {
         guard total.load(ordering: .acquiring) > 0 else { return 0 }
-        let key = Array(peer)
-        return byPeer.withLock { $0[key] ?? 0 }
+        return byPeer.withLock { $0[peer] ?? 0 }
     }
 
     /// What libzmq still holds for every peer.

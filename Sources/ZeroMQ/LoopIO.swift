@@ -92,13 +92,9 @@ package struct LoopIO {
         switch backend {
         case .sockets(let core):
             // What libzmq still holds of large frames sent to the peer waits for it too.
-            if let held = core.sockets[socket].heldBytes?.bytes(peer: peer), held > 0 {
-                var waiting = core.outboxes[socket].backlog(peer: peer)
-                waiting.bytes += held
-                return waiting
-            } else {
-                return core.outboxes[socket].backlog(peer: peer)
-            }
+            var waiting = core.outboxes[socket].backlog(peer: peer)
+            waiting.bytes += core.sockets[socket].heldBytes?.bytes(peer: peer) ?? 0
+            return waiting
         case .embedded(let loop): return loop.backlog(socket, peer: peer)
         }
     }

@@ -77,4 +77,40 @@ import Testing
         slow.close()
         router.close()
     }
+
+    /// A loop's backlog for a peer counts what libzmq holds for it too, not only its outbox:
+    /// the coordinator's `busy` and `reply-dropped` read it there.
+    @Test func aLoopsBacklogForAPeerIncludesWhatLibzmqHolds() async throws {
+        let context = try ZMQContext()
+        let (router, endpoint) = try makeRouter(context)
+        router.heldBytes = HeldBytes(threshold: 1024)
+        let server = try LoopHarness(name: "held-backlog", socket: router)
+        let slow = try makeDealer(context, id: "slow", endpoint: endpoint)
+        defer { slow.close() }
+        try slow.setReceiveHighWaterMark(1)
+        try slow.setReceiveTimeout(milliseconds: 10_000)
+        #expect(try slow.send([bytes("hello")], dontWait: false))
+        #expect(await server.inbox.wait(forCount: 1))
+
+        let large = [UInt8](repeating: 3, count: 1 << 20)
+        for _ in 0 ..< 8 { server.send([bytes("slow"), bytes("header"), large]) }
+        let socket = server.socket
+        var waiting = Backlog.empty
+        #expect(await eventually {
+            waiting = Self.backlog(of: "slow", on: socket, in: server)
+            return waiting.bytes >= 4 << 20
+        }, "backlog \(waiting)")
+        #expect(waiting.messages == 0, "ZeroMQ's queue took them all: none in the outbox")
+
+        _ = try await receiveOnThread(8, from: slow)
+        #expect(await eventually { Self.backlog(of: "slow", on: socket, in: server) == .empty })
+        server.loop.stop()
+    }
+
+    static func backlog(of peer: String, on socket: SocketID, in server: LoopHarness) -> Backlog {
+        let answer = Recorder<Backlog>()
+        server.loop.execute { answer.append($0.backlog(socket, peer: bytes(peer))) }
+        while answer.items.isEmpty { usleep(1000) }
+        return answer.items[0]
+    }
 }
