@@ -7,12 +7,18 @@ import GroveWire
 /// count and each frame's size are bounded before the core sees a message: the I/O loop copies at
 /// most eight frames of a message, and ZeroMQ refuses larger frames (`limits.messageBytes`).
 extension CoordinatorCore {
+    /// Whether `request`'s address and payload are within the limits: what every request asks,
+    /// without building the refusal (``sizeRefusal(_:)``).
+    @inline(__always)
+    func withinSizes(_ request: MessageView) -> Bool {
+        request.addressBytes.count <= maxAddress && request.payloadCount <= maxPayload
+    }
+
     /// Why `request` is refused for its size, with the error that says so; `nil` when its
     /// address and payload are within the limits.
     func sizeRefusal(_ request: MessageView) -> (reason: OwedReason, error: WireError)? {
-        let limits = topology.limits
-        if request.addressBytes.count > limits.addressBytes {
-            return (.addressTooLong, Self.addressTooLong(request.addressBytes.count, limit: limits.addressBytes,
+        if request.addressBytes.count > maxAddress {
+            return (.addressTooLong, Self.addressTooLong(request.addressBytes.count, limit: maxAddress,
                                                          correlation: request.correlation))
         }
         if request.payloadCount > maxPayload {

@@ -53,12 +53,36 @@ struct CoordinatorCore {
         let address: String
         /// The request's address and payload bytes, counted against `queues.workerOutboxBytes`.
         var bytes = 0
+        /// Who sent it and which case it carried, for a key's requests only (nil for others): one
+        /// reference, so a request without a key copies no more than it did before keys were
+        /// numbered (the table of pending requests is on every request's path).
+        let witness: Witness?
+
+        init(origin: Origin, worker: Int, address: String, bytes: Int = 0, sender: UInt32 = 0, eventCase: String? = nil) {
+            self.origin = origin
+            self.worker = worker
+            self.address = address
+            self.bytes = bytes
+            witness = sender == 0 ? nil : Witness(sender: sender, eventCase: eventCase)
+        }
+
         /// The client key that sent it (``Containment/senders``), 0 for none: a client without
         /// a key, or a route.
-        var sender: UInt32 = 0
+        var sender: UInt32 { witness?.sender ?? 0 }
         /// The event's case as the coordinator read it (``RequestCase``), for a key's events
         /// only: what a crash report naming this request is held to (`+Poison.swift`).
-        var eventCase: String?
+        var eventCase: String? { witness?.eventCase }
+    }
+
+    /// What a crash report naming a key's request is held to (``Pending/witness``).
+    final class Witness: Sendable {
+        let sender: UInt32
+        let eventCase: String?
+
+        init(sender: UInt32, eventCase: String?) {
+            self.sender = sender
+            self.eventCase = eventCase
+        }
     }
 
     /// An io call in flight between two workers.
@@ -78,6 +102,8 @@ struct CoordinatorCore {
     let topology: Topology
     /// The largest request payload accepted: `limits.payloadBytes`, unless a test gives another.
     let maxPayload: Int
+    /// The longest address accepted: `limits.addressBytes`.
+    let maxAddress: Int
     let eventsEndpoint: String
     let workersEndpoint: String?
     var workers: [String: WorkerSlot] = [:]
@@ -168,6 +194,7 @@ struct CoordinatorCore {
         self.eventsEndpoint = eventsEndpoint
         self.workersEndpoint = workersEndpoint
         self.maxPayload = maxPayload ?? topology.limits.payloadBytes
+        maxAddress = topology.limits.addressBytes
         workerNames = topology.workerInstances.map(\.name)
         workerNumbers = Dictionary(workerNames.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
         inFlight = Array(repeating: 0, count: workerNames.count)
@@ -247,7 +274,7 @@ struct CoordinatorCore {
         let correlation = request.correlation
         // Sizes first: an address or a payload over its limit is refused before anything of it is
         // kept. To a client that does not read, the refusal is owed as a busy would be.
-        if let refused = sizeRefusal(request) {
+        if !withinSizes(request), let refused = sizeRefusal(request) {
             if let owed = owesBusy(to: identity, correlation: correlation, address: nil, refusal: refused.reason, backlog: backlog) {
                 return .act(owed)
             }
@@ -371,10 +398,12 @@ struct CoordinatorCore {
     }
 
     /// Remembers a request forwarded under `id` until its worker answers or is lost.
-    mutating func track(_ id: UInt64, _ request: Pending) {
+    mutating func track(_ id: UInt64, _ request: consuming Pending) {
+        let worker = request.worker
+        let bytes = request.bytes
         pending.insert(request, for: id)
-        inFlight[request.worker] += 1
-        inFlightBytes[request.worker] += request.bytes
+        inFlight[worker] += 1
+        inFlightBytes[worker] += bytes
     }
 
     /// The number of a worker instance the topology names (every name `resolve` returns is one).

@@ -25,7 +25,7 @@ struct PendingTable {
     }
 
     /// Adds the request forwarded under `id`, which must not be pending already.
-    mutating func insert(_ request: Pending, for id: UInt64) {
+    mutating func insert(_ request: consuming Pending, for id: UInt64) {
         precondition(id != 0, "request ids start at 1")
         let slot = Self.slot(of: id)
         if ids[slot] == 0 {

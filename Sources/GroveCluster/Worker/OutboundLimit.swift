@@ -54,11 +54,18 @@ struct OutboundLimit: Sendable {
         byteCount > 0 && byteCount + envelope > messageBytes
     }
 
+    /// Whether a message with an address and a payload of these sizes goes as it is: what
+    /// ``check(_:address:payloadBytes:)`` answers `send` to without a word.
+    @inline(__always)
+    func fits(addressBytes: Int, payloadBytes: Int) -> Bool {
+        Self.envelopeBytes(address: addressBytes, payload: payloadBytes) <= messageBytes
+    }
+
     /// What to do with a message of `kind` for `address` whose payload is `payloadBytes` long.
     mutating func check(_ kind: MessageKind, address: String, payloadBytes: Int) -> Decision {
         let addressBytes = address.utf8.count
         let envelope = Self.envelopeBytes(address: addressBytes, payload: payloadBytes)
-        guard envelope > messageBytes else { return Decision(verdict: .send) }
+        guard !fits(addressBytes: addressBytes, payloadBytes: payloadBytes) else { return Decision(verdict: .send) }
         let size = "\(payloadBytes) bytes encoded (\(envelope) with its envelope), over limits.messageBytes \(messageBytes)"
         let remedy = "raise limits.messageBytes in the topology or keep the state smaller"
         var verdict: Verdict

@@ -177,7 +177,13 @@ final class OutboundCollector: Sendable {
 
     func send(_ kind: MessageKind, flags: Header.Flags, correlation: UInt64, address: String,
               payload: some Collection<UInt8>, socket: SocketID, via loop: IOLoop) {
-        let warning = state.withLock { state in
+        let warning = state.withLock { state -> String? in
+            // Nearly every message fits: it goes without a decision made for it.
+            if state.limit.fits(addressBytes: address.utf8.count, payloadBytes: payload.count) {
+                Self.put(kind, flags: flags, correlation: correlation, address: address, payload: payload, into: &state,
+                         socket: socket, via: loop)
+                return nil
+            }
             let decision = state.limit.check(kind, address: address, payloadBytes: payload.count)
             Self.follow(decision.verdict, kind, flags: flags, correlation: correlation, address: address, payload: payload,
                         into: &state, socket: socket, via: loop)
@@ -242,6 +248,11 @@ final class OutboundCollector: Sendable {
             try state.batch.append(kind: kind, flags: flags, correlation: correlation, address: address.utf8,
                                    writingPayload: write)
             let envelope = state.batch.byteCount - start
+            if envelope <= state.limit.messageBytes, !state.limit.startsNewBatch(at: start, adding: envelope) {
+                // It fits, and so does the batch: nothing to decide.
+                Self.postIfFull(&state, socket: socket, via: loop)
+                return nil
+            }
             let decision = state.limit.check(kind, address: address,
                                              payloadBytes: envelope - OutboundLimit.envelopeBytes(address: address.utf8.count, payload: 0))
             switch decision.verdict {
