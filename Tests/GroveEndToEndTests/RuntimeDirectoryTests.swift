@@ -27,3 +27,33 @@ extension EndToEnd {
         }
     }
 }
+
+extension EndToEnd.RuntimeDirectoryTests {
+    /// A clean stop leaves no socket files behind in the runtime directory (they stayed after
+    /// SIGTERM: libzmq removes them only when its context is terminated), and the next launch in
+    /// the same directory starts.
+    @Test func aStoppedLaunchLeavesNoSocketFiles() async throws {
+        let directory = try Cluster.makeDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let runtime = directory.path + "/run"
+        let environment = ["GROVE_RUNTIME_DIR": runtime, "XDG_STATE_HOME": directory.path + "/state"]
+        func sockets() -> [String] {
+            let own = runtime + "/default"
+            return ((try? FileManager.default.contentsOfDirectory(atPath: own)) ?? []).filter { name in
+                var status = stat()
+                return lstat(own + "/" + name, &status) == 0 && status.st_mode & S_IFMT == S_IFSOCK
+            }.sorted()
+        }
+        for launchNumber in 1...2 {
+            let launch = try await ChildProcess(Products.launch, [], outputIn: directory, label: "fsm-launch \(launchNumber)",
+                                                environment: environment)
+            defer { launch.stop() }
+            try await eventually("fsm-launch \(launchNumber) to be ready", timeout: .seconds(30)) {
+                launch.stdout.contains("ready ") ? true : nil
+            }
+            #expect(sockets() == ["clients", "events", "workers"], "launch \(launchNumber) bound its sockets")
+            #expect(await launch.stopped(), "fsm-launch \(launchNumber) stops on SIGTERM")
+            #expect(sockets().isEmpty, "launch \(launchNumber) left socket files: \(sockets())")
+        }
+    }
+}

@@ -38,6 +38,8 @@ public final class Coordinator: Sendable {
     /// The coordinator's public key, which clients and workers need to connect; `nil` when the
     /// topology does not use CURVE.
     package let publicKey: CurveKey?
+    /// The socket files of its `ipc://` endpoints, removed by ``stop()``.
+    private let socketFiles: BoundSocketFiles
 
     /// Binds the topology's three endpoints, after reading the key files its `security` names
     /// and making ready (or refusing) the directories of its ipc sockets: see
@@ -131,6 +133,7 @@ public final class Coordinator: Sendable {
             }
         }
         endpoints = Topology.Endpoints(clients: bound[0], workers: bound[1], events: bound[2])
+        socketFiles = BoundSocketFiles(bound)
         // Bound on every interface (tcp://0.0.0.0:…): peers on this host connect to 127.0.0.1.
         clientsConnectEndpoint = ClientEndpoint.connectable(bound[0], via: bound[0])
         workersConnectEndpoint = ClientEndpoint.connectable(bound[1], via: bound[1])
@@ -207,8 +210,11 @@ public final class Coordinator: Sendable {
         }
     }
 
-    /// Stops routing and closes the sockets.
-    public func stop() { loop.stop() }
+    /// Stops routing, closes the sockets and removes the socket files it bound.
+    public func stop() {
+        loop.stop()
+        socketFiles.remove()
+    }
 
 }
 
