@@ -63,19 +63,26 @@ package final class Socket {
     package let type: SocketType
     /// Keeps the context alive until this socket is gone.
     private let context: ZMQContext
-    private(set) var handle: UnsafeMutableRawPointer?
+    /// Read on every send and receive (see ``readsUserID``); set to nil by ``close()`` on the
+    /// same thread.
+    @exclusivity(unchecked) private(set) var handle: UnsafeMutableRawPointer?
     /// Whether an `IOLoop` reads each received message's ZAP `User-Id` into
     /// ``Inbound/userID`` (a property lookup and a string per message). Set before adding the
     /// socket to a loop.
-    package var readsUserID = false
+    ///
+    /// This and the two below are read on every message or frame: `@exclusivity(unchecked)`,
+    /// as `LoopCore`'s, since the runtime's per-access bookkeeping cost a visible share of the
+    /// coordinator's loop. Safe because they are set before the socket joins a loop and only
+    /// read after.
+    @exclusivity(unchecked) package var readsUserID = false
     /// The frames of a message that are copied out when it is received; later ones are received
     /// and dropped unread, so a message of a million frames costs what the first ones do. 0
     /// copies every frame. ZeroMQ itself assembles a whole message before it hands it over
     /// (no option bounds how many frames that holds).
-    package var maximumFrames = 0
+    @exclusivity(unchecked) package var maximumFrames = 0
     /// On a ROUTER, counts the large frames sent to each peer until libzmq lets them go
     /// (``HeldBytes``); `nil` counts nothing. Set before adding the socket to a loop.
-    package var heldBytes: HeldBytes?
+    @exclusivity(unchecked) package var heldBytes: HeldBytes?
 
     /// Creates a socket of `type` in `context`.
     /// - Parameters:
