@@ -52,7 +52,7 @@ final class AuditSink: Sendable {
     func carriesStates(forAddress address: String) -> Bool? {
         // A worker that audits nothing makes its instances without a lock or a string here.
         guard active.load(ordering: .relaxed) else { return nil }
-        let name = address.split(separator: "/", maxSplits: 1).first.map(String.init) ?? address
+        let name = MachineAddress.machine(of: address)
         return state.withLock { $0.audited.contains(name) && $0.log != nil ? $0.states : nil }
     }
 

@@ -82,7 +82,7 @@ extension CoordinatorCore {
     /// target, sent like a client's. One the routes would read differently from its watchers
     /// (a key twice, `+WorkerJSON.swift`) is refused.
     mutating func route(output message: WireMessage, from worker: Int) -> [CoordinatorAction] {
-        let name = String(message.address.split(separator: "/", maxSplits: 1).first ?? "")
+        let name = MachineAddress.machine(of: message.address)
         let routes = topology.routes.filter { $0.from == name }
         var actions: [CoordinatorAction] = [.publish(topic: "output:" + message.address, message)]
         guard !routes.isEmpty else { return actions }

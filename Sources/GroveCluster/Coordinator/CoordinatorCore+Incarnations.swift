@@ -162,9 +162,9 @@ extension CoordinatorCore {
         for address in report.instances {
             // As a client's address is held: within limits.addressBytes, printable, in NFC.
             let wellFormed = Self.addressFormProblem(address, limit: limits.addressBytes) == nil
-            let parts = address.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
-            guard wellFormed, parts.count == 2, !parts[1].isEmpty, let spec = topology.machine(named: parts[0]), spec.keyed,
-                  topology.placement(ofMachine: spec.name, key: parts[1]) == worker else {
+            let parsed = MachineAddress(address)
+            guard wellFormed, let key = parsed.key, !key.isEmpty, let spec = topology.machine(named: parsed.machine), spec.keyed,
+                  topology.placement(ofMachine: spec.name, key: key) == worker else {
                 strays.append(address)
                 continue
             }

@@ -7,8 +7,8 @@ extension CoordinatorCore {
     /// listed again when it goes out (its address is no longer resolved as listed).
     mutating func ended(_ message: WireMessage) -> [CoordinatorAction] {
         let address = message.address
-        let parts = address.split(separator: "/", maxSplits: 1)
-        if parts.count == 2, let spec = topology.machine(named: String(parts[0])), spec.keyed, spec.onEnd == .remove {
+        let parsed = MachineAddress(address)
+        if parsed.isInstance, let spec = topology.machine(named: parsed.machine), spec.keyed, spec.onEnd == .remove {
             forgetInstance(address)
         }
         return [.publish(topic: "machine:" + address, message)]
@@ -17,9 +17,9 @@ extension CoordinatorCore {
     /// Takes a keyed instance out of the listing, out of the resolved addresses, and out of
     /// the states a `snapshot` answers with (a removed instance has none).
     mutating func forgetInstance(_ address: String) {
-        let parts = address.split(separator: "/", maxSplits: 1)
-        guard parts.count == 2 else { return }
-        keyedInstances[String(parts[0])]?.remove(address)
+        let parsed = MachineAddress(address)
+        guard parsed.isInstance else { return }
+        keyedInstances[parsed.machine]?.remove(address)
         resolved[address] = nil
         publications.forgetStates(of: [address])
     }

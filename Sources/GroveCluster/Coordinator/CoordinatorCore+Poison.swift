@@ -112,9 +112,9 @@ extension CoordinatorCore {
         // on that worker, of the type it names, and only when something besides the worker saw
         // the process die (fsm-launch's exit, or a request of a client lost with it at that
         // address). A worker key cannot quarantine another group's patterns, nor make up crashes.
-        let parts = report.address.split(separator: "/", maxSplits: 1).map(String.init)
-        let spec = parts.first.flatMap { topology.machine(named: $0) }
-        guard let spec, topology.placement(ofMachine: spec.name, key: parts.count == 2 ? parts[1] : nil) == name,
+        let parsed = MachineAddress(report.address)
+        let spec = topology.machine(named: parsed.machine)
+        guard let spec, topology.placement(ofMachine: spec.name, key: parsed.key?.isEmpty == false ? parsed.key : nil) == name,
               report.type == nil || report.type == spec.type else {
             return [.warn("worker \(name) reported a crash in \(Self.shown(report.address))"
                 + (report.type.map { " (\(plain($0)))" } ?? "") + ", which the topology does not place on it; not counted")]

@@ -335,8 +335,8 @@ extension CoordinatorCore {
         // Its keyed instances went with it: a worker that registers again starts without any
         // (each starts with its next event), so they are no longer listed.
         for address in machines {
-            let parts = address.split(separator: "/", maxSplits: 1)
-            if parts.count == 2 { keyedInstances[String(parts[0])]?.remove(address) }
+            let parsed = MachineAddress(address)
+            if parsed.isInstance { keyedInstances[parsed.machine]?.remove(address) }
         }
         actions.append(.warn("worker \(name) lost (\(reason)); its machines are unavailable until it registers again"))
         actions.append(publishWorker(WorkerEvent(worker: name, phase: .lost, reason: reason, machines: machines)))

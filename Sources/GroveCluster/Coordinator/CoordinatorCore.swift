@@ -417,14 +417,14 @@ struct CoordinatorCore {
     /// The worker instance hosting `address`.
     /// - Throws: ``WireError`` `unknown-machine` or `unavailable`, with what to do next.
     func resolve(_ address: String) throws(WireError) -> String {
-        let parts = address.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
-        let name = parts[0]
+        let parsed = MachineAddress(address)
+        let name = parsed.machine
         guard let spec = topology.machine(named: name) else {
             let known = topology.machines.map(\.name).joined(separator: ", ")
             throw WireError(.unknownMachine, "no machine named '\(name)' in topology '\(topology.name)'; known machines: \(known)",
                             address: address)
         }
-        let key = parts.count > 1 ? parts[1] : nil
+        let key = parsed.key
         if spec.keyed, key == nil || key!.isEmpty {
             throw WireError(.unknownMachine, "machine '\(name)' is keyed; address an instance as \(name)/<key>", address: address)
         }
@@ -443,9 +443,9 @@ struct CoordinatorCore {
     }
 
     mutating func noteInstance(_ address: String) {
-        let parts = address.split(separator: "/", maxSplits: 1)
-        guard parts.count == 2 else { return }
-        keyedInstances[String(parts[0]), default: []].insert(address)
+        let parsed = MachineAddress(address)
+        guard parsed.isInstance else { return }
+        keyedInstances[parsed.machine, default: []].insert(address)
     }
 
     /// The topology's machines and workers, each keyed machine with at most

@@ -59,7 +59,7 @@ extension Topology {
     /// tried passwords against `Authenticate` that way, around AuthFlow's lockout).
     public func ioRefusal(of request: String, from address: String) -> String? {
         guard let placement = io.first(where: { $0.request == request }) else { return nil }
-        let name = String(address.split(separator: "/", maxSplits: 1).first ?? "")
+        let name = MachineAddress.machine(of: address)
         guard let spec = machine(named: name) else { return "'\(name)' is not a machine of topology '\(self.name)'" }
         if let allowed = placement.machines {
             return allowed.contains(spec.name) ? nil

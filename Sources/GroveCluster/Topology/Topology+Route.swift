@@ -32,13 +32,12 @@ extension Topology {
 
         /// The machine name part of ``to``.
         public var targetMachine: String {
-            String(to.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)[0])
+            MachineAddress.machine(of: to)
         }
 
         /// The key part of ``to``, or `nil` when it addresses a single machine.
         public var targetKey: String? {
-            guard let slash = to.firstIndex(of: "/") else { return nil }
-            return String(to[to.index(after: slash)...])
+            MachineAddress(to).key
         }
 
         /// `true` when `output` of the ``from`` machine triggers the route.

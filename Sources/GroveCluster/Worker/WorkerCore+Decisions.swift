@@ -125,14 +125,14 @@ extension WorkerCore {
     ///   restarts and cancels do not.
     /// - Throws: ``WireError`` `unknown-machine`, saying why.
     func placement(of address: String, spawning: Bool) throws(WireError) -> Welcome.HostedMachine {
-        let parts = address.split(separator: "/", maxSplits: 1)
-        guard lastWelcome != nil, let name = parts.first.map(String.init), let machine = placed[name] else {
+        let parsed = MachineAddress(address)
+        guard lastWelcome != nil, let machine = placed[parsed.machine] else {
             throw WireError(.unknownMachine, "machine '\(address)' is not placed on worker \(worker)", address: address)
         }
         guard machineTypes.contains(machine.type) else {
             throw WireError(.unknownMachine, "worker \(worker) has no machine type '\(machine.type)'", address: address)
         }
-        guard spawning || parts.count == 1 else {
+        guard spawning || parsed.key == nil else {
             throw WireError(.unknownMachine, "instance \(address) has not been spawned; keyed instances start with their first event",
                             address: address)
         }

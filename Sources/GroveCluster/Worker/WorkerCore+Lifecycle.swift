@@ -18,7 +18,7 @@ extension WorkerCore {
 
     /// The machine name of `address` (`form`, or `session` for `session/k`).
     static func machineName(of address: String) -> String {
-        address.split(separator: "/", maxSplits: 1).first.map(String.init) ?? address
+        MachineAddress.machine(of: address)
     }
 
     /// The `onEnd` policy of the machine `address` names, as the last welcome placed it.

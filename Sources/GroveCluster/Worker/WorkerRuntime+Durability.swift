@@ -28,7 +28,7 @@ extension WorkerRuntime {
         let placed = Dictionary(welcome.machines.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         var notPlaced = 0
         for record in records where instances[record.address] == nil {
-            let name = record.address.split(separator: "/", maxSplits: 1).first.map(String.init) ?? record.address
+            let name = MachineAddress.machine(of: record.address)
             guard let machine = placed[name], (machine.durability ?? .none) != .none, machine.type == record.type,
                   machine.keyed == record.address.contains("/") else {
                 notPlaced += 1
@@ -82,7 +82,7 @@ extension WorkerRuntime {
     /// onto it (``Factory/replaying(_:onto:address:flight:)``).
     func restoreIfWaiting(_ address: String) -> (any HostedMachine)? {
         guard let record = recovery.waiting.removeValue(forKey: address) else { return nil }
-        let name = address.split(separator: "/", maxSplits: 1).first.map(String.init) ?? address
+        let name = MachineAddress.machine(of: address)
         guard let welcome = core.lastWelcome, let machine = core.placed[name], let factory = factory(for: machine.type) else { return nil }
         var journal: [JournalEntry] = []
         if machine.durability == .journal, let store {

@@ -60,7 +60,7 @@ extension WorkerRuntime {
             log.warning("\(text)")
             return records
         }
-        let name = address.split(separator: "/", maxSplits: 1).first.map(String.init) ?? address
+        let name = MachineAddress.machine(of: address)
         var records = records
         let stored = records.firstIndex { $0.address == address }
         var commit = StoreCommit()
@@ -104,7 +104,7 @@ extension WorkerRuntime {
     /// order. Unchanged when the type is unknown or the event no longer decodes as its event.
     func canonical(_ run: RecordedRun, records: [MachineRecord]) -> RecordedRun {
         guard !run.event.isEmpty else { return run }
-        let name = run.address.split(separator: "/", maxSplits: 1).first.map(String.init) ?? run.address
+        let name = MachineAddress.machine(of: run.address)
         guard let type = core.placed[name]?.type ?? records.first(where: { $0.address == run.address })?.type,
               let factory = factory(for: type) else {
             log.warning("worker \(link.worker) does not know the type of \(run.address); the event it died running is blamed as recorded")

@@ -203,8 +203,7 @@ actor WorkerRuntime {
         if !dropping.isEmpty {
             // Iterates a copy (see `instances`).
             for address in Array(instances.keys) {
-                let name = address.split(separator: "/", maxSplits: 1).first.map(String.init) ?? address
-                if dropping.contains(name) { instances[address] = nil }
+                if dropping.contains(MachineAddress.machine(of: address)) { instances[address] = nil }
             }
         }
         checkRouteEvents(welcome)

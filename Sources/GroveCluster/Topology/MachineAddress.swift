@@ -1,0 +1,31 @@
+/// An address as clients, workers and routes write it: a machine's name alone (`auth`), or a
+/// keyed machine's name and one instance's key (`counter/42`). The key is everything after the
+/// first `/` byte, slashes included (bytes, not characters: a `/` followed by a combining mark
+/// still ends the machine's name, as grants and placement, which compare bytes, see it). The one
+/// reading of an address: every place that needs the machine or the key of one asks here, so
+/// they all agree on the odd ones (`/x` names the machine "", `a/` the key "").
+struct MachineAddress: Equatable, Sendable {
+    /// The machine's name: the address up to its first `/`, or all of it.
+    let machine: String
+    /// The instance's key: what follows the first `/` (maybe empty); nil when there is no `/`.
+    let key: String?
+
+    init(_ address: String) {
+        if let slash = address.utf8.firstIndex(of: UInt8(ascii: "/")) {
+            machine = String(address[..<slash])
+            key = String(address[address.utf8.index(after: slash)...])
+        } else {
+            machine = address
+            key = nil
+        }
+    }
+
+    /// Whether it names an instance of a keyed machine: a machine and a key, neither empty.
+    var isInstance: Bool { !machine.isEmpty && key?.isEmpty == false }
+
+    /// The machine `address` names (``machine``), without reading the key.
+    static func machine(of address: String) -> String {
+        guard let slash = address.utf8.firstIndex(of: UInt8(ascii: "/")) else { return address }
+        return String(address[..<slash])
+    }
+}

@@ -1,0 +1,23 @@
+@testable import GroveCluster
+import Testing
+
+/// The one reading of an address (`MachineAddress`), odd ones included.
+@Suite("MachineAddress", .timeLimit(.minutes(2)))
+struct MachineAddressTests {
+    @Test(arguments: [
+        ("auth", "auth", nil as String?, false),
+        ("counter/42", "counter", "42", true),
+        ("session/a/b", "session", "a/b", true),
+        ("counter/", "counter", "", false),
+        ("/x", "", "x", false),
+        ("", "", nil, false),
+        ("a/\u{301}b", "a", "\u{301}b", true),
+    ])
+    func readsTheMachineAndTheKey(address: String, machine: String, key: String?, isInstance: Bool) {
+        let parsed = MachineAddress(address)
+        #expect(parsed.machine == machine)
+        #expect(parsed.key == key)
+        #expect(parsed.isInstance == isInstance)
+        #expect(MachineAddress.machine(of: address) == machine)
+    }
+}
