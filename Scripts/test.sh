@@ -35,7 +35,11 @@ run_step() {
     failures=$(grep -E '^.{0,4}Test .* failed after' "$log" | grep -vc 'Test run with' || true)
     passed_tests=$((passed_tests + ${total:-0} - failures))
     failed_tests=$((failed_tests + failures))
-    if [ "$status" -eq 0 ]; then
+    if [ "$status" -eq 0 ] && [ "${total:-0}" -eq 0 ]; then
+        # A filter that matches nothing, or a target that lost its tests, passes in swift test.
+        results+=("$name: FAILED in ${elapsed} s: it ran no test (${summary:-no Swift Testing summary}); check the filter")
+        failed=1
+    elif [ "$status" -eq 0 ]; then
         results+=("$name: passed in ${elapsed} s; ${summary:-no Swift Testing summary}")
     else
         results+=("$name: FAILED (exit $status) in ${elapsed} s; ${summary:-no Swift Testing summary}")

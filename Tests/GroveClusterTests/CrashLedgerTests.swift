@@ -12,7 +12,7 @@ private func crash(_ seconds: Int, pid: Int32, _ pattern: PoisonPattern?, from s
 
 /// Issue 34, crash containment: the coordinator's count of worker crashes by event pattern and
 /// by sender, as a pure value.
-@Suite("Crash ledger")
+@Suite("Crash ledger", .timeLimit(.minutes(2)))
 struct CrashLedgerTests {
     @Test func aPatternThatCrashesOnFreshAddressesIsQuarantinedAndItsCrashesForgiven() {
         var ledger = CrashLedger(settings: .init(quarantineAfter: 3, suspendAfter: 0, periodMs: 60_000))

@@ -4,7 +4,7 @@ import Testing
 
 /// The walk from `/` down to a data, audit or socket directory, over made-up `lstat` facts:
 /// who may change a directory on the way decides what the path leads to.
-@Suite("DirectoryChain")
+@Suite("DirectoryChain", .timeLimit(.minutes(2)))
 struct DirectoryChainTests {
     static let me: uid_t = 1000
     static let nobody: uid_t = 65534

@@ -3,7 +3,7 @@ import GroveWire
 import Testing
 
 /// What a worker sends the coordinator, by size (``OutboundLimit``): decided without a socket.
-@Suite struct OutboundLimitTests {
+@Suite(.timeLimit(.minutes(2))) struct OutboundLimitTests {
     @Test func aStateReplyOverTheLimitIsAnsweredReplyTooLargeSayingWhatHappened() throws {
         var limit = OutboundLimit(messageBytes: 8192)
         let decision = limit.check(.state, address: "nav/a", payloadBytes: 9000)

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// The pure judgement of one path's `lstat` facts: who may own it, which bits it may have.
-@Suite("PathRule")
+@Suite("PathRule", .timeLimit(.minutes(2)))
 struct PathRuleTests {
     static let me: uid_t = 1000
     static let other: uid_t = 65534

@@ -5,7 +5,7 @@ import ZeroMQ
 
 /// The coordinator's numbering of publications and the states it keeps for snapshots: the
 /// pure log, then through the real driver on an `EmbeddedLoop`.
-@Suite("PublicationLog: numbers and snapshots")
+@Suite("PublicationLog: numbers and snapshots", .timeLimit(.minutes(2)))
 struct PublicationLogTests {
     static func change(_ address: String, _ count: Int, worker: String = "data-1") -> WireMessage {
         WireMessage(Header(.stateChanged), address: address,

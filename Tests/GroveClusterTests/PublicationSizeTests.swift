@@ -6,7 +6,7 @@ import Testing
 /// What a watcher that does not read may cost the coordinator, in bytes: a publication carries
 /// at most `limits.publicationBytes` (past it, a `publication-too-large` error under the same
 /// topic and number), and the events socket holds as many as fit in `queues.watcherOutboxBytes`.
-@Suite("Publications: bounded in bytes")
+@Suite("Publications: bounded in bytes", .timeLimit(.minutes(2)))
 struct PublicationSizeTests {
     static func change(_ address: String, bytes: Int, worker: String = "main") -> WireMessage {
         let filler = String(repeating: "x", count: bytes)

@@ -3,7 +3,7 @@ import GroveWire
 import Testing
 
 /// The gap logic of a watcher, fed numbers: no sockets.
-@Suite("PublicationTracker: gaps, restarts, snapshots")
+@Suite("PublicationTracker: gaps, restarts, snapshots", .timeLimit(.minutes(2)))
 struct PublicationTrackerTests {
     static func numbered(_ number: UInt64, epoch: UInt64 = 7) -> PublicationSequence {
         PublicationSequence(epoch: epoch, number: number)

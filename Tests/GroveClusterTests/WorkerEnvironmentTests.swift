@@ -3,6 +3,7 @@ import Testing
 
 /// The environment fsm-launch gives its workers: Swift's backtracer set to end a trapped worker
 /// fast, unless whoever started fsm-launch chose a setting.
+@Suite(.timeLimit(.minutes(2)))
 struct WorkerEnvironmentTests {
     @Test func aWorkerGetsTheFastBacktracerWhenTheEnvironmentSetsNone() {
         let spawned = WorkerEnvironment.spawning(from: ["PATH": "/usr/bin", "HOME": "/root"])

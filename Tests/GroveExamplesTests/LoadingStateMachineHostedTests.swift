@@ -43,7 +43,7 @@ struct LoadingStateMachineHostedTests {
     }
 }
 
-@Suite("LoadingStateMachine's events on the wire")
+@Suite("LoadingStateMachine's events on the wire", .timeLimit(.minutes(2)))
 struct LoadingStateMachineWireTests {
     typealias Event = LoadingStateMachine.Event
 

@@ -3,6 +3,7 @@ import Testing
 
 /// `Machine.startsReissuableIO`: false unless a machine declares it; the dialects pass on what
 /// their programs declare, and a remote-io feature's is known from its one request type.
+@Suite(.timeLimit(.minutes(2)))
 struct ReissueDeclarationTests {
     struct Refresh: IORequest, Equatable {
         typealias Response = Int

@@ -221,7 +221,7 @@ struct TeaDialectTests {
 
 /// `.after` and `.io` in a SwiftTea-style program lower to Grove's timer and io effects, so a
 /// program's io can be placed on another worker.
-@Suite("Tea dialect: timers and io")
+@Suite("Tea dialect: timers and io", .timeLimit(.minutes(2)))
 struct TeaTimerAndIOTests {
     struct Lookup: IORequest {
         typealias Response = String

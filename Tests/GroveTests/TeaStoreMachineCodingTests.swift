@@ -4,6 +4,7 @@ import Testing
 
 /// A reducer's hosted state crosses processes as the user's state alone, and comes back only
 /// with its reducer bound (what a worker's `register(_:initialState:reduce:)` does on restore).
+@Suite(.timeLimit(.minutes(2)))
 struct TeaStoreMachineCodingTests {
     struct Count: Codable, Equatable, Sendable { var value = 0 }
     enum Step: Codable, Equatable, Sendable { case add(Int) }

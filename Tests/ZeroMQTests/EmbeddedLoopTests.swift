@@ -5,7 +5,7 @@ import Testing
 /// The in-memory twin of the I/O loop keeps the real loop's promises to a delegate: failures
 /// reported after the callback that sent, outboxes per ROUTER peer drained in order, ticks at
 /// least every interval, and a clock of its own.
-@Suite struct EmbeddedLoopTests {
+@Suite(.timeLimit(.minutes(2))) struct EmbeddedLoopTests {
     /// Records what the loop tells it; answers every received message with its frames reversed.
     final class Script: IOLoopDelegate {
         var events: [String] = []

@@ -1,6 +1,7 @@
 import Testing
 @testable import ZeroMQ
 
+@Suite(.timeLimit(.minutes(2)))
 struct MessageQueueTests {
     /// A queue that grows by one message at a time is copied a logarithmic number of times, not
     /// once per message: a silent client's 160 replies of 100 KiB cost the coordinator seconds

@@ -3,7 +3,7 @@ import Testing
 
 /// Issue 21, the journal in append order: where each machine's live entries are, which rows
 /// can be deleted, and which machines hold deletable space back.
-@Suite struct JournalBookTests {
+@Suite(.timeLimit(.minutes(2))) struct JournalBookTests {
     @Test func appendedEntriesTakeTheNextPositionsAndAreReadBackByAddress() {
         var book = JournalBook()
         #expect(book.append("a", sequence: 1) == 1)

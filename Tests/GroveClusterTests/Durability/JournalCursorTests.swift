@@ -3,6 +3,7 @@ import Testing
 
 /// What a `journal` instance writes at each group commit: its events, or its record in their
 /// place (``JournalCursor``), fed as a hosted instance feeds it.
+@Suite(.timeLimit(.minutes(2)))
 struct JournalCursorTests {
     typealias Event = JournalCursor.JournalEvent
 
