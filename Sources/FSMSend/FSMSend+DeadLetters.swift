@@ -84,6 +84,11 @@ extension FSMSend {
                 })
                 print(array.description)
             } else {
+                // Said on stderr: stdout keeps one line per dead letter, none here, for scripts.
+                if rows.isEmpty, unlisted.isEmpty {
+                    let asked = listing.workers.map(\.name).joined(separator: ", ")
+                    FileHandle.standardError.write(Data("no dead letters (asked worker(s) \(asked))\n".utf8))
+                }
                 for (worker, letter) in rows {
                     print(["\(worker):\(letter.id)", letter.address, worker, Self.time(letter.time), "\(letter.crashes)",
                            letter.event.description, letter.error].joined(separator: "\t"))

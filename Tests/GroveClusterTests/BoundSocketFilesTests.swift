@@ -15,10 +15,7 @@ struct BoundSocketFilesTests {
     @Test func theSocketFilesBoundAreRemovedAndNothingElse() throws {
         let directory = makePrivateDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let context = try ZMQContext()
-        let socket = try Socket(context, .router)
-        try socket.setLinger(milliseconds: 0)
-        try socket.bind("ipc://\(directory)/clients")
+        let (_, socket) = try LocalEndpointTests.bound("ipc://\(directory)/clients")
         let plain = directory + "/notes"
         FileManager.default.createFile(atPath: plain, contents: Data("x".utf8))
 
@@ -33,18 +30,16 @@ struct BoundSocketFilesTests {
     @Test func aSocketBoundAtThePathSinceIsLeftAlone() throws {
         let directory = makePrivateDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let context = try ZMQContext()
-        let first = try Socket(context, .router)
-        try first.setLinger(milliseconds: 0)
-        try first.bind("ipc://\(directory)/clients")
+        let (_, first) = try LocalEndpointTests.bound("ipc://\(directory)/clients")
         let files = BoundSocketFiles([first.lastEndpoint])
-        first.close()
-        // Another coordinator binds the path once this one stopped listening: a new file.
+        // Another socket at the path: a new file (made while the first is still open, since
+        // libzmq unlinks the path itself, later, on its own thread, once the first closes).
         unlink(directory + "/clients")
-        let second = try Socket(context, .router)
-        try second.setLinger(milliseconds: 0)
-        try second.bind("ipc://\(directory)/clients")
-        defer { second.close() }
+        let (_, second) = try LocalEndpointTests.bound("ipc://\(directory)/clients")
+        defer {
+            second.close()
+            first.close()
+        }
 
         files.remove()
         #expect(Self.exists(directory + "/clients"), "the other coordinator's socket must stay")

@@ -39,6 +39,7 @@ extension EndToEnd {
                 let afterOne = try await cluster.fsmSend(["dead-letters"])
                 #expect(afterOne.status == 0, "\(afterOne)")
                 #expect(afterOne.stdout.isEmpty, "\(afterOne)")
+                #expect(afterOne.stderr.contains("no dead letters (asked worker(s) w)"), "an empty list says so: \(afterOne)")
 
                 try await Self.crashWorker(cluster)
                 let listed = try await cluster.fsmSend(["dead-letters"])
