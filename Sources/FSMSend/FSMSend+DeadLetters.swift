@@ -99,7 +99,7 @@ extension FSMSend {
             if !unlisted.isEmpty {
                 FileHandle.standardError.write(Data(("the list is incomplete: worker(s) \(unlisted.joined(separator: ", ")) not registered "
                     + "(restarting?); run it again once they are\n").utf8))
-                throw ExitCode(1)
+                throw ExitCode(SendExitStatus.otherError.rawValue)
             }
         }
 

@@ -26,15 +26,11 @@ struct FSMSend: ParsableCommand {
             50 ms apart doubling to 500 ms, until --timeout has passed. Nothing else is retried: an \
             event that reached a machine is never sent twice.
 
-            A coordinator that speaks CURVE (a topology with security.coordinatorKey) needs             --key-file (this client's NAME.key_secret) and --coordinator-key (the coordinator's .key),             or GROVE_KEY_FILE and GROVE_COORDINATOR_KEY.
+            A coordinator that speaks CURVE (a topology with security.coordinatorKey) needs --key-file \
+            (this client's NAME.key_secret) and --coordinator-key (the coordinator's .key), or \
+            GROVE_KEY_FILE and GROVE_COORDINATOR_KEY.
 
-            Exit status: 0 success; 2 bad input (malformed JSON, unknown machine, undecodable, refused or quarantined event — \
-            the message names the failing path — an unknown dead letter, suspension or quarantined pattern, or an endpoint ZeroMQ \
-            refuses); 3 coordinator unreachable or no reply in time; 4 forbidden (this client's key lacks the role, or is \
-            suspended for crashing workers); 5 untrusted endpoint (a socket another user could have made, or an abstract one \
-            without CURVE: the message says what to fix); 64 usage error (unknown option, missing argument, \
-            --timeout not above 0); 1 any other error (machine ended, mailbox full, worker lost, or \
-            still unavailable when --timeout passed).
+            \(SendExitStatus.summary)
             """,
         subcommands: [Send.self, State.self, Watch.self, Cancel.self, Stop.self, Restart.self, List.self, DeadLetters.self,
                       Suspensions.self, Quarantines.self],
@@ -108,19 +104,7 @@ func reporting<T>(_ body: () throws -> T) throws -> T {
 /// Writes `error` to stderr and returns the exit status the discussion documents for it.
 func report(_ error: WireError) -> ExitCode {
     FileHandle.standardError.write(Data("error: \(error)\n".utf8))
-    switch error.code {
-    case .malformedJSON, .unknownMachine, .undecodableEvent, .invalidEvent, .quarantined, .unknownDeadLetter, .unknownPoison, .malformedFrame, .oversized,
-         .unknownKind, .invalidEndpoint:
-        return ExitCode(2)
-    case .unreachable, .timeout:
-        return ExitCode(3)
-    case .forbidden:
-        return ExitCode(4)
-    case .untrustedEndpoint:
-        return ExitCode(5)
-    default:
-        return ExitCode(1)
-    }
+    return ExitCode(SendExitStatus(error.code).rawValue)
 }
 
 func printLine(_ bytes: [UInt8]) {

@@ -76,6 +76,18 @@ extension EndToEnd {
             #expect(result.stderr.isEmpty, "\(result.stderr)")
         }
 
+        /// The exit statuses, from the enum the code uses (SendExitStatusTests ties it to the README).
+        @Test func fsmSendHelpSaysEveryExitStatus() async throws {
+            let directory = try Cluster.makeDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let result = try await runCommand(Products.send, ["--help"], in: directory)
+            #expect(result.status == 0)
+            let help = result.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+            for said in ["Exit status: 0 success; 2 bad input", "; 4 forbidden (", "; 64 a usage error", "; 1 anything else ("] {
+                #expect(help.contains(said), "\(said): \(result.stdout)")
+            }
+        }
+
         /// A worker pointed at an endpoint no coordinator binds keeps trying, and says so.
         @Test func aWorkerNobodyWelcomesSaysWhereItIsWaiting() async throws {
             let directory = try Cluster.makeDirectory()
