@@ -1,10 +1,11 @@
 /// The epoch part of correlation ids: each coordinator life picks a random epoch and puts it in
-/// the top 24 bits of every id it sends to workers, the lower 40 bits counting from 1. A reply
+/// bits 40–62 of every id it sends to workers, the lower 40 bits counting from 1; bit 63 stays 0,
+/// free for a worker's own use (its hosts' reply tokens carry the codec there). A reply
 /// that comes from an earlier life (a worker that outlived its coordinator answering a request
 /// of the old one) carries another epoch and can never answer a request of this life, though
 /// both lives count from 1.
 ///
-/// 24 random bits make two lives share an epoch once in 16.7 million restarts; 40 bits of
+/// 23 random bits make two lives share an epoch once in 8.4 million restarts; 40 bits of
 /// counter last 12 days at a million requests a second before they wrap (to 1, skipping 0),
 /// far longer than any request waits.
 public struct CorrelationEpoch: Sendable, Hashable {
@@ -13,17 +14,22 @@ public struct CorrelationEpoch: Sendable, Hashable {
     /// The largest counter value; the next one is 1 again.
     public static let counterMask: UInt64 = (1 << counterBits) - 1
 
-    /// The epoch, below 2^24. 0 only in tests that want ids 1, 2, 3.
+    /// The epoch, below 2^23. 0 only in tests that want ids 1, 2, 3.
     public let value: UInt64
 
-    /// An epoch of `value` (its low 24 bits).
+    /// The largest epoch: 23 bits, so that an id never sets bit 63. With 24, half the
+    /// coordinator lives made ids a worker could not fold into a reply token: every queued event
+    /// then took the slower path of a closure per event, and an `unhandled` flag was lost.
+    public static let largest: UInt64 = 0x7F_FFFF
+
+    /// An epoch of `value` (its low 23 bits).
     public init(_ value: UInt64) {
-        self.value = value & 0xFF_FFFF
+        self.value = value & Self.largest
     }
 
     /// A random epoch, never 0.
     public static func random() -> CorrelationEpoch {
-        CorrelationEpoch(UInt64.random(in: 1 ... 0xFF_FFFF))
+        CorrelationEpoch(UInt64.random(in: 1 ... largest))
     }
 
     /// The id of `counter` (1 ... 2^40-1) in this epoch.

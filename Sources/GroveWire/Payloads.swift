@@ -95,7 +95,7 @@ public struct Welcome: Codable, Sendable, Hashable {
     /// here is durable.
     public var flush: DurabilityFlush?
     /// The coordinator's epoch: a random number chosen each time a coordinator starts, which
-    /// makes the top 24 bits of every correlation id it sends to workers (see
+    /// makes bits 40–62 of every correlation id it sends to workers (see
     /// ``CorrelationEpoch``). A new epoch in a welcome means the coordinator restarted: replies
     /// to requests of the old one are dropped. Absent from an older coordinator.
     public var epoch: UInt64?

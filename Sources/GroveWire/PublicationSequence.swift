@@ -1,5 +1,5 @@
 /// The number a publication on the events socket carries in its header's correlation field:
-/// the publisher's epoch in the top 24 bits, the topic's count in the lower 40 (as
+/// the publisher's epoch in bits 40–62, the topic's count in the lower 40 (as
 /// ``CorrelationEpoch`` lays out ids). Each topic counts 1, 2, 3, … within an epoch, so a
 /// watcher that sees 5 after 2 on one topic missed 2 publications; a new epoch means the
 /// publisher restarted (or started counting afresh), not a gap.
@@ -7,13 +7,13 @@
 /// A correlation of 0 means the publisher does not number its publications (a coordinator that
 /// predates numbering): ``init(correlation:)`` returns `nil` for it.
 public struct PublicationSequence: Sendable, Hashable, CustomStringConvertible {
-    /// The publisher's epoch, 1 ... 2^24-1.
+    /// The publisher's epoch, 1 ... 2^23-1.
     public let epoch: UInt64
     /// The topic's count in that epoch, 1 ... 2^40-1.
     public let number: UInt64
 
     /// - Parameters:
-    ///   - epoch: The publisher's epoch (its low 24 bits are kept).
+    ///   - epoch: The publisher's epoch (its low 23 bits are kept).
     ///   - number: The topic's count (its low 40 bits are kept).
     public init(epoch: UInt64, number: UInt64) {
         self.epoch = CorrelationEpoch(epoch).value

@@ -61,11 +61,21 @@ struct CoordinatorCoreIncarnationTests {
     }
 
     @Test func idsCarryTheEpochAndWrapToOneNotZero() {
-        var core = CoordinatorCore(topology: CoreFixture.topology, eventsEndpoint: "inproc://events", epoch: CorrelationEpoch(0xAB_CDEF))
+        var core = CoordinatorCore(topology: CoreFixture.topology, eventsEndpoint: "inproc://events", epoch: CorrelationEpoch(0x6B_CDEF))
         core.nextID = CorrelationEpoch.counterMask
-        #expect(core.takeID() == 0xAB_CDEF << 40 | CorrelationEpoch.counterMask)
-        #expect(core.takeID() == UInt64(0xAB_CDEF) << 40 | 1)
+        #expect(core.takeID() == 0x6B_CDEF << 40 | CorrelationEpoch.counterMask)
+        #expect(core.takeID() == UInt64(0x6B_CDEF) << 40 | 1)
         #expect(CorrelationEpoch.random().value != 0)
+    }
+
+    /// Bit 63 of an id is never set, whatever the epoch: a worker folds the reply's codec into
+    /// it (its hosts' reply tokens), and an id with it set sent every queued event of that
+    /// coordinator life down a slower path that also lost the reply's `unhandled` flag.
+    @Test func noIdSetsTheTopBit() {
+        for epoch in [CorrelationEpoch(0xFF_FFFF), CorrelationEpoch(.max), CorrelationEpoch(CorrelationEpoch.largest)] {
+            #expect(epoch.id(CorrelationEpoch.counterMask) >> 63 == 0, "\(epoch)")
+        }
+        for _ in 0..<1000 { #expect(CorrelationEpoch.random().id(1) >> 63 == 0) }
     }
 
     // MARK: - (b) a worker process replaced under the same name

@@ -112,8 +112,8 @@ struct PublicationTrackerTests {
     }
 
     @Test func aSequenceTravelsInTheCorrelationField() {
-        let sequence = PublicationSequence(epoch: 0xAB_CDEF, number: 17)
-        #expect(sequence.correlation == UInt64(0xAB_CDEF) << 40 | 17)
+        let sequence = PublicationSequence(epoch: 0x6B_CDEF, number: 17)
+        #expect(sequence.correlation == UInt64(0x6B_CDEF) << 40 | 17)
         #expect(PublicationSequence(correlation: sequence.correlation) == sequence)
     }
 }
