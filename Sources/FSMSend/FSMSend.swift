@@ -132,7 +132,13 @@ extension FSMSend {
             if noWait {
                 try reporting { try client.post(payload, to: address) }
             } else {
-                printLine(try reporting { try client.send(payload, to: address) })
+                let reply = try reporting { try client.sendReply(payload, to: address) }
+                printLine(reply.payload)
+                if reply.header.flags.contains(.unhandled) {
+                    // Not an error (exit 0): the machine chose to ignore it, in the state printed.
+                    FileHandle.standardError.write(Data(("note: \(address) did not handle this event in its current state; "
+                        + "nothing changed\n").utf8))
+                }
             }
         }
     }

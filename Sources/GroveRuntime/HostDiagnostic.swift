@@ -45,7 +45,7 @@ public struct HostOptions<M: Machine>: Sendable {
     /// the host's actor with the sender's token, the host's address and the state the event
     /// committed, or why it did not run. Instead of a closure per event; since it is told the
     /// address, one function can serve every host of a machine type.
-    @usableFromInline package var replyHandler: (@Sendable (UInt64, String, Result<M.State, HostError>) -> Void)?
+    @usableFromInline package var replyHandler: (@Sendable (UInt64, String, Result<M.State, HostError>, Bool) -> Void)?
     /// Where the host's code runs. `nil` (the default): an executor of its own on the shared
     /// pool, like any actor's. A transport gives the hosts of one process a serial executor they
     /// share with their caller, so calls between them need no executor switch.

@@ -79,7 +79,7 @@ extension MachineHost {
             }
             apply(event, origin: .effect(key.id))
         case .eventAwaitingState(let event, let waiter):
-            handleAwaiting(event, waiter)
+            handleAwaiting(event) { result, _ in waiter(result) }
             return
         case .eventAwaitingReply(let event, let token):
             handleAwaiting(event, token: token)
@@ -95,13 +95,16 @@ extension MachineHost {
     /// specialized (and calls its own `answer` directly); not inlined, so it does not weigh on
     /// `handle`.
     @inlinable @inline(never)
-    func handleAwaiting(_ event: M.Event, _ answer: (Result<M.State, HostError>) -> Void) {
+    func handleAwaiting(_ event: M.Event, _ answer: (Result<M.State, HostError>, _ unhandled: Bool) -> Void) {
+        unhandledLast = false
         apply(event, origin: .sent)
+        // Read before the inline events it started, which are not what the sender asked about.
+        let unhandled = unhandledLast
         if !inline.isEmpty || !inlineBuffer.isEmpty { runInline() }
         if let outcome, case .failed(let error) = outcome {
-            answer(.failure(error))
+            answer(.failure(error), false)
         } else {
-            answer(.success(_state))
+            answer(.success(_state), unhandled)
         }
     }
 
@@ -113,7 +116,7 @@ extension MachineHost {
         // attributing a crash to its sender); only while it runs.
         runningToken = token
         defer { runningToken = 0 }
-        handleAwaiting(event) { reply?(token, address, $0) }
+        handleAwaiting(event) { reply?(token, address, $0, $1) }
     }
 
     /// The less frequent mailbox items: work reports, timers.
@@ -194,6 +197,7 @@ extension MachineHost {
     @usableFromInline
     func committed(_ effect: MachineEffect<M>, event: M.Event, origin: EventOrigin) {
         if case .unhandled = effect.kind {
+            unhandledLast = true
             trace?(.unhandled(event: event, origin: origin, state: _state))
             report(.unhandled(state: _state, event: event))
             return
@@ -283,7 +287,7 @@ extension MachineHost {
     /// Returns the external events among `items`, oldest first.
     nonisolated static func settle(
         _ items: [MailItem<M>], finalState: M.State, error: HostError, address: String,
-        replyHandler: (@Sendable (UInt64, String, Result<M.State, HostError>) -> Void)?
+        replyHandler: (@Sendable (UInt64, String, Result<M.State, HostError>, Bool) -> Void)?
     ) -> [M.Event] {
         var dropped: [M.Event] = []
         for item in items {
@@ -294,7 +298,7 @@ extension MachineHost {
                 waiter(.failure(error))
                 dropped.append(event)
             case .eventAwaitingReply(let event, let token):
-                replyHandler?(token, address, .failure(error))
+                replyHandler?(token, address, .failure(error), false)
                 dropped.append(event)
             case .request(let request):
                 answer(request, finalState: finalState)

@@ -39,13 +39,16 @@ public final actor MachineHost<M: Machine> {
     @usableFromInline @exclusivity(unchecked) var inlineBuffer: [InlineItem] = []
     @usableFromInline let mailbox: Mailbox<M>
     /// ``HostOptions/replyHandler``, next to the rest of the per-event path.
-    @usableFromInline let replyHandler: (@Sendable (UInt64, String, Result<M.State, HostError>) -> Void)?
+    @usableFromInline let replyHandler: (@Sendable (UInt64, String, Result<M.State, HostError>, Bool) -> Void)?
     @usableFromInline let trace: (@Sendable (HostTrace<M>) -> Void)?
     /// ``HostOptions/recorder``, next to the rest of the per-event path.
     @usableFromInline let recorder: RunRecorder<M>?
     /// The reply token of the queued event being handled, whose sender waits
     /// (``handleAwaiting(_:token:)``), for the recorder; 0 otherwise.
     @usableFromInline @exclusivity(unchecked) var runningToken: UInt64 = 0
+    /// Whether the last transition's `update` returned `.unhandled`: set by it, cleared before
+    /// an event whose sender waits (``handleAwaiting(_:_:)``), which is told.
+    @usableFromInline @exclusivity(unchecked) var unhandledLast = false
     /// Whether each transition keeps the state it began from: ``HostOptions/reissuesIO``, for a
     /// machine type that declares ``Machine/startsReissuableIO``.
     @usableFromInline let reissuesIO: Bool
@@ -313,7 +316,7 @@ public final actor MachineHost<M: Machine> {
     /// to many hosts: most find their host idle. `answer` runs before the host reports an end
     /// the event caused, as a queued event's answer would.
     @inlinable
-    package func sendNow(_ event: M.Event, answering answer: (Result<M.State, HostError>) -> Void) -> Bool {
+    package func sendNow(_ event: M.Event, answering answer: (Result<M.State, HostError>, _ unhandled: Bool) -> Void) -> Bool {
         guard isIdle else { return false }
         handleAwaiting(event, answer)
         if outcome != nil { finishRun(droppedBefore: EmptyCollection()) }

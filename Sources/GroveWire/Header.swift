@@ -141,7 +141,7 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
 /// 0      1    magic 0x47 ("G")
 /// 1      1    protocol version (1)
 /// 2      1    kind (MessageKind)
-/// 3      1    flags (bit 0: payload is binary, else JSON; bit 1: no-wait)
+/// 3      1    flags (bit 0: payload is binary, else JSON; bit 1: no-wait; bit 2: unhandled)
 /// 4      8    correlation id, unsigned, big-endian; echoed in the reply
 /// ```
 public struct Header: Sendable, Hashable {
@@ -160,6 +160,9 @@ public struct Header: Sendable, Hashable {
         public static let binary = Flags(rawValue: 1 << 0)
         /// For `event`: answer `accepted` once the machine queued it, not its committed state.
         public static let noWait = Flags(rawValue: 1 << 1)
+        /// On a `state` reply: the machine's `update` returned `.unhandled` for the event, so
+        /// the state is the one it was already in.
+        public static let unhandled = Flags(rawValue: 1 << 2)
     }
 
     public var kind: MessageKind

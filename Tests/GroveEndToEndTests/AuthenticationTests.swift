@@ -21,6 +21,20 @@ extension EndToEnd {
 
         static let grace = json(#"{"email":"grace@example.com","id":"u-grace","name":"Grace Hopper"}"#)
 
+        /// An event the machine does not handle in its state is answered with that state, and
+        /// fsm-send says it was not handled (the reply's `unhandled` flag).
+        @Test func fsmSendSaysWhenAnEventWasNotHandled() async throws {
+            try await withCluster(Self.topology(ioDelayMs: 0)) { cluster in
+                let ignored = try await cluster.fsmSend(["send", "auth/n", "logout"])
+                #expect(ignored.status == 0, "\(ignored)")
+                #expect(ignored.stdout.contains("unauthenticated"), "\(ignored)")
+                #expect(ignored.stderr.contains("note: auth/n did not handle this event in its current state"), "\(ignored)")
+                let handled = try await cluster.fsmSend(["send", "auth/n", "startLogin"])
+                #expect(handled.status == 0, "\(handled)")
+                #expect(!handled.stderr.contains("did not handle"), "\(handled)")
+            }
+        }
+
         @Test func twoFactorSignInAfterAWrongCode() async throws {
             try await withCluster(Self.topology(ioDelayMs: 0)) { cluster in
                 let watcher = try await cluster.watch(["state:auth/", "effect:auth/", "output:auth/", "state:loader"])

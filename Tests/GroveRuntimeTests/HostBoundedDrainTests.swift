@@ -26,7 +26,7 @@ struct HostBoundedDrainTests {
     static func host(_ chain: Chain, capacity: Int) -> MachineHost<Probe> {
         var options = HostOptions<Probe>()
         options.mailboxCapacity = capacity
-        options.replyHandler = { chain.answer($0, $2) }
+        options.replyHandler = { token, _, result, _ in chain.answer(token, result) }
         options.drainScheduler = { chain.drainsAsked.withLock { $0 += 1 } }
         let host = MachineHost(Probe.self, env: Probe.Env(), options: options)
         chain.host.withLock { $0 = host }

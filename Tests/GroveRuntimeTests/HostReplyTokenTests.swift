@@ -12,10 +12,13 @@ struct HostReplyTokenTests {
     final class Answers: Sendable {
         let received = Mutex<[(UInt64, Result<Probe.State, HostError>)]>([])
         let addresses = Mutex<[UInt64: String]>([:])
-        var handler: @Sendable (UInt64, String, Result<Probe.State, HostError>) -> Void {
-            { token, address, result in
+        /// The tokens whose events `update` did not handle.
+        let unhandled = Mutex<Set<UInt64>>([])
+        var handler: @Sendable (UInt64, String, Result<Probe.State, HostError>, Bool) -> Void {
+            { token, address, result, unhandled in
                 self.received.withLock { $0.append((token, result)) }
                 self.addresses.withLock { $0[token] = address }
+                if unhandled { self.unhandled.withLock { _ = $0.insert(token) } }
             }
         }
         var tokens: [UInt64] { received.withLock { $0.map(\.0) } }
@@ -44,6 +47,20 @@ struct HostReplyTokenTests {
         #expect(answers.tokens == [7, 3, 1 << 63 | 9])
         // The state after each event and the inline events it returned.
         #expect(answers.logs == [["a"], ["a", "b"], ["a", "b", "inline", "c", "d"]])
+    }
+
+    /// The handler is told when `update` returned `.unhandled` (a worker flags its reply so),
+    /// for that event only: not for one whose inline events went unhandled after it.
+    @Test func theHandlerIsToldWhichEventsWereUnhandled() async throws {
+        let answers = Answers()
+        let host = Self.host(answers)
+        host.start()
+        try host.send(.note("a"), replyToken: 1)
+        try host.send(.unknown, replyToken: 2)
+        try host.send(.note("b"), replyToken: 3)
+        await host.flush()
+        #expect(answers.tokens == [1, 2, 3])
+        #expect(answers.unhandled.withLock { $0 } == [2])
     }
 
     @Test func oneHandlerServesManyHostsAndIsToldWhichAnswers() async throws {

@@ -156,7 +156,13 @@ public final class Client {
 
     /// Sends an event (JSON) and returns the state it committed, as JSON.
     public func send(_ event: [UInt8], to address: String) throws(WireError) -> [UInt8] {
-        try request(.event, address: address, payload: event).payload
+        try sendReply(event, to: address).payload
+    }
+
+    /// ``send(_:to:)``, with the reply's header: its `unhandled` flag says the machine's
+    /// `update` did not handle the event (the state is the one it was already in).
+    public func sendReply(_ event: [UInt8], to address: String) throws(WireError) -> WireMessage {
+        try request(.event, address: address, payload: event)
     }
 
     /// Sends an event and returns once the machine queued it.

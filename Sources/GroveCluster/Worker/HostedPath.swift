@@ -42,7 +42,8 @@ final class HostedPath<M: Machine>: Sendable {
     /// snapshot; nil once it has ended.
     @usableFromInline let record: @Sendable (MachineHost<M>) throws -> [UInt8]?
 
-    @usableFromInline typealias ReplyHandler = @Sendable (_ token: UInt64, _ address: String, Result<M.State, HostError>) -> Void
+    @usableFromInline typealias ReplyHandler = @Sendable (_ token: UInt64, _ address: String, Result<M.State, HostError>,
+                                                         _ unhandled: Bool) -> Void
     /// Whether the type's states have secrets (``Redacting``): then what leaves the worker is
     /// their redacted form. Found once per machine type, so a reply pays one branch.
     @usableFromInline let redacts: Bool
@@ -60,7 +61,7 @@ final class HostedPath<M: Machine>: Sendable {
         sendReplying = { host, event, token throws(HostError) in try host.send(event, replyToken: token) }
         sendNow = { host, event in host.onOwnExecutor { $0.sendNow(event) } }
         sendNowReplying = { host, event, reply in
-            host.onOwnExecutor { $0.sendNow(event) { Self.answer(reply, with: $0, redacting: redacts) } }
+            host.onOwnExecutor { $0.sendNow(event) { Self.answer(reply, with: $0, unhandled: $1, redacting: redacts) } }
         }
         drain = { host in await host.flush(rounds: Self.drainRounds) }
         drainHere = { host in host.onOwnExecutor { $0.flush(rounds: Self.drainRounds) } }
@@ -81,20 +82,22 @@ final class HostedPath<M: Machine>: Sendable {
             return false
         }
         replyHandler = { link in
-            { token, address, result in
-                Self.answer(StateReply(link: link, token: token, address: address), with: result, redacting: redacts)
+            { token, address, result, unhandled in
+                Self.answer(StateReply(link: link, token: token, address: address), with: result, unhandled: unhandled, redacting: redacts)
             }
         }
     }
 
     /// Answers `reply` with the state an event committed (redacted when `redacting`), in the
-    /// event's codec, or with why it did not run.
+    /// event's codec, flagged `unhandled` when `update` did not handle it, or with why it did
+    /// not run.
     @inlinable
-    static func answer(_ reply: StateReply, with result: Result<M.State, HostError>, redacting: Bool) where M.State: Encodable {
+    static func answer(_ reply: StateReply, with result: Result<M.State, HostError>, unhandled: Bool = false,
+                       redacting: Bool) where M.State: Encodable {
         switch result {
         case .success(let committed):
             let state = redacting ? shown(committed) : committed
-            reply.send(M.State.self, binary: { bytes throws(BinaryCodingError) in try BinaryCodec.encode(state, into: &bytes) },
+            reply.send(M.State.self, unhandled: unhandled, binary: { bytes throws(BinaryCodingError) in try BinaryCodec.encode(state, into: &bytes) },
                        json: { try WireJSON.encode(state) })
         case .failure(let error):
             reply.fail(refusal: error)

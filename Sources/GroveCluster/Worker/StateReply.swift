@@ -38,13 +38,17 @@ struct StateReply: Sendable {
     /// Answers with a state of type `type`, written by `binary` straight into the batch of
     /// replies, or encoded by `json`: specialized closures from a machine type's
     /// ``HostedPath``, so no generic code runs per reply.
+    /// - Parameter unhandled: The machine's `update` returned `.unhandled` for the event: the
+    ///   reply carries the `unhandled` flag (the state is the one it was already in).
     @usableFromInline
-    func send(_ type: Any.Type, binary write: (inout [UInt8]) throws(BinaryCodingError) -> Void, json: () throws -> [UInt8]) {
+    func send(_ type: Any.Type, unhandled: Bool = false, binary write: (inout [UInt8]) throws(BinaryCodingError) -> Void,
+              json: () throws -> [UInt8]) {
+        let flags: Header.Flags = unhandled ? [.unhandled] : []
         do {
             if binary {
-                try link.send(.state, flags: .binary, correlation: correlation, address: address, writingPayload: write)
+                try link.send(.state, flags: flags.union(.binary), correlation: correlation, address: address, writingPayload: write)
             } else {
-                link.send(.state, correlation: correlation, address: address, payload: try json())
+                link.send(.state, flags: flags, correlation: correlation, address: address, payload: try json())
             }
         } catch {
             fail(.unencodableState(error, type: type, binary: binary, outcome: "the event ran and its state was committed",
