@@ -109,14 +109,6 @@ struct CaseClaimer {
             coordinatorKey: cluster.keyPath("coordinator", secret: false), key: cluster.keyPath(key, secret: true),
             clientKey: cluster.keyPath(clientKey, secret: true), name: name, machineTypes: machineTypes, type: type,
             addresses: addresses, event: event, claimed: claimed)
-        let file = cluster.directory.appendingPathComponent("case-claimer.py")
-        try script.write(to: file, atomically: true, encoding: .utf8)
-        let argument = String(decoding: try JSONEncoder().encode(configuration), as: UTF8.self)
-        let result = try await runCommand(URL(fileURLWithPath: "/usr/bin/env"), ["python3", file.path, argument], in: cluster.directory,
-                                          timeout: .seconds(60))
-        guard result.status == 0, let line = result.stdout.split(separator: "\n").last else {
-            throw HarnessError("the case claimer failed: \(result)")
-        }
-        return try JSONDecoder().decode(Report.self, from: Data(line.utf8))
+        return try await runPythonPeer(script, as: "case-claimer.py", configuration: configuration, in: cluster, what: "the case claimer")
     }
 }

@@ -161,14 +161,6 @@ struct RoguePeer {
             mode: mode, endpoint: endpoint, coordinatorKey: cluster.keyPath("coordinator", secret: false),
             key: cluster.keyPath(key, secret: true), routingID: routingID, name: name, machineTypes: machineTypes,
             startedAtMs: startedAtMs, crash: crash, steps: steps, hold: hold, goFile: goFile?.path)
-        let file = cluster.directory.appendingPathComponent("rogue-peer.py")
-        try script.write(to: file, atomically: true, encoding: .utf8)
-        let argument = String(decoding: try JSONEncoder().encode(configuration), as: UTF8.self)
-        let result = try await runCommand(URL(fileURLWithPath: "/usr/bin/env"), ["python3", file.path, argument], in: cluster.directory,
-                                          timeout: .seconds(60))
-        guard result.status == 0, let line = result.stdout.split(separator: "\n").last else {
-            throw HarnessError("the rogue peer failed: \(result)")
-        }
-        return try JSONDecoder().decode(Report.self, from: Data(line.utf8))
+        return try await runPythonPeer(script, as: "rogue-peer.py", configuration: configuration, in: cluster, what: "the rogue peer")
     }
 }
