@@ -14,6 +14,8 @@ struct FSMWorker: AsyncParsableCommand {
         usage: "fsm-worker \(Worker.usage) [--io-delay-ms MS]",
         discussion: """
             Usually started by fsm-launch; start it by hand for workers marked "external" in the topology.
+
+            \(WorkerExitStatus.help)
             """
     )
 

@@ -22,8 +22,8 @@ import Testing
         return try! WireJSON.encode(welcome)
     }
 
-    func exits(_ actions: [WorkerAction]) -> (status: Int32, text: String)? {
-        for case .exit(let status, let text) in actions { return (status, text) }
+    func exits(_ actions: [WorkerAction]) -> (status: WorkerExitStatus, text: String)? {
+        for case .exit(let reason) in actions { return (reason.status, reason.message) }
         return nil
     }
 
@@ -59,7 +59,7 @@ import Testing
         _ = core.welcome(welcome(epoch: 7), now: start)
         let refusal = WireError(.superseded, "worker edge incarnation 10 (pid 1) is superseded: incarnation 11 (pid 2) replaced it").payload
         let exit = try #require(exits(core.coordinatorError(refusal, correlation: core.registrationCorrelation, now: start)))
-        #expect(exit.status == Worker.rejectedExitStatus, "not restarted by fsm-launch: it would displace the newer one")
+        #expect(exit.status == .configuration, "not restarted by fsm-launch: it would displace the newer one")
         #expect(exit.text.contains("refused this process: worker edge incarnation 10 (pid 1) is superseded"), "\(exit.text)")
         #expect(exit.text.contains("incarnation 11 (pid 2) replaced it"), "\(exit.text)")
     }
@@ -77,7 +77,7 @@ import Testing
             return
         }
         let exit = try #require(exits(actions))
-        #expect(exit.status == Worker.rejectedExitStatus)
+        #expect(exit.status == .configuration)
         #expect(exit.text.contains("incarnation 11 registered as edge"), "\(exit.text)")
     }
 
@@ -109,7 +109,7 @@ import Testing
         #expect(again.prefix(2) == [.reconnect, .register], "a new socket registers after the first backoff: \(again)")
 
         let refusal = WireError(.superseded, "worker edge incarnation 10 (pid 1) is superseded: incarnation 11 (pid 2) replaced it").payload
-        #expect(exits(core.coordinatorError(refusal, correlation: 0xA, now: woke + .milliseconds(101)))?.status == Worker.rejectedExitStatus)
+        #expect(exits(core.coordinatorError(refusal, correlation: 0xA, now: woke + .milliseconds(101)))?.status == .configuration)
     }
 
     /// Issue 34, the superseded race: a process the supervisor started in place of one that
@@ -144,7 +144,7 @@ import Testing
             Issue.record("welcomed, a heartbeat naming another incarnation ends the process")
             return
         }
-        #expect(exits(actions)?.status == Worker.rejectedExitStatus)
+        #expect(exits(actions)?.status == .configuration)
     }
 
     /// The event the last process died running goes with this process's registrations until

@@ -178,7 +178,7 @@ import Testing
         var core = core()
         let rejected = WireError(.registrationRejected, "worker name 'edge' is not in topology 't'").payload
         let actions = core.coordinatorError(rejected, now: start)
-        #expect(actions == [.exit(status: Worker.rejectedExitStatus, "the coordinator rejected this worker: worker name 'edge' is not in topology 't'")])
+        #expect(actions == [.exit(.rejected("the coordinator rejected this worker: worker name 'edge' is not in topology 't'"))])
     }
 
     @Test func aWorkerNobodyWelcomesSaysSoAfterThreeSecondsThenEveryFifteen() {

@@ -88,6 +88,18 @@ extension EndToEnd {
             }
         }
 
+        @Test func fsmWorkerHelpSaysEveryExitStatus() async throws {
+            let directory = try Cluster.makeDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let result = try await runCommand(Products.worker, ["--help"], in: directory)
+            #expect(result.status == 0)
+            let help = result.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+            for said in ["Exit statuses (final: not restarted by default):", "0 stopped as asked", "74 the store or the audit log failed",
+                         "78 rejected by the coordinator"] {
+                #expect(help.contains(said), "\(said): \(result.stdout)")
+            }
+        }
+
         /// A worker pointed at an endpoint no coordinator binds keeps trying, and says so.
         @Test func aWorkerNobodyWelcomesSaysWhereItIsWaiting() async throws {
             let directory = try Cluster.makeDirectory()

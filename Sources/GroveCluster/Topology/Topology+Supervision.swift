@@ -54,8 +54,8 @@ extension Topology {
         /// The waits between restarts.
         public var backoff: Backoff
         /// Exit statuses after which restarting cannot help (a refused command line, a refused
-        /// registration): the worker is not restarted and ``onGiveUp`` applies. Defaults to
-        /// 2 and 64 (usage errors) and 78 (the coordinator rejected the worker).
+        /// registration): the worker is not restarted and ``onGiveUp`` applies. Defaults to the
+        /// final ones of ``WorkerExitStatus``: 2 and 64 (usage errors) and 78 (configuration).
         public var finalExitCodes: [Int32]
         /// What giving up means. Defaults to ``GiveUp/escalate``, as an OTP supervisor that
         /// reaches its intensity terminates itself.
@@ -71,7 +71,7 @@ extension Topology {
             intensity: Int = 5,
             periodMs: Int = 10_000,
             backoff: Backoff = Backoff(),
-            finalExitCodes: [Int32] = [2, 64, 78],
+            finalExitCodes: [Int32] = WorkerExitStatus.final,
             onGiveUp: GiveUp = .escalate
         ) {
             self.intensity = intensity

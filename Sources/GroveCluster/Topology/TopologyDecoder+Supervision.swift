@@ -67,7 +67,7 @@ extension TopologyDecoder {
     }
 
     private mutating func decodeExitCodes(in members: [String: JSONValue], at path: JSONPath, default fallback: [Int32]) -> [Int32]? {
-        let field = Field("finalExitCodes", "[2, 64, 78]", "exit statuses after which a worker is not restarted")
+        let field = Field("finalExitCodes", "\(WorkerExitStatus.final)", "exit statuses after which a worker is not restarted")
         guard members[field.key] != nil else { return fallback }
         var codes: [Int32] = []
         var valid = true

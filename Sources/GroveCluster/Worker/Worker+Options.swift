@@ -135,6 +135,7 @@ extension Worker {
             (message.isEmpty ? "" : "error: \(message)\n")
                 + "usage: \(URL(fileURLWithPath: CommandLine.arguments.first ?? "worker").lastPathComponent) \(Worker.usage)\n"
                 + "Usually started by fsm-launch; start it by hand for workers marked \"external\" in the topology."
+                + (message.isEmpty ? "\n\n" + WorkerExitStatus.help : "")
         }
     }
 

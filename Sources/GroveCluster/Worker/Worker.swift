@@ -7,10 +7,6 @@ import ZeroMQ
 /// Runs a worker process: connects to the coordinator, registers, hosts the machines the
 /// topology places here and serves io requests.
 public enum Worker {
-    /// The exit status of a worker the coordinator rejected (EX_CONFIG): `fsm-launch` does not
-    /// restart it, since only a change of topology or worker can fix it.
-    public static let rejectedExitStatus: Int32 = 78
-
     /// Reads the command line and runs the worker as ``main(_:options:)`` does; exits with
     /// status 2 on a bad command line.
     /// - Parameters:
@@ -26,7 +22,7 @@ public enum Worker {
             // Asked for (--help): the usage on stdout; a bad command line: on stderr.
             let text = error.description + (moreUsage.map { "\n" + $0 } ?? "") + "\n"
             (error.message.isEmpty ? FileHandle.standardOutput : FileHandle.standardError).write(Data(text.utf8))
-            exit(error.message.isEmpty ? 0 : 2)
+            exit((error.message.isEmpty ? WorkerExitStatus.stopped : .commandLine).rawValue)
         }
         await main(configuration, options: options)
     }
@@ -57,10 +53,10 @@ public enum Worker {
             gracefulShutdownSignals: [.sigterm, .sigint], logger: Logger(label: "grove.worker")))
         do {
             try await group.run()
-            exit(0)
+            exit(WorkerExitStatus.stopped.rawValue)
         } catch {
             FileHandle.standardError.write(Data("error: \(error)\n".utf8))
-            exit(1)
+            exit(WorkerExitStatus.failed.rawValue)
         }
     }
 

@@ -91,10 +91,10 @@ extension WorkerCore {
                 return [.log(.notice, "ignored a refusal of another process's registration under this name: \(error.message)")]
             }
             // The coordinator's message names both incarnations and says why.
-            return [.exit(status: Worker.rejectedExitStatus, "the coordinator refused this process: \(error.message)")]
+            return [.exit(.rejected("the coordinator refused this process: \(error.message)"))]
         case .registrationRejected:
             // Retrying cannot help: the topology or this worker's configuration must change.
-            return [.exit(status: Worker.rejectedExitStatus, "the coordinator rejected this worker: \(error.message)")]
+            return [.exit(.rejected("the coordinator rejected this worker: \(error.message)"))]
         default:
             return [.log(.warning, "the coordinator refused a message from this worker (\(error.code.rawValue)): \(error.message)")]
         }

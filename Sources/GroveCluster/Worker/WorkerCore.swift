@@ -44,8 +44,8 @@ enum WorkerAction: Sendable, Equatable {
     case timeOutLocalCalls([WorkerCore.LocalTimeout])
     /// Something an operator should know.
     case log(Logger.Level, String)
-    /// End the process: nothing but a change of topology or worker can help.
-    case exit(status: Int32, String)
+    /// End the process, with the status and the line the reason gives (``WorkerExitReason``).
+    case exit(WorkerExitReason)
 }
 
 /// The worker as a pure state machine: every message from the coordinator (``decide(_:payload:now:)``,

@@ -49,9 +49,9 @@ extension WorkerCore {
     /// exit status is a refused registration's, which fsm-launch does not restart (a restart
     /// would displace the newer process in turn).
     func superseded(_ why: String) -> WorkerAction {
-        .exit(status: Worker.rejectedExitStatus,
+        .exit(.superseded(
               "worker \(worker) incarnation \(incarnation) (pid \(getpid())) was superseded: \(why). Stopping so as not to serve "
-              + "a stale copy of its machines; start it again only once the other process is gone")
+              + "a stale copy of its machines; start it again only once the other process is gone"))
     }
 
     /// Notes the coordinator's epoch from a welcome; a line for the log when it changed (the

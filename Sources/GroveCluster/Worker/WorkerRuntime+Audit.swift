@@ -16,18 +16,18 @@ extension WorkerRuntime {
         do {
             try link.audit.adopt(welcome.audit, worker: link.worker)
         } catch {
-            run([.exit(status: 78, "worker \(link.worker) cannot keep its audit log: \(error.message)")])
+            run([.exit(.auditLogUnusable(worker: link.worker, error.message))])
         }
     }
 
     /// Writes the audit lines committed since the last write. A log that does not take them
-    /// ends the worker (74) before the replies of those transitions leave: its supervisor
+    /// ends the worker (``WorkerExitStatus/storage``) before the replies of those transitions leave: its supervisor
     /// restarts it.
     func writeAudit() {
         do {
             try link.audit.writePending()
         } catch {
-            run([.exit(status: 74, "worker \(link.worker) could not write its audit log: \(error.message)")])
+            run([.exit(.auditWriteFailed(worker: link.worker, error.message))])
         }
     }
 }

@@ -8,8 +8,7 @@ extension WorkerRuntime {
     /// worker with the configuration exit status (its supervisor does not restart it).
     func openStoreAndRecover(_ welcome: Welcome) {
         guard let openStore else {
-            run([.exit(status: 78, "topology places durable machines on worker \(link.worker), but it was started without a data directory; "
-                       + "start it with --data-dir")])
+            run([.exit(.noDataDirectory(worker: link.worker))])
             return
         }
         let started = ContinuousClock.now
@@ -20,7 +19,7 @@ extension WorkerRuntime {
             store = opened
             records = try opened.records()
         } catch {
-            run([.exit(status: 78, "worker \(link.worker) cannot use its store: \(error.message)")])
+            run([.exit(.storeUnusable(worker: link.worker, error.message))])
             return
         }
         // Before any durable instance is made: each takes the recorder when it is.
@@ -91,7 +90,7 @@ extension WorkerRuntime {
             } catch {
                 // Started without its journal it would lose acknowledged events, and its first
                 // record would bury them: the supervisor restarts the worker instead.
-                run([.exit(status: 74, "worker \(link.worker) cannot read the journal of \(address) from its store: \(error.message)")])
+                run([.exit(.journalUnreadable(worker: link.worker, address: address, error.message))])
                 return nil
             }
         }
@@ -141,7 +140,7 @@ extension WorkerRuntime {
         do {
             try store.commit(commit)
         } catch {
-            run([.exit(status: 74, "worker \(link.worker) could not write to its store: \(error.message)")])
+            run([.exit(.storeWriteFailed(worker: link.worker, error.message))])
         }
         // Old journal entries that hold the store's space back go once their machines write a
         // record, at a later commit.

@@ -54,6 +54,8 @@ actor WorkerRuntime {
     var parked = ParkedInbound()
     /// Opens this worker's flight recorder when it starts (poison events); nil: none.
     let openRecorder: (@Sendable () throws(StoreError) -> FlightRecorder)?
+    /// Ends the process with the reason's status (`exit`); tests keep the reason instead.
+    private let end: @Sendable (WorkerExitReason) -> Void
     /// The event the last process under this name died running, as the flight recorder kept
     /// it: reported with the registration, then counted against the event in the store once the
     /// store opens (durable machines).
@@ -71,9 +73,13 @@ actor WorkerRuntime {
     ///   - openRecorder: Opens the worker's flight recorder, when it starts; nil: poison events
     ///     are not caught, nor crashes attributed.
     ///   - recoveryTurn: How long one turn may bring stored instances back.
+    ///   - end: Ends the process for a reason the runtime met (a store that fails, a
+    ///     rejection); the process's `exit` with the reason's status unless a test says otherwise.
     init(configuration: WorkerConfiguration, link: WorkerLink, log: Logger, coordinator: String,
          reconnect: @escaping @Sendable () -> Void, openStore: (@Sendable () throws(StoreError) -> any MachineStore)? = nil,
-         openRecorder: (@Sendable () throws(StoreError) -> FlightRecorder)? = nil, recoveryTurn: Duration = Recovery.turn) {
+         openRecorder: (@Sendable () throws(StoreError) -> FlightRecorder)? = nil, recoveryTurn: Duration = Recovery.turn,
+         end: @escaping @Sendable (WorkerExitReason) -> Void = { exit($0.status.rawValue) }) {
+        self.end = end
         self.configuration = configuration
         self.recoveryTurn = recoveryTurn
         self.openStore = openStore
@@ -145,9 +151,9 @@ actor WorkerRuntime {
                 timeOut(timeouts)
             case .log(let level, let text):
                 log.log(level: level, "\(text)")
-            case .exit(let status, let text):
-                log.critical("\(text)")
-                exit(status)
+            case .exit(let reason):
+                log.critical("\(reason.message)")
+                end(reason)
             }
         }
     }

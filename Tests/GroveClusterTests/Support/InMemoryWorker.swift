@@ -15,6 +15,14 @@ final class InMemoryWorker {
     let loop: IOLoop
     let runtime: WorkerRuntime
     private let outgoing: Outgoing
+    /// Why the runtime ended its process, in order: a worker process would have exited at the
+    /// first (with its status), so what the runtime did after it is not a promise.
+    var exits: [WorkerExitReason] { exitLog.reasons.withLock { $0 } }
+    private let exitLog = ExitLog()
+
+    final class ExitLog: Sendable {
+        let reasons = Mutex<[WorkerExitReason]>([])
+    }
 
     /// - Parameters:
     ///   - name: The worker instance's name, its routing id.
@@ -27,6 +35,7 @@ final class InMemoryWorker {
     init(name: String, configuration: WorkerConfiguration, openStore: (@Sendable () throws(StoreError) -> any MachineStore)? = nil,
          flightLog: (any FlightLog)? = nil, log: Logger = Logger(label: "grove.worker.in-memory"),
          recoveryTurn: Duration = Recovery.turn) throws {
+        let exitLog = exitLog
         self.name = name
         loop = try IOLoop(name: "memory-\(name)")
         // The link's socket id is never used as one: the bridge below takes what is posted for it.
@@ -36,7 +45,8 @@ final class InMemoryWorker {
             openRecorder = { () throws(StoreError) -> FlightRecorder in FlightRecorder(log: flightLog) }
         }
         runtime = WorkerRuntime(configuration: configuration, link: link, log: log, coordinator: "in-memory", reconnect: {},
-                                openStore: openStore, openRecorder: openRecorder, recoveryTurn: recoveryTurn)
+                                openStore: openStore, openRecorder: openRecorder, recoveryTurn: recoveryTurn,
+                                end: { reason in exitLog.reasons.withLock { $0.append(reason) } })
         outgoing = Outgoing()
         loop.start(Bridge(outgoing: outgoing))
     }
