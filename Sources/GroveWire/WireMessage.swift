@@ -13,6 +13,19 @@ public struct WireMessage: Sendable, Hashable {
         self.payload = payload
     }
 
+    /// The `error` reply to request `correlation`: the one way every process of Grove answers
+    /// with a refusal. Its address is `address` when given, else the error's own; the payload
+    /// names the address too when the error did not.
+    /// - Parameters:
+    ///   - error: What went wrong and what to do next.
+    ///   - correlation: The id of the request it answers (0: none).
+    ///   - address: The address the request named.
+    package static func error(_ error: WireError, correlation: UInt64, address: String? = nil) -> WireMessage {
+        var error = error
+        if error.address == nil, let address, !address.isEmpty { error.address = address }
+        return WireMessage(Header(.error, correlation: correlation), address: address ?? error.address ?? "", payload: error.payload)
+    }
+
     /// The longest address accepted, in UTF-8 bytes: machine names and keys are meant to be
     /// short, and a batch envelope could not carry more than 65,535.
     public static let maximumAddressLength = 1024

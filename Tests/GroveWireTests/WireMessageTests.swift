@@ -91,4 +91,20 @@ struct WireMessageTests {
         #expect(error?.correlation == 31)
         #expect(error?.message.contains("UTF-8") == true)
     }
+
+    @Test func anErrorReplyNamesTheAddressInItsFrameAndItsPayload() throws {
+        let asked = WireMessage.error(WireError(.unknownMachine, "no such machine"), correlation: 7, address: "tally/k")
+        #expect(asked.header == Header(.error, correlation: 7))
+        #expect(asked.address == "tally/k")
+        let said = try WireJSON.decode(WireError.self, from: asked.payload)
+        #expect(said.code == .unknownMachine && said.address == "tally/k" && said.message == "no such machine")
+
+        // Without an address of the request's, the error's own; with neither, none.
+        let own = WireMessage.error(WireError(.forbidden, "no", address: "auth"), correlation: 1)
+        #expect(own.address == "auth")
+        #expect(WireMessage.error(WireError(.forbidden, "no"), correlation: 1).address == "")
+        // The error's own address stays in its payload when the request named another.
+        let kept = WireMessage.error(WireError(.forbidden, "no", address: "auth"), correlation: 1, address: "other")
+        #expect(try WireJSON.decode(WireError.self, from: kept.payload).address == "auth")
+    }
 }

@@ -128,7 +128,7 @@ extension CoordinatorCore {
         let kind = message.header.kind
         let error = WireError(.forbidden, "worker \(name) may not send this \(kind.name) message: \(reason). A worker speaks only for the machines "
             + "the topology places on it and the io calls it runs; see docs/PROTOCOL.md, 'Who may send what'", address: message.address)
-        var actions: [CoordinatorAction] = [.toWorker(name, Self.errorMessage(error, correlation: message.header.correlation))]
+        var actions: [CoordinatorAction] = [.toWorker(name, WireMessage.error(error, correlation: message.header.correlation))]
         let now = workers[name]?.lastHeard ?? lastTick ?? .now
         if let line = noteRefusal(worker, kind, address: message.address, reason, now: now) { actions.append(.warn(line)) }
         return actions

@@ -139,7 +139,7 @@ extension CoordinatorCore {
             ? "a client is not reading its replies: \(dropped) dropped so far (\(size) bytes the last, \(backlog.bytes) waiting; "
                 + "queues.clientOutboxBytes \(budget)), each answered reply-dropped; client \(Self.hex(client))"
             : nil
-        return (Self.errorMessage(error, correlation: correlation), warning)
+        return (WireMessage.error(error, correlation: correlation), warning)
     }
 
     /// Forgets a client that went away: the busies owed to it and what was dropped for it.

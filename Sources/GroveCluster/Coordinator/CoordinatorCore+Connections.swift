@@ -34,7 +34,7 @@ extension CoordinatorCore {
     /// first; one that carries another key than its process registered with is refused and logged.
     mutating func sender(_ identity: [UInt8], userID: String?, kind: MessageKind, now: ContinuousClock.Instant) -> Sender {
         guard let connection = connections[identity] else {
-            return .refused([.toPeer(identity, Self.errorMessage(WireError(.unavailable,
+            return .refused([.toPeer(identity, WireMessage.error(WireError(.unavailable,
                 "this connection is not a worker process registered with this coordinator (new, replaced, or declared lost); send register first"),
                 correlation: 0))])
         }
@@ -42,7 +42,7 @@ extension CoordinatorCore {
             let name = workerNames[connection.worker]
             let why = "a \(kind.name) message came under worker \(name)'s routing id with another key than \(name) registered with"
                 + " (\(Self.keyOf(userID)) instead of \(Self.keyOf(registered))); it was refused and \(name) keeps its registration"
-            var actions: [CoordinatorAction] = [.toPeer(identity, Self.errorMessage(WireError(.forbidden, why), correlation: 0))]
+            var actions: [CoordinatorAction] = [.toPeer(identity, WireMessage.error(WireError(.forbidden, why), correlation: 0))]
             if let line = noteRefusal(connection.worker, kind, address: "", why, now: now) { actions.append(.warn(line)) }
             return .refused(actions)
         }

@@ -9,7 +9,7 @@ extension CoordinatorCore {
                                    as principal: Gatekeeper.Principal?) -> ClientDecision {
         let correlation = request.correlation
         func refuse(_ error: WireError) -> ClientDecision {
-            .act([.toClient(identity, Self.errorMessage(error, correlation: correlation))])
+            .act([.toClient(identity, WireMessage.error(error, correlation: correlation))])
         }
         if case .trusted? = principal {} else if let refusal = Self.forbidden(.deadLetters, address: nil, for: principal) {
             return refuse(refusal)

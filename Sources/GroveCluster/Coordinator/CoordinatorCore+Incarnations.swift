@@ -136,7 +136,7 @@ extension CoordinatorCore {
                     + "\(why); told it to stop"))
                 incarnations[name] = known
             }
-            actions.append(.toPeer(identity, Self.errorMessage(WireError(.superseded, text), correlation: correlation)))
+            actions.append(.toPeer(identity, WireMessage.error(WireError(.superseded, text), correlation: correlation)))
             return actions
         }
     }

@@ -211,7 +211,7 @@ extension CoordinatorCore {
     /// its type). Needs the `admin` role over every machine.
     mutating func poison(from identity: [UInt8], _ request: MessageView, as principal: Gatekeeper.Principal?) -> [CoordinatorAction] {
         let correlation = request.correlation
-        func refuse(_ error: WireError) -> [CoordinatorAction] { [.toClient(identity, Self.errorMessage(error, correlation: correlation))] }
+        func refuse(_ error: WireError) -> [CoordinatorAction] { [.toClient(identity, WireMessage.error(error, correlation: correlation))] }
         let accepted = CoordinatorAction.toClient(identity, WireMessage(Header(.accepted, correlation: correlation)))
         if case .trusted? = principal {} else if let refusal = Self.forbidden(.poison, address: nil, for: principal) {
             return refuse(refusal)

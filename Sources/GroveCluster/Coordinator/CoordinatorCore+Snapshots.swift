@@ -10,14 +10,14 @@ extension CoordinatorCore {
     func snapshot(_ request: MessageView, as principal: Gatekeeper.Principal?) -> WireMessage {
         let correlation = request.correlation
         if case .trusted? = principal {} else if let refusal = Self.forbidden(.snapshot, address: nil, for: principal) {
-            return Self.errorMessage(refusal, correlation: correlation)
+            return WireMessage.error(refusal, correlation: correlation)
         }
         let asked: SnapshotRequest
         do {
             asked = try WireJSON.decode(SnapshotRequest.self, from: Array(request.payloadBytes.assumingMemoryBound(to: UInt8.self)),
                                         code: .malformedJSON, what: #"the snapshot request (write it as {"prefixes":["state:counter/"]})"#)
         } catch {
-            return Self.errorMessage(error, correlation: correlation)
+            return WireMessage.error(error, correlation: correlation)
         }
         return WireMessage(Header(.states, correlation: correlation), payload: publications.snapshot(prefixes: asked.prefixes))
     }

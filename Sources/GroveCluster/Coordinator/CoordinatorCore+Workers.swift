@@ -15,7 +15,7 @@ extension CoordinatorCore {
         do {
             message = try WireMessage(frames: frames)
         } catch {
-            let refusal = Self.errorMessage(error, correlation: error.correlation ?? 0)
+            let refusal = WireMessage.error(error, correlation: error.correlation ?? 0)
             guard let connection = connections[identity] else { return [.toPeer(identity, refusal)] }
             return [.toWorker(workerNames[connection.worker], refusal)]
         }
@@ -29,7 +29,7 @@ extension CoordinatorCore {
         do {
             return try Batch.unpack(message.payload).flatMap { fromWorker(worker: worker, $0) }
         } catch {
-            return [.toWorker(workerNames[worker], Self.errorMessage(error, correlation: 0))]
+            return [.toWorker(workerNames[worker], WireMessage.error(error, correlation: 0))]
         }
     }
 
@@ -83,7 +83,7 @@ extension CoordinatorCore {
         let name = workerNames[worker]
         let correlation = message.correlation
         func refuse(_ error: WireError) -> WorkerDecision {
-            .act([.toWorker(name, Self.errorMessage(error, correlation: correlation))])
+            .act([.toWorker(name, WireMessage.error(error, correlation: correlation))])
         }
         func refuseKind(_ why: String) -> WorkerDecision {
             refuse(WireError(.unknownKind, "workers may not send \(message.kind.name) messages: \(why)"))
@@ -146,7 +146,7 @@ extension CoordinatorCore {
                            principal: Gatekeeper.Principal? = .trusted, peer: String? = nil) -> [CoordinatorAction] {
         let name = message.address.isEmpty ? String(decoding: identity, as: UTF8.self) : message.address
         func reject(_ text: String) -> [CoordinatorAction] {
-            [.toPeer(identity, Self.errorMessage(WireError(.registrationRejected, text), correlation: message.header.correlation))]
+            [.toPeer(identity, WireMessage.error(WireError(.registrationRejected, text), correlation: message.header.correlation))]
         }
         guard let slot = workers[name] else {
             let known = topology.workerInstances.map(\.name).joined(separator: ", ")
@@ -154,7 +154,7 @@ extension CoordinatorCore {
         }
         if let refusal = Self.registrationForbidden(name, group: slot.group, principal: principal, peer: peer) {
             // Answered on the connection it came from only: the registered worker keeps the name.
-            return [.warn(refusal), .toPeer(identity, Self.errorMessage(WireError(.forbidden, refusal), correlation: message.header.correlation))]
+            return [.warn(refusal), .toPeer(identity, WireMessage.error(WireError(.forbidden, refusal), correlation: message.header.correlation))]
         }
         if let registered = connections[identity], workerNames[registered.worker] != name {
             // One connection speaks for one worker: as two, it could answer for both.
@@ -315,7 +315,7 @@ extension CoordinatorCore {
             }
             let error = WireError(.workerLost, "worker \(name) was lost (\(reason)) before answering; the event may not have been processed",
                                   address: request.address)
-            actions.append(.toClient(client, Self.errorMessage(error, correlation: correlation)))
+            actions.append(.toClient(client, WireMessage.error(error, correlation: correlation)))
         }
         for (id, call) in calls where call.target == name {
             forget(id)

@@ -225,7 +225,7 @@ struct CoordinatorCore {
         do {
             message = try WireMessage(frames: frames)
         } catch {
-            return [.toClient(identity, Self.errorMessage(error, correlation: error.correlation ?? 0))]
+            return [.toClient(identity, WireMessage.error(error, correlation: error.correlation ?? 0))]
         }
         guard message.header.kind == .batch else { return fromClient(identity, message) }
         let envelopes: [Envelope]
@@ -233,7 +233,7 @@ struct CoordinatorCore {
             envelopes = try Batch.envelopes(in: message.payload, count: message.header.correlation)
         } catch {
             // Refused as a whole: correlation 0, not one envelope's, which would look like an answer to it.
-            return [.toClient(identity, Self.errorMessage(error, correlation: 0))]
+            return [.toClient(identity, WireMessage.error(error, correlation: 0))]
         }
         batchingClients.insert(identity)
         // As the driver does: an envelope whose address is not UTF-8 is refused alone.
@@ -242,7 +242,7 @@ struct CoordinatorCore {
             do {
                 actions += fromClient(identity, try envelope.message(in: message.payload))
             } catch {
-                actions.append(.toClient(identity, Self.errorMessage(error, correlation: envelope.correlation)))
+                actions.append(.toClient(identity, WireMessage.error(error, correlation: envelope.correlation)))
             }
         }
         return actions
@@ -278,13 +278,13 @@ struct CoordinatorCore {
             if let owed = owesBusy(to: identity, correlation: correlation, address: nil, refusal: refused.reason, backlog: backlog) {
                 return .act(owed)
             }
-            return .act([.toClient(identity, Self.errorMessage(refused.error, correlation: correlation))])
+            return .act([.toClient(identity, WireMessage.error(refused.error, correlation: correlation))])
         }
         if let owed = owesBusy(to: identity, correlation: correlation, address: request.addressBytes, backlog: backlog) {
             return .act(owed)
         }
         func refuse(_ error: WireError) -> ClientDecision {
-            .act([.toClient(identity, Self.errorMessage(error, correlation: correlation))])
+            .act([.toClient(identity, WireMessage.error(error, correlation: correlation))])
         }
         // The kinds clients may not send, and why, come from the table of message kinds.
         func refuseKind(_ kind: MessageKind) -> ClientDecision {
@@ -485,9 +485,5 @@ struct CoordinatorCore {
                            registered: slots[instance.name]?.registered ?? false, pid: slots[instance.name]?.pid)
         }
         return Listing(topology: topology.name, coordinatorPid: getpid(), events: eventsEndpoint, workersEndpoint: workersEndpoint, machines: machines, workers: workerList)
-    }
-
-    static func errorMessage(_ error: WireError, correlation: UInt64) -> WireMessage {
-        WireMessage(Header(.error, correlation: correlation), address: error.address ?? "", payload: error.payload)
     }
 }

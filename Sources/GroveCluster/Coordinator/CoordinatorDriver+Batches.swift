@@ -15,7 +15,7 @@ extension CoordinatorDriver {
             envelopes = try Batch.envelopes(in: batch, count: count)
         } catch {
             // Refused as a whole: correlation 0, not one envelope's, which would look like an answer to it.
-            apply([.toClient(identity, CoordinatorCore.errorMessage(error, correlation: 0))], io: io)
+            apply([.toClient(identity, WireMessage.error(error, correlation: 0))], io: io)
             return
         }
         core.batchingClients.insert(identity)
@@ -53,7 +53,7 @@ extension CoordinatorDriver {
         do {
             envelopes = try Batch.envelopes(in: batch)
         } catch {
-            apply([.toWorker(core.workerNames[worker], CoordinatorCore.errorMessage(error, correlation: 0))], io: io)
+            apply([.toWorker(core.workerNames[worker], WireMessage.error(error, correlation: 0))], io: io)
             return
         }
         // Replies come in runs to one client: its batch is taken out of `toClients` once per

@@ -34,7 +34,7 @@ extension WorkerRuntime {
             fresh = try instance(for: address)
         } catch {
             log.error("machine \(address) could not be restarted: \(error.message)")
-            for correlation in answering { link.send(Self.errorReply(error, correlation: correlation, address: address)) }
+            for correlation in answering { link.send(WireMessage.error(error, correlation: correlation, address: address)) }
             return
         }
         log.notice("machine \(address) restarted from its initial state", metadata: ["by": "\(answering.isEmpty ? "onEnd" : "admin")"])

@@ -156,7 +156,7 @@ extension WorkerRuntime {
     /// one (deliver its event once more, answered as that event is).
     func deadLetters(_ request: DeadLetterRequest, correlation: UInt64, address: String) {
         func fail(_ error: WireError) {
-            link.send(Self.errorReply(error, correlation: correlation, address: address))
+            link.send(WireMessage.error(error, correlation: correlation, address: address))
         }
         do throws(StoreError) {
             switch request.action {

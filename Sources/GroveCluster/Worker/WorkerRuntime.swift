@@ -194,7 +194,7 @@ actor WorkerRuntime {
         case .deadLetters(let request):
             deadLetters(request, correlation: header.correlation, address: address)
         case .refuse(let error):
-            link.send(Self.errorReply(error, correlation: header.correlation, address: address))
+            link.send(WireMessage.error(error, correlation: header.correlation, address: address))
         case .ignore:
             break
         }
@@ -302,7 +302,7 @@ actor WorkerRuntime {
         do {
             instance = try self.instance(for: address, spawning: false)
         } catch {
-            return link.send(Self.errorReply(error, correlation: correlation, address: address))
+            return link.send(WireMessage.error(error, correlation: correlation, address: address))
         }
         switch request {
         case .state:
@@ -314,7 +314,7 @@ actor WorkerRuntime {
         case .cancel:
             instance.cancel(effect: Array(payload)) { error in
                 if let error {
-                    link.send(Self.errorReply(error, correlation: correlation, address: address))
+                    link.send(WireMessage.error(error, correlation: correlation, address: address))
                 } else {
                     link.send(.accepted, correlation: correlation, address: address)
                 }
@@ -327,14 +327,8 @@ actor WorkerRuntime {
         { state in
             switch state {
             case .success(let json): link.send(.state, correlation: correlation, address: address, payload: json)
-            case .failure(let error): link.send(Self.errorReply(error, correlation: correlation, address: address))
+            case .failure(let error): link.send(WireMessage.error(error, correlation: correlation, address: address))
             }
         }
-    }
-
-    static func errorReply(_ error: WireError, correlation: UInt64, address: String) -> WireMessage {
-        var error = error
-        if error.address == nil, !address.isEmpty { error.address = address }
-        return WireMessage(Header(.error, correlation: correlation), address: address, payload: error.payload)
     }
 }
