@@ -29,7 +29,7 @@ extension WorkerRuntime {
         link.beginCollecting()
         link.drains.beginCollecting()
         link.durable.beginCollecting()
-        recovery.beginTurn()
+        recovery.beginTurn(now: .now)
         body()
         link.drains.drainCollected()
         // Before the replies leave: an instance the batch ended and its machine removes has
@@ -50,6 +50,10 @@ extension WorkerRuntime {
             }
         }
     }
+
+    /// Whether this turn has spent its time bringing instances back on demand
+    /// (``Recovery/turnIsOver(now:)``): the clock is read only once it brought one.
+    private var turnIsOver: Bool { recovery.isTimed && recovery.turnIsOver(now: .now) }
 
     /// Decides parked messages in a turn of their own.
     private func resumeParked() {
@@ -75,7 +79,7 @@ extension WorkerRuntime {
         }
         for index in batch.indices {
             queue(batch[index], now: now)
-            if recovery.turnIsOver {
+            if turnIsOver {
                 parked.messages.append(contentsOf: batch[batch.index(after: index)...])
                 return
             }
@@ -84,7 +88,7 @@ extension WorkerRuntime {
 
     /// Parked messages, oldest first, until a turn's restores run out of time.
     private func queueParked(now: ContinuousClock.Instant) {
-        while !recovery.turnIsOver {
+        while !turnIsOver {
             if let rest = parked.batch {
                 parked.batch = nil
                 queue(envelopes: rest.envelopes, from: rest.next, of: rest.payload, now: now)
@@ -135,7 +139,7 @@ extension WorkerRuntime {
             } catch {
                 log.warning("dropped a malformed envelope from the coordinator", metadata: ["error": "\(error)"])
             }
-            if recovery.turnIsOver, index < envelopes.count {
+            if turnIsOver, index < envelopes.count {
                 parked.batch = (payload, envelopes, index)
                 return
             }

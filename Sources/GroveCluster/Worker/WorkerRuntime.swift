@@ -43,7 +43,7 @@ actor WorkerRuntime {
     /// Where durable instances are written; nil until a durable machine is placed here.
     var store: (any MachineStore)?
     /// The stored instances still to bring back after the store opened. Asked after every
-    /// event of a batch whether the turn is over (``Recovery/turnIsOver``):
+    /// event of a batch whether the turn is over (``Recovery/turnIsOver(now:)``):
     /// `@exclusivity(unchecked)` like `instances`, for the same reason; it is only read or
     /// changed in place, never while another access to it is open.
     @exclusivity(unchecked) var recovery = Recovery()
@@ -241,7 +241,7 @@ actor WorkerRuntime {
         if let existing = instances[address] { return existing }
         let machine = try core.placement(of: address, spawning: spawning || recovery.waiting[address] != nil)
         if let restored = restoreIfWaiting(address) {
-            recovery.restoredOnDemand(turn: recoveryTurn)
+            recovery.restoredOnDemand(now: .now, turn: recoveryTurn)
             return restored
         }
         guard let factory = factories[machine.type], let welcome = core.lastWelcome else {
