@@ -113,30 +113,12 @@ extension WorkerRuntime {
     func writeDurable() {
         let (changed, ended) = link.durable.take()
         guard let store, !changed.isEmpty || !ended.isEmpty else { return }
-        var commit = StoreCommit()
-        commit.flush = StoreFlush(core.lastWelcome?.flush ?? .process)
         let snapshotEvery = core.lastWelcome?.snapshotEvery ?? Topology.DurabilitySettings().snapshotEvery
-        var now: Int64?
-        for machine in changed {
-            guard let write = machine.write(snapshotEvery: snapshotEvery) else { continue } // ended: its address is in `ended`
-            if let failure = write.failure {
-                let kept = write.journal.isEmpty ? "its last stored record stays" : "its events are journaled on its last stored record"
-                log.error("\(failure.message); \(kept)")
-            }
-            if let record = write.record {
-                if write.replacesStored { commit.removed.append(record.address) }
-                commit.records.append(record)
-                if record.sequence > 0 { commit.truncations.append((record.address, record.sequence)) }
-            }
-            guard !write.journal.isEmpty else { continue }
-            let time = now ?? Int64(Date().timeIntervalSince1970 * 1000)
-            now = time
-            for event in write.journal {
-                commit.journal.append(JournalEntry(address: write.address, sequence: event.sequence, event: event.event, time: time))
-            }
-        }
-        let written = Set(commit.records.map(\.address))
-        commit.removed += ended.filter { !written.contains($0) }
+        // An instance that ended meanwhile writes nothing: its address is in `ended`.
+        let writes = changed.compactMap { $0.write(snapshotEvery: snapshotEvery) }
+        let (commit, failures) = StoreCommit.gathering(writes, ended: ended, flush: StoreFlush(core.lastWelcome?.flush ?? .process),
+                                                       time: { Int64(Date().timeIntervalSince1970 * 1000) })
+        for failure in failures { log.error("\(failure)") }
         do {
             try store.commit(commit)
         } catch {
