@@ -31,8 +31,8 @@ final class AuditTrail<M: Machine>: Sendable where M.State: Encodable, M.Event: 
     /// otherwise, which keeps the host on its fast path.
     static func handler(for address: String, link: WorkerLink, initial: @autoclosure () -> M.State)
         -> (@Sendable (HostTrace<M>) -> Void)? {
-        guard let carriesStates = link.audit.carriesStates(forAddress: address) else { return nil }
-        let trail = AuditTrail(address: address, worker: link.worker, sink: link.audit, carriesStates: carriesStates, initial: initial())
+        guard let carriesStates = link.turn.audit.carriesStates(forAddress: address) else { return nil }
+        let trail = AuditTrail(address: address, worker: link.worker, sink: link.turn.audit, carriesStates: carriesStates, initial: initial())
         return { trail.record($0) }
     }
 

@@ -107,8 +107,8 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         handlesOnArrival = executor != nil
         let drainTarget = HostDrain(path: path)
         self.drainTarget = drainTarget
-        let drains = link.drains
-        options.drainScheduler = { drains.schedule(drainTarget) }
+        let woken = link.turn.woken
+        options.drainScheduler = { woken.schedule(drainTarget) }
         // Events whose senders wait are answered through one handler, with the reply's
         // correlation and codec in a token, instead of a closure per event.
         if let replyHandler {
@@ -118,7 +118,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         }
         options.trace = AuditTrail<M>.handler(for: address, link: link, initial: durable?.restoring?.state ?? initialState ?? M.initialState)
         options.onEnd = { result in
-            if durability != .none { link.durable.ended(address) }
+            if durability != .none { link.turn.durable.ended(address) }
             var ended: MachineEnded
             switch result {
             case .success(let termination):
@@ -138,14 +138,14 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
             // A final state too large for the coordinator goes as null, with why, as one that
             // does not encode: the end itself must arrive.
             if let bytes = try? WireJSON.encode(ended),
-               OutboundLimit.envelopeBytes(address: address.utf8.count, payload: bytes.count) > link.collector.messageBytes {
+               OutboundLimit.envelopeBytes(address: address.utf8.count, payload: bytes.count) > link.messageBytes {
                 ended.message = "the final state is about \(bytes.count) bytes encoded, over limits.messageBytes "
-                    + "\(link.collector.messageBytes); raise it in the topology or keep the state smaller"
+                    + "\(link.messageBytes); raise it in the topology or keep the state smaller"
                 ended.state = .null
             }
             link.publish(.machine, address: address, payload: ended)
             // The worker's runtime applies the machine's onEnd policy before its next replies.
-            link.endings.note(address)
+            link.turn.ended.note(address)
         }
         // Every machine's events, durable or not: a crash is attributed to the event that
         // caused it, and to its sender, whatever the machine keeps.
@@ -242,7 +242,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     /// A durable instance ran something: it joins the link's pending writes (once until written).
     func changed() {
         guard durability != .none, !unwritten.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        link.durable.changed(self)
+        link.turn.durable.changed(self)
     }
 
     func enqueue(_ payload: ArraySlice<UInt8>, binary: Bool, correlation: UInt64) -> WireError? {

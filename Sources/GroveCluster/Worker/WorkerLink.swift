@@ -13,14 +13,9 @@ final class WorkerLink: Sendable {
     let socket: SocketID
     /// What watchers subscribe to; state changes nobody watches are not sent.
     let observation = WatchedTopics()
-    /// Holds messages sent while the runtime handles a batch, to post them in one go.
-    let collector: OutboundCollector
-    /// Hosts woken while a received batch is queued, drained after it.
-    let drains = DrainQueue()
-    /// Durable instances that changed or ended since the last write to the store.
-    let durable = DurableWrites()
-    /// The audit log of the audited machines' transitions, and the lines waiting for it.
-    let audit = AuditSink()
+    /// What the current turn of the loop holds back until it ends: messages, woken hosts,
+    /// durable changes, audit lines, ended instances.
+    let turn: Turn
     /// The way into the worker's core for what machines send on their own (io calls to other
     /// workers, outputs).
     let toCore = CoreInlet()
@@ -29,11 +24,9 @@ final class WorkerLink: Sendable {
     let outflow = OutflowGate()
     /// The flight recorder and the quarantined events (poison events).
     let poison = PoisonWatch()
-    /// The instances that ended since the runtime last applied their machines' `onEnd`.
-    let endings = EndedInstances()
 
     init(worker: String, loop: IOLoop, socket: SocketID, log: Logger = Logger(label: "grove.worker")) {
-        collector = OutboundCollector(log: log)
+        turn = Turn(outbound: OutboundCollector(log: log))
         self.worker = worker
         self.loop = loop
         self.socket = socket
@@ -50,21 +43,26 @@ final class WorkerLink: Sendable {
     func send(_ kind: MessageKind, flags: Header.Flags = [], correlation: UInt64 = 0, address: String = "",
               payload: some Collection<UInt8> = EmptyCollection()) {
         guard kind == .register || outflow.passes() else { return }
-        collector.send(kind, flags: flags, correlation: correlation, address: address, payload: payload, socket: socket, via: loop)
+        turn.outbound.send(kind, flags: flags, correlation: correlation, address: address, payload: payload, socket: socket, via: loop)
     }
 
-    /// Collects what is sent from now until ``flush()``: one hand-off to the I/O thread (one
-    /// wake-up, one batch message) for a whole received batch instead of one per reply.
-    func beginCollecting() { collector.begin() }
+    /// Sends what the turn collected since it began (``Turn/begin(collectingWoken:)``): one
+    /// hand-off to the I/O thread (one wake-up, one batch message) for a whole received batch
+    /// instead of one per reply.
+    func flush() { turn.outbound.end(socket: socket, via: loop) }
 
-    func flush() { collector.end(socket: socket, via: loop) }
+    /// The coordinator's frame limit, from its welcome (``OutboundLimit``).
+    var messageBytes: Int {
+        get { turn.outbound.messageBytes }
+        set { turn.outbound.messageBytes = newValue }
+    }
 
     /// Sends a message whose payload `write` appends in place: while a batch is handled, straight
     /// into the batch of replies. Nothing is sent when `write` throws.
     func send<Failure: Error>(_ kind: MessageKind, flags: Header.Flags, correlation: UInt64, address: String,
                               writingPayload write: (inout [UInt8]) throws(Failure) -> Void) throws(Failure) {
         guard outflow.passes() else { return }
-        try collector.send(kind, flags: flags, correlation: correlation, address: address, writingPayload: write,
+        try turn.outbound.send(kind, flags: flags, correlation: correlation, address: address, writingPayload: write,
                            socket: socket, via: loop)
     }
 

@@ -11,33 +11,21 @@ extension WorkerRuntime {
         turn { queue(batch) }
     }
 
-    /// One host woken outside a batch, drained as a batch is: replies held, durable state
-    /// written, then the replies sent.
+    /// One host woken outside a batch, in a turn of its own: drained, then the turn ends as a
+    /// batch's does (its durable state written before its replies leave).
     func drainAlone(_ target: DrainTarget) {
-        link.beginCollecting()
-        link.durable.beginCollecting()
+        link.turn.begin(collectingWoken: false)
         target.drainHere()
-        settleEndings()
-        commitTurn()
-        link.flush()
+        endTurn()
     }
 
-    /// Runs `body` as one turn: the replies it makes are held, the hosts it woke drained, the
-    /// durable state written, then the replies sent. Parked messages left then are decided in
-    /// a later turn, after the loop has run (heartbeats, reads).
+    /// Runs `body`, which decides received messages, as one turn (``Turn``). Parked messages
+    /// left then are decided in a later turn, after the loop has run (heartbeats, reads).
     private func turn(_ body: () -> Void) {
-        link.beginCollecting()
-        link.drains.beginCollecting()
-        link.durable.beginCollecting()
+        link.turn.begin(collectingWoken: true)
         recovery.beginTurn(now: .now)
         body()
-        link.drains.drainCollected()
-        // Before the replies leave: an instance the batch ended and its machine removes has
-        // freed its key by the time its last reply arrives.
-        settleEndings()
-        // Written before the replies leave: what is acknowledged is in the store (and the log).
-        commitTurn()
-        link.flush()
+        endTurn()
         // Messages are parked only by a turn that ran out of time.
         if !parked.isEmpty { recovery.turnsCut += 1 }
         if !parked.isEmpty, !parked.resuming {
@@ -49,6 +37,18 @@ extension WorkerRuntime {
                 self.resumeParked()
             }
         }
+    }
+
+    /// Ends a turn, the one place that does, in the order that keeps the worker's promises:
+    /// the hosts woken in it drain; the instances that ended are settled, so one its machine
+    /// removes has freed its key by the time its last reply arrives; the durable instances are
+    /// committed and the audit lines written (``commitTurn()``), so what is acknowledged is in
+    /// the store and the log; then the replies leave.
+    func endTurn() {
+        link.turn.woken.drainCollected()
+        settleEndings()
+        commitTurn()
+        link.flush()
     }
 
     /// Whether this turn has spent its time bringing instances back on demand

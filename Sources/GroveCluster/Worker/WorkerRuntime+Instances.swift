@@ -8,7 +8,7 @@ extension WorkerRuntime {
     func reportInstances() {
         var keyed = Set(instances.keys.filter { $0.contains("/") })
         keyed.formUnion(recovery.waiting.keys.filter { $0.contains("/") })
-        for report in InstancesReport.reports(for: keyed, maxBytes: link.collector.messageBytes) {
+        for report in InstancesReport.reports(for: keyed, maxBytes: link.messageBytes) {
             link.publish(.instances, address: link.worker, payload: report)
         }
     }

@@ -96,12 +96,12 @@ actor WorkerRuntime {
     func start() {
         // A durable instance that changes outside a received batch (a timer, an io result) is
         // written in a turn of its own.
-        link.durable.onWriteNeeded { [weak self] in
+        link.turn.durable.onWriteNeeded { [weak self] in
             Task { await self?.commitTurn() }
         }
         // A host woken outside a batch (a timer, an effect's result, an instance starting) is
         // drained like a batch: its durable state is written before its replies leave.
-        link.drains.onWokenAlone { [weak self] target in
+        link.turn.woken.onWokenAlone { [weak self] target in
             Task { await self?.drainAlone(target) }
         }
         // Before the registration, which reports what the last process died running.
@@ -205,7 +205,7 @@ actor WorkerRuntime {
     /// state and all; those of `dropping` go.
     private func adopt(_ welcome: Welcome, dropping: Set<String>) {
         // Before anything this welcome lets out: the coordinator refuses larger frames.
-        link.collector.messageBytes = core.messageBytes
+        link.messageBytes = core.messageBytes
         if !dropping.isEmpty {
             // Iterates a copy (see `instances`).
             for address in Array(instances.keys) {
