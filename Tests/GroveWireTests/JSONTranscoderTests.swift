@@ -45,16 +45,21 @@ struct JSONTranscoderTests {
 
     @Test(arguments: seeds) func randomEventsAndStatesDecodeLikeJSONDecoder(seed: UInt64) throws {
         var source = BinaryValueSource(seed: seed)
+        var compared = 0
         for _ in 0 ..< 200 {
             let event = source.event()
-            if let json = try? JSONEncoder().encode(event) {
+            if let json = try? JSONEncoder().encode(event) { // not for infinities
                 #expect(agree(BinaryFixtureEvent.self, String(decoding: json, as: UTF8.self)), "seed \(seed): \(event)")
+                compared += 1
             }
             let state = source.state()
             if let json = try? JSONEncoder().encode(state) {
                 #expect(agree(BinaryFixtureState.self, String(decoding: json, as: UTF8.self)), "seed \(seed): \(state)")
+                compared += 1
             }
         }
+        // 361 to 379 of 400 for these seeds: a JSONEncoder that refused them would compare none.
+        #expect(compared >= 340, "seed \(seed): \(compared) of 400 values compared")
     }
 
     @Test(arguments: seeds) func randomTreesNeverDisagreeWithJSONDecoder(seed: UInt64) throws {
