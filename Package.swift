@@ -37,6 +37,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        .package(url: "https://github.com/pointfreeco/swift-custom-dump", from: "1.7.3"),
     ],
     targets: [
         // Pure core: machines, effects, ids, dialect adapters. No Foundation, no runtime.
@@ -51,8 +52,16 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // Deterministic test kit: test clock and exhaustive test store.
-        .target(name: "GroveTesting", dependencies: ["Grove", "GroveRuntime", "GroveCheck"], swiftSettings: strict),
+        // Deterministic test kit: test clock and exhaustive test store. CustomDump for the
+        // field-by-field diff a mismatch prints, as TCA's TestStore does.
+        .target(
+            name: "GroveTesting",
+            dependencies: [
+                "Grove", "GroveRuntime", "GroveCheck",
+                .product(name: "CustomDump", package: "swift-custom-dump"),
+            ],
+            swiftSettings: strict
+        ),
         // SwiftTea's `Store` and `Effect<Action>`, for reducers written as free functions or closures.
         .target(
             name: "GroveTea",

@@ -70,6 +70,7 @@ public final class ReducerTestStore<State: Equatable & Sendable, Action: Equatab
         typealias Machine = TeaStoreMachine<State, Action>
         store = TestStore(Machine.self, initialState: Machine.State(current: initialState, reduce: reduce), env: (), io: io,
                           clock: clock, reportIssue: reportIssue ?? TestStore<Machine>.recordIssue, sourceLocation: sourceLocation)
+        store.dumpedState = { $0.current }
     }
 
     /// Sends `action` and asserts the state it commits.

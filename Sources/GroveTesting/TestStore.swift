@@ -6,7 +6,8 @@ public import Testing
 ///
 /// Every state change must be asserted (`send`'s and `receive`'s closures describe it), every
 /// event the machine's effects or inline events produce must be received, every output must be
-/// received, and `finish()` fails the test when effects are still running.
+/// received, and `finish()` fails the test when effects are still running. A state, event or
+/// output that differs from the expected one is reported with a field-by-field diff, as TCA does.
 ///
 /// ```swift
 /// let store = TestStore(DataLoader.self, io: handlers)
@@ -31,6 +32,9 @@ public final class TestStore<M: Machine> where M.State: Equatable, M.Event: Equa
     private var finished = false
     private let createdAt: SourceLocation
     private let reportIssue: IssueReporter
+    /// What a diff of two states shows: the state itself, or for a reducer's store the user's
+    /// state inside it (``ReducerTestStore`` sets it), so the diff reads in the user's terms.
+    var dumpedState: (M.State) -> Any = { $0 }
 
     /// Where the store reports a failed expectation: a message and the line it belongs to.
     public typealias IssueReporter = @Sendable (_ message: String, _ sourceLocation: SourceLocation) -> Void
@@ -179,7 +183,8 @@ public final class TestStore<M: Machine> where M.State: Equatable, M.Event: Equa
         }
         let next = receivedEvents.removeFirst()
         guard next.event == event else {
-            fail("expected to receive \(event), but received \(next.event)", sourceLocation)
+            fail(Difference.message("expected to receive \(event), but received \(next.event)", event, next.event,
+                                    first: "expected", second: "received"), sourceLocation)
             state = next.state
             return nil
         }
@@ -188,8 +193,8 @@ public final class TestStore<M: Machine> where M.State: Equatable, M.Event: Equa
 
     private func expectUnhandled(_ processed: Processed, _ sourceLocation: SourceLocation) {
         if processed.handled {
-            fail("expected \(processed.event) to be unhandled, but it moved the machine to \(processed.state)",
-                 sourceLocation)
+            fail(Difference.message("expected \(processed.event) to be unhandled, but the machine handled it", dumpedState(state),
+                                    dumpedState(processed.state), first: "before", second: "after"), sourceLocation)
             state = processed.state
         } else {
             checkUntouched(processed.state, by: processed.event, sourceLocation)
@@ -199,12 +204,9 @@ public final class TestStore<M: Machine> where M.State: Equatable, M.Event: Equa
     /// `.unhandled` promises the state is as it was; a machine that changed it anyway is wrong.
     private func checkUntouched(_ actual: M.State, by event: M.Event, _ sourceLocation: SourceLocation) {
         guard actual != state else { return }
-        fail("""
-            update returned .unhandled for \(event) but changed the state; an unhandled transition must \
-            leave it untouched
-              before: \(state)
-               after: \(actual)
-            """, sourceLocation)
+        fail(Difference.message(
+            "update returned .unhandled for \(event) but changed the state; an unhandled transition must leave it untouched",
+            dumpedState(state), dumpedState(actual), first: "before", second: "after"), sourceLocation)
         state = actual
     }
 
@@ -287,11 +289,8 @@ public final class TestStore<M: Machine> where M.State: Equatable, M.Event: Equa
             fail("the assertion closure for \(event) threw \(error)", sourceLocation)
         }
         if expected != actual {
-            fail("""
-                state after \(event) differs from the expected one
-                  expected: \(expected)
-                    actual: \(actual)
-                """, sourceLocation)
+            fail(Difference.message("state after \(event) differs from the expected one", dumpedState(expected), dumpedState(actual),
+                                    first: "expected", second: "actual"), sourceLocation)
         }
         state = actual
     }
@@ -306,7 +305,8 @@ extension TestStore where M.Output: Equatable {
         }
         let next = receivedOutputs.removeFirst()
         if next != output {
-            fail("expected output \(output), but the machine emitted \(next)", sourceLocation)
+            fail(Difference.message("expected output \(output), but the machine emitted \(next)", output, next,
+                                    first: "expected", second: "emitted"), sourceLocation)
         }
     }
 }

@@ -49,9 +49,12 @@ struct ReducerTestStoreTests {
         await store.finish()
         #expect(reported.messages.count == 2, "\(reported.messages)")
         #expect(reported.messages.first == """
-            state after add(2) differs from the expected one
-              expected: TallyState(count: 3, saved: nil)
-                actual: TallyState(count: 2, saved: nil)
+            state after add(2) differs from the expected one (- expected, + actual):
+                TallyState(
+              -   count: 3,
+              +   count: 2,
+                  saved: nil
+                )
             """)
         #expect(reported.messages.last?.contains("saved(20)") == true, "\(reported.messages)")
     }

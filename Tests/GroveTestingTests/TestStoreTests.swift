@@ -40,6 +40,31 @@ enum Pinger: Machine {
     }
 }
 
+/// A machine whose state has several fields, for the diff a mismatch prints: a visit counts
+/// and tags, a rename echoes the new name as an event of its own.
+enum Visits: Machine {
+    struct State: Equatable, Sendable {
+        var name = "Ada"
+        var visits = 0
+        var tags: [String] = ["first"]
+    }
+    enum Event: Equatable, Sendable { case visit(tag: String), rename(String), renamed(String) }
+    static var initialState: State { State() }
+    static func update(_ state: inout State, event: Event) -> Effect {
+        switch event {
+        case .visit(let tag):
+            state.visits += 1
+            state.tags.append(tag)
+            return .none
+        case .rename(let name):
+            return .events(.renamed(name))
+        case .renamed(let name):
+            state.name = name
+            return .none
+        }
+    }
+}
+
 /// What a store reported, in order: its tests assert exactly these instead of letting them
 /// fail the test, so a store that reports too little, too much or the wrong thing fails here.
 final class Reported: Sendable {
@@ -131,8 +156,57 @@ struct TestStoreTests {
         await store.send(.ping) { $0 = 2 }; let line = #line
         await store.receive(.pong) { $0 = 11 }
         await store.finish()
-        #expect(reported.messages == ["state after ping differs from the expected one\n  expected: 2\n    actual: 1"])
+        #expect(reported.messages == ["state after ping differs from the expected one (- expected, + actual):\n  - 2\n  + 1"])
         #expect(reported.lines == [line])
+    }
+
+    /// As TCA's: the fields that differ, marked, among those that do not (a field equal on both
+    /// sides and holding more is folded to `[…]`), rather than both states whole.
+    @Test("A wrong expected state is reported as a field-by-field diff")
+    func wrongStateIsReportedAsADiff() async {
+        let reported = Reported()
+        let store = TestStore(Visits.self, reportIssue: { reported.record($0, $1) })
+        await store.send(.visit(tag: "door")) {
+            $0.visits = 2
+            $0.tags.append("door")
+        }
+        await store.send(.rename("Grace"))
+        await store.receive(.renamed("Grace")) { $0.name = "Grâce" }
+        await store.finish()
+        #expect(reported.messages == [
+            """
+            state after visit(tag: "door") differs from the expected one (- expected, + actual):
+                Visits.State(
+                  name: "Ada",
+              -   visits: 2,
+              +   visits: 1,
+                  tags: […]
+                )
+            """,
+            """
+            state after renamed("Grace") differs from the expected one (- expected, + actual):
+                Visits.State(
+              -   name: "Grâce",
+              +   name: "Grace",
+                  visits: 1,
+                  tags: […]
+                )
+            """,
+        ])
+    }
+
+    /// What the default reporter records: the diff is in the issue a failing test shows.
+    @Test("The issue a mismatch records holds the diff")
+    func recordedIssueHoldsTheDiff() async {
+        await withKnownIssue {
+            let store = TestStore(Visits.self)
+            await store.send(.visit(tag: "door")) { $0.tags.append("door") }
+            await store.finish()
+        } matching: { issue in
+            let comment = issue.comments.map(\.rawValue).joined(separator: "\n")
+            return comment.contains("\n  -   visits: 0,\n  +   visits: 1,\n")
+                && comment.contains("(- expected, + actual):") && !comment.contains("tags: [\n  -")
+        }
     }
 
     @Test("Scenario 20: the test store fails when sending before receiving what arrived")
@@ -154,7 +228,9 @@ struct TestStoreTests {
         await store.send(.ping) { $0 = 1 }
         await store.receive(.chain) { $0 = 2 }
         await store.finish()
-        #expect(reported.messages == ["expected to receive chain, but received pong"])
+        #expect(reported.messages == [
+            "expected to receive chain, but received pong (- expected, + received):\n  - Pinger.Event.chain\n  + Pinger.Event.pong",
+        ])
         #expect(store.state == 11, "the store moves on to the state the machine committed")
     }
 
@@ -184,7 +260,10 @@ struct TestStoreTests {
         await store.send(.ring)
         await store.receiveOutput(.rang(1))
         await store.finish()
-        #expect(reported.messages == ["expected output rang(1), but the machine emitted rang(0)"])
+        #expect(reported.messages == [
+            "expected output rang(1), but the machine emitted rang(0) (- expected, + emitted):\n"
+                + "  - Pinger.Output.rang(1)\n  + Pinger.Output.rang(0)",
+        ])
     }
 
     @Test("The test store fails when no output arrives")
@@ -212,7 +291,7 @@ struct TestStoreTests {
         let store = store(reported)
         await store.sendUnhandled(.pong)
         await store.finish()
-        #expect(reported.messages == ["expected pong to be unhandled, but it moved the machine to 10"])
+        #expect(reported.messages == ["expected pong to be unhandled, but the machine handled it (- before, + after):\n  - 0\n  + 10"])
     }
 
     @Test("Scenario 17: sendUnhandled passes for an event the machine does not handle")
@@ -229,8 +308,8 @@ struct TestStoreTests {
         await store.sendUnhandled(.sneaky)
         await store.finish()
         #expect(reported.messages == [
-            "update returned .unhandled for sneaky but changed the state; an unhandled transition must leave it untouched\n"
-                + "  before: 0\n   after: 100",
+            "update returned .unhandled for sneaky but changed the state; an unhandled transition must leave it untouched "
+                + "(- before, + after):\n  - 0\n  + 100",
         ])
     }
 

@@ -322,4 +322,14 @@ enum ProcessTable {
         guard let info = stat(pid) else { return false }
         return info.state != "Z"
     }
+
+    /// How long `pid` has run, as the kernel counts it (its start time against /proc/uptime,
+    /// to the clock tick, 10 ms); nil when it is gone.
+    static func age(_ pid: Int32) -> Duration? {
+        guard let info = stat(pid), info.state != "Z",
+              let uptime = try? String(contentsOfFile: "/proc/uptime", encoding: .utf8),
+              let seconds = uptime.split(separator: " ").first.flatMap({ Double($0) }) else { return nil }
+        let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
+        return .milliseconds(Int64((seconds - Double(info.startTime) / ticksPerSecond) * 1000))
+    }
 }
