@@ -140,8 +140,14 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
-            swiftSettings: strict
+            swiftSettings: strict,
+            plugins: ["EmbedDefaultTopology"]
         ),
+        // Builds Topologies/default.json into GroveCluster (`Topology.defaultJSON`): the file is
+        // the one source of the default topology, and no resource bundle must travel beside
+        // the executables.
+        .plugin(name: "EmbedDefaultTopology", capability: .buildTool(), dependencies: ["GroveEmbedTopology"]),
+        .executableTarget(name: "GroveEmbedTopology", swiftSettings: strict),
         .executableTarget(
             name: "FSMLaunch",
             dependencies: [

@@ -63,8 +63,8 @@ extension Topology {
 
     /// The topology `fsm-launch` runs when given none: one host, its endpoints sockets in this
     /// user's runtime directory (`<RuntimeDirectory.path()>/default/clients`, …), a `main` worker
-    /// with the example machines and an `io` worker executing their io requests. The same as
-    /// `Topologies/default.json`.
+    /// with the example machines and an `io` worker executing their io requests:
+    /// `Topologies/default.json`, built in (the EmbedDefaultTopology plugin).
     ///
     /// Read anew on each call, since its endpoints follow the environment: a runtime directory
     /// too long for a socket's path is an error naming `GROVE_RUNTIME_DIR`, not a trap.
