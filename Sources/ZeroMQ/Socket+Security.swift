@@ -75,6 +75,15 @@ package struct CurveKeyPair: Sendable, Equatable {
     }
 }
 
+/// A pair is shown by its public key alone: printed, dumped or mirrored (a log line, a debugger,
+/// a failing test's values, anything holding a pair such as `Credentials`), its secret key is
+/// `<redacted>`. Only a 0600 key file holds the secret as text.
+extension CurveKeyPair: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    package var description: String { "CurveKeyPair(publicKey: \(publicKey.z85), secretKey: <redacted>)" }
+    package var debugDescription: String { description }
+    package var customMirror: Mirror { Mirror(self, children: ["publicKey": publicKey.z85, "secretKey": "<redacted>"]) }
+}
+
 extension Socket {
     /// Makes this socket a CURVE server (`ZMQ_CURVE_SERVER`, `ZMQ_CURVE_SECRETKEY`): every
     /// connection must complete a CURVE handshake with a client that knows `secretKey`'s public

@@ -83,8 +83,11 @@ package enum KeyFile {
     /// The key pair in a `.key_secret` file, which must not be readable by group or others and
     /// whose public key must belong to its secret key.
     package static func keyPair(at path: String) throws(Problem) -> CurveKeyPair {
-        try checkPrivate(path)
-        return try keyPair(fields: try read(path), path: path)
+        // Read first: a file without a secret (a public `.key` named by mistake) is told so,
+        // not told to be chmod-ed; a secret is refused before it is used.
+        let fields = try read(path)
+        if fields["secret-key"] != nil { try checkPrivate(path) }
+        return try keyPair(fields: fields, path: path)
     }
 
     /// The key pair in the text of a `.key_secret` file that arrived another way (standard input).
@@ -94,6 +97,9 @@ package enum KeyFile {
 
     private static func keyPair(fields: [String: String], path: String) throws(Problem) -> CurveKeyPair {
         guard let text = fields["secret-key"] else {
+            guard fields["public-key"] != nil else {
+                throw Problem(path: path, reason: "no secret-key line; is this a ZeroMQ certificate file (fsm-keys new writes them)?")
+            }
             throw Problem(path: path, reason: "no secret-key line: this is a public key file; name the NAME.key_secret file instead")
         }
         guard let secret = CurveKey(z85: text) else {
