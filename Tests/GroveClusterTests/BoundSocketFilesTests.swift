@@ -17,7 +17,7 @@ struct BoundSocketFilesTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let (_, socket) = try LocalEndpointTests.bound("ipc://\(directory)/clients")
         let plain = directory + "/notes"
-        FileManager.default.createFile(atPath: plain, contents: Data("x".utf8))
+        try #require(FileManager.default.createFile(atPath: plain, contents: Data("x".utf8)))
 
         let files = BoundSocketFiles([socket.lastEndpoint, "ipc://\(plain)", "tcp://127.0.0.1:5555", "ipc://@abstract"])
         #expect(files.paths == [directory + "/clients"], "only the socket file is noted")
