@@ -39,12 +39,13 @@ extension WorkerRuntime {
     private func blame(_ recorded: RecordedRun, store: any MachineStore, records: [MachineRecord]) -> [MachineRecord] {
         let unfinished = canonical(recorded, records: records)
         let address = unfinished.address
-        let identity = unfinished.identity
-        guard !identity.isEmpty else {
-            let text = "the last process of worker \(link.worker) died while \(address) ran a \(unfinished.origin.noun) that was not recorded "
-                + "(too large, or it did not encode); it cannot be quarantined"
+        let identity: [UInt8]
+        switch core.crashVerdict(unfinished) {
+        case .unrecorded(let text):
             log.error("\(text)")
             return records
+        case .count(let counted):
+            identity = counted
         }
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let crashes: Int
@@ -54,21 +55,21 @@ extension WorkerRuntime {
             log.error("worker \(link.worker) could not count a crash in its store: \(error.message)")
             return records
         }
-        guard crashes >= PoisonWatch.crashesToQuarantine else {
-            let text = "the last process of worker \(link.worker) died while \(address) ran a \(unfinished.origin.noun); crash \(crashes) "
-                + "of \(PoisonWatch.crashesToQuarantine) before that event is quarantined (it is forgiven once it runs to the end)"
-            log.warning("\(text)")
-            return records
-        }
-        let name = MachineAddress.machine(of: address)
         var records = records
         let stored = records.firstIndex { $0.address == address }
+        let type = core.placed[MachineAddress.machine(of: address)]?.type ?? stored.map { records[$0].type } ?? ""
+        let letter: DeadLetter
+        switch core.judge(unfinished, crashes: crashes, type: type, now: now) {
+        case .forgiven(let text):
+            log.warning("\(text)")
+            return records
+        case .quarantine(let quarantined):
+            letter = quarantined
+        }
         var commit = StoreCommit()
         commit.flush = StoreFlush(core.lastWelcome?.flush ?? .process)
-        commit.deadLetters = [DeadLetter(
-            address: address, type: core.placed[name]?.type ?? stored.map { records[$0].type } ?? "",
-            event: unfinished.event, binary: unfinished.binary,
-            error: "the worker died while running it, \(crashes) times (a \(unfinished.origin.noun))", crashes: crashes, time: now)]
+        commit.deadLetters = [letter]
+        var taken = WorkerCore.QuarantineTaking.nothing
         if let stored, let factory = factory(for: records[stored].type) {
             // A `journal` machine with entries after its record replays them, not its record's
             // queue (which they include): the event is skipped there.
@@ -78,10 +79,12 @@ extension WorkerRuntime {
                     records[stored] = skipped
                     commit.records = [skipped]
                     commit.truncations = [(address, skipped.sequence)]
+                    taken = .fromJournal
                 }
             } else if let rewritten = factory.removing(identity, fromWork: unfinished.origin == .effect, from: records[stored].snapshot) {
                 records[stored].snapshot = rewritten
                 commit.records = [records[stored]]
+                taken = .fromRecord
             }
         }
         do {
@@ -91,10 +94,7 @@ extension WorkerRuntime {
             log.error("worker \(link.worker) could not quarantine the event that crashed it: \(error.message)")
             return records
         }
-        let taken = commit.records.isEmpty ? "" : commit.truncations.isEmpty ? "; taken out of its stored record" : "; skipped in its journal"
-        let text = "quarantined a \(unfinished.origin.noun) of \(address): worker \(link.worker) died running it \(crashes) times\(taken). "
-            + "The machine continues from its state before it; list it with `fsm-send dead-letters`"
-        log.error("\(text)")
+        log.error("\(core.quarantined(unfinished, crashes: crashes, taken: taken))")
         return records
     }
 
