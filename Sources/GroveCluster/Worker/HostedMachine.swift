@@ -68,7 +68,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     let unwritten = Atomic<Bool>(false)
     /// Where a `journal` instance's journal stands; nil for the other levels.
     let journal: JournalTail?
-    private let drainTarget: HostDrain<M>
+    let drainTarget: HostDrain<M>
     /// Publishes state changes while someone watches `state:<address>`. Not observing otherwise
     /// keeps the host on its fast path (no observer to notify per commit).
     private let publisher = Mutex<Task<Void, Never>?>(nil)
@@ -117,36 +117,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
             options.replyHandler = path.replyHandler(link)
         }
         options.trace = AuditTrail<M>.handler(for: address, link: link, initial: durable?.restoring?.state ?? initialState ?? M.initialState)
-        options.onEnd = { result in
-            if durability != .none { link.turn.durable.ended(address) }
-            var ended: MachineEnded
-            switch result {
-            case .success(let termination):
-                // A final state that does not encode is reported as null, with why.
-                var state = JSONValue.null
-                var message: String?
-                switch Self.encode(termination.finalState, outcome: "the machine ended", address: address) {
-                case .success(let json): state = (try? JSONValue(parsing: Data(json))) ?? .null
-                case .failure(let error): message = error.message
-                }
-                ended = MachineEnded(address: address, worker: link.worker,
-                                     reason: termination.reason == .stopped ? .stopped : .terminalState,
-                                     state: state, message: message)
-            case .failure(let error):
-                ended = MachineEnded(address: address, worker: link.worker, reason: .failed, state: .null, message: error.message)
-            }
-            // A final state too large for the coordinator goes as null, with why, as one that
-            // does not encode: the end itself must arrive.
-            if let bytes = try? WireJSON.encode(ended),
-               OutboundLimit.envelopeBytes(address: address.utf8.count, payload: bytes.count) > link.messageBytes {
-                ended.message = "the final state is about \(bytes.count) bytes encoded, over limits.messageBytes "
-                    + "\(link.messageBytes); raise it in the topology or keep the state smaller"
-                ended.state = .null
-            }
-            link.publish(.machine, address: address, payload: ended)
-            // The worker's runtime applies the machine's onEnd policy before its next replies.
-            link.turn.ended.note(address)
-        }
+        options.onEnd = Self.ending(address, durability: durability, link: link)
         // Every machine's events, durable or not: a crash is attributed to the event that
         // caused it, and to its sender, whatever the machine keeps.
         let recorder = link.poison.recorder
@@ -158,48 +129,9 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         }
         host = MachineHost(machine: M.self, env: env, initialState: durable?.restoring?.state ?? initialState, performer: io,
                            clock: WallClock(), options: options, logger: nil, restoring: durable?.restoring)
-        let host = host
         drainTarget.attach(host)
-        if durability != .none {
-            // A restored instance's first drain only boots it (its timers are armed, nothing
-            // ran, re-issued io sent again) unless it has queued events or interrupted io to
-            // handle: not a change to write again, which after recovering 100,000 instances was
-            // one commit of them all. Re-issued io that no longer derives is interrupted io.
-            let bootsOnly = Atomic<Bool>(durable?.restoring.map {
-                $0.queuedEvents.isEmpty && $0.interruptedIO.isEmpty && ($0.reissuedIO ?? []).isEmpty
-            } ?? false)
-            drainTarget.afterDrain { [weak self] in
-                if bootsOnly.exchange(false, ordering: .relaxed) { return }
-                self?.changed()
-            }
-        }
-        let watched = link.observation.watches("state:" + address)
-        guard watched || M.Output.self != Never.self else {
-            // Nothing to observe first: started here, without a task per instance (a worker
-            // bringing back 100,000 instances made as many tasks, which held up its heartbeats).
-            host.start()
-            return
-        }
-        Task {
-            // Observe before starting, so a watcher sees the initial state first and no commit or
-            // output is missed; events sent meanwhile wait in the mailbox, in order.
-            let states = watched ? await host.states() : nil
-            let outputs = M.Output.self == Never.self ? nil : await host.outputs()
-            host.start()
-            if let outputs {
-                Task {
-                    for await output in outputs {
-                        guard let json = try? WireJSON.encode(output), let value = try? JSONValue(parsing: Data(json)) else { continue }
-                        await link.toCore.output(OutputEvent(output: value), address: address)
-                    }
-                }
-            }
-            if let states {
-                self.publisher.withLock { task in
-                    if task == nil { task = Task { await self.publish(states) } }
-                }
-            }
-        }
+        if durability != .none { noteChangesAfterDrains(restoring: durable?.restoring) }
+        start(watched: link.observation.watches("state:" + address))
     }
 
     deinit {
@@ -221,6 +153,14 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
                 running.cancel() // ends the stream's iteration; the host drops the observer
                 task = nil
             }
+        }
+    }
+
+    /// Publishes `states` unless a publication already runs (``setWatched(_:)`` may have
+    /// started one while the host was starting).
+    func publish(from states: AsyncStream<M.State>) {
+        publisher.withLock { task in
+            if task == nil { task = Task { await self.publish(states) } }
         }
     }
 
