@@ -59,7 +59,7 @@ extension Hosted {
                 let identity = encoded
                 tail.ran(binary == nil ? nil : identity)
                 flight?.willRun(address: address, type: type, origin: RecordedRun.Origin(origin),
-                                correlation: StateReply.correlation(ofToken: token)) { bytes in
+                                correlation: ReplyToken(raw: token).correlation) { bytes in
                     guard let binary else { return nil }
                     bytes += identity[1...]
                     return binary

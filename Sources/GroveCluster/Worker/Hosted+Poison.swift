@@ -12,7 +12,7 @@ extension Hosted {
         return RunRecorder(
             willRun: { event, origin, token in
                 recorder.willRun(address: address, type: type, origin: RecordedRun.Origin(origin),
-                                 correlation: StateReply.correlation(ofToken: token)) { encode(event, &$0) }
+                                 correlation: ReplyToken(raw: token).correlation) { encode(event, &$0) }
             },
             didRun: { recorder.didRun() })
     }

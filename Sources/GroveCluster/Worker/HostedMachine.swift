@@ -218,7 +218,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
                 return
             }
             if let token = reply.token {
-                try path.sendReplying(host, event, token)
+                try path.sendReplying(host, event, token.raw)
             } else {
                 // A correlation with the top bit set (the coordinator's never have it) cannot
                 // share a token with the codec: answered through a closure of its own.

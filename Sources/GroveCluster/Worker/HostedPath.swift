@@ -83,7 +83,7 @@ final class HostedPath<M: Machine>: Sendable {
         }
         replyHandler = { link in
             { token, address, result, unhandled in
-                Self.answer(StateReply(link: link, token: token, address: address), with: result, unhandled: unhandled, redacting: redacts)
+                Self.answer(StateReply(link: link, token: ReplyToken(raw: token), address: address), with: result, unhandled: unhandled, redacting: redacts)
             }
         }
     }

@@ -20,20 +20,13 @@ struct StateReply: Sendable {
 
     /// The reply a ``token`` stands for.
     @usableFromInline
-    init(link: WorkerLink, token: UInt64, address: String) {
-        self.init(link: link, correlation: token & ~Self.binaryBit, address: address, binary: token & Self.binaryBit != 0)
+    init(link: WorkerLink, token: ReplyToken, address: String) {
+        self.init(link: link, correlation: token.correlation, address: address, binary: token.binary)
     }
-
-    private static let binaryBit: UInt64 = 1 << 63
-
-    /// The correlation a ``token`` carries (0 for no token).
-    static func correlation(ofToken token: UInt64) -> UInt64 { token & ~binaryBit }
 
     /// Correlation and codec in one number, for ``HostOptions/replyHandler``; nil for a
     /// correlation that needs the top bit (the coordinator's ids never do).
-    var token: UInt64? {
-        correlation & Self.binaryBit == 0 ? correlation | (binary ? Self.binaryBit : 0) : nil
-    }
+    var token: ReplyToken? { ReplyToken(correlation: correlation, binary: binary) }
 
     /// Answers with a state of type `type`, written by `binary` straight into the batch of
     /// replies, or encoded by `json`: specialized closures from a machine type's
@@ -64,8 +57,36 @@ struct StateReply: Sendable {
 
     /// Answers with `error`, naming the machine's address when the error does not.
     func fail(_ error: WireError) {
-        var error = error
-        if error.address == nil, !address.isEmpty { error.address = address }
-        link.send(.error, correlation: correlation, address: address, payload: error.payload)
+        link.send(WireMessage.error(error, correlation: correlation, address: address))
     }
+}
+
+/// A waiting sender's reply as the one number a host keeps with the event
+/// (``HostOptions/replyHandler``, which knows nothing of codecs): the request's correlation in
+/// the low 63 bits, the event's codec in the top bit (set: GroveWire's binary codec). The
+/// coordinator's ids never use the top bit (``CorrelationEpoch``), so every request it sends
+/// has one; a correlation that does cannot share the number with its codec.
+@usableFromInline
+struct ReplyToken: Equatable, Sendable {
+    /// What the host keeps.
+    @usableFromInline
+    let raw: UInt64
+
+    @usableFromInline
+    static let binaryBit: UInt64 = 1 << 63
+
+    /// Nil when `correlation` needs the top bit.
+    init?(correlation: UInt64, binary: Bool) {
+        guard correlation & Self.binaryBit == 0 else { return nil }
+        raw = correlation | (binary ? Self.binaryBit : 0)
+    }
+
+    /// The token a host hands back.
+    @usableFromInline
+    init(raw: UInt64) { self.raw = raw }
+
+    @usableFromInline
+    var correlation: UInt64 { raw & ~Self.binaryBit }
+    @usableFromInline
+    var binary: Bool { raw & Self.binaryBit != 0 }
 }
