@@ -18,12 +18,8 @@ public final class Client {
     private let usesCurve: Bool
     private let context: ZMQContext
     private let socket: Socket
-    private var nextCorrelation: UInt64 = 1
-
-    /// The first pause before resending a request answered `unavailable`; it doubles up to
-    /// ``maximumRetryBackoff``.
-    static let initialRetryBackoff = Duration.milliseconds(50)
-    static let maximumRetryBackoff = Duration.milliseconds(500)
+    /// Decides correlations, what replies mean and retries; this class only moves the bytes.
+    private var core: ClientCore
 
     /// Connects (lazily, as ZeroMQ does) to a coordinator's clients endpoint.
     /// - Parameters:
@@ -45,6 +41,7 @@ public final class Client {
         self.endpoint = endpoint
         self.timeout = timeout
         self.retryUnavailable = retryUnavailable
+        core = ClientCore(timeout: timeout, retryUnavailable: retryUnavailable)
         usesCurve = credentials != nil
         try ClientEndpoint.verify(endpoint, curve: credentials != nil)
         // At least 1 ms: 0 would make every send and receive non-blocking.
@@ -80,21 +77,18 @@ public final class Client {
     /// - Throws: The ``WireError`` of an `error` reply, or `unreachable`/`timeout`.
     @discardableResult
     public func request(_ kind: MessageKind, address: String = "", payload: [UInt8] = [], flags: Header.Flags = []) throws(WireError) -> WireMessage {
-        guard retryUnavailable else { return try attempt(kind, address: address, payload: payload, flags: flags) }
         let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: timeout)
-        var backoff = Self.initialRetryBackoff
-        var requests = 0
+        try transmit(core.start(kind, address: address, payload: payload, flags: flags, now: clock.now))
         while true {
-            do {
-                requests += 1
-                return try attempt(kind, address: address, payload: payload, flags: flags)
-            } catch where error.code == .unavailable && clock.now < deadline {
-                Thread.sleep(forTimeInterval: Self.seconds(min(backoff, deadline - clock.now)))
-                backoff = min(backoff * 2, Self.maximumRetryBackoff)
-            } catch where error.code == .unavailable && requests > 1 {
-                var error = error
-                error.message += " (still unavailable after retrying for \(timeout): \(requests) requests)"
+            switch core.received(try receive(kind, address: address), now: clock.now) {
+            case .receiveAgain:
+                continue
+            case .send(let message, let pause):
+                Thread.sleep(forTimeInterval: Self.seconds(pause))
+                try transmit(message)
+            case .reply(let reply):
+                return reply
+            case .fail(let error):
                 throw error
             }
         }
@@ -107,11 +101,8 @@ public final class Client {
             + "--coordinator-key is not its key) or a message over limits.messageBytes: its log says so" : ""
     }
 
-    /// Sends one request once and waits for its reply.
-    private func attempt(_ kind: MessageKind, address: String, payload: [UInt8], flags: Header.Flags) throws(WireError) -> WireMessage {
-        let correlation = nextCorrelation
-        nextCorrelation += 1
-        let message = WireMessage(Header(kind, flags: flags, correlation: correlation), address: address, payload: payload)
+    /// Sends one message, waiting at most `timeout` for the socket to take it.
+    private func transmit(_ message: WireMessage) throws(WireError) {
         do {
             guard try socket.send(message.frames, dontWait: false) else {
                 throw WireError(.unreachable, "no coordinator at \(endpoint) within \(timeout); is fsm-launch running, "
@@ -123,27 +114,21 @@ public final class Client {
         } catch {
             throw WireError(.unreachable, "sending to \(endpoint) failed: \(error)")
         }
-        while true {
-            let frames: [[UInt8]]?
-            do {
-                frames = try socket.receive(dontWait: false)
-            } catch {
-                throw WireError(.unreachable, "receiving from \(endpoint) failed: \(error)")
-            }
-            guard let frames else {
-                throw WireError(.timeout, "no reply from \(endpoint) within \(timeout) for \(kind.name) \(address); "
-                    + "the coordinator, or the worker hosting \(address), may be down, stopped or overloaded" + curveHint)
-            }
-            let reply = try WireMessage(frames: frames)
-            guard reply.header.correlation == correlation else { continue } // a late reply to an earlier request
-            if reply.header.kind == .error {
-                var error = (try? WireJSON.decode(WireError.self, from: reply.payload))
-                    ?? WireError(.malformedFrame, "an error reply that could not be decoded")
-                error.correlation = correlation
-                throw error
-            }
-            return reply
+    }
+
+    /// Waits at most `timeout` for the next message's frames.
+    private func receive(_ kind: MessageKind, address: String) throws(WireError) -> [[UInt8]] {
+        let frames: [[UInt8]]?
+        do {
+            frames = try socket.receive(dontWait: false)
+        } catch {
+            throw WireError(.unreachable, "receiving from \(endpoint) failed: \(error)")
         }
+        guard let frames else {
+            throw WireError(.timeout, "no reply from \(endpoint) within \(timeout) for \(kind.name) \(address); "
+                + "the coordinator, or the worker hosting \(address), may be down, stopped or overloaded" + curveHint)
+        }
+        return frames
     }
 
     /// The clients endpoint of the default topology as this user runs it:
