@@ -219,43 +219,62 @@ struct CoordinatorCore {
 
     // MARK: - Clients
 
-    /// A message from a client connection.
+    /// A message from a client connection, by the road the driver takes
+    /// (``CoordinatorDriver/received(_:io:)``): a lone request is put to
+    /// ``decide(client:_:as:backlog:sender:)`` as a ``MessageView`` of its frames, a batch as a
+    /// view of each envelope (``envelopes(ofBatch:count:from:)``), and frames that are no
+    /// message are refused here. The driver then copies bytes where a decision says; this
+    /// returns the forwarded requests as messages instead, for tests and tools.
     mutating func fromClient(_ identity: [UInt8], _ frames: ArraySlice<[UInt8]>) -> [CoordinatorAction] {
-        let message: WireMessage
-        do {
-            message = try WireMessage(frames: frames)
-        } catch {
-            return [.toClient(identity, WireMessage.error(error, correlation: error.correlation ?? 0))]
-        }
-        guard message.header.kind == .batch else { return fromClient(identity, message) }
-        let envelopes: [Envelope]
-        do {
-            envelopes = try Batch.envelopes(in: message.payload, count: message.header.correlation)
-        } catch {
-            // Refused as a whole: correlation 0, not one envelope's, which would look like an answer to it.
-            return [.toClient(identity, WireMessage.error(error, correlation: 0))]
-        }
-        batchingClients.insert(identity)
-        // As the driver does: an envelope whose address is not UTF-8 is refused alone.
-        var actions: [CoordinatorAction] = []
-        for envelope in envelopes {
+        guard frames.count == 3, let header = try? Header(frames[frames.startIndex]) else {
             do {
-                actions += fromClient(identity, try envelope.message(in: message.payload))
+                _ = try WireMessage(frames: frames)
+                return [.toClient(identity, WireMessage.error(WireError(.malformedFrame, "not a message"), correlation: 0))]
             } catch {
-                actions.append(.toClient(identity, WireMessage.error(error, correlation: envelope.correlation)))
+                return [.toClient(identity, WireMessage.error(error, correlation: error.correlation ?? 0))]
             }
         }
-        return actions
+        let address = frames[frames.startIndex + 1], payload = frames[frames.startIndex + 2]
+        guard header.kind == .batch else {
+            return MessageView.with(header, address: address, payload: payload) { forwarding(decide(client: identity, $0), of: $0) }
+        }
+        let parsed: [Envelope]
+        switch envelopes(ofBatch: payload, count: header.correlation, from: identity) {
+        case .success(let envelopes): parsed = envelopes
+        case .failure(let refusal): return refusal.actions
+        }
+        return payload.withUnsafeBytes { batch in
+            parsed.flatMap { envelope in
+                let view = MessageView(envelope, in: batch)
+                return forwarding(decide(client: identity, view), of: view)
+            }
+        }
     }
 
-    /// One request from a client (on its own, or out of a batch), parsed: the general path's
-    /// way into ``decide(client:_:)``.
-    mutating func fromClient(_ identity: [UInt8], _ message: WireMessage) -> [CoordinatorAction] {
-        switch MessageView.with(message, { decide(client: identity, $0) }) {
+    /// The envelopes of a client's batch, or its refusal as a whole (correlation 0, not one
+    /// envelope's, which would look like an answer to it); the client is noted as batching.
+    mutating func envelopes(ofBatch batch: [UInt8], count: UInt64, from identity: [UInt8]) -> Result<[Envelope], BatchRefusal> {
+        do {
+            let envelopes = try Batch.envelopes(in: batch, count: count)
+            batchingClients.insert(identity)
+            return .success(envelopes)
+        } catch {
+            return .failure(BatchRefusal(actions: [.toClient(identity, WireMessage.error(error, correlation: 0))]))
+        }
+    }
+
+    /// Why a client's batch was refused as a whole, as what to send.
+    struct BatchRefusal: Error {
+        let actions: [CoordinatorAction]
+    }
+
+    /// A decision as actions: a forwarded request as the message the worker gets.
+    private func forwarding(_ decision: ClientDecision, of request: MessageView) -> [CoordinatorAction] {
+        switch decision {
         case .forward(let worker, let id):
-            var forwarded = message
-            forwarded.header.correlation = id
-            return [.toWorker(workerNames[worker], forwarded)]
+            let message = WireMessage(Header(request.kind, flags: request.header.flags, correlation: id),
+                                      address: String(decoding: request.addressBytes, as: UTF8.self), payload: Array(request.payloadBytes))
+            return [.toWorker(workerNames[worker], message)]
         case .act(let actions):
             return actions
         }

@@ -11,14 +11,12 @@ extension CoordinatorDriver {
     func forward(_ batch: [UInt8], count: UInt64, fromClient identity: [UInt8], as principal: Gatekeeper.Principal?,
                  backlog: ClientBacklog, sender: UInt32 = 0, io: LoopIO) {
         let envelopes: [Envelope]
-        do {
-            envelopes = try Batch.envelopes(in: batch, count: count)
-        } catch {
-            // Refused as a whole: correlation 0, not one envelope's, which would look like an answer to it.
-            apply([.toClient(identity, WireMessage.error(error, correlation: 0))], io: io)
+        switch core.envelopes(ofBatch: batch, count: count, from: identity) {
+        case .success(let parsed): envelopes = parsed
+        case .failure(let refusal):
+            apply(refusal.actions, io: io)
             return
         }
-        core.batchingClients.insert(identity)
         batch.withUnsafeBytes { batch in
             for envelope in envelopes {
                 forward(MessageView(envelope, in: batch), fromClient: identity, as: principal, backlog: backlog, sender: sender, io: io)
