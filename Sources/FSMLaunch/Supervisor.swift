@@ -118,10 +118,9 @@ final class Supervisor: Sendable {
         guard let command = commands.withLock({ $0[worker] }) else { return }
         let process = Process()
         process.executableURL = command.executable
-        process.arguments = ["--name", worker, "--coordinator", coordinator.workersConnectEndpoint,
-                             "--exit-with-parent", "--parent-pid", String(getpid()), "--data-dir", dataDirectory.path]
-            + (auditDirectory.map { ["--audit-dir", $0.path] } ?? [])
-            + command.arguments
+        // The command line is written by the type that reads it: the group's own arguments follow.
+        var options = Worker.Options(name: worker, coordinator: coordinator.workersConnectEndpoint, exitWithParent: true,
+                                     parentPid: getpid(), dataDirectory: dataDirectory.path, auditDirectory: auditDirectory?.path)
         process.standardOutput = FileHandle.standardError  // stdout is fsm-launch's data: the ready line
         // A trap ends the worker at once rather than after (or, hung, instead of) symbolication.
         process.environment = WorkerEnvironment.spawning(from: ProcessInfo.processInfo.environment)
@@ -134,13 +133,15 @@ final class Supervisor: Sendable {
                 let keys = try CurveKeyPair.generate()
                 coordinator.admitWorkerKey(keys.publicKey, group: group)
                 if let old = workerKeys.withLock({ $0.updateValue(keys.publicKey, forKey: worker) }) { coordinator.forgetWorkerKey(old) }
-                process.arguments! += ["--key-file", "-", "--coordinator-key=" + coordinatorKey.z85]
+                options.keyFile = "-"
+                options.coordinatorKey = coordinatorKey.z85
                 secret = Data(KeyFile.text(keys, name: worker, secret: true).utf8)
                 process.standardInput = Pipe()
             } catch {
                 log.error("cannot make a key pair for worker: \(error)", metadata: ["worker": "\(worker)"])
             }
         }
+        process.arguments = options.arguments + command.arguments
         process.terminationHandler = { [weak self] process in
             self?.exited(worker, pid: process.processIdentifier, status: process.terminationStatus, reason: process.terminationReason)
         }

@@ -46,9 +46,13 @@ final class TopologyService: Service, Sendable {
         log.notice("coordinator of '\(topology.name)' bound: clients \(endpoints.clients), workers \(endpoints.workers), events \(endpoints.events)")
         for group in topology.workers where group.external {
             for name in group.instanceNames {
-                let keys = coordinator.publicKey.map { " --key-file \(name).key_secret --coordinator-key='\($0.z85)'" } ?? ""
-                printError("waiting for external worker \(name): start it with "
-                    + "`fsm-worker --name \(name) --coordinator \(coordinator.workersConnectEndpoint)\(keys)` (on another host: that host's address)")
+                var options = Worker.Options(name: name, coordinator: coordinator.workersConnectEndpoint)
+                if let key = coordinator.publicKey {
+                    options.keyFile = "\(name).key_secret"
+                    options.coordinatorKey = key.z85
+                }
+                let command = (["fsm-worker"] + options.arguments).map(Self.shellWord).joined(separator: " ")
+                printError("waiting for external worker \(name): start it with `\(command)` (on another host: that host's address)")
             }
         }
         // Polled: registration is the coordinator's, on its own thread, and tells nobody.
@@ -66,5 +70,14 @@ final class TopologyService: Service, Sendable {
         print("ready \(coordinator.clientsConnectEndpoint)")
         fflush(nil)
         try? await gracefulShutdown()
+    }
+
+    /// `word` as a shell reads it: as it is when it holds only characters a shell passes on,
+    /// else in single quotes (a Z85 key has `$`, `&`, `<`…).
+    static func shellWord(_ word: String) -> String {
+        let plain = !word.isEmpty && word.unicodeScalars.allSatisfy {
+            $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "-_./:=@%+,".unicodeScalars.contains($0))
+        }
+        return plain ? word : "'" + word.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
     }
 }

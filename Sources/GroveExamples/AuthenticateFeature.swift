@@ -92,7 +92,7 @@ public struct AuthenticateFeature: IOStateMachine {
         switch (state, ioResult) {
         case (.authenticating, .authenticated(let user)): nextState(.signedIn(user))
         case (.authenticating, .authFailed): nextState(.failed)
-        default: undefined
+        case (.signedOut, _), (.signedIn, _), (.failed, _): undefined   // no sign-in in flight
         }
     }
 

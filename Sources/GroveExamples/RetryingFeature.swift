@@ -67,7 +67,7 @@ public struct RetryingFeature: IOStateMachine {
         case (.active, .cancel):
             // The fetch in flight is cancelled with the state that started it.
             nextState(.idle)
-        default:
+        case (.active, .start), (.loaded, .start), (.idle, .cancel), (.loaded, .cancel), (.failed, .cancel):
             undefined
         }
     }
@@ -80,7 +80,8 @@ public struct RetryingFeature: IOStateMachine {
             count < maxRetries
                 ? transition(.active(retryCount: count + 1), effect: .retryRequest)
                 : nextState(.failed(message: message, retryCount: count))
-        default:
+        case (.idle, _), (.loaded, _), (.failed, _):
+            // No fetch in flight: a result here is a stale one.
             undefined
         }
     }

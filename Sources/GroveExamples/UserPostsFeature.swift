@@ -103,7 +103,12 @@ public struct UserPostsFeature: IOStateMachine {
         case (.authenticating, .failure(let message)), (.fetchingUser, .failure(let message)),
              (.fetchingPosts, .failure(let message)):
             nextState(.failed(message))
-        default:
+        case (.authenticating, .user), (.authenticating, .posts), (.fetchingUser, .token), (.fetchingUser, .posts),
+             (.fetchingPosts, .token), (.fetchingPosts, .user):
+            // A result for another phase than the one in flight.
+            undefined
+        case (.ready, _), (.complete, _), (.failed, _):
+            // No effect in flight.
             undefined
         }
     }

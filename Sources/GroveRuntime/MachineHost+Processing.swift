@@ -84,7 +84,7 @@ extension MachineHost {
         case .eventAwaitingReply(let event, let token):
             handleAwaiting(event, token: token)
             return
-        default:
+        case .finished, .failed, .timerFired, .request:
             handleReport(item)
         }
         if !inline.isEmpty || !inlineBuffer.isEmpty { runInline() }
@@ -302,7 +302,8 @@ extension MachineHost {
                 dropped.append(event)
             case .request(let request):
                 answer(request, finalState: finalState)
-            default:
+            case .delivered, .finished, .failed, .timerFired:
+                // Reports from the machine's own work: nobody waits for them.
                 break
             }
         }

@@ -49,7 +49,7 @@ enum MailItem<M: Machine>: Sendable {
     var isExternal: Bool {
         switch self {
         case .event, .eventAwaitingState, .eventAwaitingReply: true
-        default: false
+        case .delivered, .finished, .failed, .timerFired, .request: false
         }
     }
 }
@@ -232,7 +232,7 @@ final class Mailbox<M: Machine>: Sendable {
             state.queue.compactMap { item in
                 switch item {
                 case .event(let event), .eventAwaitingState(let event, _), .eventAwaitingReply(let event, _): event
-                default: nil
+                case .delivered, .finished, .failed, .timerFired, .request: nil
                 }
             }
         }

@@ -41,7 +41,7 @@ public indirect enum EffectShape<M: Machine>: Sendable {
         switch self {
         case .none: []
         case .sequence(_, let children), .merge(_, let children): children.flatMap(\.flattened)
-        default: [self]
+        case .unhandled, .events, .output, .operation, .task, .stream, .timer, .io, .cancel, .cancelAll: [self]
         }
     }
 }
@@ -73,20 +73,26 @@ extension MachineEffect {
 extension EffectShape: Equatable where M.Event: Equatable, M.Output: Equatable {
     /// io requests compare by name and by value (`Hashable` equality, or else their JSON encoding).
     public static func == (lhs: EffectShape, rhs: EffectShape) -> Bool {
-        switch (lhs, rhs) {
-        case (.none, .none), (.unhandled, .unhandled), (.cancelAll, .cancelAll): true
-        case (.events(let a), .events(let b)): a == b
-        case (.output(let a), .output(let b)): a == b
-        case (.operation(let a), .operation(let b)), (.task(let a), .task(let b)), (.stream(let a), .stream(let b)):
-            a == b
-        case (.timer(let a, let d1, let e1), .timer(let b, let d2, let e2)): a == b && d1 == d2 && e1 == e2
-        case (.io(let a, let n1, let r1), .io(let b, let n2, let r2)):
-            a == b && n1 == n2 && sameRequest(r1, r2)
-        case (.cancel(let a), .cancel(let b)): a == b
-        case (.sequence(let a, let c1), .sequence(let b, let c2)), (.merge(let a, let c1), .merge(let b, let c2)):
-            a == b && c1 == c2
-        default: false
+        // By the left side's case (a switch over both sides is too large for the compiler to
+        // prove exhaustive), so that a new case must say how it compares.
+        switch lhs {
+        case .none: if case .none = rhs { return true }
+        case .unhandled: if case .unhandled = rhs { return true }
+        case .cancelAll: if case .cancelAll = rhs { return true }
+        case .events(let a): if case .events(let b) = rhs { return a == b }
+        case .output(let a): if case .output(let b) = rhs { return a == b }
+        case .operation(let a): if case .operation(let b) = rhs { return a == b }
+        case .task(let a): if case .task(let b) = rhs { return a == b }
+        case .stream(let a): if case .stream(let b) = rhs { return a == b }
+        case .timer(let a, let d1, let e1):
+            if case .timer(let b, let d2, let e2) = rhs { return a == b && d1 == d2 && e1 == e2 }
+        case .io(let a, let n1, let r1):
+            if case .io(let b, let n2, let r2) = rhs { return a == b && n1 == n2 && sameRequest(r1, r2) }
+        case .cancel(let a): if case .cancel(let b) = rhs { return a == b }
+        case .sequence(let a, let c1): if case .sequence(let b, let c2) = rhs { return a == b && c1 == c2 }
+        case .merge(let a, let c1): if case .merge(let b, let c2) = rhs { return a == b && c1 == c2 }
         }
+        return false  // different cases
     }
 
     /// Hashable requests compare by value; others by their JSON encoding (keys sorted), so two

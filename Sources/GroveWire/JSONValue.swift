@@ -60,7 +60,7 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
         case (.integer(let a), .integer(let b)): a == b
         case (.number(let a), .number(let b)): a == b
         case (.integer(let a), .number(let b)), (.number(let b), .integer(let a)): Double(a) == b && Int64(exactly: b) == a
-        default: false
+        case (.null, _), (.bool, _), (.string, _), (.array, _), (.object, _), (.integer, _), (.number, _): false
         }
     }
 

@@ -46,4 +46,72 @@ import Testing
         let error = #expect(throws: Worker.WorkerUsageError.self) { try Worker.Options(arguments: arguments) }
         #expect(error?.message.contains(says) == true, "\(String(describing: error?.message))")
     }
+
+    // MARK: - Written by the type that reads it
+
+    /// Every option set, each to a value that is not its default (the coordinator key starts
+    /// with `-`, as a Z85 key may, and the key file is `-`, standard input, as fsm-launch gives).
+    static var everyOption: Worker.Options {
+        var options = Worker.Options(name: "edge-1", coordinator: "ipc:///run/t/w", exitWithParent: true, parentPid: 4242,
+                                     dataDirectory: "/srv/grove/data")
+        options.auditDirectory = "/srv/grove/audit"
+        options.keyFile = "-"
+        options.coordinatorKey = "-Ab.3:+=^!/*?&<>()[]{}@%$#Ab.3:+=^!/*?&<"
+        return options
+    }
+
+    /// The options ArgumentParser knows for `Worker.Options` (its help lists each one), but help.
+    static var declaredOptions: Set<String> {
+        let lines = Worker.Options.helpMessage(includeHidden: true, columns: 1000).split(separator: "\n")
+        return Set(lines.compactMap { line -> String? in
+            let words = line.split(separator: " ")
+            guard let first = words.first, first.hasPrefix("--"), first != "--help" else { return nil }
+            return String(first)
+        })
+    }
+
+    /// The option names in a command line (`--name value` and `--name=value`).
+    static func optionNames(_ arguments: [String]) -> Set<String> {
+        Set(arguments.filter { $0.hasPrefix("--") }.map { String($0.prefix { $0 != "=" }) })
+    }
+
+    @Test func renderedOptionsReadBackEqual() throws {
+        let options = Self.everyOption
+        let read = try Worker.Options(arguments: options.arguments)
+        #expect(read.name == options.name && read.coordinator == options.coordinator)
+        #expect(read.exitWithParent && read.parentPid == 4242)
+        #expect(read.dataDirectory == "/srv/grove/data" && read.auditDirectory == "/srv/grove/audit")
+        #expect(read.keyFile == "-" && read.coordinatorKey == options.coordinatorKey)
+        #expect(read.arguments == options.arguments)
+    }
+
+    /// A new option that `arguments` does not write fails here, so fsm-launch cannot forget it.
+    @Test func everyDeclaredOptionIsRendered() {
+        let declared = Self.declaredOptions
+        #expect(declared.count >= 8, "\(declared)")
+        #expect(Self.optionNames(Self.everyOption.arguments) == declared)
+    }
+
+    @Test func onlyWhatWasGivenIsRendered() throws {
+        let options = Worker.Options(name: "a", coordinator: "c")
+        #expect(options.arguments == ["--name", "a", "--coordinator", "c"])
+        let read = try Worker.Options(arguments: options.arguments)
+        #expect(read.dataDirectory == DataDirectory.standard().path && !read.exitWithParent && read.keyFile == nil)
+    }
+
+    /// fsm-launch's order, which a worker's `ps` line shows (the group's own arguments follow).
+    @Test func theOrderIsFsmLaunchs() {
+        var options = Worker.Options(name: "w", coordinator: "ipc:///x", exitWithParent: true, parentPid: 7, dataDirectory: "/d")
+        options.auditDirectory = "/a"
+        options.keyFile = "-"
+        options.coordinatorKey = "KEY"
+        #expect(options.arguments == ["--name", "w", "--coordinator", "ipc:///x", "--exit-with-parent", "--parent-pid", "7",
+                                      "--data-dir", "/d", "--audit-dir", "/a", "--key-file", "-", "--coordinator-key", "KEY"])
+    }
+
+    @Test func theUsageNamesEveryOption() {
+        let usage = Worker.usage.split(separator: " ").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "[]")) }
+        #expect(Self.optionNames(usage) == Self.declaredOptions, "\(Worker.usage)")
+    }
+
 }

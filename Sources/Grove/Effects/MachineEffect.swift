@@ -53,7 +53,7 @@ extension MachineEffect {
         switch kind {
         case .none: true
         case .sequence(_, let effects), .merge(_, let effects): effects.allSatisfy(\.isNone)
-        default: false
+        case .unhandled, .events, .output, .work, .timer, .io, .cancel, .cancelAll: false
         }
     }
 

@@ -58,7 +58,7 @@ extension Topology {
             switch value {
             case .string(let name): name
             case .object(let members) where members.count == 1: members.keys.first
-            default: nil
+            case .object, .null, .bool, .number, .integer, .array: nil
             }
         }
     }

@@ -13,7 +13,7 @@ extension TopologyDecoder {
             case (.tcp(let hostA, let portA), .tcp(let hostB, let portB)):
                 let wildcards: Set = ["*", "0.0.0.0", "[::]", "::"]
                 return portA == portB && portA != 0 && (hostA == hostB || wildcards.contains(hostA) || wildcards.contains(hostB))
-            default:
+            case (.exact, _), (.tcp, _):
                 return false
             }
         }

@@ -82,7 +82,7 @@ extension TopologyDecoder {
         case .string(let name) where name.isEmpty:
             report(.invalidValue, path, "event is empty; give the event's case name, e.g. \"load\", or remove 'event' to forward the output itself")
             return false
-        default:
+        case .string, .bool, .number, .integer, .array, .object:
             return true
         }
     }

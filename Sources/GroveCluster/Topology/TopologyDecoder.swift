@@ -115,7 +115,7 @@ struct TopologyDecoder {
         switch value {
         case .number(let value): number = value
         case .integer(let value): number = Double(value)
-        default:
+        case .null, .bool, .string, .array, .object:
             report(.wrongType, fieldPath, "expected a number, found \(Self.describe(value)); \(field.hint)")
             return nil
         }

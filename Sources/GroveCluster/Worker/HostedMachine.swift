@@ -307,7 +307,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
                     failure.message = "the event for \(address) is not valid JSON: at \(position) (\(error.pathDescription)), \(error.message)"
                     failure.path = error.pathDescription
                 }
-            default:
+            case .object?, nil, .null?, .bool?, .number?, .integer?, .array?:
                 break
             }
             if failure.message.hasSuffix(".") { failure.message.removeLast() }

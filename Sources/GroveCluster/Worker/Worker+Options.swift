@@ -83,15 +83,22 @@ extension Worker {
         /// Options to be filled in by parsing.
         public init() {}
 
-        /// Options given in code.
+        /// Options given in code. Every option is set: ArgumentParser's wrappers hold a value only
+        /// once parsed or assigned, and reading one that holds none traps. Assigned on a copy:
+        /// in an initializer, `self.exitWithParent = …` would make a new, unparsed `@Flag`.
         public init(name: String, coordinator: String, exitWithParent: Bool = false, parentPid: Int32? = nil,
-                    dataDirectory: String? = nil) {
-            self.init()
-            self.nameArgument = name
-            self.coordinatorArgument = coordinator
-            self.exitWithParent = exitWithParent
-            self.parentPid = parentPid
-            self.dataDirectoryArgument = dataDirectory
+                    dataDirectory: String? = nil, auditDirectory: String? = nil, keyFile: String? = nil,
+                    coordinatorKey: String? = nil) {
+            var options = Self()
+            options.nameArgument = name
+            options.coordinatorArgument = coordinator
+            options.exitWithParent = exitWithParent
+            options.parentPid = parentPid
+            options.dataDirectoryArgument = dataDirectory
+            options.auditDirectoryArgument = auditDirectory
+            options.keyFile = keyFile
+            options.coordinatorKey = coordinatorKey
+            self = options
         }
 
         /// Reads `--name NAME --coordinator ENDPOINT [--exit-with-parent [--parent-pid PID]]`.
