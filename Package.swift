@@ -196,7 +196,7 @@ let package = Package(
         // program, for tests that show what does not compile) and `ManualSleeper`. Not a product.
         .target(name: "GroveTestSupport", path: "Tests/GroveTestSupport", swiftSettings: strict),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "GroveTestSupport"], swiftSettings: strict),
-        .testTarget(name: "GroveWireTests", dependencies: ["GroveWire"], swiftSettings: strict),
+        .testTarget(name: "GroveWireTests", dependencies: ["GroveWire", "GroveTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "GroveMacrosTests",
             dependencies: [
