@@ -14,7 +14,6 @@ let package = Package(
         .library(name: "Grove", targets: ["Grove"]),
         .library(name: "GroveRuntime", targets: ["GroveRuntime"]),
         .library(name: "GroveTesting", targets: ["GroveTesting"]),
-        .library(name: "GroveExamples", targets: ["GroveExamples"]),
         .library(name: "GroveTea", targets: ["GroveTea"]),
         .executable(name: "grove-demo", targets: ["GroveDemo"]),
         .executable(name: "grove-bench", targets: ["GroveBench"]),
@@ -68,7 +67,8 @@ let package = Package(
             dependencies: ["Grove", "GroveRuntime", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
-        // The seed patterns as real machines.
+        // The seed patterns as real machines, to read and for fsm-worker, grove-demo, fsm-check and
+        // the tests. Not a product: users write their own machines (ARCHITECTURE.md, "Modules").
         .target(name: "GroveExamples", dependencies: ["Grove", "GroveRuntime", "GroveTea", "GroveCheck"], swiftSettings: strict),
         // State-graph exploration: completeness, determinism, reachability; Mermaid and DOT. Pure.
         .target(name: "GroveCheck", dependencies: ["Grove"], swiftSettings: strict),
@@ -196,7 +196,7 @@ let package = Package(
         // program, for tests that show what does not compile) and `ManualSleeper`. Not a product.
         .target(name: "GroveTestSupport", path: "Tests/GroveTestSupport", swiftSettings: strict),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "GroveTestSupport"], swiftSettings: strict),
-        .testTarget(name: "GroveWireTests", dependencies: ["GroveWire"], swiftSettings: strict),
+        .testTarget(name: "GroveWireTests", dependencies: ["GroveWire", "GroveTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "GroveMacrosTests",
             dependencies: [

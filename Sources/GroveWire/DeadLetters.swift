@@ -6,8 +6,8 @@
 /// {"action": "drop", "id": 3}
 /// {"action": "retry", "id": 3}
 /// ```
-public struct DeadLetterRequest: Codable, Sendable, Hashable {
-    public enum Action: String, Codable, Sendable, Hashable {
+package struct DeadLetterRequest: Codable, Sendable, Hashable {
+    package enum Action: String, Codable, Sendable, Hashable {
         /// Answered with a ``DeadLetterList``.
         case list
         /// Deletes the dead letter; answered `accepted`.
@@ -17,34 +17,34 @@ public struct DeadLetterRequest: Codable, Sendable, Hashable {
         case retry
     }
 
-    public var action: Action
+    package var action: Action
     /// The dead letter's id on its worker; for `drop` and `retry`.
-    public var id: Int64?
+    package var id: Int64?
 
-    public init(_ action: Action, id: Int64? = nil) {
+    package init(_ action: Action, id: Int64? = nil) {
         self.action = action
         self.id = id
     }
 }
 
 /// `dead-letter-list`: one worker's quarantined events, oldest first.
-public struct DeadLetterList: Codable, Sendable, Hashable {
-    public struct Letter: Codable, Sendable, Hashable {
+package struct DeadLetterList: Codable, Sendable, Hashable {
+    package struct Letter: Codable, Sendable, Hashable {
         /// Unique on its worker; `<worker>:<id>` names it across the topology.
-        public var id: Int64
-        public var address: String
+        package var id: Int64
+        package var address: String
         /// The machine's type in the topology.
-        public var type: String
+        package var type: String
         /// The event as JSON, as its machine's Codable Event writes it.
-        public var event: JSONValue
+        package var event: JSONValue
         /// What happened, for people.
-        public var error: String
+        package var error: String
         /// How many times the worker died running it.
-        public var crashes: Int
+        package var crashes: Int
         /// When it was quarantined, in milliseconds since 1970.
-        public var time: Int64
+        package var time: Int64
 
-        public init(id: Int64, address: String, type: String, event: JSONValue, error: String, crashes: Int, time: Int64) {
+        package init(id: Int64, address: String, type: String, event: JSONValue, error: String, crashes: Int, time: Int64) {
             self.id = id
             self.address = address
             self.type = type
@@ -55,10 +55,10 @@ public struct DeadLetterList: Codable, Sendable, Hashable {
         }
     }
 
-    public var worker: String
-    public var deadLetters: [Letter]
+    package var worker: String
+    package var deadLetters: [Letter]
 
-    public init(worker: String, deadLetters: [Letter]) {
+    package init(worker: String, deadLetters: [Letter]) {
         self.worker = worker
         self.deadLetters = deadLetters
     }

@@ -2,28 +2,28 @@
 /// Codable forms. Field names are part of the protocol (docs/PROTOCOL.md).
 
 /// `register`: a worker announces itself and what it can host.
-public struct Registration: Codable, Sendable, Hashable {
+package struct Registration: Codable, Sendable, Hashable {
     /// The worker instance name, e.g. `data-io-2`; also its ZeroMQ routing id.
-    public var worker: String
-    public var pid: Int32
+    package var worker: String
+    package var pid: Int32
     /// Machine type names this worker can host.
-    public var machineTypes: [String]
+    package var machineTypes: [String]
     /// io request names this worker has handlers for.
-    public var ioHandlers: [String]
+    package var ioHandlers: [String]
     /// The worker process's incarnation: a random number it chose at start, so the coordinator
     /// tells a process that comes back (same incarnation) from one that replaced it. Absent from
     /// an older worker.
-    public var incarnation: UInt64?
+    package var incarnation: UInt64?
     /// When the process started, in milliseconds since 1970 (wall clock): of two incarnations
     /// under one name, the one started later is the newer. Absent from an older worker.
-    public var startedAtMs: Int64?
+    package var startedAtMs: Int64?
     /// The event the worker's previous process died running, as its flight recorder kept it:
     /// sent with the registrations of a new process until its first welcome, so that the
     /// coordinator attributes the crash before it welcomes the process. Absent when the last
     /// process ended between events, and from an older worker.
-    public var crash: CrashReport?
+    package var crash: CrashReport?
 
-    public init(worker: String, pid: Int32, machineTypes: [String], ioHandlers: [String],
+    package init(worker: String, pid: Int32, machineTypes: [String], ioHandlers: [String],
                 incarnation: UInt64? = nil, startedAtMs: Int64? = nil, crash: CrashReport? = nil) {
         self.crash = crash
         self.worker = worker
@@ -36,22 +36,22 @@ public struct Registration: Codable, Sendable, Hashable {
 }
 
 /// `welcome`: what the coordinator wants the worker to host, and where io requests run.
-public struct Welcome: Codable, Sendable, Hashable {
+package struct Welcome: Codable, Sendable, Hashable {
     /// One machine (or family of keyed instances) placed on the worker.
-    public struct HostedMachine: Codable, Sendable, Hashable {
-        public var name: String
-        public var type: String
-        public var keyed: Bool
+    package struct HostedMachine: Codable, Sendable, Hashable {
+        package var name: String
+        package var type: String
+        package var keyed: Bool
         /// What of each instance the worker keeps in its store; absent (from an older
         /// coordinator, or for `none`) means nothing.
-        public var durability: Durability?
+        package var durability: Durability?
         /// What becomes of an instance that ends; absent (from an older coordinator, or for
         /// `stay`) means it stays ended.
-        public var onEnd: EndPolicy?
+        package var onEnd: EndPolicy?
         /// How an instance is restarted when `onEnd` is `restart`; absent (from an older
         /// coordinator, or for the defaults) means ``RestartPolicy``'s defaults.
-        public var restart: RestartPolicy?
-        public init(name: String, type: String, keyed: Bool, durability: Durability? = nil, onEnd: EndPolicy? = nil,
+        package var restart: RestartPolicy?
+        package init(name: String, type: String, keyed: Bool, durability: Durability? = nil, onEnd: EndPolicy? = nil,
                     restart: RestartPolicy? = nil) {
             self.name = name
             self.type = type
@@ -65,62 +65,62 @@ public struct Welcome: Codable, Sendable, Hashable {
     /// The event a topology route sends to a machine placed on the worker, for the worker to
     /// check against the machine's type when it is welcomed (a typo then shows at launch, with
     /// its place in the topology, not when the route first fires).
-    public struct RouteEvent: Codable, Sendable, Hashable {
+    package struct RouteEvent: Codable, Sendable, Hashable {
         /// The receiving machine's name.
-        public var machine: String
-        public var event: JSONValue
+        package var machine: String
+        package var event: JSONValue
         /// Where the event is in the topology file, e.g. `$.routes[0].event`.
-        public var path: String
-        public init(machine: String, event: JSONValue, path: String) {
+        package var path: String
+        package init(machine: String, event: JSONValue, path: String) {
             self.machine = machine
             self.event = event
             self.path = path
         }
     }
 
-    public var machines: [HostedMachine]
+    package var machines: [HostedMachine]
     /// io request names that run on other workers: the worker sends these to the coordinator.
     /// Everything else runs on the worker's own handlers.
-    public var remoteIO: [String]
-    public var heartbeatIntervalMs: Int
-    public var heartbeatTimeoutMs: Int
-    public var mailboxCapacity: Int
+    package var remoteIO: [String]
+    package var heartbeatIntervalMs: Int
+    package var heartbeatTimeoutMs: Int
+    package var mailboxCapacity: Int
     /// The events routes send to machines placed on the worker (absent from an older
     /// coordinator's welcome).
-    public var routeEvents: [RouteEvent]?
+    package var routeEvents: [RouteEvent]?
     /// For `journal` machines: a state snapshot every this many events (the topology's
     /// `durability.snapshotEvery`); absent when no machine here is durable.
-    public var snapshotEvery: Int?
+    package var snapshotEvery: Int?
     /// When a commit counts as done (the topology's `durability.flush`); absent when no machine
     /// here is durable.
-    public var flush: DurabilityFlush?
+    package var flush: DurabilityFlush?
     /// The coordinator's epoch: a random number chosen each time a coordinator starts, which
     /// makes bits 40–62 of every correlation id it sends to workers (see
     /// ``CorrelationEpoch``). A new epoch in a welcome means the coordinator restarted: replies
     /// to requests of the old one are dropped. Absent from an older coordinator.
-    public var epoch: UInt64?
+    package var epoch: UInt64?
     /// The incarnation of this worker that the coordinator registered (the registration's).
-    public var incarnation: UInt64?
+    package var incarnation: UInt64?
     /// The machines placed here whose transitions go to the worker's audit log; absent when none
     /// is audited (and from an older coordinator).
-    public var audit: AuditPlacement?
+    package var audit: AuditPlacement?
     /// The timeout of the io requests that run on the worker's own handlers, in milliseconds
     /// (the topology's `ioLimits.timeoutMs`); absent from an older coordinator: 30000.
-    public var ioTimeoutMs: Int?
+    package var ioTimeoutMs: Int?
     /// The io requests placed on the worker's own group whose `io[]` entry sets a `timeoutMs`
     /// of its own, by name; absent when none does.
-    public var localIOTimeoutsMs: [String: Int]?
+    package var localIOTimeoutsMs: [String: Int]?
     /// The event patterns quarantined for every address after crashing workers, as far as
     /// they concern machine types placed here; absent when none is (and from an older
     /// coordinator). Later changes come as `quarantine` messages.
-    public var quarantined: [PoisonPattern]?
+    package var quarantined: [PoisonPattern]?
     /// The largest frame the coordinator accepts from the worker (the topology's
     /// `limits.messageBytes`): ZeroMQ drops a worker's connection when it sends a larger one,
     /// so the worker never does (a reply too large is answered `reply-too-large` instead).
     /// Absent from an older coordinator: 16 MiB, the default.
-    public var messageBytes: Int?
+    package var messageBytes: Int?
 
-    public init(machines: [HostedMachine], remoteIO: [String], heartbeatIntervalMs: Int, heartbeatTimeoutMs: Int, mailboxCapacity: Int,
+    package init(machines: [HostedMachine], remoteIO: [String], heartbeatIntervalMs: Int, heartbeatTimeoutMs: Int, mailboxCapacity: Int,
                 routeEvents: [RouteEvent]? = nil, snapshotEvery: Int? = nil, flush: DurabilityFlush? = nil,
                 epoch: UInt64? = nil, incarnation: UInt64? = nil, audit: AuditPlacement? = nil,
                 ioTimeoutMs: Int? = nil, localIOTimeoutsMs: [String: Int]? = nil, messageBytes: Int? = nil) {
@@ -142,30 +142,30 @@ public struct Welcome: Codable, Sendable, Hashable {
 
     /// Whether any machine placed here keeps more than nothing: only then does the worker open
     /// its store.
-    public var hasDurableMachines: Bool {
+    package var hasDurableMachines: Bool {
         machines.contains { ($0.durability ?? .none) != .none }
     }
 }
 
 /// `observe`: the topic prefixes the coordinator's watchers subscribe to. A worker publishes a
 /// machine's state changes only when `state:<address>` starts with one of them.
-public struct Observation: Codable, Sendable, Hashable {
-    public var prefixes: [String]
-    public init(prefixes: [String]) { self.prefixes = prefixes }
+package struct Observation: Codable, Sendable, Hashable {
+    package var prefixes: [String]
+    package init(prefixes: [String]) { self.prefixes = prefixes }
 
     /// Whether a publication on `topic` reaches any subscriber.
-    public func watches(_ topic: String) -> Bool {
+    package func watches(_ topic: String) -> Bool {
         prefixes.contains { topic.hasPrefix($0) }
     }
 }
 
 /// `state-changed`, published on topic `state:<address>`.
-public struct StateChange: Codable, Sendable, Hashable {
-    public var address: String
-    public var worker: String
-    public var state: JSONValue
+package struct StateChange: Codable, Sendable, Hashable {
+    package var address: String
+    package var worker: String
+    package var state: JSONValue
 
-    public init(address: String, worker: String, state: JSONValue) {
+    package init(address: String, worker: String, state: JSONValue) {
         self.address = address
         self.worker = worker
         self.state = state
@@ -173,8 +173,8 @@ public struct StateChange: Codable, Sendable, Hashable {
 }
 
 /// `effect`, published on topic `effect:<address>`: the lifecycle of one io effect.
-public struct EffectEvent: Codable, Sendable, Hashable {
-    public enum Phase: String, Codable, Sendable, Hashable {
+package struct EffectEvent: Codable, Sendable, Hashable {
+    package enum Phase: String, Codable, Sendable, Hashable {
         /// Sent to the worker that runs it.
         case started
         /// A response came back and was delivered to the machine's worker.
@@ -188,20 +188,20 @@ public struct EffectEvent: Codable, Sendable, Hashable {
         case lost
     }
 
-    public var address: String
-    public var effect: JSONValue
-    public var request: String
+    package var address: String
+    package var effect: JSONValue
+    package var request: String
     /// The worker running the request.
-    public var worker: String
-    public var phase: Phase
-    public var reason: String?
+    package var worker: String
+    package var phase: Phase
+    package var reason: String?
     /// On `cancelled`: what became of the task on the worker running it (``IOCancelAnswer/TaskFate``).
-    public var task: IOCancelAnswer.TaskFate?
+    package var task: IOCancelAnswer.TaskFate?
     /// On `cancelled` with `task` `ended`: when it ended, on that worker's `CLOCK_MONOTONIC`
     /// (nanoseconds; comparable only on the same host).
-    public var taskEndedAtNs: UInt64?
+    package var taskEndedAtNs: UInt64?
 
-    public init(address: String, effect: JSONValue, request: String, worker: String, phase: Phase, reason: String? = nil,
+    package init(address: String, effect: JSONValue, request: String, worker: String, phase: Phase, reason: String? = nil,
                 task: IOCancelAnswer.TaskFate? = nil, taskEndedAtNs: UInt64? = nil) {
         self.address = address
         self.effect = effect
@@ -215,15 +215,15 @@ public struct EffectEvent: Codable, Sendable, Hashable {
 }
 
 /// `worker`, published on topic `worker:<name>`.
-public struct WorkerEvent: Codable, Sendable, Hashable {
-    public enum Phase: String, Codable, Sendable, Hashable { case registered, lost }
-    public var worker: String
-    public var phase: Phase
-    public var reason: String?
+package struct WorkerEvent: Codable, Sendable, Hashable {
+    package enum Phase: String, Codable, Sendable, Hashable { case registered, lost }
+    package var worker: String
+    package var phase: Phase
+    package var reason: String?
     /// Machine addresses that became unavailable (on `lost`).
-    public var machines: [String]
+    package var machines: [String]
 
-    public init(worker: String, phase: Phase, reason: String? = nil, machines: [String] = []) {
+    package init(worker: String, phase: Phase, reason: String? = nil, machines: [String] = []) {
         self.worker = worker
         self.phase = phase
         self.reason = reason
@@ -233,8 +233,8 @@ public struct WorkerEvent: Codable, Sendable, Hashable {
 
 /// `machine`, published on topic `machine:<address>`: the machine ended and accepts no more
 /// events (later ones get `machine-ended`).
-public struct MachineEnded: Codable, Sendable, Hashable {
-    public enum Reason: String, Codable, Sendable, Hashable {
+package struct MachineEnded: Codable, Sendable, Hashable {
+    package enum Reason: String, Codable, Sendable, Hashable {
         /// It entered a terminal state.
         case terminalState = "terminal-state"
         /// It was stopped (`stop`).
@@ -243,15 +243,15 @@ public struct MachineEnded: Codable, Sendable, Hashable {
         case failed
     }
 
-    public var address: String
-    public var worker: String
-    public var reason: Reason
+    package var address: String
+    package var worker: String
+    package var reason: Reason
     /// The state it ended in.
-    public var state: JSONValue
+    package var state: JSONValue
     /// For `failed`: what failed.
-    public var message: String?
+    package var message: String?
 
-    public init(address: String, worker: String, reason: Reason, state: JSONValue, message: String? = nil) {
+    package init(address: String, worker: String, reason: Reason, state: JSONValue, message: String? = nil) {
         self.address = address
         self.worker = worker
         self.reason = reason
@@ -261,9 +261,9 @@ public struct MachineEnded: Codable, Sendable, Hashable {
 }
 
 /// `output`: a machine emitted an output; the coordinator applies the topology's routes.
-public struct OutputEvent: Codable, Sendable, Hashable {
-    public var output: JSONValue
-    public init(output: JSONValue) { self.output = output }
+package struct OutputEvent: Codable, Sendable, Hashable {
+    package var output: JSONValue
+    package init(output: JSONValue) { self.output = output }
 }
 
 /// `listing`: the reply to `list`.
@@ -330,16 +330,16 @@ public struct Listing: Codable, Sendable, Hashable {
 /// `list`'s optional payload: the next page of one keyed machine's instances. A listing holds
 /// at most ``pageSize`` instances per machine (a reply of 100,000 keys of 1 KiB stalled the
 /// coordinator for seconds); `instanceCount` says how many there are.
-public struct ListRequest: Codable, Sendable, Hashable {
+package struct ListRequest: Codable, Sendable, Hashable {
     /// Instances per machine in one listing.
-    public static let pageSize = 1000
+    package static let pageSize = 1000
 
     /// The keyed machine to page through; the others are listed without instances.
-    public var machine: String
+    package var machine: String
     /// The last instance of the previous page; `nil` for the first page.
-    public var after: String?
+    package var after: String?
 
-    public init(machine: String, after: String? = nil) {
+    package init(machine: String, after: String? = nil) {
         self.machine = machine
         self.after = after
     }

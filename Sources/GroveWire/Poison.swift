@@ -5,23 +5,23 @@
 /// ```json
 /// {"address":"counter/k-3","type":"Counter","event":"add","origin":"sent","correlation":72057594037927937}
 /// ```
-public struct CrashReport: Codable, Sendable, Hashable {
+package struct CrashReport: Codable, Sendable, Hashable {
     /// The machine that was running the event.
-    public var address: String
+    package var address: String
     /// The machine's type name as the topology places it; absent when the record did not say.
-    public var type: String?
+    package var type: String?
     /// The event's case: the one key of the object its machine's `Codable` Event encodes it as
     /// (`"add"` for `{"add":{"_0":5}}`), or the string it encodes as; absent when the event was
     /// not recorded (too large), no longer decodes, or encodes as something else.
-    public var event: String?
+    package var event: String?
     /// Where the event came from: `sent` (a client or a route), `inline`, `effect`, `timer`,
     /// `journal` (replayed by recovery) or `unknown`.
-    public var origin: String
+    package var origin: String
     /// The id of the request that carried the event, as the coordinator sent it, when the event
     /// ran as it arrived; absent otherwise (queued first, or not sent).
-    public var correlation: UInt64?
+    package var correlation: UInt64?
 
-    public init(address: String, type: String? = nil, event: String? = nil, origin: String, correlation: UInt64? = nil) {
+    package init(address: String, type: String? = nil, event: String? = nil, origin: String, correlation: UInt64? = nil) {
         self.address = address
         self.type = type
         self.event = event
@@ -30,7 +30,7 @@ public struct CrashReport: Codable, Sendable, Hashable {
     }
 
     /// The pattern the crash is counted against; nil without a type and a case.
-    public var pattern: PoisonPattern? {
+    package var pattern: PoisonPattern? {
         guard let type, let event else { return nil }
         return PoisonPattern(type: type, event: event)
     }
@@ -38,30 +38,30 @@ public struct CrashReport: Codable, Sendable, Hashable {
 
 /// An event pattern: a machine type and one case of its events, whatever the address and the
 /// associated values. What the coordinator quarantines after repeated crashes.
-public struct PoisonPattern: Codable, Sendable, Hashable, Comparable, CustomStringConvertible {
+package struct PoisonPattern: Codable, Sendable, Hashable, Comparable, CustomStringConvertible {
     /// The machine type, as topologies name it (`"Counter"`).
-    public var type: String
+    package var type: String
     /// The event's case (`"add"`).
-    public var event: String
+    package var event: String
 
-    public init(type: String, event: String) {
+    package init(type: String, event: String) {
         self.type = type
         self.event = event
     }
 
-    public var description: String { "\(type).\(event)" }
+    package var description: String { "\(type).\(event)" }
 
-    public static func < (lhs: PoisonPattern, rhs: PoisonPattern) -> Bool {
+    package static func < (lhs: PoisonPattern, rhs: PoisonPattern) -> Bool {
         (lhs.type, lhs.event) < (rhs.type, rhs.event)
     }
 }
 
 /// `quarantine`, coordinator → worker: every pattern quarantined for the machine types placed
 /// on the worker (the whole list each time, so a lost message is made good by the next).
-public struct QuarantinedPatterns: Codable, Sendable, Hashable {
-    public var patterns: [PoisonPattern]
+package struct QuarantinedPatterns: Codable, Sendable, Hashable {
+    package var patterns: [PoisonPattern]
 
-    public init(patterns: [PoisonPattern]) {
+    package init(patterns: [PoisonPattern]) {
         self.patterns = patterns
     }
 }
@@ -72,8 +72,8 @@ public struct QuarantinedPatterns: Codable, Sendable, Hashable {
 /// {"action": "lift", "key": "rq1Z…"}
 /// {"action": "release", "type": "Counter", "event": "add"}
 /// ```
-public struct PoisonRequest: Codable, Sendable, Hashable {
-    public enum Action: String, Codable, Sendable, Hashable {
+package struct PoisonRequest: Codable, Sendable, Hashable {
+    package enum Action: String, Codable, Sendable, Hashable {
         /// Answered with a ``PoisonList``.
         case list
         /// Lifts the suspension of the client key `key`; answered `accepted`.
@@ -82,14 +82,14 @@ public struct PoisonRequest: Codable, Sendable, Hashable {
         case release
     }
 
-    public var action: Action
+    package var action: Action
     /// The suspended client key (Z85, 40 characters), for `lift`.
-    public var key: String?
+    package var key: String?
     /// The pattern's machine type and event case, for `release`.
-    public var type: String?
-    public var event: String?
+    package var type: String?
+    package var event: String?
 
-    public init(_ action: Action, key: String? = nil, type: String? = nil, event: String? = nil) {
+    package init(_ action: Action, key: String? = nil, type: String? = nil, event: String? = nil) {
         self.action = action
         self.key = key
         self.type = type
@@ -98,19 +98,19 @@ public struct PoisonRequest: Codable, Sendable, Hashable {
 }
 
 /// `poison-list`: the client keys suspended and the patterns quarantined, oldest first.
-public struct PoisonList: Codable, Sendable, Hashable {
+package struct PoisonList: Codable, Sendable, Hashable {
     /// A client key refused `send` after the workers it crashed.
-    public struct Suspension: Codable, Sendable, Hashable {
+    package struct Suspension: Codable, Sendable, Hashable {
         /// The client's public key, Z85.
-        public var key: String
+        package var key: String
         /// The worker crashes attributed to its events when it was suspended.
-        public var crashes: Int
+        package var crashes: Int
         /// How long ago it was suspended, in milliseconds (as of the coordinator's last tick).
-        public var ageMs: Int64
+        package var ageMs: Int64
         /// The patterns of the events that crashed them, when they had one.
-        public var patterns: [PoisonPattern]
+        package var patterns: [PoisonPattern]
 
-        public init(key: String, crashes: Int, ageMs: Int64, patterns: [PoisonPattern]) {
+        package init(key: String, crashes: Int, ageMs: Int64, patterns: [PoisonPattern]) {
             self.key = key
             self.crashes = crashes
             self.ageMs = ageMs
@@ -119,17 +119,17 @@ public struct PoisonList: Codable, Sendable, Hashable {
     }
 
     /// A pattern refused for every address after the workers it crashed.
-    public struct Quarantine: Codable, Sendable, Hashable {
-        public var type: String
-        public var event: String
+    package struct Quarantine: Codable, Sendable, Hashable {
+        package var type: String
+        package var event: String
         /// The worker crashes attributed to it when it was quarantined.
-        public var crashes: Int
+        package var crashes: Int
         /// How long ago it was quarantined, in milliseconds (as of the coordinator's last tick).
-        public var ageMs: Int64
+        package var ageMs: Int64
         /// The addresses it crashed, most recent last (at most a few).
-        public var addresses: [String]
+        package var addresses: [String]
 
-        public init(type: String, event: String, crashes: Int, ageMs: Int64, addresses: [String]) {
+        package init(type: String, event: String, crashes: Int, ageMs: Int64, addresses: [String]) {
             self.type = type
             self.event = event
             self.crashes = crashes
@@ -138,13 +138,13 @@ public struct PoisonList: Codable, Sendable, Hashable {
         }
     }
 
-    public var suspended: [Suspension]
-    public var quarantined: [Quarantine]
+    package var suspended: [Suspension]
+    package var quarantined: [Quarantine]
     /// Client keys (Z85) refused on the events endpoint after their watchers subscribed past
     /// `limits.watcherSubscriptions`; lifted as a suspension is.
-    public var refusedWatchers: [String]
+    package var refusedWatchers: [String]
 
-    public init(suspended: [Suspension], quarantined: [Quarantine], refusedWatchers: [String] = []) {
+    package init(suspended: [Suspension], quarantined: [Quarantine], refusedWatchers: [String] = []) {
         self.suspended = suspended
         self.quarantined = quarantined
         self.refusedWatchers = refusedWatchers

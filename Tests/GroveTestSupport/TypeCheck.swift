@@ -4,9 +4,14 @@ import Testing
 /// Runs `swiftc -typecheck` on `source` with the modules beside this test binary (`Grove` and
 /// the other modules the running test target was built with), for tests that show a program is
 /// refused by the compiler. Waits up to 50 s for swiftc; records an issue if it takes longer.
+/// The program is its own module outside this package, as a user's is: `package` declarations
+/// are out of its sight.
+/// - Parameters:
+///   - source: The program.
+///   - arguments: More for swiftc, e.g. `-load-plugin-executable` for a macro.
 /// - Returns: swiftc's exit status and everything it printed.
 /// - Throws: When the source cannot be written or swiftc cannot be started.
-package func typeCheck(_ source: String) async throws -> (status: Int32, output: String) {
+package func typeCheck(_ source: String, arguments: [String] = []) async throws -> (status: Int32, output: String) {
     let binary = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
     let modules = binary.deletingLastPathComponent().appendingPathComponent("Modules")
     try #require(FileManager.default.fileExists(atPath: modules.appendingPathComponent("Grove.swiftmodule").path),
@@ -23,7 +28,7 @@ package func typeCheck(_ source: String) async throws -> (status: Int32, output:
 
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["swiftc", "-typecheck", "-I", modules.path, file.path]
+    process.arguments = ["swiftc", "-typecheck", "-I", modules.path] + arguments + [file.path]
     process.standardOutput = handle
     process.standardError = handle
     process.standardInput = FileHandle.nullDevice
