@@ -9,9 +9,9 @@
 /// u32 payload length (big-endian), payload
 /// ```
 /// The outer header's correlation is the number of envelopes. Batches do not nest.
-package enum Batch {
+public enum Batch {
     /// Packs `messages` into one batch message (a single message is returned unchanged).
-    package static func pack(_ messages: [WireMessage]) -> WireMessage {
+    public static func pack(_ messages: [WireMessage]) -> WireMessage {
         if messages.count == 1 { return messages[0] }
         var payload: [UInt8] = []
         payload.reserveCapacity(messages.reduce(0) { $0 + 16 + $1.address.utf8.count + $1.payload.count })
@@ -21,7 +21,7 @@ package enum Batch {
 
     /// Packs messages given as their three frames (header, address, payload) without parsing
     /// them; returns the frames of one batch message (or the single message unchanged).
-    package static func pack(frames messages: [[[UInt8]]]) -> [[UInt8]] {
+    public static func pack(frames messages: [[[UInt8]]]) -> [[UInt8]] {
         if messages.count == 1 { return messages[0] }
         var payload: [UInt8] = []
         payload.reserveCapacity(messages.reduce(0) { $0 + 16 + $1[1].count + $1[2].count })
@@ -37,7 +37,7 @@ package enum Batch {
     }
 
     /// Appends one envelope to a batch payload under construction.
-    package static func append(_ message: WireMessage, to payload: inout [UInt8]) {
+    public static func append(_ message: WireMessage, to payload: inout [UInt8]) {
         payload.append(message.header.kind.rawValue)
         payload.append(message.header.flags.rawValue)
         appendBigEndian(message.header.correlation, bytes: 8, to: &payload)
@@ -51,7 +51,7 @@ package enum Batch {
     /// The envelopes of a batch payload, in order.
     /// - Throws: ``WireError`` `malformed-frame` when an envelope is truncated, its address is
     ///   not UTF-8, its kind is unknown or is itself a batch.
-    package static func unpack(_ payload: [UInt8]) throws(WireError) -> [WireMessage] {
+    public static func unpack(_ payload: [UInt8]) throws(WireError) -> [WireMessage] {
         var messages: [WireMessage] = []
         for envelope in try envelopes(in: payload) { messages.append(try envelope.message(in: payload)) }
         return messages
@@ -61,7 +61,7 @@ package enum Batch {
     /// ``envelopes(in:)``, also refusing a batch that holds none (it would get no reply at all)
     /// or another number than its header says.
     /// - Throws: ``WireError`` `malformed-frame`, saying which.
-    package static func envelopes(in payload: [UInt8], count: UInt64) throws(WireError) -> [Envelope] {
+    public static func envelopes(in payload: [UInt8], count: UInt64) throws(WireError) -> [Envelope] {
         let envelopes = try envelopes(in: payload)
         guard !envelopes.isEmpty else {
             throw WireError(.malformedFrame,
@@ -78,7 +78,7 @@ package enum Batch {
     /// that a malformed batch is refused as a whole. Addresses are not checked to be UTF-8 yet.
     /// - Throws: ``WireError`` `malformed-frame` when an envelope is truncated, its kind is
     ///   unknown or is itself a batch.
-    package static func envelopes(in payload: [UInt8]) throws(WireError) -> [Envelope] {
+    public static func envelopes(in payload: [UInt8]) throws(WireError) -> [Envelope] {
         var envelopes: [Envelope] = []
         var offset = 0
         func truncated() -> WireError {

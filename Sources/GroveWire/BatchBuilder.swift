@@ -1,16 +1,16 @@
 /// One envelope of a batch payload, as offsets into it: what routers read without copying.
-package struct Envelope: Sendable, Hashable {
-    package var kind: MessageKind
-    package var flags: Header.Flags
-    package var correlation: UInt64
+public struct Envelope: Sendable, Hashable {
+    public var kind: MessageKind
+    public var flags: Header.Flags
+    public var correlation: UInt64
     /// Where the address's UTF-8 bytes are in the payload (not yet checked to be UTF-8).
-    package var address: Range<Int>
+    public var address: Range<Int>
     /// Where the envelope's own payload is.
-    package var payload: Range<Int>
+    public var payload: Range<Int>
 
     /// The envelope as a message, copying its address and payload out of `batch`.
     /// - Throws: ``WireError`` `malformed-frame` when the address is not UTF-8.
-    package func message(in batch: [UInt8]) throws(WireError) -> WireMessage {
+    public func message(in batch: [UInt8]) throws(WireError) -> WireMessage {
         WireMessage(Header(kind, flags: flags, correlation: correlation),
                     address: try addressText(in: batch), payload: Array(batch[payload]))
     }
@@ -18,7 +18,7 @@ package struct Envelope: Sendable, Hashable {
     /// The address as text.
     /// - Throws: ``WireError`` `malformed-frame` when it is not UTF-8 or longer than
     ///   ``WireMessage/maximumAddressLength``.
-    package func addressText(in batch: [UInt8]) throws(WireError) -> String {
+    public func addressText(in batch: [UInt8]) throws(WireError) -> String {
         guard address.count <= WireMessage.maximumAddressLength else {
             throw WireMessage.addressTooLong(address.count, correlation: correlation)
         }
@@ -31,39 +31,39 @@ package struct Envelope: Sendable, Hashable {
 
 /// Builds a batch payload envelope by envelope; envelopes read from another batch are copied
 /// byte for byte, so a router forwards them without making a message of each.
-package struct BatchBuilder: Sendable {
+public struct BatchBuilder: Sendable {
     @usableFromInline var envelopeCount = 0
     @usableFromInline var bytes: [UInt8] = []
 
     /// Envelopes appended so far.
-    package var count: Int { envelopeCount }
+    public var count: Int { envelopeCount }
     /// The payload of the batch message under construction.
-    package var payload: [UInt8] { bytes }
+    public var payload: [UInt8] { bytes }
 
     @inlinable
-    package init() {}
+    public init() {}
 
     /// An empty builder with room for `byteCount` payload bytes (at most 256 KiB, so a
     /// destination that goes idle holds little): a sender that just sent a batch starts the next
     /// one at the last one's size instead of growing it from nothing again.
     @inlinable
-    package init(reservingCapacity byteCount: Int) {
+    public init(reservingCapacity byteCount: Int) {
         bytes.reserveCapacity(min(byteCount, 1 << 18))
     }
 
     @inlinable
-    package var isEmpty: Bool { count == 0 }
+    public var isEmpty: Bool { count == 0 }
 
     /// Payload bytes so far.
     @inlinable
-    package var byteCount: Int { bytes.count }
+    public var byteCount: Int { bytes.count }
 
     /// Where senders cut a batch: big enough that per-message costs vanish, small enough to
     /// stay far below receivers' message size limits (the coordinator accepts 16 MiB).
-    package static let preferredByteCount = 1 << 20
+    public static let preferredByteCount = 1 << 20
 
     @inlinable
-    package mutating func append(
+    public mutating func append(
         kind: MessageKind, flags: Header.Flags, correlation: UInt64,
         address: some Collection<UInt8>, payload body: some Collection<UInt8>
     ) {
@@ -97,7 +97,7 @@ package struct BatchBuilder: Sendable {
     /// into the batch, with no array of its own to copy). `write` gets the whole batch and must
     /// only append to it. When `write` throws, the batch is left as it was.
     @inlinable
-    package mutating func append<Failure: Error>(
+    public mutating func append<Failure: Error>(
         kind: MessageKind, flags: Header.Flags, correlation: UInt64, address: some Collection<UInt8>,
         writingPayload write: (inout [UInt8]) throws(Failure) -> Void
     ) throws(Failure) {
@@ -120,14 +120,14 @@ package struct BatchBuilder: Sendable {
 
     /// Appends the envelopes of another batch's payload as they are.
     /// - Parameter count: How many envelopes `envelopes` holds (its header's correlation).
-    package mutating func append(envelopes: [UInt8], count added: Int) {
+    public mutating func append(envelopes: [UInt8], count added: Int) {
         bytes.append(contentsOf: envelopes)
         envelopeCount += added
     }
 
     /// Appends `envelope` from `batch` with another correlation id.
     @inlinable
-    package mutating func append(_ envelope: Envelope, from batch: [UInt8], correlation: UInt64) {
+    public mutating func append(_ envelope: Envelope, from batch: [UInt8], correlation: UInt64) {
         // Copied through the batch's buffer: slices of the array would retain and release its
         // storage twice per envelope, on routers' hot path. Slicing a buffer is unchecked in
         // release builds, so the ranges are checked here.
@@ -142,14 +142,14 @@ package struct BatchBuilder: Sendable {
     }
 
     @inlinable
-    package mutating func append(_ message: WireMessage) {
+    public mutating func append(_ message: WireMessage) {
         append(kind: message.header.kind, flags: message.header.flags, correlation: message.header.correlation,
                address: message.address.utf8, payload: message.payload)
     }
 
     /// The frames to send (header, address, payload): one batch message, or the single
     /// envelope as a plain message when there is only one.
-    package func frames() -> [[UInt8]] {
+    public func frames() -> [[UInt8]] {
         withLoneMessage { [Array($0), Array($1), Array($2)] } ?? [Header(.batch, correlation: UInt64(count)).bytes, [], payload]
     }
 
@@ -157,7 +157,7 @@ package struct BatchBuilder: Sendable {
     /// frames (header on the stack, address and payload in the builder's bytes), so a sender
     /// makes no arrays for them; nil, without calling `body`, for any other count.
     @inlinable
-    package func withLoneMessage<Result>(
+    public func withLoneMessage<Result>(
         _ body: (_ header: UnsafeRawBufferPointer, _ address: UnsafeRawBufferPointer, _ payload: UnsafeRawBufferPointer) throws -> Result
     ) rethrows -> Result? {
         guard count == 1, let envelope = try? Batch.envelopes(in: bytes).first else { return nil }
@@ -172,7 +172,7 @@ package struct BatchBuilder: Sendable {
     /// Removes the last envelope appended and returns its bytes, to send in another batch or
     /// not at all (a sender that learns an envelope's size only once it is written).
     /// - Parameter start: ``byteCount`` just before that envelope was appended.
-    package mutating func removeLast(startingAt start: Int) -> [UInt8] {
+    public mutating func removeLast(startingAt start: Int) -> [UInt8] {
         precondition(count > 0 && start >= 0 && start <= bytes.count, "no envelope starts at byte \(start) of the batch")
         let removed = Array(bytes[start...])
         bytes.removeSubrange(start...)
@@ -181,7 +181,7 @@ package struct BatchBuilder: Sendable {
     }
 
     /// Empties the builder, keeping its capacity.
-    package mutating func removeAll() {
+    public mutating func removeAll() {
         envelopeCount = 0
         bytes.removeAll(keepingCapacity: true)
     }

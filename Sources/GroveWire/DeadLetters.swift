@@ -6,8 +6,8 @@
 /// {"action": "drop", "id": 3}
 /// {"action": "retry", "id": 3}
 /// ```
-package struct DeadLetterRequest: Codable, Sendable, Hashable {
-    package enum Action: String, Codable, Sendable, Hashable {
+public struct DeadLetterRequest: Codable, Sendable, Hashable {
+    public enum Action: String, Codable, Sendable, Hashable {
         /// Answered with a ``DeadLetterList``.
         case list
         /// Deletes the dead letter; answered `accepted`.
@@ -17,34 +17,34 @@ package struct DeadLetterRequest: Codable, Sendable, Hashable {
         case retry
     }
 
-    package var action: Action
+    public var action: Action
     /// The dead letter's id on its worker; for `drop` and `retry`.
-    package var id: Int64?
+    public var id: Int64?
 
-    package init(_ action: Action, id: Int64? = nil) {
+    public init(_ action: Action, id: Int64? = nil) {
         self.action = action
         self.id = id
     }
 }
 
 /// `dead-letter-list`: one worker's quarantined events, oldest first.
-package struct DeadLetterList: Codable, Sendable, Hashable {
-    package struct Letter: Codable, Sendable, Hashable {
+public struct DeadLetterList: Codable, Sendable, Hashable {
+    public struct Letter: Codable, Sendable, Hashable {
         /// Unique on its worker; `<worker>:<id>` names it across the topology.
-        package var id: Int64
-        package var address: String
+        public var id: Int64
+        public var address: String
         /// The machine's type in the topology.
-        package var type: String
+        public var type: String
         /// The event as JSON, as its machine's Codable Event writes it.
-        package var event: JSONValue
+        public var event: JSONValue
         /// What happened, for people.
-        package var error: String
+        public var error: String
         /// How many times the worker died running it.
-        package var crashes: Int
+        public var crashes: Int
         /// When it was quarantined, in milliseconds since 1970.
-        package var time: Int64
+        public var time: Int64
 
-        package init(id: Int64, address: String, type: String, event: JSONValue, error: String, crashes: Int, time: Int64) {
+        public init(id: Int64, address: String, type: String, event: JSONValue, error: String, crashes: Int, time: Int64) {
             self.id = id
             self.address = address
             self.type = type
@@ -55,10 +55,10 @@ package struct DeadLetterList: Codable, Sendable, Hashable {
         }
     }
 
-    package var worker: String
-    package var deadLetters: [Letter]
+    public var worker: String
+    public var deadLetters: [Letter]
 
-    package init(worker: String, deadLetters: [Letter]) {
+    public init(worker: String, deadLetters: [Letter]) {
         self.worker = worker
         self.deadLetters = deadLetters
     }

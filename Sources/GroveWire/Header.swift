@@ -185,7 +185,7 @@ public struct Header: Sendable, Hashable {
 
     /// Calls `body` with the header's 12 bytes in memory on the stack (no array is made).
     @inlinable
-    package func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+    public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
         var raw: (UInt32, UInt64) = (0, 0)
         return try Swift.withUnsafeMutableBytes(of: &raw) { buffer in
             buffer[0] = Self.magic
@@ -208,7 +208,7 @@ public struct Header: Sendable, Hashable {
 
     /// Reads a header frame in borrowed memory, as ``init(_:)-([UInt8])`` does.
     /// - Throws: ``WireError``, as ``init(_:)-([UInt8])`` does.
-    package init(_ frame: UnsafeRawBufferPointer) throws(WireError) {
+    public init(_ frame: UnsafeRawBufferPointer) throws(WireError) {
         guard frame.count == Self.size, frame[0] == Self.magic else {
             throw WireError(.malformedFrame,
                 "the first frame must be the \(Self.size)-byte Grove header starting with 0x47 ('G'); got \(frame.count) bytes"

@@ -18,18 +18,18 @@
 /// try BinaryCodec.encode(request, into: &payload)             // header flag: binary
 /// let head = try IOCallHead(reading: payload)                 // head.name == "FetchItems"
 /// ```
-package struct IOCallHead: Sendable, Hashable {
+public struct IOCallHead: Sendable, Hashable {
     /// The request's name: it selects the handler, and the worker group the topology places it on.
-    package var name: String
+    public var name: String
     /// Where the effect id's JSON is in the payload.
-    package var effect: Range<Int>
+    public var effect: Range<Int>
     /// Where the request's bytes are in the payload: after the head, to the end.
-    package var body: Range<Int>
+    public var body: Range<Int>
 
     /// Reads the head of an `io-request` payload.
     /// - Throws: ``WireError`` `malformed-frame` when the payload is shorter than its lengths say
     ///   or the name is not UTF-8.
-    package init(reading payload: UnsafeRawBufferPointer) throws(WireError) {
+    public init(reading payload: UnsafeRawBufferPointer) throws(WireError) {
         let bytes = payload.assumingMemoryBound(to: UInt8.self)
         func length(at offset: Int, of what: String) throws(WireError) -> Range<Int> {
             guard offset + 2 <= bytes.count else { throw Self.truncated(what) }
@@ -48,7 +48,7 @@ package struct IOCallHead: Sendable, Hashable {
     }
 
     /// ``init(reading:)`` for a payload in an array.
-    package init(reading payload: [UInt8]) throws(WireError) {
+    public init(reading payload: [UInt8]) throws(WireError) {
         let head = payload.withUnsafeBytes { bytes in Result { () throws(WireError) in try IOCallHead(reading: bytes) } }
         self = try head.get()
     }
@@ -58,7 +58,7 @@ package struct IOCallHead: Sendable, Hashable {
     ///   - name: The request's name.
     ///   - effect: The effect id as JSON.
     /// - Throws: ``WireError`` `oversized` when the name or the effect id is longer than 65535 bytes.
-    package static func write(name: String, effect: some Collection<UInt8>, into payload: inout [UInt8]) throws(WireError) {
+    public static func write(name: String, effect: some Collection<UInt8>, into payload: inout [UInt8]) throws(WireError) {
         func check(_ count: Int, _ part: String) throws(WireError) {
             guard count > Int(UInt16.max) else { return }
             throw WireError(.oversized, "the io request's \(part) is \(count) bytes; at most 65535 fit its head, so shorten it")
@@ -84,24 +84,24 @@ package struct IOCallHead: Sendable, Hashable {
 /// 0x00  the response, as the request's codec wrote it (the header's binary flag says which)
 /// 0x01  a failure as JSON: {"code": "...", "message": "..."}
 /// ```
-package enum IOCallResult: Sendable, Hashable {
+public enum IOCallResult: Sendable, Hashable {
     /// The handler's response: its bytes, and whether they are in the binary codec.
     case response(ArraySlice<UInt8>, binary: Bool)
     /// The call failed; mirrors `IOFailure` in the Grove module.
     case failure(Failure)
 
     /// A code and a message, as `IOFailure` has them.
-    package struct Failure: Codable, Sendable, Hashable {
-        package var code: String
-        package var message: String
-        package init(code: String, message: String) {
+    public struct Failure: Codable, Sendable, Hashable {
+        public var code: String
+        public var message: String
+        public init(code: String, message: String) {
             self.code = code
             self.message = message
         }
     }
 
     /// The first byte of an `io-result` payload.
-    package enum Outcome: UInt8, Sendable {
+    public enum Outcome: UInt8, Sendable {
         case response = 0
         case failure = 1
     }
@@ -110,7 +110,7 @@ package enum IOCallResult: Sendable, Hashable {
     /// - Parameter binary: Whether the header's binary flag is set.
     /// - Throws: ``WireError`` `malformed-frame` when the payload is empty or its first byte is
     ///   neither outcome, `malformed-json` when a failure does not decode.
-    package init(reading payload: ArraySlice<UInt8>, binary: Bool) throws(WireError) {
+    public init(reading payload: ArraySlice<UInt8>, binary: Bool) throws(WireError) {
         switch try Self.outcome(of: payload.first) {
         case .response:
             self = .response(payload.dropFirst(), binary: binary)
@@ -120,14 +120,14 @@ package enum IOCallResult: Sendable, Hashable {
     }
 
     /// ``init(reading:binary:)-(ArraySlice<UInt8>,_)`` for a payload in an array.
-    package init(reading payload: [UInt8], binary: Bool) throws(WireError) {
+    public init(reading payload: [UInt8], binary: Bool) throws(WireError) {
         try self.init(reading: payload[...], binary: binary)
     }
 
     /// The failure an `io-result` payload carries, read in place; nil for a response, whose
     /// bytes are not looked at. What the coordinator reads to publish how a call ended.
     /// - Throws: ``WireError`` as ``init(reading:binary:)``.
-    package static func failure(in payload: some Collection<UInt8>) throws(WireError) -> Failure? {
+    public static func failure(in payload: some Collection<UInt8>) throws(WireError) -> Failure? {
         switch try outcome(of: payload.first) {
         case .response:
             return nil
@@ -145,12 +145,12 @@ package enum IOCallResult: Sendable, Hashable {
     }
 
     /// The payload of a failed call.
-    package static func payload(failure: Failure) -> [UInt8] {
+    public static func payload(failure: Failure) -> [UInt8] {
         [Outcome.failure.rawValue] + ((try? WireJSON.encode(failure)) ?? [])
     }
 
     /// The payload of a failed call, from its code and message.
-    package static func payload(failing code: String, _ message: String) -> [UInt8] {
+    public static func payload(failing code: String, _ message: String) -> [UInt8] {
         payload(failure: Failure(code: code, message: message))
     }
 }
@@ -162,9 +162,9 @@ package enum IOCallResult: Sendable, Hashable {
 /// ```json
 /// {"task": "ended", "endedAtNs": 81234567890123}
 /// ```
-package struct IOCancelAnswer: Codable, Sendable, Hashable {
+public struct IOCancelAnswer: Codable, Sendable, Hashable {
     /// The task's fate.
-    package enum TaskFate: String, Codable, Sendable, Hashable {
+    public enum TaskFate: String, Codable, Sendable, Hashable {
         /// It was running when the cancel came, and has ended since.
         case ended
         /// It had finished before the cancel came: its result was on the way (and is dropped).
@@ -178,13 +178,13 @@ package struct IOCancelAnswer: Codable, Sendable, Hashable {
     }
 
     /// What became of the task.
-    package var task: TaskFate
+    public var task: TaskFate
     /// When the task ended (for ``TaskFate/ended``), on the executing worker's `CLOCK_MONOTONIC`, in
     /// nanoseconds: comparable only with that clock on the same host (Scripts/cancel-bench.sh
     /// measures cancel latency with it).
-    package var endedAtNs: UInt64?
+    public var endedAtNs: UInt64?
 
-    package init(task: TaskFate, endedAtNs: UInt64? = nil) {
+    public init(task: TaskFate, endedAtNs: UInt64? = nil) {
         self.task = task
         self.endedAtNs = endedAtNs
     }

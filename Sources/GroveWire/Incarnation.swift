@@ -8,44 +8,44 @@
 /// 23 random bits make two lives share an epoch once in 8.4 million restarts; 40 bits of
 /// counter last 12 days at a million requests a second before they wrap (to 1, skipping 0),
 /// far longer than any request waits.
-package struct CorrelationEpoch: Sendable, Hashable {
+public struct CorrelationEpoch: Sendable, Hashable {
     /// The bits of an id below the epoch.
-    package static let counterBits: UInt64 = 40
+    public static let counterBits: UInt64 = 40
     /// The largest counter value; the next one is 1 again.
-    package static let counterMask: UInt64 = (1 << counterBits) - 1
+    public static let counterMask: UInt64 = (1 << counterBits) - 1
 
     /// The epoch, below 2^23. 0 only in tests that want ids 1, 2, 3.
-    package let value: UInt64
+    public let value: UInt64
 
     /// The largest epoch: 23 bits, so that an id never sets bit 63. With 24, half the
     /// coordinator lives made ids a worker could not fold into a reply token: every queued event
     /// then took the slower path of a closure per event, and an `unhandled` flag was lost.
-    package static let largest: UInt64 = 0x7F_FFFF
+    public static let largest: UInt64 = 0x7F_FFFF
 
     /// An epoch of `value` (its low 23 bits).
-    package init(_ value: UInt64) {
+    public init(_ value: UInt64) {
         self.value = value & Self.largest
     }
 
     /// A random epoch, never 0.
-    package static func random() -> CorrelationEpoch {
+    public static func random() -> CorrelationEpoch {
         CorrelationEpoch(UInt64.random(in: 1 ... largest))
     }
 
     /// The id of `counter` (1 ... 2^40-1) in this epoch.
     @inlinable
-    package func id(_ counter: UInt64) -> UInt64 {
+    public func id(_ counter: UInt64) -> UInt64 {
         value << Self.counterBits | (counter & Self.counterMask)
     }
 
     /// Whether `id` was made in this epoch.
     @inlinable
-    package func issued(_ id: UInt64) -> Bool {
+    public func issued(_ id: UInt64) -> Bool {
         id >> Self.counterBits == value
     }
 
     /// The epoch an id was made in.
-    package static func of(_ id: UInt64) -> UInt64 {
+    public static func of(_ id: UInt64) -> UInt64 {
         id >> counterBits
     }
 }
@@ -53,19 +53,19 @@ package struct CorrelationEpoch: Sendable, Hashable {
 /// `instances`: the keyed instances a worker hosts, sent after each welcome (those it kept, and
 /// those it brings back from its store), at most ``InstancesReport/perMessage`` addresses a
 /// message. The coordinator lists them at once instead of after their next event.
-package struct InstancesReport: Codable, Sendable, Hashable {
+public struct InstancesReport: Codable, Sendable, Hashable {
     /// Addresses per message, so a worker with 100,000 instances sends small messages.
-    package static let perMessage = 1000
+    public static let perMessage = 1000
 
-    package var instances: [String]
+    public var instances: [String]
 
-    package init(instances: [String]) {
+    public init(instances: [String]) {
         self.instances = instances
     }
 
     /// The reports for `addresses`, sorted, cut at ``perMessage`` and so that each report's
     /// JSON stays under `maxBytes` (the coordinator's frame limit); none for none.
-    package static func reports(for addresses: some Sequence<String>, maxBytes: Int = .max) -> [InstancesReport] {
+    public static func reports(for addresses: some Sequence<String>, maxBytes: Int = .max) -> [InstancesReport] {
         // `{"instances":[]}` and an envelope's head and address, then each address counted as
         // if every byte were escaped: a bound, not a measure.
         let budget = maxBytes - 1024 - 32
@@ -90,10 +90,10 @@ package struct InstancesReport: Codable, Sendable, Hashable {
 /// A coordinator's `heartbeat` to a worker: the incarnation it has registered under the
 /// worker's name. A worker that reads another one was replaced and stops. An empty heartbeat
 /// (from a worker, or an older coordinator) says nothing.
-package struct HeartbeatNote: Codable, Sendable, Hashable {
-    package var incarnation: UInt64
+public struct HeartbeatNote: Codable, Sendable, Hashable {
+    public var incarnation: UInt64
 
-    package init(incarnation: UInt64) {
+    public init(incarnation: UInt64) {
         self.incarnation = incarnation
     }
 }

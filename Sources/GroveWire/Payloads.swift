@@ -2,28 +2,28 @@
 /// Codable forms. Field names are part of the protocol (docs/PROTOCOL.md).
 
 /// `register`: a worker announces itself and what it can host.
-package struct Registration: Codable, Sendable, Hashable {
+public struct Registration: Codable, Sendable, Hashable {
     /// The worker instance name, e.g. `data-io-2`; also its ZeroMQ routing id.
-    package var worker: String
-    package var pid: Int32
+    public var worker: String
+    public var pid: Int32
     /// Machine type names this worker can host.
-    package var machineTypes: [String]
+    public var machineTypes: [String]
     /// io request names this worker has handlers for.
-    package var ioHandlers: [String]
+    public var ioHandlers: [String]
     /// The worker process's incarnation: a random number it chose at start, so the coordinator
     /// tells a process that comes back (same incarnation) from one that replaced it. Absent from
     /// an older worker.
-    package var incarnation: UInt64?
+    public var incarnation: UInt64?
     /// When the process started, in milliseconds since 1970 (wall clock): of two incarnations
     /// under one name, the one started later is the newer. Absent from an older worker.
-    package var startedAtMs: Int64?
+    public var startedAtMs: Int64?
     /// The event the worker's previous process died running, as its flight recorder kept it:
     /// sent with the registrations of a new process until its first welcome, so that the
     /// coordinator attributes the crash before it welcomes the process. Absent when the last
     /// process ended between events, and from an older worker.
-    package var crash: CrashReport?
+    public var crash: CrashReport?
 
-    package init(worker: String, pid: Int32, machineTypes: [String], ioHandlers: [String],
+    public init(worker: String, pid: Int32, machineTypes: [String], ioHandlers: [String],
                 incarnation: UInt64? = nil, startedAtMs: Int64? = nil, crash: CrashReport? = nil) {
         self.crash = crash
         self.worker = worker
@@ -36,22 +36,22 @@ package struct Registration: Codable, Sendable, Hashable {
 }
 
 /// `welcome`: what the coordinator wants the worker to host, and where io requests run.
-package struct Welcome: Codable, Sendable, Hashable {
+public struct Welcome: Codable, Sendable, Hashable {
     /// One machine (or family of keyed instances) placed on the worker.
-    package struct HostedMachine: Codable, Sendable, Hashable {
-        package var name: String
-        package var type: String
-        package var keyed: Bool
+    public struct HostedMachine: Codable, Sendable, Hashable {
+        public var name: String
+        public var type: String
+        public var keyed: Bool
         /// What of each instance the worker keeps in its store; absent (from an older
         /// coordinator, or for `none`) means nothing.
-        package var durability: Durability?
+        public var durability: Durability?
         /// What becomes of an instance that ends; absent (from an older coordinator, or for
         /// `stay`) means it stays ended.
-        package var onEnd: EndPolicy?
+        public var onEnd: EndPolicy?
         /// How an instance is restarted when `onEnd` is `restart`; absent (from an older
         /// coordinator, or for the defaults) means ``RestartPolicy``'s defaults.
-        package var restart: RestartPolicy?
-        package init(name: String, type: String, keyed: Bool, durability: Durability? = nil, onEnd: EndPolicy? = nil,
+        public var restart: RestartPolicy?
+        public init(name: String, type: String, keyed: Bool, durability: Durability? = nil, onEnd: EndPolicy? = nil,
                     restart: RestartPolicy? = nil) {
             self.name = name
             self.type = type
@@ -65,62 +65,62 @@ package struct Welcome: Codable, Sendable, Hashable {
     /// The event a topology route sends to a machine placed on the worker, for the worker to
     /// check against the machine's type when it is welcomed (a typo then shows at launch, with
     /// its place in the topology, not when the route first fires).
-    package struct RouteEvent: Codable, Sendable, Hashable {
+    public struct RouteEvent: Codable, Sendable, Hashable {
         /// The receiving machine's name.
-        package var machine: String
-        package var event: JSONValue
+        public var machine: String
+        public var event: JSONValue
         /// Where the event is in the topology file, e.g. `$.routes[0].event`.
-        package var path: String
-        package init(machine: String, event: JSONValue, path: String) {
+        public var path: String
+        public init(machine: String, event: JSONValue, path: String) {
             self.machine = machine
             self.event = event
             self.path = path
         }
     }
 
-    package var machines: [HostedMachine]
+    public var machines: [HostedMachine]
     /// io request names that run on other workers: the worker sends these to the coordinator.
     /// Everything else runs on the worker's own handlers.
-    package var remoteIO: [String]
-    package var heartbeatIntervalMs: Int
-    package var heartbeatTimeoutMs: Int
-    package var mailboxCapacity: Int
+    public var remoteIO: [String]
+    public var heartbeatIntervalMs: Int
+    public var heartbeatTimeoutMs: Int
+    public var mailboxCapacity: Int
     /// The events routes send to machines placed on the worker (absent from an older
     /// coordinator's welcome).
-    package var routeEvents: [RouteEvent]?
+    public var routeEvents: [RouteEvent]?
     /// For `journal` machines: a state snapshot every this many events (the topology's
     /// `durability.snapshotEvery`); absent when no machine here is durable.
-    package var snapshotEvery: Int?
+    public var snapshotEvery: Int?
     /// When a commit counts as done (the topology's `durability.flush`); absent when no machine
     /// here is durable.
-    package var flush: DurabilityFlush?
+    public var flush: DurabilityFlush?
     /// The coordinator's epoch: a random number chosen each time a coordinator starts, which
     /// makes bits 40–62 of every correlation id it sends to workers (see
     /// ``CorrelationEpoch``). A new epoch in a welcome means the coordinator restarted: replies
     /// to requests of the old one are dropped. Absent from an older coordinator.
-    package var epoch: UInt64?
+    public var epoch: UInt64?
     /// The incarnation of this worker that the coordinator registered (the registration's).
-    package var incarnation: UInt64?
+    public var incarnation: UInt64?
     /// The machines placed here whose transitions go to the worker's audit log; absent when none
     /// is audited (and from an older coordinator).
-    package var audit: AuditPlacement?
+    public var audit: AuditPlacement?
     /// The timeout of the io requests that run on the worker's own handlers, in milliseconds
     /// (the topology's `ioLimits.timeoutMs`); absent from an older coordinator: 30000.
-    package var ioTimeoutMs: Int?
+    public var ioTimeoutMs: Int?
     /// The io requests placed on the worker's own group whose `io[]` entry sets a `timeoutMs`
     /// of its own, by name; absent when none does.
-    package var localIOTimeoutsMs: [String: Int]?
+    public var localIOTimeoutsMs: [String: Int]?
     /// The event patterns quarantined for every address after crashing workers, as far as
     /// they concern machine types placed here; absent when none is (and from an older
     /// coordinator). Later changes come as `quarantine` messages.
-    package var quarantined: [PoisonPattern]?
+    public var quarantined: [PoisonPattern]?
     /// The largest frame the coordinator accepts from the worker (the topology's
     /// `limits.messageBytes`): ZeroMQ drops a worker's connection when it sends a larger one,
     /// so the worker never does (a reply too large is answered `reply-too-large` instead).
     /// Absent from an older coordinator: 16 MiB, the default.
-    package var messageBytes: Int?
+    public var messageBytes: Int?
 
-    package init(machines: [HostedMachine], remoteIO: [String], heartbeatIntervalMs: Int, heartbeatTimeoutMs: Int, mailboxCapacity: Int,
+    public init(machines: [HostedMachine], remoteIO: [String], heartbeatIntervalMs: Int, heartbeatTimeoutMs: Int, mailboxCapacity: Int,
                 routeEvents: [RouteEvent]? = nil, snapshotEvery: Int? = nil, flush: DurabilityFlush? = nil,
                 epoch: UInt64? = nil, incarnation: UInt64? = nil, audit: AuditPlacement? = nil,
                 ioTimeoutMs: Int? = nil, localIOTimeoutsMs: [String: Int]? = nil, messageBytes: Int? = nil) {
@@ -142,30 +142,30 @@ package struct Welcome: Codable, Sendable, Hashable {
 
     /// Whether any machine placed here keeps more than nothing: only then does the worker open
     /// its store.
-    package var hasDurableMachines: Bool {
+    public var hasDurableMachines: Bool {
         machines.contains { ($0.durability ?? .none) != .none }
     }
 }
 
 /// `observe`: the topic prefixes the coordinator's watchers subscribe to. A worker publishes a
 /// machine's state changes only when `state:<address>` starts with one of them.
-package struct Observation: Codable, Sendable, Hashable {
-    package var prefixes: [String]
-    package init(prefixes: [String]) { self.prefixes = prefixes }
+public struct Observation: Codable, Sendable, Hashable {
+    public var prefixes: [String]
+    public init(prefixes: [String]) { self.prefixes = prefixes }
 
     /// Whether a publication on `topic` reaches any subscriber.
-    package func watches(_ topic: String) -> Bool {
+    public func watches(_ topic: String) -> Bool {
         prefixes.contains { topic.hasPrefix($0) }
     }
 }
 
 /// `state-changed`, published on topic `state:<address>`.
-package struct StateChange: Codable, Sendable, Hashable {
-    package var address: String
-    package var worker: String
-    package var state: JSONValue
+public struct StateChange: Codable, Sendable, Hashable {
+    public var address: String
+    public var worker: String
+    public var state: JSONValue
 
-    package init(address: String, worker: String, state: JSONValue) {
+    public init(address: String, worker: String, state: JSONValue) {
         self.address = address
         self.worker = worker
         self.state = state
@@ -173,8 +173,8 @@ package struct StateChange: Codable, Sendable, Hashable {
 }
 
 /// `effect`, published on topic `effect:<address>`: the lifecycle of one io effect.
-package struct EffectEvent: Codable, Sendable, Hashable {
-    package enum Phase: String, Codable, Sendable, Hashable {
+public struct EffectEvent: Codable, Sendable, Hashable {
+    public enum Phase: String, Codable, Sendable, Hashable {
         /// Sent to the worker that runs it.
         case started
         /// A response came back and was delivered to the machine's worker.
@@ -188,20 +188,20 @@ package struct EffectEvent: Codable, Sendable, Hashable {
         case lost
     }
 
-    package var address: String
-    package var effect: JSONValue
-    package var request: String
+    public var address: String
+    public var effect: JSONValue
+    public var request: String
     /// The worker running the request.
-    package var worker: String
-    package var phase: Phase
-    package var reason: String?
+    public var worker: String
+    public var phase: Phase
+    public var reason: String?
     /// On `cancelled`: what became of the task on the worker running it (``IOCancelAnswer/TaskFate``).
-    package var task: IOCancelAnswer.TaskFate?
+    public var task: IOCancelAnswer.TaskFate?
     /// On `cancelled` with `task` `ended`: when it ended, on that worker's `CLOCK_MONOTONIC`
     /// (nanoseconds; comparable only on the same host).
-    package var taskEndedAtNs: UInt64?
+    public var taskEndedAtNs: UInt64?
 
-    package init(address: String, effect: JSONValue, request: String, worker: String, phase: Phase, reason: String? = nil,
+    public init(address: String, effect: JSONValue, request: String, worker: String, phase: Phase, reason: String? = nil,
                 task: IOCancelAnswer.TaskFate? = nil, taskEndedAtNs: UInt64? = nil) {
         self.address = address
         self.effect = effect
@@ -215,15 +215,15 @@ package struct EffectEvent: Codable, Sendable, Hashable {
 }
 
 /// `worker`, published on topic `worker:<name>`.
-package struct WorkerEvent: Codable, Sendable, Hashable {
-    package enum Phase: String, Codable, Sendable, Hashable { case registered, lost }
-    package var worker: String
-    package var phase: Phase
-    package var reason: String?
+public struct WorkerEvent: Codable, Sendable, Hashable {
+    public enum Phase: String, Codable, Sendable, Hashable { case registered, lost }
+    public var worker: String
+    public var phase: Phase
+    public var reason: String?
     /// Machine addresses that became unavailable (on `lost`).
-    package var machines: [String]
+    public var machines: [String]
 
-    package init(worker: String, phase: Phase, reason: String? = nil, machines: [String] = []) {
+    public init(worker: String, phase: Phase, reason: String? = nil, machines: [String] = []) {
         self.worker = worker
         self.phase = phase
         self.reason = reason
@@ -233,8 +233,8 @@ package struct WorkerEvent: Codable, Sendable, Hashable {
 
 /// `machine`, published on topic `machine:<address>`: the machine ended and accepts no more
 /// events (later ones get `machine-ended`).
-package struct MachineEnded: Codable, Sendable, Hashable {
-    package enum Reason: String, Codable, Sendable, Hashable {
+public struct MachineEnded: Codable, Sendable, Hashable {
+    public enum Reason: String, Codable, Sendable, Hashable {
         /// It entered a terminal state.
         case terminalState = "terminal-state"
         /// It was stopped (`stop`).
@@ -243,15 +243,15 @@ package struct MachineEnded: Codable, Sendable, Hashable {
         case failed
     }
 
-    package var address: String
-    package var worker: String
-    package var reason: Reason
+    public var address: String
+    public var worker: String
+    public var reason: Reason
     /// The state it ended in.
-    package var state: JSONValue
+    public var state: JSONValue
     /// For `failed`: what failed.
-    package var message: String?
+    public var message: String?
 
-    package init(address: String, worker: String, reason: Reason, state: JSONValue, message: String? = nil) {
+    public init(address: String, worker: String, reason: Reason, state: JSONValue, message: String? = nil) {
         self.address = address
         self.worker = worker
         self.reason = reason
@@ -261,9 +261,9 @@ package struct MachineEnded: Codable, Sendable, Hashable {
 }
 
 /// `output`: a machine emitted an output; the coordinator applies the topology's routes.
-package struct OutputEvent: Codable, Sendable, Hashable {
-    package var output: JSONValue
-    package init(output: JSONValue) { self.output = output }
+public struct OutputEvent: Codable, Sendable, Hashable {
+    public var output: JSONValue
+    public init(output: JSONValue) { self.output = output }
 }
 
 /// `listing`: the reply to `list`.
@@ -330,16 +330,16 @@ public struct Listing: Codable, Sendable, Hashable {
 /// `list`'s optional payload: the next page of one keyed machine's instances. A listing holds
 /// at most ``pageSize`` instances per machine (a reply of 100,000 keys of 1 KiB stalled the
 /// coordinator for seconds); `instanceCount` says how many there are.
-package struct ListRequest: Codable, Sendable, Hashable {
+public struct ListRequest: Codable, Sendable, Hashable {
     /// Instances per machine in one listing.
-    package static let pageSize = 1000
+    public static let pageSize = 1000
 
     /// The keyed machine to page through; the others are listed without instances.
-    package var machine: String
+    public var machine: String
     /// The last instance of the previous page; `nil` for the first page.
-    package var after: String?
+    public var after: String?
 
-    package init(machine: String, after: String? = nil) {
+    public init(machine: String, after: String? = nil) {
         self.machine = machine
         self.after = after
     }

@@ -5,23 +5,23 @@
 /// ```json
 /// {"address":"counter/k-3","type":"Counter","event":"add","origin":"sent","correlation":72057594037927937}
 /// ```
-package struct CrashReport: Codable, Sendable, Hashable {
+public struct CrashReport: Codable, Sendable, Hashable {
     /// The machine that was running the event.
-    package var address: String
+    public var address: String
     /// The machine's type name as the topology places it; absent when the record did not say.
-    package var type: String?
+    public var type: String?
     /// The event's case: the one key of the object its machine's `Codable` Event encodes it as
     /// (`"add"` for `{"add":{"_0":5}}`), or the string it encodes as; absent when the event was
     /// not recorded (too large), no longer decodes, or encodes as something else.
-    package var event: String?
+    public var event: String?
     /// Where the event came from: `sent` (a client or a route), `inline`, `effect`, `timer`,
     /// `journal` (replayed by recovery) or `unknown`.
-    package var origin: String
+    public var origin: String
     /// The id of the request that carried the event, as the coordinator sent it, when the event
     /// ran as it arrived; absent otherwise (queued first, or not sent).
-    package var correlation: UInt64?
+    public var correlation: UInt64?
 
-    package init(address: String, type: String? = nil, event: String? = nil, origin: String, correlation: UInt64? = nil) {
+    public init(address: String, type: String? = nil, event: String? = nil, origin: String, correlation: UInt64? = nil) {
         self.address = address
         self.type = type
         self.event = event
@@ -30,7 +30,7 @@ package struct CrashReport: Codable, Sendable, Hashable {
     }
 
     /// The pattern the crash is counted against; nil without a type and a case.
-    package var pattern: PoisonPattern? {
+    public var pattern: PoisonPattern? {
         guard let type, let event else { return nil }
         return PoisonPattern(type: type, event: event)
     }
@@ -38,30 +38,30 @@ package struct CrashReport: Codable, Sendable, Hashable {
 
 /// An event pattern: a machine type and one case of its events, whatever the address and the
 /// associated values. What the coordinator quarantines after repeated crashes.
-package struct PoisonPattern: Codable, Sendable, Hashable, Comparable, CustomStringConvertible {
+public struct PoisonPattern: Codable, Sendable, Hashable, Comparable, CustomStringConvertible {
     /// The machine type, as topologies name it (`"Counter"`).
-    package var type: String
+    public var type: String
     /// The event's case (`"add"`).
-    package var event: String
+    public var event: String
 
-    package init(type: String, event: String) {
+    public init(type: String, event: String) {
         self.type = type
         self.event = event
     }
 
-    package var description: String { "\(type).\(event)" }
+    public var description: String { "\(type).\(event)" }
 
-    package static func < (lhs: PoisonPattern, rhs: PoisonPattern) -> Bool {
+    public static func < (lhs: PoisonPattern, rhs: PoisonPattern) -> Bool {
         (lhs.type, lhs.event) < (rhs.type, rhs.event)
     }
 }
 
 /// `quarantine`, coordinator → worker: every pattern quarantined for the machine types placed
 /// on the worker (the whole list each time, so a lost message is made good by the next).
-package struct QuarantinedPatterns: Codable, Sendable, Hashable {
-    package var patterns: [PoisonPattern]
+public struct QuarantinedPatterns: Codable, Sendable, Hashable {
+    public var patterns: [PoisonPattern]
 
-    package init(patterns: [PoisonPattern]) {
+    public init(patterns: [PoisonPattern]) {
         self.patterns = patterns
     }
 }
@@ -72,8 +72,8 @@ package struct QuarantinedPatterns: Codable, Sendable, Hashable {
 /// {"action": "lift", "key": "rq1Z…"}
 /// {"action": "release", "type": "Counter", "event": "add"}
 /// ```
-package struct PoisonRequest: Codable, Sendable, Hashable {
-    package enum Action: String, Codable, Sendable, Hashable {
+public struct PoisonRequest: Codable, Sendable, Hashable {
+    public enum Action: String, Codable, Sendable, Hashable {
         /// Answered with a ``PoisonList``.
         case list
         /// Lifts the suspension of the client key `key`; answered `accepted`.
@@ -82,14 +82,14 @@ package struct PoisonRequest: Codable, Sendable, Hashable {
         case release
     }
 
-    package var action: Action
+    public var action: Action
     /// The suspended client key (Z85, 40 characters), for `lift`.
-    package var key: String?
+    public var key: String?
     /// The pattern's machine type and event case, for `release`.
-    package var type: String?
-    package var event: String?
+    public var type: String?
+    public var event: String?
 
-    package init(_ action: Action, key: String? = nil, type: String? = nil, event: String? = nil) {
+    public init(_ action: Action, key: String? = nil, type: String? = nil, event: String? = nil) {
         self.action = action
         self.key = key
         self.type = type
@@ -98,19 +98,19 @@ package struct PoisonRequest: Codable, Sendable, Hashable {
 }
 
 /// `poison-list`: the client keys suspended and the patterns quarantined, oldest first.
-package struct PoisonList: Codable, Sendable, Hashable {
+public struct PoisonList: Codable, Sendable, Hashable {
     /// A client key refused `send` after the workers it crashed.
-    package struct Suspension: Codable, Sendable, Hashable {
+    public struct Suspension: Codable, Sendable, Hashable {
         /// The client's public key, Z85.
-        package var key: String
+        public var key: String
         /// The worker crashes attributed to its events when it was suspended.
-        package var crashes: Int
+        public var crashes: Int
         /// How long ago it was suspended, in milliseconds (as of the coordinator's last tick).
-        package var ageMs: Int64
+        public var ageMs: Int64
         /// The patterns of the events that crashed them, when they had one.
-        package var patterns: [PoisonPattern]
+        public var patterns: [PoisonPattern]
 
-        package init(key: String, crashes: Int, ageMs: Int64, patterns: [PoisonPattern]) {
+        public init(key: String, crashes: Int, ageMs: Int64, patterns: [PoisonPattern]) {
             self.key = key
             self.crashes = crashes
             self.ageMs = ageMs
@@ -119,17 +119,17 @@ package struct PoisonList: Codable, Sendable, Hashable {
     }
 
     /// A pattern refused for every address after the workers it crashed.
-    package struct Quarantine: Codable, Sendable, Hashable {
-        package var type: String
-        package var event: String
+    public struct Quarantine: Codable, Sendable, Hashable {
+        public var type: String
+        public var event: String
         /// The worker crashes attributed to it when it was quarantined.
-        package var crashes: Int
+        public var crashes: Int
         /// How long ago it was quarantined, in milliseconds (as of the coordinator's last tick).
-        package var ageMs: Int64
+        public var ageMs: Int64
         /// The addresses it crashed, most recent last (at most a few).
-        package var addresses: [String]
+        public var addresses: [String]
 
-        package init(type: String, event: String, crashes: Int, ageMs: Int64, addresses: [String]) {
+        public init(type: String, event: String, crashes: Int, ageMs: Int64, addresses: [String]) {
             self.type = type
             self.event = event
             self.crashes = crashes
@@ -138,13 +138,13 @@ package struct PoisonList: Codable, Sendable, Hashable {
         }
     }
 
-    package var suspended: [Suspension]
-    package var quarantined: [Quarantine]
+    public var suspended: [Suspension]
+    public var quarantined: [Quarantine]
     /// Client keys (Z85) refused on the events endpoint after their watchers subscribed past
     /// `limits.watcherSubscriptions`; lifted as a suspension is.
-    package var refusedWatchers: [String]
+    public var refusedWatchers: [String]
 
-    package init(suspended: [Suspension], quarantined: [Quarantine], refusedWatchers: [String] = []) {
+    public init(suspended: [Suspension], quarantined: [Quarantine], refusedWatchers: [String] = []) {
         self.suspended = suspended
         self.quarantined = quarantined
         self.refusedWatchers = refusedWatchers

@@ -21,13 +21,13 @@ public struct PublicationSequence: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The sequence a publication's header carries; `nil` for 0 (not numbered).
-    package init?(correlation: UInt64) {
+    public init?(correlation: UInt64) {
         guard correlation != 0 else { return nil }
         self.init(epoch: CorrelationEpoch.of(correlation), number: correlation)
     }
 
     /// What goes into the publication's header.
-    package var correlation: UInt64 { CorrelationEpoch(epoch).id(number) }
+    public var correlation: UInt64 { CorrelationEpoch(epoch).id(number) }
 
     public var description: String { "\(epoch):\(number)" }
 }
@@ -35,10 +35,10 @@ public struct PublicationSequence: Sendable, Hashable, CustomStringConvertible {
 /// `snapshot`: the topic prefixes a watcher subscribes to (all topics when empty). Only `state:`
 /// topics have a state to snapshot: `["state:counter/"]` covers every counter instance,
 /// `["effect:"]` none.
-package struct SnapshotRequest: Codable, Sendable, Hashable {
-    package var prefixes: [String]
+public struct SnapshotRequest: Codable, Sendable, Hashable {
+    public var prefixes: [String]
 
-    package init(prefixes: [String]) {
+    public init(prefixes: [String]) {
         self.prefixes = prefixes
     }
 }

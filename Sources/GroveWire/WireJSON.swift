@@ -1,12 +1,12 @@
 import Foundation
 
 /// The JSON codec for payloads, with errors that name the failing path.
-@usableFromInline package enum WireJSON {
+public enum WireJSON {
     /// Encodes `value` as compact JSON with sorted keys (what `JSONEncoder` writes with
     /// `.sortedKeys` and `.withoutEscapingSlashes`). Values without floating-point numbers and the
     /// types `JSONEncoder` encodes its own way (`Date`, `Data`, `URL`, `Decimal`) take a path
     /// several times faster, through ``BinaryCodec``, that writes the same bytes.
-    @usableFromInline package static func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
+    public static func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
         if let binary = try? BinaryCodec.encode(value, refusing: encodesItsOwnWay),
            let json = BinaryJSONWriter.json(from: binary) {
             return json
@@ -29,7 +29,7 @@ import Foundation
     /// Decodes `bytes` as `T`.
     /// - Throws: ``WireError`` `malformed-json` when the bytes are not JSON, or `code` when they
     ///   are JSON of the wrong shape; ``WireError/path`` names where, e.g. `$.updateEmail._0`.
-    package static func decode<T: Decodable>(
+    public static func decode<T: Decodable>(
         _ type: T.Type, from bytes: [UInt8], code: WireError.Code = .undecodableEvent, what: String = "payload"
     ) throws(WireError) -> T {
         do {
@@ -46,18 +46,18 @@ import Foundation
     /// the bytes are not strict JSON or `T` rejects them. Callers then fall back to `decode`,
     /// which says what is wrong. For valid input the result is what `JSONDecoder` gives, except
     /// that types `JSONDecoder` special-cases (`Data`, `URL`, `Decimal`) make it return nil.
-    package static func decodeQuickly<T: Decodable>(_ type: T.Type, from bytes: ArraySlice<UInt8>) -> T? {
+    public static func decodeQuickly<T: Decodable>(_ type: T.Type, from bytes: ArraySlice<UInt8>) -> T? {
         guard let binary = JSONTranscoder.transcode(bytes) else { return nil }
         return try? BinaryCodec.decode(T.self, from: binary)
     }
 
     /// ``decodeQuickly(_:from:)`` for a whole array.
-    package static func decodeQuickly<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) -> T? {
+    public static func decodeQuickly<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) -> T? {
         decodeQuickly(type, from: bytes[...])
     }
 
     /// The JSON path of a coding path: `$.machines[2].worker`.
-    package static func path(_ codingPath: [any CodingKey]) -> String {
+    public static func path(_ codingPath: [any CodingKey]) -> String {
         codingPath.reduce("$") { path, key in
             if let index = key.intValue { return "\(path)[\(index)]" }
             return "\(path).\(key.stringValue)"

@@ -49,7 +49,7 @@ public struct WireMessage: Sendable, Hashable {
     /// Arrays and array slices take the concrete initializers, which are faster.
     /// - Throws: ``WireError``, as ``init(frames:)-([[UInt8]])`` does.
     @_disfavoredOverload
-    package init<Frames: Collection<[UInt8]>>(frames: Frames) throws(WireError) {
+    public init<Frames: Collection<[UInt8]>>(frames: Frames) throws(WireError) {
         try self.init(frames: Array(frames)[...])
     }
 
@@ -59,7 +59,7 @@ public struct WireMessage: Sendable, Hashable {
     /// across modules, and the unspecialized one cost routers a third of their CPU per message.
     /// - Throws: ``WireError`` when the header is malformed, the frame count is not 3 or the
     ///   address is not UTF-8.
-    package init(frames: ArraySlice<[UInt8]>) throws(WireError) {
+    public init(frames: ArraySlice<[UInt8]>) throws(WireError) {
         guard let first = frames.first else {
             throw WireError(.malformedFrame, "an empty message; send three frames: header, address, payload")
         }
@@ -76,7 +76,7 @@ public struct WireMessage: Sendable, Hashable {
     /// The text of an address frame.
     /// - Throws: ``WireError`` `malformed-frame` when it is longer than
     ///   ``maximumAddressLength`` or not UTF-8.
-    package static func address(_ frame: [UInt8], correlation: UInt64) throws(WireError) -> String {
+    public static func address(_ frame: [UInt8], correlation: UInt64) throws(WireError) -> String {
         guard frame.count <= maximumAddressLength else {
             throw addressTooLong(frame.count, correlation: correlation)
         }

@@ -47,10 +47,4 @@ struct UserViewTests {
         let result = try await typeCheck(program, arguments: try Self.macroArguments())
         #expect(result.status == 0, "a user's program did not compile against GroveWire's public surface:\n\(result.output)")
     }
-
-    @Test func wireInternalsAreOutOfSight() async throws {
-        let result = try await typeCheck("import GroveWire\nlet welcome: Welcome? = nil\n")
-        #expect(result.status != 0)
-        #expect(result.output.contains("cannot find type 'Welcome' in scope"), "swiftc said:\n\(result.output)")
-    }
 }
