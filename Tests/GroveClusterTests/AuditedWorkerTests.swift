@@ -23,7 +23,7 @@ struct AuditedWorkerTests {
 
     /// A store that notes, at each commit, how many lines the audit log has and the tally it
     /// commits.
-    final class WatchingStore: MachineStore {
+    final class WatchingStore: StoreWithoutPoison {
         let log: String
         let commits = Mutex<[(lines: Int, tally: Int?)]>([])
         init(log: String) { self.log = log }
@@ -36,11 +36,6 @@ struct AuditedWorkerTests {
                 .flatMap { try? DurableRecord.decode($0.snapshot, as: TallyMachine.self) }?.state.count
             commits.withLock { $0.append((lines, tally)) }
         }
-        func deadLetters() throws(StoreError) -> [DeadLetter] { [] }
-        func removeDeadLetter(_ id: Int64) throws(StoreError) -> DeadLetter? { nil }
-        func countCrash(of address: String, event identity: [UInt8], at time: Int64) throws(StoreError) -> Int { 1 }
-        func forgetCrashes(of address: String, event identity: [UInt8]) throws(StoreError) {}
-        func crashes() throws(StoreError) -> [CrashCount] { [] }
     }
 
     @Test func auditedTransitionsAreLoggedBeforeTheirRepliesLeaveAndAfterTheirCommit() async throws {

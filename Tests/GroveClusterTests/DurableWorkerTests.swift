@@ -167,7 +167,7 @@ enum AlarmMachine: Machine {
 }
 
 /// A store that outlives the workers that use it: what a database file is to worker processes.
-final class RememberingStore: MachineStore {
+final class RememberingStore: StoreWithoutPoison {
     private let stored = Mutex<[String: MachineRecord]>([:])
 
     /// The stored tally of each address.
@@ -180,7 +180,7 @@ final class RememberingStore: MachineStore {
     }
 
     /// One worker's use of the store, cut off when the worker is killed.
-    final class Session: MachineStore {
+    final class Session: StoreWithoutPoison {
         let store: RememberingStore
         private let revoked = Mutex(false)
 
@@ -194,11 +194,6 @@ final class RememberingStore: MachineStore {
             guard !revoked.withLock({ $0 }) else { return }
             try store.commit(commit)
         }
-        func deadLetters() throws(StoreError) -> [DeadLetter] { [] }
-        func removeDeadLetter(_ id: Int64) throws(StoreError) -> DeadLetter? { nil }
-        func countCrash(of address: String, event identity: [UInt8], at time: Int64) throws(StoreError) -> Int { 1 }
-        func forgetCrashes(of address: String, event identity: [UInt8]) throws(StoreError) {}
-        func crashes() throws(StoreError) -> [CrashCount] { [] }
     }
 
     func records() throws(StoreError) -> [MachineRecord] { stored.withLock { Array($0.values) } }
@@ -209,9 +204,4 @@ final class RememberingStore: MachineStore {
             for address in commit.removed { records[address] = nil }
         }
     }
-    func deadLetters() throws(StoreError) -> [DeadLetter] { [] }
-    func removeDeadLetter(_ id: Int64) throws(StoreError) -> DeadLetter? { nil }
-    func countCrash(of address: String, event identity: [UInt8], at time: Int64) throws(StoreError) -> Int { 1 }
-    func forgetCrashes(of address: String, event identity: [UInt8]) throws(StoreError) {}
-    func crashes() throws(StoreError) -> [CrashCount] { [] }
 }

@@ -16,7 +16,7 @@ struct WorkerExitTests {
     ])
 
     /// A store that fails the operations a test names, and otherwise keeps what it is given.
-    final class FailingStore: MachineStore {
+    final class FailingStore: StoreWithoutPoison {
         enum Operation: Sendable { case records, journal, commit }
         let store = MemoryMachineStore()
         let failing = Mutex<Set<Operation>>([])
@@ -37,11 +37,6 @@ struct WorkerExitTests {
             try check(.commit)
             try store.commit(commit)
         }
-        func deadLetters() throws(StoreError) -> [DeadLetter] { [] }
-        func removeDeadLetter(_ id: Int64) throws(StoreError) -> DeadLetter? { nil }
-        func countCrash(of address: String, event identity: [UInt8], at time: Int64) throws(StoreError) -> Int { 1 }
-        func forgetCrashes(of address: String, event identity: [UInt8]) throws(StoreError) {}
-        func crashes() throws(StoreError) -> [CrashCount] { [] }
     }
 
     static func worker(opening store: (@Sendable () throws(StoreError) -> any MachineStore)?) throws -> InMemoryWorker {

@@ -1,0 +1,13 @@
+@testable import GroveCluster
+
+/// A test's store that keeps no dead letters and counts every crash as the first: what a store
+/// made for testing something else answers about poison events.
+protocol StoreWithoutPoison: MachineStore {}
+
+extension StoreWithoutPoison {
+    func deadLetters() throws(StoreError) -> [DeadLetter] { [] }
+    func removeDeadLetter(_ id: Int64) throws(StoreError) -> DeadLetter? { nil }
+    func countCrash(of address: String, event identity: [UInt8], at time: Int64) throws(StoreError) -> Int { 1 }
+    func forgetCrashes(of address: String, event identity: [UInt8]) throws(StoreError) {}
+    func crashes() throws(StoreError) -> [CrashCount] { [] }
+}
