@@ -47,7 +47,7 @@ struct AuditedWorkerTests {
         configuration.register(TallyMachine.self)
         let worker = try InMemoryWorker(name: "w", configuration: configuration, openStore: { store })
         defer { worker.stop() }
-        await worker.runtime.link.turn.audit.use(directory: directory)
+        await worker.runtime.turn.audit.use(directory: directory)
         let cluster = InMemoryCluster(topology: Self.topology)
         await worker.start()
         let giveUp = ContinuousClock.now + .seconds(10)

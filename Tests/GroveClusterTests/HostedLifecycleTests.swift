@@ -28,7 +28,7 @@ struct HostedLifecycleTests {
         let link = WorkerLink(worker: "w", loop: loop, socket: socket)
         weak var weakHost: MachineHost<TallyMachine>?
         var hosted: Hosted<TallyMachine>? = Hosted(address: "tally", env: (), path: HostedPath(), mailboxCapacity: 100,
-                                                  io: IOHandlers(), link: link)
+                                                  io: IOHandlers(), link: link, turn: Turn(outbound: link.outbound))
         weakHost = hosted?.host
         for _ in 0 ..< 10 { #expect(hosted?.enqueue(Array(#""increment""#.utf8)[...], binary: false) == nil) }
         for _ in 0 ..< 200 where await hosted?.host.state.count != 10 { try await Task.sleep(for: .milliseconds(10)) }
@@ -264,7 +264,7 @@ struct WorkerWire {
     func hosted<M: Machine>(_ machine: M.Type, at address: String, onLoop: Bool = true) -> Hosted<M>
     where M.State: Codable, M.Event: Codable, M.Output: Encodable, M.Env == Void {
         Hosted<M>(address: address, env: (), path: HostedPath(), mailboxCapacity: 100, io: IOHandlers(), link: link,
-                  executor: onLoop ? loop.executor : nil)
+                  turn: Turn(outbound: link.outbound), executor: onLoop ? loop.executor : nil)
     }
 
     /// The messages the coordinator received, batches unpacked, once `count` arrived or after 5 s.
@@ -292,7 +292,7 @@ struct BoundFactoryTests {
         let wire = try WorkerWire(endpoint: "inproc://bound-factory")
         defer { wire.loop.stop() }
         let link = wire.link
-        let factory = Factory<TallyMachine>(env: (), path: HostedPath()).bound(to: link)
+        let factory = Factory<TallyMachine>(env: (), path: HostedPath()).bound(to: HostWiring(link: link, turn: Turn(outbound: link.outbound), poison: PoisonWatch(), inlet: CoreInlet()))
         let increment = try BinaryCodec.encode(TallyMachine.Event.increment)[...]
         let made = Mutex<[any HostedMachine]>([])
         let executor = wire.loop.executor
@@ -300,7 +300,7 @@ struct BoundFactoryTests {
         // the events, answered through the shared handler once they drain.
         wire.loop.execute { _ in
             for (number, address) in ["tally/1", "tally/2"].enumerated() {
-                let instance = try! factory.make(address: address, type: "TallyMachine", mailboxCapacity: 100, io: IOHandlers(), link: link,
+                let instance = try! factory.make(address: address, type: "TallyMachine", mailboxCapacity: 100, io: IOHandlers(), watched: false,
                                             executor: executor, durable: nil)
                 instance.send(increment, binary: true,
                               reply: StateReply(link: link, correlation: UInt64(number + 1), address: address, binary: true))

@@ -78,7 +78,7 @@ struct RedactionWorkerTests {
         try store.commit(letters)
         let worker = try Self.worker(store)
         defer { worker.stop() }
-        await worker.runtime.link.turn.audit.use(directory: directory)
+        await worker.runtime.turn.audit.use(directory: directory)
         try await PoisonEventTests.started(worker, in: cluster)
 
         // A reducer registered as a value: the reply is redacted, the store keeps the secret.

@@ -144,7 +144,7 @@ struct WorkerExitTests {
         let worker = try InMemoryWorker(name: "w", configuration: configuration)
         defer { worker.stop() }
         // A directory below a regular file: refused whoever runs the test, root included.
-        await worker.runtime.link.turn.audit.use(directory: file + "/audit")
+        await worker.runtime.turn.audit.use(directory: file + "/audit")
         let cluster = InMemoryCluster(topology: Topology.durableWorker("audited", machines: [
             .init(name: "scratch", type: "LedgerMachine", worker: "w", audit: true),
         ]))

@@ -27,12 +27,12 @@ final class AuditTrail<M: Machine>: Sendable where M.State: Encodable, M.Event: 
         current = Mutex(AuditDigest.of(state: initial))
     }
 
-    /// The trace handler for the instance at `address` when the link's sink audits it; nil
-    /// otherwise, which keeps the host on its fast path.
-    static func handler(for address: String, link: WorkerLink, initial: @autoclosure () -> M.State)
+    /// The trace handler for the instance at `address` when `sink` audits it; nil otherwise,
+    /// which keeps the host on its fast path.
+    static func handler(for address: String, worker: String, sink: AuditSink, initial: @autoclosure () -> M.State)
         -> (@Sendable (HostTrace<M>) -> Void)? {
-        guard let carriesStates = link.turn.audit.carriesStates(forAddress: address) else { return nil }
-        let trail = AuditTrail(address: address, worker: link.worker, sink: link.turn.audit, carriesStates: carriesStates, initial: initial())
+        guard let carriesStates = sink.carriesStates(forAddress: address) else { return nil }
+        let trail = AuditTrail(address: address, worker: worker, sink: sink, carriesStates: carriesStates, initial: initial())
         return { trail.record($0) }
     }
 

@@ -21,7 +21,7 @@ extension Hosted {
     /// machine's type (a pattern the coordinator quarantined after it crashed workers). Costs
     /// an encoding of the event only while a pattern of this type is quarantined.
     func refuseIfPatternQuarantined(_ event: M.Event) throws(WireError) {
-        guard let cases = link.poison.quarantinedCases(of: type), let name = Self.eventCase(of: event), cases.contains(name) else { return }
+        guard let cases = poison.quarantinedCases(of: type), let name = Self.eventCase(of: event), cases.contains(name) else { return }
         throw PoisonWatch.refusal(of: PoisonPattern(type: type, event: name), address: address)
     }
 
@@ -36,7 +36,7 @@ extension Hosted {
         var identity: [UInt8] = [0]
         guard let binary = path.encodeEvent(event, &identity) else { return }
         identity[0] = binary ? 1 : 2
-        if let id = link.poison.deadLetter(of: identity, at: address) {
+        if let id = poison.deadLetter(of: identity, at: address) {
             throw PoisonWatch.refusal(id: id, address: address, worker: link.worker)
         }
     }

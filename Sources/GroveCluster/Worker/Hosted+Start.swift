@@ -10,10 +10,10 @@ extension Hosted {
     /// final state, or null and why when it does not encode or is over the coordinator's frame
     /// limit: the end itself must arrive), and the runtime applies the machine's `onEnd` policy
     /// before the turn's replies leave (``Turn/ended``).
-    static func ending(_ address: String, durability: Durability, link: WorkerLink)
+    static func ending(_ address: String, durability: Durability, link: WorkerLink, turn: Turn)
         -> @Sendable (Result<Termination<M>, HostError>) -> Void {
         { result in
-            if durability != .none { link.turn.durable.ended(address) }
+            if durability != .none { turn.durable.ended(address) }
             var ended: MachineEnded
             switch result {
             case .success(let termination):
@@ -36,7 +36,7 @@ extension Hosted {
                 ended.state = .null
             }
             link.publish(.machine, address: address, payload: ended)
-            link.turn.ended.note(address)
+            turn.ended.note(address)
         }
     }
 
@@ -65,7 +65,7 @@ extension Hosted {
             host.start()
             return
         }
-        let host = host, link = link, address = address
+        let host = host, inlet = inlet, address = address
         Task {
             let states = watched ? await host.states() : nil
             let outputs = M.Output.self == Never.self ? nil : await host.outputs()
@@ -74,7 +74,7 @@ extension Hosted {
                 Task {
                     for await output in outputs {
                         guard let json = try? WireJSON.encode(output), let value = try? JSONValue(parsing: Data(json)) else { continue }
-                        await link.toCore.output(OutputEvent(output: value), address: address)
+                        await inlet.output(OutputEvent(output: value), address: address)
                     }
                 }
             }

@@ -1,8 +1,15 @@
 import Foundation
-import Grove
-import GroveRuntime
-import GroveWire
+public import Grove
+public import GroveRuntime
+public import GroveWire
 import Synchronization
+
+// One event on its host, the way it goes: the runtime hands it to its instance
+// (``HostedMachine/send(_:binary:reply:)``, or ``HostedMachine/enqueue(_:binary:correlation:)``
+// for a no-wait event); ``Hosted`` decodes it and checks it against the machine's refusals and
+// the quarantine; an idle host on the worker's loop runs it at once (``HostedPath/sendNow``),
+// a busy one queues it; the state it committed goes back through ``StateReply`` into the
+// turn's batch of replies on the ``WorkerLink``.
 
 /// One machine instance on a worker, seen through JSON: what the worker's message loop drives.
 protocol HostedMachine: AnyObject, Sendable {
@@ -47,142 +54,11 @@ extension HostedMachine {
     }
 }
 
-final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: Codable, M.Output: Encodable {
-    // What every event reads first, in one cache line.
-    let host: MachineHost<M>
-    let path: HostedPath<M>
-    /// Whether the host runs on an executor given to it (a worker's loop), on which its events
-    /// arrive: an event that finds the host idle is then handled at once instead of queued.
-    private let handlesOnArrival: Bool
-    /// The worker's flight recorder, while recording is on: an event run on arrival is noted
-    /// as the bytes received, with the id of the request that carried them.
-    private let recorder: FlightRecorder?
-    let address: String
-    let link: WorkerLink
-    let durability: Durability
-    /// The type name the topology gives it, for its record, the flight recorder and the
-    /// quarantined patterns.
-    let type: String
-    /// Set when a durable instance changed and is not written yet: it joins the link's pending
-    /// writes once per write, not once per event.
-    let unwritten = Atomic<Bool>(false)
-    /// Where a `journal` instance's journal stands; nil for the other levels.
-    let journal: JournalTail?
-    let drainTarget: HostDrain<M>
-    /// Publishes state changes while someone watches `state:<address>`. Not observing otherwise
-    /// keeps the host on its fast path (no observer to notify per commit).
-    private let publisher = Mutex<Task<Void, Never>?>(nil)
-
-    /// - Parameters:
-    ///   - executor: The executor the host runs on: a worker's loop. With one, ``send`` and
-    ///     ``enqueue`` must be called on it (the worker runtime, which shares it, does), since an
-    ///     event that finds the host idle is handled right there. Without one the host runs on an
-    ///     actor of its own and events are always queued.
-    ///   - replyHandler: How the host answers queued senders that wait: `path`'s handler bound
-    ///     to `link`, which a worker makes once per machine type and shares between its hosts;
-    ///     one of the host's own when `nil`.
-    ///   - initialState: Where a new instance starts, when its registration says (a reducer's
-    ///     initial state); `M.initialState` otherwise.
-    ///   - type: The type name the topology gives the machine.
-    ///   - durable: The type name and durability of a durable instance, the snapshot it
-    ///     continues from (nil for a new one) and, for `journal`, where its journal stands.
-    init(address: String, env: M.Env, path: HostedPath<M>, mailboxCapacity: Int, io: any IOPerformer, link: WorkerLink,
-         executor: (any SerialExecutor)? = nil, replyHandler: HostedPath<M>.ReplyHandler? = nil, initialState: M.State? = nil,
-         type: String = "", durable: (type: String, durability: Durability, restoring: Snapshot<M>?, cursor: JournalCursor?)? = nil) {
-        self.address = address
-        self.path = path
-        self.link = link
-        let type = durable?.type ?? type
-        self.type = type
-        let durability = durable?.durability ?? .none
-        self.durability = durability
-        let journal = durability == .journal ? JournalTail(durable?.cursor ?? JournalCursor()) : nil
-        self.journal = journal
-        var options = HostOptions<M>()
-        options.address = address
-        options.mailboxCapacity = mailboxCapacity
-        options.executor = executor
-        // A durable machine's snapshots carry the io its request types re-issue.
-        options.reissuesIO = durability != .none
-        handlesOnArrival = executor != nil
-        let drainTarget = HostDrain(path: path)
-        self.drainTarget = drainTarget
-        let woken = link.turn.woken
-        options.drainScheduler = { woken.schedule(drainTarget) }
-        // Events whose senders wait are answered through one handler, with the reply's
-        // correlation and codec in a token, instead of a closure per event.
-        if let replyHandler {
-            options.replyHandler = replyHandler
-        } else {
-            options.replyHandler = path.replyHandler(link)
-        }
-        options.trace = AuditTrail<M>.handler(for: address, link: link, initial: durable?.restoring?.state ?? initialState ?? M.initialState)
-        options.onEnd = Self.ending(address, durability: durability, link: link)
-        // Every machine's events, durable or not: a crash is attributed to the event that
-        // caused it, and to its sender, whatever the machine keeps.
-        let recorder = link.poison.recorder
-        self.recorder = recorder
-        if let journal {
-            options.recorder = Self.journaling(address, type: type, into: journal, flight: recorder, path: path)
-        } else if let recorder {
-            options.recorder = Self.recording(address, type: type, in: recorder, path: path)
-        }
-        host = MachineHost(machine: M.self, env: env, initialState: durable?.restoring?.state ?? initialState, performer: io,
-                           clock: WallClock(), options: options, logger: nil, restoring: durable?.restoring)
-        drainTarget.attach(host)
-        if durability != .none { noteChangesAfterDrains(restoring: durable?.restoring) }
-        start(watched: link.observation.watches("state:" + address))
-    }
-
-    deinit {
-        drainTarget.detach()
-    }
-
-    var hasEnded: Bool {
-        // A host with no executor of its own runs on its actor: not read from outside. Every
-        // host a worker makes runs on the worker's loop.
-        handlesOnArrival ? host.onOwnExecutor { $0.hasEnded } : false
-    }
-
-    func setWatched(_ watched: Bool) {
-        publisher.withLock { task in
-            if watched, task == nil {
-                let host = host
-                task = Task { await self.publish(await host.states()) }
-            } else if !watched, let running = task {
-                running.cancel() // ends the stream's iteration; the host drops the observer
-                task = nil
-            }
-        }
-    }
-
-    /// Publishes `states` unless a publication already runs (``setWatched(_:)`` may have
-    /// started one while the host was starting).
-    func publish(from states: AsyncStream<M.State>) {
-        publisher.withLock { task in
-            if task == nil { task = Task { await self.publish(states) } }
-        }
-    }
-
-    private func publish(_ states: AsyncStream<M.State>) async {
-        // The StateChange payload with the state's own JSON spliced in: no re-parsing.
-        let opening = Array(#"{"address":\#(JSONValue.string(address)),"worker":\#(JSONValue.string(link.worker)),"state":"#.utf8)
-        for await state in states {
-            guard let json = try? WireJSON.encode(HostedPath<M>.shown(state)) else { continue }
-            link.send(.stateChanged, address: address, payload: opening + json + [UInt8(ascii: "}")])
-        }
-    }
-
-    func writeRecordNext() {
-        guard let journal else { return }
-        journal.recordNext()
-        changed()
-    }
-
-    /// A durable instance ran something: it joins the link's pending writes (once until written).
+extension Hosted {
+    /// A durable instance ran something: it joins the turn's durable writes (once until written).
     func changed() {
         guard durability != .none, !unwritten.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        link.turn.durable.changed(self)
+        turn.durable.changed(self)
     }
 
     func enqueue(_ payload: ArraySlice<UInt8>, binary: Bool, correlation: UInt64) -> WireError? {
@@ -243,8 +119,8 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     func decodeEvent(_ payload: ArraySlice<UInt8>, binary: Bool) throws(WireError) -> M.Event {
         let event = binary ? try decodeBinaryEvent(payload) : try decodeEvent(payload)
         try Self.check(event, address: address)
-        if durability != .none, link.poison.hasQuarantined(address) { try refuseIfQuarantined(event) }
-        if link.poison.hasPatterns { try refuseIfPatternQuarantined(event) }
+        if durability != .none, poison.hasQuarantined(address) { try refuseIfQuarantined(event) }
+        if poison.hasPatterns { try refuseIfPatternQuarantined(event) }
         return event
     }
 
@@ -271,92 +147,183 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     }
 
     /// ``decodeEvent(_:)`` for the machine at `address`.
+
     static func decodeEvent(_ slice: ArraySlice<UInt8>, address: String) throws(WireError) -> M.Event {
         if let event = WireJSON.decodeQuickly(M.Event.self, from: slice) { return event }
         let payload = Array(slice)
         do {
             return try WireJSON.decode(M.Event.self, from: payload, what: "the event for \(address)")
         } catch {
-            // Our parser, not JSONValue's Decodable init: that one takes time cubic in the
-            // nesting (0.65 s at 300 levels in a debug build), long enough to miss heartbeats.
-            var parser = LocatingJSONParser(payload, document: "the event", emptyAdvice: "send a JSON event", maximumDepth: 512)
-            let parsed = try? parser.parse()
-            var failure = error
-            failure.address = address
-            switch parsed {
-            case .string(let name)?:
-                // A bare case name: fine for a case without associated values.
-                let expanded = Array(#"{"\#(name)":{}}"#.utf8)
-                do {
-                    return try WireJSON.decode(M.Event.self, from: expanded, what: "the event for \(address)")
-                } catch {
-                    failure = Self.explain(error, name: name, address: address)
-                }
-            case .object(let members)? where members.count == 1:
-                failure = Self.explain(error, name: members.keys.first!, address: address)
-            case .object(let members)? where failure.path == "$":
-                failure.message = "an event is an object with exactly one key, its case name; found "
-                    + (members.isEmpty ? "no keys" : "keys " + members.keys.sorted().joined(separator: ", "))
-            case nil where failure.code == .malformedJSON:
-                // Not JSON: say where, as fsm-send does (Foundation's parser names no position).
-                var parser = LocatingJSONParser(payload, document: "the event", emptyAdvice: "send a JSON event", maximumDepth: 512)
-                do {
-                    _ = try parser.parse()
-                } catch {
-                    let position = error.position(multiline: payload.contains(UInt8(ascii: "\n")))
-                    failure.message = "the event for \(address) is not valid JSON: at \(position) (\(error.pathDescription)), \(error.message)"
-                    failure.path = error.pathDescription
-                }
-            case .object?, nil, .null?, .bool?, .number?, .integer?, .array?:
-                break
+            // A bare case name, or why it does not decode (Hosted+Decoding.swift).
+            return try decodeBareCase(payload, failure: error, address: address)
+        }
+    }
+}
+
+/// The per-event steps of hosting one machine type: decoding an event, handling it on arrival
+/// or queueing it, draining the host, and answering a waiting sender with the committed state
+/// in the event's codec (on arrival, and through the reply handler the type's hosts share).
+///
+/// Built by the inlinable ``WorkerConfiguration/register(_:as:env:)`` so that these closures are
+/// compiled where the machine type is known, and so specialized for it. Called from generic
+/// code they would look up type metadata for the host's mailbox and items on every event.
+///
+/// A class: made once per machine type, and every instance of the type refers to it (as a
+/// struct of eight closures it was copied into each instance and its drain target).
+@usableFromInline
+final class HostedPath<M: Machine>: Sendable {
+    @usableFromInline let send: @Sendable (MachineHost<M>, M.Event) throws(HostError) -> Void
+    /// Queues an event answered through the host's reply handler with a token.
+    @usableFromInline let sendReplying: @Sendable (MachineHost<M>, M.Event, UInt64) throws(HostError) -> Void
+    /// Handles an event at once when its host is idle (``MachineHost/sendNow(_:)``); false when
+    /// it must queue. Called on the host's executor only.
+    @usableFromInline let sendNow: @Sendable (MachineHost<M>, M.Event) -> Bool
+    /// ``sendNow`` for a sender that waits: answered with `reply` at once, in the machine's
+    /// turn.
+    @usableFromInline let sendNowReplying: @Sendable (MachineHost<M>, M.Event, StateReply) -> Bool
+    @usableFromInline let drain: @Sendable (MachineHost<M>) async -> Void
+    /// Drains a host whose executor the caller is running on (a worker's loop), synchronously.
+    @usableFromInline let drainHere: @Sendable (MachineHost<M>) -> Void
+    /// Decodes an event in GroveWire's binary codec.
+    @usableFromInline let decodeBinary: @Sendable (ArraySlice<UInt8>) throws(BinaryCodingError) -> M.Event
+    /// Appends an event as its `Codable` conformance writes it: in GroveWire's binary codec
+    /// (returns true), else JSON (false), else nothing (nil). What names an event in the
+    /// worker's flight recorder and quarantine.
+    @usableFromInline let encodeEvent: @Sendable (M.Event, inout [UInt8]) -> Bool?
+    /// The hosts' reply handler (``HostOptions/replyHandler``) answering through a worker's
+    /// link: the state an event committed in the event's codec, or why it did not run. A worker
+    /// makes one per machine type and its hosts share it.
+    @usableFromInline let replyHandler: @Sendable (WorkerLink) -> ReplyHandler
+
+    /// The record of a durable instance now, on the host's executor: its state alone when that
+    /// is all it holds (no snapshot built, the state encoded specialized), else its whole
+    /// snapshot; nil once it has ended.
+    @usableFromInline let record: @Sendable (MachineHost<M>) throws -> [UInt8]?
+
+    @usableFromInline typealias ReplyHandler = @Sendable (_ token: UInt64, _ address: String, Result<M.State, HostError>,
+                                                         _ unhandled: Bool) -> Void
+    /// Whether the type's states have secrets (``Redacting``): then what leaves the worker is
+    /// their redacted form. Found once per machine type, so a reply pays one branch.
+    @usableFromInline let redacts: Bool
+
+    /// Mailbox batches a host drains per turn of the worker's I/O thread, which its hosts share:
+    /// an effect that sends results as fast as they are handled gets the rest drained later,
+    /// after the sockets had their turn.
+    @usableFromInline static var drainRounds: Int { 8 }
+
+    @inlinable
+    init() where M.Event: Codable, M.State: Codable {
+        let redacts = Redaction.applies(to: M.State.self)
+        self.redacts = redacts
+        send = { host, event throws(HostError) in try host.send(event) }
+        sendReplying = { host, event, token throws(HostError) in try host.send(event, replyToken: token) }
+        sendNow = { host, event in host.onOwnExecutor { $0.sendNow(event) } }
+        sendNowReplying = { host, event, reply in
+            host.onOwnExecutor { $0.sendNow(event) { Self.answer(reply, with: $0, unhandled: $1, redacting: redacts) } }
+        }
+        drain = { host in await host.flush(rounds: Self.drainRounds) }
+        drainHere = { host in host.onOwnExecutor { $0.flush(rounds: Self.drainRounds) } }
+        decodeBinary = { payload throws(BinaryCodingError) in try BinaryCodec.decode(M.Event.self, from: payload) }
+        record = { host in
+            try host.onOwnExecutor { host -> Result<[UInt8]?, any Error> in
+                guard !host.hasEnded else { return .success(nil) }
+                if host.holdsOnlyState, let alone = DurableRecord.encode(stateAlone: host.state) { return .success(alone) }
+                return Result { try DurableRecord.encode(host.snapshot()) }
+            }.get()
+        }
+        encodeEvent = { event, bytes in
+            let start = bytes.count
+            if (try? BinaryCodec.encode(event, into: &bytes)) != nil { return true }
+            bytes.removeSubrange(start...)
+            guard let json = try? WireJSON.encode(event) else { return nil }
+            bytes += json
+            return false
+        }
+        replyHandler = { link in
+            { token, address, result, unhandled in
+                Self.answer(StateReply(link: link, token: ReplyToken(raw: token), address: address), with: result, unhandled: unhandled, redacting: redacts)
             }
-            if failure.message.hasSuffix(".") { failure.message.removeLast() }
-            failure.message += ". Events are JSON as Swift's Codable encodes \(M.Event.self): {\"caseName\":{\"label\":value}}, "
-                + "{\"caseName\":{\"_0\":value}} for unlabelled values, or \"caseName\" for a case without values"
-            throw failure
         }
     }
 
-    /// What went wrong with `{"name": ...}`: an unknown case, or a known case whose values are
-    /// missing or of the wrong type.
-    static func explain(_ error: WireError, name: String, address: String) -> WireError {
-        var explained = error
-        explained.address = address
-        if error.path == "$" {
-            explained.message = "'\(name)' is not a case of \(M.self).Event"
-        } else if error.message.contains("is missing key") {
-            explained.message = "'\(name)' needs its values: " + error.message.replacingOccurrences(of: "the event for \(address) ", with: "")
+    /// Answers `reply` with the state an event committed (redacted when `redacting`), in the
+    /// event's codec, flagged `unhandled` when `update` did not handle it, or with why it did
+    /// not run.
+    @inlinable
+    static func answer(_ reply: StateReply, with result: Result<M.State, HostError>, unhandled: Bool = false,
+                       redacting: Bool) where M.State: Encodable {
+        switch result {
+        case .success(let committed):
+            let state = redacting ? shown(committed) : committed
+            reply.send(M.State.self, unhandled: unhandled, binary: { bytes throws(BinaryCodingError) in try BinaryCodec.encode(state, into: &bytes) },
+                       json: { try WireJSON.encode(state) })
+        case .failure(let error):
+            reply.fail(refusal: error)
         }
-        return explained
     }
 
-    func state(reply: @escaping @Sendable (Result<[UInt8], WireError>) -> Void) {
-        let address = address
-        host.requestState { reply(Self.encode($0, outcome: "the machine is running", address: address)) }
+    /// What of `state` may leave the worker: its ``Redacting/redacted`` form when it has
+    /// secrets, else itself.
+    @inlinable
+    static func shown(_ state: M.State) -> M.State { Redaction.redact(state) }
+}
+
+/// Where the sender of one event waits: a `state` reply with the state the event committed (in
+/// the event's codec), or an `error` reply saying why it did not run.
+@usableFromInline
+struct StateReply: Sendable {
+    let link: WorkerLink
+    let correlation: UInt64
+    let address: String
+    /// Whether the event came in GroveWire's binary codec (the reply then does too).
+    let binary: Bool
+
+    init(link: WorkerLink, correlation: UInt64, address: String, binary: Bool) {
+        self.link = link
+        self.correlation = correlation
+        self.address = address
+        self.binary = binary
     }
 
-    /// A state as JSON for a reply (redacted when it has secrets), or why it does not encode.
-    static func encode(_ state: M.State, outcome: String, address: String) -> Result<[UInt8], WireError> {
+    /// The reply a ``token`` stands for.
+    @usableFromInline
+    init(link: WorkerLink, token: ReplyToken, address: String) {
+        self.init(link: link, correlation: token.correlation, address: address, binary: token.binary)
+    }
+
+    /// Correlation and codec in one number, for ``HostOptions/replyHandler``; nil for a
+    /// correlation that needs the top bit (the coordinator's ids never do).
+    var token: ReplyToken? { ReplyToken(correlation: correlation, binary: binary) }
+
+    /// Answers with a state of type `type`, written by `binary` straight into the batch of
+    /// replies, or encoded by `json`: specialized closures from a machine type's
+    /// ``HostedPath``, so no generic code runs per reply.
+    /// - Parameter unhandled: The machine's `update` returned `.unhandled` for the event: the
+    ///   reply carries the `unhandled` flag (the state is the one it was already in).
+    @usableFromInline
+    func send(_ type: Any.Type, unhandled: Bool = false, binary write: (inout [UInt8]) throws(BinaryCodingError) -> Void,
+              json: () throws -> [UInt8]) {
+        let flags: Header.Flags = unhandled ? [.unhandled] : []
         do {
-            return .success(try WireJSON.encode(HostedPath<M>.shown(state)))
+            if binary {
+                try link.send(.state, flags: flags.union(.binary), correlation: correlation, address: address, writingPayload: write)
+            } else {
+                link.send(.state, flags: flags, correlation: correlation, address: address, payload: try json())
+            }
         } catch {
-            return .failure(.unencodableState(error, type: M.State.self, binary: false, outcome: outcome, address: address))
+            fail(.unencodableState(error, type: type, binary: binary, outcome: "the event ran and its state was committed",
+                                   address: address))
         }
     }
 
-    func cancel(effect payload: [UInt8], done: @escaping @Sendable (WireError?) -> Void) {
-        let id: EffectID
-        do {
-            id = try WireJSON.decode(EffectID.self, from: payload, what: "the effect id")
-        } catch {
-            host.requestAnswer { done(error) }
-            return
-        }
-        host.requestCancel(id) { done(nil) }
+    /// Answers with why a host refused the event or did not run it.
+    @usableFromInline
+    func fail(refusal error: HostError) {
+        fail(WireError(refusal: error, address: address))
     }
 
-    func stop(reply: @escaping @Sendable (Result<[UInt8], WireError>) -> Void) {
-        let address = address
-        host.requestStop { reply(Self.encode($0, outcome: "the machine stopped", address: address)) }
+    /// Answers with `error`, naming the machine's address when the error does not.
+    func fail(_ error: WireError) {
+        link.send(WireMessage.error(error, correlation: correlation, address: address))
     }
 }

@@ -6,8 +6,8 @@ import Synchronization
 /// The way into the worker's core for what a machine sends on its own, its io calls to other
 /// workers and its outputs: from the machine's task onto the worker loop, into
 /// ``WorkerRuntime``, which asks ``WorkerCore`` what to send (`WorkerRuntime+Machines.swift`).
-/// Every hosted machine reaches it through the worker's link; the runtime attaches itself once,
-/// before any machine exists. Holds the runtime weakly: the runtime holds the link.
+/// The runtime makes it and hands it to every host it makes (``HostWiring``), attaching itself
+/// before any machine exists. Holds the runtime weakly: the runtime holds the inlet.
 final class CoreInlet: Sendable {
     private struct Attached { weak var runtime: WorkerRuntime? }
     private let attached = Mutex(Attached())

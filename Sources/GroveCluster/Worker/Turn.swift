@@ -10,8 +10,10 @@
 /// instances are committed, then the audit lines written (what is acknowledged is in the store
 /// and the log, or the worker exits first); then the messages leave, as one.
 ///
-/// The hosts reach it through their ``WorkerLink``, from the worker's loop thread; what they
-/// note outside a turn (a host drained alone, a timer) starts one of its own.
+/// The runtime owns it and gives it to each host it makes (``HostWiring``); the hosts note into
+/// it from the worker's loop thread, and what they note outside a turn (a host drained alone, a
+/// timer) starts one of its own. Its messages are the link's: ``outbound`` is the
+/// ``WorkerLink``'s collector.
 final class Turn: Sendable {
     let outbound: OutboundCollector
     let woken = DrainQueue()

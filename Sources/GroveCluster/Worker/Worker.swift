@@ -82,7 +82,6 @@ public enum Worker {
         let loop = try IOLoop(name: "grove-worker-io")
         let socketID = loop.add(try dealer(context, options, credentials))
         let link = WorkerLink(worker: options.name, loop: loop, socket: socketID, log: log)
-        link.turn.audit.use(directory: options.auditDirectory)
         let logger = log
         // The Paranoid Pirate way: a coordinator gone silent gets a new socket (what the old one
         // queued for it is dropped) and a new registration, which the core sends after this.
@@ -109,6 +108,7 @@ public enum Worker {
                                     reconnect: reconnect,
                                     openStore: { () throws(StoreError) in try SQLiteMachineStore.open(directory: dataDirectory, worker: name) },
                                     openRecorder: openRecorder)
+        runtime.turn.audit.use(directory: options.auditDirectory)
         // The runtime and its hosts run on the loop's thread (``LoopExecutor``): a received
         // batch is queued, drained and answered right there, with no thread hand-off.
         loop.start(WorkerLoopDelegate(onBatch: { batch in runtime.assumeIsolated { $0.handle(batch) } },

@@ -54,14 +54,17 @@ public struct WorkerConfiguration: Sendable {
 
 /// Makes hosted instances of one registered machine type.
 protocol HostedMachineFactory: Sendable {
-    /// The factory a worker uses: its instances answer through `link` with one reply handler.
-    func bound(to link: WorkerLink) -> any HostedMachineFactory
+    /// The factory a worker uses: its instances answer through `wiring.link` with one reply
+    /// handler, and are wired to the worker's turn, poison watch and core.
+    func bound(to wiring: HostWiring) -> any HostedMachineFactory
     /// - Parameters:
     ///   - type: The type name the topology gives the machine.
+    ///   - watched: Whether a watcher of `state:<address>` is subscribed.
     ///   - durable: For a durable instance, its type name, durability and the record it
     ///     continues from (nil for a new one).
-    /// - Throws: When the record does not decode as this type's snapshot.
-    func make(address: String, type: String, mailboxCapacity: Int, io: any IOPerformer, link: WorkerLink, executor: (any SerialExecutor)?,
+    /// - Throws: When the record does not decode as this type's snapshot; when the factory is
+    ///   not ``bound(to:)`` a worker.
+    func make(address: String, type: String, mailboxCapacity: Int, io: any IOPerformer, watched: Bool, executor: (any SerialExecutor)?,
               durable: DurableStart?) throws(WireError) -> any HostedMachine
     /// Why a JSON event does not decode as the type's event, or nil when it does.
     func check(event json: [UInt8], address: String) -> WireError?
@@ -85,6 +88,16 @@ protocol HostedMachineFactory: Sendable {
     func eventCase(of event: [UInt8], binary: Bool) -> String?
 }
 
+/// What a worker's hosts are wired to, each named for what they use it for (``Hosted``): the
+/// socket their messages leave by, the turn they note wake-ups, durable changes and ends in,
+/// the quarantined events they refuse, and the way into the core for their outputs.
+struct HostWiring: Sendable {
+    let link: WorkerLink
+    let turn: Turn
+    let poison: PoisonWatch
+    let inlet: CoreInlet
+}
+
 /// How a durable instance starts: its type name and durability, and the record it continues
 /// from when it has one, with the journal after it for `journal`.
 struct DurableStart: Sendable {
@@ -101,10 +114,10 @@ struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event
     /// Where instances start and how their records decode, for a registration that is more
     /// than a type (a reducer); nil for a machine type, whose instances start at `initialState`.
     let start: InstanceStart<M>?
-    /// The link of a factory ``bound(to:)`` one, and the reply handler the instances it makes
+    /// What a factory ``bound(to:)`` a worker wires its instances to, and the reply handler they
     /// share: one closure per machine type, not one per instance (less memory per idle
     /// instance, and one object the cache keeps warm instead of one per host).
-    private var boundLink: WorkerLink?
+    private var wiring: HostWiring?
     private var replyHandler: HostedPath<M>.ReplyHandler?
 
     init(env: M.Env, path: HostedPath<M>, start: InstanceStart<M>? = nil) {
@@ -122,15 +135,19 @@ struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event
         return snapshot
     }
 
-    func bound(to link: WorkerLink) -> any HostedMachineFactory {
+    func bound(to wiring: HostWiring) -> any HostedMachineFactory {
         var bound = self
-        bound.boundLink = link
-        bound.replyHandler = path.replyHandler(link)
+        bound.wiring = wiring
+        bound.replyHandler = path.replyHandler(wiring.link)
         return bound
     }
 
-    func make(address: String, type: String, mailboxCapacity: Int, io: any IOPerformer, link: WorkerLink, executor: (any SerialExecutor)?,
+    func make(address: String, type: String, mailboxCapacity: Int, io: any IOPerformer, watched: Bool, executor: (any SerialExecutor)?,
               durable: DurableStart?) throws(WireError) -> any HostedMachine {
+        guard let wiring else {
+            throw WireError(.unknownMachine, "\(M.self)'s factory is not bound to a worker (bound(to:)); '\(address)' was not made",
+                            address: address)
+        }
         var restoring: Snapshot<M>?
         var cursor: JournalCursor?
         if let record = durable?.record {
@@ -141,18 +158,16 @@ struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event
                                 address: address)
             }
             if durable?.durability == .journal, let snapshot = restoring, let journal = durable?.journal {
-                restoring = try replaying(journal, onto: snapshot, address: address, type: type, flight: link.poison.recorder)
+                restoring = try replaying(journal, onto: snapshot, address: address, type: type, flight: wiring.poison.recorder)
                 cursor = JournalCursor(recoveredThrough: journal.last?.sequence ?? record.sequence, replayed: journal.count)
             }
         }
         // No generic helper (`flatMap`, `??`) between the handler and the host: passing a
         // closure through one re-abstracts it, which allocates wrappers per instance that the
         // host then keeps (heaptrack found seven of 88 bytes per instance, four made here).
-        assert(boundLink == nil || boundLink === link, "a factory bound to one worker's link makes an instance for another")
-        var shared: HostedPath<M>.ReplyHandler?
-        if boundLink === link { shared = replyHandler }
-        return Hosted<M>(address: address, env: env, path: path, mailboxCapacity: mailboxCapacity, io: io, link: link,
-                         executor: executor, replyHandler: shared, initialState: start?.initialState, type: type,
+        return Hosted<M>(address: address, env: env, path: path, mailboxCapacity: mailboxCapacity, io: io, link: wiring.link,
+                         turn: wiring.turn, poison: wiring.poison, inlet: wiring.inlet, watched: watched,
+                         executor: executor, replyHandler: replyHandler, initialState: start?.initialState, type: type,
                          durable: durable.map { ($0.type, $0.durability, restoring, cursor) })
     }
 

@@ -3,30 +3,27 @@ import Logging
 import Synchronization
 import ZeroMQ
 
-/// A worker's way to the coordinator: posts messages to the process's I/O thread, which owns
-/// the DEALER socket. Safe to use from any thread or task. A class, so the many closures that
+/// A worker's socket to the coordinator, and nothing else: posts messages to the process's I/O
+/// thread, which owns the DEALER socket, holding them back while a turn collects them
+/// (``OutboundCollector``) and dropping them while the session is not welcomed
+/// (``OutflowGate``). Safe to use from any thread or task. A class, so the many closures that
 /// answer requests capture one reference.
+///
+/// What else a host needs it is given by name when it is made (``Hosted``): the turn it notes
+/// its changes in, the poison watch, the way into the core.
 @usableFromInline
 final class WorkerLink: Sendable {
     let worker: String
     let loop: IOLoop
     let socket: SocketID
-    /// What watchers subscribe to; state changes nobody watches are not sent.
-    let observation = WatchedTopics()
-    /// What the current turn of the loop holds back until it ends: messages, woken hosts,
-    /// durable changes, audit lines, ended instances.
-    let turn: Turn
-    /// The way into the worker's core for what machines send on their own (io calls to other
-    /// workers, outputs).
-    let toCore = CoreInlet()
+    /// What a turn holds back until it ends (``Turn``), then sends as one batch message.
+    let outbound: OutboundCollector
     /// Whether what the machines send may leave: open only while the coordinator's welcome
     /// holds (the core says when).
     let outflow = OutflowGate()
-    /// The flight recorder and the quarantined events (poison events).
-    let poison = PoisonWatch()
 
     init(worker: String, loop: IOLoop, socket: SocketID, log: Logger = Logger(label: "grove.worker")) {
-        turn = Turn(outbound: OutboundCollector(log: log))
+        outbound = OutboundCollector(log: log)
         self.worker = worker
         self.loop = loop
         self.socket = socket
@@ -43,18 +40,18 @@ final class WorkerLink: Sendable {
     func send(_ kind: MessageKind, flags: Header.Flags = [], correlation: UInt64 = 0, address: String = "",
               payload: some Collection<UInt8> = EmptyCollection()) {
         guard kind == .register || outflow.passes() else { return }
-        turn.outbound.send(kind, flags: flags, correlation: correlation, address: address, payload: payload, socket: socket, via: loop)
+        outbound.send(kind, flags: flags, correlation: correlation, address: address, payload: payload, socket: socket, via: loop)
     }
 
     /// Sends what the turn collected since it began (``Turn/begin(collectingWoken:)``): one
     /// hand-off to the I/O thread (one wake-up, one batch message) for a whole received batch
     /// instead of one per reply.
-    func flush() { turn.outbound.end(socket: socket, via: loop) }
+    func flush() { outbound.end(socket: socket, via: loop) }
 
     /// The coordinator's frame limit, from its welcome (``OutboundLimit``).
     var messageBytes: Int {
-        get { turn.outbound.messageBytes }
-        set { turn.outbound.messageBytes = newValue }
+        get { outbound.messageBytes }
+        set { outbound.messageBytes = newValue }
     }
 
     /// Sends a message whose payload `write` appends in place: while a batch is handled, straight
@@ -62,7 +59,7 @@ final class WorkerLink: Sendable {
     func send<Failure: Error>(_ kind: MessageKind, flags: Header.Flags, correlation: UInt64, address: String,
                               writingPayload write: (inout [UInt8]) throws(Failure) -> Void) throws(Failure) {
         guard outflow.passes() else { return }
-        try turn.outbound.send(kind, flags: flags, correlation: correlation, address: address, writingPayload: write,
+        try outbound.send(kind, flags: flags, correlation: correlation, address: address, writingPayload: write,
                            socket: socket, via: loop)
     }
 
@@ -70,22 +67,6 @@ final class WorkerLink: Sendable {
     func publish<T: Encodable>(_ kind: MessageKind, address: String, payload: T) {
         guard let bytes = try? WireJSON.encode(payload) else { return }
         send(kind, address: address, payload: bytes)
-    }
-}
-
-/// The coordinator's current subscriptions, as `observe` messages report them.
-final class WatchedTopics: Sendable {
-    private let state = Mutex<(version: Int, observation: Observation)>((0, Observation(prefixes: [])))
-
-    func update(_ observation: Observation) {
-        state.withLock { $0 = ($0.version + 1, observation) }
-    }
-
-    /// A number that changes whenever the subscriptions do, so callers can cache `watches`.
-    var version: Int { state.withLock { $0.version } }
-
-    func watches(_ topic: String) -> Bool {
-        state.withLock { $0.observation.watches(topic) }
     }
 }
 

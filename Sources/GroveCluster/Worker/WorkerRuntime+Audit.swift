@@ -14,7 +14,7 @@ extension WorkerRuntime {
     /// cannot be opened ends the worker with the configuration exit status.
     func adoptAudit(_ welcome: Welcome) {
         do {
-            try link.turn.audit.adopt(welcome.audit, worker: link.worker)
+            try turn.audit.adopt(welcome.audit, worker: link.worker)
         } catch {
             run([.exit(.auditLogUnusable(worker: link.worker, error.message))])
         }
@@ -25,7 +25,7 @@ extension WorkerRuntime {
     /// restarts it.
     func writeAudit() {
         do {
-            try link.turn.audit.writePending()
+            try turn.audit.writePending()
         } catch {
             run([.exit(.auditWriteFailed(worker: link.worker, error.message))])
         }

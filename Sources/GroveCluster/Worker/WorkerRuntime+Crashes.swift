@@ -8,7 +8,7 @@ extension WorkerRuntime {
     /// durable machine's is also counted per address once the store opens
     /// (``watchForPoison(store:records:)``). Then every host made from now on notes its events.
     func openFlightRecorder() {
-        guard let openRecorder, link.poison.recorder == nil else { return }
+        guard let openRecorder, poison.recorder == nil else { return }
         let recorder: FlightRecorder
         do {
             recorder = try openRecorder()
@@ -26,7 +26,7 @@ extension WorkerRuntime {
         recorder.onCleared { [weak self] address, identity in
             Task { await self?.forgive(identity, at: address) }
         }
-        link.poison.recorder = recorder
+        poison.recorder = recorder
     }
 
     /// What the coordinator is told of `run`: its address, its machine's type, its event's case
@@ -44,7 +44,7 @@ extension WorkerRuntime {
     /// The patterns the coordinator quarantined for every address (its welcome, or a
     /// `quarantine` message): clients' events of them are refused from now on.
     func adoptPatterns(_ patterns: [PoisonPattern]) {
-        guard link.poison.setPatterns(patterns) else { return }
+        guard poison.setPatterns(patterns) else { return }
         let list = patterns.isEmpty ? "none" : patterns.sorted().map(\.description).joined(separator: ", ")
         log.notice("event patterns quarantined for every address: \(list)")
     }

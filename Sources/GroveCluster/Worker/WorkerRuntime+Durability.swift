@@ -111,7 +111,7 @@ extension WorkerRuntime {
     /// ended, in one commit. A store that fails ends the worker before anything it
     /// acknowledged is lost: its supervisor restarts it from what the store holds.
     func writeDurable() {
-        let (changed, ended) = link.turn.durable.take()
+        let (changed, ended) = turn.durable.take()
         guard let store, !changed.isEmpty || !ended.isEmpty else { return }
         let snapshotEvery = core.lastWelcome?.snapshotEvery ?? Topology.DurabilitySettings().snapshotEvery
         // An instance that ended meanwhile writes nothing: its address is in `ended`.

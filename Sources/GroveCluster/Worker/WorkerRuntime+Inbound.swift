@@ -8,35 +8,25 @@ extension WorkerRuntime {
     /// drained once (hosts share this executor: plain calls), then every reply sent in one
     /// message.
     func handle(_ batch: [Inbound]) {
-        turn { queue(batch) }
+        runTurn { queue(batch) }
     }
 
     /// One host woken outside a batch, in a turn of its own: drained, then the turn ends as a
     /// batch's does (its durable state written before its replies leave).
     func drainAlone(_ target: DrainTarget) {
-        link.turn.begin(collectingWoken: false)
+        turn.begin(collectingWoken: false)
         target.drainHere()
         endTurn()
     }
 
     /// Runs `body`, which decides received messages, as one turn (``Turn``). Parked messages
     /// left then are decided in a later turn, after the loop has run (heartbeats, reads).
-    private func turn(_ body: () -> Void) {
-        link.turn.begin(collectingWoken: true)
+    func runTurn(_ body: () -> Void) {
+        turn.begin(collectingWoken: true)
         recovery.beginTurn(now: .now)
         body()
         endTurn()
-        // Messages are parked only by a turn that ran out of time.
-        if !parked.isEmpty { recovery.turnsCut += 1 }
-        if !parked.isEmpty, !parked.resuming {
-            parked.resuming = true
-            // A heartbeat due goes first (the tick task may wait behind the instances' tasks).
-            run(core.tick(now: .now))
-            Task {
-                try? await Task.sleep(for: .milliseconds(1))
-                self.resumeParked()
-            }
-        }
+        if !parked.isEmpty { resumeParkedLater() }
     }
 
     /// Ends a turn, the one place that does, in the order that keeps the worker's promises:
@@ -45,7 +35,7 @@ extension WorkerRuntime {
     /// committed and the audit lines written (``commitTurn()``), so what is acknowledged is in
     /// the store and the log; then the replies leave.
     func endTurn() {
-        link.turn.woken.drainCollected()
+        turn.woken.drainCollected()
         settleEndings()
         commitTurn()
         link.flush()
@@ -53,14 +43,7 @@ extension WorkerRuntime {
 
     /// Whether this turn has spent its time bringing instances back on demand
     /// (``Recovery/turnIsOver(now:)``): the clock is read only once it brought one.
-    private var turnIsOver: Bool { recovery.isTimed && recovery.turnIsOver(now: .now) }
-
-    /// Decides parked messages in a turn of their own.
-    private func resumeParked() {
-        parked.resuming = false
-        guard !parked.isEmpty else { return }
-        turn { queueParked(now: .now) }
-    }
+    var turnIsOver: Bool { recovery.isTimed && recovery.turnIsOver(now: .now) }
 
     /// Queues a batch from the I/O thread in order; ``handle(_:)`` then drains the hosts it woke
     /// (``DrainQueue/drainCollected()``) and flushes the link. Lone messages and the envelopes
@@ -86,23 +69,9 @@ extension WorkerRuntime {
         }
     }
 
-    /// Parked messages, oldest first, until a turn's restores run out of time.
-    private func queueParked(now: ContinuousClock.Instant) {
-        while !turnIsOver {
-            if let rest = parked.batch {
-                parked.batch = nil
-                queue(envelopes: rest.envelopes, from: rest.next, of: rest.payload, now: now)
-            } else if let inbound = parked.messages.popFirst() {
-                queue(inbound, now: now)
-            } else {
-                return
-            }
-        }
-    }
-
     /// One message: lone, or a batch whose envelopes are each decided as a lone message would
     /// be, straight from the batch's bytes.
-    private func queue(_ inbound: Inbound, now: ContinuousClock.Instant) {
+    func queue(_ inbound: Inbound, now: ContinuousClock.Instant) {
         let frames = inbound.frames
         do {
             guard frames.count == 3 else {
@@ -128,7 +97,7 @@ extension WorkerRuntime {
 
     /// The envelopes of a batch from `first` on; those left when a turn's restores run out of
     /// time are parked, ahead of every other parked message.
-    private func queue(envelopes: [Envelope], from first: Int, of payload: [UInt8], now: ContinuousClock.Instant) {
+    func queue(envelopes: [Envelope], from first: Int, of payload: [UInt8], now: ContinuousClock.Instant) {
         var index = first
         while index < envelopes.count {
             let envelope = envelopes[index]
@@ -145,16 +114,80 @@ extension WorkerRuntime {
             }
         }
     }
-}
 
-/// Messages from the coordinator received and not yet decided, in arrival order.
-struct ParkedInbound {
-    /// The rest of the batch message a turn stopped in: its envelopes from `next` on. Decided
-    /// before `messages`, which arrived after it.
-    var batch: (payload: [UInt8], envelopes: [Envelope], next: Int)?
-    var messages: Deque<Inbound> = []
-    /// Whether a turn to decide them is scheduled.
-    var resuming = false
+    /// One message from the coordinator: ``WorkerCore/decide(_:payload:now:)`` says what it
+    /// is for, and this only carries it out.
+    func decide(_ header: Header, address: String, payload: ArraySlice<UInt8>, now: ContinuousClock.Instant) {
+        switch core.decide(header, payload: payload, now: now) {
+        case .deliver:
+            deliver(payload, flags: header.flags, correlation: header.correlation, address: address)
+        case .accept:
+            link.send(.accepted, correlation: header.correlation, address: address)
+        case .request(let request):
+            self.request(request, correlation: header.correlation, address: address, payload: payload)
+        case .serve:
+            serve(payload, binary: header.flags.contains(.binary), call: header.correlation, address: address)
+        case .stopServing:
+            // The task stays listed until it ends: its end is what `io-cancelled` reports.
+            serving[header.correlation]?.cancel()
+            log.notice("io request cancelled", metadata: ["machine": "\(address)", "call": "\(header.correlation)"])
+        case .answerCancel(let fate):
+            answerCancel(header.correlation, fate, address: address)
+        case .complete(let result):
+            run(.resume(call: header.correlation, result))
+        case .observe(let observation):
+            self.observation.update(observation)
+            for (address, instance) in instances { instance.setWatched(observation.watches("state:" + address)) }
+        case .quarantine(let quarantined):
+            adoptPatterns(quarantined.patterns)
+        case .act(let actions):
+            run(actions)
+        case .deadLetters(let request):
+            deadLetters(request, correlation: header.correlation, address: address)
+        case .refuse(let error):
+            link.send(WireMessage.error(error, correlation: header.correlation, address: address))
+        case .ignore:
+            break
+        }
+    }
 
-    var isEmpty: Bool { batch == nil && messages.isEmpty }
+    /// An event for `address`: handed to its host (handled at once when idle, else queued),
+    /// answered `accepted` at once with the no-wait flag, else with the state it committed once
+    /// it ran.
+    func deliver(_ payload: ArraySlice<UInt8>, flags: Header.Flags, correlation: UInt64, address: String) {
+        let binary = flags.contains(.binary)
+        let reply = StateReply(link: link, correlation: correlation, address: address, binary: binary)
+        do {
+            let target = try instance(for: address)
+            if flags.contains(.noWait) {
+                // A no-wait event is answered as soon as it is queued, or refused: either way at
+                // once, not in the machine's turn.
+                if let refused = target.enqueue(payload, binary: binary, correlation: correlation) { return reply.fail(refused) }
+                link.send(.accepted, correlation: correlation, address: address)
+                return
+            }
+            target.send(payload, binary: binary, reply: reply)
+        } catch {
+            reply.fail(error)
+        }
+    }
+
+    /// The instance at `address`, started when the core says it may be.
+    /// - Parameter spawning: Whether a keyed instance may start (events only).
+    func instance(for address: String, spawning: Bool = true) throws(WireError) -> any HostedMachine {
+        if let existing = instances[address] { return existing }
+        let machine = try core.placement(of: address, spawning: spawning || recovery.waiting[address] != nil)
+        if let restored = restoreIfWaiting(address) {
+            recovery.restoredOnDemand(now: .now, turn: recoveryTurn)
+            return restored
+        }
+        guard let factory = factories[machine.type], let welcome = core.lastWelcome else {
+            throw WireError(.unknownMachine, "worker \(link.worker) cannot host '\(address)' yet", address: address)
+        }
+        let made = try make(address, machine, factory: factory, welcome: welcome, record: nil)
+        instances[address] = made
+        return made
+    }
+
+    /// The factory of a registered machine type.
 }

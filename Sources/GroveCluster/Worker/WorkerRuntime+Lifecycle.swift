@@ -6,7 +6,7 @@ extension WorkerRuntime {
     /// decides (``WorkerCore/machineEnded(_:now:)``). Called after each batch and each host
     /// drained alone, before their replies leave, and on each tick.
     func settleEndings() {
-        let ended = link.turn.ended.take()
+        let ended = turn.ended.take()
         guard !ended.isEmpty else { return }
         let now = ContinuousClock.now
         for address in ended { run(core.machineEnded(address, now: now)) }

@@ -11,7 +11,7 @@ extension WorkerRuntime {
     /// are refused and its suspects watched.
     /// - Returns: `records`, with the quarantined event taken out of its machine's.
     func watchForPoison(store: any MachineStore, records: [MachineRecord]) -> [MachineRecord] {
-        guard let recorder = link.poison.recorder else { return records }
+        guard let recorder = poison.recorder else { return records }
         var records = records
         if let unfinished = unfinishedRun {
             unfinishedRun = nil
@@ -24,7 +24,7 @@ extension WorkerRuntime {
         do {
             for letter in try store.deadLetters() {
                 guard let id = letter.id else { continue }
-                link.poison.quarantine(RecordedRun(address: letter.address, event: letter.event, binary: letter.binary, origin: .unknown).identity,
+                poison.quarantine(RecordedRun(address: letter.address, event: letter.event, binary: letter.binary, origin: .unknown).identity,
                                        at: letter.address, id: id)
             }
             for crash in try store.crashes() { recorder.suspect(crash.event, at: crash.address) }
@@ -135,12 +135,12 @@ extension WorkerRuntime {
     /// atomic load when nothing is quarantined or suspected at that address.
     func dropPoison(of address: String) {
         guard let store else { return }
-        for identity in link.poison.recorder?.forgetSuspects(at: address) ?? [] { forgive(identity, at: address) }
-        guard link.poison.hasQuarantined(address) else { return }
+        for identity in poison.recorder?.forgetSuspects(at: address) ?? [] { forgive(identity, at: address) }
+        guard poison.hasQuarantined(address) else { return }
         do throws(StoreError) {
             for letter in try store.deadLetters() where letter.address == address {
                 guard let id = letter.id, try store.removeDeadLetter(id) != nil else { continue }
-                link.poison.release(id)
+                poison.release(id)
                 let text = "dead letter \(link.worker):\(id) of \(address) dropped with its instance, which its machine removes when it ends "
                     + "(onEnd \"remove\"); the key's next instance is not refused that event"
                 log.notice("\(text)")
@@ -179,7 +179,7 @@ extension WorkerRuntime {
                     return fail(WireError(.unknownDeadLetter, "worker \(link.worker) has no dead letter \(id) (dropped or retried already?); "
                         + "list them with `fsm-send dead-letters`"))
                 }
-                link.poison.release(id)
+                poison.release(id)
                 log.notice("dead letter \(link.worker):\(id) of \(letter.address) \(request.action == .drop ? "dropped" : "retried") by an admin")
                 if request.action == .drop {
                     link.send(.accepted, correlation: correlation, address: address)

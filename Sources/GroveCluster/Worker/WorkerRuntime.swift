@@ -13,9 +13,20 @@ import ZeroMQ
 /// decided by ``WorkerCore``; this actor only carries its decisions and actions out.
 actor WorkerRuntime {
     let configuration: WorkerConfiguration
-    /// The configuration's factories, bound to this worker's link.
-    private let factories: [String: any HostedMachineFactory]
+    /// The configuration's factories, bound to this worker's link, turn, poison watch and inlet.
+    let factories: [String: any HostedMachineFactory]
+    /// The socket to the coordinator.
     let link: WorkerLink
+    /// What the current turn holds back until it ends (``endTurn()``): messages, woken hosts,
+    /// durable changes, audit lines, ended instances.
+    let turn: Turn
+    /// The flight recorder and the quarantined events (poison events).
+    let poison: PoisonWatch
+    /// The way into this runtime for what machines send on their own (io calls to other
+    /// workers, outputs).
+    let inlet: CoreInlet
+    /// What watchers subscribe to; state changes nobody watches are not sent.
+    let observation = WatchedTopics()
     /// The tasks of this worker's machines waiting for io calls to other workers, by the call
     /// id the core gave each: resumed when the core says (`WorkerRuntime+Machines.swift`).
     var waiters: [UInt64: CheckedContinuation<IOCallResult, Never>] = [:]
@@ -84,24 +95,27 @@ actor WorkerRuntime {
         self.recoveryTurn = recoveryTurn
         self.openStore = openStore
         self.openRecorder = openRecorder
-        self.factories = configuration.factories.mapValues { $0.bound(to: link) }
+        let turn = Turn(outbound: link.outbound), poison = PoisonWatch(), inlet = CoreInlet()
+        (self.turn, self.poison, self.inlet) = (turn, poison, inlet)
+        let wiring = HostWiring(link: link, turn: turn, poison: poison, inlet: inlet)
+        self.factories = configuration.factories.mapValues { $0.bound(to: wiring) }
         self.link = link
         self.log = log
         self.reconnect = reconnect
         core = WorkerCore(worker: link.worker, coordinator: coordinator, machineTypes: Set(configuration.machineTypes), now: .now)
-        link.toCore.attach(self)
+        inlet.attach(self)
     }
 
     /// Registers with the coordinator.
     func start() {
         // A durable instance that changes outside a received batch (a timer, an io result) is
         // written in a turn of its own.
-        link.turn.durable.onWriteNeeded { [weak self] in
+        turn.durable.onWriteNeeded { [weak self] in
             Task { await self?.commitTurn() }
         }
         // A host woken outside a batch (a timer, an effect's result, an instance starting) is
         // drained like a batch: its durable state is written before its replies leave.
-        link.turn.woken.onWokenAlone { [weak self] target in
+        turn.woken.onWokenAlone { [weak self] target in
             Task { await self?.drainAlone(target) }
         }
         // Before the registration, which reports what the last process died running.
@@ -164,42 +178,6 @@ actor WorkerRuntime {
         link.send(.register, correlation: core.registrationCorrelation, address: link.worker, payload: payload)
     }
 
-    /// One message from the coordinator: ``WorkerCore/decide(_:payload:now:)`` says what it
-    /// is for, and this only carries it out.
-    func decide(_ header: Header, address: String, payload: ArraySlice<UInt8>, now: ContinuousClock.Instant) {
-        switch core.decide(header, payload: payload, now: now) {
-        case .deliver:
-            deliver(payload, flags: header.flags, correlation: header.correlation, address: address)
-        case .accept:
-            link.send(.accepted, correlation: header.correlation, address: address)
-        case .request(let request):
-            self.request(request, correlation: header.correlation, address: address, payload: payload)
-        case .serve:
-            serve(payload, binary: header.flags.contains(.binary), call: header.correlation, address: address)
-        case .stopServing:
-            // The task stays listed until it ends: its end is what `io-cancelled` reports.
-            serving[header.correlation]?.cancel()
-            log.notice("io request cancelled", metadata: ["machine": "\(address)", "call": "\(header.correlation)"])
-        case .answerCancel(let fate):
-            answerCancel(header.correlation, fate, address: address)
-        case .complete(let result):
-            run(.resume(call: header.correlation, result))
-        case .observe(let observation):
-            link.observation.update(observation)
-            for (address, instance) in instances { instance.setWatched(observation.watches("state:" + address)) }
-        case .quarantine(let quarantined):
-            adoptPatterns(quarantined.patterns)
-        case .act(let actions):
-            run(actions)
-        case .deadLetters(let request):
-            deadLetters(request, correlation: header.correlation, address: address)
-        case .refuse(let error):
-            link.send(WireMessage.error(error, correlation: header.correlation, address: address))
-        case .ignore:
-            break
-        }
-    }
-
     /// Hosts what a welcome places here. After a re-registration (the coordinator restarted, or
     /// this worker was silent) the instances of machines still placed here as before are kept,
     /// state and all; those of `dropping` go.
@@ -235,31 +213,13 @@ actor WorkerRuntime {
         }
     }
 
-    /// The instance at `address`, started when the core says it may be.
-    /// - Parameter spawning: Whether a keyed instance may start (events only).
-    func instance(for address: String, spawning: Bool = true) throws(WireError) -> any HostedMachine {
-        if let existing = instances[address] { return existing }
-        let machine = try core.placement(of: address, spawning: spawning || recovery.waiting[address] != nil)
-        if let restored = restoreIfWaiting(address) {
-            recovery.restoredOnDemand(now: .now, turn: recoveryTurn)
-            return restored
-        }
-        guard let factory = factories[machine.type], let welcome = core.lastWelcome else {
-            throw WireError(.unknownMachine, "worker \(link.worker) cannot host '\(address)' yet", address: address)
-        }
-        let made = try make(address, machine, factory: factory, welcome: welcome, record: nil)
-        instances[address] = made
-        return made
-    }
-
-    /// The factory of a registered machine type.
     func factory(for type: String) -> (any HostedMachineFactory)? { factories[type] }
 
     /// A new instance at `address`, continuing from `record` (and for `journal`, the entries of
     /// `journal` after it) when it has one.
     func make(_ address: String, _ machine: Welcome.HostedMachine, factory: any HostedMachineFactory, welcome: Welcome,
               record: MachineRecord?, journal: [JournalEntry] = []) throws(WireError) -> any HostedMachine {
-        let io = ClusterIOPerformer(address: address, local: configuration.io, remoteNames: core.remoteIO, core: link.toCore)
+        let io = ClusterIOPerformer(address: address, local: configuration.io, remoteNames: core.remoteIO, core: inlet)
         var durable: DurableStart?
         if let durability = machine.durability, durability != .none {
             guard store != nil else {
@@ -268,34 +228,13 @@ actor WorkerRuntime {
             }
             durable = DurableStart(type: machine.type, durability: durability, record: record, journal: journal)
         }
-        return try factory.make(address: address, type: machine.type, mailboxCapacity: welcome.mailboxCapacity, io: io, link: link,
-                                executor: link.loop.executor, durable: durable)
-    }
-
-    /// An event for `address`: handed to its host (handled at once when idle, else queued),
-    /// answered `accepted` at once with the no-wait flag, else with the state it committed once
-    /// it ran.
-    func deliver(_ payload: ArraySlice<UInt8>, flags: Header.Flags, correlation: UInt64, address: String) {
-        let binary = flags.contains(.binary)
-        let reply = StateReply(link: link, correlation: correlation, address: address, binary: binary)
-        do {
-            let target = try instance(for: address)
-            if flags.contains(.noWait) {
-                // A no-wait event is answered as soon as it is queued, or refused: either way at
-                // once, not in the machine's turn.
-                if let refused = target.enqueue(payload, binary: binary, correlation: correlation) { return reply.fail(refused) }
-                link.send(.accepted, correlation: correlation, address: address)
-                return
-            }
-            target.send(payload, binary: binary, reply: reply)
-        } catch {
-            reply.fail(error)
-        }
+        return try factory.make(address: address, type: machine.type, mailboxCapacity: welcome.mailboxCapacity, io: io,
+                                watched: observation.watches("state:" + address), executor: link.loop.executor, durable: durable)
     }
 
     /// A get, stop, restart or cancel: queued on the machine like an event, so it keeps its
     /// place in the machine's FIFO and its reply comes in turn.
-    private func request(_ request: WorkerCore.MachineRequest, correlation: UInt64, address: String, payload: ArraySlice<UInt8>) {
+    func request(_ request: WorkerCore.MachineRequest, correlation: UInt64, address: String, payload: ArraySlice<UInt8>) {
         let link = link
         let answer = Self.stateAnswer(link, correlation: correlation, address: address)
         let instance: any HostedMachine

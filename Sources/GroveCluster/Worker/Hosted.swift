@@ -1,0 +1,185 @@
+import Foundation
+import Grove
+import GroveRuntime
+import GroveWire
+import Synchronization
+
+final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: Codable, M.Output: Encodable {
+    // What every event reads first, in one cache line.
+    let host: MachineHost<M>
+    let path: HostedPath<M>
+    /// Whether the host runs on an executor given to it (a worker's loop), on which its events
+    /// arrive: an event that finds the host idle is then handled at once instead of queued.
+    let handlesOnArrival: Bool
+    /// The worker's flight recorder, while recording is on: an event run on arrival is noted
+    /// as the bytes received, with the id of the request that carried them.
+    let recorder: FlightRecorder?
+    let address: String
+    /// Where its replies, state changes and end go.
+    let link: WorkerLink
+    /// What it notes for the turn to settle: its wake-ups, its durable changes, its end.
+    let turn: Turn
+    /// The quarantined events it refuses, and the flight recorder its events are noted in.
+    let poison: PoisonWatch
+    /// The way into the worker's core for its outputs.
+    let inlet: CoreInlet
+    let durability: Durability
+    /// The type name the topology gives it, for its record, the flight recorder and the
+    /// quarantined patterns.
+    let type: String
+    /// Set when a durable instance changed and is not written yet: it joins the turn's durable
+    /// writes once per write, not once per event.
+    let unwritten = Atomic<Bool>(false)
+    /// Where a `journal` instance's journal stands; nil for the other levels.
+    let journal: JournalTail?
+    let drainTarget: HostDrain<M>
+    /// Publishes state changes while someone watches `state:<address>`. Not observing otherwise
+    /// keeps the host on its fast path (no observer to notify per commit).
+    private let publisher = Mutex<Task<Void, Never>?>(nil)
+
+    /// - Parameters:
+    ///   - executor: The executor the host runs on: a worker's loop. With one, ``send`` and
+    ///     ``enqueue`` must be called on it (the worker runtime, which shares it, does), since an
+    ///     event that finds the host idle is handled right there. Without one the host runs on an
+    ///     actor of its own and events are always queued.
+    ///   - link: Where its replies, state changes and end go.
+    ///   - turn: The worker's turn, which drains the host, writes its durable changes and
+    ///     settles its end.
+    ///   - poison: The quarantined events it refuses, and the flight recorder (the worker's).
+    ///   - inlet: The way into the worker's core, for its outputs.
+    ///   - watched: Whether a watcher of `state:<address>` is subscribed as it starts.
+    ///   - replyHandler: How the host answers queued senders that wait: `path`'s handler bound
+    ///     to `link`, which a worker makes once per machine type and shares between its hosts;
+    ///     one of the host's own when `nil`.
+    ///   - initialState: Where a new instance starts, when its registration says (a reducer's
+    ///     initial state); `M.initialState` otherwise.
+    ///   - type: The type name the topology gives the machine.
+    ///   - durable: The type name and durability of a durable instance, the snapshot it
+    ///     continues from (nil for a new one) and, for `journal`, where its journal stands.
+    init(address: String, env: M.Env, path: HostedPath<M>, mailboxCapacity: Int, io: any IOPerformer, link: WorkerLink,
+         turn: Turn, poison: PoisonWatch = PoisonWatch(), inlet: CoreInlet = CoreInlet(), watched: Bool = false,
+         executor: (any SerialExecutor)? = nil, replyHandler: HostedPath<M>.ReplyHandler? = nil, initialState: M.State? = nil,
+         type: String = "", durable: (type: String, durability: Durability, restoring: Snapshot<M>?, cursor: JournalCursor?)? = nil) {
+        self.address = address
+        self.path = path
+        self.link = link
+        self.turn = turn
+        self.poison = poison
+        self.inlet = inlet
+        let type = durable?.type ?? type
+        self.type = type
+        let durability = durable?.durability ?? .none
+        self.durability = durability
+        let journal = durability == .journal ? JournalTail(durable?.cursor ?? JournalCursor()) : nil
+        self.journal = journal
+        var options = HostOptions<M>()
+        options.address = address
+        options.mailboxCapacity = mailboxCapacity
+        options.executor = executor
+        // A durable machine's snapshots carry the io its request types re-issue.
+        options.reissuesIO = durability != .none
+        handlesOnArrival = executor != nil
+        let drainTarget = HostDrain(path: path)
+        self.drainTarget = drainTarget
+        let woken = turn.woken
+        options.drainScheduler = { woken.schedule(drainTarget) }
+        // Events whose senders wait are answered through one handler, with the reply's
+        // correlation and codec in a token, instead of a closure per event.
+        if let replyHandler {
+            options.replyHandler = replyHandler
+        } else {
+            options.replyHandler = path.replyHandler(link)
+        }
+        options.trace = AuditTrail<M>.handler(for: address, worker: link.worker, sink: turn.audit, initial: durable?.restoring?.state ?? initialState ?? M.initialState)
+        options.onEnd = Self.ending(address, durability: durability, link: link, turn: turn)
+        // Every machine's events, durable or not: a crash is attributed to the event that
+        // caused it, and to its sender, whatever the machine keeps.
+        let recorder = poison.recorder
+        self.recorder = recorder
+        if let journal {
+            options.recorder = Self.journaling(address, type: type, into: journal, flight: recorder, path: path)
+        } else if let recorder {
+            options.recorder = Self.recording(address, type: type, in: recorder, path: path)
+        }
+        host = MachineHost(machine: M.self, env: env, initialState: durable?.restoring?.state ?? initialState, performer: io,
+                           clock: WallClock(), options: options, logger: nil, restoring: durable?.restoring)
+        drainTarget.attach(host)
+        if durability != .none { noteChangesAfterDrains(restoring: durable?.restoring) }
+        start(watched: watched)
+    }
+
+    deinit {
+        drainTarget.detach()
+    }
+
+    var hasEnded: Bool {
+        // A host with no executor of its own runs on its actor: not read from outside. Every
+        // host a worker makes runs on the worker's loop.
+        handlesOnArrival ? host.onOwnExecutor { $0.hasEnded } : false
+    }
+
+    func setWatched(_ watched: Bool) {
+        publisher.withLock { task in
+            if watched, task == nil {
+                let host = host
+                task = Task { await self.publish(await host.states()) }
+            } else if !watched, let running = task {
+                running.cancel() // ends the stream's iteration; the host drops the observer
+                task = nil
+            }
+        }
+    }
+
+    /// Publishes `states` unless a publication already runs (``setWatched(_:)`` may have
+    /// started one while the host was starting).
+    func publish(from states: AsyncStream<M.State>) {
+        publisher.withLock { task in
+            if task == nil { task = Task { await self.publish(states) } }
+        }
+    }
+
+    private func publish(_ states: AsyncStream<M.State>) async {
+        // The StateChange payload with the state's own JSON spliced in: no re-parsing.
+        let opening = Array(#"{"address":\#(JSONValue.string(address)),"worker":\#(JSONValue.string(link.worker)),"state":"#.utf8)
+        for await state in states {
+            guard let json = try? WireJSON.encode(HostedPath<M>.shown(state)) else { continue }
+            link.send(.stateChanged, address: address, payload: opening + json + [UInt8(ascii: "}")])
+        }
+    }
+
+    func writeRecordNext() {
+        guard let journal else { return }
+        journal.recordNext()
+        changed()
+    }
+
+    func state(reply: @escaping @Sendable (Result<[UInt8], WireError>) -> Void) {
+        let address = address
+        host.requestState { reply(Self.encode($0, outcome: "the machine is running", address: address)) }
+    }
+
+    /// A state as JSON for a reply (redacted when it has secrets), or why it does not encode.
+    static func encode(_ state: M.State, outcome: String, address: String) -> Result<[UInt8], WireError> {
+        do {
+            return .success(try WireJSON.encode(HostedPath<M>.shown(state)))
+        } catch {
+            return .failure(.unencodableState(error, type: M.State.self, binary: false, outcome: outcome, address: address))
+        }
+    }
+
+    func cancel(effect payload: [UInt8], done: @escaping @Sendable (WireError?) -> Void) {
+        let id: EffectID
+        do {
+            id = try WireJSON.decode(EffectID.self, from: payload, what: "the effect id")
+        } catch {
+            host.requestAnswer { done(error) }
+            return
+        }
+        host.requestCancel(id) { done(nil) }
+    }
+
+    func stop(reply: @escaping @Sendable (Result<[UInt8], WireError>) -> Void) {
+        let address = address
+        host.requestStop { reply(Self.encode($0, outcome: "the machine stopped", address: address)) }
+    }
+}
