@@ -214,6 +214,17 @@ struct TopologyValidationTests {
         ))).first == "invalid-value $.workers")
     }
 
+    /// A trillion workers in one group is refused before any instance is named: without the
+    /// bound the decoder would spell out every name and never finish (the suite's time limit
+    /// catches that hang).
+    @Test func aHugeWorkerCountIsRefusedBeforeItsInstancesAreNamed() {
+        let found = issues(in: topology().replacingOccurrences(of: #""count": 2"#, with: #""count": 1000000000000"#))
+        #expect(outline(found) == ["invalid-value $.workers[1].count"])
+        #expect(found.first?.message.hasPrefix(
+            "count must be at most 1024 worker processes per group, found 1000000000000; run fewer workers per group, "
+            + "or split them over several groups") == true, "\(found)")
+    }
+
     @Test func endpointsNeedASchemeAndTheirOwnAddress() {
         let coordinator = #"{ "clients": "tcp://*:5555", "workers": "tcp://127.0.0.1:5555", "events": "tcp://host" }"#
         #expect(outline(issues(in: topology(coordinator: coordinator))) == [

@@ -5,9 +5,17 @@ extension Topology {
         /// The executable started for a group that names none.
         public static let defaultExecutable = "fsm-worker"
 
+        /// The bounds of ``count``. Each instance is a process `fsm-launch` starts and supervises
+        /// and the coordinator holds a connection to (an open file each, of the 1,024 a process
+        /// may have by default on Linux), and the decoder names every one before anything runs:
+        /// a count past a thousand or so is a slip (a digit too many), not a plan, and bounding
+        /// it keeps that naming, and the launch after it, from running away. A deployment that
+        /// needs more splits the work over several groups.
+        public static let countRange = 1...1024
+
         /// The group's name; also the instance name when ``count`` is 1.
         public var name: String
-        /// How many worker processes the group runs; at least 1. Defaults to 1.
+        /// How many worker processes the group runs; 1 to 1,024 (``countRange``). Defaults to 1.
         public var count: Int
         /// The worker executable: a path, or a name resolved next to `fsm-launch`.
         /// Defaults to `"fsm-worker"`.

@@ -80,8 +80,15 @@ extension TopologyDecoder {
                 valid = false
                 continue
             }
-            for (index, pattern) in machines.enumerated() where !checkNFC(pattern, at: elementPath.appending("machines").appending(index: index), kind: "pattern") {
-                valid = false
+            for (index, pattern) in machines.enumerated() {
+                let patternPath = elementPath.appending("machines").appending(index: index)
+                if pattern.isEmpty {
+                    // It would match only the empty address, which no machine has.
+                    report(.invalidValue, patternPath, "an empty pattern covers no machine; remove it, or write \"*\" for every machine")
+                    valid = false
+                } else if !checkNFC(pattern, at: patternPath, kind: "pattern") {
+                    valid = false
+                }
             }
             grants.append(Topology.ClientGrant(key: key, roles: roles, machines: machines))
         }
@@ -103,6 +110,11 @@ extension TopologyDecoder {
         var roles: Set<Topology.Role> = []
         let known = Topology.Role.allCases.map(\.rawValue)
         for (index, name) in names.enumerated() {
+            guard !names[..<index].contains(name) else {
+                report(.invalidValue, path.appending(field.key).appending(index: index),
+                       "role '\(name)' is listed twice; list each role once (did you mean another of \(known.joined(separator: ", "))?)")
+                return nil
+            }
             guard let role = Topology.Role(rawValue: name) else {
                 let hint = Self.closest(to: name, among: known).map { "did you mean '\($0)'? " } ?? ""
                 report(.invalidValue, path.appending(field.key).appending(index: index),

@@ -24,10 +24,18 @@ extension TopologyDecoder {
                 checkName(name, at: path.appending("name"), kind: "worker group")
                 declare(name, at: path.appending("name"), in: &names, kind: "worker group")
             }
-            let count = optionalCount(
-                Field("count", "2", "how many worker processes the group runs"),
-                in: members, at: path, default: 1, minimum: 1
-            )
+            let countField = Field("count", "2", "how many worker processes the group runs")
+            let range = Topology.WorkerGroup.countRange
+            var count = optionalCount(countField, in: members, at: path, default: 1, minimum: range.lowerBound)
+            // Checked here, before anything names the instances (the pool check below, fsm-launch
+            // starting them): a count of a trillion must be an error at once, not a hang. Why the
+            // bound is 1,024: Topology.WorkerGroup.countRange.
+            if let found = count, found > range.upperBound {
+                report(.invalidValue, path.appending(countField.key),
+                       "count must be at most \(range.upperBound) worker processes per group, found \(found); run fewer workers "
+                       + "per group, or split them over several groups: \(countField.hint)")
+                count = nil
+            }
             let executable = optionalText(
                 Field("executable", "\"fsm-worker\"", "the worker executable, a path or a name next to fsm-launch"),
                 in: members, at: path, default: Topology.WorkerGroup.defaultExecutable

@@ -1,6 +1,7 @@
 /// The keys of every object a topology file holds: the decoder reads exactly these, and
-/// `TopologySchemaTests` holds `docs/topology.schema.json` to the same, so the file's three
-/// descriptions (decoder, model, schema) cannot drift apart unnoticed.
+/// `TopologySchemaTests` holds `docs/topology.schema.json` to the same; the rest of the schema
+/// (types, enums, bounds, required keys, defaults) is held to the decoder by
+/// `TopologySchemaConformanceTests`, so the file's descriptions cannot drift apart unnoticed.
 enum TopologyKeys {
     static let root = ["name", "coordinator", "workers", "machines", "io", "routes", "heartbeat", "queues", "ioLimits", "security", "durability", "audit", "poison", "limits"]
     static let coordinator = ["clients", "workers", "events"]
