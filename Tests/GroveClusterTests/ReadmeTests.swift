@@ -1,5 +1,8 @@
 import Foundation
 @testable import GroveCluster
+@testable import GroveClient
+@testable import GroveCoordinator
+@testable import GroveWorker
 import Testing
 
 /// README.md is the front door: short enough to read through, its example topology one the decoder

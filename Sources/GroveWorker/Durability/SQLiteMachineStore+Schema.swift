@@ -1,0 +1,101 @@
+import GRDB
+import GroveCluster
+
+extension SQLiteMachineStore {
+    /// The store's tables, one migration per format change. A database holding a migration this
+    /// list lacks was written by a newer Grove, and is refused rather than misread.
+    ///
+    /// - `machines`: one row per instance, replaced in place (`ON CONFLICT DO UPDATE`). A rowid
+    ///   table: snapshots can be large, and SQLite keeps large rows better out of the key's tree.
+    /// - `journal`: in append order (v3; v1 kept it in `(address, sequence)` order, which made a
+    ///   commit of events to many machines write as many pages). A commit's events sit on a few
+    ///   contiguous pages; ``JournalBook`` knows where each machine's live entries are, and rows
+    ///   no machine needs are deleted from the table's old end.
+    /// - `dead_letters`: AUTOINCREMENT, so that an id an admin was shown is never given to
+    ///   another event after it was dropped.
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE machines (
+                    address TEXT NOT NULL PRIMARY KEY,
+                    type TEXT NOT NULL,
+                    snapshot BLOB NOT NULL,
+                    sequence INTEGER NOT NULL
+                );
+                CREATE TABLE journal (
+                    address TEXT NOT NULL,
+                    sequence INTEGER NOT NULL,
+                    event BLOB NOT NULL,
+                    time INTEGER NOT NULL,
+                    PRIMARY KEY (address, sequence)
+                ) WITHOUT ROWID;
+                CREATE TABLE dead_letters (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    address TEXT NOT NULL,
+                    type TEXT NOT NULL,
+                    event BLOB NOT NULL,
+                    binary INTEGER NOT NULL,
+                    error TEXT NOT NULL,
+                    crashes INTEGER NOT NULL,
+                    time INTEGER NOT NULL
+                );
+                """)
+        }
+        // v2: the deaths of the worker counted against an event (poison events), kept until
+        // the event is quarantined or runs to the end.
+        migrator.registerMigration("v2") { db in
+            try db.execute(sql: """
+                CREATE TABLE crashes (
+                    address TEXT NOT NULL,
+                    event BLOB NOT NULL,
+                    count INTEGER NOT NULL,
+                    time INTEGER NOT NULL,
+                    PRIMARY KEY (address, event)
+                ) WITHOUT ROWID;
+                """)
+        }
+        // v3: the journal in append order (see above); v1's rows move over in their order.
+        migrator.registerMigration("v3") { db in
+            try db.execute(sql: """
+                CREATE TABLE journal_in_order (
+                    position INTEGER PRIMARY KEY,
+                    address TEXT NOT NULL,
+                    sequence INTEGER NOT NULL,
+                    event BLOB NOT NULL,
+                    time INTEGER NOT NULL
+                );
+                INSERT INTO journal_in_order (address, sequence, event, time)
+                    SELECT address, sequence, event, time FROM journal ORDER BY address, sequence;
+                DROP TABLE journal;
+                ALTER TABLE journal_in_order RENAME TO journal;
+                """)
+        }
+        return migrator
+    }
+
+    enum SQL {
+        static let upsertRecord = """
+            INSERT INTO machines (address, type, snapshot, sequence) VALUES (?, ?, ?, ?)
+            ON CONFLICT (address) DO UPDATE SET type = excluded.type, snapshot = excluded.snapshot, sequence = excluded.sequence
+            """
+        static let deleteJournal = "DELETE FROM journal WHERE position < ?"
+        static let removeRecord = "DELETE FROM machines WHERE address = ?"
+        static let insertDeadLetter = """
+            INSERT INTO dead_letters (address, type, event, binary, error, crashes, time) VALUES (?, ?, ?, ?, ?, ?, ?)
+            """
+        static let records = "SELECT address, type, snapshot, sequence FROM machines ORDER BY address"
+        static let journalRows = "SELECT position, address, sequence FROM journal ORDER BY position"
+        static let recordSequences = "SELECT address, sequence FROM machines"
+        static let deadLetters = "SELECT id, address, type, event, binary, error, crashes, time FROM dead_letters ORDER BY id"
+        static let deadLetter = "SELECT id, address, type, event, binary, error, crashes, time FROM dead_letters WHERE id = ?"
+        static let removeDeadLetter = "DELETE FROM dead_letters WHERE id = ?"
+        static let countCrash = """
+            INSERT INTO crashes (address, event, count, time) VALUES (?, ?, 1, ?)
+            ON CONFLICT (address, event) DO UPDATE SET count = count + 1, time = excluded.time
+            RETURNING count
+            """
+        static let forgetCrashes = "DELETE FROM crashes WHERE address = ? AND event = ?"
+        static let crashes = "SELECT address, event, count, time FROM crashes ORDER BY time"
+    }
+}

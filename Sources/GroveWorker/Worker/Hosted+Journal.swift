@@ -1,0 +1,164 @@
+import Grove
+import GroveCluster
+import GroveRuntime
+import GroveWire
+import Synchronization
+
+/// What one durable instance writes in a group commit (``WorkerRuntime/writeDurable()``).
+struct DurableWrite: Sendable {
+    var address: String
+    /// Its record: for `state` at every write, for `journal` when ``JournalCursor`` says.
+    var record: MachineRecord?
+    /// Events to append to its journal (`journal` only).
+    var journal: [JournalCursor.JournalEvent] = []
+    /// Whatever the store holds for the address goes before `record`: a `journal` instance's
+    /// first record, so that an earlier life's journal is never replayed onto it.
+    var replacesStored = false
+    /// Why its record could not be written.
+    var failure: WireError?
+}
+
+/// The ``JournalCursor`` of one `journal` instance, which its host's recorder moves on each
+/// event. Touched on the worker's loop thread only; the lock is for the compiler's sake and is
+/// never contended.
+final class JournalTail: Sendable {
+    private let cursor: Mutex<JournalCursor>
+
+    init(_ cursor: JournalCursor) {
+        self.cursor = Mutex(cursor)
+    }
+
+    func ran(_ event: [UInt8]?) {
+        cursor.withLock { $0.ran(event) }
+    }
+
+    func write(holdsOnlyState: Bool, snapshotEvery: Int) -> JournalCursor.Write {
+        cursor.withLock { $0.write(holdsOnlyState: holdsOnlyState, snapshotEvery: snapshotEvery) }
+    }
+
+    func recordNext() {
+        cursor.withLock { $0.recordNext() }
+    }
+
+    func recordNotWritten(first: Bool, appended: Int) {
+        cursor.withLock { $0.recordNotWritten(first: first, appended: appended) }
+    }
+}
+
+extension Hosted {
+    /// What the host at `address` calls around each event of a `journal` instance: the event
+    /// (encoded once, the type's ``HostedPath/encodeEvent``, specialized) takes the next
+    /// sequence in `tail`, and `flight` notes it as ``recording(_:type:in:path:)`` does.
+    static func journaling(_ address: String, type: String, into tail: JournalTail, flight: FlightRecorder?,
+                           path: HostedPath<M>) -> RunRecorder<M> {
+        let encode = path.encodeEvent
+        return RunRecorder(
+            willRun: { event, origin, token in
+                var encoded: [UInt8] = [0]
+                let binary = encode(event, &encoded)
+                if let binary { encoded[0] = binary ? 1 : 2 }
+                let identity = encoded
+                tail.ran(binary == nil ? nil : identity)
+                flight?.willRun(address: address, type: type, origin: RecordedRun.Origin(origin),
+                                correlation: ReplyToken(raw: token).correlation) { bytes in
+                    guard let binary else { return nil }
+                    bytes += identity[1...]
+                    return binary
+                }
+            },
+            didRun: { flight?.didRun() })
+    }
+
+    /// What this durable instance writes now, on the worker's loop; nil once it has ended (its
+    /// record and journal go).
+    func write(snapshotEvery: Int) -> DurableWrite? {
+        unwritten.store(false, ordering: .releasing)
+        guard let journal else {
+            switch encodedRecord(through: 0) {
+            case .success(let record)?: return DurableWrite(address: address, record: record)
+            case .failure(let error)?: return DurableWrite(address: address, failure: error)
+            case nil: return nil
+            }
+        }
+        let (ended, holdsOnlyState) = host.onOwnExecutor { ($0.hasEnded, $0.holdsOnlyState) }
+        if ended { return nil }
+        switch journal.write(holdsOnlyState: holdsOnlyState, snapshotEvery: snapshotEvery) {
+        case .append(let events):
+            return DurableWrite(address: address, journal: events)
+        case .record(let through, let first, let events):
+            switch encodedRecord(through: through) {
+            case .success(let record)?:
+                return DurableWrite(address: address, record: record, replacesStored: first)
+            case .failure(let error)?:
+                journal.recordNotWritten(first: first, appended: events.count)
+                return DurableWrite(address: address, journal: first ? [] : events, failure: error)
+            case nil:
+                return nil
+            }
+        }
+    }
+
+    /// The record of this instance now, including the journal through `sequence`; nil once it
+    /// has ended, or why its snapshot does not encode.
+    private func encodedRecord(through sequence: UInt64) -> Result<MachineRecord, WireError>? {
+        do {
+            guard let snapshot = try path.record(host) else { return nil }
+            return .success(MachineRecord(address: address, type: type, snapshot: snapshot, sequence: sequence))
+        } catch {
+            return .failure(.unencodableState(error, type: M.State.self, binary: false, outcome: "it was to be written to the store",
+                                              address: address))
+        }
+    }
+}
+
+extension Factory {
+    /// `snapshot` with the events of `journal` run on its state in order, as they ran, their
+    /// effects not run: what ``JournalCursor`` appended them for (the instance then held nothing
+    /// but its state), so the result holds nothing else either. Each is noted in `flight` as it
+    /// runs, so that one that crashes the worker is quarantined as any other.
+    /// - Throws: `unknown-machine` when an entry does not decode as this type's event.
+    func replaying(_ journal: [JournalEntry], onto snapshot: Snapshot<M>, address: String, type: String = "",
+                   flight: FlightRecorder?) throws(WireError) -> Snapshot<M> {
+        guard !journal.isEmpty else { return snapshot }
+        var state = snapshot.state
+        for entry in journal {
+            let event = try journaledEvent(entry)
+            flight?.willRun(address: address, type: type, origin: .journal) { bytes in
+                bytes += entry.event[1...]
+                return entry.event[0] == 1
+            }
+            _ = M.update(&state, event: event)
+            flight?.didRun()
+        }
+        return Snapshot(state: state)
+    }
+
+    /// `record` and its `journal` without the first journaled event `identity` names
+    /// (``RecordedRun/identity``): the state before it, with the sequence of that event, so
+    /// that recovery replays only the events after it. Nil when the journal has no such event.
+    func skipping(_ identity: [UInt8], record: MachineRecord, journal: [JournalEntry]) -> MachineRecord? {
+        guard let index = journal.firstIndex(where: { $0.event == identity }),
+              let snapshot = try? decodeRecord(record.snapshot),
+              let before = try? replaying(Array(journal[..<index]), onto: Snapshot(state: snapshot.state), address: record.address,
+                                          flight: nil),
+              let bytes = try? DurableRecord.encode(before) else { return nil }
+        var skipped = record
+        skipped.snapshot = bytes
+        skipped.sequence = journal[index].sequence
+        return skipped
+    }
+
+    /// The event of a journal entry: a codec byte (1 binary, 2 JSON), then the event.
+    private func journaledEvent(_ entry: JournalEntry) throws(WireError) -> M.Event {
+        let what = "journal entry \(entry.sequence) of '\(entry.address)'"
+        guard let codec = entry.event.first, codec == 1 || codec == 2 else {
+            throw WireError(.unknownMachine, "\(what) starts with an unknown codec byte", address: entry.address)
+        }
+        do {
+            if codec == 1 { return try path.decodeBinary(entry.event[1...]) }
+            return try WireJSON.decode(M.Event.self, from: Array(entry.event[1...]), what: what)
+        } catch {
+            throw WireError(.unknownMachine, "\(what) does not decode as \(M.self).Event: \(error)", address: entry.address)
+        }
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import Grove
+import GroveCluster
+import GroveRuntime
+import GroveWire
+import Synchronization
+
+extension Hosted {
+    /// What the host does when the instance ends (a terminal state, a stop, a failure): its
+    /// durable record goes in the turn's commit, the coordinator is told (`machine`, with the
+    /// final state, or null and why when it does not encode or is over the coordinator's frame
+    /// limit: the end itself must arrive), and the runtime applies the machine's `onEnd` policy
+    /// before the turn's replies leave (``Turn/ended``).
+    static func ending(_ address: String, durability: Durability, link: WorkerLink)
+        -> @Sendable (Result<Termination<M>, HostError>) -> Void {
+        { result in
+            if durability != .none { link.turn.durable.ended(address) }
+            var ended: MachineEnded
+            switch result {
+            case .success(let termination):
+                var state = JSONValue.null
+                var message: String?
+                switch encode(termination.finalState, outcome: "the machine ended", address: address) {
+                case .success(let json): state = (try? JSONValue(parsing: Data(json))) ?? .null
+                case .failure(let error): message = error.message
+                }
+                ended = MachineEnded(address: address, worker: link.worker,
+                                     reason: termination.reason == .stopped ? .stopped : .terminalState,
+                                     state: state, message: message)
+            case .failure(let error):
+                ended = MachineEnded(address: address, worker: link.worker, reason: .failed, state: .null, message: error.message)
+            }
+            if let bytes = try? WireJSON.encode(ended),
+               OutboundLimit.envelopeBytes(address: address.utf8.count, payload: bytes.count) > link.messageBytes {
+                ended.message = "the final state is about \(bytes.count) bytes encoded, over limits.messageBytes "
+                    + "\(link.messageBytes); raise it in the topology or keep the state smaller"
+                ended.state = .null
+            }
+            link.publish(.machine, address: address, payload: ended)
+            link.turn.ended.note(address)
+        }
+    }
+
+    /// A durable instance is written after each drain that ran something. A restored
+    /// instance's first drain only boots it (its timers are armed, nothing ran, re-issued io
+    /// sent again) unless it has queued events or interrupted io to handle: not a change to
+    /// write again, which after recovering 100,000 instances was one commit of them all.
+    /// Re-issued io that no longer derives is interrupted io.
+    func noteChangesAfterDrains(restoring: Snapshot<M>?) {
+        let bootsOnly = Atomic<Bool>(restoring.map {
+            $0.queuedEvents.isEmpty && $0.interruptedIO.isEmpty && ($0.reissuedIO ?? []).isEmpty
+        } ?? false)
+        drainTarget.afterDrain { [weak self] in
+            if bootsOnly.exchange(false, ordering: .relaxed) { return }
+            self?.changed()
+        }
+    }
+
+    /// Starts the host. With a watcher of `state:<address>` or outputs to forward, it observes
+    /// first, so a watcher sees the initial state first and no commit or output is missed
+    /// (events sent meanwhile wait in the mailbox, in order); otherwise it starts here, without
+    /// a task per instance (a worker bringing back 100,000 instances made as many tasks, which
+    /// held up its heartbeats).
+    func start(watched: Bool) {
+        guard watched || M.Output.self != Never.self else {
+            host.start()
+            return
+        }
+        let host = host, link = link, address = address
+        Task {
+            let states = watched ? await host.states() : nil
+            let outputs = M.Output.self == Never.self ? nil : await host.outputs()
+            host.start()
+            if let outputs {
+                Task {
+                    for await output in outputs {
+                        guard let json = try? WireJSON.encode(output), let value = try? JSONValue(parsing: Data(json)) else { continue }
+                        await link.toCore.output(OutputEvent(output: value), address: address)
+                    }
+                }
+            }
+            if let states { self.publish(from: states) }
+        }
+    }
+}

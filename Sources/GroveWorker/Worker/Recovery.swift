@@ -1,0 +1,53 @@
+import GroveCluster
+
+/// The stored instances a worker is bringing back, chunk by chunk, and how long a turn of its
+/// loop may bring them back on demand. The clock comes in as an argument (`RecoveryTests`).
+struct Recovery {
+    /// Instances brought back per turn of the worker's loop, at most.
+    static let chunk = 1000
+    /// How long one turn of bringing instances back may take before the loop runs again. By
+    /// count alone, a turn of 500 `journal` instances with 1,000 entries each to replay took
+    /// 2 s, longer than a heartbeat timeout of 1.5 s: the worker was declared lost, killed and
+    /// restarted into the same turn until its supervisor gave up.
+    static let turn = Duration.milliseconds(20)
+    var waiting: [String: MachineRecord] = [:]
+    /// The addresses still to bring back, the next one last.
+    var order: [String] = []
+    var restored = 0
+    var started: ContinuousClock.Instant?
+    /// Instances brought back because a message asked for them before their turn.
+    var onDemand = 0
+    /// Turns that stopped bringing instances back on demand and left messages for the next.
+    var turnsCut = 0
+    /// When the current turn began, while instances wait to come back.
+    private var turnBegan: ContinuousClock.Instant?
+    /// When the current turn must stop bringing instances back on demand; nil while it has
+    /// brought none. One batch of the coordinator's (thousands of events) can touch every
+    /// instance still waiting: restored all in that turn, 500 instances with 1,000 journal
+    /// entries each kept a worker from its heartbeats past the timeout.
+    private var onDemandEnds: ContinuousClock.Instant?
+
+    /// A turn of the worker's loop begins (a batch, or parked messages) at `now`.
+    mutating func beginTurn(now: ContinuousClock.Instant) {
+        onDemandEnds = nil
+        turnBegan = waiting.isEmpty ? nil : now
+    }
+
+    /// An instance came back at `now` because a message asked for it; the turn may do so
+    /// for `turn` from its beginning.
+    mutating func restoredOnDemand(now: ContinuousClock.Instant, turn: Duration) {
+        onDemand += 1
+        if onDemandEnds == nil { onDemandEnds = (turnBegan ?? now) + turn }
+    }
+
+    /// Whether the turn can run out of time at all: it brought an instance back on demand.
+    /// Asked after every event, so the clock is read only when this holds.
+    var isTimed: Bool { onDemandEnds != nil }
+
+    /// Whether this turn has spent its time bringing instances back on demand, at `now`: the
+    /// messages left then wait for the next turn (``WorkerRuntime/parked``).
+    func turnIsOver(now: ContinuousClock.Instant) -> Bool {
+        guard let onDemandEnds else { return false }
+        return now >= onDemandEnds
+    }
+}

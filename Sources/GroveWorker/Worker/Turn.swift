@@ -1,0 +1,35 @@
+import GroveCluster
+
+/// What one turn of a worker's loop holds back until it ends, in one place: the messages its
+/// machines send (``OutboundCollector``: replies, state changes, outputs), the hosts it woke
+/// (``DrainQueue``), the durable instances that changed or ended (``DurableWrites``), the audit
+/// lines of its transitions (``AuditSink``) and the instances that ended (``EndedInstances``).
+///
+/// A turn is a batch from the coordinator, or a host woken alone (a timer, an effect's result).
+/// It begins with ``begin(collectingWoken:)`` and ends in ``WorkerRuntime/endTurn()``, which
+/// keeps the worker's promises in this order: the woken hosts drain; the instances that ended
+/// are settled (a removed instance's key is free before its last reply arrives); the durable
+/// instances are committed, then the audit lines written (what is acknowledged is in the store
+/// and the log, or the worker exits first); then the messages leave, as one.
+///
+/// The hosts reach it through their ``WorkerLink``, from the worker's loop thread; what they
+/// note outside a turn (a host drained alone, a timer) starts one of its own.
+final class Turn: Sendable {
+    let outbound: OutboundCollector
+    let woken = DrainQueue()
+    let durable = DurableWrites()
+    let audit = AuditSink()
+    let ended = EndedInstances()
+
+    init(outbound: OutboundCollector) {
+        self.outbound = outbound
+    }
+
+    /// From now until the turn ends, messages, durable changes and (for a batch, whose hosts
+    /// drain after it is queued: `collectingWoken`) wake-ups are held.
+    func begin(collectingWoken: Bool) {
+        outbound.begin()
+        if collectingWoken { woken.beginCollecting() }
+        durable.beginCollecting()
+    }
+}

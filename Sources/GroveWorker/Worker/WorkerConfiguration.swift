@@ -1,0 +1,185 @@
+public import Grove
+import GroveCluster
+public import GroveRuntime
+import GroveWire
+
+/// What a worker process can host: machine types by name, and io handlers.
+///
+/// Build your own worker executable by registering your machines and handlers, then calling
+/// ``Worker/main(_:)``; point a topology's worker group at it with `"executable"`:
+/// ```swift
+/// @main enum MyWorker {
+///     static func main() async {
+///         var worker = WorkerConfiguration()
+///         worker.register(Checkout.self)                       // hosted as type "Checkout"
+///         worker.io.register(ChargeCard.self) { try await payments.charge($0) }
+///         await Worker.main(worker)                           // reads --name and --coordinator
+///     }
+/// }
+/// ```
+public struct WorkerConfiguration: Sendable {
+    /// Handlers for io requests this worker runs, for its own machines and for other workers'.
+    public var io = IOHandlers()
+    var factories: [String: any HostedMachineFactory] = [:]
+
+    /// An empty configuration.
+    public init() {}
+
+    /// The machine type names registered so far.
+    public var machineTypes: [String] { factories.keys.sorted() }
+
+    /// Registers a machine type under `name`, with the environment its instances get.
+    /// - Parameters:
+    ///   - machine: The machine type. Its state and events cross processes as JSON.
+    ///   - name: The type name topologies use in `machines[].type`; defaults to the type's name.
+    ///   - env: Dependencies for the machine's local effects.
+    @inlinable
+    public mutating func register<M: Machine>(_ machine: M.Type, as name: String? = nil, env: M.Env)
+    where M.State: Codable, M.Event: Codable, M.Output: Encodable {
+        add(name ?? String(describing: M.self), env: env, path: HostedPath<M>())
+    }
+
+    @usableFromInline
+    mutating func add<M: Machine>(_ name: String, env: M.Env, path: HostedPath<M>, start: InstanceStart<M>? = nil)
+    where M.State: Codable, M.Event: Codable, M.Output: Encodable {
+        factories[name] = Factory<M>(env: env, path: path, start: start)
+    }
+
+    /// Registers a machine type without an environment under `name`.
+    @inlinable
+    public mutating func register<M: Machine>(_ machine: M.Type, as name: String? = nil)
+    where M.State: Codable, M.Event: Codable, M.Output: Encodable, M.Env == Void {
+        register(machine, as: name, env: ())
+    }
+}
+
+/// Makes hosted instances of one registered machine type.
+protocol HostedMachineFactory: Sendable {
+    /// The factory a worker uses: its instances answer through `link` with one reply handler.
+    func bound(to link: WorkerLink) -> any HostedMachineFactory
+    /// - Parameters:
+    ///   - type: The type name the topology gives the machine.
+    ///   - durable: For a durable instance, its type name, durability and the record it
+    ///     continues from (nil for a new one).
+    /// - Throws: When the record does not decode as this type's snapshot.
+    func make(address: String, type: String, mailboxCapacity: Int, io: any IOPerformer, link: WorkerLink, executor: (any SerialExecutor)?,
+              durable: DurableStart?) throws(WireError) -> any HostedMachine
+    /// Why a JSON event does not decode as the type's event, or nil when it does.
+    func check(event json: [UInt8], address: String) -> WireError?
+    /// A dead letter's event as JSON (`redacted` for people); nil when it does not decode.
+    func json(ofEvent event: [UInt8], binary: Bool, redacted: Bool) -> JSONValue?
+    /// A stored record without the event `identity` (``RecordedRun/identity``) names; nil
+    /// when the record holds no such event. For an event of the machine's work
+    /// (`fromWork`) that the record does not hold, the record with its re-issued io turned
+    /// into interrupted io (nil when it has none): only a re-issued request brings such an
+    /// event back after a restart, so at-least-once ends there rather than crash after crash.
+    func removing(_ identity: [UInt8], fromWork: Bool, from record: [UInt8]) -> [UInt8]?
+    /// A `journal` instance's record and journal without the first journaled event `identity`
+    /// names: the record of the state before it, at its sequence; nil when the journal has
+    /// no such event.
+    func skipping(_ identity: [UInt8], record: MachineRecord, journal: [JournalEntry]) -> MachineRecord?
+    /// An event in either codec, in whatever form its sender wrote it, as this type's event
+    /// encodes (what ``RecordedRun/identity`` compares); nil when it does not decode or encode.
+    func canonical(event: [UInt8], binary: Bool) -> (event: [UInt8], binary: Bool)?
+    /// The case of an event in either codec, in whatever form its sender wrote it, as this
+    /// type's event encodes it (``EventCase``); nil when it does not decode or has no case.
+    func eventCase(of event: [UInt8], binary: Bool) -> String?
+}
+
+/// How a durable instance starts: its type name and durability, and the record it continues
+/// from when it has one, with the journal after it for `journal`.
+struct DurableStart: Sendable {
+    var type: String
+    var durability: Durability
+    var record: MachineRecord?
+    /// The journal entries after `record`'s sequence, oldest first (`journal` only).
+    var journal: [JournalEntry] = []
+}
+
+struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event: Codable, M.Output: Encodable {
+    let env: M.Env
+    let path: HostedPath<M>
+    /// Where instances start and how their records decode, for a registration that is more
+    /// than a type (a reducer); nil for a machine type, whose instances start at `initialState`.
+    let start: InstanceStart<M>?
+    /// The link of a factory ``bound(to:)`` one, and the reply handler the instances it makes
+    /// share: one closure per machine type, not one per instance (less memory per idle
+    /// instance, and one object the cache keeps warm instead of one per host).
+    private var boundLink: WorkerLink?
+    private var replyHandler: HostedPath<M>.ReplyHandler?
+
+    init(env: M.Env, path: HostedPath<M>, start: InstanceStart<M>? = nil) {
+        self.env = env
+        self.path = path
+        self.start = start
+    }
+
+    /// A stored record of this type, decoded as the registration's instances decode it.
+    func decodeRecord(_ bytes: [UInt8]) throws -> Snapshot<M> {
+        guard let start else { return try DurableRecord.decode(bytes, as: M.self) }
+        var snapshot: Snapshot<M>?
+        try start.decoding { snapshot = try DurableRecord.decode(bytes, as: M.self) }
+        guard let snapshot else { throw WireError(.unknownMachine, "\(M.self)'s registration decoded no record") }
+        return snapshot
+    }
+
+    func bound(to link: WorkerLink) -> any HostedMachineFactory {
+        var bound = self
+        bound.boundLink = link
+        bound.replyHandler = path.replyHandler(link)
+        return bound
+    }
+
+    func make(address: String, type: String, mailboxCapacity: Int, io: any IOPerformer, link: WorkerLink, executor: (any SerialExecutor)?,
+              durable: DurableStart?) throws(WireError) -> any HostedMachine {
+        var restoring: Snapshot<M>?
+        var cursor: JournalCursor?
+        if let record = durable?.record {
+            do {
+                restoring = try decodeRecord(record.snapshot)
+            } catch {
+                throw WireError(.unknownMachine, "the stored record of '\(address)' does not decode as \(M.self)'s snapshot: \(error)",
+                                address: address)
+            }
+            if durable?.durability == .journal, let snapshot = restoring, let journal = durable?.journal {
+                restoring = try replaying(journal, onto: snapshot, address: address, type: type, flight: link.poison.recorder)
+                cursor = JournalCursor(recoveredThrough: journal.last?.sequence ?? record.sequence, replayed: journal.count)
+            }
+        }
+        // No generic helper (`flatMap`, `??`) between the handler and the host: passing a
+        // closure through one re-abstracts it, which allocates wrappers per instance that the
+        // host then keeps (heaptrack found seven of 88 bytes per instance, four made here).
+        assert(boundLink == nil || boundLink === link, "a factory bound to one worker's link makes an instance for another")
+        var shared: HostedPath<M>.ReplyHandler?
+        if boundLink === link { shared = replyHandler }
+        return Hosted<M>(address: address, env: env, path: path, mailboxCapacity: mailboxCapacity, io: io, link: link,
+                         executor: executor, replyHandler: shared, initialState: start?.initialState, type: type,
+                         durable: durable.map { ($0.type, $0.durability, restoring, cursor) })
+    }
+
+    func check(event json: [UInt8], address: String) -> WireError? {
+        do {
+            try Hosted<M>.check(try Hosted<M>.decodeEvent(json[...], address: address), address: address)
+            return nil
+        } catch {
+            return error
+        }
+    }
+}
+
+/// How the instances of a registration that is more than a machine type start: a SwiftTea
+/// reducer registered as a value has no static initial state, and its state decodes only with
+/// the reducer bound (``TeaReducerBinding``).
+@usableFromInline
+struct InstanceStart<M: Machine>: Sendable {
+    /// The state a new instance starts in, instead of `M.initialState`.
+    let initialState: M.State
+    /// Runs `decode`, which decodes stored records of this registration, with what they need.
+    let decoding: @Sendable (_ decode: () throws -> Void) throws -> Void
+
+    @usableFromInline
+    init(initialState: M.State, decoding: @escaping @Sendable (_ decode: () throws -> Void) throws -> Void) {
+        self.initialState = initialState
+        self.decoding = decoding
+    }
+}

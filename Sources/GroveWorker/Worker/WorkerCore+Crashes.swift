@@ -1,0 +1,71 @@
+import GroveCluster
+import GroveWire
+
+extension WorkerCore {
+    /// What a worker does about the event its last process died running, at a durable
+    /// machine's address (``WorkerRuntime/watchForPoison(store:records:)`` carries it out).
+    enum CrashVerdict: Equatable {
+        /// The event was not recorded (too large, or it did not encode): nothing to count.
+        case unrecorded(String)
+        /// Count the crash in the store against the event (its canonical identity), then ask
+        /// ``judge(_:crashes:type:now:)``.
+        case count(identity: [UInt8])
+    }
+
+    /// After the crash was counted: whether the event is quarantined.
+    enum CrashJudgement: Equatable {
+        /// Not yet: the line to log.
+        case forgiven(String)
+        /// Quarantined: keep `letter` (and take the event out of the machine's stored record
+        /// or journal), forget the count, then log `quarantined` with what was taken out.
+        case quarantine(DeadLetter)
+    }
+
+    /// The first look at the event the last process died running (made canonical).
+    func crashVerdict(_ run: RecordedRun) -> CrashVerdict {
+        let identity = run.identity
+        guard !identity.isEmpty else {
+            return .unrecorded("the last process of worker \(worker) died while \(run.address) ran a \(run.origin.noun) that was not "
+                + "recorded (too large, or it did not encode); it cannot be quarantined")
+        }
+        return .count(identity: identity)
+    }
+
+    /// The event has now killed `crashes` processes of this worker: at
+    /// ``PoisonWatch/crashesToQuarantine`` it is quarantined (one crash is not enough: an
+    /// operator's kill -9 lands in the middle of some innocent event).
+    /// - Parameters:
+    ///   - type: Its machine's type, for the dead letter.
+    ///   - now: Milliseconds since 1970.
+    func judge(_ run: RecordedRun, crashes: Int, type: String, now: Int64) -> CrashJudgement {
+        guard crashes >= PoisonWatch.crashesToQuarantine else {
+            return .forgiven("the last process of worker \(worker) died while \(run.address) ran a \(run.origin.noun); crash \(crashes) "
+                + "of \(PoisonWatch.crashesToQuarantine) before that event is quarantined (it is forgiven once it runs to the end)")
+        }
+        return .quarantine(DeadLetter(address: run.address, type: type, event: run.event, binary: run.binary,
+                                      error: "the worker died while running it, \(crashes) times (a \(run.origin.noun))",
+                                      crashes: crashes, time: now))
+    }
+
+    /// The line a quarantine logs once it is in the store.
+    /// - Parameter taken: What was taken out of the machine's stored state.
+    func quarantined(_ run: RecordedRun, crashes: Int, taken: QuarantineTaking) -> String {
+        let place = switch taken {
+        case .nothing: ""
+        case .fromRecord: "; taken out of its stored record"
+        case .fromJournal: "; skipped in its journal"
+        }
+        return "quarantined a \(run.origin.noun) of \(run.address): worker \(worker) died running it \(crashes) times\(place). "
+            + "The machine continues from its state before it; list it with `fsm-send dead-letters`"
+    }
+
+    /// Where a quarantined event was taken out of the machine's stored state.
+    enum QuarantineTaking: Equatable {
+        /// Nowhere: it was not in the stored state (an event that ran as it arrived).
+        case nothing
+        /// Out of its stored record (its queue, or the work that would deliver it).
+        case fromRecord
+        /// Skipped in its journal, which a `journal` machine replays after its record.
+        case fromJournal
+    }
+}

@@ -1,0 +1,286 @@
+import GroveCluster
+import GroveWire
+import Logging
+import Synchronization
+import ZeroMQ
+
+/// A worker's way to the coordinator: posts messages to the process's I/O thread, which owns
+/// the DEALER socket. Safe to use from any thread or task. A class, so the many closures that
+/// answer requests capture one reference.
+@usableFromInline
+final class WorkerLink: Sendable {
+    let worker: String
+    let loop: IOLoop
+    let socket: SocketID
+    /// What watchers subscribe to; state changes nobody watches are not sent.
+    let observation = WatchedTopics()
+    /// What the current turn of the loop holds back until it ends: messages, woken hosts,
+    /// durable changes, audit lines, ended instances.
+    let turn: Turn
+    /// The way into the worker's core for what machines send on their own (io calls to other
+    /// workers, outputs).
+    let toCore = CoreInlet()
+    /// Whether what the machines send may leave: open only while the coordinator's welcome
+    /// holds (the core says when).
+    let outflow = OutflowGate()
+    /// The flight recorder and the quarantined events (poison events).
+    let poison = PoisonWatch()
+
+    init(worker: String, loop: IOLoop, socket: SocketID, log: Logger = Logger(label: "grove.worker")) {
+        turn = Turn(outbound: OutboundCollector(log: log))
+        self.worker = worker
+        self.loop = loop
+        self.socket = socket
+    }
+
+    func send(_ message: WireMessage) {
+        send(message.header.kind, flags: message.header.flags, correlation: message.header.correlation,
+             address: message.address, payload: message.payload)
+    }
+
+    /// Sends one message given by its parts; while a batch is handled it joins the batch of
+    /// replies as bytes, without becoming a message of its own. Only `register` leaves while
+    /// ``outflow`` is closed.
+    func send(_ kind: MessageKind, flags: Header.Flags = [], correlation: UInt64 = 0, address: String = "",
+              payload: some Collection<UInt8> = EmptyCollection()) {
+        guard kind == .register || outflow.passes() else { return }
+        turn.outbound.send(kind, flags: flags, correlation: correlation, address: address, payload: payload, socket: socket, via: loop)
+    }
+
+    /// Sends what the turn collected since it began (``Turn/begin(collectingWoken:)``): one
+    /// hand-off to the I/O thread (one wake-up, one batch message) for a whole received batch
+    /// instead of one per reply.
+    func flush() { turn.outbound.end(socket: socket, via: loop) }
+
+    /// The coordinator's frame limit, from its welcome (``OutboundLimit``).
+    var messageBytes: Int {
+        get { turn.outbound.messageBytes }
+        set { turn.outbound.messageBytes = newValue }
+    }
+
+    /// Sends a message whose payload `write` appends in place: while a batch is handled, straight
+    /// into the batch of replies. Nothing is sent when `write` throws.
+    func send<Failure: Error>(_ kind: MessageKind, flags: Header.Flags, correlation: UInt64, address: String,
+                              writingPayload write: (inout [UInt8]) throws(Failure) -> Void) throws(Failure) {
+        guard outflow.passes() else { return }
+        try turn.outbound.send(kind, flags: flags, correlation: correlation, address: address, writingPayload: write,
+                           socket: socket, via: loop)
+    }
+
+    /// Sends an observation (state change, output) for the coordinator to publish or route.
+    func publish<T: Encodable>(_ kind: MessageKind, address: String, payload: T) {
+        guard let bytes = try? WireJSON.encode(payload) else { return }
+        send(kind, address: address, payload: bytes)
+    }
+}
+
+/// The coordinator's current subscriptions, as `observe` messages report them.
+final class WatchedTopics: Sendable {
+    private let state = Mutex<(version: Int, observation: Observation)>((0, Observation(prefixes: [])))
+
+    func update(_ observation: Observation) {
+        state.withLock { $0 = ($0.version + 1, observation) }
+    }
+
+    /// A number that changes whenever the subscriptions do, so callers can cache `watches`.
+    var version: Int { state.withLock { $0.version } }
+
+    func watches(_ topic: String) -> Bool {
+        state.withLock { $0.observation.watches(topic) }
+    }
+}
+
+/// The worker's I/O delegate: hands received batches to the runtime, and packs everything posted
+/// for the coordinator in one loop turn into one batch message.
+final class WorkerLoopDelegate: IOLoopDelegate {
+    let onBatch: @Sendable ([Inbound]) -> Void
+    /// The coordinator's frame limit now (``OutboundCollector/messageBytes``): a batch made of
+    /// what was posted leaves before it would pass it.
+    let messageBytes: @Sendable () -> Int
+
+    init(onBatch: @escaping @Sendable ([Inbound]) -> Void, messageBytes: @escaping @Sendable () -> Int = { OutboundLimit().messageBytes }) {
+        self.onBatch = onBatch
+        self.messageBytes = messageBytes
+    }
+
+    func received(_ batch: [Inbound], io: LoopIO) { onBatch(batch) }
+
+    func sendFailed(_ socket: SocketID, frames: [[UInt8]], error: ZMQError, io: LoopIO) {}
+
+    func tick(io: LoopIO) {}
+
+    func posted(_ messages: [Outbound], io: LoopIO) {
+        guard let socket = messages.first?.socket else { return }
+        // Alone in its turn (a batch of replies, under load): it leaves as it is, not copied.
+        if messages.count == 1 {
+            if messages[0].frames.count == 3 { io.send(socket, messages[0].frames) }
+            return
+        }
+        // One socket per worker; well-formed three-frame messages only (all of ours are). What
+        // was posted in this loop turn leaves as one batch (several past 1 MiB, or past the
+        // coordinator's frame limit), in the order posted; posted batches are merged into it,
+        // since batches do not nest. Each posted message passed the limit on its own.
+        let limit = OutboundLimit(messageBytes: messageBytes())
+        var batch = BatchBuilder()
+        for message in messages {
+            let frames = message.frames
+            guard frames.count == 3, let header = try? Header(frames[0]) else { continue }
+            let adding = header.kind == .batch ? frames[2].count : OutboundLimit.envelopeBytes(address: frames[1].count, payload: frames[2].count)
+            if limit.startsNewBatch(at: batch.byteCount, adding: adding) {
+                io.send(socket, batch.frames())
+                batch = BatchBuilder()
+            }
+            if header.kind == .batch {
+                batch.append(envelopes: frames[2], count: Int(header.correlation))
+            } else {
+                batch.append(kind: header.kind, flags: header.flags, correlation: header.correlation,
+                             address: frames[1], payload: frames[2])
+            }
+            if batch.byteCount >= BatchBuilder.preferredByteCount {
+                io.send(socket, batch.frames())
+                batch = BatchBuilder()
+            }
+        }
+        if !batch.isEmpty { io.send(socket, batch.frames()) }
+    }
+}
+
+/// Replies held back while a batch is handled, as one batch under construction; sends from
+/// other tasks meanwhile join it. Posting happens under the same lock as collecting, so nothing
+/// sent later can overtake what was held back: replies leave in the order they were sent.
+///
+/// Every message passes ``OutboundLimit`` on its way: one the coordinator would refuse for its
+/// size is replaced (a reply, by `reply-too-large` under its correlation) or dropped, and a
+/// batch leaves before an envelope would take it past the limit.
+final class OutboundCollector: Sendable {
+    private struct State {
+        var collecting = false
+        var batch = BatchBuilder()
+        var limit = OutboundLimit()
+    }
+
+    private let state = Mutex(State())
+    private let log: Logger
+
+    init(log: Logger = Logger(label: "grove.worker")) {
+        self.log = log
+    }
+
+    /// The coordinator's frame limit, from its welcome.
+    var messageBytes: Int {
+        get { state.withLock { $0.limit.messageBytes } }
+        set { state.withLock { $0.limit.messageBytes = newValue } }
+    }
+
+    func begin() { state.withLock { $0.collecting = true } }
+
+    func send(_ kind: MessageKind, flags: Header.Flags, correlation: UInt64, address: String,
+              payload: some Collection<UInt8>, socket: SocketID, via loop: IOLoop) {
+        let warning = state.withLock { state -> String? in
+            // Nearly every message fits: it goes without a decision made for it.
+            if state.limit.fits(addressBytes: address.utf8.count, payloadBytes: payload.count) {
+                Self.put(kind, flags: flags, correlation: correlation, address: address, payload: payload, into: &state,
+                         socket: socket, via: loop)
+                return nil
+            }
+            let decision = state.limit.check(kind, address: address, payloadBytes: payload.count)
+            Self.follow(decision.verdict, kind, flags: flags, correlation: correlation, address: address, payload: payload,
+                        into: &state, socket: socket, via: loop)
+            return decision.warning
+        }
+        if let warning { log.warning("\(warning)") }
+    }
+
+    /// Does what the limit decided for one message: sends it, sends its replacement, or nothing.
+    private static func follow(_ verdict: OutboundLimit.Verdict, _ kind: MessageKind, flags: Header.Flags, correlation: UInt64,
+                               address: String, payload: some Collection<UInt8>, into state: inout State, socket: SocketID,
+                               via loop: IOLoop) {
+        switch verdict {
+        case .send:
+            put(kind, flags: flags, correlation: correlation, address: address, payload: payload, into: &state, socket: socket, via: loop)
+        case .replace(let replacement, let bytes):
+            put(replacement, flags: [], correlation: correlation, address: address, payload: bytes, into: &state, socket: socket, via: loop)
+        case .drop:
+            break
+        }
+    }
+
+    /// Sends one message that passed the limit: into the batch when collecting (the batch
+    /// leaving first when the message would take it over the limit), else on its own.
+    private static func put(_ kind: MessageKind, flags: Header.Flags, correlation: UInt64, address: String,
+                            payload: some Collection<UInt8>, into state: inout State, socket: SocketID, via loop: IOLoop) {
+        guard state.collecting else {
+            loop.post(Outbound(socket: socket, frames: [Header(kind, flags: flags, correlation: correlation).bytes,
+                                                        Array(address.utf8), Array(payload)]))
+            return
+        }
+        let envelope = OutboundLimit.envelopeBytes(address: address.utf8.count, payload: payload.count)
+        if state.limit.startsNewBatch(at: state.batch.byteCount, adding: envelope) {
+            loop.post(Outbound(socket: socket, frames: state.batch.frames()))
+            state.batch = BatchBuilder()
+        }
+        state.batch.append(kind: kind, flags: flags, correlation: correlation, address: address.utf8, payload: payload)
+        postIfFull(&state, socket: socket, via: loop)
+    }
+
+    private static func postIfFull(_ state: inout State, socket: SocketID, via loop: IOLoop) {
+        if state.batch.byteCount >= BatchBuilder.preferredByteCount {
+            loop.post(Outbound(socket: socket, frames: state.batch.frames()))
+            state.batch = BatchBuilder()
+        }
+    }
+
+    func send<Failure: Error>(_ kind: MessageKind, flags: Header.Flags, correlation: UInt64, address: String,
+                              writingPayload write: (inout [UInt8]) throws(Failure) -> Void,
+                              socket: SocketID, via loop: IOLoop) throws(Failure) {
+        let warning = try state.withLock { state throws(Failure) -> String? in
+            guard state.collecting else {
+                var payload: [UInt8] = []
+                try write(&payload)
+                let decision = state.limit.check(kind, address: address, payloadBytes: payload.count)
+                Self.follow(decision.verdict, kind, flags: flags, correlation: correlation, address: address, payload: payload,
+                            into: &state, socket: socket, via: loop)
+                return decision.warning
+            }
+            // Written straight into the batch: its size is known only once it is there.
+            let start = state.batch.byteCount
+            try state.batch.append(kind: kind, flags: flags, correlation: correlation, address: address.utf8,
+                                   writingPayload: write)
+            let envelope = state.batch.byteCount - start
+            if envelope <= state.limit.messageBytes, !state.limit.startsNewBatch(at: start, adding: envelope) {
+                // It fits, and so does the batch: nothing to decide.
+                Self.postIfFull(&state, socket: socket, via: loop)
+                return nil
+            }
+            let decision = state.limit.check(kind, address: address,
+                                             payloadBytes: envelope - OutboundLimit.envelopeBytes(address: address.utf8.count, payload: 0))
+            switch decision.verdict {
+            case .send:
+                if state.limit.startsNewBatch(at: start, adding: envelope) {
+                    let moved = state.batch.removeLast(startingAt: start)
+                    loop.post(Outbound(socket: socket, frames: state.batch.frames()))
+                    state.batch = BatchBuilder()
+                    state.batch.append(envelopes: moved, count: 1)
+                }
+                Self.postIfFull(&state, socket: socket, via: loop)
+            case .replace(let replacement, let bytes):
+                _ = state.batch.removeLast(startingAt: start)
+                Self.put(replacement, flags: [], correlation: correlation, address: address, payload: bytes, into: &state,
+                         socket: socket, via: loop)
+            case .drop:
+                _ = state.batch.removeLast(startingAt: start)
+            }
+            return decision.warning
+        }
+        if let warning { log.warning("\(warning)") }
+    }
+
+    func end(socket: SocketID, via loop: IOLoop) {
+        state.withLock { state in
+            state.collecting = false
+            guard !state.batch.isEmpty else { return }
+            loop.post(Outbound(socket: socket, frames: state.batch.frames()))
+            state.batch = BatchBuilder()
+        }
+    }
+}
