@@ -1,4 +1,3 @@
-import GroveCluster
 package import GroveWire
 
 /// What ``Client`` does next for its request in flight; produced by ``ClientCore``.

@@ -1,4 +1,3 @@
-import GroveCluster
 package import GroveWire
 
 /// What a watcher learns from the numbers of the publications it receives: the gap logic of

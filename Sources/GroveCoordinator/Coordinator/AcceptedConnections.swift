@@ -1,6 +1,5 @@
 import Foundation
 import Glibc
-import GroveCluster
 
 /// The connections this process accepted on one of its endpoints, found among its open file
 /// descriptors by their local address, and shut down: libzmq has no call that drops one peer of

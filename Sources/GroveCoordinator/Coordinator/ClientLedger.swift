@@ -1,5 +1,4 @@
 import DequeModule
-import GroveCluster
 
 /// What the coordinator holds for one client: the replies ZeroMQ has not taken yet (the driver's
 /// outbox for that client), in messages and in bytes, and in `bytes` also the large replies

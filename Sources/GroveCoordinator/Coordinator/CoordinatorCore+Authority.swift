@@ -1,5 +1,4 @@
 import Foundation
-import GroveCluster
 import GroveWire
 
 /// The checks of the table of message kinds (``MessageKind/authority``) on what registered

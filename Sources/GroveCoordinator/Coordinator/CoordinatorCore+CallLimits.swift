@@ -1,5 +1,4 @@
 import Foundation
-import GroveCluster
 import GroveWire
 
 /// The two limits on io calls between workers (the topology's `ioLimits` and `io[].timeoutMs`):

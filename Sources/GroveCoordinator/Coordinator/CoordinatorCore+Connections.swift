@@ -1,4 +1,3 @@
-import GroveCluster
 import GroveWire
 
 /// Which connection is which worker's process.

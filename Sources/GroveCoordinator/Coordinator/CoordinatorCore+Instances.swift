@@ -1,4 +1,3 @@
-import GroveCluster
 import GroveWire
 
 /// Keyed instances bounded per machine (`limits.instancesPerMachine`): the coordinator is where

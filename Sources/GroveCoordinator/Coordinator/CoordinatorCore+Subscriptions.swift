@@ -1,4 +1,3 @@
-import GroveCluster
 import GroveWire
 
 /// Who made each topic prefix the events endpoint filters on, and how many each watcher's key

@@ -1,4 +1,3 @@
-import GroveCluster
 import GroveWire
 
 /// What one worker may have unanswered: `queues.workerOutbox` requests, and

@@ -1,4 +1,3 @@
-import GroveCluster
 import GroveWire
 
 /// One message as ``CoordinatorCore`` reads it, whether it came on its own (three frames) or as

@@ -1,5 +1,3 @@
-import GroveCluster
-
 /// The requests forwarded to workers and not answered yet, by the id they travel under.
 ///
 /// Ids are handed out in order and most requests are answered in about that order, so a ring

@@ -1,4 +1,3 @@
-import GroveCluster
 import GroveWire
 
 /// Numbers what the coordinator publishes and keeps the last published state of each watched

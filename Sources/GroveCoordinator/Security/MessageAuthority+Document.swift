@@ -1,4 +1,3 @@
-import GroveCluster
 import GroveWire
 
 /// The table of message kinds as docs/PROTOCOL.md shows it ("Who may send what"), written from

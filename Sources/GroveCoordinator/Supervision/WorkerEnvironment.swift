@@ -1,5 +1,3 @@
-import GroveCluster
-
 /// The environment fsm-launch starts its workers with: its own, with Swift's backtracer turned
 /// off so that a worker that traps ends at once and is restarted.
 ///

@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import GroveCluster
 import GroveWire
 
 /// One committed transition as a line of a worker's audit log: a JSON object on one line, its

@@ -1,5 +1,4 @@
 import Foundation
-import GroveCluster
 import Synchronization
 
 /// The event a worker's last process was running when it died, as its flight recorder kept it.

@@ -1,5 +1,3 @@
-import GroveCluster
-
 /// Where the live entries of a journal kept in append order sit: for each address, the
 /// sequence and the row position of each entry after its record, oldest first. Pure
 /// bookkeeping for ``SQLiteMachineStore``, which appends every commit's events at the end of

@@ -1,5 +1,3 @@
-import GroveCluster
-
 /// Where the journal of one `journal` instance stands, and what its next group commit writes:
 /// the events it ran since, appended, or its whole record (a snapshot) in their place.
 ///

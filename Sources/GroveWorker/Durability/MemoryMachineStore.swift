@@ -1,4 +1,3 @@
-import GroveCluster
 import Synchronization
 
 /// A ``MachineStore`` in memory, with the semantics of ``SQLiteMachineStore`` (the same order of

@@ -1,6 +1,5 @@
 import GRDB
 import GRDBSQLite
-import GroveCluster
 
 /// Appends a commit's journal rows through SQLite's own binding calls on a statement GRDB
 /// prepared and caches. GRDB's `execute(arguments:)` built a `StatementArguments` array of

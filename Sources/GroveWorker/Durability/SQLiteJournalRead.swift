@@ -1,6 +1,5 @@
 import GRDB
 import GRDBSQLite
-import GroveCluster
 
 /// Reads journal rows by position through SQLite's own calls on a statement GRDB prepared and
 /// caches. A GRDB cursor per row built the row's column-name table each time (lowercased

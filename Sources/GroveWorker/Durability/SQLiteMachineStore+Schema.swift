@@ -1,5 +1,4 @@
 import GRDB
-import GroveCluster
 
 extension SQLiteMachineStore {
     /// The store's tables, one migration per format change. A database holding a migration this

@@ -1,6 +1,5 @@
 import Foundation
 import GRDB
-import GroveCluster
 
 extension StoreError {
     /// A failed system call while `doing` something, e.g. "create the data directory /x".

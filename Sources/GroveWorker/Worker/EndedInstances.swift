@@ -1,4 +1,3 @@
-import GroveCluster
 import Synchronization
 
 /// The addresses of the instances that ended (a terminal state, a stop, a failure) since the

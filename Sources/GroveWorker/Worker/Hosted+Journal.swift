@@ -1,5 +1,4 @@
 import Grove
-import GroveCluster
 import GroveRuntime
 import GroveWire
 import Synchronization

@@ -1,5 +1,4 @@
 public import Grove
-import GroveCluster
 public import GroveRuntime
 public import GroveWire
 

@@ -1,4 +1,3 @@
-import GroveCluster
 import Synchronization
 
 /// Whether what a worker's machines send (replies, state changes, outputs, io calls and

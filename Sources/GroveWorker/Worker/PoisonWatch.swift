@@ -1,4 +1,3 @@
-import GroveCluster
 import GroveWire
 import Synchronization
 

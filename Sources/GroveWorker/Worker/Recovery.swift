@@ -1,5 +1,3 @@
-import GroveCluster
-
 /// The stored instances a worker is bringing back, chunk by chunk, and how long a turn of its
 /// loop may bring them back on demand. The clock comes in as an argument (`RecoveryTests`).
 struct Recovery {

@@ -1,4 +1,3 @@
-import GroveCluster
 public import GroveRuntime
 public import GroveWire
 

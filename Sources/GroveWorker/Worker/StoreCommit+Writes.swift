@@ -1,5 +1,3 @@
-import GroveCluster
-
 extension StoreCommit {
     /// One group commit of what a worker's durable instances wrote in a turn: records
     /// (replacing what was stored first for a `journal` instance's first record, and

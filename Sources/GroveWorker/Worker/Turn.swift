@@ -1,5 +1,3 @@
-import GroveCluster
-
 /// What one turn of a worker's loop holds back until it ends, in one place: the messages its
 /// machines send (``OutboundCollector``: replies, state changes, outputs), the hosts it woke
 /// (``DrainQueue``), the durable instances that changed or ended (``DurableWrites``), the audit

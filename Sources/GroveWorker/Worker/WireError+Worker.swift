@@ -1,5 +1,4 @@
 import Foundation
-import GroveCluster
 import GroveRuntime
 import GroveWire
 

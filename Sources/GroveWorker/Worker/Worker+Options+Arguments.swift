@@ -1,5 +1,3 @@
-import GroveCluster
-
 extension Worker.Options {
     /// These options as a worker's command line (without the program's name), in the order
     /// `fsm-launch` passes them: what ``init(arguments:)`` reads back as equal options. Only

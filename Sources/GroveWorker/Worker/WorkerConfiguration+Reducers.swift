@@ -1,5 +1,4 @@
 public import Grove
-import GroveCluster
 
 extension WorkerConfiguration {
     /// Registers a SwiftTea reducer with an environment under `name`, with the arguments a

@@ -1,5 +1,4 @@
 import Grove
-import GroveCluster
 import GroveWire
 
 /// io calls a worker's machines run on the worker's own handlers (requests placed nowhere, or

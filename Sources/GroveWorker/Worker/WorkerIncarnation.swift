@@ -1,5 +1,4 @@
 import Foundation
-import GroveCluster
 import GroveWire
 
 /// Which process a worker is: a random 64-bit number and the wall-clock time, both chosen once

@@ -1,4 +1,3 @@
-import GroveCluster
 import GroveWire
 
 extension WorkerRuntime {

@@ -1,5 +1,4 @@
 import DequeModule
-import GroveCluster
 import GroveWire
 import ZeroMQ
 

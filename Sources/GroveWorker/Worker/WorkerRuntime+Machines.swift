@@ -1,5 +1,4 @@
 import Grove
-import GroveCluster
 import GroveWire
 
 extension WorkerRuntime {
