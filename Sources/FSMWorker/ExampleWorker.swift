@@ -1,6 +1,5 @@
 import Foundation
 import Grove
-import GroveCluster
 import GroveExamples
 import GroveRuntime
 import GroveWire

@@ -1,6 +1,5 @@
 import Foundation
 import Grove
-import GroveCluster
 import GroveWorker
 
 /// Machines for Grove's own end-to-end tests, registered only with `fsm-worker

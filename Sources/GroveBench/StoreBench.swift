@@ -1,5 +1,4 @@
 import Foundation
-import GroveCluster
 import GroveWorker
 
 /// `grove-bench --store`: group commits of the SQLite machine store as a worker makes them, one
