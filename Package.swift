@@ -18,6 +18,9 @@ let package = Package(
         .executable(name: "grove-demo", targets: ["GroveDemo"]),
         .executable(name: "grove-bench", targets: ["GroveBench"]),
         .library(name: "GroveCluster", targets: ["GroveCluster"]),
+        .library(name: "GroveClient", targets: ["GroveClient"]),
+        .library(name: "GroveWorker", targets: ["GroveWorker"]),
+        .library(name: "GroveCoordinator", targets: ["GroveCoordinator"]),
         .library(name: "GroveWire", targets: ["GroveWire"]),
         .executable(name: "fsm-launch", targets: ["FSMLaunch"]),
         .executable(name: "fsm-worker", targets: ["FSMWorker"]),
@@ -91,7 +94,7 @@ let package = Package(
         .executableTarget(
             name: "GroveBench",
             dependencies: [
-                "Grove", "GroveRuntime", "GroveWire", "GroveCluster",
+                "Grove", "GroveRuntime", "GroveWire", "GroveWorker",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -123,14 +126,40 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // Multi-process runtime: topology, coordinator, worker, client. ArgumentParser for the
-        // options every worker executable reads (`Worker.Options`); ServiceLifecycle for how a
-        // worker stops (signals, graceful shutdown); GRDB for the SQLite machine store (apt:
-        // libsqlite3-dev, which GRDB's own system library target links).
+        // The multi-process runtime in four rooms, arrows one way (ARCHITECTURE.md, "Modules"):
+        // GroveCluster, the shared model every role reads (topology, security, endpoints), and
+        // above it, side by side, GroveClient, GroveWorker and GroveCoordinator, none of which
+        // imports another. ModuleArrowTests holds them to it.
         .target(
             name: "GroveCluster",
+            dependencies: ["GroveWire", "ZeroMQ"],
+            swiftSettings: strict,
+            plugins: ["EmbedDefaultTopology"]
+        ),
+        // What an app that sends events or watches needs: the wire and ZeroMQ, no store, no runtime.
+        .target(
+            name: "GroveClient",
+            dependencies: ["GroveCluster", "GroveWire", "ZeroMQ"],
+            swiftSettings: strict
+        ),
+        // The coordinator (core and driver) and the supervisor's core, fsm-launch's restart policy.
+        .target(
+            name: "GroveCoordinator",
             dependencies: [
-                "Grove", "GroveRuntime", "GroveWire", "ZeroMQ",
+                "GroveCluster", "GroveWire", "ZeroMQ",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ],
+            swiftSettings: strict
+        ),
+        // The worker runtime, its store and its audit log. ArgumentParser for the options every
+        // worker executable reads (`Worker.Options`); ServiceLifecycle for how a worker stops
+        // (signals, graceful shutdown); GRDB for the SQLite machine store (apt: libsqlite3-dev,
+        // which GRDB's own system library target links); swift-crypto for the audit log's SHA-256.
+        .target(
+            name: "GroveWorker",
+            dependencies: [
+                "GroveCluster", "Grove", "GroveRuntime", "GroveWire", "ZeroMQ",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -140,8 +169,7 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
-            swiftSettings: strict,
-            plugins: ["EmbedDefaultTopology"]
+            swiftSettings: strict
         ),
         // Builds Topologies/default.json into GroveCluster (`Topology.defaultJSON`): the file is
         // the one source of the default topology, and no resource bundle must travel beside
@@ -151,7 +179,7 @@ let package = Package(
         .executableTarget(
             name: "FSMLaunch",
             dependencies: [
-                "GroveCluster", "ZeroMQ",
+                "GroveCluster", "GroveCoordinator", "GroveWorker", "ZeroMQ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -161,7 +189,7 @@ let package = Package(
         .executableTarget(
             name: "FSMWorker",
             dependencies: [
-                "GroveCluster", "GroveExamples",
+                "GroveCluster", "GroveWorker", "GroveExamples",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -170,7 +198,7 @@ let package = Package(
         .executableTarget(
             name: "FSMSend",
             dependencies: [
-                "GroveCluster",
+                "GroveCluster", "GroveClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -178,7 +206,7 @@ let package = Package(
         .executableTarget(
             name: "FSMLoad",
             dependencies: [
-                "GroveCluster", "GroveWire", "ZeroMQ",
+                "GroveCluster", "GroveClient", "GroveWire", "ZeroMQ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
@@ -209,7 +237,7 @@ let package = Package(
         .testTarget(
             name: "GroveClusterTests",
             dependencies: [
-                "GroveCluster", "GroveWire", "Grove", "GroveRuntime", "GroveExamples", "ZeroMQ", "GroveTestSupport",
+                "GroveCluster", "GroveClient", "GroveCoordinator", "GroveWorker", "GroveWire", "Grove", "GroveRuntime", "GroveExamples", "ZeroMQ", "GroveTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],

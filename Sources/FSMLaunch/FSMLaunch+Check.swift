@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GroveCluster
+import GroveCoordinator
 
 extension FSMLaunch {
     /// `--check`: the topology is valid, every executable it names is found and every key file read.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GroveCluster
+import GroveCoordinator
 import Logging
 import ServiceLifecycle
 

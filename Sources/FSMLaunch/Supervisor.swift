@@ -1,5 +1,7 @@
 import Foundation
 import GroveCluster
+import GroveCoordinator
+import GroveWorker
 import Logging
 import Synchronization
 import ZeroMQ

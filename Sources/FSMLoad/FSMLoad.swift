@@ -1,4 +1,5 @@
 import ArgumentParser
+import GroveClient
 import Synchronization
 import Foundation
 import GroveCluster

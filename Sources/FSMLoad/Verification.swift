@@ -1,4 +1,5 @@
 import Foundation
+import GroveClient
 import GroveCluster
 import GroveWire
 

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import GroveCluster
+import GroveClient
 import GroveWire
 
 extension FSMSend {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import GroveClient
 import GroveCluster
 import GroveWire
 

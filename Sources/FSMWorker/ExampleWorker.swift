@@ -1,9 +1,9 @@
 import Foundation
 import Grove
-import GroveCluster
 import GroveExamples
 import GroveRuntime
 import GroveWire
+import GroveWorker
 import Logging
 
 /// The example machines and in-memory io handlers the shipped `fsm-worker` offers.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GroveCluster
+import GroveWorker
 import Logging
 
 /// The shipped worker: hosts the example machines (and `Counter` for load tests) and runs their

@@ -1,6 +1,6 @@
 import Foundation
 import Grove
-import GroveCluster
+import GroveWorker
 
 /// Machines for Grove's own end-to-end tests, registered only with `fsm-worker
 /// --with-test-machines` (a hidden flag): a topology for the shipped worker cannot reach them

@@ -1,5 +1,5 @@
 import Foundation
-import GroveCluster
+import GroveWorker
 
 /// `grove-bench --store`: group commits of the SQLite machine store as a worker makes them, one
 /// per received batch: `records` upserts of `snapshotBytes`-byte snapshots (durability `state`),

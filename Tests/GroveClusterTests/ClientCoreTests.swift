@@ -1,4 +1,7 @@
 import GroveCluster
+import GroveClient
+import GroveCoordinator
+import GroveWorker
 import GroveWire
 import Testing
 

@@ -1,5 +1,8 @@
 import Foundation
 import GroveCluster
+import GroveClient
+import GroveCoordinator
+import GroveWorker
 import GroveTestSupport
 import GroveWire
 import Synchronization

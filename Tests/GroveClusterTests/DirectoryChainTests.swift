@@ -1,5 +1,8 @@
 import Foundation
 @testable import GroveCluster
+@testable import GroveClient
+@testable import GroveCoordinator
+@testable import GroveWorker
 import Testing
 
 /// The walk from `/` down to a data, audit or socket directory, over made-up `lstat` facts:

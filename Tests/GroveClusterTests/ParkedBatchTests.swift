@@ -1,4 +1,7 @@
 @testable import GroveCluster
+@testable import GroveClient
+@testable import GroveCoordinator
+@testable import GroveWorker
 import Foundation
 import GroveWire
 import Logging

@@ -1,5 +1,8 @@
 import Foundation
 @testable import GroveCluster
+@testable import GroveClient
+@testable import GroveCoordinator
+@testable import GroveWorker
 import Testing
 
 /// README.md is the front door: short enough to read through, its example topology one the decoder
@@ -41,6 +44,38 @@ struct ReadmeTests {
         let file = try Self.text("docs/examples/shop.json").trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(try Self.text("README.md").contains("```json\n" + file + "\n```"),
                 "README.md should show docs/examples/shop.json as it is, in a json block:\n\(file)")
+    }
+
+    /// The README's Package.swift says which product holds which types (`// Worker,
+    /// WorkerConfiguration`): each product is a library of Package.swift and each type it names is
+    /// declared public in that module's sources, so a module split cannot leave the README sending
+    /// a user to a product that no longer holds what it says.
+    @Test func theReadmeNamesTheProductsThatHoldItsTypes() throws {
+        let manifest = try Self.text("Package.swift")
+        let libraries = Set(manifest.matches(of: /\.library\(name: "([^"]+)"/).map { String($0.output.1) })
+        let products = try Self.text("README.md").matches(of: /\.product\(name: "(\w+)", package: "Grove"\),[ ]*\/\/ ([^\n]*)/)
+        #expect(products.count >= 3, "found \(products.count) Grove products with a comment in README.md's Package.swift")
+        for product in products {
+            let module = String(product.output.1)
+            #expect(libraries.contains(module), "README.md names the product \(module); Package.swift's libraries are \(libraries.sorted())")
+            let types = product.output.2.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                .filter { $0.first?.isUppercase == true && $0.allSatisfy { $0.isLetter || $0.isNumber } }
+            for type in types {
+                #expect(try Self.declares(module, type),
+                        "README.md says the product \(module) holds \(type), but no file in Sources/\(module) declares it public")
+            }
+        }
+    }
+
+    /// Whether a file of `Sources/<module>` declares `type` public.
+    static func declares(_ module: String, _ type: String) throws -> Bool {
+        let directory = root.appending(path: "Sources/\(module)")
+        let files = try #require(FileManager.default.enumerator(at: directory, includingPropertiesForKeys: nil))
+        let declaration = try Regex(#"public (final )?(struct|enum|class|actor|protocol|typealias) "# + type + #"\b"#)
+        for case let file as URL in files where file.pathExtension == "swift" {
+            if try String(contentsOf: file, encoding: .utf8).contains(declaration) { return true }
+        }
+        return false
     }
 
     /// The README's Swift is code that compiles and passes: each block between the markers of a

@@ -1,4 +1,7 @@
 @testable import GroveCluster
+@testable import GroveClient
+@testable import GroveCoordinator
+@testable import GroveWorker
 import Testing
 
 /// How long a turn of a worker's loop may bring stored instances back on demand, with the

@@ -1,5 +1,8 @@
 import Foundation
 @testable import GroveCluster
+@testable import GroveClient
+@testable import GroveCoordinator
+@testable import GroveWorker
 import Testing
 
 /// A topology over `scheme` endpoints with `security` (a JSON member, or nothing) and the

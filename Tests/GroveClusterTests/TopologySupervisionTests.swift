@@ -1,5 +1,8 @@
 import Foundation
 @testable import GroveCluster
+@testable import GroveClient
+@testable import GroveCoordinator
+@testable import GroveWorker
 import Testing
 
 /// A topology whose one worker group has `supervision` (a JSON object) and `extra` members.

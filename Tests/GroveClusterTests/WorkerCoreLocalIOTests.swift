@@ -1,5 +1,8 @@
 import Grove
 @testable import GroveCluster
+@testable import GroveClient
+@testable import GroveCoordinator
+@testable import GroveWorker
 import GroveWire
 import Testing
 

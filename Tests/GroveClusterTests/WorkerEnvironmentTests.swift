@@ -1,4 +1,7 @@
 import GroveCluster
+import GroveClient
+import GroveCoordinator
+import GroveWorker
 import Testing
 
 /// The environment fsm-launch gives its workers: Swift's backtracer set to end a trapped worker

@@ -1,5 +1,8 @@
 import Foundation
 import GroveCluster
+import GroveClient
+import GroveCoordinator
+import GroveWorker
 import Testing
 
 /// A worker's command line, as fsm-launch writes it and as people type it (read by

@@ -14,6 +14,7 @@ struct PublicSurfaceTests {
     /// The library products users may depend on.
     static let libraries: Set<String> = [
         "Grove", "GroveRuntime", "GroveTesting", "GroveTea", "GroveCheck", "GroveWire", "GroveCluster",
+        "GroveClient", "GroveWorker", "GroveCoordinator",
     ]
 
     @Test func examplesAreNotAProduct() throws {

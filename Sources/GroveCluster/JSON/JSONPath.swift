@@ -1,32 +1,32 @@
 import GroveWire
 
 /// A location in a JSON document, written the JSONPath way: `$`, `.key`, `["odd key"]`, `[2]`.
-struct JSONPath: Hashable, Sendable, CustomStringConvertible {
-    enum Component: Hashable, Sendable {
+package struct JSONPath: Hashable, Sendable, CustomStringConvertible {
+    package enum Component: Hashable, Sendable {
         case key(String)
         case index(Int)
     }
 
-    private(set) var components: [Component] = []
+    package private(set) var components: [Component] = []
 
     /// The document itself.
-    static let root = JSONPath()
+    package static let root = JSONPath()
 
     /// The member `key` of the object here.
-    func appending(_ key: String) -> JSONPath {
+    package func appending(_ key: String) -> JSONPath {
         var path = self
         path.components.append(.key(key))
         return path
     }
 
     /// The element at `index` of the array here.
-    func appending(index: Int) -> JSONPath {
+    package func appending(index: Int) -> JSONPath {
         var path = self
         path.components.append(.index(index))
         return path
     }
 
-    var description: String {
+    package var description: String {
         var text = "$"
         for component in components {
             switch component {

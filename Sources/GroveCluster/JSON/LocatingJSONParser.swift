@@ -6,7 +6,7 @@ package import GroveWire
 package struct LocatingJSONParser {
     /// The first syntax error, with where it happened.
     package struct SyntaxError: Error {
-        var path: JSONPath
+        package var path: JSONPath
         package var line: Int
         package var column: Int
         package var message: String
@@ -18,7 +18,7 @@ package struct LocatingJSONParser {
 
     /// A key given twice in one object; the later value wins.
     package struct DuplicateKey {
-        var path: JSONPath
+        package var path: JSONPath
         package var line: Int
         package var column: Int
         /// Where, the JSONPath way (`$.add`).

@@ -4,6 +4,9 @@ package import Foundation
 /// made the socket it names: the coordinator's before it binds, a client's or worker's before
 /// it connects (docs/SECURITY.md, "Local endpoints: only the launching user").
 package enum LocalEndpoint: Equatable, Sendable {
+    /// The most bytes of a socket path (`sun_path` less its terminator).
+    package static let maximumSocketPath = 107
+
     /// `ipc://@NAME`: a Linux abstract socket, with no owner and no permissions.
     case abstract(name: String)
     /// `ipc://PATH`: a socket file; a relative path made absolute from the current directory,

@@ -47,7 +47,7 @@ extension Topology {
 
     /// What a welcome tells a worker about auditing the machines `placed` on it; nil when none
     /// of them is audited.
-    func auditPlacement(of placed: [MachineSpec]) -> AuditPlacement? {
+    package func auditPlacement(of placed: [MachineSpec]) -> AuditPlacement? {
         let audited = placed.filter(\.audit).map(\.name)
         guard !audited.isEmpty else { return nil }
         return AuditPlacement(machines: audited, states: audit.states, flush: audit.flush)

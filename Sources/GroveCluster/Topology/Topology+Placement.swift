@@ -10,12 +10,14 @@ extension Topology {
 
     /// The instance names of the group called `group`, or `[]` when there is none.
     /// - Parameter group: A worker group name.
+    @inlinable
     public func instances(of group: String) -> [String] {
         workers.first { $0.name == group }?.instanceNames ?? []
     }
 
     /// The machine called `name`, or `nil`.
     /// - Parameter name: A machine name, without key.
+    @inlinable
     public func machine(named name: String) -> MachineSpec? {
         machines.first { $0.name == name }
     }
@@ -31,6 +33,10 @@ extension Topology {
     /// - Returns: The instance name, or `nil` when there is no such machine, its group has no
     ///   instances, or the key does not fit (missing or empty for a keyed machine, present for a
     ///   single one).
+    ///
+    /// `@inlinable`, as ``machine(named:)`` and ``instances(of:)``: the coordinator asks per
+    /// request from another module, and only public bodies cross one by default.
+    @inlinable
     public func placement(ofMachine name: String, key: String?) -> String? {
         guard let spec = machine(named: name) else { return nil }
         let candidates = instances(of: spec.worker)
@@ -84,6 +90,7 @@ extension Topology {
     /// each byte, so in a group of 2, 4, 8 or 16 instances keys whose bytes differ only above
     /// those bits ("a" and "q", "user-1" and "user-3" with 2) always shared an instance. The
     /// finalizer makes every bit of the result depend on every bit of the key.
+    @usableFromInline
     static func stableHash(_ key: String) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in key.utf8 {

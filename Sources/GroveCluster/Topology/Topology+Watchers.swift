@@ -8,8 +8,13 @@ extension Topology {
     public var publicationFootprint: Int {
         let address = limits.addressBytes
         return Limits.longestTopicPrefix + address + Header.size + address
-            + max(limits.publicationBytes, PublicationLog.tooLargeBytes(addressBytes: address)) + Self.zmqBytesPerPublication
+            + max(limits.publicationBytes, Self.tooLargePublicationBytes(addressBytes: address)) + Self.zmqBytesPerPublication
     }
+
+    /// The most bytes the coordinator's `publication-too-large` error (`PublicationLog.tooLarge`)
+    /// takes for an address of `addressBytes` bytes (each escaped to at most 6). Here, beside
+    /// the footprint it bounds, so the shared model needs nothing of the coordinator's.
+    package static func tooLargePublicationBytes(addressBytes: Int) -> Int { 512 + 6 * addressBytes }
 
     /// ZeroMQ's own cost of a queued publication beyond its bytes: a 64-byte `zmq_msg_t` per
     /// part in the pipe, and a reference-counted block with its allocator's header per part

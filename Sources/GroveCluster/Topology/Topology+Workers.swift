@@ -61,6 +61,7 @@ extension Topology {
 
         /// The names of the group's instances: the group name when ``count`` is 1, otherwise
         /// `"<name>-1"` through `"<name>-<count>"`.
+        @inlinable
         public var instanceNames: [String] {
             count == 1 ? [name] : (0..<max(count, 0)).map { "\(name)-\($0 + 1)" }
         }

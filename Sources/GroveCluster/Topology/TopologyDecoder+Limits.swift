@@ -65,7 +65,7 @@ extension TopologyDecoder {
     /// - Returns: Whether it is.
     @discardableResult
     mutating func checkNFC(_ text: String, at path: JSONPath, kind: String) -> Bool {
-        guard !CoordinatorCore.isNFC(text) else { return true }
+        guard !MachineAddress.isNFC(text) else { return true }
         report(.invalidValue, path, "the \(kind) \(JSONValue.string(text)) is not in Unicode Normalization Form C (NFC); clients must send "
                + "addresses in NFC, so write it precomposed: \(JSONValue.string(text.precomposedStringWithCanonicalMapping))")
         return false

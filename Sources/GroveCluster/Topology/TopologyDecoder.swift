@@ -3,7 +3,7 @@ import GroveWire
 /// Walks a parsed topology document, building the model and collecting every problem on the way
 /// instead of stopping at the first. The sections live in `TopologyDecoder+Sections.swift`;
 /// this file holds the typed reads they share.
-struct TopologyDecoder {
+package struct TopologyDecoder {
     /// A key of an object, with what it means and an example, for messages that say what to write.
     struct Field {
         var key: String
@@ -186,7 +186,7 @@ struct TopologyDecoder {
 
     /// The candidate a typo most likely meant: same letters ignoring case, one a prefix of the
     /// other, or within a small edit distance.
-    static func closest(to word: String, among candidates: [String]) -> String? {
+    package static func closest(to word: String, among candidates: [String]) -> String? {
         let lowered = word.lowercased()
         if let match = candidates.first(where: { $0.lowercased() == lowered }) { return match }
         var best: (candidate: String, distance: Int)?

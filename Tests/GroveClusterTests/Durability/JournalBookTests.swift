@@ -1,4 +1,7 @@
 @testable import GroveCluster
+@testable import GroveClient
+@testable import GroveCoordinator
+@testable import GroveWorker
 import Testing
 
 /// Issue 21, the journal in append order: where each machine's live entries are, which rows

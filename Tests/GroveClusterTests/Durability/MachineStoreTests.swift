@@ -1,4 +1,7 @@
 @testable import GroveCluster
+@testable import GroveClient
+@testable import GroveCoordinator
+@testable import GroveWorker
 import Testing
 
 /// What every ``MachineStore`` promises, run against SQLite and its in-memory twin alike.

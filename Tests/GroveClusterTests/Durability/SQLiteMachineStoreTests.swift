@@ -1,6 +1,9 @@
 import Foundation
 import GRDB
 @testable import GroveCluster
+@testable import GroveClient
+@testable import GroveCoordinator
+@testable import GroveWorker
 import Testing
 
 /// What only the SQLite store has: a file that outlasts the store, one process at a time, and

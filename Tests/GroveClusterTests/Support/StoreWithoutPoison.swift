@@ -1,4 +1,7 @@
 @testable import GroveCluster
+@testable import GroveClient
+@testable import GroveCoordinator
+@testable import GroveWorker
 
 /// A test's store that keeps no dead letters and counts every crash as the first: what a store
 /// made for testing something else answers about poison events.

@@ -1,0 +1,8 @@
+extension Duration {
+    /// Whole milliseconds, for messages.
+    @inlinable
+    package var wholeMilliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+}

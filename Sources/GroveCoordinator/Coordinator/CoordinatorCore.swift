@@ -1,0 +1,509 @@
+import Foundation
+import GroveCluster
+import GroveWire
+
+/// What the coordinator's I/O thread should do; produced by ``CoordinatorCore``.
+enum CoordinatorAction: Sendable, Equatable {
+    case toClient([UInt8], WireMessage)
+    /// To the registered process of worker instance `name` (on the connection it registered
+    /// from); dropped when none is registered.
+    case toWorker(String, WireMessage)
+    /// To one connection of the workers endpoint by its routing id, registered or not: the
+    /// answer to a registration, or to a connection that is no registered process.
+    case toPeer([UInt8], WireMessage)
+    /// A worker connection is no longer a registered process's: drop what still waits for it.
+    case dropQueued(peer: [UInt8])
+    case publish(topic: String, WireMessage)
+    /// The worker was declared lost: discard what is still queued for it, and tell whoever
+    /// watches losses (`fsm-launch` kills a local worker that went silent).
+    /// `pid`: the process the coordinator had registered under that name, when it knew one;
+    /// a supervisor acts only if that is still the process it runs.
+    case lost(worker: String, cause: WorkerLoss, pid: Int32? = nil)
+    /// Something an operator should know (a route that failed, a worker name claimed twice).
+    case warn(String)
+    /// The exit of process `pid` of `worker` was caused by input now quarantined or suspended:
+    /// it no longer counts toward the worker group's supervision intensity (`fsm-launch`).
+    case forgive(worker: String, pid: Int32, reason: String)
+    /// Reset every connection to the events endpoint (how libzmq lets go of the subscriptions it
+    /// holds for them), and refuse the watcher key `refusing` (Z85) there from now on.
+    case resetWatchers(refusing: String?)
+    /// Admit the watcher key (Z85) on the events endpoint again: an admin lifted its refusal.
+    case admitWatcher(String)
+}
+
+/// The coordinator's routing logic as a pure state machine: messages and clock ticks in,
+/// actions out. No sockets, no threads, so every rule is unit-tested without ZeroMQ.
+///
+/// It routes on the header and the address frame; it decodes only control payloads
+/// (registration, io call bookkeeping, outputs that routes need).
+struct CoordinatorCore {
+    struct WorkerSlot {
+        let name: String
+        let group: String
+        var registered = false
+        var pid: Int32?
+        var lastHeard: ContinuousClock.Instant?
+    }
+
+    /// A request forwarded to a worker, waiting for its reply.
+    struct Pending {
+        enum Origin { case client([UInt8], UInt64), route(from: String) }
+        let origin: Origin
+        /// The worker's number (its index in ``workerNames``).
+        let worker: Int
+        let address: String
+        /// The request's address and payload bytes, counted against `queues.workerOutboxBytes`.
+        var bytes = 0
+        /// Who sent it and which case it carried, for a key's requests only (nil for others): one
+        /// reference, so a request without a key copies no more than it did before keys were
+        /// numbered (the table of pending requests is on every request's path).
+        let witness: Witness?
+
+        init(origin: Origin, worker: Int, address: String, bytes: Int = 0, sender: UInt32 = 0, eventCase: String? = nil) {
+            self.origin = origin
+            self.worker = worker
+            self.address = address
+            self.bytes = bytes
+            witness = sender == 0 ? nil : Witness(sender: sender, eventCase: eventCase)
+        }
+
+        /// The client key that sent it (``Containment/senders``), 0 for none: a client without
+        /// a key, or a route.
+        var sender: UInt32 { witness?.sender ?? 0 }
+        /// The event's case as the coordinator read it (``RequestCase``), for a key's events
+        /// only: what a crash report naming this request is held to (`+Poison.swift`).
+        var eventCase: String? { witness?.eventCase }
+    }
+
+    /// What a crash report naming a key's request is held to (``Pending/witness``).
+    final class Witness: Sendable {
+        let sender: UInt32
+        let eventCase: String?
+
+        init(sender: UInt32, eventCase: String?) {
+            self.sender = sender
+            self.eventCase = eventCase
+        }
+    }
+
+    /// An io call in flight between two workers.
+    struct Call {
+        let origin: String
+        let originID: UInt64
+        let target: String
+        let address: String
+        let request: String
+        let effect: JSONValue
+        /// When the origin stops waiting: the call fails with `timeout` at the first tick after it.
+        let deadline: ContinuousClock.Instant
+        /// Its timeout, for the failure's message.
+        let timeoutMs: Int
+    }
+
+    let topology: Topology
+    /// The largest request payload accepted: `limits.payloadBytes`, unless a test gives another.
+    let maxPayload: Int
+    /// The longest address accepted: `limits.addressBytes`.
+    let maxAddress: Int
+    let eventsEndpoint: String
+    let workersEndpoint: String?
+    var workers: [String: WorkerSlot] = [:]
+    /// The topology's worker instances, numbered in order: the hot path keeps numbers, not
+    /// names, so it indexes arrays instead of hashing strings.
+    let workerNames: [String]
+    let workerNumbers: [String: Int]
+    var pending = PendingTable()
+    /// Requests forwarded to each worker (by number) and not answered yet (the entries of
+    /// `pending` by worker).
+    var inFlight: [Int]
+    /// The bytes of those requests (address and payload), by worker number.
+    var inFlightBytes: [Int]
+    /// The bytes a reply of each worker is expected to have: the largest of its recent replies,
+    /// decaying slowly (`+Workers.swift`, `noteReply`).
+    var expectedReplyBytes: [Int]
+    /// Busies owed to clients that fell behind, replies dropped for them (`+Clients.swift`).
+    var clientLedger = ClientLedger()
+    var calls: [UInt64: Call] = [:]
+    var callsByOrigin: [String: [UInt64: UInt64]] = [:]
+    /// Calls cancelled at the worker running them, until it says their task ended
+    /// (`+Cancels.swift`).
+    var cancelling: [UInt64: Cancelling] = [:]
+    /// Tasks running calls, by the worker running them, against `ioLimits.concurrentPerWorker`:
+    /// the calls in `calls` and those in `cancelling` (cancelled, their task not ended yet).
+    var callsRunning: [String: Int] = [:]
+    /// No call's deadline is earlier: a tick before it looks at no call.
+    var earliestCallDeadline: ContinuousClock.Instant?
+    var keyedInstances: [String: Set<String>] = [:]
+    /// This coordinator life's epoch, in the top bits of every id it sends to workers.
+    let epoch: CorrelationEpoch
+    /// The counter part of the next id.
+    var nextID: UInt64 = 1
+    /// The worker processes registered, and replaced, under each name (`+Incarnations.swift`).
+    var incarnations: [String: Incarnations] = [:]
+    var roundRobin: [String: Int] = [:]
+    var lastHeartbeat: ContinuousClock.Instant?
+    /// When ``tick(now:)`` last ran: a longer gap than the heartbeat timeout means this
+    /// coordinator did not run (stopped, starved), not that its workers went silent.
+    var lastTick: ContinuousClock.Instant?
+    /// Bumped whenever a worker registers or is lost, so the driver recomputes readiness only then.
+    var registrations = 0
+    /// Topic prefixes the events socket's subscribers asked for (as XPUB reports them).
+    var subscriptions: Set<String> = []
+    /// Which watcher's key made each of them (`+Subscriptions.swift`).
+    var watchers = WatcherAccounts()
+    /// Clients that sent batches: their replies may be batched too. Others get one reply per message.
+    var batchingClients: Set<[UInt8]> = []
+    /// Addresses already resolved to their worker, valid while no worker registers or is lost:
+    /// the hot path is one dictionary lookup instead of parsing and placing the address.
+    var resolved: [String: (worker: Int, listed: Bool)] = [:]
+    var resolvedAt = 0
+    /// The bytes of the addresses in `resolved`.
+    var resolvedBytes = 0
+    /// Numbers publications and keeps the watched states for `snapshot` (`PublicationLog.swift`).
+    var publications: PublicationLog
+    /// The connection (routing id) of each worker's registered process, by worker number: where
+    /// what the coordinator sends that worker goes. `nil` while none is registered.
+    var routingIDs: [[UInt8]?]
+    /// The registered processes' connections, by routing id: who sent a message
+    /// (`+Connections.swift`).
+    var connections: [[UInt8]: Connection] = [:]
+    /// Worker messages refused and not logged yet, by worker and kind (`+Authority.swift`).
+    var refusals: [RefusalKey: RefusalTally] = [:]
+    /// This coordinator's wall clock, read off its monotonic one: a registration's claimed
+    /// start time is never later than its arrival (`+Incarnations.swift`).
+    let wallClock: CoordinatorWallClock
+    /// Worker crashes, the patterns they quarantined and the client keys they suspended
+    /// (`CoordinatorCore+Poison.swift`).
+    var containment: Containment
+
+    /// - Parameters:
+    ///   - epoch: This coordinator life's epoch (random in a real coordinator; 0, ids 1, 2, 3,
+    ///     in tests that do not care).
+    ///   - publicationEpoch: The epoch its publications are numbered in (random in a real
+    ///     coordinator, never 0).
+    ///   - wallClock: The wall clock at an instant of the monotonic one (in a real coordinator,
+    ///     both read when it starts).
+    init(topology: Topology, eventsEndpoint: String, workersEndpoint: String? = nil, maxPayload: Int? = nil,
+         epoch: CorrelationEpoch = CorrelationEpoch(0), publicationEpoch: CorrelationEpoch = CorrelationEpoch(1),
+         wallClock: CoordinatorWallClock = .now) {
+        self.topology = topology
+        self.wallClock = wallClock
+        self.epoch = epoch
+        publications = PublicationLog(epoch: publicationEpoch, maximumStateBytes: topology.limits.watchedStateBytes,
+                                      maximumPublicationBytes: topology.limits.publicationBytes)
+        containment = Containment(settings: topology.poison)
+        self.eventsEndpoint = eventsEndpoint
+        self.workersEndpoint = workersEndpoint
+        self.maxPayload = maxPayload ?? topology.limits.payloadBytes
+        maxAddress = topology.limits.addressBytes
+        workerNames = topology.workerInstances.map(\.name)
+        workerNumbers = Dictionary(workerNames.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+        inFlight = Array(repeating: 0, count: workerNames.count)
+        inFlightBytes = inFlight
+        expectedReplyBytes = inFlight
+        routingIDs = Array(repeating: nil, count: workerNames.count)
+        for instance in topology.workerInstances {
+            workers[instance.name] = WorkerSlot(name: instance.name, group: instance.group)
+        }
+    }
+
+    var allRegistered: Bool { workers.values.allSatisfy(\.registered) }
+
+    var unregistered: [String] { workers.values.filter { !$0.registered }.map(\.name).sorted() }
+
+    /// A fresh id for a request or call sent to a worker: this life's epoch and the next count
+    /// (1 again after 2^40-1, never 0).
+    mutating func takeID() -> UInt64 {
+        defer { nextID = nextID == CorrelationEpoch.counterMask ? 1 : nextID + 1 }
+        return epoch.id(nextID)
+    }
+
+    // MARK: - Clients
+
+    /// A message from a client connection, by the road the driver takes
+    /// (``CoordinatorDriver/received(_:io:)``): a lone request is put to
+    /// ``decide(client:_:as:backlog:sender:)`` as a ``MessageView`` of its frames, a batch as a
+    /// view of each envelope (``envelopes(ofBatch:count:from:)``), and frames that are no
+    /// message are refused here. The driver then copies bytes where a decision says; this
+    /// returns the forwarded requests as messages instead, for tests and tools.
+    mutating func fromClient(_ identity: [UInt8], _ frames: ArraySlice<[UInt8]>) -> [CoordinatorAction] {
+        guard frames.count == 3, let header = try? Header(frames[frames.startIndex]) else {
+            do {
+                _ = try WireMessage(frames: frames)
+                return [.toClient(identity, WireMessage.error(WireError(.malformedFrame, "not a message"), correlation: 0))]
+            } catch {
+                return [.toClient(identity, WireMessage.error(error, correlation: error.correlation ?? 0))]
+            }
+        }
+        let address = frames[frames.startIndex + 1], payload = frames[frames.startIndex + 2]
+        guard header.kind == .batch else {
+            return MessageView.with(header, address: address, payload: payload) { forwarding(decide(client: identity, $0), of: $0) }
+        }
+        let parsed: [Envelope]
+        switch envelopes(ofBatch: payload, count: header.correlation, from: identity) {
+        case .success(let envelopes): parsed = envelopes
+        case .failure(let refusal): return refusal.actions
+        }
+        return payload.withUnsafeBytes { batch in
+            parsed.flatMap { envelope in
+                let view = MessageView(envelope, in: batch)
+                return forwarding(decide(client: identity, view), of: view)
+            }
+        }
+    }
+
+    /// The envelopes of a client's batch, or its refusal as a whole (correlation 0, not one
+    /// envelope's, which would look like an answer to it); the client is noted as batching.
+    mutating func envelopes(ofBatch batch: [UInt8], count: UInt64, from identity: [UInt8]) -> Result<[Envelope], BatchRefusal> {
+        do {
+            let envelopes = try Batch.envelopes(in: batch, count: count)
+            batchingClients.insert(identity)
+            return .success(envelopes)
+        } catch {
+            return .failure(BatchRefusal(actions: [.toClient(identity, WireMessage.error(error, correlation: 0))]))
+        }
+    }
+
+    /// Why a client's batch was refused as a whole, as what to send.
+    struct BatchRefusal: Error {
+        let actions: [CoordinatorAction]
+    }
+
+    /// A decision as actions: a forwarded request as the message the worker gets.
+    private func forwarding(_ decision: ClientDecision, of request: MessageView) -> [CoordinatorAction] {
+        switch decision {
+        case .forward(let worker, let id):
+            let message = WireMessage(Header(request.kind, flags: request.header.flags, correlation: id),
+                                      address: String(decoding: request.addressBytes, as: UTF8.self), payload: Array(request.payloadBytes))
+            return [.toWorker(workerNames[worker], message)]
+        case .act(let actions):
+            return actions
+        }
+    }
+
+    /// The one place that decides what becomes of a client's request, lone or batched: forwarded
+    /// to its machine's worker under a new id, answered here (a listing), or refused.
+    /// - Parameter principal: Who the client's key proved it is (`.trusted` without CURVE);
+    ///   `nil` for a key the gatekeeper does not know (any more).
+    /// - Parameter backlog: What waits for this client in the coordinator (its replies ZeroMQ has
+    ///   not taken): a client with too much outstanding is owed a `busy` (`+Clients.swift`).
+    /// - Parameter sender: The client's key as ``Containment/number(ofSender:)`` numbers it; 0
+    ///   without CURVE. A suspended key's events are refused (`+Poison.swift`).
+    mutating func decide(client identity: [UInt8], _ request: MessageView, as principal: Gatekeeper.Principal? = .trusted,
+                         backlog: ClientBacklog = .empty, sender: UInt32 = 0) -> ClientDecision {
+        let correlation = request.correlation
+        // Sizes first: an address or a payload over its limit is refused before anything of it is
+        // kept. To a client that does not read, the refusal is owed as a busy would be.
+        if !withinSizes(request), let refused = sizeRefusal(request) {
+            if let owed = owesBusy(to: identity, correlation: correlation, address: nil, refusal: refused.reason, backlog: backlog) {
+                return .act(owed)
+            }
+            return .act([.toClient(identity, WireMessage.error(refused.error, correlation: correlation))])
+        }
+        if let owed = owesBusy(to: identity, correlation: correlation, address: request.addressBytes, backlog: backlog) {
+            return .act(owed)
+        }
+        func refuse(_ error: WireError) -> ClientDecision {
+            .act([.toClient(identity, WireMessage.error(error, correlation: correlation))])
+        }
+        // The kinds clients may not send, and why, come from the table of message kinds.
+        func refuseKind(_ kind: MessageKind) -> ClientDecision {
+            refuse(WireError(.unknownKind, kind.refusalForClients ?? "\(kind.name) is not a request"))
+        }
+        switch request.kind {
+        case .event, .get, .cancel, .stop, .restart, .echo:
+            let address: String
+            do {
+                address = try request.address()
+            } catch {
+                return refuse(error)
+            }
+            if !Self.isPrintableASCII(request.addressBytes) {
+                if let control = Self.controlCharacter(in: address) {
+                    return refuse(Self.controlInAddress(control, correlation: correlation))
+                }
+                guard Self.isNFC(address) else { return refuse(Self.notNFC(address, correlation: correlation)) }
+            }
+            if case .trusted? = principal {} else if let refusal = Self.forbidden(request.kind, address: address, for: principal) {
+                return refuse(refusal)
+            }
+            if sender != 0, containment.hasSuspensions, request.kind == .event || request.kind == .echo,
+               let refusal = containment.suspension(of: sender, address: address) {
+                return refuse(refusal)
+            }
+            // Only a key's events may witness a crash (`+Poison.swift`): nothing is read of others.
+            let eventCase = sender != 0 && request.kind == .event
+                ? RequestCase.name(of: request.payloadBytes, binary: request.header.flags.contains(.binary)) : nil
+            switch route(from: identity, correlation: correlation, address: address, spawns: request.kind == .event,
+                         bytes: request.addressBytes.count + request.payloadCount, readsSlowly: backlog.messages > 0,
+                         sender: sender, eventCase: eventCase) {
+            case .success(let (worker, id)): return .forward(worker: worker, id: id)
+            case .failure(let error): return refuse(error)
+            }
+        case .list:
+            if case .trusted? = principal {} else if let refusal = Self.forbidden(.list, address: nil, for: principal) {
+                return refuse(refusal)
+            }
+            var page: ListRequest?
+            if request.payloadCount > 0 {
+                do {
+                    page = try WireJSON.decode(ListRequest.self, from: Array(request.payloadBytes), code: .malformedJSON, what: "the list request")
+                } catch {
+                    return refuse(error)
+                }
+            }
+            guard let payload = try? WireJSON.encode(listing(page: page)) else { return .act([]) }
+            return .act([.toClient(identity, WireMessage(Header(.listing, correlation: correlation), payload: payload))])
+        case .deadLetters:
+            return routeDeadLetters(from: identity, request, as: principal)
+        case .poison:
+            return .act(poison(from: identity, request, as: principal))
+        case .snapshot:
+            return .act([.toClient(identity, snapshot(request, as: principal))])
+        case .batch:
+            return refuse(WireError(.unknownKind, "a batch does not nest in a batch: put the requests of both in one batch"))
+        case .state, .accepted, .error, .listing, .deadLetterList, .states, .poisonList, .register, .welcome, .heartbeat, .observe,
+             .instances, .quarantine, .ioRequest, .ioResult, .ioCancel, .ioCancelled, .stateChanged, .effect, .worker, .output, .machine:
+            return refuseKind(request.kind)
+        }
+    }
+
+    /// Routes a client request (event, get, cancel, stop, restart or echo) for `address`: the worker it
+    /// goes to (by number) and the id it travels under, now pending; or why it is refused.
+    /// - Parameters:
+    ///   - spawns: Whether the request spawns a keyed instance (an event does; get, stop,
+    ///     restart and cancel do not, so they are not listed as instances).
+    ///   - bytes: The request's address and payload bytes.
+    ///   - readsSlowly: Whether replies to this client wait unread (``workerBusy(_:adding:address:readsSlowly:)``).
+    ///   - sender: The client's key, numbered (0: none).
+    ///   - eventCase: The event's case (``RequestCase``), read for a key's events only.
+    mutating func route(from identity: [UInt8], correlation: UInt64, address: String, spawns: Bool, bytes: Int = 0,
+                        readsSlowly: Bool = false, sender: UInt32 = 0,
+                        eventCase: String? = nil) -> Result<(worker: Int, id: UInt64), WireError> {
+        let worker: Int
+        if resolvedAt != registrations {
+            resolved.removeAll(keepingCapacity: true)
+            resolvedBytes = 0
+            resolvedAt = registrations
+        }
+        if let known = resolved[address] {
+            worker = known.worker
+            if spawns, !known.listed {
+                if let refusal = admitInstance(address) { return .failure(refusal) }
+                resolved[address]?.listed = true
+            }
+        } else {
+            do {
+                worker = try number(of: resolve(address))
+            } catch {
+                return .failure(error)
+            }
+            // A cache, not a registry: bounded in entries and bytes, however many addresses
+            // clients try. Only events list a keyed instance (gets, stops, cancels and echoes do
+            // not spawn one), and only within limits.instancesPerMachine.
+            if resolved.count >= 100_000 || resolvedBytes >= Self.resolvedBytesLimit {
+                resolved.removeAll(keepingCapacity: resolved.count < 100_000)
+                resolvedBytes = 0
+            }
+            let refusal = spawns ? admitInstance(address) : nil
+            resolved[address] = (worker, spawns && refusal == nil)
+            resolvedBytes += address.utf8.count
+            if let refusal { return .failure(refusal) }
+        }
+        if let refusal = workerBusy(worker, adding: bytes, address: address, readsSlowly: readsSlowly) { return .failure(refusal) }
+        let id = takeID()
+        track(id, Pending(origin: .client(identity, correlation), worker: worker, address: address, bytes: bytes, sender: sender,
+                          eventCase: eventCase))
+        return .success((worker, id))
+    }
+
+    /// Remembers a request forwarded under `id` until its worker answers or is lost.
+    mutating func track(_ id: UInt64, _ request: consuming Pending) {
+        let worker = request.worker
+        let bytes = request.bytes
+        pending.insert(request, for: id)
+        inFlight[worker] += 1
+        inFlightBytes[worker] += bytes
+    }
+
+    /// The number of a worker instance the topology names (every name `resolve` returns is one).
+    func number(of worker: String) -> Int {
+        guard let number = workerNumbers[worker] else {
+            preconditionFailure("worker \(worker) is not an instance of topology \(topology.name)")
+        }
+        return number
+    }
+
+    /// The worker instance hosting `address`.
+    /// - Throws: ``WireError`` `unknown-machine` or `unavailable`, with what to do next.
+    func resolve(_ address: String) throws(WireError) -> String {
+        let parsed = MachineAddress(address)
+        let name = parsed.machine
+        guard let spec = topology.machine(named: name) else {
+            let known = topology.machines.map(\.name).joined(separator: ", ")
+            throw WireError(.unknownMachine, "no machine named '\(name)' in topology '\(topology.name)'; known machines: \(known)",
+                            address: address)
+        }
+        let key = parsed.key
+        if spec.keyed, key == nil || key!.isEmpty {
+            throw WireError(.unknownMachine, "machine '\(name)' is keyed; address an instance as \(name)/<key>", address: address)
+        }
+        if !spec.keyed, key != nil {
+            throw WireError(.unknownMachine, "machine '\(name)' is not keyed; address it as \(name)", address: address)
+        }
+        guard let worker = topology.placement(ofMachine: name, key: key) else {
+            throw WireError(.unknownMachine, "machine '\(name)' has no worker", address: address)
+        }
+        guard workers[worker]?.registered == true else {
+            throw WireError(.unavailable,
+                "machine '\(address)' lives on worker \(worker), which is not registered (starting, restarting or lost); retry shortly",
+                address: address)
+        }
+        return worker
+    }
+
+    mutating func noteInstance(_ address: String) {
+        let parsed = MachineAddress(address)
+        guard parsed.isInstance else { return }
+        keyedInstances[parsed.machine, default: []].insert(address)
+    }
+
+    /// The topology's machines and workers, each keyed machine with at most
+    /// ``ListRequest/pageSize`` of its instances: the first ones in byte order, or with `page`
+    /// only that machine's, after `page.after`.
+    func listing(page: ListRequest? = nil) -> Listing {
+        func shown(_ instances: Set<String>?, of name: String) -> [String] {
+            guard let instances, page == nil || page?.machine == name else { return [] }
+            let after = page?.after.map { Array($0.utf8) }
+            func precedes(_ a: String, _ b: String) -> Bool { a.utf8.lexicographicallyPrecedes(b.utf8) }
+            // The first page in byte order without sorting them all: kept short as it goes.
+            var kept: [String] = []
+            for address in instances {
+                if let after, !after.lexicographicallyPrecedes(address.utf8) { continue }
+                kept.append(address)
+                if kept.count >= 2 * ListRequest.pageSize {
+                    kept.sort(by: precedes)
+                    kept.removeLast(kept.count - ListRequest.pageSize)
+                }
+            }
+            kept.sort(by: precedes)
+            return Array(kept.prefix(ListRequest.pageSize))
+        }
+        let machines = topology.machines.map { spec in
+            let worker = spec.keyed ? spec.worker : (topology.placement(ofMachine: spec.name, key: nil) ?? spec.worker)
+            // A single machine lives on one instance; a keyed one on any instance of its group.
+            let available = spec.keyed
+                ? topology.instances(of: spec.worker).contains { workers[$0]?.registered == true }
+                : workers[worker]?.registered == true
+            return Listing.Machine(name: spec.name, type: spec.type, keyed: spec.keyed, worker: worker,
+                                   instances: shown(keyedInstances[spec.name], of: spec.name),
+                                   instanceCount: keyedInstances[spec.name]?.count ?? 0, available: available)
+        }
+        let slots = workers
+        let workerList = topology.workerInstances.map { instance in
+            Listing.Worker(name: instance.name, group: instance.group,
+                           registered: slots[instance.name]?.registered ?? false, pid: slots[instance.name]?.pid)
+        }
+        return Listing(topology: topology.name, coordinatorPid: getpid(), events: eventsEndpoint, workersEndpoint: workersEndpoint, machines: machines, workers: workerList)
+    }
+}

@@ -1,0 +1,205 @@
+import GroveCluster
+package import GroveWire
+
+/// Where a worker keeps what its durable machines need to come back after a crash: one record
+/// per instance, a journal of events for `journal` machines, and the events quarantined as
+/// poison. SQLite (``SQLiteMachineStore``) is the embedded default; a shared store for many
+/// hosts implements the same protocol.
+///
+/// The worker calls a store from its I/O loop's thread only, one call at a time: a store needs
+/// no locking of its own. Bytes are opaque to the store: the worker encodes records and events.
+package protocol MachineStore: AnyObject, Sendable {
+    /// Every record stored, for recovery when the worker starts.
+    func records() throws(StoreError) -> [MachineRecord]
+    /// The journal of `address` after `sequence`, oldest first. An entry at or before the
+    /// sequence of its address's record is covered by that record: a store may drop it at any
+    /// time, truncated or not, and does not keep entries of an address without a record across
+    /// a restart.
+    func journal(of address: String, after sequence: UInt64) throws(StoreError) -> [JournalEntry]
+    /// Writes all of `commit` in one transaction, or nothing of it, and returns once it lasts
+    /// as `commit.flush` asks. Its parts apply in this order: `removed`, `records`, `journal`,
+    /// `truncations`, `deadLetters` (so a machine removed and created again in one batch keeps
+    /// its new record, and a snapshot can truncate the entries appended with it).
+    func commit(_ commit: StoreCommit) throws(StoreError)
+    /// The events quarantined as poison, oldest first.
+    func deadLetters() throws(StoreError) -> [DeadLetter]
+    /// Removes and returns the dead letter `id`; nil when there is none.
+    func removeDeadLetter(_ id: Int64) throws(StoreError) -> DeadLetter?
+    /// Counts one more death of the worker while `address` ran the event `identity` names
+    /// (``RecordedRun/identity``), and returns how many are counted now.
+    func countCrash(of address: String, event identity: [UInt8], at time: Int64) throws(StoreError) -> Int
+    /// Forgets the deaths counted for that event: it ran to the end, or it was quarantined.
+    func forgetCrashes(of address: String, event identity: [UInt8]) throws(StoreError)
+    /// The events with deaths counted and not forgotten, oldest first.
+    func crashes() throws(StoreError) -> [CrashCount]
+    /// Machines (at most `limit`) whose old journal entries keep the store from freeing space
+    /// no other machine needs: the worker writes a record for each, which lets them go. Empty
+    /// when the store frees its journal otherwise (the default).
+    func journalLaggards(limit: Int) -> [String]
+}
+
+extension MachineStore {
+    package func journalLaggards(limit: Int) -> [String] { [] }
+}
+
+/// Deaths of a worker counted against one event of one machine.
+package struct CrashCount: Sendable, Hashable {
+    package var address: String
+    /// ``RecordedRun/identity``.
+    package var event: [UInt8]
+    package var count: Int
+    /// The last death, in milliseconds since 1970.
+    package var time: Int64
+
+    package init(address: String, event: [UInt8], count: Int, time: Int64) {
+        self.address = address
+        self.event = event
+        self.count = count
+        self.time = time
+    }
+}
+
+/// One machine instance at rest: its snapshot (state, timers, io in flight) as the worker
+/// encoded it.
+package struct MachineRecord: Sendable, Hashable {
+    package var address: String
+    /// The machine's type name in the topology (`machines[].type`).
+    package var type: String
+    package var snapshot: [UInt8]
+    /// The journal sequence of the last event the snapshot includes; 0 without a journal.
+    package var sequence: UInt64
+
+    package init(address: String, type: String, snapshot: [UInt8], sequence: UInt64 = 0) {
+        self.address = address
+        self.type = type
+        self.snapshot = snapshot
+        self.sequence = sequence
+    }
+}
+
+/// One event of a `journal` machine, written before it is acknowledged.
+package struct JournalEntry: Sendable, Hashable {
+    package var address: String
+    /// 1 for a machine's first event, then one more for each.
+    package var sequence: UInt64
+    /// The event as ``RecordedRun/identity`` has it: a codec byte (1 GroveWire's binary
+    /// codec, 2 JSON), then the event as the machine's `Codable` Event encodes it.
+    package var event: [UInt8]
+    /// When the event's turn was committed, in milliseconds since 1970 (for people; recovery
+    /// does not use it).
+    package var time: Int64
+
+    package init(address: String, sequence: UInt64, event: [UInt8], time: Int64) {
+        self.address = address
+        self.sequence = sequence
+        self.event = event
+        self.time = time
+    }
+}
+
+/// How long a commit lasts once ``MachineStore/commit(_:)`` returns.
+package enum StoreFlush: Sendable, Hashable {
+    /// Written to the operating system: survives the worker process (kill -9), not a power loss.
+    case process
+    /// On disk (fsync): survives the host too.
+    case disk
+}
+
+extension StoreFlush {
+    /// The flush a topology's `durability.flush` (carried by the welcome) asks for.
+    package init(_ flush: DurabilityFlush) {
+        switch flush {
+        case .process: self = .process
+        case .disk: self = .disk
+        }
+    }
+}
+
+/// What one group commit writes, all or nothing.
+package struct StoreCommit: Sendable {
+    /// Records to insert or replace, by address.
+    package var records: [MachineRecord] = []
+    /// Journal entries to append.
+    package var journal: [JournalEntry] = []
+    /// Journal entries to delete: those of `address` up to and including `through` (already in
+    /// its record's snapshot).
+    package var truncations: [(address: String, through: UInt64)] = []
+    /// Machines that ended (stopped, terminal, or no longer placed here): record and journal go.
+    package var removed: [String] = []
+    /// Events to quarantine; their `id` is assigned by the store.
+    package var deadLetters: [DeadLetter] = []
+    package var flush = StoreFlush.process
+
+    package init() {}
+
+    package var isEmpty: Bool {
+        records.isEmpty && journal.isEmpty && truncations.isEmpty && removed.isEmpty && deadLetters.isEmpty
+    }
+}
+
+/// An event that crashed its worker, kept with why so that an admin can drop or retry it.
+package struct DeadLetter: Sendable, Hashable {
+    /// Assigned by the store; nil until stored.
+    package var id: Int64?
+    package var address: String
+    package var type: String
+    package var event: [UInt8]
+    /// Whether `event` is in GroveWire's binary codec (else JSON).
+    package var binary: Bool
+    /// What happened, for people: e.g. "the worker died (signal 4) twice while running it".
+    package var error: String
+    /// How many times the worker died running it.
+    package var crashes: Int
+    /// When it was quarantined, in milliseconds since 1970.
+    package var time: Int64
+
+    package init(id: Int64? = nil, address: String, type: String, event: [UInt8], binary: Bool, error: String,
+                 crashes: Int, time: Int64) {
+        self.id = id
+        self.address = address
+        self.type = type
+        self.event = event
+        self.binary = binary
+        self.error = error
+        self.crashes = crashes
+        self.time = time
+    }
+}
+
+/// Why a store could not read or write, with what to do about it. Equality compares the code.
+package struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What kind of failure it is, for the code that reacts to it (a worker refuses to start on
+    /// `locked`, say); the message is for people.
+    package enum Code: String, Sendable, Hashable {
+        /// Another process holds the store: a second worker with the same name.
+        case locked
+        /// The file or its directory cannot be created, opened or written: permissions, a
+        /// read-only file system, a path that is not a directory.
+        case permission
+        /// The disk (or the quota) is full.
+        case full
+        /// The file was written by a newer Grove, whose format this one does not know.
+        case newerVersion = "newer-version"
+        /// The file is not a Grove store, or is damaged.
+        case corrupt
+        /// A commit broke the store's rules (a journal entry written twice): a bug in the caller.
+        case rejected
+        /// The store was closed.
+        case closed
+        /// Anything else the file system or SQLite reported.
+        case failed
+    }
+
+    package var code: Code
+    package var message: String
+
+    package init(_ message: String, code: Code = .failed) {
+        self.code = code
+        self.message = message
+    }
+
+    package var description: String { message }
+
+    package static func == (lhs: StoreError, rhs: StoreError) -> Bool { lhs.code == rhs.code }
+    package func hash(into hasher: inout Hasher) { hasher.combine(code) }
+}

@@ -1,0 +1,118 @@
+import Grove
+import GroveCluster
+import GroveRuntime
+import GroveWire
+import Synchronization
+
+/// The way into the worker's core for what a machine sends on its own, its io calls to other
+/// workers and its outputs: from the machine's task onto the worker loop, into
+/// ``WorkerRuntime``, which asks ``WorkerCore`` what to send (`WorkerRuntime+Machines.swift`).
+/// The runtime makes it and hands it to every host it makes (``HostWiring``), attaching itself
+/// before any machine exists. Holds the runtime weakly: the runtime holds the inlet.
+final class CoreInlet: Sendable {
+    private struct Attached { weak var runtime: WorkerRuntime? }
+    private let attached = Mutex(Attached())
+
+    func attach(_ runtime: WorkerRuntime) {
+        attached.withLock { $0.runtime = runtime }
+    }
+
+    private var runtime: WorkerRuntime? { attached.withLock { $0.runtime } }
+
+    /// Sends an `io-request` (its payload: the head, then the request's bytes) and waits for
+    /// its result; a cancelled task is answered `cancelled` at once.
+    func call(address: String, payload: [UInt8], binary: Bool) async -> IOCallResult {
+        guard let runtime else { return Self.stopped }
+        return await runtime.call(address: address, payload: payload, binary: binary)
+    }
+
+    /// Runs `request` with the worker's own `handlers`, under its timeout; without a runtime
+    /// (the worker is stopping) the handler runs unwatched.
+    func local<R: IORequest>(_ request: R, address: String, handlers: IOHandlers) async -> Result<R.Response, IOFailure> {
+        guard let runtime else { return await handlers.perform(request) }
+        return await runtime.runLocal(address: address, request: R.name, failing: { .failure($0) }) {
+            await handlers.perform(request)
+        }
+    }
+
+    /// Sends a machine's output for the coordinator to publish and route.
+    func output(_ output: OutputEvent, address: String) async {
+        guard let runtime, let payload = try? WireJSON.encode(output) else { return }
+        await runtime.output(address: address, payload: payload)
+    }
+
+    static let stopped = IOCallResult.failure(.init(code: "cancelled",
+        message: "the worker is stopping; its machines' io calls no longer reach other workers"))
+}
+
+/// The io performer of one hosted machine: runs requests with the worker's own handlers unless
+/// the topology places them on another worker, in which case they travel as `io-request`. Both
+/// kinds time out: local calls by the worker's core, remote ones by the coordinator's.
+struct ClusterIOPerformer: IOPerformer {
+    let address: String
+    let local: IOHandlers
+    let remoteNames: Set<String>
+    let core: CoreInlet
+
+    func perform<R: IORequest>(_ request: R) async -> Result<R.Response, IOFailure> {
+        await perform(request, effect: .generated(0))
+    }
+
+    func perform<R: IORequest>(_ request: R, effect: EffectID) async -> Result<R.Response, IOFailure> {
+        guard remoteNames.contains(R.name) else { return await core.local(request, address: address, handlers: local) }
+        // Encoded once, here; decoded once, by the worker that runs it. The coordinator reads
+        // only the head.
+        var payload: [UInt8] = []
+        let binary: Bool
+        do {
+            try IOCallHead.write(name: R.name, effect: try WireJSON.encode(effect), into: &payload)
+            binary = try IOBody.encode(request, into: &payload)
+        } catch {
+            return .failure(IOFailure(.codec, "io request '\(R.name)' could not be encoded: \(error)"))
+        }
+        switch await core.call(address: address, payload: payload, binary: binary) {
+        case .failure(let failure):
+            return .failure(IOFailure(IOFailure.Code(rawValue: failure.code), failure.message))
+        case .response(let bytes, let binary):
+            do {
+                return .success(try IOBody.decode(R.Response.self, from: bytes, binary: binary, what: "the response to '\(R.name)'"))
+            } catch {
+                return .failure(IOFailure(.codec, "\(error)"))
+            }
+        }
+    }
+}
+
+/// The request and response bytes of an io call: the binary codec between Swift workers, JSON
+/// for a value the binary codec refuses; a response comes in its request's codec (JSON to a
+/// peer that sent JSON). The header's binary flag says which. Each is encoded once and decoded
+/// once.
+enum IOBody {
+    /// Appends `value`'s bytes to `payload`: in the binary codec when `binary` allows it and
+    /// the codec takes the value, else as JSON.
+    /// - Returns: Whether they are in the binary codec.
+    static func encode(_ value: some Encodable, binary: Bool = true, into payload: inout [UInt8]) throws -> Bool {
+        guard binary else {
+            payload += try WireJSON.encode(value)
+            return false
+        }
+        let start = payload.count
+        do {
+            try BinaryCodec.encode(value, into: &payload)
+            return true
+        } catch {
+            payload.removeSubrange(start...)
+            payload += try WireJSON.encode(value)
+            return false
+        }
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, from bytes: ArraySlice<UInt8>, binary: Bool, what: String) throws -> T {
+        guard binary else { return try WireJSON.decode(T.self, from: Array(bytes), code: .malformedJSON, what: what) }
+        do {
+            return try BinaryCodec.decode(T.self, from: bytes)
+        } catch {
+            throw WireError(.malformedFrame, "\(what) could not be decoded as \(T.self) from the binary codec: \(error)")
+        }
+    }
+}

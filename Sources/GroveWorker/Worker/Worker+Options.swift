@@ -1,0 +1,152 @@
+public import ArgumentParser
+import Foundation
+import GroveCluster
+
+extension Worker {
+    /// Where a worker connects and who it is: what `fsm-launch` passes on the command line
+    /// (`--name NAME --coordinator ENDPOINT [--exit-with-parent [--parent-pid PID]]`). An
+    /// options group, so a worker executable with options of its own reads these with
+    /// `@OptionGroup var worker: Worker.Options` and runs with ``Worker/main(_:options:)``.
+    public struct Options: ParsableArguments, Sendable {
+        // Optional underneath, so that a missing one is reported with what it is for (`validate`).
+        @Option(name: .customLong("name"),
+                help: ArgumentHelp("The worker instance name from the topology, e.g. data-io-2.", valueName: "NAME"))
+        var nameArgument: String?
+        @Option(name: .customLong("coordinator"),
+                help: ArgumentHelp("The topology's coordinator.workers endpoint.", valueName: "ENDPOINT"))
+        var coordinatorArgument: String?
+        /// Exit when the process that started this one goes away (set by `fsm-launch`).
+        @Flag(name: .customLong("exit-with-parent"), help: "Exit when the process that started this one goes away.")
+        public var exitWithParent = false
+        /// With `exitWithParent`: the parent's process id as the parent passed it (`fsm-launch`
+        /// does), so a parent that ends before the worker first looks is noticed too. Without
+        /// it, the parent is whoever it is when the worker starts.
+        @Option(name: .customLong("parent-pid"), parsing: .unconditional,
+                help: ArgumentHelp("With --exit-with-parent: the parent's process id.", valueName: "PID"))
+        public var parentPid: Int32?
+        /// This worker's secret key file for a coordinator that speaks CURVE, `-` for standard
+        /// input (how `fsm-launch` hands over the pair it made); else `$GROVE_KEY_FILE`.
+        @Option(name: .customLong("key-file"),
+                help: ArgumentHelp("For a coordinator that speaks CURVE: this worker's NAME.key_secret, or - to read it from standard input.", valueName: "FILE"))
+        public var keyFile: String?
+        /// The coordinator's public key (a `.key` file or 40 Z85 characters); else
+        /// `$GROVE_COORDINATOR_KEY`.
+        @Option(name: .customLong("coordinator-key"),
+                help: ArgumentHelp("For a coordinator that speaks CURVE: its public key, a .key file or the 40 Z85 characters.", valueName: "KEY"))
+        public var coordinatorKey: String?
+        /// Where the worker keeps its store (`<dataDirectory>/<name>.sqlite`) once a durable
+        /// machine is placed on it. `fsm-launch` passes the topology's (`durability.directory`);
+        /// a worker started by hand defaults to `$XDG_STATE_HOME/grove`, else
+        /// `~/.local/state/grove`.
+        @Option(name: .customLong("data-dir"),
+                help: ArgumentHelp("Where to keep the store of durable machines (default: $XDG_STATE_HOME/grove, else ~/.local/state/grove). fsm-launch passes the topology's.", valueName: "DIR"))
+        var dataDirectoryArgument: String?
+        /// Where the worker appends its audit log (`<auditDirectory>/<name>.jsonl`) once an
+        /// audited machine is placed on it. `fsm-launch` passes the topology's
+        /// (`audit.directory`); a worker started by hand defaults to `audit` in the standard
+        /// data directory.
+        @Option(name: .customLong("audit-dir"),
+                help: ArgumentHelp("Where to append the audit log of audited machines (default: $XDG_STATE_HOME/grove/audit, else ~/.local/state/grove/audit). fsm-launch passes the topology's.", valueName: "DIR"))
+        var auditDirectoryArgument: String?
+
+        /// The worker instance name from the topology, e.g. `data-io-2`.
+        public var name: String {
+            get { nameArgument ?? "" }
+            set { nameArgument = newValue }
+        }
+
+        /// The coordinator's workers endpoint, e.g. `ipc:///run/user/1000/grove/default/workers`.
+        public var coordinator: String {
+            get { coordinatorArgument ?? "" }
+            set { coordinatorArgument = newValue }
+        }
+
+        /// The data directory, absolute: `--data-dir` (relative to the current directory), else
+        /// ``DataDirectory/standard(environment:)``.
+        public var dataDirectory: String {
+            get {
+                guard let dataDirectoryArgument else { return DataDirectory.standard().path }
+                return URL(fileURLWithPath: dataDirectoryArgument).standardizedFileURL.path
+            }
+            set { dataDirectoryArgument = newValue }
+        }
+
+        /// The audit directory, absolute: `--audit-dir` (relative to the current directory), else
+        /// `audit` in ``DataDirectory/standard(environment:)``.
+        public var auditDirectory: String {
+            get {
+                guard let auditDirectoryArgument else { return DataDirectory.standard().appendingPathComponent("audit").path }
+                return URL(fileURLWithPath: auditDirectoryArgument).standardizedFileURL.path
+            }
+            set { auditDirectoryArgument = newValue }
+        }
+
+        /// Options to be filled in by parsing.
+        public init() {}
+
+        /// Options given in code. Every option is set: ArgumentParser's wrappers hold a value only
+        /// once parsed or assigned, and reading one that holds none traps. Assigned on a copy:
+        /// in an initializer, `self.exitWithParent = …` would make a new, unparsed `@Flag`.
+        public init(name: String, coordinator: String, exitWithParent: Bool = false, parentPid: Int32? = nil,
+                    dataDirectory: String? = nil, auditDirectory: String? = nil, keyFile: String? = nil,
+                    coordinatorKey: String? = nil) {
+            var options = Self()
+            options.nameArgument = name
+            options.coordinatorArgument = coordinator
+            options.exitWithParent = exitWithParent
+            options.parentPid = parentPid
+            options.dataDirectoryArgument = dataDirectory
+            options.auditDirectoryArgument = auditDirectory
+            options.keyFile = keyFile
+            options.coordinatorKey = coordinatorKey
+            self = options
+        }
+
+        /// Reads `--name NAME --coordinator ENDPOINT [--exit-with-parent [--parent-pid PID]]`.
+        /// - Throws: ``WorkerUsageError`` naming the missing, unknown or bad argument; an empty
+        ///   message when help was asked for.
+        public init(arguments: [String]) throws(WorkerUsageError) {
+            do {
+                self = try Self.parse(arguments)
+            } catch {
+                guard Self.exitCode(for: error) != .success else { throw WorkerUsageError(message: "") }
+                let message = Self.message(for: error)
+                throw WorkerUsageError(message: message.isEmpty ? "\(error)" : message)
+            }
+        }
+
+        public mutating func validate() throws {
+            guard let nameArgument, !nameArgument.isEmpty else {
+                throw ValidationError("missing --name NAME (the worker instance name from the topology)")
+            }
+            guard let coordinatorArgument, !coordinatorArgument.isEmpty else {
+                throw ValidationError("missing --coordinator ENDPOINT (the topology's coordinator.workers endpoint)")
+            }
+            if let dataDirectoryArgument, dataDirectoryArgument.isEmpty {
+                throw ValidationError("--data-dir needs a directory, e.g. --data-dir /var/lib/grove")
+            }
+            if let auditDirectoryArgument, auditDirectoryArgument.isEmpty {
+                throw ValidationError("--audit-dir needs a directory, e.g. --audit-dir /var/log/grove")
+            }
+            if let parentPid {
+                guard parentPid > 0 else { throw ValidationError("--parent-pid needs a process id (a positive number)") }
+                guard exitWithParent else { throw ValidationError("--parent-pid only means something with --exit-with-parent") }
+            }
+        }
+    }
+
+    /// A worker command line that could not be read.
+    public struct WorkerUsageError: Error, CustomStringConvertible {
+        /// What is wrong; empty when help was asked for.
+        public var message: String
+        public var description: String {
+            (message.isEmpty ? "" : "error: \(message)\n")
+                + "usage: \(URL(fileURLWithPath: CommandLine.arguments.first ?? "worker").lastPathComponent) \(Worker.usage)\n"
+                + "Usually started by fsm-launch; start it by hand for workers marked \"external\" in the topology."
+                + (message.isEmpty ? "\n\n" + WorkerExitStatus.help : "")
+        }
+    }
+
+    /// The options every worker reads, as a usage line (without the program's name).
+    public static let usage = "--name NAME --coordinator ENDPOINT [--exit-with-parent [--parent-pid PID]] [--key-file FILE --coordinator-key KEY] [--data-dir DIR] [--audit-dir DIR]"
+}
