@@ -79,7 +79,7 @@ extension MachineHost {
             }
             apply(event, origin: .effect(key.id))
         case .eventAwaitingState(let event, let waiter):
-            handleAwaiting(event) { result, _ in waiter(result) }
+            handleAwaiting(event, waiter)
             return
         case .eventAwaitingReply(let event, let token):
             handleAwaiting(event, token: token)
@@ -295,7 +295,7 @@ extension MachineHost {
             case .event(let event):
                 dropped.append(event)
             case .eventAwaitingState(let event, let waiter):
-                waiter(.failure(error))
+                waiter(.failure(error), false)
                 dropped.append(event)
             case .eventAwaitingReply(let event, let token):
                 replyHandler?(token, address, .failure(error), false)

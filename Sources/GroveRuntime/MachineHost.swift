@@ -258,7 +258,7 @@ public final actor MachineHost<M: Machine> {
     func sendAndWaitBeforeStart(_ event: M.Event) async throws(HostError) -> M.State {
         let result = await withCheckedContinuation { waiter in
             do throws(HostError) {
-                try mailbox.enqueueExternal(.eventAwaitingState(event, { waiter.resume(returning: $0) }), address: address)
+                try mailbox.enqueueExternal(.eventAwaitingState(event, { result, _ in waiter.resume(returning: result) }), address: address)
             } catch {
                 waiter.resume(returning: .failure(error))
             }
@@ -274,13 +274,14 @@ public final actor MachineHost<M: Machine> {
     }
 
     /// Queues `event` like ``send(_:)`` and calls `onCommitted` on the host's actor with the state
-    /// the event committed (after its inline events), or with the error that kept it from running.
+    /// the event committed (after its inline events) and whether `update` left the event
+    /// unhandled, or with the error that kept it from running.
     /// Sends from one thread are processed in the order they were made, which is what a transport
     /// needs to keep per-machine FIFO while answering each sender.
     /// - Throws: `HostError` when the event was not accepted; `onCommitted` is then never called.
     @inlinable
     package nonisolated func send(
-        _ event: M.Event, onCommitted: @escaping @Sendable (Result<M.State, HostError>) -> Void
+        _ event: M.Event, onCommitted: @escaping @Sendable (Result<M.State, HostError>, _ unhandled: Bool) -> Void
     ) throws(HostError) {
         do {
             try mailbox.enqueueExternal(.eventAwaitingState(event, onCommitted), address: address)

@@ -33,8 +33,9 @@ enum HostRequest<M: Machine>: Sendable {
 @usableFromInline
 enum MailItem<M: Machine>: Sendable {
     case event(M.Event)
-    /// An event whose sender is told the state it committed (or why it never ran).
-    case eventAwaitingState(M.Event, @Sendable (Result<M.State, HostError>) -> Void)
+    /// An event whose sender is told the state it committed (or why it never ran), and whether
+    /// `update` left it unhandled.
+    case eventAwaitingState(M.Event, @Sendable (Result<M.State, HostError>, _ unhandled: Bool) -> Void)
     /// The same, answered through the host's ``HostOptions/replyHandler`` with this token.
     case eventAwaitingReply(M.Event, UInt64)
     case delivered(M.Event, JobKey)

@@ -95,6 +95,28 @@ struct AuditLogFailureTests {
         #expect(try String(contentsOfFile: path, encoding: .utf8) == String(decoding: line.bytes, as: UTF8.self))
     }
 
+    /// A line the file took in part (the disk filled mid-write and the worker exited 74, or it
+    /// was killed mid-write) stays on a line of its own: the next process's first line is not
+    /// glued to it, so it parses.
+    @Test func aPartialLineLeftByAnEarlierRunIsEndedBeforeTheNextLine() throws {
+        let directory = makePrivateDirectory("grove-audit")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/w.jsonl"
+        try #require(FileManager.default.createFile(atPath: path, contents: Data("{}\n{\"par".utf8), attributes: [.posixPermissions: 0o600]))
+        let log = try AuditLog(directory: directory, worker: "w", sync: false)
+        try log.append(Array("{\"b\":1}\n".utf8))
+        try log.append(Array("{\"c\":2}\n".utf8))
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "{}\n{\"par\n{\"b\":1}\n{\"c\":2}\n")
+
+        // A log that ends with its last line, or is empty, gets no empty line.
+        let again = try AuditLog(directory: directory, worker: "w", sync: false)
+        try again.append(Array("{}\n".utf8))
+        #expect(try String(contentsOfFile: path, encoding: .utf8).hasSuffix("{\"c\":2}\n{}\n"))
+        let fresh = try AuditLog(directory: directory, worker: "v", sync: false)
+        try fresh.append(Array("{}\n".utf8))
+        #expect(try String(contentsOfFile: directory + "/v.jsonl", encoding: .utf8) == "{}\n")
+    }
+
     @Test func aDirectoryThatCannotBeCreatedIsRefusedNamingIt() throws {
         let base = makePrivateDirectory("grove-audit")
         defer { try? FileManager.default.removeItem(atPath: base) }

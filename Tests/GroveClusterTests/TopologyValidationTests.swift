@@ -269,6 +269,18 @@ struct TopologyValidationTests {
         #expect(found[5].message.contains("did you mean 'poller'?"))
     }
 
+    /// An address is read in bytes (``MachineAddress``): a `/` followed by a combining mark is
+    /// one character to Swift but still ends the machine's name, as grants and placement see it.
+    @Test func aRouteSourceWithASlashBeforeACombiningMarkIsAnAddress() {
+        let routes = """
+            "routes": [ { "from": "poller/\u{301}p1", "to": "auth" } ]
+            """
+        let found = issues(in: topology(routes))
+        #expect(outline(found) == ["invalid-value $.routes[0].from"])
+        #expect(found.first?.message.contains("not an address") == true && found.first?.message.contains("write 'poller'") == true,
+                "\(found)")
+    }
+
     @Test func poolInstancesCannotTakeAGroupName() {
         let json = topology().replacingOccurrences(
             of: #"{ "name": "edge" }"#, with: #"{ "name": "edge" }, { "name": "pool-2" }"#

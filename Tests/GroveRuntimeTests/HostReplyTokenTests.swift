@@ -63,6 +63,18 @@ struct HostReplyTokenTests {
         #expect(answers.unhandled.withLock { $0 } == [2])
     }
 
+    /// `send(_:onCommitted:)`, a worker's way for a correlation no token can carry, is told the
+    /// same: a reply through it keeps its `unhandled` flag.
+    @Test func aSenderWithItsOwnClosureIsToldWhichEventsWereUnhandled() async throws {
+        let host = Self.host(Answers())
+        host.start()
+        let flags = Mutex<[String: Bool]>([:])
+        try host.send(.note("a")) { _, unhandled in flags.withLock { $0["a"] = unhandled } }
+        try host.send(.unknown) { _, unhandled in flags.withLock { $0["unknown"] = unhandled } }
+        await host.flush()
+        #expect(flags.withLock { $0 } == ["a": false, "unknown": true])
+    }
+
     @Test func oneHandlerServesManyHostsAndIsToldWhichAnswers() async throws {
         let answers = Answers()
         let first = Self.host(answers, address: "probe/1"), second = Self.host(answers, address: "probe/2")

@@ -44,8 +44,11 @@ extension TopologyDecoder {
     }
 
     private mutating func checkSource(_ from: String, at path: JSONPath, machines: KnownNames) {
-        if let slash = from.firstIndex(of: "/"), machines.contains(String(from[..<slash])) {
-            report(.invalidValue, path, "'from' takes a machine name, not an address: a route watches every instance, so write '\(from[..<slash])'")
+        // Bytes, as every reading of an address (`MachineAddress`): a `/` before a combining
+        // mark still ends the machine's name.
+        let address = MachineAddress(from)
+        if address.key != nil, machines.contains(address.machine) {
+            report(.invalidValue, path, "'from' takes a machine name, not an address: a route watches every instance, so write '\(address.machine)'")
             return
         }
         resolve(from, at: path, in: machines, kind: "machine", section: "$.machines")

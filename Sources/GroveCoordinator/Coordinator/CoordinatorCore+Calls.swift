@@ -94,7 +94,7 @@ extension CoordinatorCore {
         case .failure(.refused(let problem)): return refuse(message, from: worker, problem)
         }
         for route in routes {
-            if let when = route.when, Self.caseName(of: output) != when { continue }
+            guard route.matches(output) else { continue }
             let event = route.event.map(Self.expandBareCase) ?? output
             let worker: String
             do {
@@ -120,15 +120,6 @@ extension CoordinatorCore {
         error.message = "route from \(from) to \(to): " + error.message
         return [.warn(error.description),
                 .publish(topic: "route:" + from, WireMessage(Header(.error), address: to, payload: error.payload))]
-    }
-
-    /// The case name of an enum value as Codable writes it: the single key of an object, or a string.
-    static func caseName(of value: JSONValue) -> String? {
-        switch value {
-        case .string(let name): name
-        case .object(let members) where members.count == 1: members.keys.first
-        case .object, .null, .bool, .number, .integer, .array: nil
-        }
     }
 
     /// `"load"` is short for `{"load":{}}`.

@@ -1,3 +1,4 @@
+import GroveCluster
 import GroveWire
 
 /// Keyed instances bounded per machine (`limits.instancesPerMachine`): the coordinator is where
@@ -13,8 +14,9 @@ extension CoordinatorCore {
     /// or, when that machine has `limits.instancesPerMachine` instances already and this is a
     /// new one, the `busy` that refuses the event. Single machines are not counted.
     mutating func admitInstance(_ address: String) -> WireError? {
-        guard let slash = address.utf8.firstIndex(of: UInt8(ascii: "/")) else { return nil }
-        let name = String(address[..<slash])
+        let parsed = MachineAddress(address)
+        guard parsed.key != nil else { return nil }
+        let name = parsed.machine
         let limit = topology.limits.instancesPerMachine
         if let listed = keyedInstances[name], listed.count >= limit, !listed.contains(address) {
             return WireError(.busy,

@@ -99,7 +99,7 @@ extension Hosted {
             } else {
                 // A correlation with the top bit set (the coordinator's never have it) cannot
                 // share a token with the codec: answered through a closure of its own.
-                try host.send(event) { [redacts = path.redacts] in HostedPath<M>.answer(reply, with: $0, redacting: redacts) }
+                try host.send(event) { [redacts = path.redacts] in HostedPath<M>.answer(reply, with: $0, unhandled: $1, redacting: redacts) }
             }
             changed()
         } catch {

@@ -53,7 +53,7 @@ public struct WorkerConfiguration: Sendable {
 }
 
 /// Makes hosted instances of one registered machine type.
-protocol HostedMachineFactory: Sendable {
+protocol HostedMachineFactory: StoredEventCodec {
     /// The factory a worker uses: its instances answer through `wiring.link` with one reply
     /// handler, and are wired to the worker's turn, poison watch and core.
     func bound(to wiring: HostWiring) -> any HostedMachineFactory
@@ -68,21 +68,6 @@ protocol HostedMachineFactory: Sendable {
               durable: DurableStart?) throws(WireError) -> any HostedMachine
     /// Why a JSON event does not decode as the type's event, or nil when it does.
     func check(event json: [UInt8], address: String) -> WireError?
-    /// A dead letter's event as JSON (`redacted` for people); nil when it does not decode.
-    func json(ofEvent event: [UInt8], binary: Bool, redacted: Bool) -> JSONValue?
-    /// A stored record without the event `identity` (``RecordedRun/identity``) names; nil
-    /// when the record holds no such event. For an event of the machine's work
-    /// (`fromWork`) that the record does not hold, the record with its re-issued io turned
-    /// into interrupted io (nil when it has none): only a re-issued request brings such an
-    /// event back after a restart, so at-least-once ends there rather than crash after crash.
-    func removing(_ identity: [UInt8], fromWork: Bool, from record: [UInt8]) -> [UInt8]?
-    /// A `journal` instance's record and journal without the first journaled event `identity`
-    /// names: the record of the state before it, at its sequence; nil when the journal has
-    /// no such event.
-    func skipping(_ identity: [UInt8], record: MachineRecord, journal: [JournalEntry]) -> MachineRecord?
-    /// An event in either codec, in whatever form its sender wrote it, as this type's event
-    /// encodes (what ``RecordedRun/identity`` compares); nil when it does not decode or encode.
-    func canonical(event: [UInt8], binary: Bool) -> (event: [UInt8], binary: Bool)?
     /// The case of an event in either codec, in whatever form its sender wrote it, as this
     /// type's event encodes it (``EventCase``); nil when it does not decode or has no case.
     func eventCase(of event: [UInt8], binary: Bool) -> String?

@@ -16,11 +16,7 @@ extension WorkerRuntime {
         var records = records
         if let unfinished = unfinishedRun {
             unfinishedRun = nil
-            // Only a machine the store keeps has a count to keep; another's crash was reported
-            // with the registration, which is all there is to do with it.
-            let stored = records.contains { $0.address == unfinished.address }
-                || (core.placed[WorkerCore.machineName(of: unfinished.address)]?.durability ?? .none) != .none
-            if stored { records = blame(unfinished, store: store, records: records) }
+            if core.countsCrash(of: unfinished, records: records) { records = blame(unfinished, store: store, records: records) }
         }
         do {
             for letter in try store.deadLetters() {
@@ -36,9 +32,12 @@ extension WorkerRuntime {
     }
 
     /// Counts the death of the last process against the event it was running, and quarantines
-    /// the event at the second.
+    /// the event at the second: the rules are ``WorkerCore``'s (`WorkerCore+Crashes.swift`,
+    /// `WorkerCore+Quarantine.swift`); this reads the store, commits and logs.
     private func blame(_ recorded: RecordedRun, store: any MachineStore, records: [MachineRecord]) -> [MachineRecord] {
-        let unfinished = canonical(recorded, records: records)
+        let type = core.machineType(at: recorded.address, records: records)
+        let (unfinished, warning) = core.canonical(recorded, type: type, codec: type.flatMap(factory(for:)))
+        if let warning { log.warning("\(warning)") }
         let address = unfinished.address
         let identity: [UInt8]
         switch core.crashVerdict(unfinished) {
@@ -56,68 +55,32 @@ extension WorkerRuntime {
             log.error("worker \(link.worker) could not count a crash in its store: \(error.message)")
             return records
         }
-        var records = records
-        let stored = records.firstIndex { $0.address == address }
-        let type = core.placed[MachineAddress.machine(of: address)]?.type ?? stored.map { records[$0].type } ?? ""
         let letter: DeadLetter
-        switch core.judge(unfinished, crashes: crashes, type: type, now: now) {
+        switch core.judge(unfinished, crashes: crashes, type: type ?? "", now: now) {
         case .forgiven(let text):
             log.warning("\(text)")
             return records
         case .quarantine(let quarantined):
             letter = quarantined
         }
-        var commit = StoreCommit()
-        commit.flush = StoreFlush(core.lastWelcome?.flush ?? .process)
-        commit.deadLetters = [letter]
-        var taken = WorkerCore.QuarantineTaking.nothing
-        if let stored, let factory = factory(for: records[stored].type) {
-            // A `journal` machine with entries after its record replays them, not its record's
-            // queue (which they include): the event is skipped there.
-            let journal = (try? store.journal(of: address, after: records[stored].sequence)) ?? []
-            if !journal.isEmpty {
-                if let skipped = factory.skipping(identity, record: records[stored], journal: journal) {
-                    records[stored] = skipped
-                    commit.records = [skipped]
-                    commit.truncations = [(address, skipped.sequence)]
-                    taken = .fromJournal
-                }
-            } else if let rewritten = factory.removing(identity, fromWork: unfinished.origin == .effect, from: records[stored].snapshot) {
-                records[stored].snapshot = rewritten
-                commit.records = [records[stored]]
-                taken = .fromRecord
-            }
-        }
+        var records = records
+        let stored = records.firstIndex { $0.address == address }
+        let record = stored.map { records[$0] }
+        let journal = record.map { (try? store.journal(of: address, after: $0.sequence)) ?? [] } ?? []
+        let plan = core.quarantinePlan(unfinished, letter: letter, crashes: crashes, record: record, journal: journal,
+                                       codec: record.flatMap { factory(for: $0.type) })
+        // Recovery continues from the record without the event, even when the commit fails
+        // (as it always has): the event is not run a third time.
+        if let stored, let changed = plan.record { records[stored] = changed }
         do {
-            try store.commit(commit)
+            try store.commit(plan.commit)
             try store.forgetCrashes(of: address, event: identity)
         } catch {
             log.error("worker \(link.worker) could not quarantine the event that crashed it: \(error.message)")
             return records
         }
-        log.error("\(core.quarantined(unfinished, crashes: crashes, taken: taken))")
+        log.error("\(plan.line)")
         return records
-    }
-
-    /// `run` with its event as its machine's type encodes it (decoded, encoded again), which is
-    /// what the crash counts, the suspects and the quarantine compare: the recorder keeps an
-    /// event from the wire as its sender wrote it, in either codec, JSON with any spacing or key
-    /// order. Unchanged when the type is unknown or the event no longer decodes as its event.
-    func canonical(_ run: RecordedRun, records: [MachineRecord]) -> RecordedRun {
-        guard !run.event.isEmpty else { return run }
-        let name = MachineAddress.machine(of: run.address)
-        guard let type = core.placed[name]?.type ?? records.first(where: { $0.address == run.address })?.type,
-              let factory = factory(for: type) else {
-            log.warning("worker \(link.worker) does not know the type of \(run.address); the event it died running is blamed as recorded")
-            return run
-        }
-        guard let canonical = factory.canonical(event: run.event, binary: run.binary) else {
-            log.warning("the event worker \(link.worker) died running on \(run.address) no longer decodes as a \(type) event; blamed as recorded")
-            return run
-        }
-        var blamed = run
-        (blamed.event, blamed.binary) = canonical
-        return blamed
     }
 
     /// An event under suspicion ran to the end: the deaths counted against it are forgotten.
@@ -139,62 +102,49 @@ extension WorkerRuntime {
         for identity in poison.recorder?.forgetSuspects(at: address) ?? [] { forgive(identity, at: address) }
         guard poison.hasQuarantined(address) else { return }
         do throws(StoreError) {
-            for letter in try store.deadLetters() where letter.address == address {
-                guard let id = letter.id, try store.removeDeadLetter(id) != nil else { continue }
+            for id in core.deadLetters(droppedWith: address, from: try store.deadLetters()) {
+                guard try store.removeDeadLetter(id) != nil else { continue }
                 poison.release(id)
-                let text = "dead letter \(link.worker):\(id) of \(address) dropped with its instance, which its machine removes when it ends "
-                    + "(onEnd \"remove\"); the key's next instance is not refused that event"
-                log.notice("\(text)")
+                log.notice("\(core.droppedWithInstance(id, address: address))")
             }
         } catch {
-            let text = "worker \(link.worker) could not drop the dead letters of removed instance \(address): \(error.message); "
-                + "they still refuse its events: drop them with fsm-send dead-letters drop"
-            log.error("\(text)")
+            log.error("\(core.dropFailed(at: address, error))")
         }
     }
 
     /// An admin's `dead-letters` request: list this worker's dead letters, drop one, or retry
-    /// one (deliver its event once more, answered as that event is).
+    /// one (deliver its event once more, answered as that event is). The answers are
+    /// ``WorkerCore``'s (`WorkerCore+DeadLetters.swift`); this reads the store and carries
+    /// them out.
     func deadLetters(_ request: DeadLetterRequest, correlation: UInt64, address: String) {
-        func fail(_ error: WireError) {
-            link.send(WireMessage.error(error, correlation: correlation, address: address))
-        }
+        let actions: [WorkerCore.DeadLetterAction]
         do throws(StoreError) {
-            switch request.action {
+            switch core.deadLetterRead(request) {
             case .list:
-                let letters = try store?.deadLetters() ?? []
-                let list = DeadLetterList(worker: link.worker, deadLetters: letters.map { letter in
-                    // For people: a password in the event stays in the worker's store.
-                    let event = factory(for: letter.type)?.json(ofEvent: letter.event, binary: letter.binary, redacted: true)
-                        ?? .string("(\(letter.event.count) bytes that do not decode as a \(letter.type) event)")
-                    return DeadLetterList.Letter(id: letter.id ?? 0, address: letter.address, type: letter.type, event: event,
-                                                 error: letter.error, crashes: letter.crashes, time: letter.time)
-                })
-                guard let payload = try? WireJSON.encode(list) else { return fail(WireError(.malformedJSON, "the dead letters do not encode")) }
-                link.send(.deadLetterList, correlation: correlation, address: address, payload: payload)
-            case .drop, .retry:
-                guard let id = request.id else {
-                    return fail(WireError(.malformedJSON, "a dead-letters \(request.action.rawValue) needs the id of a dead letter: {\"action\":\"\(request.action.rawValue)\",\"id\":3}"))
-                }
-                guard let letter = try store?.removeDeadLetter(id) else {
-                    return fail(WireError(.unknownDeadLetter, "worker \(link.worker) has no dead letter \(id) (dropped or retried already?); "
-                        + "list them with `fsm-send dead-letters`"))
-                }
-                poison.release(id)
-                log.notice("dead letter \(link.worker):\(id) of \(letter.address) \(request.action == .drop ? "dropped" : "retried") by an admin")
-                if request.action == .drop {
-                    link.send(.accepted, correlation: correlation, address: address)
-                } else {
-                    // As JSON, so that the state comes back as JSON, as any admin's request's does.
-                    guard let event = factory(for: letter.type)?.json(ofEvent: letter.event, binary: letter.binary, redacted: false) else {
-                        return fail(WireError(.undecodableEvent, "dead letter \(link.worker):\(id) no longer decodes as a \(letter.type) event; "
-                            + "it was removed", address: letter.address))
-                    }
-                    deliver(Array(event.jsonData)[...], flags: [], correlation: correlation, address: letter.address)
-                }
+                actions = core.listing(try store?.deadLetters() ?? [], codec: factory(for:))
+            case .remove(let id):
+                actions = core.removed(try store?.removeDeadLetter(id), id: id, by: request, codec: factory(for:))
+            case .refuse(let error):
+                actions = [.fail(error)]
             }
         } catch {
-            fail(WireError(.unavailable, "worker \(link.worker) cannot read its store: \(error.message)"))
+            actions = core.deadLettersUnavailable(error)
+        }
+        for action in actions {
+            switch action {
+            case .fail(let error):
+                link.send(WireMessage.error(error, correlation: correlation, address: address))
+            case .list(let payload):
+                link.send(.deadLetterList, correlation: correlation, address: address, payload: payload)
+            case .accept:
+                link.send(.accepted, correlation: correlation, address: address)
+            case .release(let id):
+                poison.release(id)
+            case .deliver(let event, let machine):
+                deliver(event[...], flags: [], correlation: correlation, address: machine)
+            case .log(let level, let line):
+                log.log(level: level, "\(line)")
+            }
         }
     }
 }
