@@ -238,6 +238,8 @@ let package = Package(
             name: "GroveClusterTests",
             dependencies: [
                 "GroveCluster", "GroveClient", "GroveCoordinator", "GroveWorker", "GroveWire", "Grove", "GroveRuntime", "GroveExamples", "ZeroMQ", "GroveTestSupport",
+                // TestClock, for a worker whose machines' timers run on a test's time.
+                "GroveTesting",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],

@@ -22,5 +22,16 @@ struct MachineAddressTests {
         #expect(parsed.key == key)
         #expect(parsed.isInstance == isInstance)
         #expect(MachineAddress.machine(of: address) == machine)
+        #expect(MachineAddress.hasKey(address) == (key != nil))
+    }
+
+    /// The worker's keyed-instance checks (listing, recovery, restart answers) once asked
+    /// `String.contains("/")`, which compares characters: a `/` followed by a combining mark is
+    /// one character that is not "/", so such an instance was taken for a single machine.
+    @Test func aSlashBeforeACombiningMarkStillMakesAKey() {
+        let address = "counter/\u{301}x"
+        #expect(!address.contains("/"), "Swift's character view hides the slash")
+        #expect(MachineAddress.hasKey(address))
+        #expect(MachineAddress(address).isInstance)
     }
 }

@@ -34,6 +34,14 @@ package struct MachineAddress: Equatable, Sendable {
         return String(address[..<slash])
     }
 
+    /// Whether `address` has a key part (a `/` byte): what a keyed machine's instances are
+    /// addressed by. A `/` followed by a combining mark counts, as it does for ``init(_:)``
+    /// (`String.contains("/")` compares characters, and would not see it).
+    @inlinable
+    package static func hasKey(_ address: String) -> Bool {
+        address.utf8.contains(UInt8(ascii: "/"))
+    }
+
     /// Whether `address` is in Unicode Normalization Form C. Swift compares strings by canonical
     /// equivalence (`"e\u{301}" == "é"`) while grants, placement and stores compare bytes: with
     /// every address in NFC, equal strings are equal bytes, so they all agree. ASCII is NFC, and

@@ -55,7 +55,22 @@ package struct RecordedRun: Sendable, Hashable {
     /// What names the event in the store's crash counts and in a worker's quarantine: the codec
     /// (1 binary, 2 JSON), then the bytes. Empty when the event is unknown.
     package var identity: [UInt8] {
-        event.isEmpty ? [] : [binary ? 1 : 2] + event
+        event.isEmpty ? [] : [Self.codecByte(binary: binary)] + event
+    }
+
+    /// The byte an identity starts with, and the flight log keeps beside an event: its codec.
+    @inline(__always)
+    package static func codecByte(binary: Bool) -> UInt8 { binary ? 1 : 2 }
+
+    /// An event's identity, written in place: `encode` appends the event's bytes (after the
+    /// codec byte's place) and says its codec: true binary, false JSON, nil when it does not
+    /// encode (then there is no identity).
+    @inline(__always)
+    package static func identity(encoding encode: (inout [UInt8]) -> Bool?) -> [UInt8]? {
+        var identity: [UInt8] = [0]
+        guard let binary = encode(&identity) else { return nil }
+        identity[0] = codecByte(binary: binary)
+        return identity
     }
 }
 
@@ -228,9 +243,7 @@ package final class FlightRecorder: @unchecked Sendable {
     private func watch(_ address: String, encode: (inout [UInt8]) -> Bool?) {
         perEvent.pointee.suspect = nil
         guard suspects[address] != nil else { return }
-        var identity: [UInt8] = [0]
-        guard let binary = encode(&identity) else { return }
-        identity[0] = binary ? 1 : 2
+        guard let identity = RecordedRun.identity(encoding: encode) else { return }
         perEvent.pointee.suspect = (address, identity)
     }
 

@@ -97,7 +97,7 @@ package final class MappedFlightLog: FlightLog, @unchecked Sendable {
         }
         base.storeBytes(of: UInt32(addressLength), toByteOffset: 8, as: UInt32.self)
         base.storeBytes(of: UInt32(eventLength), toByteOffset: 12, as: UInt32.self)
-        base.storeBytes(of: binary ? 1 : 2, toByteOffset: 16, as: UInt8.self)
+        base.storeBytes(of: RecordedRun.codecByte(binary: binary), toByteOffset: 16, as: UInt8.self)
         base.storeBytes(of: origin.rawValue, toByteOffset: 17, as: UInt8.self)
         base.storeBytes(of: correlation, toByteOffset: 24, as: UInt64.self)
         base.storeBytes(of: 1, toByteOffset: 4, as: UInt32.self)

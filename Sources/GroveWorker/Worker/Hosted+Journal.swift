@@ -55,7 +55,7 @@ extension Hosted {
             willRun: { event, origin, token in
                 var encoded: [UInt8] = [0]
                 let binary = encode(event, &encoded)
-                if let binary { encoded[0] = binary ? 1 : 2 }
+                if let binary { encoded[0] = RecordedRun.codecByte(binary: binary) }
                 let identity = encoded
                 tail.ran(binary == nil ? nil : identity)
                 flight?.willRun(address: address, type: type, origin: RecordedRun.Origin(origin),

@@ -33,9 +33,7 @@ extension Hosted {
 
     /// Throws `quarantined` when `event` is quarantined at this address.
     func refuseIfQuarantined(_ event: M.Event) throws(WireError) {
-        var identity: [UInt8] = [0]
-        guard let binary = path.encodeEvent(event, &identity) else { return }
-        identity[0] = binary ? 1 : 2
+        guard let identity = RecordedRun.identity(encoding: { path.encodeEvent(event, &$0) }) else { return }
         if let id = poison.deadLetter(of: identity, at: address) {
             throw PoisonWatch.refusal(id: id, address: address, worker: link.worker)
         }
@@ -68,10 +66,7 @@ extension Factory {
     func removing(_ identity: [UInt8], fromWork: Bool, from record: [UInt8]) -> [UInt8]? {
         guard var snapshot = try? decodeRecord(record) else { return nil }
         func matches(_ event: M.Event) -> Bool {
-            var bytes: [UInt8] = [0]
-            guard let binary = path.encodeEvent(event, &bytes) else { return false }
-            bytes[0] = binary ? 1 : 2
-            return bytes == identity
+            RecordedRun.identity(encoding: { path.encodeEvent(event, &$0) }) == identity
         }
         if let index = snapshot.interruptedIO.firstIndex(where: { matches($0.event) }) {
             snapshot.interruptedIO.remove(at: index)

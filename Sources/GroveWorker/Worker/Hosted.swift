@@ -48,6 +48,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     ///   - poison: The quarantined events it refuses, and the flight recorder (the worker's).
     ///   - inlet: The way into the worker's core, for its outputs.
     ///   - watched: Whether a watcher of `state:<address>` is subscribed as it starts.
+    ///   - clock: What its timers run on: the wall clock, or a test's.
     ///   - replyHandler: How the host answers queued senders that wait: `path`'s handler bound
     ///     to `link`, which a worker makes once per machine type and shares between its hosts;
     ///     one of the host's own when `nil`.
@@ -58,6 +59,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     ///     continues from (nil for a new one) and, for `journal`, where its journal stands.
     init(address: String, env: M.Env, path: HostedPath<M>, mailboxCapacity: Int, io: any IOPerformer, link: WorkerLink,
          turn: Turn, poison: PoisonWatch = PoisonWatch(), inlet: CoreInlet = CoreInlet(), watched: Bool = false,
+         clock: any HostClock = WallClock(),
          executor: (any SerialExecutor)? = nil, replyHandler: HostedPath<M>.ReplyHandler? = nil, initialState: M.State? = nil,
          type: String = "", durable: (type: String, durability: Durability, restoring: Snapshot<M>?, cursor: JournalCursor?)? = nil) {
         self.address = address
@@ -102,7 +104,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
             options.recorder = Self.recording(address, type: type, in: recorder, path: path)
         }
         host = MachineHost(machine: M.self, env: env, initialState: durable?.restoring?.state ?? initialState, performer: io,
-                           clock: WallClock(), options: options, logger: nil, restoring: durable?.restoring)
+                           clock: clock, options: options, logger: nil, restoring: durable?.restoring)
         drainTarget.attach(host)
         if durability != .none { noteChangesAfterDrains(restoring: durable?.restoring) }
         start(watched: watched)

@@ -1,3 +1,6 @@
+import GroveCluster
+import GroveWire
+
 /// The stored instances a worker is bringing back, chunk by chunk, and how long a turn of its
 /// loop may bring them back on demand. The clock comes in as an argument (`RecoveryTests`).
 struct Recovery {
@@ -47,5 +50,31 @@ struct Recovery {
     func turnIsOver(now: ContinuousClock.Instant) -> Bool {
         guard let onDemandEnds else { return false }
         return now >= onDemandEnds
+    }
+
+    /// Whether a chunk of bringing instances back goes on after `restored` of them: always for
+    /// the first (a slow one must not stop recovery), never past ``chunk``, and otherwise until
+    /// `ends`. The clock is read only after the first.
+    static func chunkGoesOn(restored: Int, now: @autoclosure () -> ContinuousClock.Instant, ends: ContinuousClock.Instant) -> Bool {
+        restored < chunk && (restored == 0 || now() < ends)
+    }
+
+    /// Lists the stored instances that come back on this worker (in ``waiting`` and ``order``):
+    /// those of a machine `placed` here durably, of the type stored, keyed as
+    /// their address is, and not `running` already. The others stay in the store, not started
+    /// (a machine moved to another worker, made not durable, or given another type).
+    /// - Returns: How many records stay in the store, not started.
+    mutating func queue(_ records: [MachineRecord], placed: [String: Welcome.HostedMachine], running: (String) -> Bool) -> Int {
+        var notPlaced = 0
+        for record in records where !running(record.address) {
+            guard let machine = placed[MachineAddress.machine(of: record.address)], (machine.durability ?? .none) != .none,
+                  machine.type == record.type, machine.keyed == MachineAddress.hasKey(record.address) else {
+                notPlaced += 1
+                continue
+            }
+            waiting[record.address] = record
+            order.append(record.address)
+        }
+        return notPlaced
     }
 }

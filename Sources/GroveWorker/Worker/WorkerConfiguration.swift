@@ -75,12 +75,14 @@ protocol HostedMachineFactory: StoredEventCodec {
 
 /// What a worker's hosts are wired to, each named for what they use it for (``Hosted``): the
 /// socket their messages leave by, the turn they note wake-ups, durable changes and ends in,
-/// the quarantined events they refuse, and the way into the core for their outputs.
+/// the quarantined events they refuse, the way into the core for their outputs, and the clock
+/// their timers run on.
 struct HostWiring: Sendable {
     let link: WorkerLink
     let turn: Turn
     let poison: PoisonWatch
     let inlet: CoreInlet
+    var clock: any HostClock = WallClock()
 }
 
 /// How a durable instance starts: its type name and durability, and the record it continues
@@ -151,7 +153,7 @@ struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event
         // closure through one re-abstracts it, which allocates wrappers per instance that the
         // host then keeps (heaptrack found seven of 88 bytes per instance, four made here).
         return Hosted<M>(address: address, env: env, path: path, mailboxCapacity: mailboxCapacity, io: io, link: wiring.link,
-                         turn: wiring.turn, poison: wiring.poison, inlet: wiring.inlet, watched: watched,
+                         turn: wiring.turn, poison: wiring.poison, inlet: wiring.inlet, watched: watched, clock: wiring.clock,
                          executor: executor, replyHandler: replyHandler, initialState: start?.initialState, type: type,
                          durable: durable.map { ($0.type, $0.durability, restoring, cursor) })
     }

@@ -45,7 +45,7 @@ extension WorkerCore {
             return []
         case .remove:
             // The topology allows `remove` for keyed machines only; a single machine stays.
-            guard address.contains("/") else { return [] }
+            guard MachineAddress.hasKey(address) else { return [] }
             return [.removeInstance(address)]
         case .restart:
             return scheduleRestart(address, now: now)

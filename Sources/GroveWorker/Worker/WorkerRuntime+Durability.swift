@@ -26,17 +26,7 @@ extension WorkerRuntime {
         // Before any durable instance is made: each takes the recorder when it is.
         records = watchForPoison(store: opened, records: records)
         let placed = Dictionary(welcome.machines.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        var notPlaced = 0
-        for record in records where instances[record.address] == nil {
-            let name = MachineAddress.machine(of: record.address)
-            guard let machine = placed[name], (machine.durability ?? .none) != .none, machine.type == record.type,
-                  machine.keyed == record.address.contains("/") else {
-                notPlaced += 1
-                continue
-            }
-            recovery.waiting[record.address] = record
-            recovery.order.append(record.address)
-        }
+        let notPlaced = recovery.queue(records, placed: placed, running: { instances[$0] != nil })
         recovery.started = started
         let kept = notPlaced > 0 ? "; \(notPlaced) stored instance(s) of machines not placed here durably are kept, not started" : ""
         log.notice("bringing back \(recovery.waiting.count) durable instance(s) from the store (opened in \(ContinuousClock.now - started))\(kept)")
@@ -51,7 +41,7 @@ extension WorkerRuntime {
     func recoverSome() {
         var restored = 0
         let turnEnds = ContinuousClock.now + recoveryTurn
-        while restored < Recovery.chunk, restored == 0 || ContinuousClock.now < turnEnds, let address = recovery.order.popLast() {
+        while Recovery.chunkGoesOn(restored: restored, now: .now, ends: turnEnds), let address = recovery.order.popLast() {
             if restoreIfWaiting(address) != nil { restored += 1 }
         }
         guard recovery.order.isEmpty else {
@@ -106,32 +96,4 @@ extension WorkerRuntime {
             return nil
         }
     }
-
-    /// Writes every durable instance that changed (the records of `state` instances, the
-    /// events or the record of `journal` ones, see ``JournalCursor``), and forgets those that
-    /// ended, in one commit. A store that fails ends the worker before anything it
-    /// acknowledged is lost: its supervisor restarts it from what the store holds.
-    func writeDurable() {
-        let (changed, ended) = turn.durable.take()
-        guard let store, !changed.isEmpty || !ended.isEmpty else { return }
-        let snapshotEvery = core.lastWelcome?.snapshotEvery ?? Topology.DurabilitySettings().snapshotEvery
-        // An instance that ended meanwhile writes nothing: its address is in `ended`.
-        let writes = changed.compactMap { $0.write(snapshotEvery: snapshotEvery) }
-        let (commit, failures) = StoreCommit.gathering(writes, ended: ended, flush: StoreFlush(core.lastWelcome?.flush ?? .process),
-                                                       time: { Int64(Date().timeIntervalSince1970 * 1000) })
-        for failure in failures { log.error("\(failure)") }
-        do {
-            try store.commit(commit)
-        } catch {
-            run([.exit(.storeWriteFailed(worker: link.worker, error.message))])
-        }
-        // Old journal entries that hold the store's space back go once their machines write a
-        // record, at a later commit.
-        for address in store.journalLaggards(limit: Self.laggardsPerCommit) {
-            instances[address]?.writeRecordNext()
-        }
-    }
-
-    /// At most this many machines are asked for a record per commit to free journal space.
-    static let laggardsPerCommit = 256
 }

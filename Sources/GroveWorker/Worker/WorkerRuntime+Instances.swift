@@ -1,3 +1,4 @@
+import GroveCluster
 import GroveWire
 
 extension WorkerRuntime {
@@ -6,8 +7,8 @@ extension WorkerRuntime {
     /// one asked for is brought back first). The coordinator forgot them when it lost this
     /// worker, or never knew them (it restarted, or this worker did).
     func reportInstances() {
-        var keyed = Set(instances.keys.filter { $0.contains("/") })
-        keyed.formUnion(recovery.waiting.keys.filter { $0.contains("/") })
+        var keyed = Set(instances.keys.filter(MachineAddress.hasKey))
+        keyed.formUnion(recovery.waiting.keys.filter(MachineAddress.hasKey))
         for report in InstancesReport.reports(for: keyed, maxBytes: link.messageBytes) {
             link.publish(.instances, address: link.worker, payload: report)
         }

@@ -1,4 +1,5 @@
 import Grove
+import GroveCluster
 import GroveWire
 
 extension WorkerRuntime {
@@ -38,7 +39,7 @@ extension WorkerRuntime {
             return
         }
         log.notice("machine \(address) restarted from its initial state", metadata: ["by": "\(answering.isEmpty ? "onEnd" : "admin")"])
-        if !answering.isEmpty, address.contains("/") {
+        if !answering.isEmpty, MachineAddress.hasKey(address) {
             // The old instance's end told the coordinator, which forgets an ended instance its
             // machine removes: the admin's new one is listed again.
             for report in InstancesReport.reports(for: [address]) { link.publish(.instances, address: link.worker, payload: report) }

@@ -85,11 +85,13 @@ actor WorkerRuntime {
     ///   - openRecorder: Opens the worker's flight recorder, when it starts; nil: poison events
     ///     are not caught, nor crashes attributed.
     ///   - recoveryTurn: How long one turn may bring stored instances back.
+    ///   - clock: What the machines' timers run on: the wall clock, or a test's (`TestClock`).
     ///   - end: Ends the process for a reason the runtime met (a store that fails, a
     ///     rejection); the process's `exit` with the reason's status unless a test says otherwise.
     init(configuration: WorkerConfiguration, link: WorkerLink, log: Logger, coordinator: String,
          reconnect: @escaping @Sendable () -> Void, openStore: (@Sendable () throws(StoreError) -> any MachineStore)? = nil,
          openRecorder: (@Sendable () throws(StoreError) -> FlightRecorder)? = nil, recoveryTurn: Duration = Recovery.turn,
+         clock: any HostClock = WallClock(),
          end: @escaping @Sendable (WorkerExitReason) -> Void = { exit($0.status.rawValue) }) {
         self.end = end
         self.configuration = configuration
@@ -98,7 +100,7 @@ actor WorkerRuntime {
         self.openRecorder = openRecorder
         let turn = Turn(outbound: link.outbound), poison = PoisonWatch(), inlet = CoreInlet()
         (self.turn, self.poison, self.inlet) = (turn, poison, inlet)
-        let wiring = HostWiring(link: link, turn: turn, poison: poison, inlet: inlet)
+        let wiring = HostWiring(link: link, turn: turn, poison: poison, inlet: inlet, clock: clock)
         self.factories = configuration.factories.mapValues { $0.bound(to: wiring) }
         self.link = link
         self.log = log
@@ -201,6 +203,16 @@ actor WorkerRuntime {
         // see their initial states. Keyed instances start with their first event.
         for machine in welcome.machines where !machine.keyed {
             _ = try? instance(for: machine.name)
+        }
+    }
+
+    /// Adopts what a welcome says is audited, opening the log the first time: a log that
+    /// cannot be opened ends the worker with the configuration exit status.
+    func adoptAudit(_ welcome: Welcome) {
+        do {
+            try turn.audit.adopt(welcome.audit, worker: link.worker)
+        } catch {
+            run([.exit(.auditLogUnusable(worker: link.worker, error.message))])
         }
     }
 

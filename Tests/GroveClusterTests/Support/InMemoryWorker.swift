@@ -2,6 +2,7 @@
 @testable import GroveClient
 @testable import GroveCoordinator
 @testable import GroveWorker
+import GroveRuntime
 import Logging
 import Synchronization
 import ZeroMQ
@@ -35,9 +36,10 @@ final class InMemoryWorker {
     ///     file would); none by default.
     ///   - log: Where it logs; nowhere a test reads by default.
     ///   - recoveryTurn: How long one turn may bring stored instances back.
+    ///   - clock: What its machines' timers run on (a `TestClock` moves only when told).
     init(name: String, configuration: WorkerConfiguration, openStore: (@Sendable () throws(StoreError) -> any MachineStore)? = nil,
          flightLog: (any FlightLog)? = nil, log: Logger = Logger(label: "grove.worker.in-memory"),
-         recoveryTurn: Duration = Recovery.turn) throws {
+         recoveryTurn: Duration = Recovery.turn, clock: any HostClock = WallClock()) throws {
         let exitLog = exitLog
         self.name = name
         loop = try IOLoop(name: "memory-\(name)")
@@ -48,7 +50,7 @@ final class InMemoryWorker {
             openRecorder = { () throws(StoreError) -> FlightRecorder in FlightRecorder(log: flightLog) }
         }
         runtime = WorkerRuntime(configuration: configuration, link: link, log: log, coordinator: "in-memory", reconnect: {},
-                                openStore: openStore, openRecorder: openRecorder, recoveryTurn: recoveryTurn,
+                                openStore: openStore, openRecorder: openRecorder, recoveryTurn: recoveryTurn, clock: clock,
                                 end: { reason in exitLog.reasons.withLock { $0.append(reason) } })
         outgoing = Outgoing()
         loop.start(Bridge(outgoing: outgoing))

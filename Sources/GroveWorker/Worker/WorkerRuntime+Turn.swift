@@ -1,6 +1,15 @@
 import DequeModule
+import Foundation
+import GroveCluster
 import GroveWire
 import ZeroMQ
+
+// One turn of the worker's loop, in this file from end to end: a batch from the coordinator
+// (``WorkerRuntime/handle(_:)``) is queued message by message, each decided by ``WorkerCore``
+// (``WorkerRuntime/decide(_:address:payload:now:)``) and carried out (an event: delivered to its
+// host, ``WorkerRuntime/deliver(_:flags:correlation:address:)``); then the turn ends
+// (``WorkerRuntime/endTurn()``): the woken hosts drain, endings are settled, the durable
+// instances are committed and the audit lines written, and the replies leave as one message.
 
 extension WorkerRuntime {
     /// One batch from the I/O loop, on its thread: every event handed to its host in arrival
@@ -39,6 +48,54 @@ extension WorkerRuntime {
         settleEndings()
         commitTurn()
         link.flush()
+    }
+
+    /// Ends a turn of the worker's loop: the durable instances that changed are committed, then
+    /// the audit lines of the turn's transitions are written, so a durable machine's line never
+    /// outlives a commit that failed (the worker exits first). The caller then lets the
+    /// replies go.
+    func commitTurn() {
+        writeDurable()
+        writeAudit()
+    }
+
+    /// Writes every durable instance that changed (the records of `state` instances, the
+    /// events or the record of `journal` ones, see ``JournalCursor``), and forgets those that
+    /// ended, in one commit. A store that fails ends the worker before anything it
+    /// acknowledged is lost: its supervisor restarts it from what the store holds.
+    func writeDurable() {
+        let (changed, ended) = turn.durable.take()
+        guard let store, !changed.isEmpty || !ended.isEmpty else { return }
+        let snapshotEvery = core.lastWelcome?.snapshotEvery ?? Topology.DurabilitySettings().snapshotEvery
+        // An instance that ended meanwhile writes nothing: its address is in `ended`.
+        let writes = changed.compactMap { $0.write(snapshotEvery: snapshotEvery) }
+        let (commit, failures) = StoreCommit.gathering(writes, ended: ended, flush: StoreFlush(core.lastWelcome?.flush ?? .process),
+                                                       time: { Int64(Date().timeIntervalSince1970 * 1000) })
+        for failure in failures { log.error("\(failure)") }
+        do {
+            try store.commit(commit)
+        } catch {
+            run([.exit(.storeWriteFailed(worker: link.worker, error.message))])
+        }
+        // Old journal entries that hold the store's space back go once their machines write a
+        // record, at a later commit.
+        for address in store.journalLaggards(limit: Self.laggardsPerCommit) {
+            instances[address]?.writeRecordNext()
+        }
+    }
+
+    /// At most this many machines are asked for a record per commit to free journal space.
+    static let laggardsPerCommit = 256
+
+    /// Writes the audit lines committed since the last write. A log that does not take them
+    /// ends the worker (``WorkerExitStatus/storage``) before the replies of those transitions leave: its supervisor
+    /// restarts it.
+    func writeAudit() {
+        do {
+            try turn.audit.writePending()
+        } catch {
+            run([.exit(.auditWriteFailed(worker: link.worker, error.message))])
+        }
     }
 
     /// Whether this turn has spent its time bringing instances back on demand

@@ -1,0 +1,55 @@
+@testable import GroveCluster
+@testable import GroveClient
+@testable import GroveCoordinator
+@testable import GroveWorker
+import GroveTesting
+import GroveWire
+import Testing
+
+/// A worker's machines run their timers on the clock the runtime is given (`WorkerRuntime`'s
+/// `clock`, through `HostWiring` to each host): under a `TestClock`, an hour-long alarm rings
+/// when the test moves time, and not before.
+@Suite(.timeLimit(.minutes(1)))
+struct InMemoryWorkerClockTests {
+    static let topology = Topology.durableWorker("alarm", machines: [.init(name: "alarm", type: "AlarmMachine", worker: "w")])
+
+    @Test func anHourLongTimerRingsWhenTheTestClockMovesAnHour() async throws {
+        let clock = TestClock()
+        let cluster = InMemoryCluster(topology: Self.topology)
+        var configuration = WorkerConfiguration()
+        configuration.register(AlarmMachine.self)
+        let worker = try InMemoryWorker(name: "w", configuration: configuration, clock: clock)
+        defer { worker.stop() }
+        await worker.start()
+        let registered = try await cluster.pump(worker) { cluster.driver.ready.withLock { $0.all } }
+        try #require(registered, "the worker's registration was not accepted: \(cluster.warnings)")
+
+        cluster.fromClients([("c", .event("alarm", #"{"arm":{"milliseconds":3600000}}"#, correlation: 1))])
+        var replies: [WireMessage] = []
+        let armed = try await cluster.pump(worker) {
+            replies += cluster.toClient("c")
+            return !replies.isEmpty
+        }
+        try #require(armed, "the arm event was not answered")
+        #expect(try WireJSON.decode(AlarmMachine.State.self, from: replies[0].payload) == .init(armed: true, rang: 0))
+
+        // A minute short of the hour: nothing is due, so nothing rings.
+        await clock.advance(by: .seconds(3540))
+        #expect(try await Self.alarm(on: worker) == .init(armed: true, rang: 0))
+
+        // The hour: the timer fires as the clock passes it; its event runs in a turn of its own.
+        await clock.advance(by: .seconds(60))
+        var state = try await Self.alarm(on: worker)
+        for _ in 0 ..< 500 where state != .init(armed: false, rang: 1) {
+            try await Task.sleep(for: .milliseconds(10))
+            state = try await Self.alarm(on: worker)
+        }
+        #expect(state == .init(armed: false, rang: 1), "the alarm did not ring an hour later on the test clock")
+    }
+
+    /// The alarm's state as its machine has it now.
+    static func alarm(on worker: InMemoryWorker) async throws -> AlarmMachine.State? {
+        guard let json = await worker.peekState(of: "alarm") else { return nil }
+        return try WireJSON.decode(AlarmMachine.State.self, from: Array(json.utf8))
+    }
+}
