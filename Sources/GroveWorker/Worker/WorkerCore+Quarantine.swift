@@ -69,7 +69,7 @@ extension WorkerCore {
     func quarantinePlan(_ run: RecordedRun, letter: DeadLetter, crashes: Int, record: MachineRecord?, journal: [JournalEntry],
                         codec: (any StoredEventCodec)?) -> QuarantinePlan {
         var commit = StoreCommit()
-        commit.flush = StoreFlush(lastWelcome?.flush ?? .process)
+        commit.flush = commitFlush
         commit.deadLetters = [letter]
         var changed: MachineRecord?
         var taken = QuarantineTaking.nothing

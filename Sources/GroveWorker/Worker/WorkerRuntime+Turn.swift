@@ -66,10 +66,10 @@ extension WorkerRuntime {
     func writeDurable() {
         let (changed, ended) = turn.durable.take()
         guard let store, !changed.isEmpty || !ended.isEmpty else { return }
-        let snapshotEvery = core.lastWelcome?.snapshotEvery ?? Topology.DurabilitySettings().snapshotEvery
+        let snapshotEvery = core.snapshotEvery
         // An instance that ended meanwhile writes nothing: its address is in `ended`.
         let writes = changed.compactMap { $0.write(snapshotEvery: snapshotEvery) }
-        let (commit, failures) = StoreCommit.gathering(writes, ended: ended, flush: StoreFlush(core.lastWelcome?.flush ?? .process),
+        let (commit, failures) = StoreCommit.gathering(writes, ended: ended, flush: core.commitFlush,
                                                        time: { Int64(Date().timeIntervalSince1970 * 1000) })
         for failure in failures { log.error("\(failure)") }
         do {
