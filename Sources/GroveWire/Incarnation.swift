@@ -90,7 +90,7 @@ public struct InstancesReport: Codable, Sendable, Hashable {
 /// A coordinator's `heartbeat` to a worker: the incarnation it has registered under the
 /// worker's name. A worker that reads another one was replaced and stops. An empty heartbeat
 /// (from a worker, or an older coordinator) says nothing.
-public struct HeartbeatNote: Codable, Sendable, Hashable {
+@_spi(GroveInternal) public struct HeartbeatNote: Codable, Sendable, Hashable {
     public var incarnation: UInt64
 
     public init(incarnation: UInt64) {
