@@ -8,7 +8,7 @@
 /// 23 random bits make two lives share an epoch once in 8.4 million restarts; 40 bits of
 /// counter last 12 days at a million requests a second before they wrap (to 1, skipping 0),
 /// far longer than any request waits.
-public struct CorrelationEpoch: Sendable, Hashable {
+@_spi(GroveInternal) public struct CorrelationEpoch: Sendable, Hashable {
     /// The bits of an id below the epoch.
     public static let counterBits: UInt64 = 40
     /// The largest counter value; the next one is 1 again.
@@ -53,7 +53,7 @@ public struct CorrelationEpoch: Sendable, Hashable {
 /// `instances`: the keyed instances a worker hosts, sent after each welcome (those it kept, and
 /// those it brings back from its store), at most ``InstancesReport/perMessage`` addresses a
 /// message. The coordinator lists them at once instead of after their next event.
-public struct InstancesReport: Codable, Sendable, Hashable {
+@_spi(GroveInternal) public struct InstancesReport: Codable, Sendable, Hashable {
     /// Addresses per message, so a worker with 100,000 instances sends small messages.
     public static let perMessage = 1000
 

@@ -149,7 +149,7 @@
 
 /// `observe`: the topic prefixes the coordinator's watchers subscribe to. A worker publishes a
 /// machine's state changes only when `state:<address>` starts with one of them.
-public struct Observation: Codable, Sendable, Hashable {
+@_spi(GroveInternal) public struct Observation: Codable, Sendable, Hashable {
     public var prefixes: [String]
     public init(prefixes: [String]) { self.prefixes = prefixes }
 

@@ -50,7 +50,10 @@ struct UserViewTests {
 
     /// What coordinator and workers say to each other is `@_spi(GroveInternal)`: out of a user's
     /// sight unless the user asks for it by name (docs/ARCHITECTURE.md, "Modules", GroveWire).
-    @Test(arguments: ["Welcome", "Registration", "HeartbeatNote", "BatchBuilder"])
+    @Test(arguments: [
+        "Welcome", "Registration", "HeartbeatNote", "BatchBuilder", "IOCallHead", "IOCallResult", "CorrelationEpoch",
+        "InstancesReport", "CrashReport", "QuarantinedPatterns", "Observation",
+    ])
     func wireInternalsAreOutOfAUsersSight(name: String) async throws {
         let use = "func use(_ value: \(name)) { _ = value }"
         let plain = try await typeCheck("import GroveWire\n" + use)
