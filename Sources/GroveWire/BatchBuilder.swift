@@ -31,7 +31,7 @@ public struct Envelope: Sendable, Hashable {
 
 /// Builds a batch payload envelope by envelope; envelopes read from another batch are copied
 /// byte for byte, so a router forwards them without making a message of each.
-public struct BatchBuilder: Sendable {
+@_spi(GroveInternal) public struct BatchBuilder: Sendable {
     @usableFromInline var envelopeCount = 0
     @usableFromInline var bytes: [UInt8] = []
 

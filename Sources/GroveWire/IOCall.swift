@@ -18,7 +18,7 @@
 /// try BinaryCodec.encode(request, into: &payload)             // header flag: binary
 /// let head = try IOCallHead(reading: payload)                 // head.name == "FetchItems"
 /// ```
-public struct IOCallHead: Sendable, Hashable {
+@_spi(GroveInternal) public struct IOCallHead: Sendable, Hashable {
     /// The request's name: it selects the handler, and the worker group the topology places it on.
     public var name: String
     /// Where the effect id's JSON is in the payload.
@@ -84,7 +84,7 @@ public struct IOCallHead: Sendable, Hashable {
 /// 0x00  the response, as the request's codec wrote it (the header's binary flag says which)
 /// 0x01  a failure as JSON: {"code": "...", "message": "..."}
 /// ```
-public enum IOCallResult: Sendable, Hashable {
+@_spi(GroveInternal) public enum IOCallResult: Sendable, Hashable {
     /// The handler's response: its bytes, and whether they are in the binary codec.
     case response(ArraySlice<UInt8>, binary: Bool)
     /// The call failed; mirrors `IOFailure` in the Grove module.

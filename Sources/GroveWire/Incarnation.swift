@@ -8,7 +8,7 @@
 /// 23 random bits make two lives share an epoch once in 8.4 million restarts; 40 bits of
 /// counter last 12 days at a million requests a second before they wrap (to 1, skipping 0),
 /// far longer than any request waits.
-public struct CorrelationEpoch: Sendable, Hashable {
+@_spi(GroveInternal) public struct CorrelationEpoch: Sendable, Hashable {
     /// The bits of an id below the epoch.
     public static let counterBits: UInt64 = 40
     /// The largest counter value; the next one is 1 again.
@@ -53,7 +53,7 @@ public struct CorrelationEpoch: Sendable, Hashable {
 /// `instances`: the keyed instances a worker hosts, sent after each welcome (those it kept, and
 /// those it brings back from its store), at most ``InstancesReport/perMessage`` addresses a
 /// message. The coordinator lists them at once instead of after their next event.
-public struct InstancesReport: Codable, Sendable, Hashable {
+@_spi(GroveInternal) public struct InstancesReport: Codable, Sendable, Hashable {
     /// Addresses per message, so a worker with 100,000 instances sends small messages.
     public static let perMessage = 1000
 
@@ -90,7 +90,7 @@ public struct InstancesReport: Codable, Sendable, Hashable {
 /// A coordinator's `heartbeat` to a worker: the incarnation it has registered under the
 /// worker's name. A worker that reads another one was replaced and stops. An empty heartbeat
 /// (from a worker, or an older coordinator) says nothing.
-public struct HeartbeatNote: Codable, Sendable, Hashable {
+@_spi(GroveInternal) public struct HeartbeatNote: Codable, Sendable, Hashable {
     public var incarnation: UInt64
 
     public init(incarnation: UInt64) {

@@ -2,7 +2,7 @@
 /// Codable forms. Field names are part of the protocol (docs/PROTOCOL.md).
 
 /// `register`: a worker announces itself and what it can host.
-public struct Registration: Codable, Sendable, Hashable {
+@_spi(GroveInternal) public struct Registration: Codable, Sendable, Hashable {
     /// The worker instance name, e.g. `data-io-2`; also its ZeroMQ routing id.
     public var worker: String
     public var pid: Int32
@@ -36,7 +36,7 @@ public struct Registration: Codable, Sendable, Hashable {
 }
 
 /// `welcome`: what the coordinator wants the worker to host, and where io requests run.
-public struct Welcome: Codable, Sendable, Hashable {
+@_spi(GroveInternal) public struct Welcome: Codable, Sendable, Hashable {
     /// One machine (or family of keyed instances) placed on the worker.
     public struct HostedMachine: Codable, Sendable, Hashable {
         public var name: String
@@ -149,7 +149,7 @@ public struct Welcome: Codable, Sendable, Hashable {
 
 /// `observe`: the topic prefixes the coordinator's watchers subscribe to. A worker publishes a
 /// machine's state changes only when `state:<address>` starts with one of them.
-public struct Observation: Codable, Sendable, Hashable {
+@_spi(GroveInternal) public struct Observation: Codable, Sendable, Hashable {
     public var prefixes: [String]
     public init(prefixes: [String]) { self.prefixes = prefixes }
 

@@ -5,7 +5,7 @@
 /// ```json
 /// {"address":"counter/k-3","type":"Counter","event":"add","origin":"sent","correlation":72057594037927937}
 /// ```
-public struct CrashReport: Codable, Sendable, Hashable {
+@_spi(GroveInternal) public struct CrashReport: Codable, Sendable, Hashable {
     /// The machine that was running the event.
     public var address: String
     /// The machine's type name as the topology places it; absent when the record did not say.
@@ -58,7 +58,7 @@ public struct PoisonPattern: Codable, Sendable, Hashable, Comparable, CustomStri
 
 /// `quarantine`, coordinator → worker: every pattern quarantined for the machine types placed
 /// on the worker (the whole list each time, so a lost message is made good by the next).
-public struct QuarantinedPatterns: Codable, Sendable, Hashable {
+@_spi(GroveInternal) public struct QuarantinedPatterns: Codable, Sendable, Hashable {
     public var patterns: [PoisonPattern]
 
     public init(patterns: [PoisonPattern]) {

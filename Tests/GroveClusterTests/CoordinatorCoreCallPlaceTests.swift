@@ -2,7 +2,7 @@
 @testable import GroveClient
 @testable import GroveCoordinator
 @testable import GroveWorker
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 import Testing
 
 /// `ioLimits.concurrentPerWorker` counts tasks really running: a cancelled or timed-out call

@@ -2,7 +2,7 @@
 @testable import GroveClient
 @testable import GroveCoordinator
 @testable import GroveWorker
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 import Testing
 
 /// The core's one road: `decide(client:)` and `decide(worker:)` give the same answer for a

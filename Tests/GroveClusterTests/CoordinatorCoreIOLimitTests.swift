@@ -3,7 +3,7 @@ import Foundation
 @testable import GroveClient
 @testable import GroveCoordinator
 @testable import GroveWorker
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 import Testing
 
 /// The topology's io limits on the coordinator's core alone: timeouts decided by ticks, and

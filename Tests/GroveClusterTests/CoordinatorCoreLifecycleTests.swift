@@ -3,7 +3,7 @@ import Foundation
 @testable import GroveClient
 @testable import GroveCoordinator
 @testable import GroveWorker
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 import Testing
 
 /// The coordinator's part in machines that end: an admin's `restart` goes to the machine's

@@ -3,7 +3,7 @@ import Foundation
 @testable import GroveClient
 @testable import GroveCoordinator
 @testable import GroveWorker
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 import Testing
 
 /// A coordinator core over a small topology with a single worker (`edge`) and a pool of two

@@ -3,7 +3,7 @@ import Foundation
 @testable import GroveClient
 @testable import GroveCoordinator
 @testable import GroveWorker
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 import Testing
 
 /// Issue 34, the second attacker's review, what was left open: a worker key claiming the case of

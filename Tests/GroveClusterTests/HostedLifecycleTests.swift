@@ -4,7 +4,7 @@
 @testable import GroveWorker
 import Grove
 import GroveRuntime
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 import Testing
 import Synchronization
 import ZeroMQ

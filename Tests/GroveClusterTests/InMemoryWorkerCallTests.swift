@@ -3,7 +3,7 @@
 @testable import GroveCoordinator
 @testable import GroveWorker
 import GroveExamples
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 import Testing
 
 /// A real worker runtime whose machines (``DataLoader``s) call another worker for their

@@ -4,7 +4,7 @@
 @testable import GroveWorker
 import GroveExamples
 import GroveRuntime
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 import Testing
 
 /// A real worker runtime serving other workers' `FetchItems` calls, with the coordinator played

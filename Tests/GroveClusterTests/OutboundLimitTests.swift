@@ -2,7 +2,7 @@
 @testable import GroveClient
 @testable import GroveCoordinator
 @testable import GroveWorker
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 import Testing
 
 /// What a worker sends the coordinator, by size (``OutboundLimit``): decided without a socket.

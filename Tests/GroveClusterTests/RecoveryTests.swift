@@ -2,7 +2,7 @@
 @testable import GroveClient
 @testable import GroveCoordinator
 @testable import GroveWorker
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 import Testing
 
 /// How long a turn of a worker's loop may bring stored instances back on demand, with the

@@ -3,7 +3,7 @@ import Foundation
 @testable import GroveClient
 @testable import GroveCoordinator
 @testable import GroveWorker
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 import Testing
 
 /// `machines[].durability` and the top-level `durability` section: read with their defaults,

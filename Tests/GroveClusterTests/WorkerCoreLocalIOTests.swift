@@ -3,7 +3,7 @@ import Grove
 @testable import GroveClient
 @testable import GroveCoordinator
 @testable import GroveWorker
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 import Testing
 
 /// Timeouts of the io a worker's machines run on its own handlers, decided by the worker's pure

@@ -1,6 +1,6 @@
 @testable import GroveCluster
 @testable import GroveWorker
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 import Testing
 
 /// How a worker takes a quarantined event out of its machine's stored state, and which run it

@@ -2,7 +2,7 @@
 @testable import GroveClient
 @testable import GroveCoordinator
 @testable import GroveWorker
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 import Logging
 import Testing
 

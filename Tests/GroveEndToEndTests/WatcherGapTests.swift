@@ -1,5 +1,5 @@
 import Foundation
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 import Testing
 
 extension EndToEnd {

@@ -39,11 +39,28 @@ struct ModuleArrowTests {
         var found: [String: String] = [:]
         for case let file as URL in files where file.pathExtension == "swift" {
             let text = try String(contentsOf: file, encoding: .utf8)
-            for match in text.matches(of: /(?m)^(?:@\w+ )*(?:public |package |internal )?import (\w+)/) {
-                found[String(match.output.1)] = found[String(match.output.1)] ?? file.lastPathComponent
+            for name in importedModules(in: text) {
+                found[name] = found[name] ?? file.lastPathComponent
             }
         }
         return found
+    }
+
+    /// The modules `text` imports, attributes and all (`@preconcurrency import`,
+    /// `@_spi(GroveInternal) import`: an attribute's arguments in parentheses too).
+    static func importedModules(in text: String) -> [String] {
+        text.matches(of: /(?m)^(?:@\w+(?:\([\w, ]*\))? )*(?:public |package |internal )?import (\w+)/)
+            .map { String($0.output.1) }
+    }
+
+    @Test func importsWithAttributesAreRead() {
+        let text = """
+            import Foundation
+            @preconcurrency import Dispatch
+            @_spi(GroveInternal) import GroveWire
+            @_spi(GroveInternal) public import ZeroMQ
+            """
+        #expect(Self.importedModules(in: text) == ["Foundation", "Dispatch", "GroveWire", "ZeroMQ"])
     }
 
     @Test("Package.swift gives no room of the runtime a dependency against the arrows",

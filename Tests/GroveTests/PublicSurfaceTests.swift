@@ -4,7 +4,8 @@ import Testing
 /// What Grove exports to its users stays what was chosen, read from the sources: the library
 /// products are the ones users depend on, and GroveExamples is not one of them. A change to the
 /// list is meant to be a decision: the failure says where to record it. (GroveWire's wire
-/// internals stay public for now: docs/ARCHITECTURE.md, "Modules", says why.)
+/// internals are `@_spi(GroveInternal)`, not `package`: docs/ARCHITECTURE.md, "Modules", says
+/// why; GroveWireTests' UserViewTests holds them out of a user's sight.)
 @Suite("Public surface", .timeLimit(.minutes(1)))
 struct PublicSurfaceTests {
     /// The package's root, found from this file's path (`Tests/GroveTests/…`).

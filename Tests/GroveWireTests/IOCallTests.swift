@@ -1,4 +1,4 @@
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 import Testing
 
 @Suite("io call payloads", .timeLimit(.minutes(1)))

@@ -47,4 +47,19 @@ struct UserViewTests {
         let result = try await typeCheck(program, arguments: try Self.macroArguments())
         #expect(result.status == 0, "a user's program did not compile against GroveWire's public surface:\n\(result.output)")
     }
+
+    /// What coordinator and workers say to each other is `@_spi(GroveInternal)`: out of a user's
+    /// sight unless the user asks for it by name (docs/ARCHITECTURE.md, "Modules", GroveWire).
+    @Test(arguments: [
+        "Welcome", "Registration", "HeartbeatNote", "BatchBuilder", "IOCallHead", "IOCallResult", "CorrelationEpoch",
+        "InstancesReport", "CrashReport", "QuarantinedPatterns", "Observation",
+    ])
+    func wireInternalsAreOutOfAUsersSight(name: String) async throws {
+        let use = "func use(_ value: \(name)) { _ = value }"
+        let plain = try await typeCheck("import GroveWire\n" + use)
+        #expect(plain.status != 0, "a user's program that does not import GroveWire's SPI sees \(name)")
+        #expect(plain.output.contains(name), "swiftc refused the program but not for \(name):\n\(plain.output)")
+        let asked = try await typeCheck("@_spi(GroveInternal) import GroveWire\n" + use)
+        #expect(asked.status == 0, "with the SPI imported, \(name) did not compile:\n\(asked.output)")
+    }
 }

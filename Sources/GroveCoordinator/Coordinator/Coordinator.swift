@@ -1,6 +1,6 @@
 public import Foundation
 public import GroveCluster
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 public import Logging
 import Synchronization
 package import ZeroMQ

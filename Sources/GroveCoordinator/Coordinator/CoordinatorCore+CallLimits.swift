@@ -1,5 +1,5 @@
 import Foundation
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 
 /// The two limits on io calls between workers (the topology's `ioLimits` and `io[].timeoutMs`):
 /// a call runs at most its timeout, and a worker runs at most `concurrentPerWorker` calls for

@@ -1,6 +1,6 @@
 import Foundation
 import GroveCluster
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 
 extension CoordinatorCore {
     /// An io request from a machine's worker: sent to a registered worker of the group the

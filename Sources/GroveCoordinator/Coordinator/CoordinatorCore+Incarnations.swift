@@ -1,6 +1,6 @@
 import Foundation
 import GroveCluster
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 
 /// What the coordinator knows of the processes that registered under one worker name.
 ///

@@ -1,5 +1,5 @@
 import GroveCluster
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 
 /// What the coordinator keeps to contain input that crashes workers: the ``CrashLedger``, and
 /// what it needs to attribute a crash to the client that caused it. A worker records the event

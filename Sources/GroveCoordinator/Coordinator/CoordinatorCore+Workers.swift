@@ -1,6 +1,6 @@
 import Foundation
 import GroveCluster
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 
 extension CoordinatorCore {
     /// A message from a worker connection; `identity` is the connection's routing id, which a

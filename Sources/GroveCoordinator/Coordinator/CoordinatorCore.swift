@@ -1,6 +1,6 @@
 import Foundation
 import GroveCluster
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 
 /// What the coordinator's I/O thread should do; produced by ``CoordinatorCore``.
 enum CoordinatorAction: Sendable, Equatable {

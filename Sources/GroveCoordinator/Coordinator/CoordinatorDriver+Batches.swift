@@ -1,4 +1,4 @@
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 import ZeroMQ
 
 /// How the driver moves what the core decided: every request and every worker message, lone or

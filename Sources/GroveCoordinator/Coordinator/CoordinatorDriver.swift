@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
 import GroveCluster
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 import Logging
 import Synchronization
 import ZeroMQ

@@ -1,4 +1,4 @@
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 
 /// One message as ``CoordinatorCore`` reads it, whether it came on its own (three frames) or as
 /// an envelope of a batch: its header, and its address and payload as the bytes they are where

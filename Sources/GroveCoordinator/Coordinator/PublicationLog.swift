@@ -1,4 +1,4 @@
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 
 /// Numbers what the coordinator publishes and keeps the last published state of each watched
 /// address: the zguide's Clone pattern, with the coordinator as the one publisher. Pure: the

@@ -1,5 +1,5 @@
 import GroveCluster
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 
 /// What a worker may send the coordinator, by size. The coordinator's workers socket drops the
 /// connection of a worker that sends a frame over `limits.messageBytes` (`ZMQ_MAXMSGSIZE`):

@@ -1,5 +1,5 @@
 import GroveCluster
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 
 /// The stored instances a worker is bringing back, chunk by chunk, and how long a turn of its
 /// loop may bring them back on demand. The clock comes in as an argument (`RecoveryTests`).

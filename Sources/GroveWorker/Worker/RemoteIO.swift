@@ -1,7 +1,7 @@
 import Grove
 import GroveCluster
 import GroveRuntime
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 import Synchronization
 
 /// The way into the worker's core for what a machine sends on its own, its io calls to other

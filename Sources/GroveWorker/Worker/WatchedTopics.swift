@@ -1,4 +1,4 @@
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 import Synchronization
 
 /// The coordinator's current subscriptions, as `observe` messages report them.

@@ -1,6 +1,6 @@
 import Grove
 import GroveCluster
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 
 extension WorkerCore {
     /// What the worker does with one message from the coordinator, lone or an envelope of a batch;

@@ -1,5 +1,5 @@
 import GroveCluster
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 
 extension WorkerCore {
     /// What the worker remembers of one instance's ends: for `onEnd: "restart"`, when it ended

@@ -1,6 +1,6 @@
 import Grove
 import GroveCluster
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 
 extension WorkerCore {
     /// What the worker does for what one of its machines sends on its own: an io call to another

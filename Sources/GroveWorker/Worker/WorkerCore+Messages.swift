@@ -1,6 +1,6 @@
 import Grove
 import GroveCluster
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 
 extension WorkerCore {
     /// A `welcome`: the session is up, at the welcome's heartbeat settings. After a

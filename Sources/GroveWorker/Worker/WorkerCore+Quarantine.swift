@@ -1,5 +1,5 @@
 import GroveCluster
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 
 /// How the event the last process died running is counted and, once judged poison
 /// (``WorkerCore/judge(_:crashes:type:now:)``), taken out of its machine's stored state. Pure:

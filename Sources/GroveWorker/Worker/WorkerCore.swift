@@ -1,6 +1,6 @@
 import Grove
 import GroveCluster
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 import Logging
 
 /// What the worker's driver should do; produced by ``WorkerCore``.

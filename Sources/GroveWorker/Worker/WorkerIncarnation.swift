@@ -1,5 +1,5 @@
 import Foundation
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 
 /// Which process a worker is: a random 64-bit number and the wall-clock time, both chosen once
 /// per process, at its first use (when the worker starts), and sent with every registration.

@@ -1,4 +1,4 @@
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 import Logging
 import Synchronization
 import ZeroMQ

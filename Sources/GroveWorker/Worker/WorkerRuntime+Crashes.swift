@@ -1,4 +1,4 @@
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 
 extension WorkerRuntime {
     /// Opens the flight recorder before the first registration and takes what the last process

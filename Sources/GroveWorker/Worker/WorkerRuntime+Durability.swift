@@ -1,6 +1,6 @@
 import Foundation
 import GroveCluster
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 
 extension WorkerRuntime {
     /// Opens the store the first time a welcome places a durable machine here, and brings back

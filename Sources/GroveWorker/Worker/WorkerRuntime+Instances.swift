@@ -1,5 +1,5 @@
 import GroveCluster
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 
 extension WorkerRuntime {
     /// Tells the coordinator the keyed instances hosted here: those kept across a

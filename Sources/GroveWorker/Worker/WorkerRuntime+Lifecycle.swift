@@ -1,6 +1,6 @@
 import Grove
 import GroveCluster
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 
 extension WorkerRuntime {
     /// Applies the `onEnd` policy of every instance that ended since the last call, as the core

@@ -1,5 +1,5 @@
 import Grove
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 
 extension WorkerRuntime {
     /// An io call from one of this worker's machines to another worker, on the loop (the

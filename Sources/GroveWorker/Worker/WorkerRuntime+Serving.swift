@@ -2,7 +2,7 @@ import Foundation
 import Grove
 import GroveCluster
 import GroveRuntime
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 
 extension WorkerRuntime {
     /// Runs an io request for a machine on another worker, as the core decided: the request's

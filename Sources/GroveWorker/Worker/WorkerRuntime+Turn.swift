@@ -1,7 +1,7 @@
 import DequeModule
 import Foundation
 import GroveCluster
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 import ZeroMQ
 
 // One turn of the worker's loop, in this file from end to end: a batch from the coordinator

@@ -2,7 +2,7 @@ import Foundation
 import Grove
 import GroveCluster
 import GroveRuntime
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 import Logging
 import ZeroMQ
 
