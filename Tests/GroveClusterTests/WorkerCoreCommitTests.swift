@@ -1,6 +1,6 @@
 @testable import GroveCluster
 @testable import GroveWorker
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 import Testing
 
 /// How a worker's commits are made comes from the last welcome, with the topology's defaults

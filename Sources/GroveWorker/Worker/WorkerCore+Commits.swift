@@ -1,5 +1,5 @@
 import GroveCluster
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 
 /// How this worker's commits are made, as the coordinator's last welcome says (the topology's
 /// `durability` section), with the topology's defaults before a welcome says anything: every
