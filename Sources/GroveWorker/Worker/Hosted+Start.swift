@@ -40,14 +40,12 @@ extension Hosted {
         }
     }
 
-    /// A durable instance is written after each drain that ran something. A restored
-    /// instance's first drain only boots it (its timers are armed, nothing ran, re-issued io
-    /// sent again) unless it has queued events or interrupted io to handle: not a change to
-    /// write again, which after recovering 100,000 instances was one commit of them all.
-    /// Re-issued io that no longer derives is interrupted io.
+    /// A durable instance is written after each drain that ran something, except a restored
+    /// instance's first drain when it only boots it (``Recovery/firstDrainOnlyBoots(queuedEvents:interruptedIO:reissuedIO:)``).
     func noteChangesAfterDrains(restoring: Snapshot<M>?) {
         let bootsOnly = Atomic<Bool>(restoring.map {
-            $0.queuedEvents.isEmpty && $0.interruptedIO.isEmpty && ($0.reissuedIO ?? []).isEmpty
+            Recovery.firstDrainOnlyBoots(queuedEvents: $0.queuedEvents.count, interruptedIO: $0.interruptedIO.count,
+                                         reissuedIO: $0.reissuedIO?.count ?? 0)
         } ?? false)
         drainTarget.afterDrain { [weak self] in
             if bootsOnly.exchange(false, ordering: .relaxed) { return }

@@ -27,6 +27,9 @@ struct Recovery {
     /// instance still waiting: restored all in that turn, 500 instances with 1,000 journal
     /// entries each kept a worker from its heartbeats past the timeout.
     private var onDemandEnds: ContinuousClock.Instant?
+    /// The chunk of ``step(now:turn:)`` under way: how many instances it brought back and when
+    /// it ends; nil between chunks.
+    var chunkUnderway: (restored: Int, ends: ContinuousClock.Instant)?
 
     /// A turn of the worker's loop begins (a batch, or parked messages) at `now`.
     mutating func beginTurn(now: ContinuousClock.Instant) {
@@ -42,14 +45,23 @@ struct Recovery {
     }
 
     /// Whether the turn can run out of time at all: it brought an instance back on demand.
-    /// Asked after every event, so the clock is read only when this holds.
     var isTimed: Bool { onDemandEnds != nil }
 
     /// Whether this turn has spent its time bringing instances back on demand, at `now`: the
-    /// messages left then wait for the next turn (``WorkerRuntime/parked``).
-    func turnIsOver(now: ContinuousClock.Instant) -> Bool {
+    /// messages left then wait for the next turn (``WorkerRuntime/parked``). Asked after every
+    /// event, so `now` is read only once the turn brought one back (``isTimed``).
+    func turnIsOver(now: @autoclosure () -> ContinuousClock.Instant) -> Bool {
         guard let onDemandEnds else { return false }
-        return now >= onDemandEnds
+        return now() >= onDemandEnds
+    }
+
+    /// Whether a restored instance's first drain only boots it (its timers armed, nothing run,
+    /// re-issued io sent again): so when its snapshot has no queued events, no interrupted io
+    /// and no re-issued io (which, no longer derived, is interrupted io) to handle. Such a drain
+    /// is not a change to write again: after recovering 100,000 instances that was one commit
+    /// of them all.
+    static func firstDrainOnlyBoots(queuedEvents: Int, interruptedIO: Int, reissuedIO: Int) -> Bool {
+        queuedEvents == 0 && interruptedIO == 0 && reissuedIO == 0
     }
 
     /// Whether a chunk of bringing instances back goes on after `restored` of them: always for

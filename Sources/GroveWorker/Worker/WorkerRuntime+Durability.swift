@@ -28,40 +28,28 @@ extension WorkerRuntime {
         let placed = Dictionary(welcome.machines.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         let notPlaced = recovery.queue(records, placed: placed, running: { instances[$0] != nil })
         recovery.started = started
-        let kept = notPlaced > 0 ? "; \(notPlaced) stored instance(s) of machines not placed here durably are kept, not started" : ""
-        log.notice("bringing back \(recovery.waiting.count) durable instance(s) from the store (opened in \(ContinuousClock.now - started))\(kept)")
+        log.notice("\(recovery.beginningNotice(opened: ContinuousClock.now - started, notPlaced: notPlaced))")
         recoverSome()
     }
 
-    /// Brings back stored instances for at most ``recoveryTurn`` (at least one, at most
-    /// ``Recovery/chunk``), then lets the loop run (messages, heartbeats) before the next
-    /// chunk: a worker bringing back 100,000 instances, or instances with long journals to
-    /// replay, keeps answering its coordinator. An instance asked for before its turn comes
-    /// back at once (``restoreIfWaiting(_:)``).
+    /// Brings back stored instances a chunk at a time, then lets the loop run (messages,
+    /// heartbeats) before the next: a worker bringing back 100,000 instances, or instances with
+    /// long journals to replay, keeps answering its coordinator. ``Recovery/step(now:turn:)``
+    /// decides each step; this carries it out. An instance asked for before its turn comes back
+    /// at once (``restoreIfWaiting(_:)``).
     func recoverSome() {
-        var restored = 0
-        let turnEnds = ContinuousClock.now + recoveryTurn
-        while Recovery.chunkGoesOn(restored: restored, now: .now, ends: turnEnds), let address = recovery.order.popLast() {
-            if restoreIfWaiting(address) != nil { restored += 1 }
-        }
-        guard recovery.order.isEmpty else {
-            // Heartbeats first (the tick task may wait behind the instances' start-up tasks),
-            // then a pause in which the loop reads and sends before the next chunk.
-            run(core.tick(now: .now))
-            Task {
-                try? await Task.sleep(for: .milliseconds(1))
-                self.recoverSome()
+        while true {
+            switch recovery.step(now: .now, turn: recoveryTurn) {
+            case .restore(let address):
+                _ = restoreIfWaiting(address)
+            case .pause:
+                run(core.tick(now: .now))
+                pause(then: .recoverSome)
+                return
+            case .finished(let notice):
+                log.notice("\(notice)")
+                return
             }
-            return
-        }
-        if let started = recovery.started {
-            var asked = ""
-            if recovery.onDemand > 0 {
-                asked = "; \(recovery.onDemand) of them asked for by a message before their turn"
-                if recovery.turnsCut > 0 { asked += ", over \(recovery.turnsCut) turn(s) that left the rest of their messages for the next" }
-            }
-            log.notice("recovered \(recovery.restored) durable instance(s) from the store in \(ContinuousClock.now - started)\(asked)")
-            recovery = Recovery()
         }
     }
 

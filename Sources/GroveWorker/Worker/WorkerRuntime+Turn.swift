@@ -35,7 +35,7 @@ extension WorkerRuntime {
         recovery.beginTurn(now: .now)
         body()
         endTurn()
-        if !parked.isEmpty { resumeParkedLater() }
+        resumeParkedLater()
     }
 
     /// Ends a turn, the one place that does, in the order that keeps the worker's promises:
@@ -100,7 +100,7 @@ extension WorkerRuntime {
 
     /// Whether this turn has spent its time bringing instances back on demand
     /// (``Recovery/turnIsOver(now:)``): the clock is read only once it brought one.
-    var turnIsOver: Bool { recovery.isTimed && recovery.turnIsOver(now: .now) }
+    var turnIsOver: Bool { recovery.turnIsOver(now: .now) }
 
     /// Queues a batch from the I/O thread in order; ``handle(_:)`` then drains the hosts it woke
     /// (``DrainQueue/drainCollected()``) and flushes the link. Lone messages and the envelopes
