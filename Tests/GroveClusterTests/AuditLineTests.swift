@@ -5,6 +5,7 @@ import Foundation
 @testable import GroveWorker
 import Grove
 import GroveRuntime
+import GroveTesting
 import GroveWire
 import Testing
 
@@ -70,9 +71,11 @@ struct AuditLineTests {
 
     @Test func theTimeIsUTCWithMilliseconds() {
         #expect(AuditTime.format(Date(timeIntervalSince1970: 1_795_672_862.5)) == "2026-11-26T06:01:02.500Z")
+        #expect(AuditTime.format(Timestamp(sinceEpoch: .milliseconds(1_795_672_862_123))) == "2026-11-26T06:01:02.123Z")
+        #expect(AuditTime.format(Timestamp(sinceEpoch: .milliseconds(1_795_672_862_007))) == "2026-11-26T06:01:02.007Z")
     }
 
-    @Test func theTrailChainsDigestsAndRedactsEventsAndStates() throws {
+    @Test func theTrailChainsDigestsAndRedactsEventsAndStates() async throws {
         let directory = Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let sink = AuditSink()
@@ -80,9 +83,12 @@ struct AuditLineTests {
         try sink.adopt(AuditPlacement(machines: ["secret"], states: true), worker: "w-0")
         #expect(sink.carriesStates(forAddress: "secret") == true)
         #expect(sink.carriesStates(forAddress: "other") == nil)
-        let trail = AuditTrail<SecretMachine>(address: "secret", worker: "w-0", sink: sink, carriesStates: true, initial: State())
+        // The worker's wall clock stamps the lines: a test's fixes their time.
+        let clock = TestClock(now: Timestamp(sinceEpoch: .milliseconds(1_795_672_862_123)))
+        let trail = AuditTrail<SecretMachine>(address: "secret", worker: "w-0", sink: sink, carriesStates: true, clock: clock, initial: State())
         trail.record(.processed(event: .type("hunter2"), origin: .sent, state: State(secret: "hunter2")))
         trail.record(.unhandled(event: .clear, origin: .inline, state: State(secret: "hunter2")))
+        await clock.advance(by: .seconds(1))
         trail.record(.processed(event: .clear, origin: .timer("t"), state: State()))
         #expect(try Self.lines(of: "\(directory)/w-0.jsonl").isEmpty, "lines wait for the end of the turn")
         try sink.writePending()
@@ -94,6 +100,8 @@ struct AuditLineTests {
         let empty = AuditDigest.of(state: State()), typed = AuditDigest.of(state: State(secret: "hunter2"))
         #expect(typed != AuditDigest.of(state: State(secret: "hunter3")), "the digest is of the full state, secret included")
         #expect(lines[0]["address"] as? String == "secret" && lines[0]["worker"] as? String == "w-0")
+        #expect(lines[0]["time"] as? String == "2026-11-26T06:01:02.123Z" && lines[1]["time"] as? String == "2026-11-26T06:01:03.123Z",
+                "\(text)")
         #expect(lines[0]["origin"] as? String == "sent" && lines[1]["origin"] as? String == "timer t")
         #expect(lines[0]["before"] as? String == empty && lines[0]["after"] as? String == typed)
         #expect(lines[1]["before"] as? String == typed && lines[1]["after"] as? String == empty)

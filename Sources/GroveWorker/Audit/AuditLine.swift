@@ -1,5 +1,7 @@
 import Crypto
 import Foundation
+import Grove
+import GroveCluster
 import GroveWire
 
 /// One committed transition as a line of a worker's audit log: a JSON object on one line, its
@@ -93,5 +95,16 @@ enum AuditTime {
     /// `date` in UTC as ISO 8601 with milliseconds, e.g. `2026-11-26T06:01:02.123Z`.
     static func format(_ date: Date) -> String {
         date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+    }
+
+    /// A host clock's time, as ``format(_:)-(Date)`` writes it: the whole seconds through
+    /// `Date`, the milliseconds as integers (a `Double` of them can round one down).
+    static func format(_ time: Timestamp) -> String {
+        // Before 1970 is not a time a worker runs at.
+        let milliseconds = max(0, time.sinceEpoch.wholeMilliseconds)
+        let (seconds, rest) = milliseconds.quotientAndRemainder(dividingBy: 1000)
+        let whole = Date(timeIntervalSince1970: Double(seconds)).formatted(Date.ISO8601FormatStyle())
+        let digits = String(rest)
+        return whole.dropLast() + "." + String(repeating: "0", count: 3 - digits.count) + digits + "Z"
     }
 }

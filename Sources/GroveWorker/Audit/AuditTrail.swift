@@ -15,11 +15,16 @@ final class AuditTrail<M: Machine>: Sendable where M.State: Encodable, M.Event: 
     let worker: String
     let sink: AuditSink
     let carriesStates: Bool
+    /// The worker's wall clock (its runtime's): what stamps each line.
+    let clock: any HostClock
     /// The digest of the state as it stands now.
     private let current: Mutex<String>
 
-    /// - Parameter initial: The state the instance starts from (its restored state, if any).
-    init(address: String, worker: String, sink: AuditSink, carriesStates: Bool, initial: M.State) {
+    /// - Parameters:
+    ///   - clock: What stamps each line: the worker's wall clock (a test's fixes the time).
+    ///   - initial: The state the instance starts from (its restored state, if any).
+    init(address: String, worker: String, sink: AuditSink, carriesStates: Bool, clock: any HostClock, initial: M.State) {
+        self.clock = clock
         self.address = address
         self.worker = worker
         self.sink = sink
@@ -29,10 +34,10 @@ final class AuditTrail<M: Machine>: Sendable where M.State: Encodable, M.Event: 
 
     /// The trace handler for the instance at `address` when `sink` audits it; nil otherwise,
     /// which keeps the host on its fast path.
-    static func handler(for address: String, worker: String, sink: AuditSink, initial: @autoclosure () -> M.State)
+    static func handler(for address: String, worker: String, sink: AuditSink, clock: any HostClock, initial: @autoclosure () -> M.State)
         -> (@Sendable (HostTrace<M>) -> Void)? {
         guard let carriesStates = sink.carriesStates(forAddress: address) else { return nil }
-        let trail = AuditTrail(address: address, worker: worker, sink: sink, carriesStates: carriesStates, initial: initial())
+        let trail = AuditTrail(address: address, worker: worker, sink: sink, carriesStates: carriesStates, clock: clock, initial: initial())
         return { trail.record($0) }
     }
 
@@ -53,7 +58,7 @@ final class AuditTrail<M: Machine>: Sendable where M.State: Encodable, M.Event: 
     }
 
     func line(event: M.Event, origin: EventOrigin, before: String, after: String, state: M.State) -> AuditLine {
-        AuditLine(time: AuditTime.format(Date()), worker: worker, address: address, origin: origin.description,
+        AuditLine(time: AuditTime.format(clock.now()), worker: worker, address: address, origin: origin.description,
                   event: Self.json(Redaction.redact(event)), before: before, after: after,
                   state: carriesStates ? Self.json(Redaction.redact(state)) : nil)
     }

@@ -26,7 +26,7 @@ package struct RecordedRun: Sendable, Hashable {
             case .effect: "event from the machine's work"
             case .timer: "timer event"
             case .journal: "journaled event it was replaying"
-            case .unknown: "event"
+            case .unknown: "recorded event" // its origin unread, or not kept (a crash count)
             }
         }
     }

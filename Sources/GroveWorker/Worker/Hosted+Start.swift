@@ -14,7 +14,7 @@ extension Hosted {
         -> @Sendable (Result<Termination<M>, HostError>) -> Void {
         { result in
             if durability != .none { turn.durable.ended(address) }
-            var ended: MachineEnded
+            let ended: MachineEnded
             switch result {
             case .success(let termination):
                 var state = JSONValue.null
@@ -29,13 +29,9 @@ extension Hosted {
             case .failure(let error):
                 ended = MachineEnded(address: address, worker: link.worker, reason: .failed, state: .null, message: error.message)
             }
-            if let bytes = try? WireJSON.encode(ended),
-               OutboundLimit.envelopeBytes(address: address.utf8.count, payload: bytes.count) > link.messageBytes {
-                ended.message = "the final state is about \(bytes.count) bytes encoded, over limits.messageBytes "
-                    + "\(link.messageBytes); raise it in the topology or keep the state smaller"
-                ended.state = .null
-            }
-            link.publish(.machine, address: address, payload: ended)
+            // A final state too large for the coordinator's frames is left out (WorkerCore+EndReport.swift).
+            let report = WorkerCore.endReport(ended, encodedBytes: (try? WireJSON.encode(ended))?.count, messageBytes: link.messageBytes)
+            link.publish(.machine, address: address, payload: report)
             turn.ended.note(address)
         }
     }

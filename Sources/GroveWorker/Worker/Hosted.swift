@@ -92,7 +92,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         } else {
             options.replyHandler = path.replyHandler(link)
         }
-        options.trace = AuditTrail<M>.handler(for: address, worker: link.worker, sink: turn.audit, initial: durable?.restoring?.state ?? initialState ?? M.initialState)
+        options.trace = AuditTrail<M>.handler(for: address, worker: link.worker, sink: turn.audit, clock: clock, initial: durable?.restoring?.state ?? initialState ?? M.initialState)
         options.onEnd = Self.ending(address, durability: durability, link: link, turn: turn)
         // Every machine's events, durable or not: a crash is attributed to the event that
         // caused it, and to its sender, whatever the machine keeps.

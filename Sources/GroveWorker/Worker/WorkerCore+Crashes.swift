@@ -46,6 +46,35 @@ extension WorkerCore {
                                       crashes: crashes, time: now))
     }
 
+    /// What a crash count the store holds when it opens says about its event.
+    enum StoredCrash: Equatable {
+        /// Under ``PoisonWatch/crashesToQuarantine``: watch the event; it is forgiven once it
+        /// runs to the end.
+        case suspect
+        /// At the threshold with no dead letter for it: a quarantine whose commit failed (the
+        /// process ended, ``WorkerFailure/quarantineWrite(address:_:)``, leaving the stored
+        /// record with the event and the count in place). Quarantine `run` now, before
+        /// recovery brings its machine back, so the event does not run a third time.
+        case quarantine(RecordedRun)
+        /// At the threshold with its dead letter: the quarantine was committed and only
+        /// forgetting its count failed: forget it now.
+        case forget
+    }
+
+    /// What to do about `crash`, found in the store as it opens, given its dead letters. The
+    /// event is rebuilt from the count's identity (canonical already); where it came from is
+    /// not kept with the count, so a resumed quarantine looks for it in the record's queue,
+    /// timers and interrupted io (not in the machine's work).
+    func storedCrash(_ crash: CrashCount, deadLetters: [DeadLetter]) -> StoredCrash {
+        guard crash.count >= PoisonWatch.crashesToQuarantine, let codec = crash.event.first else { return .suspect }
+        let run = RecordedRun(address: crash.address, event: Array(crash.event.dropFirst()), binary: codec == RecordedRun.codecByte(binary: true),
+                              origin: .unknown)
+        let quarantined = deadLetters.contains {
+            $0.address == crash.address && RecordedRun(address: $0.address, event: $0.event, binary: $0.binary, origin: .unknown).identity == crash.event
+        }
+        return quarantined ? .forget : .quarantine(run)
+    }
+
     /// The line a quarantine logs once it is in the store.
     /// - Parameter taken: What was taken out of the machine's stored state.
     func quarantined(_ run: RecordedRun, crashes: Int, taken: QuarantineTaking) -> String {

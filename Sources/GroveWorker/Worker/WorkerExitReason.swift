@@ -16,6 +16,9 @@ enum WorkerExitReason: Sendable, Equatable {
     case journalUnreadable(worker: String, address: String, String)
     /// The store refused a commit.
     case storeWriteFailed(worker: String, String)
+    /// The store refused the commit that quarantines the event at `address`, which crashed
+    /// the worker twice (``WorkerCore/failed(_:)``).
+    case quarantineUnwritten(worker: String, address: String, String)
     /// The audit log could not be opened.
     case auditLogUnusable(worker: String, String)
     /// The audit log refused a line.
@@ -24,7 +27,7 @@ enum WorkerExitReason: Sendable, Equatable {
     var status: WorkerExitStatus {
         switch self {
         case .rejected, .superseded, .noDataDirectory, .storeUnusable, .auditLogUnusable: .configuration
-        case .journalUnreadable, .storeWriteFailed, .auditWriteFailed: .storage
+        case .journalUnreadable, .storeWriteFailed, .quarantineUnwritten, .auditWriteFailed: .storage
         }
     }
 
@@ -41,6 +44,10 @@ enum WorkerExitReason: Sendable, Equatable {
             "worker \(worker) cannot read the journal of \(address) from its store: \(why)"
         case .storeWriteFailed(let worker, let why):
             "worker \(worker) could not write to its store: \(why)"
+        case .quarantineUnwritten(let worker, let address, let why):
+            "worker \(worker) could not quarantine the event that crashed it twice at \(address): \(why); it ends before running "
+                + "anything, so the event is not run again. Its next process quarantines the event from the crash count in the store "
+                + "before it brings \(address) back; if this repeats, the store needs attention"
         case .auditLogUnusable(let worker, let why):
             "worker \(worker) cannot keep its audit log: \(why)"
         case .auditWriteFailed(let worker, let why):

@@ -13,7 +13,7 @@ extension WorkerRuntime {
         do {
             recorder = try openRecorder()
         } catch {
-            log.error("worker \(link.worker) cannot open its flight recorder, so a crash cannot be attributed to the event that caused it: \(error.message)")
+            failed(.recorderOpen(error.message))
             return
         }
         if let unfinished = recorder.takeUnfinished() {

@@ -9,7 +9,7 @@ extension WorkerRuntime {
     /// worker with the configuration exit status (its supervisor does not restart it).
     func openStoreAndRecover(_ welcome: Welcome) {
         guard let openStore else {
-            run([.exit(.noDataDirectory(worker: link.worker))])
+            failed(.noStore)
             return
         }
         let started = ContinuousClock.now
@@ -20,7 +20,7 @@ extension WorkerRuntime {
             store = opened
             records = try opened.records()
         } catch {
-            run([.exit(.storeUnusable(worker: link.worker, error.message))])
+            failed(.storeOpen(error.message))
             return
         }
         // Before any durable instance is made: each takes the recorder when it is.
@@ -67,9 +67,8 @@ extension WorkerRuntime {
             do {
                 journal = try store.journal(of: address, after: record.sequence)
             } catch {
-                // Started without its journal it would lose acknowledged events, and its first
-                // record would bury them: the supervisor restarts the worker instead.
-                run([.exit(.journalUnreadable(worker: link.worker, address: address, error.message))])
+                // The core ends the worker (WorkerCore+Failures.swift).
+                failed(.journalRead(address: address, error.message))
                 return nil
             }
         }

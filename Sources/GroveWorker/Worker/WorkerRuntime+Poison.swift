@@ -1,4 +1,3 @@
-import Foundation
 import GroveCluster
 import GroveWire
 
@@ -8,79 +7,114 @@ extension WorkerRuntime {
     /// address, when that is a durable machine's; at the second crash
     /// (``PoisonWatch/crashesToQuarantine``) the event is quarantined: kept as a dead letter,
     /// taken out of its machine's stored record or skipped in its journal (so recovery does not
-    /// run it again), and refused when a client sends it again. Then the store's dead letters
-    /// are refused and its suspects watched.
-    /// - Returns: `records`, with the quarantined event taken out of its machine's.
+    /// run it again), and refused when a client sends it again. Then the store's crash counts
+    /// are read: one at the threshold is a quarantine whose commit failed, finished now
+    /// (``WorkerCore/storedCrash(_:deadLetters:)``); the others are watched as suspects. Then
+    /// the store's dead letters are refused.
+    /// - Returns: `records`, with the quarantined events taken out of their machines'.
     func watchForPoison(store: any MachineStore, records: [MachineRecord]) -> [MachineRecord] {
         guard let recorder = poison.recorder else { return records }
         var records = records
         if let unfinished = unfinishedRun {
             unfinishedRun = nil
-            if core.countsCrash(of: unfinished, records: records) { records = blame(unfinished, store: store, records: records) }
+            if core.countsCrash(of: unfinished, records: records) {
+                let ending: Bool
+                (records, ending) = blame(unfinished, store: store, records: records)
+                if ending { return records }
+            }
         }
         do {
+            let letters = try store.deadLetters()
+            for crash in try store.crashes() {
+                switch core.storedCrash(crash, deadLetters: letters) {
+                case .suspect:
+                    recorder.suspect(crash.event, at: crash.address)
+                case .forget:
+                    forgive(crash.event, at: crash.address)
+                case .quarantine(let run):
+                    let type = core.machineType(at: run.address, records: records)
+                    let ending: Bool
+                    (records, ending) = quarantine(run, crashes: crash.count, type: type, now: wallMs, store: store, records: records)
+                    if ending { return records }
+                }
+            }
             for letter in try store.deadLetters() {
                 guard let id = letter.id else { continue }
                 poison.quarantine(RecordedRun(address: letter.address, event: letter.event, binary: letter.binary, origin: .unknown).identity,
                                        at: letter.address, id: id)
             }
-            for crash in try store.crashes() { recorder.suspect(crash.event, at: crash.address) }
         } catch {
-            log.error("worker \(link.worker) cannot read its dead letters: \(error.message); quarantined events are not refused")
+            failed(.poisonUnreadable(error.message))
         }
         return records
     }
 
     /// Counts the death of the last process against the event it was running, and quarantines
     /// the event at the second: the rules are ``WorkerCore``'s (`WorkerCore+Crashes.swift`,
-    /// `WorkerCore+Quarantine.swift`); this reads the store, commits and logs.
-    private func blame(_ recorded: RecordedRun, store: any MachineStore, records: [MachineRecord]) -> [MachineRecord] {
+    /// `WorkerCore+Quarantine.swift`, `WorkerCore+Failures.swift`); this reads the store,
+    /// commits and logs.
+    /// - Returns: `records`, and whether the worker is ending (a quarantine that failed).
+    private func blame(_ recorded: RecordedRun, store: any MachineStore, records: [MachineRecord]) -> ([MachineRecord], ending: Bool) {
         let type = core.machineType(at: recorded.address, records: records)
         let (unfinished, warning) = core.canonical(recorded, type: type, codec: type.flatMap(factory(for:)))
         if let warning { log.warning("\(warning)") }
-        let address = unfinished.address
         let identity: [UInt8]
         switch core.crashVerdict(unfinished) {
         case .unrecorded(let text):
             log.error("\(text)")
-            return records
+            return (records, false)
         case .count(let counted):
             identity = counted
         }
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let now = wallMs
         let crashes: Int
         do {
-            crashes = try store.countCrash(of: address, event: identity, at: now)
+            crashes = try store.countCrash(of: unfinished.address, event: identity, at: now)
         } catch {
-            log.error("worker \(link.worker) could not count a crash in its store: \(error.message)")
-            return records
+            failed(.crashCount(error.message))
+            return (records, false)
         }
+        return quarantine(unfinished, crashes: crashes, type: type, now: now, store: store, records: records)
+    }
+
+    /// Quarantines `run` (canonical) when the core judges its `crashes` enough, in one commit:
+    /// its dead letter and its machine's record without it. A commit that fails stores nothing
+    /// of it (the record keeps the event, the count stays at the threshold) and is the core's
+    /// to rule on (``WorkerFailure/quarantineWrite(address:_:)``: the worker ends before it runs
+    /// anything, and its next process finishes the quarantine from the count,
+    /// ``WorkerCore/storedCrash(_:deadLetters:)``).
+    /// - Parameter now: Milliseconds since 1970, for the dead letter.
+    /// - Returns: `records`, and whether the worker is ending.
+    private func quarantine(_ run: RecordedRun, crashes: Int, type: String?, now: Int64, store: any MachineStore,
+                            records: [MachineRecord]) -> ([MachineRecord], ending: Bool) {
         let letter: DeadLetter
-        switch core.judge(unfinished, crashes: crashes, type: type ?? "", now: now) {
+        switch core.judge(run, crashes: crashes, type: type ?? "", now: now) {
         case .forgiven(let text):
             log.warning("\(text)")
-            return records
+            return (records, false)
         case .quarantine(let quarantined):
             letter = quarantined
         }
+        let address = run.address
         var records = records
         let stored = records.firstIndex { $0.address == address }
         let record = stored.map { records[$0] }
         let journal = record.map { (try? store.journal(of: address, after: $0.sequence)) ?? [] } ?? []
-        let plan = core.quarantinePlan(unfinished, letter: letter, crashes: crashes, record: record, journal: journal,
+        let plan = core.quarantinePlan(run, letter: letter, crashes: crashes, record: record, journal: journal,
                                        codec: record.flatMap { factory(for: $0.type) })
-        // Recovery continues from the record without the event, even when the commit fails
-        // (as it always has): the event is not run a third time.
+        // Taken out of what this process brings back whatever the commit does: the worker ends
+        // when it fails, and nothing may run the event in between (a test's `end` returns).
         if let stored, let changed = plan.record { records[stored] = changed }
         do {
             try store.commit(plan.commit)
-            try store.forgetCrashes(of: address, event: identity)
         } catch {
-            log.error("worker \(link.worker) could not quarantine the event that crashed it: \(error.message)")
-            return records
+            failed(.quarantineWrite(address: address, error.message))
+            return (records, true)
         }
         log.error("\(plan.line)")
-        return records
+        // Committed: a count left behind is forgotten by the next start, which finds the letter.
+        forgive(run.identity, at: address)
+        return (records, false)
     }
 
     /// An event under suspicion ran to the end: the deaths counted against it are forgotten.
@@ -88,7 +122,7 @@ extension WorkerRuntime {
         do {
             try store?.forgetCrashes(of: address, event: identity)
         } catch {
-            log.warning("worker \(link.worker) could not forget a crash in its store: \(error.message)")
+            failed(.crashForget(error.message))
         }
     }
 

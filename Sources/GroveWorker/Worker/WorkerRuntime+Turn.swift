@@ -61,8 +61,9 @@ extension WorkerRuntime {
 
     /// Writes every durable instance that changed (the records of `state` instances, the
     /// events or the record of `journal` ones, see ``JournalCursor``), and forgets those that
-    /// ended, in one commit. A store that fails ends the worker before anything it
-    /// acknowledged is lost: its supervisor restarts it from what the store holds.
+    /// ended, in one commit. A store that fails is the core's to rule on
+    /// (``WorkerFailure/storeWrite(_:)``: the worker ends before anything it acknowledged is
+    /// lost, and its supervisor restarts it from what the store holds).
     func writeDurable() {
         let (changed, ended) = turn.durable.take()
         guard let store, !changed.isEmpty || !ended.isEmpty else { return }
@@ -70,12 +71,12 @@ extension WorkerRuntime {
         // An instance that ended meanwhile writes nothing: its address is in `ended`.
         let writes = changed.compactMap { $0.write(snapshotEvery: snapshotEvery) }
         let (commit, failures) = StoreCommit.gathering(writes, ended: ended, flush: core.commitFlush,
-                                                       time: { Int64(Date().timeIntervalSince1970 * 1000) })
+                                                       time: { wallMs })
         for failure in failures { log.error("\(failure)") }
         do {
             try store.commit(commit)
         } catch {
-            run([.exit(.storeWriteFailed(worker: link.worker, error.message))])
+            failed(.storeWrite(error.message))
         }
         // Old journal entries that hold the store's space back go once their machines write a
         // record, at a later commit.
@@ -87,14 +88,14 @@ extension WorkerRuntime {
     /// At most this many machines are asked for a record per commit to free journal space.
     static let laggardsPerCommit = 256
 
-    /// Writes the audit lines committed since the last write. A log that does not take them
-    /// ends the worker (``WorkerExitStatus/storage``) before the replies of those transitions leave: its supervisor
-    /// restarts it.
+    /// Writes the audit lines committed since the last write. A log that does not take them is
+    /// the core's to rule on (``WorkerFailure/auditWrite(_:)``: the worker ends before the
+    /// replies of those transitions leave, and its supervisor restarts it).
     func writeAudit() {
         do {
             try turn.audit.writePending()
         } catch {
-            run([.exit(.auditWriteFailed(worker: link.worker, error.message))])
+            failed(.auditWrite(error.message))
         }
     }
 

@@ -66,6 +66,9 @@ actor WorkerRuntime {
     var parked = ParkedInbound()
     /// Opens this worker's flight recorder when it starts (poison events); nil: none.
     let openRecorder: (@Sendable () throws(StoreError) -> FlightRecorder)?
+    /// The wall clock: what the machines' timers run on, and what stamps journal entries,
+    /// crash counts, dead letters and audit lines (``wallMs``), so a test can fix the time.
+    let clock: any HostClock
     /// Ends the process with the reason's status (`exit`); tests keep the reason instead.
     private let end: @Sendable (WorkerExitReason) -> Void
     /// The event the last process under this name died running, as the flight recorder kept
@@ -85,7 +88,8 @@ actor WorkerRuntime {
     ///   - openRecorder: Opens the worker's flight recorder, when it starts; nil: poison events
     ///     are not caught, nor crashes attributed.
     ///   - recoveryTurn: How long one turn may bring stored instances back.
-    ///   - clock: What the machines' timers run on: the wall clock, or a test's (`TestClock`).
+    ///   - clock: The wall clock: what the machines' timers run on, and what stamps journal
+    ///     entries, crash counts, dead letters and audit lines; a test's (`TestClock`) in tests.
     ///   - end: Ends the process for a reason the runtime met (a store that fails, a
     ///     rejection); the process's `exit` with the reason's status unless a test says otherwise.
     init(configuration: WorkerConfiguration, link: WorkerLink, log: Logger, coordinator: String,
@@ -94,6 +98,7 @@ actor WorkerRuntime {
          clock: any HostClock = WallClock(),
          end: @escaping @Sendable (WorkerExitReason) -> Void = { exit($0.status.rawValue) }) {
         self.end = end
+        self.clock = clock
         self.configuration = configuration
         self.recoveryTurn = recoveryTurn
         self.openStore = openStore
@@ -132,6 +137,14 @@ actor WorkerRuntime {
         settleEndings()
         run(core.tick(now: now))
         return core.tickInterval
+    }
+
+    /// Milliseconds since 1970 on ``clock``: the one wall-clock read of the runtime's own.
+    var wallMs: Int64 { clock.now().sinceEpoch.wholeMilliseconds }
+
+    /// Something the runtime did failed: the core says what follows (``WorkerCore/failed(_:)``).
+    func failed(_ failure: WorkerFailure) {
+        run(core.failed(failure))
     }
 
     /// Executes what the session core decided.
@@ -207,12 +220,12 @@ actor WorkerRuntime {
     }
 
     /// Adopts what a welcome says is audited, opening the log the first time: a log that
-    /// cannot be opened ends the worker with the configuration exit status.
+    /// cannot be opened is a failure for the core to rule on (``WorkerFailure/auditOpen(_:)``).
     func adoptAudit(_ welcome: Welcome) {
         do {
             try turn.audit.adopt(welcome.audit, worker: link.worker)
         } catch {
-            run([.exit(.auditLogUnusable(worker: link.worker, error.message))])
+            failed(.auditOpen(error.message))
         }
     }
 
