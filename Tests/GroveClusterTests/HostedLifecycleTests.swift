@@ -34,10 +34,10 @@ struct HostedLifecycleTests {
                                                   io: IOHandlers(), link: link, turn: Turn(outbound: link.outbound))
         weakHost = hosted?.host
         for _ in 0 ..< 10 { #expect(hosted?.enqueue(Array(#""increment""#.utf8)[...], binary: false) == nil) }
-        for _ in 0 ..< 200 where await hosted?.host.state.count != 10 { try await Task.sleep(for: .milliseconds(10)) }
+        for _ in 0 ..< 1000 where await hosted?.host.state.count != 10 { try await Task.sleep(for: .milliseconds(10)) }
         #expect(await hosted?.host.state.count == 10)
         hosted = nil
-        for _ in 0 ..< 200 where weakHost != nil { try await Task.sleep(for: .milliseconds(10)) }
+        for _ in 0 ..< 1000 where weakHost != nil { try await Task.sleep(for: .milliseconds(10)) }
         #expect(weakHost == nil, "the host outlived its Hosted instance: a cycle through HostDrain")
         loop.stop()
     }
@@ -120,7 +120,7 @@ struct HandledOnArrivalTests {
         #expect(replies.map(\.header.correlation) == [2, 3])
         let counts = try replies.map { try WireJSON.decode(TallyMachine.State.self, from: $0.payload).count }
         #expect(counts == [2, 3])
-        for _ in 0 ..< 200 where read.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(10)) }
+        for _ in 0 ..< 1000 where read.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(10)) }
         let state = try #require(read.withLock { $0 })
         #expect(try WireJSON.decode(TallyMachine.State.self, from: state.get()).count == 2, "the read saw the state in its turn")
     }
@@ -133,7 +133,7 @@ struct HandledOnArrivalTests {
         let hosted = wire.hosted(CountdownMachine.self, at: "countdown/1")
         let tick = Array(#""tick""#.utf8)[...]
         wire.loop.execute { _ in _ = hosted.enqueue(tick, binary: false) }
-        for _ in 0 ..< 200 where await hosted.host.state.remaining != 1 { try await Task.sleep(for: .milliseconds(10)) }
+        for _ in 0 ..< 1000 where await hosted.host.state.remaining != 1 { try await Task.sleep(for: .milliseconds(10)) }
         try #require(await hosted.host.state.remaining == 1)
 
         let seen: (taken: WireError?, remaining: Int, next: WireError?) = await withCheckedContinuation { continuation in

@@ -33,15 +33,18 @@ extension EndToEnd {
                 cluster.launch.signal(SIGKILL)
                 let killedAt = ContinuousClock.now
 
-                // Within the heartbeat timeout (1 s, and a tick), the worker gives up on the fetch
-                // its machine waits for: nobody is left to bring the result.
+                // Once the coordinator has been silent for the heartbeat timeout (1 s), the worker
+                // gives up on the fetch its machine waits for: nobody is left to bring the result.
+                // Which rule decided is the verdict, not how soon: the worker names its heartbeat
+                // timeout, and the wait's bound (10 s) is far short of the fetch's 60 s, so only
+                // the silence can end it in time. (When is a measurement: a loaded machine delays it.)
                 try await waitUntil("the external worker to fail its remote call", timeout: .seconds(10)) {
                     worker.stderr.contains("failed 1 pending remote io call(s): coordinator-lost")
                 }
-                let noticedAfter = ContinuousClock.now - killedAt
-                #expect(noticedAfter < .milliseconds(2500), "noticed after \(noticedAfter)")
+                print("coordinator loss: the external worker failed its remote call \(ContinuousClock.now - killedAt) after the kill")
                 let workers = "ipc://\(cluster.directory.path)/workers.ipc"  // an ipc topology: known without asking the coordinator, which is gone
                 #expect(worker.stderr.contains("the coordinator at \(workers) was silent for"), "\(worker.stderr)")
+                #expect(worker.stderr.contains("(heartbeat timeout 1000 ms)"), "noticed by its heartbeat timeout: \(worker.stderr)")
                 #expect(worker.isRunning, "an external worker outlives its coordinator")
                 // The killed launcher's own workers exit with it (they watch their parent).
                 try await waitUntil("fsm-launch's workers to exit with it", timeout: .seconds(10)) {

@@ -36,13 +36,16 @@ extension EndToEnd {
 
         /// Asks `other/watch` (on worker `side`) for its state every 100 ms until stopped, and
         /// keeps what failed: the machines not on the crashed worker must answer throughout.
+        /// Each answer may take up to 10 s: a failure is an error or no answer at all, not a slow
+        /// one (each ask is a new fsm-send process, while the crashed worker restarts beside it,
+        /// on a machine that may be loaded).
         final class Bystander: Sendable {
             private let state = Mutex<(failures: [String], answers: Int, task: Task<Void, Never>?)>(([], 0, nil))
 
             init(_ cluster: Cluster) {
                 let task = Task { [self] in
                     while !Task.isCancelled {
-                        let result = try? await cluster.fsmSend(["send", "other/watch", "increment", "--timeout", "2"])
+                        let result = try? await cluster.fsmSend(["send", "other/watch", "increment", "--timeout", "10"])
                         // Stopped while it asked: that answer is not the topology's.
                         if Task.isCancelled { break }
                         state.withLock { state in

@@ -40,8 +40,10 @@ extension EndToEnd {
             # Then the answer to its own registration, and a heartbeat naming it.
             send(0x21, correlation, dict(welcome, incarnation=mine))
             send(0x22, 0, {"incarnation": mine})
-            heard, deadline = 0, time.time() + 2
-            while time.time() < deadline:
+            # Until the worker has heartbeat three times (it stops short of that only if it
+            # stopped): a bound to look within, not a time to meet, for a loaded machine.
+            heard, deadline = 0, time.time() + 20
+            while time.time() < deadline and heard < 3:
                 if r.poll(100):
                     frames = r.recv_multipart()
                     if frames[1][2] == 0x22:
