@@ -22,7 +22,7 @@ struct InMemoryWorkerCallTests {
         configuration.register(DataLoader.self)
         let worker = try InMemoryWorker(name: "edge", configuration: configuration)
         let outbox = Outbox(worker: worker)
-        await worker.start()
+        worker.start()
         worker.deliver([WireMessage(Header(.welcome), payload: try WireJSON.encode(welcome)).frames])
         _ = try await outbox.waitFor("the registration") { $0.header.kind == .register }
         return (worker, outbox)
@@ -36,7 +36,9 @@ struct InMemoryWorkerCallTests {
 
         init(worker: InMemoryWorker) { self.worker = worker }
 
+        /// Runs the worker until idle and takes what it sent.
         func collect() throws {
+            worker.runUntilIdle()
             for frames in worker.takeSent() {
                 let message = try WireMessage(frames: frames)
                 guard message.header.kind == .batch else { messages.append(message); continue }
@@ -100,13 +102,13 @@ struct InMemoryWorkerCallTests {
         defer { worker.stop() }
         outbox.send(#""load""#, to: "loader/a")
         let request = try await outbox.request(from: "loader/a")
-        #expect(await worker.runtime.waiters.keys.sorted() == [request.header.correlation])
+        #expect(worker.onLoop { $0.waiters.keys.sorted() } == [request.header.correlation])
 
         try outbox.answer(request, with: [DataItem(id: "1", title: "one")])
         let state = try await outbox.waitForState(of: "loader/a", containing: "loaded")
         #expect(state.contains(#""title":"one""#), "\(state)")
-        #expect(await worker.runtime.waiters.isEmpty)
-        #expect(await worker.runtime.core.calls.isEmpty)
+        #expect(worker.onLoop { $0.waiters.isEmpty })
+        #expect(worker.onLoop { $0.core.calls.isEmpty })
     }
 
     @Test func aReplacedCallIsAnsweredAtOnceAndCancelledWhereItRuns() async throws {
@@ -122,14 +124,14 @@ struct InMemoryWorkerCallTests {
         #expect(cancel.header.correlation == first.header.correlation)
         #expect(cancel.address == "loader/b")
         let second = try await outbox.request(from: "loader/b", except: [first.header.correlation])
-        #expect(await worker.runtime.waiters.keys.sorted() == [second.header.correlation], "the first task was answered at once")
+        #expect(worker.onLoop { $0.waiters.keys.sorted() } == [second.header.correlation], "the first task was answered at once")
 
         // The first call's late result is dropped; the second's arrives.
         try outbox.answer(first, with: [DataItem(id: "1", title: "stale")])
         try outbox.answer(second, with: [DataItem(id: "2", title: "fresh")])
         let state = try await outbox.waitForState(of: "loader/b", containing: "loaded")
         #expect(state.contains("fresh") && !state.contains("stale"), "\(state)")
-        #expect(await worker.runtime.waiters.isEmpty)
+        #expect(worker.onLoop { $0.waiters.isEmpty })
     }
 
     @Test func aCoordinatorThatForgotTheWorkerFailsItsWaitingCall() async throws {
@@ -143,7 +145,7 @@ struct InMemoryWorkerCallTests {
         worker.deliver([WireMessage(Header(.welcome), payload: try WireJSON.encode(Self.welcome)).frames])
         let state = try await outbox.waitForState(of: "loader/c", containing: "error")
         #expect(state.contains("no longer knows this worker"), "\(state)")
-        #expect(await worker.runtime.waiters.isEmpty)
+        #expect(worker.onLoop { $0.waiters.isEmpty })
 
         // Its result, should it come after all, is dropped: the machine stays in its error.
         try outbox.answer(request, with: [DataItem(id: "1", title: "late")])
@@ -166,13 +168,13 @@ struct InMemoryWorkerCallTests {
         outbox.send(#""reload""#, to: "loader/d")
         let unanswered = outbox.correlation
         let giveUp = ContinuousClock.now + .seconds(10)
-        var peeked = await worker.peekState(of: "loader/d") ?? ""
+        var peeked = worker.peekState(of: "loader/d") ?? ""
         while !peeked.contains("not registered with the coordinator"), ContinuousClock.now < giveUp {
             try await Task.sleep(for: .milliseconds(2))
-            peeked = await worker.peekState(of: "loader/d") ?? ""
+            peeked = worker.peekState(of: "loader/d") ?? ""
         }
         #expect(peeked.contains("not registered with the coordinator"), "\(peeked)")
-        #expect(await worker.runtime.waiters.isEmpty)
+        #expect(worker.onLoop { $0.waiters.isEmpty })
 
         worker.deliver([WireMessage(Header(.welcome), payload: try WireJSON.encode(Self.welcome)).frames])
         _ = try await outbox.waitForState(of: "loader/d", containing: "error")

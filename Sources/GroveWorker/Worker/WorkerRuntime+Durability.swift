@@ -49,7 +49,7 @@ extension WorkerRuntime {
             // then a pause in which the loop reads and sends before the next chunk.
             run(core.tick(now: .now))
             Task {
-                try? await Task.sleep(for: .milliseconds(1))
+                await self.link.loop.pause()
                 self.recoverSome()
             }
             return

@@ -15,7 +15,7 @@ extension WorkerRuntime {
         // A heartbeat due goes first (the tick task may wait behind the instances' tasks).
         run(core.tick(now: .now))
         Task {
-            try? await Task.sleep(for: .milliseconds(1))
+            await self.link.loop.pause()
             self.resumeParked()
         }
     }
