@@ -3,6 +3,8 @@
 @testable import GroveCoordinator
 @testable import GroveWorker
 import Grove
+import GroveRuntime
+import GroveTesting
 import GroveWire
 import Synchronization
 import Testing
@@ -24,12 +26,12 @@ struct DurableWorkerTests {
 
     /// A worker on `store`; what its machines still run after it stopped (their tasks outlive
     /// its loop in one test process) never reaches the store, as nothing of a killed process would.
-    private static func worker(_ store: RememberingStore) throws -> (worker: InMemoryWorker, kill: () -> Void) {
+    private static func worker(_ store: RememberingStore, clock: any HostClock = WallClock()) throws -> (worker: InMemoryWorker, kill: () -> Void) {
         var configuration = WorkerConfiguration()
         configuration.register(TallyMachine.self)
         configuration.register(AlarmMachine.self)
         let session = RememberingStore.Session(store)
-        let worker = try InMemoryWorker(name: "w", configuration: configuration, openStore: { session })
+        let worker = try InMemoryWorker(name: "w", configuration: configuration, openStore: { session }, clock: clock)
         return (worker, {
             worker.stop()
             session.revoke()
@@ -95,7 +97,8 @@ extension DurableWorkerTests {
     @Test func aTimerThatFellDueWhileTheWorkerWasDownFiresOnceWhenItIsBack() async throws {
         let cluster = InMemoryCluster(topology: Self.topology)
         let store = RememberingStore()
-        let (first, killFirst) = try Self.worker(store)
+        let clock = TestClock()
+        let (first, killFirst) = try Self.worker(store, clock: clock)
         first.start()
         try #require(Self.welcome(first, in: cluster), "\(cluster.warnings)")
         cluster.fromClient("c", .event("alarm", #"{"arm":{"milliseconds":300}}"#, correlation: 1))
@@ -104,10 +107,11 @@ extension DurableWorkerTests {
         // A pending timer: the whole snapshot is written (codec 1), not the state alone.
         #expect(try store.records().first { $0.address == "alarm" }?.snapshot.first == 1)
         killFirst() // before the alarm is due
-        let due = ContinuousClock.now + .milliseconds(300)
-        try await Task.sleep(until: due + .milliseconds(100)) // the worker is down when it falls due
+        // The worker is down when it falls due: what the killed worker had armed wakes a loop
+        // nobody runs any more, as nothing of a killed process runs.
+        await clock.advance(by: .milliseconds(400))
 
-        let (second, killSecond) = try Self.worker(store)
+        let (second, killSecond) = try Self.worker(store, clock: clock)
         defer { killSecond() }
         second.start()
         try #require(Self.welcome(second, in: cluster), "\(cluster.warnings)")
@@ -115,8 +119,9 @@ extension DurableWorkerTests {
         var last: String?
         var waiting = false
         var correlation: UInt64 = 1
-        // The restored timer fell due on the wall clock: it rings outside the worker's turns.
-        let rang = try await cluster.pump(second) {
+        // The restored timer, past its deadline, is armed to fire at once: the clock's next move.
+        await clock.advance(by: .zero)
+        let rang = cluster.settle(second) {
             if let reply = cluster.toClient("c").last {
                 last = reply.text
                 waiting = false
