@@ -29,6 +29,11 @@ extension EndToEnd {
                     "\(report)")
             #expect(report.stdout.hasSuffix("\nnot clean\n"), "\(report)")
 
+            // docs/CHECK.md ("Your own machines") shows this report as it is.
+            let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            let document = try String(contentsOf: root.appendingPathComponent("docs/CHECK.md"), encoding: .utf8)
+            #expect(document.contains("```\n" + report.stdout + "```\n"), "docs/CHECK.md should show the report:\n\(report.stdout)")
+
             let allowed = try await check(["--worker", Self.shop.path, "Checkout", "--allow-unhandled"])
             #expect(allowed.status == 0, "\(allowed)")
         }
