@@ -159,7 +159,8 @@ let package = Package(
         .target(
             name: "GroveWorker",
             dependencies: [
-                "GroveCluster", "Grove", "GroveRuntime", "GroveWire", "ZeroMQ",
+                // GroveCheck (pure) for `--describe`: the state graph fsm-check --worker reads.
+                "GroveCluster", "Grove", "GroveRuntime", "GroveWire", "ZeroMQ", "GroveCheck",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -223,6 +224,15 @@ let package = Package(
         // What several test targets share: the `.ownThread` trait, `typeCheck(_:)` (swiftc on a
         // program, for tests that show what does not compile) and `ManualSleeper`. Not a product.
         .target(name: "GroveTestSupport", path: "Tests/GroveTestSupport", swiftSettings: strict),
+        // A user's own worker, outside Grove's targets: its `Checkout` machine imports Grove as a
+        // user's package does, and `fsm-check --worker ShopWorker Checkout` checks it
+        // (GroveEndToEndTests' FSMCheckWorkerTests). Built by `swift build`; not a product.
+        .executableTarget(
+            name: "ShopWorker",
+            dependencies: ["Grove", "GroveCheck", "GroveWorker"],
+            path: "Tests/Fixtures/ShopWorker",
+            swiftSettings: strict
+        ),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "GroveTestSupport"], swiftSettings: strict),
         .testTarget(name: "GroveWireTests", dependencies: ["GroveWire", "GroveTestSupport"], swiftSettings: strict),
         .testTarget(
@@ -238,6 +248,7 @@ let package = Package(
             name: "GroveClusterTests",
             dependencies: [
                 "GroveCluster", "GroveClient", "GroveCoordinator", "GroveWorker", "GroveWire", "Grove", "GroveRuntime", "GroveExamples", "ZeroMQ", "GroveTestSupport",
+                "GroveCheck",
                 // TestClock, for a worker whose machines' timers run on a test's time.
                 "GroveTesting",
                 .product(name: "Logging", package: "swift-log"),

@@ -20,8 +20,15 @@ struct FSMCheck: AsyncParsableCommand {
             whole result. Machines: \(catalog.map(\.name).joined(separator: ", ")); all of them when \
             none is named.
 
+            Your own machines: --worker EXECUTABLE checks the machine types your worker executable \
+            describes (registered with WorkerConfiguration.checkable), as it checks the shipped ones: \
+            fsm-check --worker shop-worker Checkout. It runs `EXECUTABLE --describe TYPE`, which walks \
+            the machine in that process and prints its graph; all its describable types when none is named.
+
             Exit status: 0 every machine is clean (with --allow-unhandled, unhandled pairs do not \
-            count); 1 a finding; 64 usage error (unknown machine or option).
+            count); 1 a finding; 64 usage error (unknown machine or option, a --worker that is not \
+            an executable or does not describe the type); 70 the worker failed to describe a machine \
+            (it crashed or printed no state graph).
             """
     )
 
@@ -70,9 +77,13 @@ struct FSMCheck: AsyncParsableCommand {
     @Option(help: "The most concrete states to visit per machine.")
     var limit = 10_000
 
+    @Option(help: ArgumentHelp("A worker executable (a path, or a name on PATH) whose described machines to check instead of the shipped ones.",
+                               valueName: "EXECUTABLE"))
+    var worker: String?
+
     func validate() throws {
         let known = Set(Self.catalog.map(\.name))
-        if let unknown = machines.first(where: { !known.contains($0) }) {
+        if worker == nil, let unknown = machines.first(where: { !known.contains($0) }) {
             throw ValidationError("unknown machine '\(unknown)'; fsm-check knows \(Self.catalog.map(\.name).joined(separator: ", "))")
         }
         if [mermaid, dot, json].filter({ $0 }).count > 1 {
@@ -82,9 +93,18 @@ struct FSMCheck: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let selected = machines.isEmpty ? Self.catalog : Self.catalog.filter { machines.contains($0.name) }
         var graphs: [StateGraph] = []
-        for machine in selected { graphs.append(await machine.explore(limit)) }
+        if let worker {
+            do {
+                graphs = try describe(by: worker)
+            } catch {
+                FileHandle.standardError.write(Data("\(error)\n".utf8))
+                throw ExitCode(error.status)
+            }
+        } else {
+            let selected = machines.isEmpty ? Self.catalog : Self.catalog.filter { machines.contains($0.name) }
+            for machine in selected { graphs.append(await machine.explore(limit)) }
+        }
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]

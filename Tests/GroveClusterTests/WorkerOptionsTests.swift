@@ -44,6 +44,10 @@ import Testing
         (["--coordinator", "c"], "missing --name NAME (the worker instance name from the topology)"),
         (["--name", "a"], "missing --coordinator ENDPOINT"),
         (["--name", "a", "--coordinator", "c", "--data-dir", ""], "--data-dir needs a directory"),
+        (["--describe", "Checkout", "--describe-machines"], "choose one of --describe TYPE and --describe-machines"),
+        (["--describe", ""], "--describe needs a machine type"),
+        (["--describe", "Checkout", "--describe-limit", "0"], "--describe-limit needs a number of states of at least 1"),
+        (["--name", "a", "--coordinator", "c", "--describe-limit", "5"], "--describe-limit only means something with --describe TYPE"),
     ])
     func badCommandLinesSayWhatIsWrong(arguments: [String], says: String) {
         let error = #expect(throws: Worker.WorkerUsageError.self) { try Worker.Options(arguments: arguments) }
@@ -88,11 +92,37 @@ import Testing
         #expect(read.arguments == options.arguments)
     }
 
+    /// The options of a worker asked to describe a machine rather than run (`--describe`).
+    static var describing: [Worker.Options] {
+        var one = Worker.Options(name: "edge-1", coordinator: "ipc:///run/t/w")
+        one.describe = "Checkout"
+        one.describeLimit = 50
+        var all = Worker.Options(name: "edge-1", coordinator: "ipc:///run/t/w")
+        all.describeMachines = true
+        return [one, all]
+    }
+
     /// A new option that `arguments` does not write fails here, so fsm-launch cannot forget it.
-    @Test func everyDeclaredOptionIsRendered() {
+    @Test func everyDeclaredOptionIsRendered() throws {
         let declared = Self.declaredOptions
-        #expect(declared.count >= 8, "\(declared)")
-        #expect(Self.optionNames(Self.everyOption.arguments) == declared)
+        #expect(declared.count >= 11, "\(declared)")
+        let rendered = ([Self.everyOption] + Self.describing).map { Self.optionNames($0.arguments) }
+        #expect(rendered.reduce(Set()) { $0.union($1) } == declared)
+        for options in Self.describing {
+            let read = try Worker.Options(arguments: options.arguments)
+            #expect(read.arguments == options.arguments)
+        }
+    }
+
+    /// `--describe` asks for a description, not a worker: nothing to connect to, so no name or
+    /// coordinator; `Worker.main` answers it and exits (WorkerDescribeTests).
+    @Test func aDescriptionNeedsNoNameOrCoordinator() throws {
+        let one = try Worker.Options(arguments: ["--describe", "Checkout", "--describe-limit", "50"])
+        #expect(one.isDescribing && one.describe == "Checkout" && one.describeLimit == 50)
+        let all = try Worker.Options(arguments: ["--describe-machines"])
+        #expect(all.isDescribing && all.describe == nil)
+        let worker = try Worker.Options(arguments: ["--name", "a", "--coordinator", "c"])
+        #expect(!worker.isDescribing && !Worker.Options(name: "a", coordinator: "c").isDescribing)
     }
 
     @Test func onlyWhatWasGivenIsRendered() throws {

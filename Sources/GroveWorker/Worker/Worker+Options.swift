@@ -48,6 +48,23 @@ extension Worker {
         @Option(name: .customLong("audit-dir"),
                 help: ArgumentHelp("Where to append the audit log of audited machines (default: $XDG_STATE_HOME/grove/audit, else ~/.local/state/grove/audit). fsm-launch passes the topology's.", valueName: "DIR"))
         var auditDirectoryArgument: String?
+        /// Print the explored state graph of a machine made describable with
+        /// ``WorkerConfiguration/checkable(_:as:)`` as JSON, and exit: what `fsm-check --worker`
+        /// reads. The worker connects to nothing, so `--name` and `--coordinator` are not needed.
+        @Option(name: .customLong("describe"),
+                help: ArgumentHelp("Print the state graph of the machine type TYPE as JSON and exit (for fsm-check --worker).", valueName: "TYPE"))
+        public var describe: String?
+        /// Print the describable machine types as a JSON array of names, and exit.
+        @Flag(name: .customLong("describe-machines"), help: "Print the describable machine types as a JSON array and exit.")
+        public var describeMachines = false
+        /// With `describe`: the most concrete states the walk visits (fsm-check's `--limit`).
+        @Option(name: .customLong("describe-limit"),
+                help: ArgumentHelp("With --describe: the most concrete states to visit (default 10000).", valueName: "N"))
+        public var describeLimit: Int?
+
+        /// `true` when the command line asks for a description (`--describe`,
+        /// `--describe-machines`) rather than a worker: ``Worker/main(_:options:)`` answers it and exits.
+        public var isDescribing: Bool { describe != nil || describeMachines }
 
         /// The worker instance name from the topology, e.g. `data-io-2`.
         public var name: String {
@@ -99,6 +116,9 @@ extension Worker {
             options.auditDirectoryArgument = auditDirectory
             options.keyFile = keyFile
             options.coordinatorKey = coordinatorKey
+            options.describe = nil
+            options.describeMachines = false
+            options.describeLimit = nil
             self = options
         }
 
@@ -116,6 +136,17 @@ extension Worker {
         }
 
         public mutating func validate() throws {
+            if let describeLimit, describeLimit < 1 {
+                throw ValidationError("--describe-limit needs a number of states of at least 1, got \(describeLimit)")
+            }
+            if isDescribing {
+                guard describe == nil || !describeMachines else {
+                    throw ValidationError("choose one of --describe TYPE and --describe-machines")
+                }
+                guard describe?.isEmpty != true else { throw ValidationError("--describe needs a machine type, e.g. --describe Checkout") }
+                return  // a description connects to nothing: no name or coordinator needed
+            }
+            if describeLimit != nil { throw ValidationError("--describe-limit only means something with --describe TYPE") }
             guard let nameArgument, !nameArgument.isEmpty else {
                 throw ValidationError("missing --name NAME (the worker instance name from the topology)")
             }
@@ -148,5 +179,5 @@ extension Worker {
     }
 
     /// The options every worker reads, as a usage line (without the program's name).
-    public static let usage = "--name NAME --coordinator ENDPOINT [--exit-with-parent [--parent-pid PID]] [--key-file FILE --coordinator-key KEY] [--data-dir DIR] [--audit-dir DIR]"
+    public static let usage = "--name NAME --coordinator ENDPOINT [--exit-with-parent [--parent-pid PID]] [--key-file FILE --coordinator-key KEY] [--data-dir DIR] [--audit-dir DIR] [--describe TYPE [--describe-limit N] | --describe-machines]"
 }

@@ -38,6 +38,7 @@ public enum Worker {
     ///   - configuration: The machines and handlers this worker offers.
     ///   - options: Who the worker is and where its coordinator listens.
     public static func main(_ configuration: WorkerConfiguration, options: Options) async -> Never {
+        if options.isDescribing { await describeAndExit(configuration, options) }  // fsm-check --worker: no worker
         // A launcher that ignores or blocks SIGTERM (fsm-launch's own signal handling does) passes
         // that on through exec. The group below receives them either way once it runs; the
         // defaults make a SIGTERM that comes before it (while the worker starts) end it too,

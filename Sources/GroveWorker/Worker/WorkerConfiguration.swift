@@ -1,4 +1,5 @@
 public import Grove
+import GroveCheck
 public import GroveRuntime
 import GroveWire
 
@@ -20,6 +21,9 @@ public struct WorkerConfiguration: Sendable {
     /// Handlers for io requests this worker runs, for its own machines and for other workers'.
     public var io = IOHandlers()
     var factories: [String: any HostedMachineFactory] = [:]
+    /// The machines `--describe` answers for, by name: each walks its graph to a limit of states
+    /// (``checkable(_:as:)``).
+    var descriptions: [String: @Sendable (_ limit: Int) async -> StateGraph] = [:]
 
     /// An empty configuration.
     public init() {}
