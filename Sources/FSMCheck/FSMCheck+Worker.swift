@@ -92,7 +92,9 @@ struct WorkerExecutable {
         let errors = ErrorCollector(stderr.fileHandleForReading)
         let output = stdout.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        let said = errors.text().trimmingCharacters(in: .whitespacesAndNewlines)
+        // Its own "error: " prefix would follow ours ("error: … does not describe …: error: …").
+        var said = errors.text().trimmingCharacters(in: .whitespacesAndNewlines)
+        if said.hasPrefix("error: ") { said.removeFirst("error: ".count) }
         let status = process.terminationStatus
         switch process.terminationReason {
         case .exit:

@@ -72,6 +72,7 @@ extension EndToEnd {
             let unknown = try await check(["--worker", Self.shop.path, "Nope"])
             #expect(unknown.status == 64, "\(unknown)")
             #expect(unknown.stderr.contains("no describable machine type 'Nope' in this worker; it describes Checkout"), "\(unknown)")
+            #expect(unknown.stderr.components(separatedBy: "error: ").count == 2, "one error prefix, not the worker's after ours: \(unknown)")
 
             // Hosted, but with no Checkable description: the error says how to add one.
             let hostedOnly = try await check(["--worker", Self.shop.path, "Tally"])
