@@ -69,6 +69,7 @@ extension MachineHost {
     @discardableResult
     func arm(_ event: M.Event, id: EffectID?, deadline: Timestamp, parent: JobKey?) -> JobKey {
         let key = newKey(id)
+        if id == .eventTimeout { eventTimeoutArmed = true }
         let mailbox = self.mailbox
         let timer = clock.schedule(at: deadline) { try? mailbox.post(.timerFired(key)) }
         registry.insert(key, parent: parent, .timer(timer, deadline: deadline, event: event))
