@@ -62,6 +62,10 @@ public struct HostOptions<M: Machine>: Sendable {
     /// (a state whose collections `update` changes is then copied whole, per event) and costs
     /// other machine types nothing; a worker sets it for its durable machines.
     public var reissuesIO = false
+    /// Where the task of each `.io` call starts. `nil` (the default): the shared pool. A test
+    /// that runs a worker on an executor of its own gives that executor here, so the call into
+    /// the worker runs when the test runs it, never on a thread the test does not drive.
+    package var ioExecutor: (any TaskExecutor)?
 
     /// - Parameters:
     ///   - address: Defaults to the machine type's name.

@@ -37,7 +37,7 @@ extension MachineHost {
             return arm(event, id: id, deadline: clock.now() + delay, parent: parent)
         case .io(let id, let call):
             let key = newKey(id)
-            let task = Self.spawn(call, key: key, performer: io, mailbox: mailbox)
+            let task = Self.spawn(call, key: key, performer: io, mailbox: mailbox, on: options.ioExecutor)
             registry.insert(key, parent: parent, .io(task, flight(of: call, id: key.id, under: parent)))
             return key
         case .sequence(let id, let effects):
@@ -146,9 +146,10 @@ extension MachineHost {
     }
 
     nonisolated static func spawn(
-        _ call: IOCall<M>, key: JobKey, performer: any IOPerformer, mailbox: Mailbox<M>
+        _ call: IOCall<M>, key: JobKey, performer: any IOPerformer, mailbox: Mailbox<M>, on executor: (any TaskExecutor)?
     ) -> Task<Void, Never> {
-        Task {
+        // No preference (nil): a task as any other.
+        Task(executorPreference: executor) {
             // Cancelled before it started (a reload right after a load): never send the request.
             if Task.isCancelled { return }
             let event = await call.run(performer, key.id)

@@ -90,7 +90,7 @@ extension MachineHost {
         for item in pending {
             let record = item.record
             let key = newKey(record.id.isGenerated ? nil : record.id)
-            let task = Self.spawn(item.call, key: key, performer: io, mailbox: mailbox)
+            let task = Self.spawn(item.call, key: key, performer: io, mailbox: mailbox, on: options.ioExecutor)
             let cause = IOCause<M>(name: record.name, state: record.stateBefore, event: record.event, ordinal: record.ordinal)
             registry.insert(key, parent: nil, .io(task, IOFlight(interrupted: item.call.interrupted, cause: cause)))
         }

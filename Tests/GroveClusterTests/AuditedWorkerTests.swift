@@ -50,21 +50,17 @@ struct AuditedWorkerTests {
         configuration.register(TallyMachine.self)
         let worker = try InMemoryWorker(name: "w", configuration: configuration, openStore: { store })
         defer { worker.stop() }
-        await worker.runtime.turn.audit.use(directory: directory)
+        worker.onLoop { $0.turn.audit.use(directory: directory) }
         let cluster = InMemoryCluster(topology: Self.topology)
-        await worker.start()
-        let giveUp = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < giveUp, !(await worker.runtime.core.isWelcomed) {
-            cluster.pump(worker)
-            try await Task.sleep(for: .milliseconds(2))
-        }
-        try #require(await worker.runtime.core.isWelcomed, "\(cluster.warnings)")
+        worker.start()
+        cluster.settle(worker) { worker.isWelcomed }
+        try #require(worker.isWelcomed, "\(cluster.warnings)")
 
         cluster.fromClients([("c", .event("tally", correlation: 1)), ("c", .event("scratch", correlation: 2)),
                              ("c", .event("tallies/k", correlation: 3)), ("c", .event("tally", correlation: 4))])
         var replies: [WireMessage] = []
         var linesWhenAnswered: [Int] = []
-        let answered = try await cluster.pump(worker) {
+        let answered = cluster.settle(worker) {
             let arrived = cluster.toClient("c")
             if !arrived.isEmpty {
                 linesWhenAnswered.append(((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").count)

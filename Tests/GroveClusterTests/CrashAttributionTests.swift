@@ -74,7 +74,7 @@ struct CrashAttributionTests {
         let said = cluster.warnings.joined(separator: "\n")
         #expect(said.contains("worker w's last process died while it ran a sent event of tally/k-1 (TallyCounter.add)"), "\(said)")
         #expect(said.contains("crash 1 of TallyCounter.add"), "\(said)")
-        #expect(await worker.runtime.core.crashReport == nil, "attributed: not sent again")
+        #expect(worker.onLoop { $0.core.crashReport } == nil, "attributed: not sent again")
     }
 
     @Test func aQuarantinedPatternIsRefusedForEveryAddressAndOthersServed() async throws {
@@ -82,7 +82,7 @@ struct CrashAttributionTests {
         let worker = try Self.worker(MemoryFlightLog())
         defer { worker.stop() }
         try await PoisonEventTests.started(worker, in: cluster)
-        await worker.runtime.adoptPatterns([PoisonPattern(type: "TallyCounter", event: "add")])
+        worker.onLoop { $0.adoptPatterns([PoisonPattern(type: "TallyCounter", event: "add")]) }
         for (index, form) in [#"{"add":{"_0":1}}"#, #"{ "add" : { "_0" : 5 } }"#, #"{"\u0061dd":{"_0":1}}"#].enumerated() {
             let refused = try await PoisonEventTests.send(form, to: "tally/fresh-\(index)", cluster, worker, correlation: UInt64(10 + index))
             #expect(refused.header.kind == .error, "\(form): \(refused.text)")
@@ -94,7 +94,7 @@ struct CrashAttributionTests {
         let reset = try await PoisonEventTests.send(#""reset""#, to: "tally/fresh-9", cluster, worker, correlation: 20)
         #expect(reset.header.kind == .state, "another case of the type: \(reset.text)")
         #expect(reset.text == #"{"count":0}"#)
-        await worker.runtime.adoptPatterns([])
+        worker.onLoop { $0.adoptPatterns([]) }
         let released = try await PoisonEventTests.send(#"{"add":{"_0":1}}"#, to: "tally/fresh-0", cluster, worker, correlation: 21)
         #expect(released.header.kind == .state, "\(released.text)")
     }

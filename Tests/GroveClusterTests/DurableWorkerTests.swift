@@ -3,6 +3,8 @@
 @testable import GroveCoordinator
 @testable import GroveWorker
 import Grove
+import GroveRuntime
+import GroveTesting
 import GroveWire
 import Synchronization
 import Testing
@@ -24,12 +26,12 @@ struct DurableWorkerTests {
 
     /// A worker on `store`; what its machines still run after it stopped (their tasks outlive
     /// its loop in one test process) never reaches the store, as nothing of a killed process would.
-    private static func worker(_ store: RememberingStore) throws -> (worker: InMemoryWorker, kill: () -> Void) {
+    private static func worker(_ store: RememberingStore, clock: any HostClock = WallClock()) throws -> (worker: InMemoryWorker, kill: () -> Void) {
         var configuration = WorkerConfiguration()
         configuration.register(TallyMachine.self)
         configuration.register(AlarmMachine.self)
         let session = RememberingStore.Session(store)
-        let worker = try InMemoryWorker(name: "w", configuration: configuration, openStore: { session })
+        let worker = try InMemoryWorker(name: "w", configuration: configuration, openStore: { session }, clock: clock)
         return (worker, {
             worker.stop()
             session.revoke()
@@ -37,15 +39,9 @@ struct DurableWorkerTests {
     }
 
     /// Pumps until `worker` was welcomed (the coordinator's readiness would still count an
-    /// earlier worker of the same name), at most 10 s.
-    private static func welcome(_ worker: InMemoryWorker, in cluster: InMemoryCluster) async throws -> Bool {
-        let giveUp = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < giveUp {
-            cluster.pump(worker)
-            if await worker.runtime.core.isWelcomed { return true }
-            try await Task.sleep(for: .milliseconds(2))
-        }
-        return false
+    /// earlier worker of the same name).
+    private static func welcome(_ worker: InMemoryWorker, in cluster: InMemoryCluster) -> Bool {
+        cluster.settle(worker) { worker.isWelcomed }
     }
 
     /// Sends `events` (address, correlation) as one turn of client "c" and returns the replies.
@@ -53,7 +49,7 @@ struct DurableWorkerTests {
                              observing check: () -> Void = {}) async throws -> [WireMessage] {
         cluster.fromClients(events.map { ("c", .event($0.0, correlation: $0.1)) })
         var replies: [WireMessage] = []
-        let answered = try await cluster.pump(worker) {
+        let answered = cluster.settle(worker) {
             let arrived = cluster.toClient("c")
             if !arrived.isEmpty { check() }
             replies += arrived
@@ -72,8 +68,8 @@ struct DurableWorkerTests {
         let cluster = InMemoryCluster(topology: Self.topology)
         let store = RememberingStore()
         let (first, killFirst) = try Self.worker(store)
-        await first.start()
-        try #require(try await Self.welcome(first, in: cluster), "\(cluster.warnings)")
+        first.start()
+        try #require(Self.welcome(first, in: cluster), "\(cluster.warnings)")
 
         var storedWhenAnswered: [String: Int] = [:]
         let replies = try await Self.send([("tally", 1), ("tally", 2), ("tally", 3), ("tallies/x", 4), ("scratch", 5)],
@@ -90,8 +86,8 @@ struct DurableWorkerTests {
 
         let (second, killSecond) = try Self.worker(store)
         defer { killSecond() }
-        await second.start()
-        try #require(try await Self.welcome(second, in: cluster), "\(cluster.warnings)")
+        second.start()
+        try #require(Self.welcome(second, in: cluster), "\(cluster.warnings)")
         let after = try await Self.send([("tally", 6), ("tallies/x", 7), ("scratch", 8)], through: cluster, to: second)
         #expect(after.map(\.text) == ["{\"count\":4}", "{\"count\":2}", "{\"count\":1}"], "tally and tallies/x continue, scratch starts over")
     }
@@ -101,27 +97,31 @@ extension DurableWorkerTests {
     @Test func aTimerThatFellDueWhileTheWorkerWasDownFiresOnceWhenItIsBack() async throws {
         let cluster = InMemoryCluster(topology: Self.topology)
         let store = RememberingStore()
-        let (first, killFirst) = try Self.worker(store)
-        await first.start()
-        try #require(try await Self.welcome(first, in: cluster), "\(cluster.warnings)")
+        let clock = TestClock()
+        let (first, killFirst) = try Self.worker(store, clock: clock)
+        first.start()
+        try #require(Self.welcome(first, in: cluster), "\(cluster.warnings)")
         cluster.fromClient("c", .event("alarm", #"{"arm":{"milliseconds":300}}"#, correlation: 1))
-        let armed = try await cluster.pump(first) { !cluster.toClient("c").isEmpty }
+        let armed = cluster.settle(first) { !cluster.toClient("c").isEmpty }
         try #require(armed)
         // A pending timer: the whole snapshot is written (codec 1), not the state alone.
         #expect(try store.records().first { $0.address == "alarm" }?.snapshot.first == 1)
         killFirst() // before the alarm is due
-        let due = ContinuousClock.now + .milliseconds(300)
-        try await Task.sleep(until: due + .milliseconds(100)) // the worker is down when it falls due
+        // The worker is down when it falls due: what the killed worker had armed wakes a loop
+        // nobody runs any more, as nothing of a killed process runs.
+        await clock.advance(by: .milliseconds(400))
 
-        let (second, killSecond) = try Self.worker(store)
+        let (second, killSecond) = try Self.worker(store, clock: clock)
         defer { killSecond() }
-        await second.start()
-        try #require(try await Self.welcome(second, in: cluster), "\(cluster.warnings)")
+        second.start()
+        try #require(Self.welcome(second, in: cluster), "\(cluster.warnings)")
         // Peeks until the restored alarm rang: once, never twice.
         var last: String?
         var waiting = false
         var correlation: UInt64 = 1
-        let rang = try await cluster.pump(second) {
+        // The restored timer, past its deadline, is armed to fire at once: the clock's next move.
+        await clock.advance(by: .zero)
+        let rang = cluster.settle(second) {
             if let reply = cluster.toClient("c").last {
                 last = reply.text
                 waiting = false

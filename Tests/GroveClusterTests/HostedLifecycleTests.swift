@@ -28,7 +28,7 @@ struct HostedLifecycleTests {
         let context = try ZMQContext()
         let loop = try IOLoop(name: "hosted-lifecycle")
         let socket = loop.add(try Socket(context, .dealer))
-        let link = WorkerLink(worker: "w", loop: loop, socket: socket)
+        let link = WorkerLink(worker: "w", loop: .io(loop), socket: socket)
         weak var weakHost: MachineHost<TallyMachine>?
         var hosted: Hosted<TallyMachine>? = Hosted(address: "tally", env: (), path: HostedPath(), mailboxCapacity: 100,
                                                   io: IOHandlers(), link: link, turn: Turn(outbound: link.outbound))
@@ -256,7 +256,7 @@ struct WorkerWire {
         loop = try IOLoop(name: "worker-wire")
         let socket = loop.add(worker)
         loop.start(WorkerLoopDelegate(onBatch: { _ in }))
-        link = WorkerLink(worker: "w", loop: loop, socket: socket)
+        link = WorkerLink(worker: "w", loop: .io(loop), socket: socket)
         // As a welcomed worker's: what the instances send leaves.
         _ = link.outflow.open()
     }

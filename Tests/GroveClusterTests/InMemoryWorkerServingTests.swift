@@ -21,9 +21,9 @@ struct InMemoryWorkerServingTests {
         configuration.io.register(FetchItems.self) { try await fetches.handle($0) }
         let worker = try InMemoryWorker(name: "data", configuration: configuration)
         let outbox = InMemoryWorkerCallTests.Outbox(worker: worker)
-        await worker.start()
+        worker.start()
         worker.deliver([WireMessage(Header(.welcome), payload: try WireJSON.encode(welcome)).frames])
-        _ = try await outbox.waitFor("the registration") { $0.header.kind == .register }
+        _ = try outbox.take("the registration") { $0.header.kind == .register }
         return (worker, outbox, fetches)
     }
 
@@ -42,7 +42,7 @@ struct InMemoryWorkerServingTests {
     /// after whatever the messages delivered before it made the worker send at once.
     static func barrier(_ worker: InMemoryWorker, _ outbox: InMemoryWorkerCallTests.Outbox, _ correlation: UInt64) async throws {
         worker.deliver([WireMessage(Header(.echo, correlation: correlation), address: "loader/a").frames])
-        _ = try await outbox.waitFor("the echo's reply") { $0.header.kind == .accepted && $0.header.correlation == correlation }
+        _ = try outbox.take("the echo's reply") { $0.header.kind == .accepted && $0.header.correlation == correlation }
     }
 
     @Test func aCancelledCallIsAnsweredOnlyOnceItsTaskHasEnded() async throws {
@@ -71,8 +71,8 @@ struct InMemoryWorkerServingTests {
         try outbox.collect()
         let results = outbox.messages.filter { $0.header.kind == .ioResult }
         #expect(results.isEmpty, "a cancelled call's result is never sent")
-        #expect(await worker.runtime.serving.isEmpty)
-        #expect(await worker.runtime.core.serving.isEmpty)
+        #expect(worker.onLoop { $0.serving.isEmpty })
+        #expect(worker.onLoop { $0.core.serving.isEmpty })
     }
 
     @Test func aCancelAfterTheResultSaysFinishedAndOneForNoCallSaysUnknown() async throws {

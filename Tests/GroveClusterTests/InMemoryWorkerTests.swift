@@ -25,8 +25,8 @@ struct InMemoryWorkerTests {
         let worker = try InMemoryWorker(name: "w", configuration: configuration)
         defer { worker.stop() }
 
-        await worker.start()
-        let registered = try await cluster.pump(worker) { cluster.driver.ready.withLock { $0.all } }
+        worker.start()
+        let registered = cluster.settle(worker) { cluster.driver.ready.withLock { $0.all } }
         try #require(registered, "the worker's registration was not accepted: \(cluster.warnings)")
 
         // Three events for one machine and one for another, in one turn, one batch to the worker.
@@ -34,7 +34,7 @@ struct InMemoryWorkerTests {
                                      .event("tally", correlation: 3), .event("tallies/x", correlation: 9)]
         cluster.fromClients(events.map { ("c", $0) })
         var replies: [WireMessage] = []
-        let answered = try await cluster.pump(worker) {
+        let answered = cluster.settle(worker) {
             replies += cluster.toClient("c")
             return replies.count >= 4
         }

@@ -36,7 +36,7 @@ struct JournalLaggardTests {
             correlation += 1
             _ = try await J.add(1, to: "ledger", cluster, worker, correlation: correlation)
         }
-        let freed = try await cluster.pump(worker) {
+        let freed = cluster.settle(worker) {
             (try? store.records().first { $0.address == "ledgers/idle" }?.sequence) == 2
         }
         #expect(freed, "the idle machine never wrote its record: \(store.journalLaggards(limit: 10))")

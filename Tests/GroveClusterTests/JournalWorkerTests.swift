@@ -6,6 +6,7 @@ import Foundation
 import Grove
 import GroveRuntime
 import GroveWire
+import GroveTesting
 import Synchronization
 import Testing
 
@@ -23,14 +24,15 @@ struct JournalWorkerTests {
     /// A worker on `store`, cut off from it when killed (what its machines still run in this
     /// test process never reaches the store, as nothing of a killed process would); its flight
     /// log left by a process that died replaying `died` on `ledger`, when given.
-    static func worker(_ store: MemoryMachineStore, died: [UInt8]? = nil) throws -> (worker: InMemoryWorker, kill: () -> Void) {
+    static func worker(_ store: MemoryMachineStore, died: [UInt8]? = nil,
+                       clock: any HostClock = WallClock()) throws -> (worker: InMemoryWorker, kill: () -> Void) {
         let log = MemoryFlightLog()
         if let died { log.begin(address: "ledger", event: Array(died.dropFirst()), binary: died[0] == 1, origin: .journal) }
         var configuration = WorkerConfiguration()
         configuration.register(LedgerMachine.self)
         configuration.register(AlarmMachine.self)
         let session = StoreSession(store)
-        let worker = try InMemoryWorker(name: "w", configuration: configuration, openStore: { session }, flightLog: log)
+        let worker = try InMemoryWorker(name: "w", configuration: configuration, openStore: { session }, flightLog: log, clock: clock)
         return (worker, {
             worker.stop()
             session.revoke()
@@ -40,7 +42,7 @@ struct JournalWorkerTests {
     /// Starts `worker` and waits until it answers a `get` of `ledger`: a registration it sent
     /// twice while the test was slow to pump answers requests in between `worker-lost`.
     static func start(_ worker: InMemoryWorker, in cluster: InMemoryCluster) async throws {
-        await worker.start()
+        worker.start()
         try await PoisonEventTests.started(worker, in: cluster)
         for correlation in UInt64(1000)..<1100 {
             let reply = try await PoisonEventTests.request(WireMessage(Header(.get, correlation: correlation), address: "ledger"),
@@ -54,7 +56,7 @@ struct JournalWorkerTests {
                     correlation: UInt64, observing check: () -> Void = {}) async throws -> String {
         cluster.fromClient("c", .event(address, #"{"add":{"_0":\#(amount)}}"#, correlation: correlation))
         var reply: WireMessage?
-        let answered = try await cluster.pump(worker) {
+        let answered = cluster.settle(worker) {
             if reply == nil, let arrived = cluster.toClient("c").first {
                 check()
                 reply = arrived
@@ -80,7 +82,7 @@ struct JournalWorkerTests {
         try await Self.start(first, in: cluster)
 
         // The idle instance was written at its start: a record, which recovery finds it by.
-        let idleWritten = try await cluster.pump(first) { (try? Self.recordSequence(store, "ledger")) == 0 }
+        let idleWritten = cluster.settle(first) { (try? Self.recordSequence(store, "ledger")) == 0 }
         #expect(try idleWritten && Self.journal(store, "ledger") == [])
         // Events 1 and 2: appended, each in the store when its reply arrives.
         #expect(try await Self.add(1, to: "ledger", cluster, first, correlation: 1) == #"{"total":1}"#)
@@ -118,31 +120,35 @@ struct JournalWorkerTests {
     @Test func aTimerThatRangIsJournaledAndDoesNotRingAgainAfterARestart() async throws {
         let cluster = InMemoryCluster(topology: Self.topology)
         let store = MemoryMachineStore()
-        let (first, killFirst) = try Self.worker(store)
+        let clock = TestClock()
+        let (first, killFirst) = try Self.worker(store, clock: clock)
         try await Self.start(first, in: cluster)
         cluster.fromClient("c", .event("alarm", #"{"arm":{"milliseconds":20}}"#, correlation: 1))
-        try #require(try await cluster.pump(first) { !cluster.toClient("c").isEmpty })
+        try #require(cluster.settle(first) { !cluster.toClient("c").isEmpty })
         // A pending timer: the whole snapshot with it, not an entry.
         #expect(try store.records().first { $0.address == "alarm" }?.snapshot.first == 1)
         // The ring, once it came, is journaled on that record (the alarm then holds only its state).
-        let journaled = try await cluster.pump(first) { ((try? Self.journal(store, "alarm")) ?? []) == [2] }
+        await clock.advance(by: .milliseconds(20))
+        let journaled = cluster.settle(first) { ((try? Self.journal(store, "alarm")) ?? []) == [2] }
         #expect(journaled, "\((try? Self.journal(store, "alarm")) ?? [])")
         killFirst()
 
-        let (second, killSecond) = try Self.worker(store)
+        let (second, killSecond) = try Self.worker(store, clock: clock)
         defer { killSecond() }
         try await Self.start(second, in: cluster)
         cluster.fromClient("c", .event("alarm", #""peek""#, correlation: 2))
         var reply: WireMessage?
-        let answered = try await cluster.pump(second) {
+        let answered = cluster.settle(second) {
             reply = reply ?? cluster.toClient("c").first
             return reply != nil
         }
         try #require(answered, "\(cluster.warnings)")
         #expect(reply?.text == #"{"armed":false,"rang":1}"#)
         // The record's timer is not brought back: it rang, as the journal says.
-        let instance = try #require(await second.runtime.instances["alarm"] as? Hosted<AlarmMachine>)
-        #expect(await instance.host.snapshot().timers.isEmpty)
+        struct Timers: @unchecked Sendable { let instance: (any HostedMachine)? }
+        let instance = try #require(second.onLoop { Timers(instance: $0.instances["alarm"]) }.instance as? Hosted<AlarmMachine>)
+        let host = instance.host
+        #expect(second.onLoop { _ in host.onOwnExecutor { $0.snapshot() } }.timers.isEmpty)
     }
 
     @Test func aJournaledEventThatCrashesTheReplayTwiceIsQuarantinedAndSkipped() async throws {
@@ -160,7 +166,7 @@ struct JournalWorkerTests {
         #expect(try store.countCrash(of: "ledger", event: poison, at: 0) == 1) // the first death, counted by the last start
         let (worker, kill) = try Self.worker(store, died: poison)
         defer { kill() }
-        await worker.start()
+        worker.start()
         try await PoisonEventTests.started(worker, in: cluster)
 
         let letters = try store.deadLetters()

@@ -47,8 +47,8 @@ struct LifecycleWorkerTests {
         var configuration = WorkerConfiguration()
         configuration.register(FinishingTally.self)
         let worker = try InMemoryWorker(name: "w", configuration: configuration)
-        await worker.start()
-        let registered = try await cluster.pump(worker) { cluster.driver.ready.withLock { $0.all } }
+        worker.start()
+        let registered = cluster.settle(worker) { cluster.driver.ready.withLock { $0.all } }
         try #require(registered, "the worker's registration was not accepted: \(cluster.warnings)")
         return (cluster, worker)
     }
@@ -57,7 +57,7 @@ struct LifecycleWorkerTests {
     static func ask(_ message: WireMessage, _ cluster: InMemoryCluster, _ worker: InMemoryWorker) async throws -> WireMessage {
         cluster.fromClient("c", message)
         var replies: [WireMessage] = []
-        let answered = try await cluster.pump(worker) {
+        let answered = cluster.settle(worker) {
             replies += cluster.toClient("c").unbatched
             return !replies.isEmpty
         }
@@ -71,11 +71,8 @@ struct LifecycleWorkerTests {
     }
 
     /// Runs `body` on the worker's loop, isolated to its runtime.
-    static func onLoop<T: Sendable>(_ worker: InMemoryWorker, _ body: @escaping @Sendable (isolated WorkerRuntime) -> T) async -> T {
-        let runtime = worker.runtime
-        return await withCheckedContinuation { answer in
-            worker.loop.execute { _ in answer.resume(returning: runtime.assumeIsolated(body)) }
-        }
+    static func onLoop<T: Sendable>(_ worker: InMemoryWorker, _ body: @escaping @Sendable (isolated WorkerRuntime) -> T) -> T {
+        worker.onLoop(body)
     }
 
     @Test func aRemovedInstanceLetsItsHostGoAndItsKeyStartsAfresh() async throws {
@@ -83,16 +80,17 @@ struct LifecycleWorkerTests {
         defer { worker.stop() }
         _ = try await Self.ask(.event("sessions/s-1", #""increment""#, correlation: 1), cluster, worker)
         struct Weak: @unchecked Sendable { weak var instance: AnyObject? }
-        let ended = await Self.onLoop(worker) { Weak(instance: $0.instances["sessions/s-1"].map { $0 as AnyObject }) }
+        let ended = Self.onLoop(worker) { Weak(instance: $0.instances["sessions/s-1"].map { $0 as AnyObject }) }
         try #require(ended.instance != nil)
 
         let finished = try Self.state(of: try await Self.ask(.event("sessions/s-1", #""finish""#, correlation: 2), cluster, worker))
         #expect(finished == .init(count: 1, finished: true))
         // Removed before its last reply left: no instance, and its host released.
-        let gone = await Self.onLoop(worker) { $0.instances["sessions/s-1"] == nil }
+        let gone = Self.onLoop(worker) { $0.instances["sessions/s-1"] == nil }
         #expect(gone)
-        try await waitUntil(ended.instance == nil, "the removed instance's host to be released")
-        let unlisted = try await cluster.pump(worker) {
+        worker.runUntilIdle()
+        #expect(ended.instance == nil, "the removed instance's host was not released")
+        let unlisted = cluster.settle(worker) {
             !cluster.driver.core.listing().machines.contains { $0.instances.contains("sessions/s-1") }
         }
         #expect(unlisted, "the coordinator no longer lists it")
@@ -111,7 +109,7 @@ struct LifecycleWorkerTests {
         let ended = try Self.state(of: try await Self.ask(WireMessage(Header(.get, correlation: 3), address: "tally"), cluster, worker))
         #expect(ended == .init(count: 1, finished: true))
         // The worker's tick runs the restart once its wait is over.
-        _ = await Self.onLoop(worker) { $0.tick(now: .now + .milliseconds(RestartPolicy().backoff.maxMs)) }
+        _ = Self.onLoop(worker) { $0.tick(now: .now + .milliseconds(RestartPolicy().backoff.maxMs)) }
         let back = try Self.state(of: try await Self.ask(WireMessage(Header(.get, correlation: 4), address: "tally"), cluster, worker))
         #expect(back == .init(count: 0, finished: false))
     }
@@ -133,17 +131,5 @@ struct LifecycleWorkerTests {
         // A keyed instance no event spawned is not started by a restart.
         let unknown = try await Self.ask(WireMessage(Header(.restart, correlation: 9), address: "sessions/never"), cluster, worker)
         #expect(unknown.wireError?.code == .unknownMachine)
-    }
-}
-
-/// Polls `condition` every 10 ms for up to 10 s.
-private func waitUntil(_ condition: @autoclosure () -> Bool, _ what: String) async throws {
-    let deadline = ContinuousClock.now + .seconds(10)
-    while !condition() {
-        guard ContinuousClock.now < deadline else {
-            Issue.record("timed out waiting for \(what)")
-            return
-        }
-        try await Task.sleep(for: .milliseconds(10))
     }
 }

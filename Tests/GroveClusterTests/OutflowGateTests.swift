@@ -47,17 +47,19 @@ struct OutflowGateTests {
     /// drops overlap.
     @Test func dropsFromManyThreadsAreAllCounted() throws {
         let gate = OutflowGate()
-        let threads = 4, each = 1_000_000
-        let ready = Atomic<Int>(0), finished = DispatchGroup()
+        // Enough drops for the threads to overlap, few enough that a debug build on two cores
+        // is done in well under a second (four spinning threads once held the test pool ~30 s).
+        let threads = 4, each = 50_000
+        let start = DispatchSemaphore(value: 0), finished = DispatchGroup()
         for _ in 0 ..< threads {
             finished.enter()
             Thread {
-                ready.add(1, ordering: .relaxed)
-                while ready.load(ordering: .relaxed) < threads {}
+                start.wait()
                 for _ in 0 ..< each { _ = gate.passes() }
                 finished.leave()
             }.start()
         }
+        for _ in 0 ..< threads { start.signal() }
         try #require(finished.wait(timeout: .now() + 50) == .success)
         #expect(gate.open() == threads * each)
     }

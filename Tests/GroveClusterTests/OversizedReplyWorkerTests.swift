@@ -32,15 +32,15 @@ struct OversizedReplyWorkerTests {
         configuration.register(AppNavigator.self)
         let worker = try InMemoryWorker(name: "main", configuration: configuration)
         defer { worker.stop() }
-        await worker.start()
-        let registered = try await cluster.pump(worker) { cluster.driver.ready.withLock { $0.all } }
+        worker.start()
+        let registered = cluster.settle(worker) { cluster.driver.ready.withLock { $0.all } }
         try #require(registered, "the worker's registration was not accepted: \(cluster.warnings)")
 
         var replies: [WireMessage] = []
         func ask(_ messages: [WireMessage]) async throws {
             replies = []
             cluster.fromClients(messages.map { ("c", $0) })
-            let answered = try await cluster.pump(worker) {
+            let answered = cluster.settle(worker) {
                 replies += cluster.toClient("c")
                 return replies.count >= messages.count
             }

@@ -37,7 +37,7 @@ struct ParkedBatchTests {
             .event("ledgers/\(event.0)", #"{"add":{"_0":\#(event.1)}}"#, correlation: UInt64(index + 1))
         })
         var replies: [UInt64: String] = [:]
-        let answered = try await cluster.pump(worker) {
+        let answered = cluster.settle(worker) {
             for reply in cluster.toClient("c") {
                 // Replies of a client's batch come back in batches.
                 let unbatched = reply.header.kind == .batch
@@ -51,7 +51,7 @@ struct ParkedBatchTests {
                             4: #"{"total":11}"#, 5: #"{"total":111}"#, 6: #"{"total":211}"#])
 
         // The three came back early, each in a turn that left the rest of the batch for the next.
-        let recovered = try await cluster.pump(worker) { log.messages.contains { $0.hasPrefix("recovered 300 ") } }
+        let recovered = cluster.settle(worker) { log.messages.contains { $0.hasPrefix("recovered 300 ") } }
         let notice = log.messages.first { $0.hasPrefix("recovered 300 ") } ?? "none: \(log.messages)"
         #expect(recovered && notice.hasSuffix("; 3 of them asked for by a message before their turn, over 3 turn(s) that left the rest of their messages for the next"),
                 "\(notice)")

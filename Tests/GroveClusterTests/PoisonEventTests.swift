@@ -44,20 +44,16 @@ struct PoisonEventTests {
     }
 
     static func started(_ worker: InMemoryWorker, in cluster: InMemoryCluster) async throws {
-        await worker.start()
-        let giveUp = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < giveUp, !(await worker.runtime.core.isWelcomed) {
-            cluster.pump(worker)
-            try await Task.sleep(for: .milliseconds(2))
-        }
-        try #require(await worker.runtime.core.isWelcomed, "\(cluster.warnings)")
+        worker.start()
+        cluster.settle(worker) { worker.isWelcomed }
+        try #require(worker.isWelcomed, "\(cluster.warnings)")
     }
 
     /// Sends `message` as client "c" and returns its reply.
     static func request(_ message: WireMessage, through cluster: InMemoryCluster, to worker: InMemoryWorker) async throws -> WireMessage {
         cluster.fromClient("c", message)
         var replies: [WireMessage] = []
-        let answered = try await cluster.pump(worker) {
+        let answered = cluster.settle(worker) {
             replies += cluster.toClient("c")
             return !replies.isEmpty
         }
@@ -100,7 +96,7 @@ struct PoisonEventTests {
         #expect(reply.header.kind == .state)
         #expect(reply.text == #"{"total":13}"#)
         // It ran to the end: an operator's kill -9 in the middle of it is forgiven.
-        let forgiven = try await cluster.pump(worker) { (try? store.crashes().isEmpty) ?? false }
+        let forgiven = cluster.settle(worker) { (try? store.crashes().isEmpty) ?? false }
         #expect(forgiven, "\((try? store.crashes()) ?? [])")
     }
 

@@ -81,7 +81,7 @@ struct RedactionWorkerTests {
         try store.commit(letters)
         let worker = try Self.worker(store)
         defer { worker.stop() }
-        await worker.runtime.turn.audit.use(directory: directory)
+        worker.onLoop { $0.turn.audit.use(directory: directory) }
         try await PoisonEventTests.started(worker, in: cluster)
 
         // A reducer registered as a value: the reply is redacted, the store keeps the secret.

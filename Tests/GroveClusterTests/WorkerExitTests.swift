@@ -50,7 +50,7 @@ struct WorkerExitTests {
 
     /// Pumps until the worker decided to end, at most 10 s; its reasons.
     static func exits(of worker: InMemoryWorker, in cluster: InMemoryCluster) async throws -> [WorkerExitReason] {
-        try await cluster.pump(worker, until: { !worker.exits.isEmpty })
+        cluster.settle(worker, until: { !worker.exits.isEmpty })
         return worker.exits
     }
 
@@ -81,7 +81,7 @@ struct WorkerExitTests {
         let worker = try Self.worker(opening: nil)
         defer { worker.stop() }
         let cluster = InMemoryCluster(topology: Self.topology)
-        await worker.start()
+        worker.start()
         let exits = try await Self.exits(of: worker, in: cluster)
         #expect(exits.first == .noDataDirectory(worker: "w"))
         #expect(exits.first?.message.contains("start it with --data-dir") == true)
@@ -93,7 +93,7 @@ struct WorkerExitTests {
         let worker = try Self.worker(opening: { store })
         defer { worker.stop() }
         let cluster = InMemoryCluster(topology: Self.topology)
-        await worker.start()
+        worker.start()
         let exits = try await Self.exits(of: worker, in: cluster)
         #expect(exits.first == .storeUnusable(worker: "w", "disk I/O error (test)"))
         #expect(exits.first?.status == .configuration)
@@ -130,7 +130,7 @@ struct WorkerExitTests {
         let second = try Self.worker(opening: { store })
         defer { second.stop() }
         let cluster = InMemoryCluster(topology: Self.topology)
-        await second.start()
+        second.start()
         let exits = try await Self.exits(of: second, in: cluster)
         #expect(exits.first == .journalUnreadable(worker: "w", address: "ledger", "disk I/O error (test)"))
         #expect(exits.first?.status == .storage)
@@ -147,11 +147,11 @@ struct WorkerExitTests {
         let worker = try InMemoryWorker(name: "w", configuration: configuration)
         defer { worker.stop() }
         // A directory below a regular file: refused whoever runs the test, root included.
-        await worker.runtime.turn.audit.use(directory: file + "/audit")
+        worker.onLoop { $0.turn.audit.use(directory: file + "/audit") }
         let cluster = InMemoryCluster(topology: Topology.durableWorker("audited", machines: [
             .init(name: "scratch", type: "LedgerMachine", worker: "w", audit: true),
         ]))
-        await worker.start()
+        worker.start()
         let exits = try await Self.exits(of: worker, in: cluster)
         guard case .auditLogUnusable(let name, let why) = exits.first else {
             Issue.record("expected the audit log to end the worker, got \(exits)")

@@ -59,13 +59,13 @@ extension Hosted {
             host.start()
             return
         }
-        let host = host, inlet = inlet, address = address
-        Task {
+        let host = host, inlet = inlet, address = address, loop = link.loop
+        loop.spawn {
             let states = watched ? await host.states() : nil
             let outputs = M.Output.self == Never.self ? nil : await host.outputs()
             host.start()
             if let outputs {
-                Task {
+                loop.spawn {
                     for await output in outputs {
                         guard let json = try? WireJSON.encode(output), let value = try? JSONValue(parsing: Data(json)) else { continue }
                         await inlet.output(OutputEvent(output: value), address: address)

@@ -81,6 +81,8 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         // A durable machine's snapshots carry the io its request types re-issue.
         options.reissuesIO = durability != .none
         handlesOnArrival = executor != nil
+        // On a test's driven loop, io calls into the worker start there too (``WorkerLoop/spawn(_:)``).
+        if case .driven(let loop) = link.loop { options.ioExecutor = loop }
         let drainTarget = HostDrain(path: path)
         self.drainTarget = drainTarget
         let woken = turn.woken
@@ -124,7 +126,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         publisher.withLock { task in
             if watched, task == nil {
                 let host = host
-                task = Task { await self.publish(await host.states()) }
+                task = link.loop.spawn { await self.publish(await host.states()) }
             } else if !watched, let running = task {
                 running.cancel() // ends the stream's iteration; the host drops the observer
                 task = nil
@@ -136,7 +138,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     /// started one while the host was starting).
     func publish(from states: AsyncStream<M.State>) {
         publisher.withLock { task in
-            if task == nil { task = Task { await self.publish(states) } }
+            if task == nil { task = link.loop.spawn { await self.publish(states) } }
         }
     }
 

@@ -82,7 +82,7 @@ public enum Worker {
         let context = try ZMQContext()
         let loop = try IOLoop(name: "grove-worker-io")
         let socketID = loop.add(try dealer(context, options, credentials))
-        let link = WorkerLink(worker: options.name, loop: loop, socket: socketID, log: log)
+        let link = WorkerLink(worker: options.name, loop: .io(loop), socket: socketID, log: log)
         let logger = log
         // The Paranoid Pirate way: a coordinator gone silent gets a new socket (what the old one
         // queued for it is dropped) and a new registration, which the core sends after this.

@@ -14,7 +14,7 @@ import ZeroMQ
 @usableFromInline
 final class WorkerLink: Sendable {
     let worker: String
-    let loop: IOLoop
+    let loop: WorkerLoop
     let socket: SocketID
     /// What a turn holds back until it ends (``Turn``), then sends as one batch message.
     let outbound: OutboundCollector
@@ -22,7 +22,7 @@ final class WorkerLink: Sendable {
     /// holds (the core says when).
     let outflow = OutflowGate()
 
-    init(worker: String, loop: IOLoop, socket: SocketID, log: Logger = Logger(label: "grove.worker")) {
+    init(worker: String, loop: WorkerLoop, socket: SocketID, log: Logger = Logger(label: "grove.worker")) {
         outbound = OutboundCollector(log: log)
         self.worker = worker
         self.loop = loop
@@ -155,7 +155,7 @@ final class OutboundCollector: Sendable {
     func begin() { state.withLock { $0.collecting = true } }
 
     func send(_ kind: MessageKind, flags: Header.Flags, correlation: UInt64, address: String,
-              payload: some Collection<UInt8>, socket: SocketID, via loop: IOLoop) {
+              payload: some Collection<UInt8>, socket: SocketID, via loop: WorkerLoop) {
         let warning = state.withLock { state -> String? in
             // Nearly every message fits: it goes without a decision made for it.
             if state.limit.fits(addressBytes: address.utf8.count, payloadBytes: payload.count) {
@@ -174,7 +174,7 @@ final class OutboundCollector: Sendable {
     /// Does what the limit decided for one message: sends it, sends its replacement, or nothing.
     private static func follow(_ verdict: OutboundLimit.Verdict, _ kind: MessageKind, flags: Header.Flags, correlation: UInt64,
                                address: String, payload: some Collection<UInt8>, into state: inout State, socket: SocketID,
-                               via loop: IOLoop) {
+                               via loop: WorkerLoop) {
         switch verdict {
         case .send:
             put(kind, flags: flags, correlation: correlation, address: address, payload: payload, into: &state, socket: socket, via: loop)
@@ -188,7 +188,7 @@ final class OutboundCollector: Sendable {
     /// Sends one message that passed the limit: into the batch when collecting (the batch
     /// leaving first when the message would take it over the limit), else on its own.
     private static func put(_ kind: MessageKind, flags: Header.Flags, correlation: UInt64, address: String,
-                            payload: some Collection<UInt8>, into state: inout State, socket: SocketID, via loop: IOLoop) {
+                            payload: some Collection<UInt8>, into state: inout State, socket: SocketID, via loop: WorkerLoop) {
         guard state.collecting else {
             loop.post(Outbound(socket: socket, frames: [Header(kind, flags: flags, correlation: correlation).bytes,
                                                         Array(address.utf8), Array(payload)]))
@@ -203,7 +203,7 @@ final class OutboundCollector: Sendable {
         postIfFull(&state, socket: socket, via: loop)
     }
 
-    private static func postIfFull(_ state: inout State, socket: SocketID, via loop: IOLoop) {
+    private static func postIfFull(_ state: inout State, socket: SocketID, via loop: WorkerLoop) {
         if state.batch.byteCount >= BatchBuilder.preferredByteCount {
             loop.post(Outbound(socket: socket, frames: state.batch.frames()))
             state.batch = BatchBuilder()
@@ -212,7 +212,7 @@ final class OutboundCollector: Sendable {
 
     func send<Failure: Error>(_ kind: MessageKind, flags: Header.Flags, correlation: UInt64, address: String,
                               writingPayload write: (inout [UInt8]) throws(Failure) -> Void,
-                              socket: SocketID, via loop: IOLoop) throws(Failure) {
+                              socket: SocketID, via loop: WorkerLoop) throws(Failure) {
         let warning = try state.withLock { state throws(Failure) -> String? in
             guard state.collecting else {
                 var payload: [UInt8] = []
@@ -255,7 +255,7 @@ final class OutboundCollector: Sendable {
         if let warning { log.warning("\(warning)") }
     }
 
-    func end(socket: SocketID, via loop: IOLoop) {
+    func end(socket: SocketID, via loop: WorkerLoop) {
         state.withLock { state in
             state.collecting = false
             guard !state.batch.isEmpty else { return }

@@ -23,8 +23,9 @@ extension WorkerRuntime {
             let what = report.pattern.map { " (\($0))" } ?? ""
             log.warning("the last process of worker \(link.worker) died while \(unfinished.address) ran a \(unfinished.origin.noun)\(what); reporting it to the coordinator")
         }
+        let loop = link.loop
         recorder.onCleared { [weak self] address, identity in
-            Task { await self?.forgive(identity, at: address) }
+            loop.spawn { [weak self] in await self?.forgive(identity, at: address) }
         }
         poison.recorder = recorder
     }

@@ -32,7 +32,7 @@ extension WorkerRuntime {
             }
         } onCancel: {
             // On the thread that cancelled: onto the loop, in order with the ticks.
-            Task { await self.cancelLocal(call) }
+            link.loop.spawn { await self.cancelLocal(call) }
         }
     }
 

@@ -17,7 +17,7 @@ extension WorkerRuntime {
             }
         } onCancel: {
             // On the thread that cancelled: onto the loop, in order with results and ticks.
-            Task { await self.cancelCall(call) }
+            link.loop.spawn { await self.cancelCall(call) }
         }
     }
 

@@ -46,7 +46,7 @@ extension WorkerRuntime {
     /// turns wait here, so a test's executor can drive it in one place.
     func pause(then next: AfterPause) {
         Task {
-            try? await Task.sleep(for: .milliseconds(1))
+            await self.link.loop.pause()
             switch next {
             case .recoverSome: self.recoverSome()
             case .resumeParked: self.resumeParked()

@@ -78,7 +78,9 @@ actor WorkerRuntime {
 
     /// The I/O loop's thread: the runtime, its hosts and what they send share it, so a received
     /// batch is queued, drained and answered with no thread hand-off and no executor switch.
-    nonisolated var unownedExecutor: UnownedSerialExecutor { link.loop.executor.asUnownedSerialExecutor() }
+    /// In tests, a ``DrivenLoop`` the test runs. Read once: the link keeps the loop alive.
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executorReference }
+    private nonisolated let executorReference: UnownedSerialExecutor
 
     /// - Parameters:
     ///   - coordinator: The coordinator's workers endpoint, for messages.
@@ -108,6 +110,7 @@ actor WorkerRuntime {
         let wiring = HostWiring(link: link, turn: turn, poison: poison, inlet: inlet, clock: clock)
         self.factories = configuration.factories.mapValues { $0.bound(to: wiring) }
         self.link = link
+        executorReference = link.loop.executor.asUnownedSerialExecutor()
         self.log = log
         self.reconnect = reconnect
         core = WorkerCore(worker: link.worker, coordinator: coordinator, machineTypes: Set(configuration.machineTypes), now: .now)
@@ -118,13 +121,14 @@ actor WorkerRuntime {
     func start() {
         // A durable instance that changes outside a received batch (a timer, an io result) is
         // written in a turn of its own.
+        let loop = link.loop
         turn.durable.onWriteNeeded { [weak self] in
-            Task { await self?.commitTurn() }
+            loop.spawn { [weak self] in await self?.commitTurn() }
         }
         // A host woken outside a batch (a timer, an effect's result, an instance starting) is
         // drained like a batch: its durable state is written before its replies leave.
         turn.woken.onWokenAlone { [weak self] target in
-            Task { await self?.drainAlone(target) }
+            loop.spawn { [weak self] in await self?.drainAlone(target) }
         }
         // Before the registration, which reports what the last process died running.
         openFlightRecorder()

@@ -5,24 +5,30 @@
 import GroveRuntime
 import Logging
 import Synchronization
+import Testing
 import ZeroMQ
 
 /// A real worker (``WorkerRuntime``, its ``WorkerCore`` and its machines' hosts) joined to an
-/// ``InMemoryCluster`` without a socket. Its `IOLoop` has no socket at all: it is only the thread
-/// and executor the runtime and its hosts run on, as in a worker process. What the runtime posts
-/// for the coordinator is kept here until ``InMemoryCluster/pump(_:)`` hands it to the
-/// coordinator's loop; what the coordinator sends it is handed to the runtime on its loop, as the
-/// worker's loop delegate hands it a received batch. Its machines run their own tasks, so a test
-/// waits for their replies, with a deadline (``InMemoryCluster/pump(_:until:)``).
+/// ``InMemoryCluster`` without a socket or a thread: the runtime and its hosts run on a
+/// ``DrivenLoop``, an executor that only queues, and the test runs it (``runUntilIdle()``; every
+/// ``deliver(_:)`` and ``InMemoryCluster/pump(_:)`` does). What the runtime posts for the
+/// coordinator is kept until a pump hands it to the coordinator's loop; what the coordinator
+/// sends it is handed to the runtime on its loop, as the worker's loop delegate hands it a
+/// received batch. The worker's own tasks (turns of their own, publications, io calls) start on
+/// the loop too, so one pump sees the whole of the worker's turn. What its machines run on the
+/// shared pool (a `.task`) and the runtime's short pauses (recovery chunks, parked messages) come
+/// back when they are done: a test that waits for those pumps until they did, with a deadline
+/// (``InMemoryCluster/pump(_:until:deadline:)``).
 final class InMemoryWorker {
     let name: String
-    let loop: IOLoop
+    let loop: DrivenLoop
     let runtime: WorkerRuntime
-    private let outgoing: Outgoing
     /// Why the runtime ended its process, in order: a worker process would have exited at the
     /// first (with its status), so what the runtime did after it is not a promise.
     var exits: [WorkerExitReason] { exitLog.reasons.withLock { $0 } }
     private let exitLog = ExitLog()
+    /// The largest frame posted so far, what the coordinator's `ZMQ_MAXMSGSIZE` would see.
+    private var largestFrame = 0
 
     final class ExitLog: Sendable {
         let reasons = Mutex<[WorkerExitReason]>([])
@@ -42,9 +48,9 @@ final class InMemoryWorker {
          recoveryTurn: Duration = Recovery.turn, clock: any HostClock = WallClock()) throws {
         let exitLog = exitLog
         self.name = name
-        loop = try IOLoop(name: "memory-\(name)")
-        // The link's socket id is never used as one: the bridge below takes what is posted for it.
-        let link = WorkerLink(worker: name, loop: loop, socket: 0, log: log)
+        loop = DrivenLoop()
+        // The link's socket id is never used as one: the test takes what is posted for it.
+        let link = WorkerLink(worker: name, loop: .driven(loop), socket: 0, log: log)
         var openRecorder: (@Sendable () throws(StoreError) -> FlightRecorder)?
         if let flightLog {
             openRecorder = { () throws(StoreError) -> FlightRecorder in FlightRecorder(log: flightLog) }
@@ -52,93 +58,121 @@ final class InMemoryWorker {
         runtime = WorkerRuntime(configuration: configuration, link: link, log: log, coordinator: "in-memory", reconnect: {},
                                 openStore: openStore, openRecorder: openRecorder, recoveryTurn: recoveryTurn, clock: clock,
                                 end: { reason in exitLog.reasons.withLock { $0.append(reason) } })
-        outgoing = Outgoing()
-        loop.start(Bridge(outgoing: outgoing))
     }
 
     /// Registers with the coordinator (the message waits here until the next pump).
-    func start() async {
-        await runtime.start()
+    func start() {
+        onLoop { $0.start() }
+    }
+
+    /// Runs what waits on the worker's loop, and what that queues, until nothing is left.
+    func runUntilIdle() {
+        loop.runUntilIdle()
     }
 
     /// Hands what the coordinator sent (each message's frames, without the routing id) to the
-    /// runtime, as one received batch.
+    /// runtime, as one received batch, and runs the worker until idle.
     func deliver(_ messages: [[[UInt8]]]) {
-        guard !messages.isEmpty else { return }
-        let runtime = runtime
-        let batch = messages.map { Inbound(socket: 0, frames: $0) }
-        loop.execute { _ in runtime.assumeIsolated { $0.handle(batch) } }
+        if !messages.isEmpty {
+            let runtime = runtime
+            let batch = messages.map { Inbound(socket: 0, frames: $0) }
+            loop.execute { runtime.assumeIsolated { $0.handle(batch) } }
+        }
+        loop.runUntilIdle()
     }
+
+    /// Runs `body` on the worker's loop, isolated to its runtime, and the loop until idle: how a
+    /// test reads or calls the runtime (an `await` on it would wait for a loop nobody runs).
+    @discardableResult
+    func onLoop<T: Sendable>(_ body: @escaping @Sendable (isolated WorkerRuntime) -> T) -> T {
+        let runtime = runtime
+        let answer = Mutex<T?>(nil)
+        loop.execute {
+            let value = runtime.assumeIsolated { body($0) }
+            answer.withLock { $0 = value }
+        }
+        loop.runUntilIdle()
+        guard let value = answer.withLock({ $0.take() }) else { preconditionFailure("the worker's loop did not run \(name)'s body") }
+        return value
+    }
+
+    /// Whether the coordinator's welcome holds, as the runtime's core has it.
+    var isWelcomed: Bool { onLoop { $0.core.isWelcomed } }
 
     /// Takes what the runtime sent the coordinator so far, each message's frames.
     func takeSent() -> [[[UInt8]]] {
-        outgoing.messages.withLock { messages in
-            defer { messages.removeAll() }
-            return messages.map(\.frames)
-        }
+        let posted = loop.takePosted()
+        largestFrame = max(largestFrame, posted.lazy.flatMap(\.frames).map(\.count).max() ?? 0)
+        return posted.map(\.frames)
     }
 
-    func stop() { loop.stop() }
+    /// Nothing to stop: the worker runs only when the test runs it. Kept so tests read as a
+    /// worker's life does.
+    func stop() {}
 
     /// The state (JSON) of the instance at `address` as its machine has it now, read on the
     /// worker's loop without a message: nil when no such instance runs. For tests of what the
     /// worker does not send.
-    func peekState(of address: String) async -> String? {
-        let runtime = runtime
-        return await withCheckedContinuation { (answer: CheckedContinuation<String?, Never>) in
-            loop.execute { _ in
-                runtime.assumeIsolated { runtime in
-                    guard let instance = runtime.instances[address] else { return answer.resume(returning: nil) }
-                    instance.state { answer.resume(returning: (try? $0.get()).map { String(decoding: $0, as: UTF8.self) } ?? "") }
-                }
-            }
+    func peekState(of address: String) -> String? {
+        let answer = Mutex<String??>(nil)
+        onLoop { runtime in
+            guard let instance = runtime.instances[address] else { return answer.withLock { $0 = .some(nil) } }
+            instance.state { state in answer.withLock { $0 = (try? state.get()).map { String(decoding: $0, as: UTF8.self) } ?? "" } }
         }
-    }
-
-    final class Outgoing: Sendable {
-        let messages = Mutex<[Outbound]>([])
-        /// The largest frame posted so far, what the coordinator's `ZMQ_MAXMSGSIZE` would see.
-        let largestFrame = Mutex(0)
-    }
-
-    /// The largest frame the runtime has sent the coordinator so far.
-    var largestFrameSent: Int { outgoing.largestFrame.withLock { $0 } }
-
-    /// The worker loop's delegate: keeps what is posted instead of sending it on a socket.
-    final class Bridge: IOLoopDelegate {
-        let outgoing: Outgoing
-        init(outgoing: Outgoing) { self.outgoing = outgoing }
-        func received(_ batch: [Inbound], io: LoopIO) {}
-        func sendFailed(_ socket: SocketID, frames: [[UInt8]], error: ZMQError, io: LoopIO) {}
-        func tick(io: LoopIO) {}
-        func posted(_ messages: [Outbound], io: LoopIO) {
-            outgoing.messages.withLock { $0 += messages }
-            let largest = messages.lazy.flatMap(\.frames).map(\.count).max() ?? 0
-            outgoing.largestFrame.withLock { $0 = max($0, largest) }
+        guard let state = answer.withLock({ $0 }) else {
+            Issue.record("\(address) did not answer for its state in its turn")
+            return nil
         }
+        return state
     }
+
+    /// The largest frame the runtime has sent the coordinator so far (that a pump took).
+    var largestFrameSent: Int { largestFrame }
 }
 
 extension InMemoryCluster {
-    /// One exchange with a real worker: what it sent reaches the coordinator in one turn, what
-    /// the coordinator sent it (lone messages and batches, as they left) is handed to it.
-    func pump(_ worker: InMemoryWorker) {
+    /// One exchange with a real worker: the worker runs until idle, what it sent reaches the
+    /// coordinator in one turn, and what the coordinator sent it (lone messages and batches, as
+    /// they left) is handed to it, and it runs until idle again. Nothing the worker does in its
+    /// own turn is left for later.
+    /// - Returns: Whether anything moved either way.
+    @discardableResult
+    func pump(_ worker: InMemoryWorker) -> Bool {
+        worker.runUntilIdle()
         let identity = Array(worker.name.utf8)
-        loop.receive(worker.takeSent().map { Inbound(socket: workers, frames: [identity] + $0) })
-        worker.deliver(toWorker(worker.name).map(\.frames))
+        let sent = worker.takeSent()
+        loop.receive(sent.map { Inbound(socket: workers, frames: [identity] + $0) })
+        let received = toWorker(worker.name).map(\.frames)
+        worker.deliver(received)
+        return !sent.isEmpty || !received.isEmpty
     }
 
-    /// Pumps until `done` holds, at most for `deadline` (the worker's machines answer from their
-    /// own tasks); the last value of `done` tells whether it held.
+    /// Pumps until `done` holds, or until nothing moves between the worker and the coordinator
+    /// and nothing on the worker's loop waits (then `done` does not hold and never will without
+    /// something else happening: a client's message, time passing). For what the worker does in
+    /// its own turns: no deadline, no sleep, the same every time.
+    /// - Returns: Whether `done` held.
+    @discardableResult
+    func settle(_ worker: InMemoryWorker, until done: () -> Bool = { false }) -> Bool {
+        // `done` may send (a client asking again): a pump after it carries that, too.
+        while true {
+            if done() { return true }
+            if !pump(worker), worker.loop.isIdle { return done() }
+        }
+    }
+
+    /// Pumps until `done` holds, at most for `deadline`, for what comes from outside the worker's
+    /// own turns (a machine's `.task` on the shared pool, a handler that answers later); the
+    /// last value of `done`, after a last pump, tells whether it held.
     @discardableResult
     func pump(_ worker: InMemoryWorker, until done: () -> Bool, deadline: Duration = .seconds(10)) async throws -> Bool {
         let giveUp = ContinuousClock.now + deadline
-        while ContinuousClock.now < giveUp {
+        while true {
             pump(worker)
             if done() { return true }
+            guard ContinuousClock.now < giveUp else { return false }
             try await Task.sleep(for: .milliseconds(2))
         }
-        return done()
     }
 }
 
