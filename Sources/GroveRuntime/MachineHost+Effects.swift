@@ -46,6 +46,12 @@ extension MachineHost {
             advance(key)
             return registry.isLive(key) ? key : nil
         case .merge(let id, let effects):
+            if parent == nil, id == nil, effects.count == 2, case .cancel(.stateTimeout) = effects[0].kind {
+                // StateScoped.step's wrapper: the cancel, then the transition's own effect as if
+                // returned alone (no group of its own in flight, its inline events unguarded).
+                cancel(.stateTimeout)
+                return execute(effects[1], parent: nil)
+            }
             let key = newKey(id)
             registry.insert(key, parent: parent, .group(.init(isSequence: false, remaining: [], isStarting: true)))
             for child in effects {

@@ -69,6 +69,35 @@ enum Door: StateScoped {
     }
 }
 
+/// A relay whose transitions out of `.idle` change the state's key, so the step wraps their
+/// effects with the cancel of the state timeout: `.start` sends `.wipe` (a `.cancelAll`) and
+/// `.note` inline, `.arm` starts a named timer.
+enum Relay: StateScoped {
+    enum State: Equatable, Sendable { case idle, busy(notes: Int) }
+    enum Event: Equatable, Sendable { case start, arm, wipe, note, tick }
+    static var initialState: State { .idle }
+    static func update(_ state: inout State, event: Event) -> Effect {
+        switch (state, event) {
+        case (.idle, .start):
+            state = .busy(notes: 0)
+            return .events([.wipe, .note])
+        case (.idle, .arm):
+            state = .busy(notes: 0)
+            return .after(.seconds(60), id: "tick", send: .tick)
+        case (.busy, .wipe):
+            return .cancelAll
+        case (.busy(let notes), .note):
+            state = .busy(notes: notes + 1)
+            return .none
+        case (.busy, .tick):
+            state = .idle
+            return .none
+        case (.idle, .wipe), (.idle, .note), (.idle, .tick), (.busy, .start), (.busy, .arm):
+            return .unhandled
+        }
+    }
+}
+
 @Suite("Timeouts tied to the state", .timeLimit(.minutes(2)))
 struct TimeoutTests {
     @Test("A state timeout fires when the machine stays in the state")
@@ -139,6 +168,25 @@ struct TimeoutTests {
         await store.send(.reverse) { $0 = .closing }
         await store.advance(by: .seconds(4))
         await store.receive(.stuck) { $0 = .closed }
+        await store.finish()
+    }
+
+    @Test("Leaving the state runs the transition's effect as it would run alone: its inline events survive a cancelAll among them")
+    func leavingKeepsInlineEventsAfterCancelAll() async {
+        let store = TestStore(Relay.self)
+        await store.send(.start) { $0 = .busy(notes: 0) }
+        await store.receive(.wipe)
+        await store.receive(.note) { $0 = .busy(notes: 1) }
+        await store.finish()
+    }
+
+    @Test("Leaving the state puts nothing in flight but the transition's own work")
+    func leavingAddsNoGroupInFlight() async {
+        let store = TestStore(Relay.self)
+        await store.send(.arm) { $0 = .busy(notes: 0) }
+        #expect(await store.host.inFlightEffects == ["tick"], "no id of a wrapper beside the timer")
+        await store.advance(by: .seconds(60))
+        await store.receive(.tick) { $0 = .idle }
         await store.finish()
     }
 }

@@ -32,10 +32,10 @@
 ///
 /// The host runs ``step(_:event:)``: `update`, then, when the key changed, the cancel of the
 /// state timeout ahead of the transition's effect, so that a state timeout the transition arms
-/// for its new state is the one left. The effect then runs as the second child of an anonymous
-/// merge: as it would on its own, except that an inline event among its `.events` that runs
-/// `.cancelAll` drops the ones after it. An `.unhandled` event changes nothing, so it never
-/// cancels. Working out the default key reflects the state (`Mirror`) twice per event; a
+/// for its new state is the one left. The two travel as an anonymous merge that hosts take
+/// apart at the top level, so the effect runs exactly as it would on its own: no group in
+/// flight for the merge, and its inline events are not dropped by a `.cancelAll` one of them
+/// runs. An `.unhandled` event changes nothing, so it never cancels. Working out the default key reflects the state (`Mirror`) twice per event; a
 /// machine on a hot path writes ``stateKey(_:)`` as a `switch`.
 public protocol StateScoped: Machine {
     /// What tells two states apart for state timeouts: states with equal keys are one state.
