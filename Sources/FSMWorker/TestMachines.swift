@@ -9,6 +9,7 @@ enum TestMachines {
     static func register(in configuration: inout WorkerConfiguration) {
         configuration.register(CrashTestCounter.self)
         configuration.register(AwaitingStateMachine<GatedAdder>.self, as: "GatedAdder")
+        configuration.register(AnswerDeadline.self)
     }
 }
 
@@ -50,6 +51,50 @@ enum GatedAdder: AwaitingStateMachineProgram {
                 }
                 return .newState(total + amount)
             }
+        }
+    }
+}
+
+/// A question with a state timeout, for the tests of state timeouts across a worker's restart:
+/// `arm` waits for an answer for `ms` milliseconds, then `expired`. `probe` arms a named timer
+/// that ends in `probed`, so a test tells by their order in `seen` which of two timers fired
+/// first, without reading a clock. `expired` is handled in every phase, so a state timeout that
+/// outlived its state would show in `seen`.
+enum AnswerDeadline: StateScoped {
+    enum Phase: String, Codable, Sendable { case idle, waiting, answered, expired }
+    struct State: Codable, Sendable {
+        var phase: Phase = .idle
+        /// `expired` and `probed`, in the order they came.
+        var seen: [String] = []
+    }
+    enum Event: Codable, Sendable {
+        case arm(ms: Int)
+        case answer
+        case expired
+        case probe(ms: Int)
+        case probed
+    }
+    static var initialState: State { State() }
+    static func stateKey(_ state: State) -> Phase { state.phase }
+    static func update(_ state: inout State, event: Event) -> Effect {
+        switch (state.phase, event) {
+        case (.idle, .arm(let ms)):
+            state.phase = .waiting
+            return .stateTimeout(after: .milliseconds(ms), send: .expired)
+        case (.waiting, .answer):
+            state.phase = .answered
+            return .none
+        case (_, .expired):
+            state.phase = .expired
+            state.seen.append("expired")
+            return .none
+        case (_, .probe(let ms)):
+            return .after(.milliseconds(ms), id: "probe", send: .probed)
+        case (_, .probed):
+            state.seen.append("probed")
+            return .none
+        case (.waiting, .arm), (.answered, .arm), (.expired, .arm), (.idle, .answer), (.answered, .answer), (.expired, .answer):
+            return .unhandled
         }
     }
 }

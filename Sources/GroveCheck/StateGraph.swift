@@ -71,7 +71,7 @@ public struct StateGraph: Sendable, Codable, Equatable {
             for event in C.sampleEvents {
                 func step() -> Step<M.State> {
                     var next = state
-                    let effect = M.update(&next, event: event)
+                    let effect = M.step(&next, event: event)
                     return Step(state: next, effect: summary(effect), isUnhandled: effect.isUnhandled, isNone: effect.isNone)
                 }
                 walk.record(state, event: C.label(of: event), example: "\(state) + \(event)", step(), again: step())

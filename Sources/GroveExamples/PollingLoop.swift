@@ -5,8 +5,8 @@ public import Grove
 /// whose polling effect loops, sending `.tick` and sleeping, and whose fetch is a closure of its
 /// environment. Run it as `Oak<PollingLoop>`; workers register it under the name `PollingLoop`.
 ///
-/// ``PollingService`` is the same pattern written on Grove's timers (`.after` on the host's clock,
-/// a Codable fetch that may run on another worker). This one keeps the seed's shape, so that
+/// ``PollingService`` is the same pattern written on Grove's timers (a state timeout on the host's
+/// clock, a Codable fetch that may run on another worker). This one keeps the seed's shape, so that
 /// Oak's effect path runs on a worker and in `TestStore` as a seed user wrote it.
 ///
 /// Beyond the seed's text (seed 000's `PollingService`, renamed here only because the native

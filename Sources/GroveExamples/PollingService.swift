@@ -3,12 +3,14 @@ public import Grove
 /// Fetches data at a fixed interval, with pause, resume and stop: the "Timer and Polling" pattern
 /// of Oak's *Common Patterns*.
 ///
-/// The seed looped over `Task.sleep` inside one long effect. Here each tick is a Grove timer,
-/// `.after(interval, id: "poll-tick", send: .tick)`, re-armed by the tick itself: timers are
-/// durable (a snapshot records their deadline) and run on the host's clock, so tests drive them
-/// with a test clock. Each tick sends a Codable ``FetchData`` request under the id `"poll-fetch"`,
-/// which may run on another worker; a fetch still in flight at the next tick is replaced by the
-/// new one. Pause and stop cancel both the timer and the fetch in flight.
+/// The seed looped over `Task.sleep` inside one long effect. Here each tick is the state timeout
+/// of `polling` (`gen_statem`'s `state_timeout`), `.stateTimeout(after: interval, send: .tick)`,
+/// re-armed by the tick itself: a timer, so durable (a snapshot records its deadline) and run on
+/// the host's clock, so tests drive it with a test clock; and tied to the state, so leaving
+/// `polling` (pause, stop) cancels it without a word from `update`. Each tick sends a Codable
+/// ``FetchData`` request under the id `"poll-fetch"`, which may run on another worker; a fetch
+/// still in flight at the next tick is replaced by the new one. Pause and stop cancel the fetch
+/// in flight.
 ///
 /// Time enters the state only through the service's answers (``PolledData/updatedAt``), never
 /// from a clock read in `update`.
@@ -18,7 +20,7 @@ public import Grove
 /// poller.start()
 /// try poller.send(.startPolling(interval: 30))   // fetch now, then every 30 s
 /// ```
-public enum PollingService: Machine {
+public enum PollingService: StateScoped {
     /// `interval` is in seconds, as the seed's `TimeInterval`. `failures` counts fetches that
     /// failed since polling started; polling goes on after a failure.
     public enum State: Codable, Sendable, Equatable, NonTerminal {
@@ -49,8 +51,10 @@ public enum PollingService: Machine {
         case fetchFailed(message: String)
     }
 
-    /// The id of the timer that sends the next `.tick`.
-    public static let tickID: EffectID = "poll-tick"
+    /// The id of the timer that sends the next `.tick`: the state timeout of `polling`. (Before
+    /// the port to state timeouts it was `"poll-tick"`; a record from then restores that timer,
+    /// whose tick re-arms the state timeout.)
+    public static let tickID: EffectID = .stateTimeout
     /// The id of the fetch in flight.
     public static let fetchID: EffectID = "poll-fetch"
 
@@ -68,6 +72,15 @@ public enum PollingService: Machine {
         guard case .startPolling(let interval) = event, !intervals.contains(interval) else { return nil }
         return "startPolling's interval is \(interval) s; it must be from \(intervals.lowerBound) s (a tenth of a second) "
             + "to \(Int(intervals.upperBound)) s (a year)"
+    }
+
+    /// The case: a `switch`, not the reflecting default, since every tick asks.
+    public static func stateKey(_ state: State) -> String {
+        switch state {
+        case .idle: "idle"
+        case .polling: "polling"
+        case .paused: "paused"
+        }
     }
 
     public static func update(_ state: inout State, event: Event) -> Effect {
@@ -108,7 +121,7 @@ public enum PollingService: Machine {
     /// Fetches now and arms the next tick.
     static func poll(every interval: Double, since lastUpdate: Timestamp?) -> Effect {
         .merge([
-            .after(.seconds(interval), id: tickID, send: .tick),
+            .stateTimeout(after: .seconds(interval), send: .tick),
             .io(id: fetchID, FetchData(since: lastUpdate)) { result in
                 switch result {
                 case .success(let data): .dataUpdated(data)
@@ -118,5 +131,6 @@ public enum PollingService: Machine {
         ])
     }
 
-    static var cancelPolling: Effect { .merge([.cancel(tickID), .cancel(fetchID)]) }
+    /// The fetch in flight; the tick goes with the state it was armed in.
+    static var cancelPolling: Effect { .cancel(fetchID) }
 }

@@ -46,6 +46,12 @@ extension MachineHost {
             advance(key)
             return registry.isLive(key) ? key : nil
         case .merge(let id, let effects):
+            if parent == nil, id == nil, effects.count == 2, case .cancel(.stateTimeout) = effects[0].kind {
+                // StateScoped.step's wrapper: the cancel, then the transition's own effect as if
+                // returned alone (no group of its own in flight, its inline events unguarded).
+                cancel(.stateTimeout)
+                return execute(effects[1], parent: nil)
+            }
             let key = newKey(id)
             registry.insert(key, parent: parent, .group(.init(isSequence: false, remaining: [], isStarting: true)))
             for child in effects {
@@ -69,6 +75,7 @@ extension MachineHost {
     @discardableResult
     func arm(_ event: M.Event, id: EffectID?, deadline: Timestamp, parent: JobKey?) -> JobKey {
         let key = newKey(id)
+        if id == .eventTimeout { eventTimeoutArmed = true }
         let mailbox = self.mailbox
         let timer = clock.schedule(at: deadline) { try? mailbox.post(.timerFired(key)) }
         registry.insert(key, parent: parent, .timer(timer, deadline: deadline, event: event))

@@ -185,13 +185,22 @@ extension MachineHost {
         recorder.didRun()
     }
 
-    /// ``apply(_:origin:)`` without the recorder.
+    /// ``apply(_:origin:)`` without the recorder. Any event ends the event timeout, before the
+    /// machine's `step` can arm a new one.
     @inlinable
     func transition(_ event: M.Event, origin: EventOrigin) {
+        if eventTimeoutArmed { cancelEventTimeout() }
         if reissuesIO { return transitionKeepingCause(event, origin: origin) }
-        let effect = M.update(&_state, event: event)
+        let effect = M.step(&_state, event: event)
         if case .none = effect.kind, stateObservers.isEmpty, trace == nil, !M.isTerminal(_state) { return }
         committed(effect, event: event, origin: origin)
+    }
+
+    /// Cancels the event timeout: an event arrived. A no-op when it fired or was cancelled.
+    @usableFromInline
+    func cancelEventTimeout() {
+        eventTimeoutArmed = false
+        cancel(.eventTimeout)
     }
 
     @usableFromInline

@@ -43,7 +43,7 @@ extension MachineHost {
     @usableFromInline
     func transitionKeepingCause(_ event: M.Event, origin: EventOrigin) {
         let before = _state
-        let effect = M.update(&_state, event: event)
+        let effect = M.step(&_state, event: event)
         if case .none = effect.kind, stateObservers.isEmpty, trace == nil, !M.isTerminal(_state) { return }
         running = RunningTransition(state: before, event: event)
         committed(effect, event: event, origin: origin)
@@ -73,7 +73,7 @@ extension MachineHost {
         var interrupted: [M.Event] = []
         for record in reissued {
             var state = record.stateBefore
-            let effect = M.update(&state, event: record.event)
+            let effect = M.step(&state, event: record.event)
             if let call = effect.reissuableIO(at: record.ordinal), call.requestName == record.name {
                 calls.append(PendingReissue(record: record, call: call))
             } else {

@@ -49,6 +49,9 @@ public final actor MachineHost<M: Machine> {
     /// Whether the last transition's `update` returned `.unhandled`: set by it, cleared before
     /// an event whose sender waits (``handleAwaiting(_:_:)``), which is told.
     @usableFromInline @exclusivity(unchecked) var unhandledLast = false
+    /// Whether an event timeout (``EffectID/eventTimeout``) may be armed: set when one is, so
+    /// that the next event cancels it, and a machine that never arms one pays only this check.
+    @usableFromInline @exclusivity(unchecked) var eventTimeoutArmed = false
     /// Whether each transition keeps the state it began from: ``HostOptions/reissuesIO``, for a
     /// machine type that declares ``Machine/startsReissuableIO``.
     @usableFromInline let reissuesIO: Bool

@@ -64,13 +64,15 @@ struct PollingServiceTests {
         #expect(state == .polling(interval: 5, lastUpdate: data(3).updatedAt, failures: 2))
     }
 
+    // The tick is the state timeout of `polling`: leaving it, `step` (what hosts run) cancels
+    // it, not `update`; so pause and stop go through `step` here.
     @Test("pause and stop cancel the timer and the fetch; resume polls again at once")
     func pauseResumeStop() {
         let cancelBoth: [EffectShape<PollingService>] = [
             .cancel(PollingService.tickID), .cancel(PollingService.fetchID),
         ]
         var state = PollingService.State.polling(interval: 5, lastUpdate: data(1).updatedAt, failures: 1)
-        #expect(PollingService.update(&state, event: .pausePolling).shape.flattened == cancelBoth)
+        #expect(PollingService.step(&state, event: .pausePolling).shape.flattened == cancelBoth)
         #expect(state == .paused(interval: 5, lastUpdate: data(1).updatedAt, failures: 1))
 
         #expect(PollingService.update(&state, event: .resumePolling).shape.flattened == [
@@ -79,11 +81,11 @@ struct PollingServiceTests {
         ])
         #expect(state == .polling(interval: 5, lastUpdate: data(1).updatedAt, failures: 1))
 
-        #expect(PollingService.update(&state, event: .stopPolling).shape.flattened == cancelBoth)
+        #expect(PollingService.step(&state, event: .stopPolling).shape.flattened == cancelBoth)
         #expect(state == .idle)
 
         state = .paused(interval: 5, lastUpdate: nil, failures: 0)
-        #expect(PollingService.update(&state, event: .stopPolling).shape.flattened == cancelBoth)
+        #expect(PollingService.step(&state, event: .stopPolling).shape.flattened == cancelBoth)
         #expect(state == .idle)
     }
 

@@ -30,3 +30,23 @@ struct EffectIDCodingTests {
         }
     }
 }
+
+/// The ids Grove reserves for the timeouts it names are a third space: an object in JSON,
+/// never equal to a user's string, and refused when the name is one Grove does not know.
+@Suite(.timeLimit(.minutes(2)))
+struct ReservedEffectIDCodingTests {
+    @Test func reservedIdsRoundTripAsObjects() throws {
+        #expect(String(decoding: try JSONEncoder().encode(EffectID.stateTimeout), as: UTF8.self) == #"{"reserved":"state-timeout"}"#)
+        for id in [EffectID.stateTimeout, .eventTimeout] {
+            #expect(try JSONDecoder().decode(EffectID.self, from: JSONEncoder().encode(id)) == id)
+        }
+        #expect(try JSONDecoder().decode(EffectID.self, from: Data(#""state-timeout""#.utf8)) == EffectID("state-timeout"))
+        #expect(EffectID("state-timeout") != .stateTimeout)
+    }
+
+    @Test func anUnknownReservedNameIsRefused() {
+        #expect(throws: DecodingError.self) {
+            try JSONDecoder().decode(EffectID.self, from: Data(#"{"reserved":"lunch"}"#.utf8))
+        }
+    }
+}

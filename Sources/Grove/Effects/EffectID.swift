@@ -2,8 +2,10 @@
 ///
 /// Ids are scoped to one machine instance: two instances using `"search"` never touch each other's
 /// work. Ids the user chooses (strings) and ids the runtime generates (numbers) live in different
-/// spaces, so they can never collide. Ids are Codable because cancellations cross processes; a user
-/// id encodes as a JSON string, a generated id as a JSON number.
+/// spaces, so they can never collide; the ids of the timeouts Grove names for the machine
+/// (``stateTimeout``, ``eventTimeout``) are a third space. Ids are Codable because cancellations
+/// cross processes; a user id encodes as a JSON string, a generated id as a JSON number, a
+/// reserved id as an object: `{"reserved":"state-timeout"}`.
 ///
 /// ```swift
 /// return .task(id: "search") { env in .results(try await env.search(query)) }
@@ -14,6 +16,15 @@ public struct EffectID: Hashable, Sendable, Codable, CustomStringConvertible, Ex
     enum Storage: Hashable, Sendable {
         case user(String)
         case generated(UInt64)
+        /// Named by Grove, not by the user: a string the user writes can never equal it.
+        case reserved(Reserved)
+    }
+
+    /// The ids Grove reserves, by their coded names.
+    @usableFromInline
+    enum Reserved: String, Hashable, Sendable {
+        case stateTimeout = "state-timeout"
+        case eventTimeout = "event-timeout"
     }
 
     @usableFromInline
@@ -28,7 +39,15 @@ public struct EffectID: Hashable, Sendable, Codable, CustomStringConvertible, Ex
     /// An id the runtime generates for anonymous work. Not API: hosts call it.
     package static func generated(_ number: UInt64) -> EffectID { EffectID(storage: .generated(number)) }
 
-    init(storage: Storage) { self.storage = storage }
+    @usableFromInline init(storage: Storage) { self.storage = storage }
+
+    /// The timer of a state timeout (``MachineEffect/stateTimeout(after:send:)``): cancelled when
+    /// a ``StateScoped`` machine leaves the state that armed it.
+    @inlinable public static var stateTimeout: EffectID { EffectID(storage: .reserved(.stateTimeout)) }
+
+    /// The timer of an event timeout (``MachineEffect/eventTimeout(after:send:)``): cancelled by
+    /// the next event the machine receives.
+    @inlinable public static var eventTimeout: EffectID { EffectID(storage: .reserved(.eventTimeout)) }
 
     /// `true` when the runtime generated this id for work started without one.
     public var isGenerated: Bool {
@@ -40,6 +59,7 @@ public struct EffectID: Hashable, Sendable, Codable, CustomStringConvertible, Ex
         switch storage {
         case .user(let name): name
         case .generated(let number): "#\(number)"
+        case .reserved(let name): "<\(name.rawValue)>"
         }
     }
 
@@ -49,9 +69,12 @@ public struct EffectID: Hashable, Sendable, Codable, CustomStringConvertible, Ex
             storage = .user(name)
         } else if let number = try? container.decode(UInt64.self) {
             storage = .generated(number)
+        } else if let coded = try? container.decode(ReservedForm.self), let reserved = Reserved(rawValue: coded.reserved) {
+            storage = .reserved(reserved)
         } else {
             throw DecodingError.dataCorruptedError(
-                in: container, debugDescription: "an effect id is a string (a name such as \"fetch\") or a whole number from 0 up")
+                in: container, debugDescription: "an effect id is a string (a name such as \"fetch\"), a whole number from 0 up, "
+                    + "or an id Grove reserves: {\"reserved\":\"state-timeout\"} or {\"reserved\":\"event-timeout\"}")
         }
     }
 
@@ -60,6 +83,12 @@ public struct EffectID: Hashable, Sendable, Codable, CustomStringConvertible, Ex
         switch storage {
         case .user(let name): try container.encode(name)
         case .generated(let number): try container.encode(number)
+        case .reserved(let name): try container.encode(ReservedForm(reserved: name.rawValue))
         }
+    }
+
+    /// The coded form of a reserved id: an object, so that no string or number is one.
+    private struct ReservedForm: Codable {
+        var reserved: String
     }
 }

@@ -74,8 +74,25 @@ extension MachineEffect {
 
     /// Sends `event` after `delay` on the host's clock. Timers are durable: a snapshot records the
     /// absolute deadline and a restored machine fires it on time.
+    ///
+    /// With an `id` this is a named timeout (`gen_statem`'s generic timeout): arming it again
+    /// under the same id replaces it, and only `.cancel(id)` ends it early. See also
+    /// ``eventTimeout(after:send:)`` and, for a ``StateScoped`` machine, ``stateTimeout(after:send:)``.
     public static func after(_ delay: Duration, id: EffectID? = nil, send event: M.Event) -> MachineEffect {
         MachineEffect(kind: .timer(id: id, delay: delay, event: event))
+    }
+
+    /// Sends `event` after `delay` unless the machine receives another event first
+    /// (`gen_statem`'s `event_timeout`): any event cancels it, handled or not, from a sender, an
+    /// effect, a timer or an inline `.events`. Arming it again replaces it. A timer under
+    /// ``EffectID/eventTimeout``, so durable as every timer.
+    ///
+    /// ```swift
+    /// case (.connected, .message(let text)):
+    ///     return .merge([.output(text), .eventTimeout(after: .seconds(30), send: .idle)])
+    /// ```
+    public static func eventTimeout(after delay: Duration, send event: M.Event) -> MachineEffect {
+        MachineEffect(kind: .timer(id: .eventTimeout, delay: delay, event: event))
     }
 
     /// A Codable request executed by the effect handler registered for `R`, locally or in another
@@ -116,5 +133,23 @@ extension MachineEffect {
     /// Runs `effects` concurrently. Cancelling `id` cancels all of them.
     public static func merge(_ effects: [MachineEffect], id: EffectID? = nil) -> MachineEffect {
         MachineEffect(kind: .merge(id: id, effects))
+    }
+}
+
+extension MachineEffect where M: StateScoped {
+    /// Sends `event` after `delay` unless the machine leaves its state first (`gen_statem`'s
+    /// `state_timeout`); the state is what ``StateScoped/stateKey(_:)`` says. Arming it again,
+    /// in the same state or on entering another, replaces it. A timer under
+    /// ``EffectID/stateTimeout``, so durable as every timer: a restored machine fires it at its
+    /// original deadline, and leaving the state after the restore still cancels it.
+    ///
+    /// ```swift
+    /// case (.idle, .connect):
+    ///     state = .connecting
+    ///     return .merge([.io(id: "dial", Dial()) { .dialed($0) },
+    ///                    .stateTimeout(after: .seconds(5), send: .gaveUp)])
+    /// ```
+    public static func stateTimeout(after delay: Duration, send event: M.Event) -> MachineEffect {
+        MachineEffect(kind: .timer(id: .stateTimeout, delay: delay, event: event))
     }
 }

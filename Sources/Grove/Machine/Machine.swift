@@ -44,6 +44,12 @@ public protocol Machine: Sendable {
     /// - Returns: The effect describing work for the host to run; `.none` when there is nothing.
     static func update(_ state: inout State, event: Event) -> Grove.MachineEffect<Self>
 
+    /// The transition a host runs for `event`: ``update(_:event:)`` plus what the machine's
+    /// model adds around it. Hosts, journal replay and `fsm-check` call this, never `update`.
+    /// Defaults to `update` itself, inlined, so a machine that uses nothing more pays nothing;
+    /// ``StateScoped`` adds the cancel of its state timeout when the state changes.
+    static func step(_ state: inout State, event: Event) -> Grove.MachineEffect<Self>
+
     /// Whether `state` ends the machine's run. Defaults to `state.isTerminal` when `State` is
     /// ``Terminable``, otherwise to `false`.
     static func isTerminal(_ state: State) -> Bool
@@ -81,6 +87,11 @@ public protocol Machine: Sendable {
 }
 
 extension Machine {
+    @inlinable
+    public static func step(_ state: inout State, event: Event) -> Grove.MachineEffect<Self> {
+        update(&state, event: event)
+    }
+
     public static func isTerminal(_ state: State) -> Bool { false }
     public static var initialOutput: Output? { nil }
     public static func refusal(of event: Event) -> String? { nil }

@@ -126,7 +126,7 @@ extension Factory {
                 bytes += entry.event[1...]
                 return entry.event[0] == 1
             }
-            _ = M.update(&state, event: event)
+            _ = M.step(&state, event: event)
             flight?.didRun()
         }
         return Snapshot(state: state)

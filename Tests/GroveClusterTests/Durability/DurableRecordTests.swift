@@ -51,6 +51,22 @@ struct DurableRecordTests {
         #expect(try DurableRecord.decode(formerJSON, as: Refetcher.self).interruptedIO.map(\.event) == [.failed("interrupted")])
     }
 
+    @Test func aRecordHoldingReservedTimerIdsComesBackFromTheBinaryCodec() async throws {
+        let host = MachineHost(Asker.self, clock: WallClock())
+        host.start()
+        _ = try await host.sendAndWait(.ask)
+        let snapshot = await host.snapshot()
+        await host.stop()
+        let bytes = try DurableRecord.encode(snapshot)
+        #expect(bytes.first == 1, "the binary codec, not JSON")
+        let decoded = try DurableRecord.decode(bytes, as: Asker.self)
+        #expect(decoded.timers.map(\.id) == snapshot.timers.map(\.id))
+        #expect(Set(decoded.timers.map(\.id)) == [.stateTimeout, .eventTimeout])
+        #expect(decoded.timers.map(\.deadline) == snapshot.timers.map(\.deadline))
+        #expect(decoded.timers.map(\.event) == snapshot.timers.map(\.event))
+        #expect(decoded.state == .asking)
+    }
+
     @Test func anUnknownCodecByteIsRefusedNamingANewerGrove() {
         let error = #expect(throws: WireError.self) { try DurableRecord.decode([6, 0], as: Refetcher.self) }
         #expect(error?.message.contains("written by a newer Grove") == true, "\(String(describing: error))")
@@ -109,5 +125,25 @@ private struct NeverAnswers: IOPerformer {
     func perform<R: IORequest>(_ request: R) async -> Result<R.Response, IOFailure> {
         try? await Task.sleep(for: .seconds(3600))
         return .failure(IOFailure(.interrupted, "cancelled"))
+    }
+}
+
+/// Asks with a state timeout and an event timeout pending: timers under both reserved ids.
+private enum Asker: StateScoped {
+    enum State: Codable, Sendable, Equatable { case idle, asking }
+    enum Event: Codable, Sendable, Equatable { case ask, tooLate, quiet }
+    static var initialState: State { .idle }
+    static func update(_ state: inout State, event: Event) -> Effect {
+        switch (state, event) {
+        case (.idle, .ask):
+            state = .asking
+            return .merge([.stateTimeout(after: .seconds(60), send: .tooLate),
+                           .eventTimeout(after: .seconds(30), send: .quiet)])
+        case (.asking, .tooLate), (.asking, .quiet):
+            state = .idle
+            return .none
+        case (.idle, .tooLate), (.idle, .quiet), (.asking, .ask):
+            return .unhandled
+        }
     }
 }

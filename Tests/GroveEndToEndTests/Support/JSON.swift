@@ -14,6 +14,12 @@ extension JSONValue {
     /// A member of an object: `state["step"]`.
     subscript(_ key: String) -> JSONValue? { objectValue?[key] }
 
+    /// The elements of an array.
+    var arrayValue: [JSONValue]? {
+        if case .array(let elements) = self { return elements }
+        return nil
+    }
+
     /// The case name of an enum as Codable writes it: the single key of an object.
     var caseName: String? {
         guard let members = objectValue, members.count == 1 else { return stringValue }

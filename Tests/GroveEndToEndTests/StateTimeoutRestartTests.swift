@@ -1,0 +1,85 @@
+import Foundation
+import GroveWire
+import Testing
+
+extension EndToEnd {
+    /// Issue 36, item 1: a durable machine's state timeout is a timer under a reserved id, so a
+    /// worker killed with SIGKILL while it is pending comes back with it: it fires at its
+    /// original deadline, and leaving the state after the restart still cancels it. Real
+    /// processes over ipc, durability `state`, `AnswerDeadline` of `fsm-worker
+    /// --with-test-machines`. Which of two timers fired first is read from the machine's
+    /// `seen`, never from a clock in the test.
+    @Suite(.timeLimit(.minutes(2)))
+    struct StateTimeoutRestartTests {
+        static func topology(_ name: String) -> TopologyFile {
+            TopologyFile(
+                name: name, transport: .ipc,
+                workers: [.init(name: "w", arguments: ["--with-test-machines"])],
+                machines: [.init(name: "question", type: "AnswerDeadline", worker: "w", durability: "state")]
+            )
+        }
+
+        /// Kills worker `w` with SIGKILL and waits for fsm-launch to bring it back.
+        static func killAndAwaitRestart(_ cluster: Cluster) async throws {
+            let worker = try await cluster.workerPID("w")
+            kill(worker, SIGKILL)
+            try await waitUntil("w to come back as a new process", timeout: .seconds(20)) {
+                (try? await cluster.workerPID("w")).map { $0 != worker } ?? false
+            }
+        }
+
+        /// Milliseconds from now until `instant`, at least `floor`.
+        static func milliseconds(until instant: ContinuousClock.Instant, floor: Int) -> Int {
+            let left = instant - ContinuousClock.now
+            return max(floor, Int(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000))
+        }
+
+        @Test func aStateTimeoutPendingWhenItsWorkerIsKilledFiresAtItsOriginalDeadline() async throws {
+            try await withCluster(Self.topology("state-timeout-fires")) { cluster in
+                let armed = ContinuousClock.now
+                let deadline = armed + .seconds(4)
+                #expect(try await cluster.send("question", #"{"arm":{"ms":4000}}"#)["phase"] == json(#""waiting""#))
+                // Time itself is what this waits for: the restore then comes a good while after
+                // the arming, so a timeout armed afresh on restore would fire after the probe.
+                try await Task.sleep(until: armed + .milliseconds(1500))
+                try await Self.killAndAwaitRestart(cluster)
+
+                let restored = try await cluster.state("question")
+                if ContinuousClock.now < deadline {
+                    #expect(restored["phase"] == json(#""waiting""#), "before its deadline it has not fired: \(restored)")
+                }
+                // A named timer due a second after the original deadline: the state timeout
+                // fires first when it kept that deadline (or at once on restore, if the restart
+                // took longer); armed afresh on restore, it would fire 4 s after it, later.
+                let probe = Self.milliseconds(until: deadline + .seconds(1), floor: 500)
+                _ = try await cluster.send("question", #"{"probe":{"ms":\#(probe)}}"#)
+                let done = try await cluster.waitForState("question", "expired and probed", timeout: .seconds(30)) {
+                    $0["seen"]?.arrayValue?.count == 2
+                }
+                #expect(done["seen"] == json(#"["expired","probed"]"#), "\(done)")
+                #expect(done["phase"] == json(#""expired""#), "\(done)")
+                #expect(ContinuousClock.now >= deadline, "never before its deadline")
+            }
+        }
+
+        @Test func leavingTheStateAfterTheRestartCancelsItsStateTimeout() async throws {
+            try await withCluster(Self.topology("state-timeout-cancelled")) { cluster in
+                let deadline = ContinuousClock.now + .seconds(10)
+                #expect(try await cluster.send("question", #"{"arm":{"ms":10000}}"#)["phase"] == json(#""waiting""#))
+                try await Self.killAndAwaitRestart(cluster)
+
+                let answered = try await cluster.send("question", "answer")
+                #expect(answered["phase"] == json(#""answered""#), "answered before the deadline: \(answered)")
+                // Due after the state timeout's deadline: had the answer not cancelled it, its
+                // `expired` would come first (`expired` is handled in every phase).
+                let probe = Self.milliseconds(until: deadline + .seconds(1), floor: 500)
+                _ = try await cluster.send("question", #"{"probe":{"ms":\#(probe)}}"#)
+                let done = try await cluster.waitForState("question", "probed", timeout: .seconds(30)) {
+                    $0["seen"]?.arrayValue?.isEmpty == false
+                }
+                #expect(done["seen"] == json(#"["probed"]"#), "\(done)")
+                #expect(done["phase"] == json(#""answered""#), "\(done)")
+            }
+        }
+    }
+}
