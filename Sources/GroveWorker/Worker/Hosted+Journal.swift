@@ -3,20 +3,6 @@ import GroveRuntime
 import GroveWire
 import Synchronization
 
-/// What one durable instance writes in a group commit (``WorkerRuntime/writeDurable()``).
-struct DurableWrite: Sendable {
-    var address: String
-    /// Its record: for `state` at every write, for `journal` when ``JournalCursor`` says.
-    var record: MachineRecord?
-    /// Events to append to its journal (`journal` only).
-    var journal: [JournalCursor.JournalEvent] = []
-    /// Whatever the store holds for the address goes before `record`: a `journal` instance's
-    /// first record, so that an earlier life's journal is never replayed onto it.
-    var replacesStored = false
-    /// Why its record could not be written.
-    var failure: WireError?
-}
-
 /// The ``JournalCursor`` of one `journal` instance, which its host's recorder moves on each
 /// event. Touched on the worker's loop thread only; the lock is for the compiler's sake and is
 /// never contended.
@@ -66,47 +52,6 @@ extension Hosted {
                 }
             },
             didRun: { flight?.didRun() })
-    }
-
-    /// What this durable instance writes now, on the worker's loop; nil once it has ended (its
-    /// record and journal go).
-    func write(snapshotEvery: Int) -> DurableWrite? {
-        unwritten.store(false, ordering: .releasing)
-        guard let journal else {
-            switch encodedRecord(through: 0) {
-            case .success(let record)?: return DurableWrite(address: address, record: record)
-            case .failure(let error)?: return DurableWrite(address: address, failure: error)
-            case nil: return nil
-            }
-        }
-        let (ended, holdsOnlyState) = host.onOwnExecutor { ($0.hasEnded, $0.holdsOnlyState) }
-        if ended { return nil }
-        switch journal.write(holdsOnlyState: holdsOnlyState, snapshotEvery: snapshotEvery) {
-        case .append(let events):
-            return DurableWrite(address: address, journal: events)
-        case .record(let through, let first, let events):
-            switch encodedRecord(through: through) {
-            case .success(let record)?:
-                return DurableWrite(address: address, record: record, replacesStored: first)
-            case .failure(let error)?:
-                journal.recordNotWritten(first: first, appended: events.count)
-                return DurableWrite(address: address, journal: first ? [] : events, failure: error)
-            case nil:
-                return nil
-            }
-        }
-    }
-
-    /// The record of this instance now, including the journal through `sequence`; nil once it
-    /// has ended, or why its snapshot does not encode.
-    private func encodedRecord(through sequence: UInt64) -> Result<MachineRecord, WireError>? {
-        do {
-            guard let snapshot = try path.record(host) else { return nil }
-            return .success(MachineRecord(address: address, type: type, snapshot: snapshot, sequence: sequence))
-        } catch {
-            return .failure(.unencodableState(error, type: M.State.self, binary: false, outcome: "it was to be written to the store",
-                                              address: address))
-        }
     }
 }
 

@@ -10,7 +10,23 @@ import Synchronization
 // for a no-wait event); ``Hosted`` decodes it and checks it against the machine's refusals and
 // the quarantine; an idle host on the worker's loop runs it at once (``HostedPath/sendNow``),
 // a busy one queues it; the state it committed goes back through ``StateReply`` into the
-// turn's batch of replies on the ``WorkerLink``.
+// turn's batch of replies on the ``WorkerLink``. A durable instance then joins the turn's
+// durable writes (``Hosted/changed()``), and the turn's commit asks it what to write
+// (``Hosted/write(snapshotEvery:)``, at the end of this file) before the replies leave.
+
+/// What one durable instance writes in a group commit (``WorkerRuntime/writeDurable()``).
+struct DurableWrite: Sendable {
+    var address: String
+    /// Its record: for `state` at every write, for `journal` when ``JournalCursor`` says.
+    var record: MachineRecord?
+    /// Events to append to its journal (`journal` only).
+    var journal: [JournalCursor.JournalEvent] = []
+    /// Whatever the store holds for the address goes before `record`: a `journal` instance's
+    /// first record, so that an earlier life's journal is never replayed onto it.
+    var replacesStored = false
+    /// Why its record could not be written.
+    var failure: WireError?
+}
 
 /// One machine instance on a worker, seen through JSON: what the worker's message loop drives.
 protocol HostedMachine: AnyObject, Sendable {
@@ -326,5 +342,48 @@ struct StateReply: Sendable {
     /// Answers with `error`, naming the machine's address when the error does not.
     func fail(_ error: WireError) {
         link.send(WireMessage.error(error, correlation: correlation, address: address))
+    }
+}
+
+extension Hosted {
+    /// What this durable instance writes now, on the worker's loop; nil once it has ended (its
+    /// record and journal go).
+    func write(snapshotEvery: Int) -> DurableWrite? {
+        unwritten.store(false, ordering: .releasing)
+        guard let journal else {
+            switch encodedRecord(through: 0) {
+            case .success(let record)?: return DurableWrite(address: address, record: record)
+            case .failure(let error)?: return DurableWrite(address: address, failure: error)
+            case nil: return nil
+            }
+        }
+        let (ended, holdsOnlyState) = host.onOwnExecutor { ($0.hasEnded, $0.holdsOnlyState) }
+        if ended { return nil }
+        switch journal.write(holdsOnlyState: holdsOnlyState, snapshotEvery: snapshotEvery) {
+        case .append(let events):
+            return DurableWrite(address: address, journal: events)
+        case .record(let through, let first, let events):
+            switch encodedRecord(through: through) {
+            case .success(let record)?:
+                return DurableWrite(address: address, record: record, replacesStored: first)
+            case .failure(let error)?:
+                journal.recordNotWritten(first: first, appended: events.count)
+                return DurableWrite(address: address, journal: first ? [] : events, failure: error)
+            case nil:
+                return nil
+            }
+        }
+    }
+
+    /// The record of this instance now, including the journal through `sequence`; nil once it
+    /// has ended, or why its snapshot does not encode.
+    private func encodedRecord(through sequence: UInt64) -> Result<MachineRecord, WireError>? {
+        do {
+            guard let snapshot = try path.record(host) else { return nil }
+            return .success(MachineRecord(address: address, type: type, snapshot: snapshot, sequence: sequence))
+        } catch {
+            return .failure(.unencodableState(error, type: M.State.self, binary: false, outcome: "it was to be written to the store",
+                                              address: address))
+        }
     }
 }
