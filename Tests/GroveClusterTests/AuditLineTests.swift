@@ -38,7 +38,7 @@ enum SecretMachine: Machine {
 
 /// The audit log's pieces: a line's exact bytes, the digest, the file, and the trail that turns
 /// an instance's trace into lines.
-@Suite("Audit lines", .timeLimit(.minutes(1)))
+@Suite("Audit lines", .timeLimit(.minutes(2)))
 struct AuditLineTests {
     static func temporaryDirectory() -> String {
         FileManager.default.temporaryDirectory.appendingPathComponent("grove-audit-\(UUID().uuidString)").path

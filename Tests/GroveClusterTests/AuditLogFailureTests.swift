@@ -12,7 +12,7 @@ import Testing
 /// a write the file does not take is thrown (``AuditLogError/Code/cannotWrite``, exit 74 before
 /// the turn's replies leave). Each error names the file and says what to do: its message is what
 /// the worker says as it exits.
-@Suite("Audit log failures", .timeLimit(.minutes(1)))
+@Suite("Audit log failures", .timeLimit(.minutes(2)))
 struct AuditLogFailureTests {
     static let isRoot = geteuid() == 0
 

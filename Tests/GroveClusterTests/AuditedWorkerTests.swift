@@ -12,7 +12,7 @@ import Testing
 /// coordinator in one process (`InMemoryWorker`): one line per committed transition, written
 /// before the replies leave, after the store's commit for a durable machine, none for machines
 /// not audited.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(2)))
 struct AuditedWorkerTests {
     static let topology = Topology(
         name: "audited",

@@ -10,7 +10,7 @@ import Testing
 /// A StateMachinePackage program whose transition awaits, on a worker, durable with `state` and
 /// `journal`: killed while the transition awaits, the restarted worker runs it again from the
 /// committed state, so the event is not lost (at least once).
-@Suite(.serialized, .timeLimit(.minutes(1)))
+@Suite(.serialized, .timeLimit(.minutes(2)))
 struct AwaitingWorkerTests {
     static let topology = Topology(
         name: "awaiting",

@@ -8,7 +8,7 @@ import Testing
 import ZeroMQ
 
 /// A coordinator removes the socket files it bound when it stops, and only those.
-@Suite("BoundSocketFiles", .timeLimit(.minutes(1)))
+@Suite("BoundSocketFiles", .timeLimit(.minutes(2)))
 struct BoundSocketFilesTests {
     static func exists(_ path: String) -> Bool {
         var status = stat()

@@ -25,7 +25,7 @@ private func failure(_ action: ClientAction) -> WireError? {
 
 /// The rules of `Client` (Client.swift only moves bytes and sleeps): correlations, what a reply
 /// means, and when an `unavailable` is sent again. No socket, no thread, no clock.
-@Suite("Client core", .timeLimit(.minutes(1)))
+@Suite("Client core", .timeLimit(.minutes(2)))
 struct ClientCoreTests {
     @Test func eachRequestGoesUnderANewCorrelationAndItsReplyEndsIt() {
         var core = ClientCore(timeout: .seconds(5), retryUnavailable: false)

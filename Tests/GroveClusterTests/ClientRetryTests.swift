@@ -77,7 +77,7 @@ private func sendIncrement(to endpoint: String, timeout: Duration, retryUnavaila
 /// `Client`'s `retryUnavailable`: only `unavailable` is resent, and never past the timeout.
 /// Counts of requests are asserted, never durations (`Scripts/pacing.sh` prints how many fit in
 /// 300 ms). `.ownThread`: the client and the stand-in's semaphores block.
-@Suite("Client retries", .timeLimit(.minutes(1)), .ownThread)
+@Suite("Client retries", .timeLimit(.minutes(2)), .ownThread)
 struct ClientRetryTests {
     @Test func unavailableIsResentUntilTheMachineAnswers() throws {
         let coordinator = try ScriptedCoordinator(replies: [ScriptedCoordinator.error(.unavailable), ScriptedCoordinator.error(.unavailable),

@@ -10,7 +10,7 @@ import ZeroMQ
 /// The key files a topology's `security` names, as the coordinator (and `fsm-launch --check`)
 /// reads them: every good file loads, and every file that cannot be used is refused with the
 /// JSON path that names it, the file's path, and what to do.
-@Suite("ClusterKeys", .timeLimit(.minutes(1)))
+@Suite("ClusterKeys", .timeLimit(.minutes(2)))
 struct ClusterKeysTests {
     /// A folder with the key pairs `coordinator`, `edge`, `ops` and `board`, as fsm-keys writes them.
     struct Folder {

@@ -8,7 +8,7 @@ import Testing
 /// "Bounds before work" (docs/SECURITY.md): sizes refused before anything of a request is kept,
 /// the owed-reply ledger bounded in bytes per client and in all, keyed instances bounded per
 /// machine, and addresses in one form so grants and lookups agree.
-@Suite("CoordinatorCore: bounds before work", .timeLimit(.minutes(1)))
+@Suite("CoordinatorCore: bounds before work", .timeLimit(.minutes(2)))
 struct CoordinatorCoreBoundsTests {
     static func fixture(_ limits: Topology.Limits = .init(), clientOutbox: Int = 10) -> CoreFixture {
         var topology = CoreFixture.topology

@@ -9,7 +9,7 @@ import Testing
 /// backlog a driver would report: a client with too much outstanding is owed a `busy` per
 /// request, sent once its queue has room; a reply that does not fit becomes `reply-dropped`; a
 /// worker's unanswered requests are bounded in bytes with the replies expected back.
-@Suite("CoordinatorCore: client and worker limits", .timeLimit(.minutes(1)))
+@Suite("CoordinatorCore: client and worker limits", .timeLimit(.minutes(2)))
 struct CoordinatorCoreClientLimitTests {
     static func fixture(clientOutbox: Int = 100, clientOutboxBytes: Int = 1 << 20, workerOutboxBytes: Int = 64 << 20) -> CoreFixture {
         var topology = CoreFixture.topology

@@ -8,7 +8,7 @@ import Testing
 
 /// `dead-letters` through the coordinator's core: addressed to a worker, forwarded to it under
 /// a new id, its reply passed back; admins only.
-@Suite("Coordinator core dead letters", .timeLimit(.minutes(1)))
+@Suite("Coordinator core dead letters", .timeLimit(.minutes(2)))
 struct CoordinatorCoreDeadLetterTests {
     static func request(to worker: String, _ action: DeadLetterRequest.Action = .list, id: Int64? = nil) -> WireMessage {
         WireMessage(Header(.deadLetters, correlation: 7), address: worker, payload: try! WireJSON.encode(DeadLetterRequest(action, id: id)))

@@ -9,7 +9,7 @@ import ZeroMQ
 /// Subscriptions bounded in size and number per watcher key, and in all: past a bound the
 /// prefix is not observed, the events endpoint's connections are reset (the only way libzmq
 /// frees what it holds for them), and a key past its own bound is refused from then on.
-@Suite("CoordinatorCore: subscription bounds", .timeLimit(.minutes(1)))
+@Suite("CoordinatorCore: subscription bounds", .timeLimit(.minutes(2)))
 struct CoordinatorCoreSubscriptionBoundsTests {
     static let keyA = String(repeating: "A", count: 40)
     static let keyB = String(repeating: "B", count: 40)

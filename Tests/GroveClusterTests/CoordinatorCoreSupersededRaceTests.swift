@@ -11,7 +11,7 @@ import Testing
 /// the name for a dead process: heartbeats naming it reached the new process, which stopped
 /// with exit 78, a final status, and the supervisor gave up. The coordinator now retires the
 /// incarnation of a process its launcher saw end.
-@Suite("Coordinator core: a dead process's late registration", .timeLimit(.minutes(1)))
+@Suite("Coordinator core: a dead process's late registration", .timeLimit(.minutes(2)))
 struct CoordinatorCoreSupersededRaceTests {
     static func registration(incarnation: UInt64, pid: Int32) -> Registration {
         var registration = CoreFixture.registration("edge")

@@ -8,7 +8,7 @@ import Testing
 /// How the coordinator loses workers, run through its real driver on an `EmbeddedLoop`
 /// (`InMemoryCluster`): silence past the heartbeat timeout, a send that fails, a registration
 /// under a name already registered. Time is the loop's own, so every boundary is exact.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(2)))
 struct CoordinatorDriverLossTests {
     @Test func aSilentWorkerIsLostAndTheRequestsWaitingOnItAreAnswered() throws {
         let cluster = InMemoryCluster()

@@ -8,7 +8,7 @@ import Testing
 /// What the coordinator's real driver does with requests and replies, on an `EmbeddedLoop`
 /// (`InMemoryCluster`): order per machine, correlation across machines and clients, batches
 /// taken or refused as a whole. A client that does not read: `CoordinatorDriverSlowClientTests`.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(2)))
 struct CoordinatorDriverRoutingTests {
     @Test func oneMachinesRepliesComeBackInTheOrderItsRequestsWent() throws {
         let cluster = InMemoryCluster()

@@ -10,7 +10,7 @@ import Testing
 /// (`InMemoryCluster`, client outbox 4): every request it sends gets exactly one reply — its
 /// own, a `busy` naming the limit, or a `reply-dropped` in place of a reply too large — and what
 /// the coordinator holds for it stays within the limits however much it sends.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(2)))
 struct CoordinatorDriverSlowClientTests {
     /// A client `slow` that reads nothing and has sent 4 events (correlations 1-4) to one
     /// counter of `data-1`; its outbox holds 4 messages. The events are forwarded, not answered.

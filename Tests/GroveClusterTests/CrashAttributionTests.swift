@@ -28,7 +28,7 @@ enum TallyCounter: Machine {
 /// machine's events are recorded (not only durable ones), with their type and the request that
 /// carried them; a restarted worker reports its predecessor's crash with its registration; a
 /// pattern the coordinator quarantined is refused by the worker for every address.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(2)))
 struct CrashAttributionTests {
     static let topology = Topology(
         name: "crashes",

@@ -11,7 +11,7 @@ import ZeroMQ
 /// What a client or worker connects to a CURVE coordinator with: read from the options, else the
 /// environment; refused, with the file and what to do, when it cannot be used; and never shown
 /// with its secret key, in an error or in a description.
-@Suite("Credentials", .timeLimit(.minutes(1)))
+@Suite("Credentials", .timeLimit(.minutes(2)))
 struct CredentialsTests {
     /// A folder with the pairs `ops`, `other` and `coordinator`, as fsm-keys writes them.
     struct Folder {

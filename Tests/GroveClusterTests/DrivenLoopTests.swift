@@ -5,7 +5,7 @@ import ZeroMQ
 
 /// The worker's loop as a test runs it: nothing runs until `runUntilIdle()`, and what the worker
 /// starts there (its tasks, their awaits, its pauses) stays there instead of the shared pool.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(2)))
 struct DrivenLoopTests {
     /// An actor living on the loop, as the runtime and its hosts do.
     actor OnLoop {

@@ -11,7 +11,7 @@ import Testing
 
 /// Durable machines across a worker's restart, with a real worker runtime and coordinator in one
 /// process (`InMemoryWorker`) and a store that outlives the worker (`RememberingStore`).
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(2)))
 struct DurableWorkerTests {
     static let topology = Topology(
         name: "durable",

@@ -24,7 +24,7 @@ private struct Page: Codable, Equatable {
     var tags: [String]
 }
 
-@Suite("io bodies", .timeLimit(.minutes(1)))
+@Suite("io bodies", .timeLimit(.minutes(2)))
 struct IOBodyTests {
     @Test func bodiesGoInTheBinaryCodecAfterWhatIsAlreadyThere() throws {
         var payload: [UInt8] = [9, 9]

@@ -10,7 +10,7 @@ import Testing
 /// `FetchItems`, with the coordinator played by the test and no socket: the calls leave as the
 /// core says, their results, cancellations and the coordinator's loss reach the waiting tasks
 /// through the hop onto the worker's loop.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(2)))
 struct InMemoryWorkerCallTests {
     static let welcome = Welcome(machines: [.init(name: "loader", type: "DataLoader", keyed: true)], remoteIO: ["FetchItems"],
                                  heartbeatIntervalMs: 250, heartbeatTimeoutMs: 60_000, mailboxCapacity: 100)

@@ -9,7 +9,7 @@ import Testing
 /// A worker's machines run their timers on the clock the runtime is given (`WorkerRuntime`'s
 /// `clock`, through `HostWiring` to each host): under a `TestClock`, an hour-long alarm rings
 /// when the test moves time, and not before.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(2)))
 struct InMemoryWorkerClockTests {
     static let topology = Topology.durableWorker("alarm", machines: [.init(name: "alarm", type: "AlarmMachine", worker: "w")])
 

@@ -10,7 +10,7 @@ import Testing
 /// A real worker runtime serving other workers' `FetchItems` calls, with the coordinator played
 /// by the test and no socket: an `io-cancel` is answered with `io-cancelled` only once the
 /// handler's task has ended, never on receipt.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(2)))
 struct InMemoryWorkerServingTests {
     static let welcome = Welcome(machines: [], remoteIO: [], heartbeatIntervalMs: 250, heartbeatTimeoutMs: 60_000, mailboxCapacity: 100)
 

@@ -7,7 +7,7 @@ import Testing
 
 /// A real worker runtime and a real machine behind the coordinator's real driver, in one
 /// process with no socket (`InMemoryWorker` joined to an `InMemoryCluster`).
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(2)))
 struct InMemoryWorkerTests {
     static let topology = Topology(
         name: "one-worker",

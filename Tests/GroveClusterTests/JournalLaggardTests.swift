@@ -7,7 +7,7 @@ import Testing
 
 /// Issue 21, the journal in append order: an idle machine whose old entries hold back space
 /// that no other machine needs writes its record when the store asks, which frees them.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(2)))
 struct JournalLaggardTests {
     typealias J = JournalWorkerTests
 

@@ -13,7 +13,7 @@ import Testing
 /// `journal` machines across a worker's restart, with a real worker runtime and coordinator in
 /// one process (`InMemoryWorker`) and a store that outlives the worker (`MemoryMachineStore`,
 /// which refuses a journal entry written twice).
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(2)))
 struct JournalWorkerTests {
     static let topology = Topology.durableWorker("journal", machines: [
         .init(name: "ledger", type: "LedgerMachine", worker: "w", durability: .journal),

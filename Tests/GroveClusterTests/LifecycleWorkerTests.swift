@@ -27,7 +27,7 @@ enum FinishingTally: Machine {
 /// A real worker runtime carrying out what its core decides when machines end: a removed
 /// instance lets its host go and frees its key, a restarting machine comes back from its initial
 /// state, an admin's restart answers with the new instance's state. One process, no socket.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(2)))
 struct LifecycleWorkerTests {
     static let topology = Topology(
         name: "lifecycle",

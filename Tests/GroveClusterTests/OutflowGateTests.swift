@@ -10,7 +10,7 @@ import Testing
 /// closed until a welcome opens it, closed again when the coordinator gives up on the session.
 /// What comes while it is closed is dropped and counted, and the count is told once, when it
 /// opens again.
-@Suite("OutflowGate", .timeLimit(.minutes(1)))
+@Suite("OutflowGate", .timeLimit(.minutes(2)))
 struct OutflowGateTests {
     @Test func aNewGateHoldsEverythingBackUntilAWelcomeOpensIt() {
         let gate = OutflowGate()

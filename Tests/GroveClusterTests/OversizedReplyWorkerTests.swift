@@ -9,7 +9,7 @@ import Testing
 /// A real worker whose machine's state outgrows the coordinator's frame limit
 /// (`limits.messageBytes`), behind the coordinator's real driver, with no socket: every request
 /// still gets one reply, and no message the worker sends passes the limit.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(2)))
 struct OversizedReplyWorkerTests {
     static let topology = Topology(
         name: "small-frames",

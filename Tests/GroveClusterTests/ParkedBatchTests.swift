@@ -9,7 +9,7 @@ import Testing
 
 /// A worker still bringing its stored instances back, asked for several of them by one batch,
 /// with a real worker runtime and coordinator in one process (`InMemoryWorker`).
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(2)))
 struct ParkedBatchTests {
     /// Each turn may bring instances back on demand for no time at all (`recoveryTurn: .zero`),
     /// so every event for an instance still waiting ends its turn and leaves the rest of the

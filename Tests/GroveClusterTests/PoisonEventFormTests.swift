@@ -9,7 +9,7 @@ import Testing
 /// Issue 21, poison events sent in forms other than the one their machine encodes: the
 /// recorder keeps an event run on arrival as the bytes received, and the crash counts and the
 /// quarantine still name it by its canonical identity.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(2)))
 struct PoisonEventFormTests {
     typealias Poison = PoisonEventTests
 

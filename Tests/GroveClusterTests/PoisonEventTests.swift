@@ -11,7 +11,7 @@ import Testing
 /// Issue 21, poison events: a real worker runtime and coordinator in one process
 /// (`InMemoryWorker`), a store that outlives the worker (`MemoryMachineStore`) and a flight log
 /// in memory, on which a test plays a process that died in the middle of an event.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(2)))
 struct PoisonEventTests {
     static let topology = Topology(
         name: "poison",

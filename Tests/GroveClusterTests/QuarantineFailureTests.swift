@@ -11,7 +11,7 @@ import Testing
 /// brings the machine back, so the event that crashed the worker twice never runs a third time.
 /// A real worker runtime and coordinator in one process (`InMemoryWorker`), its wall clock a
 /// `TestClock` that fixes the times the store is given.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(2)))
 struct QuarantineFailureTests {
     /// A memory store whose commits fail while `failing` is set.
     final class RefusingStore: MachineStore {

@@ -7,7 +7,7 @@ import Testing
 
 /// README.md is the front door: short enough to read through, its example topology one the decoder
 /// accepts, and every relative link in it and in docs/ leads to a file and heading that exist.
-@Suite("README and docs", .timeLimit(.minutes(1)))
+@Suite("README and docs", .timeLimit(.minutes(2)))
 struct ReadmeTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()

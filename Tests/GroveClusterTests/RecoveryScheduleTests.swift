@@ -7,7 +7,7 @@ import ZeroMQ
 /// When recovery brings stored instances back, when it pauses, what it says when it is over,
 /// and what a turn cut short by on-demand restores leaves for later: the decisions of
 /// `Recovery+Schedule.swift` and `ParkedInbound`, with fixed instants (no thread, no clock).
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(2)))
 struct RecoveryScheduleTests {
     let t0 = ContinuousClock.now
     let turn = Duration.milliseconds(20)

@@ -7,7 +7,7 @@ import Testing
 
 /// How long a turn of a worker's loop may bring stored instances back on demand, with the
 /// clock given: no thread, no clock.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(2)))
 struct RecoveryTests {
     let t0 = ContinuousClock.now
     let turn = Duration.milliseconds(20)

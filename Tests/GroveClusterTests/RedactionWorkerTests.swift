@@ -12,7 +12,7 @@ import Testing
 /// registered as a value, an awaiting StateMachinePackage program, an `IOMachine`) in its
 /// replies and audit lines, and in the dead letters it lists; the machine and the store keep
 /// the secret. A real worker runtime and coordinator in one process.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(2)))
 struct RedactionWorkerTests {
     static let topology = Topology(
         name: "secrets",

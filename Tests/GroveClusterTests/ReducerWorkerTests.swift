@@ -9,7 +9,7 @@ import Testing
 /// A SwiftTea reducer registered as a value (`register(_:initialState:reduce:environment:)`),
 /// durable with `state` and `journal`, across a worker's restart: the restored instance has the
 /// exact state, and runs on with the registration's reducer and environment.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(2)))
 struct ReducerWorkerTests {
     static let topology = Topology.durableWorker("reducers", machines: [
         .init(name: "ledger", type: "Ledger", worker: "w", durability: .journal),

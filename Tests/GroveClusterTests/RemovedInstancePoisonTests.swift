@@ -10,7 +10,7 @@ import Testing
 /// and crash counts with it: the key's next instance is a new machine, not refused the event
 /// that crashed the old one. A real worker runtime and coordinator in one process, on a store
 /// that outlives the worker.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(2)))
 struct RemovedInstancePoisonTests {
     static let topology = Topology(
         name: "removed-poison",

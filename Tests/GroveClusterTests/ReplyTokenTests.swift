@@ -5,7 +5,7 @@
 import Testing
 
 /// The one number a host keeps for a waiting sender: correlation and codec.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(2)))
 struct ReplyTokenTests {
     @Test func aTokenCarriesTheCorrelationAndTheCodec() throws {
         for correlation: UInt64 in [1, 0x7F_FFFF << 40 | 12_345, (1 << 63) - 1] {

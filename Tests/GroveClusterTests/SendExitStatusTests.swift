@@ -8,7 +8,7 @@ import Testing
 
 /// fsm-send's exit statuses: one enum feeds the code, `--help` (which interpolates ``summary``)
 /// and the README, which must say the same.
-@Suite("SendExitStatus", .timeLimit(.minutes(1)))
+@Suite("SendExitStatus", .timeLimit(.minutes(2)))
 struct SendExitStatusTests {
     static let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("README.md")

@@ -6,7 +6,7 @@ import GroveWire
 import Testing
 
 /// How one turn's durable writes become one group commit, without a store or a worker.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(2)))
 struct StoreCommitGatheringTests {
     func record(_ address: String, sequence: UInt64 = 0) -> MachineRecord {
         MachineRecord(address: address, type: "LedgerMachine", snapshot: Array(address.utf8), sequence: sequence)

@@ -10,7 +10,7 @@ import Testing
 /// must give each document the same verdict, and accepted documents must decode to equal
 /// topologies exactly when their values are equal once the schema's defaults are filled in. So a
 /// type, enum, bound, required key or default changed on one side only fails here.
-@Suite("Topology schema conformance", .timeLimit(.minutes(1)))
+@Suite("Topology schema conformance", .timeLimit(.minutes(2)))
 struct TopologySchemaConformanceTests {
     @Test func theSchemaUsesOnlyKeywordsTheValidatorApplies() throws {
         #expect(try ConformanceProbe.make().validator.unknownKeywords() == [])

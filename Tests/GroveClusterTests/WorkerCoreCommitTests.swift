@@ -5,7 +5,7 @@ import Testing
 
 /// How a worker's commits are made comes from the last welcome, with the topology's defaults
 /// before one: no thread, no store, no clock.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(2)))
 struct WorkerCoreCommitTests {
     let start = ContinuousClock.now
 

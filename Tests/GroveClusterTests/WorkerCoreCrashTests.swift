@@ -6,7 +6,7 @@ import GroveWire
 import Testing
 
 /// What a worker decides about the event its last process died running: no store, no clock.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(2)))
 struct WorkerCoreCrashTests {
     let core = WorkerCore(worker: "main", coordinator: "ipc://c", machineTypes: ["LedgerMachine"], now: .now)
     let run = RecordedRun(address: "ledger", event: Array(#"{"add":{"_0":1}}"#.utf8), binary: false, origin: .sent)

@@ -6,7 +6,7 @@ import Testing
 
 /// An admin's `dead-letters` request and a removed instance's dead letters: ``WorkerCore``'s
 /// answers from what a store returned, with no store, socket or thread.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(2)))
 struct WorkerCoreDeadLetterTests {
     let core = WorkerCore(worker: "main", coordinator: "ipc://c", machineTypes: ["LedgerMachine"], now: .now)
     let letter = DeadLetter(id: 3, address: "ledger/7", type: "LedgerMachine", event: Array(#"{"add":{"_0":1}}"#.utf8), binary: false,

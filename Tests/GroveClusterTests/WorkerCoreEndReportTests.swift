@@ -6,7 +6,7 @@ import Testing
 /// What becomes of the report of an instance's end whose final state is larger than the
 /// coordinator's frames: ``WorkerCore/endReport(_:encodedBytes:messageBytes:)``, fed sizes, with no
 /// host, socket or clock.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(2)))
 struct WorkerCoreEndReportTests {
     let ended = MachineEnded(address: "cart/a", worker: "w", reason: .terminalState, state: .object(["items": .array([])]))
 

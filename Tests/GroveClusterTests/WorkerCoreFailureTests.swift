@@ -8,7 +8,7 @@ import Testing
 /// only logged: ``WorkerCore/failed(_:)``, fed failures with no store, log, thread or clock. And
 /// what a crash count left in the store says when it opens (``WorkerCore/storedCrash(_:deadLetters:)``):
 /// a quarantine whose commit failed is finished before its event can run a third time.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(2)))
 struct WorkerCoreFailureTests {
     let core = WorkerCore(worker: "edge", coordinator: "ipc:///run/test/workers", machineTypes: [], now: .now)
 

@@ -5,7 +5,7 @@ import Testing
 
 /// How a worker takes a quarantined event out of its machine's stored state, and which run it
 /// counts: ``WorkerCore``'s rules fed what a store would return, with no store, thread or clock.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(2)))
 struct WorkerCorePoisonTests {
     static let event = Array(#"{"add":{"_0":1}}"#.utf8)
     let run = RecordedRun(address: "ledger", event: Self.event, binary: false, origin: .sent)

@@ -8,7 +8,7 @@ import Testing
 
 /// A worker asked to describe its machines (`--describe TYPE`, `--describe-machines`): what it
 /// prints and the status it exits with, decided without a process (`Worker.describe`).
-@Suite(.timeLimit(.minutes(1))) struct WorkerDescribeTests {
+@Suite(.timeLimit(.minutes(2))) struct WorkerDescribeTests {
     static var configuration: WorkerConfiguration {
         var worker = WorkerConfiguration()
         worker.register(OakTransducer<LoginFlow>.self, as: "LoginFlow")

@@ -11,7 +11,7 @@ import Testing
 /// the supervisor's defaults and `--help` read, and the runtime's exits on a store or an audit
 /// log that fails, with a real worker runtime and coordinator in one process (`InMemoryWorker`,
 /// which keeps the reason instead of exiting).
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(2)))
 struct WorkerExitTests {
     static let topology = Topology.durableWorker("exits", machines: [
         .init(name: "ledger", type: "LedgerMachine", worker: "w", durability: .journal),

@@ -5,7 +5,7 @@ import Testing
 extension EndToEnd {
     /// Scenario 26: credentials go to an auth effect on another worker; two-factor sign-in and
     /// lockout follow the seed's pattern; logout cancels what the session started. Over ipc.
-    @Suite(.timeLimit(.minutes(1)))
+    @Suite(.timeLimit(.minutes(2)))
     struct AuthenticationTests {
         static func topology(ioDelayMs: Int) -> TopologyFile {
             TopologyFile(

@@ -5,7 +5,7 @@ import Testing
 extension EndToEnd {
     /// Scenario 30: bad input from a raw ZeroMQ client gets a clear error reply, the
     /// coordinator keeps running, and no accepted event is lost. Over ipc.
-    @Suite(.timeLimit(.minutes(1)))
+    @Suite(.timeLimit(.minutes(2)))
     struct BadInputTests {
         static let topology = TopologyFile(
             name: "bad-input", transport: .ipc,

@@ -5,7 +5,7 @@ import Testing
 extension EndToEnd {
     /// Batches (many envelopes per ZeroMQ message) and the binary codec, end to end through the
     /// coordinator and a worker pool: order, replies and errors per envelope. Over ipc.
-    @Suite(.timeLimit(.minutes(1)))
+    @Suite(.timeLimit(.minutes(2)))
     struct BatchingTests {
         static let topology = TopologyFile(
             name: "batching", transport: .ipc,

@@ -7,7 +7,7 @@ extension EndToEnd {
     /// running it. That worker's handler holds its cancelled task until the test opens a gate
     /// (`fsm-worker --io-cancel-gate`), so the order is checked without timing: nothing is
     /// published while the task is held, and the publication says the task ended.
-    @Suite(.timeLimit(.minutes(1)))
+    @Suite(.timeLimit(.minutes(2)))
     struct CancelAcknowledgementTests {
         @Test func cancelledIsPublishedAfterTheTaskEndedOnTheOtherWorker() async throws {
             let gates = try Cluster.makeDirectory()

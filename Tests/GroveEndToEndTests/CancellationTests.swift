@@ -6,7 +6,7 @@ extension EndToEnd {
     /// Scenario 24: cancel by id, replace by id, a terminal state and a machine stop each cancel
     /// the effect running on the io worker, and its late result is never delivered. Every io
     /// request takes 1.5 s (`--io-delay-ms`), so each cancellation lands mid-flight. Over tcp.
-    @Suite(.timeLimit(.minutes(1)))
+    @Suite(.timeLimit(.minutes(2)))
     struct CancellationTests {
         static let topology = TopologyFile(
             name: "cancellation", transport: .tcp,

@@ -4,7 +4,7 @@ import Testing
 extension EndToEnd {
     /// The tools' command lines: a bad value is refused before anything runs, saying which and
     /// why (exit 64); help goes to stdout; a worker nobody welcomes says so.
-    @Suite(.timeLimit(.minutes(1)))
+    @Suite(.timeLimit(.minutes(2)))
     struct CommandLineTests {
         /// A negative number is read as the option's value (and refused for what it is), not as
         /// a missing value or an unknown option.

@@ -7,7 +7,7 @@ extension EndToEnd {
     /// Oak's `Transducer` (LoginFlow), a SwiftTea program whose fetch crosses to the io worker
     /// (DebouncedSearch), a StateMachinePackage program (LoadingStateMachine) and a TCA-SM feature
     /// whose IO effect crosses too (SearchFeature). Over ipc.
-    @Suite(.timeLimit(.minutes(1)))
+    @Suite(.timeLimit(.minutes(2)))
     struct DialectsTests {
         static let topology = TopologyFile(
             name: "dialects", transport: .runtimeDirectory,

@@ -5,7 +5,7 @@ extension EndToEnd {
     /// fsm-check, the executable: a clean machine exits 0 and draws its graph; a machine with
     /// unhandled pairs names them and exits 1 unless they are allowed; an unknown name is a usage
     /// error (64).
-    @Suite(.timeLimit(.minutes(1)))
+    @Suite(.timeLimit(.minutes(2)))
     struct FSMCheckTests {
         static var check: URL { Products.directory.appendingPathComponent("fsm-check") }
 

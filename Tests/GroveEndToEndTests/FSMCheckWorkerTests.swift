@@ -6,7 +6,7 @@ extension EndToEnd {
     /// worker executable outside Grove's targets whose `Checkout` leaves one pair unhandled on
     /// purpose; `fsm-check --worker` runs it with `--describe` and checks what it prints as it
     /// checks a shipped example.
-    @Suite(.timeLimit(.minutes(1)))
+    @Suite(.timeLimit(.minutes(2)))
     struct FSMCheckWorkerTests {
         static var check: URL { Products.directory.appendingPathComponent("fsm-check") }
         static var shop: URL { Products.directory.appendingPathComponent("ShopWorker") }

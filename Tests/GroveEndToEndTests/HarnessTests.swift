@@ -5,7 +5,7 @@ import Testing
 extension EndToEnd {
     /// The harness's own failure paths: a waiting helper that could not fail would make every
     /// test that relies on it unable to fail.
-    @Suite(.timeLimit(.minutes(1)))
+    @Suite(.timeLimit(.minutes(2)))
     struct HarnessTests {
         static let topology = TopologyFile(
             name: "harness", transport: .runtimeDirectory,

@@ -8,7 +8,7 @@ extension EndToEnd {
     /// whether that is another worker or the machine's own; a call beyond
     /// `ioLimits.concurrentPerWorker` fails at once with `busy`. Every io request of the `io`
     /// worker takes 5 s (`--io-delay-ms`), far past the timeout. Over ipc.
-    @Suite(.timeLimit(.minutes(1)))
+    @Suite(.timeLimit(.minutes(2)))
     struct IOLimitTests {
         static let topology = TopologyFile(
             name: "io-limits", transport: .ipc,

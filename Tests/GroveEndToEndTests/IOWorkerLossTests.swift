@@ -7,7 +7,7 @@ extension EndToEnd {
     /// cancelled call's task holds there. Its handlers take 600 s and hold a cancelled task until
     /// the test opens a gate (`fsm-worker --io-cancel-gate`), so nothing depends on timing; `io`
     /// runs one call at a time (`ioLimits.concurrentPerWorker` 1). Over ipc.
-    @Suite(.timeLimit(.minutes(1)))
+    @Suite(.timeLimit(.minutes(2)))
     struct IOWorkerLossTests {
         static func topology(gate: URL) -> TopologyFile {
             TopologyFile(

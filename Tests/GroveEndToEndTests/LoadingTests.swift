@@ -5,7 +5,7 @@ import Testing
 extension EndToEnd {
     /// Scenario 27: a DataLoader fetches through a remote effect; retry after a failure works;
     /// reload while loading replaces the fetch in flight. Over ipc.
-    @Suite(.timeLimit(.minutes(1)))
+    @Suite(.timeLimit(.minutes(2)))
     struct LoadingTests {
         @Test func retryAfterAFailedFetchLoads() async throws {
             // The fetcher is an external worker the test starts and kills itself; the

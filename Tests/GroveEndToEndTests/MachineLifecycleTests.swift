@@ -5,7 +5,7 @@ import Testing
 extension EndToEnd {
     /// A machine that ends (stopped here) is announced on `machine:<address>` with its final
     /// state; later events get `machine-ended`. Over ipc.
-    @Suite(.timeLimit(.minutes(1)))
+    @Suite(.timeLimit(.minutes(2)))
     struct MachineLifecycleTests {
         static let topology = TopologyFile(
             name: "lifecycle", transport: .ipc,

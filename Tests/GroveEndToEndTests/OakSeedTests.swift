@@ -5,7 +5,7 @@ import Testing
 extension EndToEnd {
     /// Seed 001's effect-free LoginFlow (an Oak `Transducer`) and seed 000's UserForm with its
     /// async "validate" effect, hosted on a worker and driven by fsm-send. Over ipc.
-    @Suite(.timeLimit(.minutes(1)))
+    @Suite(.timeLimit(.minutes(2)))
     struct OakSeedTests {
         static let topology = TopologyFile(
             name: "oak-seeds", transport: .ipc,

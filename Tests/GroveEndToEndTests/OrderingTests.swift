@@ -5,7 +5,7 @@ import Testing
 extension EndToEnd {
     /// Scenario 29: per-machine event order holds end to end, for pipelined events on one
     /// connection and under concurrent senders. Over tcp.
-    @Suite(.timeLimit(.minutes(1)))
+    @Suite(.timeLimit(.minutes(2)))
     struct OrderingTests {
         static let topology = TopologyFile(
             name: "ordering", transport: .tcp,

@@ -5,7 +5,7 @@ import Testing
 extension EndToEnd {
     /// Scenario 25: a timer-driven PollingService keeps ticking and fetching through an io
     /// worker; pause and stop cancel the fetch in flight. Over ipc.
-    @Suite(.timeLimit(.minutes(1)))
+    @Suite(.timeLimit(.minutes(2)))
     struct PollingTests {
         static func topology(ioDelayMs: Int) -> TopologyFile {
             TopologyFile(

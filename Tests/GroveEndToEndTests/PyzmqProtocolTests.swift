@@ -6,7 +6,7 @@ extension EndToEnd {
     /// docs/PROTOCOL.md promises that pyzmq and that page are enough to talk to a topology: its
     /// Python example runs as written (endpoint aside) against a real one. Scripts/test.sh
     /// installs pyzmq.
-    @Suite(.timeLimit(.minutes(1)))
+    @Suite(.timeLimit(.minutes(2)))
     struct PyzmqProtocolTests {
         static let topology = TopologyFile(
             name: "pyzmq", transport: .ipc,

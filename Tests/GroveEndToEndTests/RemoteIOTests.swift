@@ -5,7 +5,7 @@ import Testing
 extension EndToEnd {
     /// Scenario 23: an io effect started by a machine on one worker runs on another, and its
     /// result comes back to the machine as an event. Over ipc.
-    @Suite(.timeLimit(.minutes(1)))
+    @Suite(.timeLimit(.minutes(2)))
     struct RemoteIOTests {
         static let topology = TopologyFile(
             name: "remote-io", transport: .ipc,

@@ -6,7 +6,7 @@ extension EndToEnd {
     /// `get`, `stop` and `cancel` keep their place among a machine's events: a read sees what was
     /// sent before it and nothing after; a stop ends the machine after the events before it, so
     /// nothing accepted before it is lost. Over ipc, batched and pipelined.
-    @Suite(.timeLimit(.minutes(1)))
+    @Suite(.timeLimit(.minutes(2)))
     struct RequestOrderTests {
         static let topology = TopologyFile(
             name: "request-order", transport: .ipc,

@@ -6,7 +6,7 @@ extension EndToEnd {
     /// Issue 20: a state's secrets stay in the worker that hosts it. AuthFlow's password, token
     /// and code are redacted in every reply and publication; the io request that carries the
     /// password goes only to the worker that runs it.
-    @Suite(.timeLimit(.minutes(1)))
+    @Suite(.timeLimit(.minutes(2)))
     struct SecretsTests {
         static let topology = TopologyFile(
             name: "secrets", transport: .ipc,

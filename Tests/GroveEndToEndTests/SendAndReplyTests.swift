@@ -6,7 +6,7 @@ extension EndToEnd {
     /// Scenario 22: an event sent with `fsm-send` to a machine on a worker changes its state, and
     /// the reply is the state that event committed. Also the CLI's documented exit codes, and
     /// `fsm-launch --check`. Over tcp.
-    @Suite(.timeLimit(.minutes(1)))
+    @Suite(.timeLimit(.minutes(2)))
     struct SendAndReplyTests {
         static let topology = TopologyFile(
             name: "send-and-reply", transport: .tcp,

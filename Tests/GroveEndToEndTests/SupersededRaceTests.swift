@@ -12,7 +12,7 @@ extension EndToEnd {
     /// final status: the supervisor gave up and escalated. The interleaving depends on timing in
     /// a real coordinator, so a pyzmq ROUTER plays the coordinator's side of it, in that order,
     /// to a real fsm-worker, before the worker's own welcome.
-    @Suite(.timeLimit(.minutes(1)))
+    @Suite(.timeLimit(.minutes(2)))
     struct SupersededRaceTests {
         static let standIn = """
             import json, struct, sys, time, zmq

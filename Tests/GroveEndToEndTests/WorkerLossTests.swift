@@ -6,7 +6,7 @@ extension EndToEnd {
     /// Scenario 28: a worker killed with effects in flight. Their machines receive a failure,
     /// not a hang; the coordinator reports the loss, keeps serving every other machine, and
     /// fsm-launch restarts the worker, which then serves again. Over tcp.
-    @Suite(.timeLimit(.minutes(1)))
+    @Suite(.timeLimit(.minutes(2)))
     struct WorkerLossTests {
         static let topology = TopologyFile(
             name: "worker-loss", transport: .tcp,

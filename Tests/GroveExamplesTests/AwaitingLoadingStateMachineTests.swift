@@ -8,7 +8,7 @@ import Testing
 /// request is answered with the state before and the request in transition, the load's result
 /// commits when it returns (`GroveRuntimeTests/AwaitingStateMachineTests` shows events waiting
 /// behind it).
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(2)))
 struct AwaitingLoadingStateMachineTests {
     typealias Loader = AwaitingStateMachine<AwaitingLoadingStateMachine>
 

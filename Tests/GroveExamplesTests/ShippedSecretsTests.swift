@@ -4,7 +4,7 @@ import Testing
 
 /// Issue 34, item 5: every shipped machine that holds a password or a token redacts it, in its
 /// state and in its events, and keeps what is not secret.
-@Suite("Shipped machines' secrets", .timeLimit(.minutes(1)))
+@Suite("Shipped machines' secrets", .timeLimit(.minutes(2)))
 struct ShippedSecretsTests {
     static let hidden = Redaction.placeholder
 

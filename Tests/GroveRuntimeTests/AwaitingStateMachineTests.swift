@@ -7,7 +7,7 @@ import Testing
 /// A StateMachinePackage program whose transitions await, hosted by type
 /// (`AwaitingStateMachine`): events wait in order behind a running transition, each runs from
 /// the state the one before committed, and a restored transition runs again.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(2)))
 struct AwaitingStateMachineTests {
     /// Appends each loaded id to its state, once the gate named after the id opens.
     enum GatedLog: AwaitingStateMachineProgram {

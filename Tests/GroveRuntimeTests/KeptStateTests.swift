@@ -6,7 +6,7 @@ import GroveRuntime
 /// declare `startsReissuableIO`: keeping it while `update` changes a buffer of the state would
 /// copy that buffer whole on every event. A re-issuable request from a machine that did not
 /// declare it is carried as interrupted, and reported.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(2)))
 struct KeptStateTests {
     @Test("A machine that does not declare startsReissuableIO changes its state in place")
     func undeclaredKeepsNoCopy() async throws {

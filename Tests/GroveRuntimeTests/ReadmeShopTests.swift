@@ -36,7 +36,7 @@ public enum Checkout: Machine {                    // keyed: one instance per ca
 }
 // README shop: end
 
-@Suite("README shop", .timeLimit(.minutes(1)))
+@Suite("README shop", .timeLimit(.minutes(2)))
 struct ReadmeShopTests {
     @Test func payingChargesTheCard() async {
         var io = IOHandlers()

@@ -24,7 +24,7 @@ func tallyReducer(state: TallyState, action: TallyAction, environment: TallyEnvi
     }
 }
 
-@Suite("Reducer test store", .timeLimit(.minutes(1)))
+@Suite("Reducer test store", .timeLimit(.minutes(2)))
 struct ReducerTestStoreTests {
     let environment = TallyEnvironment { $0 * 10 }
 

@@ -6,7 +6,7 @@ import Testing
 /// side by side, none importing another. Read from Package.swift and from each module's sources,
 /// so an arrow added the wrong way fails here, with where it was added, before anyone links an
 /// app that sends events against GRDB and the worker runtime again.
-@Suite("Module arrows", .timeLimit(.minutes(1)))
+@Suite("Module arrows", .timeLimit(.minutes(2)))
 struct ModuleArrowTests {
     static let root = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

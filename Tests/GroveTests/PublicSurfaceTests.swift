@@ -6,7 +6,7 @@ import Testing
 /// list is meant to be a decision: the failure says where to record it. (GroveWire's wire
 /// internals are `@_spi(GroveInternal)`, not `package`: docs/ARCHITECTURE.md, "Modules", says
 /// why; GroveWireTests' UserViewTests holds them out of a user's sight.)
-@Suite("Public surface", .timeLimit(.minutes(1)))
+@Suite("Public surface", .timeLimit(.minutes(2)))
 struct PublicSurfaceTests {
     /// The package's root, found from this file's path (`Tests/GroveTests/…`).
     static let root = URL(fileURLWithPath: #filePath)

@@ -4,7 +4,7 @@ import Testing
 /// Hosts, journal replay and fsm-check run a machine through `Machine.step`, the one entry
 /// point its model (state timeouts, and what comes after) is added in; one that called
 /// `update` directly would run a machine without it. Read from the sources.
-@Suite("One entry point", .timeLimit(.minutes(1)))
+@Suite("One entry point", .timeLimit(.minutes(2)))
 struct StepEntryPointTests {
     /// The modules that run machines they are handed.
     static let runners = ["GroveRuntime", "GroveWorker", "GroveCheck", "GroveTesting", "GroveTea", "GroveCluster", "GroveCoordinator"]

@@ -1,7 +1,7 @@
 @_spi(GroveInternal) import GroveWire
 import Testing
 
-@Suite("io call payloads", .timeLimit(.minutes(1)))
+@Suite("io call payloads", .timeLimit(.minutes(2)))
 struct IOCallTests {
     static func request(name: String = "FetchItems", effect: String = #""fetch""#, body: [UInt8]) throws -> [UInt8] {
         var payload: [UInt8] = []

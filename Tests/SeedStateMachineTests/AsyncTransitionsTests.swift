@@ -6,7 +6,7 @@ import Testing
 /// StateMachinePackage's `transitions` are `(State, Event) async -> Transition`: a transition may
 /// await. Grove runs it in the machine's turn; events sent meanwhile wait behind it and take
 /// effect after it, in order, each from the state the one before committed.
-@Suite("Seed 003: async transitions", .timeLimit(.minutes(1)))
+@Suite("Seed 003: async transitions", .timeLimit(.minutes(2)))
 struct AsyncTransitionsTests {
     /// Lets an awaiting transition go on when the test says so.
     final class Gate: Sendable {

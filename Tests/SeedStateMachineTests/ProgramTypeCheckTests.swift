@@ -6,7 +6,7 @@ import Testing
 /// its first host is made. Checked by type-checking two small programs against the Grove module
 /// this test binary was built with: the same program compiles without the `await`, so the
 /// refusal is the `await`'s, not the set-up's.
-@Suite("Seed 003: a program hosted by type cannot await", .timeLimit(.minutes(1)))
+@Suite("Seed 003: a program hosted by type cannot await", .timeLimit(.minutes(2)))
 struct ProgramTypeCheckTests {
     static func program(transition: String) -> String {
         """

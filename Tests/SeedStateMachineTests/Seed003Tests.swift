@@ -5,7 +5,7 @@ import Testing
 
 /// Seed 003's example, as written (Seed003/LoadingExample.swift), doing what the document says:
 /// the view's state follows the machine's states as the view sends events.
-@Suite("Seed 003: StateMachinePackage", .timeLimit(.minutes(1)))
+@Suite("Seed 003: StateMachinePackage", .timeLimit(.minutes(2)))
 @MainActor
 struct Seed003Tests {
     @Test func theTransitionsAreTheSeeds() async {

@@ -4,7 +4,7 @@ import Testing
 
 /// ZeroMQ counts messages, not bytes: a ROUTER with ``HeldBytes`` counts the large frames it
 /// handed to libzmq until libzmq lets them go, per peer.
-@Suite(.timeLimit(.minutes(1))) struct HeldBytesTests {
+@Suite(.timeLimit(.minutes(2))) struct HeldBytesTests {
     /// A ROUTER counting frames over 1 KiB, and a DEALER `slow` connected to it that reads
     /// nothing ahead (its receive queue is one message), known to the ROUTER by its hello.
     static func routerAndSlowPeer() throws -> (Socket, HeldBytes, Socket) {

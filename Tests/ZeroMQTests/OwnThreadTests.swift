@@ -4,7 +4,7 @@ import Testing
 
 /// The `.ownThread` trait really moves a test off the cooperative pool, synchronous or not: the
 /// socket suites rely on it.
-@Suite(.timeLimit(.minutes(1)), .ownThread) struct OwnThreadTests {
+@Suite(.timeLimit(.minutes(2)), .ownThread) struct OwnThreadTests {
     @Test func aSynchronousTestRunsOnAThreadOfItsOwn() {
         #expect(OwnThreadExecutor.currentThreadName == OwnThreadExecutor.threadName)
     }

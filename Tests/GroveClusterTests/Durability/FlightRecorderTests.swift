@@ -7,7 +7,7 @@ import Synchronization
 import Testing
 
 /// The flight recorder's file, its suspects, and the crash counts in both stores.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(2)))
 struct FlightRecorderTests {
     @Test func anEventBegunAndNeverEndedIsFoundByTheNextOpener() throws {
         let directory = try StoreFixtures.temporaryDirectory()
