@@ -180,10 +180,12 @@ struct JournalWorkerTests {
     }
 }
 
-/// One worker's use of a store that outlives it, cut off when the worker is killed.
+/// One worker's use of a store that outlives it: cut off when the worker is killed (its
+/// commits dropped, `revoke()`), or failing as a locked database would while `failing` is set.
 final class StoreSession: MachineStore {
     let store: any MachineStore
     private let revoked = Mutex(false)
+    let failing = Atomic<Bool>(false)
 
     init(_ store: any MachineStore) { self.store = store }
 
@@ -194,6 +196,7 @@ final class StoreSession: MachineStore {
         try store.journal(of: address, after: sequence)
     }
     func commit(_ commit: StoreCommit) throws(StoreError) {
+        if failing.load(ordering: .relaxed) { throw StoreError("database is locked (test)", code: .failed) }
         guard !revoked.withLock({ $0 }) else { return }
         try store.commit(commit)
     }

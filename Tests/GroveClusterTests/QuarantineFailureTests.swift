@@ -13,34 +13,10 @@ import Testing
 /// `TestClock` that fixes the times the store is given.
 @Suite(.timeLimit(.minutes(2)))
 struct QuarantineFailureTests {
-    /// A memory store whose commits fail while `failing` is set.
-    final class RefusingStore: MachineStore {
-        let store = MemoryMachineStore()
-        let failing = Atomic<Bool>(false)
-
-        func records() throws(StoreError) -> [MachineRecord] { try store.records() }
-        func journal(of address: String, after sequence: UInt64) throws(StoreError) -> [JournalEntry] {
-            try store.journal(of: address, after: sequence)
-        }
-        func commit(_ commit: StoreCommit) throws(StoreError) {
-            if failing.load(ordering: .relaxed) { throw StoreError("database is locked (test)", code: .failed) }
-            try store.commit(commit)
-        }
-        func deadLetters() throws(StoreError) -> [DeadLetter] { try store.deadLetters() }
-        func removeDeadLetter(_ id: Int64) throws(StoreError) -> DeadLetter? { try store.removeDeadLetter(id) }
-        func countCrash(of address: String, event identity: [UInt8], at time: Int64) throws(StoreError) -> Int {
-            try store.countCrash(of: address, event: identity, at: time)
-        }
-        func forgetCrashes(of address: String, event identity: [UInt8]) throws(StoreError) {
-            try store.forgetCrashes(of: address, event: identity)
-        }
-        func crashes() throws(StoreError) -> [CrashCount] { try store.crashes() }
-    }
-
     /// 2023-11-14T22:13:20.250Z.
     static let wallMs: Int64 = 1_700_000_000_250
 
-    static func worker(_ store: RefusingStore, died: Bool) throws -> InMemoryWorker {
+    static func worker(_ store: StoreSession, died: Bool) throws -> InMemoryWorker {
         let log = MemoryFlightLog()
         let poison = PoisonEventTests.poison
         if died { log.begin(address: "ledger", event: Array(poison.dropFirst()), binary: poison[0] == 1, origin: .sent) }
@@ -51,7 +27,7 @@ struct QuarantineFailureTests {
     }
 
     @Test func aQuarantineThatIsNotStoredEndsTheWorkerAndTheNextStartFinishesIt() async throws {
-        let store = RefusingStore()
+        let store = StoreSession(MemoryMachineStore())
         var before = StoreCommit()
         let stored = try PoisonEventTests.record("ledger", total: 5, queued: [.add(13), .add(1)])
         before.records = [stored]
@@ -92,7 +68,7 @@ struct QuarantineFailureTests {
     }
 
     @Test func aQuarantineStoredWhoseCountWasNotForgottenIsNotQuarantinedTwice() async throws {
-        let store = RefusingStore()
+        let store = StoreSession(MemoryMachineStore())
         var before = StoreCommit()
         before.records = [try PoisonEventTests.record("ledger", total: 5, queued: [.add(1)])]
         before.deadLetters = [DeadLetter(address: "ledger", type: "LedgerMachine", event: Array(PoisonEventTests.poison.dropFirst()),
