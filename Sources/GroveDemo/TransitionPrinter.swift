@@ -23,7 +23,8 @@ enum TransitionPrinter {
                     line(address, "output", "\(output)", "")
                 case .resultDiscarded(let id):
                     line(address, "discarded", "late result of \(id)", "(its work was cancelled or replaced)")
-                case .unhandled, .workEnded:
+                case .unhandled, .workEnded, .workFailed:
+                    // A failure is printed from the diagnostic above.
                     break
                 }
             }

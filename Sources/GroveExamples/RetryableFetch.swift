@@ -8,8 +8,9 @@ import Synchronization
 ///
 /// The demo service fails the first `failingAttempts` attempts of a fetch, so retries can be
 /// watched: with 3 or fewer the document arrives, naming the attempt that fetched it. With more,
-/// every attempt fails and, as the seed writes it, `retryable` throws the last error, which stops
-/// the machine (Grove's `.fail` policy for an error an effect does not catch).
+/// every attempt fails and, as the seed writes it, `retryable` throws the last error; errors are
+/// events, not stops (docs/DIALECTS.md), so ``failureEvent(_:)`` turns it into `failed` and the
+/// machine goes on.
 ///
 /// ```swift
 /// let fetch = MachineHost(Tea<RetryableFetch>.self)
@@ -23,10 +24,13 @@ public enum RetryableFetch: TeaProgram {
         public var isLoading = false
         /// The last document fetched.
         public var document: String?
+        /// Why the last fetch gave up, until the next one starts.
+        public var failure: String?
 
-        public init(isLoading: Bool = false, document: String? = nil) {
+        public init(isLoading: Bool = false, document: String? = nil, failure: String? = nil) {
             self.isLoading = isLoading
             self.document = document
+            self.failure = failure
         }
     }
 
@@ -36,6 +40,8 @@ public enum RetryableFetch: TeaProgram {
         case fetch(failingAttempts: Int)
         /// The fetch succeeded, on some attempt.
         case fetched(String)
+        /// Every attempt failed: the last error, as text.
+        case failed(String)
     }
 
     /// Retries after the first attempt.
@@ -51,6 +57,7 @@ public enum RetryableFetch: TeaProgram {
         case .fetch(let failingAttempts):
             guard !state.isLoading, failingAttempts >= 0 else { return (state, .unhandled) }
             next.isLoading = true
+            next.failure = nil
             let service = FlakyService(failingAttempts: failingAttempts)
             let request = RetryableRequest(operation: { try service.fetch() }, maxRetries: maxRetries, delay: retryDelay)
             return (next, .retryable(request, transform: { .fetched($0) }))
@@ -60,7 +67,18 @@ public enum RetryableFetch: TeaProgram {
             next.isLoading = false
             next.document = document
             return (next, .none)
+
+        case .failed(let message):
+            guard state.isLoading else { return (state, .unhandled) }
+            next.isLoading = false
+            next.failure = message
+            return (next, .none)
         }
+    }
+
+    /// The error `retryable` throws when it runs out of retries, as the action `failed`.
+    public static func failureEvent(_ failure: EffectFailure) -> Action? {
+        .failed(failure.message)
     }
 }
 

@@ -5,7 +5,9 @@ public import Grove
 public enum HostDiagnostic<M: Machine>: Sendable {
     /// `update` returned `.unhandled`: the state was left as it was.
     case unhandled(state: M.State, event: M.Event)
-    /// Work threw an error that was not cancellation.
+    /// Work threw an error that was not cancellation. Under the default policy, when the
+    /// machine gave no ``Machine/failureEvent(_:)``, the machine keeps running; under `.fail`
+    /// it stops.
     case effectFailed(id: EffectID, error: any Error)
     /// Events that were accepted but will never be processed, because the machine ended.
     case eventsDropped([M.Event], reason: HostError)

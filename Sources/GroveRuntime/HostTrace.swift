@@ -35,6 +35,9 @@ public enum HostTrace<M: Machine>: Sendable {
     case output(M.Output)
     /// Work with this id finished on its own.
     case workEnded(EffectID)
+    /// Work with this id threw and the machine gave no ``Machine/failureEvent(_:)`` for it: the
+    /// error was logged and the machine runs on.
+    case workFailed(EffectID, error: any Error)
     /// An event from work that was cancelled or replaced arrived and was discarded unprocessed.
     case resultDiscarded(EffectID)
 }

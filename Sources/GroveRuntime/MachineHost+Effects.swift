@@ -141,6 +141,13 @@ extension MachineHost {
             } catch {
                 if Task.isCancelled { return }
                 switch work.onError {
+                case .failureEvent:
+                    if let event = M.failureEvent(EffectFailure(id: key.id, error: error)) {
+                        try? mailbox.post(.delivered(event, key))
+                        try? mailbox.post(.finished(key))
+                    } else {
+                        try? mailbox.post(.errored(key, error))
+                    }
                 case .map(let transform):
                     try? mailbox.post(.delivered(transform(error), key))
                     try? mailbox.post(.finished(key))

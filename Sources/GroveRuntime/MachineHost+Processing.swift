@@ -84,7 +84,7 @@ extension MachineHost {
         case .eventAwaitingReply(let event, let token):
             handleAwaiting(event, token: token)
             return
-        case .finished, .failed, .timerFired, .request:
+        case .finished, .failed, .errored, .timerFired, .request:
             handleReport(item)
         }
         if !inline.isEmpty || !inlineBuffer.isEmpty { runInline() }
@@ -133,6 +133,11 @@ extension MachineHost {
             guard registry.remove(key) != nil else { return }
             report(.effectFailed(id: key.id, error: error))
             end(.failed(.effectFailed(address: address, id: key.id, error: error)))
+        case .errored(let key, let error):
+            guard let node = registry.remove(key) else { return }
+            report(.effectFailed(id: key.id, error: error))
+            if let parent = node.parent { childEnded(parent, key.id) }
+            trace?(.workFailed(key.id, error: error))
         case .timerFired(let key):
             guard let node = registry.remove(key), case .timer(_, _, let event) = node.resource else { return }
             apply(event, origin: .timer(key.id))
@@ -311,7 +316,7 @@ extension MachineHost {
                 dropped.append(event)
             case .request(let request):
                 answer(request, finalState: finalState)
-            case .delivered, .finished, .failed, .timerFired:
+            case .delivered, .finished, .failed, .errored, .timerFired:
                 // Reports from the machine's own work: nobody waits for them.
                 break
             }

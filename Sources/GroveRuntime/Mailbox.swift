@@ -40,7 +40,11 @@ enum MailItem<M: Machine>: Sendable {
     case eventAwaitingReply(M.Event, UInt64)
     case delivered(M.Event, JobKey)
     case finished(JobKey)
+    /// Work threw under the `.fail` policy: the machine stops.
     case failed(JobKey, any Error)
+    /// Work threw and the machine gave no ``Machine/failureEvent(_:)``: reported, the machine
+    /// runs on.
+    case errored(JobKey, any Error)
     case timerFired(JobKey)
     /// A transport's read, stop or cancel, answered when its turn comes among the events.
     case request(HostRequest<M>)
@@ -50,7 +54,7 @@ enum MailItem<M: Machine>: Sendable {
     var isExternal: Bool {
         switch self {
         case .event, .eventAwaitingState, .eventAwaitingReply: true
-        case .delivered, .finished, .failed, .timerFired, .request: false
+        case .delivered, .finished, .failed, .errored, .timerFired, .request: false
         }
     }
 }
@@ -233,7 +237,7 @@ final class Mailbox<M: Machine>: Sendable {
             state.queue.compactMap { item in
                 switch item {
                 case .event(let event), .eventAwaitingState(let event, _), .eventAwaitingReply(let event, _): event
-                case .delivered, .finished, .failed, .timerFired, .request: nil
+                case .delivered, .finished, .failed, .errored, .timerFired, .request: nil
                 }
             }
         }

@@ -29,6 +29,8 @@ public final class TestStore<M: Machine> where M.State: Equatable, M.Event: Equa
     /// What the host processed, in order; `handled` is `false` for `.unhandled` transitions.
     private var receivedEvents: [(event: M.Event, origin: EventOrigin, state: M.State, handled: Bool)] = []
     private var receivedOutputs: [M.Output] = []
+    /// Work that threw with no failure event from the machine, not yet asserted.
+    private var failedWork: [(id: EffectID, error: any Error)] = []
     private var finished = false
     private let createdAt: SourceLocation
     private let reportIssue: IssueReporter
@@ -242,7 +244,28 @@ public final class TestStore<M: Machine> where M.State: Equatable, M.Event: Equa
             fail("outputs emitted but not received by the test: \(receivedOutputs)",
                          sourceLocation)
         }
+        if !failedWork.isEmpty {
+            let failures = failedWork.map { "\($0.id) threw \($0.error)" }.joined(separator: ", ")
+            fail("effects failed and the machine has no failure event for them: \(failures). Give the "
+                + "machine a failureEvent(_:), the effect an onError:, or assert it with receiveFailure(_:)", sourceLocation)
+        }
         await host.stop()
+    }
+
+    /// Waits for work to throw without a failure event from the machine (the host logged it and
+    /// the machine runs on), and returns what it threw.
+    /// - Parameter id: The work's id; `nil` for any (work without an id gets a generated one).
+    @discardableResult
+    public func receiveFailure(_ id: EffectID? = nil, sourceLocation: SourceLocation = #_sourceLocation) async -> (any Error)? {
+        guard await waitFor({ !$0.failedWork.isEmpty }) else {
+            fail("expected effect \(id.map { "\($0)" } ?? "work") to fail, but none failed within \(timeout)", sourceLocation)
+            return nil
+        }
+        let failure = failedWork.removeFirst()
+        if let id, failure.id != id {
+            fail("expected effect \(id) to fail, but \(failure.id) failed first (\(failure.error))", sourceLocation)
+        }
+        return failure.error
     }
 
     private func fail(_ message: String, _ sourceLocation: SourceLocation) {
@@ -260,6 +283,8 @@ public final class TestStore<M: Machine> where M.State: Equatable, M.Event: Equa
                 receivedEvents.append((event, origin, state, false))
             case .output(let output):
                 receivedOutputs.append(output)
+            case .workFailed(let id, let error):
+                failedWork.append((id, error))
             case .workEnded, .resultDiscarded:
                 break
             }

@@ -26,18 +26,23 @@ struct RetryableFetchTests {
         await store.finish()
     }
 
-    @Test("out of retries, retryable throws the last error, which stops the machine")
-    func givesUpAfterMaxRetries() async throws {
-        let host = MachineHost(Tea<RetryableFetch>.self)
-        host.start()
-        _ = try await host.sendAndWait(.fetch(failingAttempts: RetryableFetch.maxRetries + 1))
-        do {
-            let termination = try await host.run()
-            Issue.record("the machine should fail, but ended with \(termination)")
-        } catch {
-            #expect(error.code == .effectFailed)
-            #expect("\(error)".contains("attempt 4 failed"), "\(error)")
+    @Test("out of retries, retryable throws the last error, which becomes failed; the machine goes on")
+    func givesUpAfterMaxRetries() async {
+        let store = TestStore(Tea<RetryableFetch>.self)
+        await store.send(.fetch(failingAttempts: RetryableFetch.maxRetries + 1)) { $0.isLoading = true }
+        await store.receive(.failed("attempt 4 failed")) {
+            $0.isLoading = false
+            $0.failure = "attempt 4 failed"
         }
+        await store.send(.fetch(failingAttempts: 0)) {
+            $0.isLoading = true
+            $0.failure = nil
+        }
+        await store.receive(.fetched("fetched on attempt 1")) {
+            $0.isLoading = false
+            $0.document = "fetched on attempt 1"
+        }
+        await store.finish()
     }
 
     @Test("a negative number of failing attempts is unhandled")

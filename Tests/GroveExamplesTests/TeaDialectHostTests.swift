@@ -1,5 +1,6 @@
 import Grove
 import GroveRuntime
+import GroveTesting
 import Testing
 
 @Suite("Tea dialect in a host", .timeLimit(.minutes(2)))
@@ -29,13 +30,14 @@ struct TeaDialectHostTests {
         await host.stop()
     }
 
-    @Test("an error without catch: fails the machine, and later sends are refused")
-    func uncaughtErrorFails() async throws {
-        let host = MachineHost(Tea<Fragile>.self)
-        try host.send(.risky)
-        let error = await #expect(throws: HostError.self) { _ = try await host.run() }
-        #expect(error?.code == .effectFailed)
-        #expect(error?.underlying is Fragile.Broken)
-        #expect(throws: HostError.self) { try host.send(.guarded) }
+    @Test("an error without catch: is logged and the machine goes on (errors are events, not stops)")
+    func uncaughtErrorIsLogged() async throws {
+        let store = TestStore(Tea<Fragile>.self)
+        await store.send(.risky)
+        let error = await store.receiveFailure()
+        #expect(error is Fragile.Broken)
+        await store.send(.guarded)
+        await store.receive(.failed("caught")) { $0 = ["caught"] }
+        await store.finish()
     }
 }

@@ -125,7 +125,7 @@ struct TeaDialectTests {
         #expect(await effect.runWork(env: env) == [.failed("boom")])
     }
 
-    @Test("a task without catch: fails the machine on error (Grove's .fail policy)")
+    @Test("a task without catch: leaves the error to the machine's rule (no catch of its own)")
     func taskWithoutCatchFails() {
         let effect: TeaEffect<Shop.Action, Shop.Environment> = .task { env in .fetched(try await env.price("x")) }
         #expect(effect.machineEffect(for: Tea<Shop>.self).dialectShape == .work(id: nil, kind: "task", catches: false))

@@ -61,12 +61,17 @@ public protocol EffectTransducer: Sendable {
     /// Whether ``update(_:event:)`` may start io requests that re-issue after a restart:
     /// ``Machine/startsReissuableIO``. Defaults to `false`.
     static var startsReissuableIO: Bool { get }
+
+    /// The event an error thrown by an `Effect` without `onError:` becomes, or `nil` to log it
+    /// with the transducer still running: ``Machine/failureEvent(_:)``. Defaults to `nil`.
+    static func failureEvent(_ failure: EffectFailure) -> Event?
 }
 
 extension EffectTransducer {
     public static var initialOutput: Output? { nil }
     public static func refusal(of event: Event) -> String? { nil }
     public static var startsReissuableIO: Bool { false }
+    public static func failureEvent(_ failure: EffectFailure) -> Event? { nil }
 }
 
 /// Runs an ``EffectTransducer`` as a Grove ``Machine``: `MachineHost(Oak<MyTransducer>.self, env: env)`.
@@ -89,4 +94,5 @@ public enum Oak<T: EffectTransducer>: Machine {
 
     public static func refusal(of event: T.Event) -> String? { T.refusal(of: event) }
     public static var startsReissuableIO: Bool { T.startsReissuableIO }
+    public static func failureEvent(_ failure: EffectFailure) -> T.Event? { T.failureEvent(failure) }
 }

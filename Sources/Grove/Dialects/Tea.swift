@@ -51,11 +51,16 @@ public protocol TeaProgram: Sendable {
     /// Whether ``reduce(_:_:)`` may return `.io` requests that re-issue after a restart:
     /// ``Machine/startsReissuableIO``. Defaults to `false`.
     static var startsReissuableIO: Bool { get }
+
+    /// The action an error thrown by an effect without `catch:` becomes, or `nil` to log it
+    /// with the program still running: ``Machine/failureEvent(_:)``. Defaults to `nil`.
+    static func failureEvent(_ failure: EffectFailure) -> Action?
 }
 
 extension TeaProgram {
     public static func isTerminal(_ state: State) -> Bool { false }
     public static var startsReissuableIO: Bool { false }
+    public static func failureEvent(_ failure: EffectFailure) -> Action? { nil }
 }
 
 /// Runs a ``TeaProgram`` as a Grove ``Machine``: `MachineHost(Tea<MyProgram>.self, env: .live)`.
@@ -76,4 +81,5 @@ public enum Tea<P: TeaProgram>: Machine {
     public static func isTerminal(_ state: P.State) -> Bool { P.isTerminal(state) }
 
     public static var startsReissuableIO: Bool { P.startsReissuableIO }
+    public static func failureEvent(_ failure: EffectFailure) -> P.Action? { P.failureEvent(failure) }
 }

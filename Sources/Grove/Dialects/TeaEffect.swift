@@ -14,8 +14,9 @@
 /// (`.task { env in .loaded(try await env.api.fetch()) }`); when the environment is `Void`,
 /// closures without an argument work too (`.task { .loaded(try await fetch()) }`).
 ///
-/// Errors a closure throws stop the machine (Grove's `.fail` policy) unless the effect was built
-/// with `catch:`, which turns the error into an action.
+/// An error a closure throws is logged and the machine keeps running (errors are events, not
+/// stops: docs/DIALECTS.md), unless the effect was built with `catch:`, which turns the error
+/// into an action.
 public enum TeaEffect<Action: Sendable, Environment: Sendable>: Sendable {
     /// No work.
     case none
@@ -122,7 +123,7 @@ extension TeaEffect {
     /// A single async result turned into an action (none when `body` returns `nil`).
     /// - Parameters:
     ///   - body: The work; it receives the environment.
-    ///   - catch: Turns a thrown error into an action. Without it an error stops the machine.
+    ///   - catch: Turns a thrown error into an action. Without it the error is logged and the machine keeps running.
     public static func task(
         _ body: @escaping @Sendable (Environment) async throws -> Action?,
         catch: (@Sendable (any Error) -> Action)? = nil
@@ -143,7 +144,7 @@ extension TeaEffect {
     /// - Parameters:
     ///   - body: The work; it receives the environment.
     ///   - id: Names the work for cancel and replace.
-    ///   - catch: Turns a thrown error into an action. Without it an error stops the machine.
+    ///   - catch: Turns a thrown error into an action. Without it the error is logged and the machine keeps running.
     public static func cancellable(
         _ body: @escaping @Sendable (Environment) async throws -> Action?,
         _ id: EffectID,
@@ -181,7 +182,7 @@ extension TeaEffect {
     /// - Parameters:
     ///   - make: Builds the sequence; called by the host, never by the reducer.
     ///   - id: Names the stream so ``cancel(_:)`` can end it.
-    ///   - catch: Turns an error the sequence throws into an action. Without it the machine stops.
+    ///   - catch: Turns an error the sequence throws into an action. Without it the error is logged and the machine keeps running.
     public static func stream<S: AsyncSequence & Sendable>(
         _ make: @escaping @Sendable (Environment) -> S,
         id: EffectID,
@@ -304,7 +305,7 @@ extension TeaEffect.Work {
     func effect<M: Machine>(
         id: EffectID?, kind: MachineEffect<M>.WorkKind
     ) -> MachineEffect<M> where M.Event == Action, M.Env == Environment {
-        let policy: MachineEffect<M>.ErrorPolicy = onError.map { .map($0) } ?? .fail
+        let policy: MachineEffect<M>.ErrorPolicy = onError.map { .map($0) } ?? .failureEvent
         return MachineEffect(kind: .work(.init(id: id, kind: kind, onError: policy, run: run)))
     }
 }

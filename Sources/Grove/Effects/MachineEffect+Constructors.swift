@@ -24,11 +24,12 @@ extension MachineEffect {
     /// ```
     /// - Parameters:
     ///   - id: Names the work for cancel and replace; a fresh generated id when `nil`.
-    ///   - onError: What a thrown error (other than cancellation) does; stops the machine by default.
+    ///   - onError: What a thrown error (other than cancellation) does; by default the machine's
+    ///     ``Machine/failureEvent(_:)``, or a logged failure with the machine running.
     ///   - body: The work. It receives the host's environment and a ``Send`` handle.
     public static func operation(
         id: EffectID? = nil,
-        onError: ErrorPolicy = .fail,
+        onError: ErrorPolicy = .failureEvent,
         _ body: @escaping @Sendable (M.Env, Send<M.Event>) async throws -> Void
     ) -> MachineEffect {
         MachineEffect(kind: .work(Work(id: id, kind: .operation, onError: onError, run: body)))
@@ -37,7 +38,7 @@ extension MachineEffect {
     /// Oak-style operation: `Effect(id: "load") { env, input in try input.send(.loaded(...)) }`.
     public init(
         id: EffectID? = nil,
-        onError: ErrorPolicy = .fail,
+        onError: ErrorPolicy = .failureEvent,
         operation: @escaping @Sendable (M.Env, Send<M.Event>) async throws -> Void
     ) {
         self = .operation(id: id, onError: onError, operation)
@@ -52,7 +53,7 @@ extension MachineEffect {
     /// ```
     public static func task(
         id: EffectID? = nil,
-        onError: ErrorPolicy = .fail,
+        onError: ErrorPolicy = .failureEvent,
         _ body: @escaping @Sendable (M.Env) async throws -> M.Event?
     ) -> MachineEffect {
         MachineEffect(kind: .work(Work(id: id, kind: .task, onError: onError) { env, send in
@@ -64,7 +65,7 @@ extension MachineEffect {
     /// work is cancelled. Cancelling ends the iteration, so `AsyncStream` termination handlers run.
     public static func stream<S: AsyncSequence & Sendable>(
         id: EffectID? = nil,
-        onError: ErrorPolicy = .fail,
+        onError: ErrorPolicy = .failureEvent,
         _ make: @escaping @Sendable (M.Env) -> S
     ) -> MachineEffect where S.Element == M.Event {
         MachineEffect(kind: .work(Work(id: id, kind: .stream, onError: onError) { env, send in

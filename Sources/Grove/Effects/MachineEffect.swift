@@ -40,10 +40,14 @@ public struct MachineEffect<M: Machine>: Sendable {
     /// `CancellationError` thrown by work that was not cancelled counts as an error: something
     /// inside it gave up, and the machine should hear about it.
     public enum ErrorPolicy: Sendable {
-        /// Stop the machine and report the error: `run()` throws it and later sends fail.
-        case fail
-        /// Turn the error into an event for the machine.
+        /// The default: the machine's ``Machine/failureEvent(_:)`` when it gives one, otherwise
+        /// a logged `effectFailed` diagnostic; either way the machine keeps running.
+        case failureEvent
+        /// Turn the error into this event for the machine.
         case map(@Sendable (any Error) -> M.Event)
+        /// Stop the machine and report the error: `run()` throws it and later sends fail
+        /// (OTP's "let it crash", for a machine whose supervisor should restart it).
+        case fail
     }
 }
 

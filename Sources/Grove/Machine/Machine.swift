@@ -84,6 +84,19 @@ public protocol Machine: Sendable {
     /// state says was running, which is code and so in no record, to start again. Defaults to
     /// none. `AwaitingStateMachine` uses it to run again the transition that was awaiting.
     static func eventsAfterRestore(_ state: State) -> [Event]
+
+    /// The event that an error thrown by the machine's work becomes, or `nil` to log it and go
+    /// on. Errors are events, not stops: work without an error policy of its own (`onError:`,
+    /// Tea's `catch:`) that throws ends, and the host hands the machine this event, or, when it
+    /// is `nil`, reports ``HostDiagnostic``'s `effectFailed` (logged) with the machine still
+    /// running. Defaults to `nil`. A machine that should stop on an error says so on the effect:
+    /// `onError: .fail`.
+    /// ```swift
+    /// static func failureEvent(_ failure: EffectFailure) -> Event? {
+    ///     .failed(failure.message)
+    /// }
+    /// ```
+    static func failureEvent(_ failure: EffectFailure) -> Event?
 }
 
 extension Machine {
@@ -97,6 +110,7 @@ extension Machine {
     public static func refusal(of event: Event) -> String? { nil }
     public static var startsReissuableIO: Bool { false }
     public static func eventsAfterRestore(_ state: State) -> [Event] { [] }
+    public static func failureEvent(_ failure: EffectFailure) -> Event? { nil }
 }
 
 extension Machine where State: Terminable {

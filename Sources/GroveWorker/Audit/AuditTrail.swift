@@ -52,7 +52,7 @@ final class AuditTrail<M: Machine>: Sendable where M.State: Encodable, M.Event: 
             // the next line's `before` is the state that transition really starts from.
             let now = AuditDigest.of(state: state)
             current.withLock { $0 = now }
-        case .output, .workEnded, .resultDiscarded:
+        case .output, .workEnded, .workFailed, .resultDiscarded:
             break
         }
     }

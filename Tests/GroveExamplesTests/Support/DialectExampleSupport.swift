@@ -93,7 +93,7 @@ func recordingOptions<M: Machine>(_ log: ExampleLog<M.Event>, for machine: M.Typ
     HostOptions(trace: { trace in
         switch trace {
         case .processed(let event, _, _), .unhandled(let event, _, _): log.append(event)
-        case .output, .workEnded, .resultDiscarded: break
+        case .output, .workEnded, .workFailed, .resultDiscarded: break
         }
     })
 }
