@@ -24,7 +24,9 @@ struct FSMCheck: AsyncParsableCommand {
             Your own machines: --worker EXECUTABLE checks the machine types your worker executable \
             describes (registered with WorkerConfiguration.checkable), as it checks the shipped ones: \
             fsm-check --worker shop-worker Checkout. It runs `EXECUTABLE --describe TYPE`, which walks \
-            the machine in that process and prints its graph; all its describable types when none is named.
+            the machine in that process and prints its graph; all its describable types when none is named. \
+            A worker that takes longer than --worker-timeout (60 s) to answer, or prints more than \
+            64 MiB, is killed.
 
             Exit status: 0 every machine is clean (with --allow-unhandled, unhandled pairs do not \
             count; with --allow-fall-through, pairs that fall through); 1 a finding; 64 usage error (unknown machine or option, a --worker that is not \
@@ -85,7 +87,20 @@ struct FSMCheck: AsyncParsableCommand {
                                valueName: "EXECUTABLE"))
     var worker: String?
 
+    @Option(name: .customLong("worker-timeout"),
+            help: ArgumentHelp("How long a --worker may take to answer one question, in seconds, before it is killed.", valueName: "SECONDS"))
+    var workerTimeoutSeconds: Double = 60
+
+    /// ``workerTimeoutSeconds`` as a duration.
+    var workerTimeout: Duration { .milliseconds(Int64(workerTimeoutSeconds * 1000)) }
+
     func validate() throws {
+        if machines.contains("") {
+            throw ValidationError("a machine name is empty; name a machine, or none for all\(worker == nil ? "" : " the worker describes")")
+        }
+        guard workerTimeoutSeconds > 0, workerTimeoutSeconds <= 86_400 else {
+            throw ValidationError("--worker-timeout must be more than 0 and at most 86400 seconds, got \(workerTimeoutSeconds)")
+        }
         let known = Set(Self.catalog.map(\.name))
         if worker == nil, let unknown = machines.first(where: { !known.contains($0) }) {
             throw ValidationError("unknown machine '\(unknown)'; fsm-check knows \(Self.catalog.map(\.name).joined(separator: ", "))")
