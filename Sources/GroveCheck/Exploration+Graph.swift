@@ -50,6 +50,7 @@ extension Exploration {
             leavesTerminal: Ordered(leavesTerminal, by: Self.key).elements
         )
         graph.maxDepth = maxDepth
+        graph.statesDeclared = !declared.isEmpty
         return graph
     }
 

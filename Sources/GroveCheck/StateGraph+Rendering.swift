@@ -51,6 +51,9 @@ extension StateGraph {
                 byState(fallsThrough), count: fallsThrough.count)
         section("nondeterministic", nondeterministic.map { "\($0.state) + \($0.event)   e.g. \($0.example)" })
         section("unreachable states", unreachable)
+        if !statesDeclared {
+            lines.append("unreachable states: not judged (no declared states: make State CaseIterable or name them in declaredStates)")
+        }
         section("unreachable terminal states", unreachableTerminal)
         section("states that cannot reach a terminal state", cannotEnd.map { "\($0.state)   e.g. \($0.example)" })
         section("events a terminal state handles (never run: the host stops there)", byState(leavesTerminal), count: leavesTerminal.count)

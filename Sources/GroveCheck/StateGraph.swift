@@ -65,6 +65,10 @@ public struct StateGraph: Sendable, Codable, Equatable {
     public var timerNotArmed: [Pair]
     /// Pairs that gave different states or effects when run twice from the same state.
     public var nondeterministic: [Pair]
+    /// Whether the machine declared its states (``Checkable/declaredStates``, or a
+    /// `CaseIterable` state): without them, states it never reaches cannot be named and
+    /// ``unreachable`` is empty for want of a list.
+    public var statesDeclared: Bool = true
     /// Declared state cases the walk never reached.
     public var unreachable: [String]
     /// Declared terminal state cases the walk never reached: runs cannot end there.

@@ -83,6 +83,32 @@ private enum Blinker: StateScoped, Checkable {
     }
 }
 
+/// A lamp with no `Checkable` conformance: its events and states are `CaseIterable`, which is
+/// all the walk needs. `broken` is never entered.
+private enum Lamp: Machine {
+    enum State: Sendable, CaseIterable { case off, on, broken }
+    enum Event: Sendable, CaseIterable { case toggle }
+    static var initialState: State { .off }
+    static func update(_ state: inout State, event: Event) -> Effect {
+        switch state {
+        case .off: state = .on
+        case .on: state = .off
+        case .broken: return .unhandled
+        }
+        return .none
+    }
+}
+
+/// A counter modulo 3 whose state is an `Int`: its states cannot be listed.
+private enum Dial: Machine {
+    enum Event: Sendable, CaseIterable { case turn }
+    static var initialState: Int { 0 }
+    static func update(_ state: inout Int, event: Event) -> Effect {
+        state = (state + 1) % 3
+        return .none
+    }
+}
+
 @Suite("StateGraph: falls through, termination, timers", .timeLimit(.minutes(2)))
 struct StateGraphFindingsTests {
     @Test("a pair a default: swallows falls through: apart from handled and from unhandled pairs, and not clean")
@@ -150,5 +176,24 @@ struct StateGraphFindingsTests {
         #expect(!graph.unhandled.contains { $0.event == "tick" }, "\(graph.unhandled)")
         #expect(Set(graph.timerNotArmed.map { "\($0.state) \($0.event)" }) == ["idle tick", "paused tick"])
         #expect(graph.edges.contains { $0.from == "polling" && $0.event == "tick" && $0.timeout == "state timeout" })
+    }
+
+    @Test("a machine with CaseIterable events and states is walked with no Checkable conformance, unreachable states named")
+    func machineByItsCases() {
+        let graph = StateGraph.explore(machine: Lamp.self)
+        #expect(graph.machine == "Lamp")
+        #expect(graph.reachable == ["off", "on"])
+        #expect(graph.statesDeclared && graph.unreachable == ["broken"])
+        #expect(graph.edges.map { "\($0.from) \($0.event) \($0.to)" } == ["off toggle on", "on toggle off"])
+    }
+
+    @Test("a machine whose states cannot be listed: the report says unreachable states were not judged")
+    func undeclaredStatesAreNotJudged() {
+        let graph = StateGraph.explore(machine: Dial.self)
+        #expect(graph.exploredStates == 3 && !graph.truncated)
+        #expect(!graph.statesDeclared && graph.unreachable.isEmpty)
+        #expect(graph.report.contains("unreachable states: not judged (no declared states: make State CaseIterable or name them in declaredStates)\n"),
+                "\(graph.report)")
+        #expect(!StateGraph.explore(machine: Lamp.self).report.contains("not judged"))
     }
 }
