@@ -69,6 +69,8 @@ import Testing
         let hostedOnly = try await Self.describe(["--describe", "Tally"])
         #expect(hostedOnly.status == .usage)
         #expect(hostedOnly.stderr.contains("It hosts 'Tally', but no Checkable description of it: add `worker.checkable(Tally.self)`"))
+        #expect(hostedOnly.stderr.contains("when that type has another name (a dialect's, or a machine registered `as: \"Tally\"`), "
+            + "`worker.checkable(ItsType.self, as: \"Tally\")`."), "\(hostedOnly)")
 
         let none = try await Self.describe(["--describe", "Nope"], in: WorkerConfiguration())
         #expect(none.stderr.contains("it describes none (WorkerConfiguration.checkable(_:) makes a machine describable)"), "\(none)")
