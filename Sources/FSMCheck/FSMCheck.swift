@@ -11,10 +11,11 @@ struct FSMCheck: AsyncParsableCommand {
         discussion: """
             For each machine, fsm-check walks every state reachable from the initial one by the \
             machine's sample events (its Checkable conformance), running every (state, event) pair \
-            twice; a machine whose transitions await (AwaitingCheckable) has each transition awaited. It reports pairs the machine returns .unhandled for (completeness), pairs whose two \
-            runs differ (determinism), declared states never reached and declared terminal states \
-            never reached (reachability, termination), and, for information, pairs handled without a \
-            change or an effect. States are drawn by case name.
+            twice; a machine whose transitions await (AwaitingCheckable) has each transition awaited. It reports pairs the machine returns .unhandled for and pairs that fall through (no change, no effect: a default:) \
+            (completeness), pairs whose two runs differ (determinism), declared states never reached \
+            (reachability), states that cannot reach a terminal state and terminal states that handle \
+            an event (termination), and, for information, timer events in states where no timer sends \
+            them. Events a timer sends are drawn as timeouts. States are drawn by case name.
 
             Output on stdout: the report (default), --mermaid or --dot for the graph, --json for the \
             whole result. Machines: \(catalog.map(\.name).joined(separator: ", ")); all of them when \
@@ -23,10 +24,12 @@ struct FSMCheck: AsyncParsableCommand {
             Your own machines: --worker EXECUTABLE checks the machine types your worker executable \
             describes (registered with WorkerConfiguration.checkable), as it checks the shipped ones: \
             fsm-check --worker shop-worker Checkout. It runs `EXECUTABLE --describe TYPE`, which walks \
-            the machine in that process and prints its graph; all its describable types when none is named.
+            the machine in that process and prints its graph; all its describable types when none is named. \
+            A worker that takes longer than --worker-timeout (60 s) to answer, or prints more than \
+            64 MiB, is killed.
 
             Exit status: 0 every machine is clean (with --allow-unhandled, unhandled pairs do not \
-            count); 1 a finding; 64 usage error (unknown machine or option, a --worker that is not \
+            count; with --allow-fall-through, pairs that fall through); 1 a finding; 64 usage error (unknown machine or option, a --worker that is not \
             an executable or does not describe the type); 70 the worker failed to describe a machine \
             (it crashed or printed no state graph).
             """
@@ -74,6 +77,9 @@ struct FSMCheck: AsyncParsableCommand {
     @Flag(help: "Exit 0 even when pairs are unhandled (Grove machines say .unhandled on purpose).")
     var allowUnhandled = false
 
+    @Flag(help: "Exit 0 even when pairs fall through (a dialect's default: that ignores events on purpose).")
+    var allowFallThrough = false
+
     @Option(help: "The most concrete states to visit per machine.")
     var limit = 10_000
 
@@ -81,7 +87,20 @@ struct FSMCheck: AsyncParsableCommand {
                                valueName: "EXECUTABLE"))
     var worker: String?
 
+    @Option(name: .customLong("worker-timeout"),
+            help: ArgumentHelp("How long a --worker may take to answer one question, in seconds, before it is killed.", valueName: "SECONDS"))
+    var workerTimeoutSeconds: Double = 60
+
+    /// ``workerTimeoutSeconds`` as a duration.
+    var workerTimeout: Duration { .milliseconds(Int64(workerTimeoutSeconds * 1000)) }
+
     func validate() throws {
+        if machines.contains("") {
+            throw ValidationError("a machine name is empty; name a machine, or none for all\(worker == nil ? "" : " the worker describes")")
+        }
+        guard workerTimeoutSeconds > 0, workerTimeoutSeconds <= 86_400 else {
+            throw ValidationError("--worker-timeout must be more than 0 and at most 86400 seconds, got \(workerTimeoutSeconds)")
+        }
         let known = Set(Self.catalog.map(\.name))
         if worker == nil, let unknown = machines.first(where: { !known.contains($0) }) {
             throw ValidationError("unknown machine '\(unknown)'; fsm-check knows \(Self.catalog.map(\.name).joined(separator: ", "))")
@@ -115,9 +134,7 @@ struct FSMCheck: AsyncParsableCommand {
                 if graph.machine != graphs.last?.machine { print() }
             }
         }
-        let failing = graphs.filter { graph in
-            !(graph.isClean || (allowUnhandled && graph.nondeterministic.isEmpty && graph.unreachable.isEmpty && !graph.truncated))
-        }
+        let failing = graphs.filter { !$0.isClean(allowingUnhandled: allowUnhandled, allowingFallThrough: allowFallThrough) }
         if !failing.isEmpty { throw ExitCode(1) }
     }
 }

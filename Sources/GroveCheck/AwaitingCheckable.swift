@@ -29,6 +29,10 @@ public protocol AwaitingCheckable {
     /// How many events deep the walk goes; `nil` (the default) for no bound.
     static var maxDepth: Int? { get }
 
+    /// Pairs meant to change nothing and do nothing, by state case and event cases
+    /// (``Checkable/intendedNoOps``). Empty by default.
+    static var intendedNoOps: [String: [String]] { get }
+
     /// The node a state is drawn as: by default its enum case name.
     static func node(of state: Program.State) -> String
 
@@ -42,6 +46,8 @@ extension AwaitingCheckable {
     public static var declaredStates: [Program.State] { [] }
 
     public static var maxDepth: Int? { nil }
+
+    public static var intendedNoOps: [String: [String]] { [:] }
 
     public static func node(of state: Program.State) -> String { caseName(of: state) }
 
@@ -61,7 +67,8 @@ extension StateGraph {
         typealias State = C.Program.State
         let machine = C.Program.stateMachine
         var walk = Exploration<State>(machine: C.checkName, initial: machine.initial, node: C.node(of:),
-                                      isTerminal: { _ in false }, maxDepth: C.maxDepth, limit: limit)
+                                      isTerminal: { _ in false }, maxDepth: C.maxDepth, limit: limit,
+                                      intendedNoOps: C.intendedNoOps)
         while let state = walk.next() {
             for event in C.sampleEvents {
                 func step() async -> Step<State> {

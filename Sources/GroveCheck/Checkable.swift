@@ -34,6 +34,13 @@ public protocol Checkable {
     /// bound. Machines whose state grows without end, such as a navigation stack, set one.
     static var maxDepth: Int? { get }
 
+    /// Pairs meant to change nothing and do nothing, by state case and event cases as reports
+    /// name them: `["loading": ["refresh"]]` when a refresh while loading is ignored on purpose.
+    /// The walk cannot tell such a pair from one a `default:` swallows, so it reports every
+    /// pair that falls through unless it is named here; those it lists as intended. Empty by
+    /// default.
+    static var intendedNoOps: [String: [String]] { get }
+
     /// The node a state is drawn as: by default its enum case name (`enteringCredentials`).
     static func node(of state: Checked.State) -> String
 
@@ -47,6 +54,8 @@ extension Checkable {
     public static var declaredStates: [Checked.State] { [] }
 
     public static var maxDepth: Int? { nil }
+
+    public static var intendedNoOps: [String: [String]] { [:] }
 
     public static func node(of state: Checked.State) -> String { caseName(of: state) }
 

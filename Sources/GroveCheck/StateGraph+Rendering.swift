@@ -1,6 +1,7 @@
 extension StateGraph {
     /// The graph as a Mermaid state diagram: one node per state case, one arrow per pair of cases
     /// labelled with the events that take it, `[*]` before the initial case and after terminal ones.
+    /// An event a timer sends is labelled with the timer: `tick (state timeout)`.
     ///
     /// ```swift
     /// print(StateGraph.explore(LoginFlow.self).mermaid)
@@ -46,10 +47,19 @@ extension StateGraph {
             return order.map { "\($0): \(events[$0, default: []].joined(separator: ", "))" }
         }
         section("unhandled pairs", byState(unhandled), count: unhandled.count)
+        section("pairs that fall through (no change, no effect: a default:, or intended? see intendedNoOps)",
+                byState(fallsThrough), count: fallsThrough.count)
         section("nondeterministic", nondeterministic.map { "\($0.state) + \($0.event)   e.g. \($0.example)" })
         section("unreachable states", unreachable)
+        if !statesDeclared {
+            lines.append("unreachable states: not judged (no declared states: make State CaseIterable or name them in declaredStates)")
+        }
         section("unreachable terminal states", unreachableTerminal)
-        section("ignored pairs (handled without a change or an effect)", byState(ignored), count: ignored.count)
+        section("states that cannot reach a terminal state", cannotEnd.map { "\($0.state)   e.g. \($0.example)" })
+        section("events a terminal state handles (never run: the host stops there)", byState(leavesTerminal), count: leavesTerminal.count)
+        section("timer events where no timer that sends them is armed (only sent from outside; information)",
+                byState(timerNotArmed), count: timerNotArmed.count)
+        section("intended no-ops (information)", byState(intendedNoOps), count: intendedNoOps.count)
         if terminal.isEmpty { lines.append("no terminal state is reachable: runs never end on their own") }
         lines.append(isClean ? "clean" : "not clean")
         return lines.joined(separator: "\n") + "\n"
@@ -65,7 +75,8 @@ extension StateGraph {
                 order.append(key)
                 grouped[key] = (edge.from, edge.to, [])
             }
-            if grouped[key]?.events.contains(edge.event) == false { grouped[key]?.events.append(edge.event) }
+            let label = edge.timeout.map { "\(edge.event) (\($0))" } ?? edge.event
+            if grouped[key]?.events.contains(label) == false { grouped[key]?.events.append(label) }
         }
         return order.compactMap { grouped[$0] }
     }

@@ -19,7 +19,10 @@ struct CheckDocumentTests {
         if graph.terminal.isEmpty { other.append("no terminal state (runs until stopped)") }
         if !graph.nondeterministic.isEmpty { other.append("\(graph.nondeterministic.count) nondeterministic") }
         if !graph.unreachable.isEmpty { other.append("\(graph.unreachable.count) unreachable") }
-        if !graph.ignored.isEmpty { other.append("\(graph.ignored.count) ignored") }
+        if !graph.fallsThrough.isEmpty { other.append("\(graph.fallsThrough.count) fall through") }
+        if !graph.cannotEnd.isEmpty { other.append("\(graph.cannotEnd.count) cannot end") }
+        if !graph.leavesTerminal.isEmpty { other.append("\(graph.leavesTerminal.count) handled in a terminal state") }
+        if !graph.timerNotArmed.isEmpty { other.append("\(graph.timerNotArmed.count) timer events not armed") }
         return "| `\(graph.machine)` | \(graph.reachable.count) of \(declared) state cases\(depth) | \(graph.unhandled.count) | "
             + (other.isEmpty ? "none" : other.joined(separator: "; ")) + " |"
     }

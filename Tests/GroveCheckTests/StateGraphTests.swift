@@ -75,7 +75,7 @@ struct StateGraphTests {
         #expect(graph.unhandled.map { "\($0.state) \($0.event)" } == ["locked push"])
         #expect(graph.unreachable == ["broken"])
         #expect(Set(graph.nondeterministic.map(\.event)) == ["kick"])
-        #expect(graph.ignored.map { "\($0.state) \($0.event)" } == ["unlocked coin"])
+        #expect(graph.fallsThrough.map { "\($0.state) \($0.event)" } == ["unlocked coin"])
         #expect(graph.terminal.isEmpty)
         #expect(!graph.isClean)
         #expect(graph.report.contains("unhandled pairs (1):\n  locked: push\n"))
@@ -87,14 +87,17 @@ struct StateGraphTests {
     func expectationCatchesFaults() {
         var reported: [String] = []
         expectCompleteStateGraph(FaultyTurnstile.self) { message, _ in reported.append(message) }
-        #expect(reported.count == 4, "\(reported)")
+        #expect(reported.count == 5, "\(reported)")
         for finding in ["locked + push is unhandled", "locked + kick gave different results", "unlocked + kick gave different results",
-                        "the declared state broken is unreachable"] {
+                        "the declared state broken is unreachable", "unlocked + coin falls through"] {
             #expect(reported.contains { $0.contains(finding) }, "missing '\(finding)' in \(reported)")
         }
         var allowed: [String] = []
         expectCompleteStateGraph(FaultyTurnstile.self, allowUnhandled: true) { message, _ in allowed.append(message) }
-        #expect(allowed.count == 3, "allowUnhandled drops only the unhandled pair: \(allowed)")
+        #expect(allowed.count == 4, "allowUnhandled drops only the unhandled pair: \(allowed)")
+        var fallThroughAllowed: [String] = []
+        expectCompleteStateGraph(FaultyTurnstile.self, allowFallThrough: true) { message, _ in fallThroughAllowed.append(message) }
+        #expect(fallThroughAllowed.count == 4, "allowFallThrough drops only the pair that falls through: \(fallThroughAllowed)")
     }
 
     @Test("a deliberately faulty machine whose transitions await: its findings are named, and the expectation records them")
@@ -104,20 +107,22 @@ struct StateGraphTests {
         #expect(graph.unreachable == ["broken"])
         #expect(Set(graph.nondeterministic.map(\.event)) == ["kick"])
         #expect(graph.edges.contains { $0.from == "locked" && $0.event == "coin" && $0.to == "unlocked" })
-        #expect(graph.ignored.isEmpty, "sameState(output:) is handled: it has an effect")
+        #expect(graph.fallsThrough.isEmpty, "sameState(output:) is handled: it has an effect")
         #expect(!graph.isClean)
         var reported: [String] = []
         await expectCompleteStateGraph(awaiting: AwaitingTurnstile.self) { message, _ in reported.append(message) }
         #expect(reported.count == 4, "\(reported)")
     }
 
-    @Test("LoginFlow, the seed's transducer, is complete by Oak's definition and reaches every state")
+    @Test("LoginFlow, the seed's transducer, is complete by Oak's definition only: its default: break falls through")
     func loginFlow() {
-        let graph = expectCompleteStateGraph(LoginFlow.self)
-        #expect(graph.isClean)
+        let graph = expectCompleteStateGraph(LoginFlow.self, allowFallThrough: true)
+        #expect(!graph.isClean)
+        #expect(graph.isClean(allowingFallThrough: true))
         #expect(graph.reachable == ["start", "enteringCredentials", "authenticating", "authenticated", "failed", "completed"])
         #expect(graph.terminal == ["completed"])
-        #expect(!graph.ignored.isEmpty, "the seed's default: break ignores the other pairs")
+        #expect(graph.fallsThrough.contains { $0.state == "start" && $0.event == "submitCredentials" },
+                "the seed's default: break ignores the other pairs")
         #expect(graph.mermaid == """
             stateDiagram-v2
                 [*] --> start
@@ -135,7 +140,10 @@ struct StateGraphTests {
 
     @Test("AuthFlow reaches every step; what it leaves unhandled is named, nothing else")
     func authFlow() {
-        let graph = expectCompleteStateGraph(AuthFlow.self, allowUnhandled: true)
+        let graph = expectCompleteStateGraph(AuthFlow.self, allowUnhandled: true, allowFallThrough: true)
+        #expect(graph.fallsThrough.map { "\($0.state) \($0.event)" } == ["enteringTwoFactor updateTwoFactorCode"],
+                "typing the one sample code again changes nothing")
+        #expect(graph.cannotEnd.isEmpty, "every step can still end in locked")
         #expect(graph.unreachable.isEmpty)
         #expect(graph.nondeterministic.isEmpty)
         #expect(graph.terminal == ["locked"])

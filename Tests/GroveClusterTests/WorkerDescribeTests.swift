@@ -50,6 +50,17 @@ import Testing
         #expect(try JSONDecoder().decode([String].self, from: Data(answer.stdout.utf8)) == ["AwaitingLoadingStateMachine", "Loader", "LoginFlow"])
     }
 
+    @Test func aMachineWithCaseIterableEventsIsDescribedWithoutACheckableConformance() async throws {
+        var worker = WorkerConfiguration()
+        worker.checkable(machine: Switch.self)
+        worker.checkable(machine: Switch.self, as: "Breaker")
+        #expect(worker.checkableTypes == ["Breaker", "Switch"])
+        let answer = try await Self.describe(["--describe", "Breaker"], in: worker)
+        #expect(answer.status == .stopped, "\(answer)")
+        let graph = try JSONDecoder().decode(StateGraph.self, from: Data(answer.stdout.utf8))
+        #expect(graph.machine == "Breaker" && graph.reachable == ["off", "on"] && graph.unreachable == ["tripped"])
+    }
+
     @Test func anUnknownTypeIsAUsageErrorNamingTheDescribableOnes() async throws {
         let unknown = try await Self.describe(["--describe", "Nope"])
         #expect(unknown.status == .usage && unknown.stdout.isEmpty)
@@ -58,6 +69,8 @@ import Testing
         let hostedOnly = try await Self.describe(["--describe", "Tally"])
         #expect(hostedOnly.status == .usage)
         #expect(hostedOnly.stderr.contains("It hosts 'Tally', but no Checkable description of it: add `worker.checkable(Tally.self)`"))
+        #expect(hostedOnly.stderr.contains("when that type has another name (a dialect's, or a machine registered `as: \"Tally\"`), "
+            + "`worker.checkable(ItsType.self, as: \"Tally\")`."), "\(hostedOnly)")
 
         let none = try await Self.describe(["--describe", "Nope"], in: WorkerConfiguration())
         #expect(none.stderr.contains("it describes none (WorkerConfiguration.checkable(_:) makes a machine describable)"), "\(none)")
@@ -72,6 +85,17 @@ private enum Tally: Machine {
         switch event {
         case .add(let amount): state += amount
         }
+        return .none
+    }
+}
+
+/// A machine described by its cases alone: `CaseIterable` events and states, no `Checkable`.
+private enum Switch: Machine {
+    enum State: Sendable, CaseIterable { case off, on, tripped }
+    enum Event: Sendable, CaseIterable { case flip }
+    static var initialState: State { .off }
+    static func update(_ state: inout State, event: Event) -> Effect {
+        state = state == .off ? .on : .off
         return .none
     }
 }

@@ -2,9 +2,9 @@ import Foundation
 import Testing
 
 extension EndToEnd {
-    /// fsm-check, the executable: a clean machine exits 0 and draws its graph; a machine with
-    /// unhandled pairs names them and exits 1 unless they are allowed; an unknown name is a usage
-    /// error (64).
+    /// fsm-check, the executable: a machine whose default: swallows pairs names them and exits 1
+    /// unless they are allowed, and draws its graph; a machine with unhandled pairs names them and
+    /// exits 1 unless they are allowed; an unknown name is a usage error (64).
     @Suite(.timeLimit(.minutes(2)))
     struct FSMCheckTests {
         static var check: URL { Products.directory.appendingPathComponent("fsm-check") }
@@ -15,12 +15,16 @@ extension EndToEnd {
             return try await runCommand(Self.check, arguments, in: directory)
         }
 
-        @Test func loginFlowIsCleanAndDrawsAsMermaid() async throws {
+        @Test func loginFlowFallsThroughAndDrawsAsMermaid() async throws {
             let report = try await run(["LoginFlow"])
-            #expect(report.status == 0, "\(report)")
-            #expect(report.stdout.hasSuffix("\nclean\n"), "\(report)")
+            #expect(report.status == 1, "\(report)")
+            #expect(report.stdout.contains("pairs that fall through (no change, no effect: a default:, or intended? see intendedNoOps) (27):\n  start: updateEmail,"),
+                    "\(report)")
+            #expect(report.stdout.hasSuffix("\nnot clean\n"), "\(report)")
+            let allowed = try await run(["LoginFlow", "--allow-fall-through"])
+            #expect(allowed.status == 0, "the seed's default: break on purpose: \(allowed)")
 
-            let graph = try await run(["LoginFlow", "--mermaid"])
+            let graph = try await run(["LoginFlow", "--mermaid", "--allow-fall-through"])
             #expect(graph.status == 0, "\(graph)")
             #expect(graph.stdout.hasPrefix("stateDiagram-v2\n    [*] --> start\n    start --> enteringCredentials: startLogin\n"))
             #expect(graph.stdout.contains("    completed --> [*]\n"))
@@ -43,7 +47,7 @@ extension EndToEnd {
         /// fsm-check's catalog is the table of findings in docs/CHECK.md, in the same order; the
         /// unit tests (GroveCheckTests) hold each row to what the walk finds.
         @Test func everyCheckedMachineHasARowInCheckDocument() async throws {
-            let result = try await run(["--json", "--allow-unhandled"])
+            let result = try await run(["--json", "--allow-unhandled", "--allow-fall-through"])
             #expect(result.status == 0, "\(result)")
             struct Graph: Decodable { var machine: String }
             let checked = try JSONDecoder().decode([Graph].self, from: Data(result.stdout.utf8)).map(\.machine)

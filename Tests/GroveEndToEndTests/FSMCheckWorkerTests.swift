@@ -98,7 +98,76 @@ extension EndToEnd {
             let echo = try await check(["--worker", "/bin/echo", "Checkout"])
             #expect(echo.status == 70, "\(echo)")
             #expect(echo.stderr.contains("/bin/echo --describe Checkout printed no state graph"), "\(echo)")
-            #expect(echo.stderr.contains("it printed: '--describe Checkout --describe-limit 10000"), "\(echo)")
+            #expect(echo.stderr.contains("it printed '--describe Checkout --describe-limit 10000"), "\(echo)")
+        }
+
+        /// A file in `directory` with `text`, executable.
+        func script(_ name: String, _ text: String, in directory: URL) throws -> URL {
+            let file = directory.appendingPathComponent(name)
+            try Data(text.utf8).write(to: file)
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: file.path)
+            return file
+        }
+
+        @Test func whatIsNotAWorkerIsNamedWithWhatToDo() async throws {
+            let directory = try Cluster.makeDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            // A bare name is looked up on PATH only, as a shell does; one in the current directory is pointed at.
+            _ = try script("my-worker", "#!/bin/sh\nexit 0\n", in: directory)
+            let bare = try await runCommand(Self.check, ["--worker", "my-worker", "Checkout"], in: directory, timeout: .seconds(60))
+            #expect(bare.status == 64, "\(bare)")
+            #expect(bare.stderr.contains("--worker my-worker is not on PATH; did you mean --worker ./my-worker?"), "\(bare)")
+
+            // Exits 0 and prints nothing: no raw DecodingError, but what to do.
+            let silent = try await check(["--worker", "/bin/true", "Checkout"])
+            #expect(silent.status == 70, "\(silent)")
+            #expect(silent.stderr.contains("/bin/true --describe Checkout printed no state graph (not JSON); it printed nothing. "
+                + "It is not a Grove worker, or was built by an older Grove: rebuild it"), "\(silent)")
+            #expect(!silent.stderr.contains("DecodingError"), "\(silent)")
+
+            // Fails without a word: the message says so instead of ending in a colon.
+            let failing = try await check(["--worker", "/bin/false", "Checkout"])
+            #expect(failing.status == 70, "\(failing)")
+            #expect(failing.stderr.contains("/bin/false failed to describe 'Checkout' (exit status 1), and said nothing on stderr. It is not a Grove worker"),
+                    "\(failing)")
+
+            let folder = try await check(["--worker", directory.path, "Checkout"])
+            #expect(folder.status == 64, "\(folder)")
+            #expect(folder.stderr.contains("\(directory.path) is a directory: give the path of a worker executable"), "\(folder)")
+
+            let text = try script("notes", "just some text\n", in: directory)
+            let format = try await check(["--worker", text.path, "Checkout"])
+            #expect(format.status == 64, "\(format)")
+            #expect(format.stderr.contains("cannot run \(text.path): it is not a program this system can run (exec format error"), "\(format)")
+        }
+
+        @Test func anEmptyOrRepeatedNameIsNotMisread() async throws {
+            let empty = try await check(["--worker", Self.shop.path, ""])
+            #expect(empty.status == 64, "\(empty)")
+            #expect(empty.stderr.contains("a machine name is empty"), "not 'did not understand --describe': \(empty)")
+            #expect(!empty.stderr.contains("did not understand"), "\(empty)")
+
+            let twice = try await check(["--worker", Self.shop.path, "Checkout", "Checkout", "--json", "--allow-unhandled"])
+            #expect(twice.status == 0, "\(twice)")
+            struct Graph: Decodable { var machine: String }
+            let graphs = try JSONDecoder().decode([Graph].self, from: Data(twice.stdout.utf8))
+            #expect(graphs.map(\.machine) == ["Checkout"], "a name given twice is described once")
+        }
+
+        @Test func aWorkerThatHangsOrFloodsIsKilled() async throws {
+            let directory = try Cluster.makeDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            // exec: the sleep is the process fsm-check starts and kills, with no child left behind.
+            let hanging = try script("hanging", "#!/bin/sh\necho still thinking >&2\nexec sleep 600\n", in: directory)
+            let slow = try await check(["--worker", hanging.path, "Checkout", "--worker-timeout", "1"])
+            #expect(slow.status == 70, "\(slow)")
+            #expect(slow.stderr.contains("\(hanging.path) did not answer for 'Checkout' within 1.0 seconds (--worker-timeout), so it was killed: still thinking"),
+                    "\(slow)")
+
+            let flooding = try script("flooding", "#!/bin/sh\nexec yes\n", in: directory)
+            let loud = try await check(["--worker", flooding.path, "Checkout"])
+            #expect(loud.status == 70, "\(loud)")
+            #expect(loud.stderr.contains("\(flooding.path) printed more than 64 MiB for 'Checkout', so it was killed"), "\(loud)")
         }
     }
 }

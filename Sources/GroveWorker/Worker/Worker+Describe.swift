@@ -34,7 +34,9 @@ extension Worker {
         guard let explore = configuration.descriptions[type] else {
             let known = configuration.checkableTypes
             let hosted = configuration.machineTypes.contains(type)
-                ? " It hosts '\(type)', but no Checkable description of it: add `worker.checkable(\(type).self)` (a Checkable type naming its sample events)."
+                ? " It hosts '\(type)', but no Checkable description of it: add `worker.checkable(\(type).self)` (a Checkable type naming its sample events)"
+                    + "; when that type has another name (a dialect's, or a machine registered `as: \"\(type)\"`), "
+                    + "`worker.checkable(ItsType.self, as: \"\(type)\")`."
                 : ""
             let describes = known.isEmpty
                 ? "it describes none (WorkerConfiguration.checkable(_:) makes a machine describable)"

@@ -1,4 +1,5 @@
 public import GroveCheck
+public import Grove
 
 extension WorkerConfiguration {
     /// Makes a machine describable to `fsm-check`: the worker executable then answers
@@ -36,6 +37,21 @@ extension WorkerConfiguration {
         descriptions[name ?? C.checkName] = AwaitingDescription<C>(name: name ?? C.checkName).graph
     }
 
+    /// Makes a machine whose events are `CaseIterable` describable with no ``Checkable``
+    /// conformance: every event case is tried, and a `CaseIterable` state's cases are the
+    /// declared states (``StateGraph/explore(machine:limit:)``).
+    /// ```swift
+    /// worker.register(Lamp.self)
+    /// worker.checkable(machine: Lamp.self)
+    /// ```
+    /// - Parameters:
+    ///   - machine: The machine.
+    ///   - name: The name `--describe` takes; defaults to the type's name.
+    public mutating func checkable<M: Machine>(machine: M.Type, as name: String? = nil) where M.Event: CaseIterable {
+        let name = name ?? String(describing: M.self)
+        descriptions[name] = MachineDescription<M>(name: name).graph
+    }
+
     /// The names `--describe` answers for, sorted.
     public var checkableTypes: [String] { descriptions.keys.sorted() }
 }
@@ -58,6 +74,17 @@ private struct AwaitingDescription<C: AwaitingCheckable>: Sendable {
 
     func graph(limit: Int) async -> StateGraph {
         var graph = await StateGraph.explore(awaiting: C.self, limit: limit)
+        graph.machine = name
+        return graph
+    }
+}
+
+/// A machine described by its cases alone, as ``Description`` is a ``Checkable`` one.
+private struct MachineDescription<M: Machine>: Sendable where M.Event: CaseIterable {
+    let name: String
+
+    func graph(limit: Int) async -> StateGraph {
+        var graph = StateGraph.explore(machine: M.self, limit: limit)
         graph.machine = name
         return graph
     }

@@ -71,6 +71,8 @@ extension Checkout: Checkable {
     }
     // Every `add` makes a new cart total: the walk stops four events deep.
     static var maxDepth: Int? { 4 }
+    // Pay pressed twice changes nothing, on purpose: not a pair that falls through by mistake.
+    static var intendedNoOps: [String: [String]] { ["paying": ["pay"]] }
 }
 
 /// A machine the worker hosts but cannot describe: it has no `Checkable` conformance.
