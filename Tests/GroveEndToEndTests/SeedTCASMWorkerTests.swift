@@ -4,14 +4,18 @@ import Testing
 extension EndToEnd {
     /// Seed 004's `MyFeature` and `ErrorHandlingFeature`, as GroveTCA reducers, on a worker of
     /// their own: `SeedTCASMWorker` (Tests/Fixtures/SeedTCASMWorker), a real process fsm-launch
-    /// starts from the topology's `executable`, driven with fsm-send.
+    /// starts from the topology's `executable`, driven with fsm-send; durable ones come back
+    /// after a kill -9 of that worker.
     @Suite(.timeLimit(.minutes(2)))
     struct SeedTCASMWorkerTests {
         static let topology = TopologyFile(
             name: "seed-tcasm", transport: .runtimeDirectory,
             workers: [.init(name: "main"), .init(name: "tcasm", executable: "SeedTCASMWorker")],
             machines: [.init(name: "my", type: "MyFeature", worker: "tcasm", keyed: true),
-                       .init(name: "errors", type: "ErrorHandlingFeature", worker: "tcasm", keyed: true)]
+                       .init(name: "errors", type: "ErrorHandlingFeature", worker: "tcasm", keyed: true),
+                       .init(name: "my-state", type: "MyFeature", worker: "tcasm", keyed: true, durability: "state"),
+                       .init(name: "errors-journal", type: "ErrorHandlingFeature", worker: "tcasm", keyed: true,
+                             durability: "journal")]
         )
 
         @Test func myFeatureLoadsWithTheDependencyTheWorkerSet() async throws {
@@ -36,6 +40,36 @@ extension EndToEnd {
                 try await cluster.waitForState("errors/a", "saveFailed") {
                     $0 == json(#"{"saveFailed":{"_0":"\#(ada)","_1":{"diskFull":{}}}}"#)
                 }
+            }
+        }
+
+        @Test func durableFeaturesComeBackAfterTheirWorkersKill() async throws {
+            try await withCluster(Self.topology) { cluster in
+                let located = json(#"{"loaded":{"_0":"data near 52.5,13.4"}}"#)
+                try await cluster.send("my-state/a", #"{"input":{"_0":{"load":{}}}}"#)
+                try await cluster.waitForState("my-state/a", "loaded") { $0 == located }
+                // The journal holds the failed load's result, a Result that crossed as JSON.
+                try await cluster.send("errors-journal/a", #"{"input":{"_0":{"load":{}}}}"#)
+                try await cluster.waitForState("errors-journal/a", "loadFailed") { $0.caseName == "loadFailed" }
+                try await cluster.send("errors-journal/a", #"{"input":{"_0":{"load":{}}}}"#)
+                let ada = Data("ada".utf8).base64EncodedString()
+                let loaded = json(#"{"loaded":{"_0":"\#(ada)"}}"#)
+                try await cluster.waitForState("errors-journal/a", "loaded") { $0 == loaded }
+
+                let worker = try await cluster.workerPID("tcasm")
+                kill(worker, SIGKILL)
+                try await waitUntil("tcasm to come back as a new process", timeout: .seconds(20)) {
+                    (try? await cluster.workerPID("tcasm")).map { $0 != worker } ?? false
+                }
+                #expect(try await cluster.state("my-state/a") == located)
+                #expect(try await cluster.state("errors-journal/a") == loaded)
+                // And they run on, with the new process's reducers.
+                try await cluster.send("errors-journal/a", #"{"input":{"_0":{"save":{}}}}"#)
+                try await cluster.waitForState("errors-journal/a", "saveFailed") {
+                    $0 == json(#"{"saveFailed":{"_0":"\#(ada)","_1":{"diskFull":{}}}}"#)
+                }
+                #expect(try await cluster.send("my-state/a", #"{"input":{"_0":{"load":{}}}}"#) == json(#"{"loading":{}}"#))
+                try await cluster.waitForState("my-state/a", "loaded again") { $0 == located }
             }
         }
     }
