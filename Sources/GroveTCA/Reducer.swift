@@ -58,6 +58,7 @@ public struct Reduce<State: Sendable, Action: Sendable>: Reducer {
         run = reduce
     }
 
+    /// Runs the closure.
     public func reduce(into state: inout State, action: Action) -> Effect<Action> {
         run(&state, action)
     }
@@ -70,6 +71,7 @@ where First.State == Second.State, First.Action == Second.Action {
     let first: First
     let second: Second
 
+    /// Runs the first reducer, then the second, and merges their effects.
     public func reduce(into state: inout First.State, action: First.Action) -> Effect<First.Action> {
         let firstEffect = first.reduce(into: &state, action: action)
         let secondEffect = second.reduce(into: &state, action: action)
@@ -92,14 +94,17 @@ extension TeaEffect {
 /// Builds a ``Reducer/body``: the reducers written one per line run in that order.
 @resultBuilder
 public enum ReducerBuilder<State: Sendable, Action: Sendable> {
+    /// A reducer written on a line of the body.
     public static func buildExpression<R: Reducer>(_ reducer: R) -> R where R.State == State, R.Action == Action {
         reducer
     }
 
+    /// The body's first reducer.
     public static func buildPartialBlock<R: Reducer>(first: R) -> R where R.State == State, R.Action == Action {
         first
     }
 
+    /// The reducers so far, then `next`.
     public static func buildPartialBlock<First: Reducer, Next: Reducer>(accumulated: First, next: Next)
         -> CombinedReducers<First, Next>
     where First.State == State, First.Action == Action, Next.State == State, Next.Action == Action {

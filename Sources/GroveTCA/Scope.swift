@@ -78,6 +78,7 @@ public struct Scope<ParentState: Sendable, ParentAction: Sendable, Child: Reduce
         self.child = child
     }
 
+    /// Runs the child when `action` is its case; otherwise does nothing.
     public func reduce(into state: inout ParentState, action: ParentAction) -> Effect<ParentAction> {
         guard let childAction = self.action.extract(action) else { return .none }
         return child().reduce(into: &state[keyPath: self.state], action: childAction).map(self.action.embed)
