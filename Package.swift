@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "GroveRuntime", targets: ["GroveRuntime"]),
         .library(name: "GroveTesting", targets: ["GroveTesting"]),
         .library(name: "GroveTea", targets: ["GroveTea"]),
+        .library(name: "GroveTCA", targets: ["GroveTCA"]),
         .executable(name: "grove-demo", targets: ["GroveDemo"]),
         .executable(name: "grove-bench", targets: ["GroveBench"]),
         .library(name: "GroveCluster", targets: ["GroveCluster"]),
@@ -40,6 +41,10 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/pointfreeco/swift-custom-dump", from: "1.7.3"),
+        // GroveTCA's `@Dependency`, for GroveTCA and its users only. No traits (Clocks,
+        // CombineSchedulers): its `Dependencies` builds swift-concurrency-extras and
+        // xctest-dynamic-overlay's IssueReporting, ~30 s of a cold debug build on 2 cores.
+        .package(url: "https://github.com/pointfreeco/swift-dependencies", from: "1.17.1", traits: []),
     ],
     targets: [
         // Pure core: machines, effects, ids, dialect adapters. No Foundation, no runtime.
@@ -68,6 +73,18 @@ let package = Package(
         .target(
             name: "GroveTea",
             dependencies: ["Grove", "GroveRuntime", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+        // Seed 004's (TCA-SM) composition: `Reducer` with `body`, `Reduce`, `Scope`, and the
+        // `StateMachine` reducer protocol, lowered onto SwiftTea's reducer machine so that `Store`,
+        // workers and `ReducerTestStore` run it; `@Dependency` is swift-dependencies'.
+        .target(
+            name: "GroveTCA",
+            dependencies: [
+                "Grove", "GroveRuntime", "GroveTea",
+                .product(name: "Dependencies", package: "swift-dependencies"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         // The seed patterns as real machines, to read and for fsm-worker, grove-demo, fsm-check and
@@ -233,6 +250,22 @@ let package = Package(
             path: "Tests/Fixtures/ShopWorker",
             swiftSettings: strict
         ),
+        // Seed 004's features that run both in SeedTCASMTests and on a worker (SeedTCASMWorker):
+        // the seed's texts, so Swift 5 mode and silenced warnings as the seed test targets.
+        .target(
+            name: "SeedTCASMFeatures",
+            dependencies: ["Grove", "GroveTCA", "GroveWorker", .product(name: "Dependencies", package: "swift-dependencies")],
+            path: "Tests/Fixtures/SeedTCASMFeatures",
+            swiftSettings: [.swiftLanguageMode(.v5), .unsafeFlags(["-suppress-warnings"])]
+        ),
+        // A worker hosting seed 004's MyFeature and ErrorHandlingFeature (GroveEndToEndTests'
+        // SeedTCASMWorkerTests). Built by `swift build`; not a product.
+        .executableTarget(
+            name: "SeedTCASMWorker",
+            dependencies: ["SeedTCASMFeatures", "GroveWorker"],
+            path: "Tests/Fixtures/SeedTCASMWorker",
+            swiftSettings: strict
+        ),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "GroveTestSupport"], swiftSettings: strict),
         .testTarget(name: "GroveWireTests", dependencies: ["GroveWire", "GroveTestSupport"], swiftSettings: strict),
         .testTarget(
@@ -263,6 +296,14 @@ let package = Package(
         ),
         .testTarget(name: "GroveTests", dependencies: ["Grove"], swiftSettings: strict),
         .testTarget(
+            name: "GroveTCATests",
+            dependencies: [
+                "Grove", "GroveTCA", "GroveTea", "GroveTesting",
+                .product(name: "Dependencies", package: "swift-dependencies"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "GroveRuntimeTests",
             dependencies: ["Grove", "GroveRuntime", "GroveTesting"],
             swiftSettings: strict
@@ -292,7 +333,10 @@ let package = Package(
         // Seed 004's (TCA-SM) code examples as written, inside features of the reader's.
         .testTarget(
             name: "SeedTCASMTests",
-            dependencies: ["Grove", "GroveRuntime", "GroveTestSupport"],
+            dependencies: [
+                "Grove", "GroveRuntime", "GroveTestSupport", "GroveTCA", "GroveTea", "GroveTesting", "SeedTCASMFeatures",
+                .product(name: "Dependencies", package: "swift-dependencies"),
+            ],
             swiftSettings: [.swiftLanguageMode(.v5), .unsafeFlags(["-suppress-warnings"])]
         ),
         // Seed 003's (StateMachinePackage) code example with the smallest changes that make it

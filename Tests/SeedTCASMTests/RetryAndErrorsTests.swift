@@ -1,5 +1,7 @@
+import Dependencies
 import Foundation
 import Grove
+@testable import SeedTCASMFeatures
 import GroveRuntime
 import GroveTestSupport
 import Synchronization

@@ -34,6 +34,8 @@ struct TopologyFile {
         var supervision: String?
         /// The public key file of an external group (CURVE topologies).
         var key: String?
+        /// `workers[].executable`, when not fsm-worker: a path, or a name next to fsm-launch.
+        var executable: String?
     }
 
     struct Machine {
@@ -140,6 +142,7 @@ struct TopologyFile {
                 if !group.arguments.isEmpty { entry["arguments"] = group.arguments }
                 if group.external { entry["external"] = true }
                 if let key = group.key { entry["key"] = key }
+                if let executable = group.executable { entry["executable"] = executable }
                 if let supervision = group.supervision {
                     entry["supervision"] = try? JSONSerialization.jsonObject(with: Data(supervision.utf8))
                 }

@@ -2,6 +2,8 @@
 // seed's text is between `// Seed text` and `// End of seed text`; its `runIOEffect` has a `case`
 // without a `switch`, the one addition (marked). `api` is the reader's.
 import Grove
+import GroveTCA
+import protocol GroveTCA.StateMachine
 
 struct AuthenticateFeature: StateMachine {
     enum State: Equatable { case signedOut, authenticating, signedIn(Profile), failed }

@@ -3,6 +3,8 @@
 // seed's counter-example of logic in IO and is not compiled: its `cache` is not declared and its
 // `case` also has no `switch`.
 import Grove
+import GroveTCA
+import protocol GroveTCA.StateMachine
 
 struct CacheFeature: StateMachine {
     struct State: Equatable {

@@ -1,7 +1,10 @@
 // Seed 004, TCA-SM: "IO Mocking", "Pure Function Testing" and the "Action Mapping Pattern"'s
 // `Action`, as written. The feature's states, inputs and reducers are the reader's, in the
 // extension below; `Feature` (the pure test's) is this feature; `ChildFeature` is the reader's.
+// "Standard Body Implementation" is the feature's `body`, as written.
 import Grove
+import GroveTCA
+import protocol GroveTCA.StateMachine
 import Testing
 
 // Seed text
@@ -52,6 +55,32 @@ extension MockFeature {
         }
     }
     // End of seed text
+}
+
+// "Standard Body Implementation", as written: the feature's reducer for every action.
+extension MockFeature {
+    // Seed text
+    var body: some Reducer<State, Action> {
+        Reduce { state, action in
+            let transition = Self.reduce(state, action)
+            return apply(transition, to: &state)
+        }
+    }
+    // End of seed text
+}
+
+/// Equatable, for `ReducerTestStore` (`CompositionTests`).
+extension MockFeature.Action: Equatable {}
+
+/// The action's case paths, as TCA's `@CasePathable` would write them, so that a `Scope` reaches
+/// `childAction` (`MappableActionScopeTests`).
+extension MockFeature.Action: CasePathable {
+    struct AllCasePaths {
+        var childAction: CasePath<MockFeature.Action, ChildFeature.Action> {
+            CasePath(MockFeature.Action.childAction) { if case .childAction(let action) = $0 { action } else { nil } }
+        }
+    }
+    static var allCasePaths: AllCasePaths { AllCasePaths() }
 }
 
 // Seed text

@@ -2,6 +2,8 @@
 // feature of the reader's that walks the phases with one IO effect each. `Token`, `User` and
 // `Post` are the reader's.
 import Grove
+import GroveTCA
+import protocol GroveTCA.StateMachine
 
 struct PhasesFeature: StateMachine {
     // Seed text

@@ -2,6 +2,8 @@
 // reader's. One change: the seed's key paths read `\\.points` (a doubled backslash, markdown's
 // escaping); Swift's is `\.points`.
 import Grove
+import GroveTCA
+import protocol GroveTCA.StateMachine
 
 struct PurchaseFeature: StateMachine {
     struct State: Equatable {

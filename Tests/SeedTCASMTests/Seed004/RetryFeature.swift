@@ -3,6 +3,8 @@
 // as not exhaustive (the `State` it builds has `failed` too); the reader's other pairs are added
 // inside it (marked). The request itself is the reader's `respond`.
 import Grove
+import GroveTCA
+import protocol GroveTCA.StateMachine
 
 struct RetryFeature: StateMachine {
     enum State {

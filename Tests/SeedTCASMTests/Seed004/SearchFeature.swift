@@ -2,6 +2,8 @@
 // between `// Seed text` and `// End of seed text`. The seed's `switch` has one case; the reader's
 // other pairs are added inside it (marked).
 import Grove
+import GroveTCA
+import protocol GroveTCA.StateMachine
 
 struct SearchFeature: StateMachine {
     enum State: Equatable { case idle, loading(query: String), loaded([String]) }

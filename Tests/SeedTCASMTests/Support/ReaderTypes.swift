@@ -1,13 +1,11 @@
-// The types seed 004 leaves to the reader, and the names it uses for Grove's.
+// The types seed 004 leaves to the reader. `StateMachine` is GroveTCA's, named in each seed file
+// with `import protocol GroveTCA.StateMachine` (Grove's `StateMachine` is seed 003's value); the
+// types MyFeature and ErrorHandlingFeature use are in SeedTCASMFeatures, beside them.
 import Foundation
 import Grove
+import GroveTCA
 import Synchronization
 import Testing
-
-/// TCA-SM's protocol is `StateMachine`, a TCA `Reducer`; Grove's is `IOStateMachine`, without TCA
-/// (and Grove's `StateMachine` is StateMachinePackage's value). The seed's texts say
-/// `StateMachine`, so this target names Grove's protocol so.
-typealias StateMachine = IOStateMachine
 
 /// The pure test's `Feature` is the mock feature.
 typealias Feature = MockFeature
@@ -23,58 +21,19 @@ struct AuthAPI: Sendable {
     var fetchProfile: @Sendable (Token) async -> Profile?
 }
 
-/// "Deterministic Error Handling": what the network and the database report.
-enum NetworkError: Error, Equatable { case offline, status(Int) }
-enum DatabaseError: Error, Equatable { case diskFull }
-
-/// The reader's API for ``ErrorHandlingFeature``; each call says in its type what it throws.
-struct ProfileAPI: Sendable {
-    var fetch: @Sendable () async throws(NetworkError) -> Data
-    var save: @Sendable (Data) async throws(DatabaseError) -> Void
-}
-
-/// "Why Static vs Instance Methods": the service ``MyFeature``'s `runIOEffect` calls.
-protocol APIService: Sendable {
-    func fetchData() async -> MyFeature.IOResult?
-}
-
-/// The location dependency ``MyFeature`` declares with `@Dependency(\.locationManager)`.
-protocol LocationManager: Sendable {
-    var lastFix: String? { get }
-}
-
-struct NoLocation: LocationManager {
-    var lastFix: String? { nil }
-}
-
-/// A stand-in for TCA's dependency values (swift-dependencies), enough for the seed's
-/// `@Dependency(\.locationManager)`: values live in a task local, overridden with
-/// ``withDependencies(_:operation:)``, and a feature reads them when it is made.
-struct DependencyValues: Sendable {
-    @TaskLocal static var current = DependencyValues()
-    var locationManager: any LocationManager = NoLocation()
-}
-
-/// A stand-in for TCA's `@Dependency`: the value at `keyPath` when the feature was made.
-@propertyWrapper
-struct Dependency<Value: Sendable>: Sendable {
-    var wrappedValue: Value
-
-    init(_ keyPath: KeyPath<DependencyValues, Value>) {
-        wrappedValue = DependencyValues.current[keyPath: keyPath]
-    }
-}
-
-/// Runs `operation` with the dependencies `update` sets, as swift-dependencies' function does.
-func withDependencies<R>(_ update: (inout DependencyValues) -> Void, operation: () throws -> R) rethrows -> R {
-    var values = DependencyValues.current
-    update(&values)
-    return try DependencyValues.$current.withValue(values, operation: operation)
-}
-
-/// A child feature whose actions the state machine leaves to others.
-enum ChildFeature {
+/// A child feature whose actions the state machine leaves to others: it counts taps. A `Scope`
+/// reaches it through `MockFeature.Action.childAction`.
+struct ChildFeature: Reducer {
     enum Action: Equatable { case tapped }
+
+    var body: some Reducer<Int, Action> {
+        Reduce { taps, action in
+            switch action {
+            case .tapped: taps += 1
+            }
+            return .none
+        }
+    }
 }
 
 /// Seed 004's test is XCTest-style; this runs its assertion as a Swift Testing expectation.

@@ -2,9 +2,12 @@
 // `// End of seed text`, with two changes (marked): the key path reads `\\.locationManager`
 // (markdown's escaping; Swift's is `\.`), and `reduceInput`'s body is `{ ... }`, which is not
 // Swift, so it has the reader's body. The feature's states, inputs and `reduceIOResult` are the
-// reader's (the extension below), as are `APIService`, `LocationManager` and the `@Dependency`
-// stand-in for TCA's (Support/ReaderTypes.swift).
+// reader's (the extension below), as are `APIService` and `LocationManager` (ReaderTypes.swift).
+// `StateMachine` is GroveTCA's, TCA-SM's `Reducer`; `@Dependency` is swift-dependencies'.
+import Dependencies
 import Grove
+import GroveTCA
+import protocol GroveTCA.StateMachine
 
 // Seed text
 struct MyFeature : StateMachine {
@@ -28,10 +31,10 @@ struct MyFeature : StateMachine {
 // End of seed text
 
 extension MyFeature {
-    enum State: Equatable { case idle, loading, loaded(String) }
-    enum Input { case load }
+    enum State: Equatable, Codable { case idle, loading, loaded(String) }
+    enum Input: Codable { case load }
     enum IOEffect: Equatable { case fetchData }
-    enum IOResult: Equatable { case dataFetched(String) }
+    enum IOResult: Equatable, Codable { case dataFetched(String) }
 
     static var initialState: State { .idle }
 

@@ -2,12 +2,15 @@
 // reader's, between `// Seed text` and `// End of seed text`. `NetworkError`, `DatabaseError` and
 // the feature's `api` are the reader's. The "Never:" line is the seed's counter-example, a bare
 // declaration without a body: it stays a comment, and `IOStateMachine` refuses such a function
-// (its `runIOEffect` does not throw; see `throwingRunIOEffectDoesNotConform`).
+// (its `runIOEffect` does not throw; see `throwingRunIOEffectDoesNotConform`). `StateMachine` is
+// GroveTCA's. The Codable conformances below (the reader's) let it run on a worker.
 import Foundation
 import Grove
+import GroveTCA
+import protocol GroveTCA.StateMachine
 
 struct ErrorHandlingFeature: StateMachine {
-    enum State: Equatable {
+    enum State: Equatable, Codable {
         case idle
         case loading
         case loaded(Data)
@@ -16,7 +19,7 @@ struct ErrorHandlingFeature: StateMachine {
         case loadFailed(NetworkError)
         case saveFailed(Data, DatabaseError)
     }
-    enum Input { case load, save }
+    enum Input: Codable { case load, save }
     enum IOEffect: Equatable { case loadData, saveUser(Data) }
 
     // Seed text
@@ -59,6 +62,46 @@ struct ErrorHandlingFeature: StateMachine {
             do { return .dataLoaded(.success(try await api.fetch())) } catch { return .dataLoaded(.failure(error)) }
         case .saveUser(let data):
             do { return .userSaved(.success(try await api.save(data))) } catch { return .userSaved(.failure(error)) }
+        }
+    }
+}
+
+/// An IO result as it crosses processes: `{"dataLoaded":{"success":"<base64>"}}`,
+/// `{"userSaved":{"failure":"diskFull"}}` (`Result` is not Codable).
+extension ErrorHandlingFeature.IOResult: Codable {
+    private enum CodingKeys: String, CodingKey { case dataLoaded, userSaved }
+    private enum Outcome: String, CodingKey { case success, failure }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        if container.contains(.dataLoaded) {
+            let outcome = try container.nestedContainer(keyedBy: Outcome.self, forKey: .dataLoaded)
+            self = .dataLoaded(outcome.contains(.success)
+                ? .success(try outcome.decode(Data.self, forKey: .success))
+                : .failure(try outcome.decode(NetworkError.self, forKey: .failure)))
+        } else {
+            let outcome = try container.nestedContainer(keyedBy: Outcome.self, forKey: .userSaved)
+            self = .userSaved(outcome.contains(.success)
+                ? .success(())
+                : .failure(try outcome.decode(DatabaseError.self, forKey: .failure)))
+        }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        switch self {
+        case .dataLoaded(.success(let data)):
+            var outcome = container.nestedContainer(keyedBy: Outcome.self, forKey: .dataLoaded)
+            try outcome.encode(data, forKey: .success)
+        case .dataLoaded(.failure(let error)):
+            var outcome = container.nestedContainer(keyedBy: Outcome.self, forKey: .dataLoaded)
+            try outcome.encode(error, forKey: .failure)
+        case .userSaved(.success):
+            var outcome = container.nestedContainer(keyedBy: Outcome.self, forKey: .userSaved)
+            try outcome.encode(true, forKey: .success)
+        case .userSaved(.failure(let error)):
+            var outcome = container.nestedContainer(keyedBy: Outcome.self, forKey: .userSaved)
+            try outcome.encode(error, forKey: .failure)
         }
     }
 }
