@@ -137,6 +137,24 @@ extension MachineEffect {
 }
 
 extension MachineEffect where M: StateScoped {
+    /// Keeps the event until the machine's state changes (`gen_statem`'s `postpone`): the host
+    /// holds it, and when the state's key (``StateScoped/stateKey(_:)``) next changes it delivers
+    /// the postponed events again, in the order they came, after the inline events of that
+    /// transition and ahead of everything waiting in the mailbox. Durable: a snapshot carries
+    /// them (``Snapshot/postponed``).
+    ///
+    /// Return it as the whole effect of a transition that leaves the state as it is:
+    /// ```swift
+    /// case (.connecting, .send):
+    ///     return .postpone          // sent again once connected (or once the state changes)
+    /// ```
+    /// Returned by a transition that changes the state's key, the event is delivered again at
+    /// once in the new state, after those postponed before it (as `gen_statem` retries it).
+    /// Inside a `.merge` or `.sequence`, or from ``StateScoped/enter(_:)`` or
+    /// ``StateScoped/exit(_:)``, it keeps nothing: the host reports
+    /// `HostDiagnostic.postponeIgnored` and runs the rest.
+    public static var postpone: MachineEffect { MachineEffect(kind: .postpone) }
+
     /// Sends `event` after `delay` unless the machine leaves its state first (`gen_statem`'s
     /// `state_timeout`); the state is what ``StateScoped/stateKey(_:)`` says. Arming it again,
     /// in the same state or on entering another, replaces it. A timer under
