@@ -26,7 +26,9 @@ extension MachineHost {
             cancel(id)
             return nil
         case .cancelAll:
-            cancelAll()
+            // Everything in flight but the merges and sequences it is part of: what comes after
+            // it in them still starts (`.merge([.cancelAll, .stateTimeout(...)])` arms it).
+            cancelAll(keepingAncestorsOf: parent)
             return nil
         case .work(let work):
             let key = newKey(work.id)
@@ -103,8 +105,8 @@ extension MachineHost {
         cancel(id)
     }
 
-    func cancelAll() {
-        for node in registry.removeAll() { EffectRegistry<M>.release(node.resource) }
+    func cancelAll(keepingAncestorsOf parent: JobKey? = nil) {
+        for node in registry.removeAll(keepingAncestorsOf: parent) { EffectRegistry<M>.release(node.resource) }
     }
 
     /// A child of a sequence or merge ended (finished or was cancelled).

@@ -78,8 +78,25 @@ extension MachineEffect {
     /// With an `id` this is a named timeout (`gen_statem`'s generic timeout): arming it again
     /// under the same id replaces it, and only `.cancel(id)` ends it early. See also
     /// ``eventTimeout(after:send:)`` and, for a ``StateScoped`` machine, ``stateTimeout(after:send:)``.
+    ///
+    /// The ids Grove reserves (``EffectID/stateTimeout``, ``EffectID/eventTimeout``) are refused
+    /// here (a precondition): a timer under them is armed only by the constructor that says
+    /// what cancels it, so no machine that is not `StateScoped` arms a state timeout that
+    /// nothing cancels.
     public static func after(_ delay: Duration, id: EffectID? = nil, send event: M.Event) -> MachineEffect {
-        MachineEffect(kind: .timer(id: id, delay: delay, event: event))
+        if let id, case .reserved(let reserved) = id.storage {
+            preconditionFailure(Self.reservedTimerMessage(reserved))
+        }
+        return MachineEffect(kind: .timer(id: id, delay: delay, event: event))
+    }
+
+    static func reservedTimerMessage(_ reserved: EffectID.Reserved) -> String {
+        let instead = switch reserved {
+        case .stateTimeout: "`.stateTimeout(after:send:)` in a StateScoped machine"
+        case .eventTimeout: "`.eventTimeout(after:send:)`"
+        }
+        return "`.after(_:id:send:)` with the id Grove reserves for \(EffectID(storage: .reserved(reserved))): "
+            + "write \(instead) instead, or name a timer of your own with a string id such as \"retry\""
     }
 
     /// Sends `event` after `delay` unless the machine receives another event first

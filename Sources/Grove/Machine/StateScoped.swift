@@ -112,12 +112,29 @@ extension MachineEffect {
     }
 }
 
-/// The case name of an enum value (`loading` for `.loading(page: 2)`); for other values, the
-/// text before the first parenthesis of their description (the type's name for a struct).
+/// The key every value of a state that is not an enum shares (`StateScoped`'s default): not a
+/// Swift name, so no case name equals it.
+@usableFromInline
+let nonEnumStateKey = "*"
+
+/// The default state key: the case name of an enum value (`loading` for `.loading(page: 2)`);
+/// for an optional, `nil` for none and the key of the wrapped value otherwise; for every other
+/// value (a number, a string, a struct, a tuple) one key, ``nonEnumStateKey``, so it never
+/// leaves its state. A case without a payload has no child to name it: its description names
+/// it (the case name, unless the enum gives itself a description).
 @usableFromInline
 func enumCaseName(of value: Any) -> String {
     let mirror = Mirror(reflecting: value)
-    if mirror.displayStyle == .enum, let label = mirror.children.first?.label { return label }
-    let description = String(describing: value)
-    return description.split(separator: "(", maxSplits: 1).first.map(String.init) ?? description
+    switch mirror.displayStyle {
+    case .enum:
+        if let label = mirror.children.first?.label { return label }
+        return String(describing: value)
+    case .optional:
+        guard let wrapped = mirror.children.first?.value else { return "nil" }
+        return enumCaseName(of: wrapped)
+    case .struct, .class, .tuple, .collection, .dictionary, .set, .foreignReference, nil:
+        return nonEnumStateKey
+    @unknown default:
+        return nonEnumStateKey
+    }
 }
