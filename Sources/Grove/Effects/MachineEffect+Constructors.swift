@@ -137,7 +137,10 @@ extension MachineEffect {
     /// Oak spelling of ``cancel(_:)``.
     public static func cancel(id: EffectID) -> MachineEffect { MachineEffect(kind: .cancel(id)) }
 
-    /// Cancels every piece of work of this machine instance.
+    /// Cancels every piece of work of this machine instance in flight when it starts, except
+    /// the merges and sequences it is part of: what comes after it in them still starts, so
+    /// `.merge([.cancelAll, .stateTimeout(after: .seconds(5), send: .gaveUp)])` drops
+    /// everything and arms the new state's timeout.
     public static var cancelAll: MachineEffect { MachineEffect(kind: .cancelAll) }
 
     /// Runs `effects` one after another: a step starts when the previous one has finished (its

@@ -88,14 +88,20 @@ extension Factory {
         return replayed
     }
 
-    /// `record` and its `journal` without the first journaled event `identity` names
-    /// (``RecordedRun/identity``): the state before it, with the sequence of that event, so
-    /// that recovery replays only the events after it. Nil when the journal has no such event.
+    /// `record` and its `journal` without the last journaled event `identity` names
+    /// (``RecordedRun/identity``): the state before it (and the events then postponed), with
+    /// the sequence of that event, so that recovery replays only the events after it. Nil when
+    /// the journal has no such event.
+    ///
+    /// The last, since the run that crashed is the latest of those bytes: an event postponed
+    /// and delivered again is journaled twice, and skipping the first (where it was postponed)
+    /// would replay its delivery, the crash, again.
     func skipping(_ identity: [UInt8], record: MachineRecord, journal: [JournalEntry]) -> MachineRecord? {
-        guard let index = journal.firstIndex(where: { $0.event == identity }),
-              let snapshot = try? decodeRecord(record.snapshot),
-              let before = try? replaying(Array(journal[..<index]), onto: Snapshot(state: snapshot.state), address: record.address,
-                                          flight: nil),
+        guard let index = journal.lastIndex(where: { $0.event == identity }),
+              let snapshot = try? decodeRecord(record.snapshot) else { return nil }
+        var start = Snapshot<M>(state: snapshot.state)
+        start.postponed = snapshot.postponed
+        guard let before = try? replaying(Array(journal[..<index]), onto: start, address: record.address, flight: nil),
               let bytes = try? DurableRecord.encode(before) else { return nil }
         var skipped = record
         skipped.snapshot = bytes

@@ -50,4 +50,33 @@ struct JournalPostponeTests {
         #expect(try await host.sendAndWait(.open) == .open(notes: ["a"]))
         await host.stop()
     }
+
+    private func record(_ snapshot: Snapshot<Keeper>) throws -> MachineRecord {
+        MachineRecord(address: "keeper", type: "Keeper", snapshot: try DurableRecord.encode(snapshot))
+    }
+
+    private func identity(_ event: Keeper.Event) throws -> [UInt8] {
+        [2] + Array(try JSONEncoder().encode(event))
+    }
+
+    @Test func quarantineSkipsTheLastRunOfAnEventPostponedAndDeliveredAgain() throws {
+        // `b` postponed, `open` delivered it again (journaled twice), then `c`: the crash was
+        // in the latest run of `b`'s bytes, its delivery.
+        let entries = try journal([.note("b"), .open, .note("b"), .note("c")])
+        let skipped = try #require(factory.skipping(try identity(.note("b")), record: try record(Snapshot(state: Keeper.initialState)),
+                                                    journal: entries))
+        #expect(skipped.sequence == 3, "the delivery's sequence, not the postponing one's")
+        let before = try DurableRecord.decode(skipped.snapshot, as: Keeper.self)
+        #expect(before.state == .open(notes: []))
+        #expect(before.postponed == nil)
+    }
+
+    @Test func quarantineKeepsTheRecordsPostponedEvents() throws {
+        var held = Snapshot<Keeper>(state: .closed(notes: []))
+        held.postponed = [.note("x")]
+        let entries = try journal([.note("y"), .note("z")])
+        let skipped = try #require(factory.skipping(try identity(.note("z")), record: try record(held), journal: entries))
+        #expect(skipped.sequence == 2)
+        #expect(try DurableRecord.decode(skipped.snapshot, as: Keeper.self).postponed == [.note("x"), .note("y")])
+    }
 }
