@@ -42,6 +42,7 @@ struct FSMCheck: AsyncParsableCommand {
         ("UserForm", { StateGraph.explore(UserForm.self, limit: $0) }),
         ("DataLoader", { StateGraph.explore(DataLoader.self, limit: $0) }),
         ("PollingService", { StateGraph.explore(PollingService.self, limit: $0) }),
+        ("BufferedConnection", { StateGraph.explore(BufferedConnection.self, limit: $0) }),
         ("AppNavigator", { StateGraph.explore(AppNavigator.self, limit: $0) }),
         ("Search", { StateGraph.explore(Search.self, limit: $0) }),
         ("LocationTracker", { StateGraph.explore(LocationTracker.self, limit: $0) }),

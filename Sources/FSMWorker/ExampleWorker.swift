@@ -18,6 +18,7 @@ enum ExampleWorker {
         worker.register(AuthFlow.self)
         worker.register(DataLoader.self)
         worker.register(PollingService.self)
+        worker.register(BufferedConnection.self)
         worker.register(UserForm.self)
         worker.register(OakTransducer<LoginFlow>.self, as: "LoginFlow")
         worker.register(AppNavigator.self)

@@ -10,6 +10,7 @@ enum TestMachines {
         configuration.register(CrashTestCounter.self)
         configuration.register(AwaitingStateMachine<GatedAdder>.self, as: "GatedAdder")
         configuration.register(AnswerDeadline.self)
+        configuration.register(Turnstile.self)
     }
 }
 
@@ -94,6 +95,41 @@ enum AnswerDeadline: StateScoped {
             state.seen.append("probed")
             return .none
         case (.waiting, .arm), (.answered, .arm), (.expired, .arm), (.idle, .answer), (.answered, .answer), (.expired, .answer):
+            return .unhandled
+        }
+    }
+}
+
+/// A gate that keeps riders waiting while it is locked: `pass` postpones until `unlock`, which
+/// lets the waiting riders through in the order they came. For the tests of postponed events
+/// across a worker's restart.
+enum Turnstile: StateScoped {
+    struct State: Codable, Sendable {
+        var locked = true
+        /// The riders through the gate, in order.
+        var passed: [String] = []
+    }
+    enum Event: Codable, Sendable {
+        case pass(rider: String)
+        case unlock
+        case lock
+    }
+    static var initialState: State { State() }
+    static func stateKey(_ state: State) -> Bool { state.locked }
+    static func update(_ state: inout State, event: Event) -> Effect {
+        switch (state.locked, event) {
+        case (true, .pass):
+            return .postpone
+        case (false, .pass(let rider)):
+            state.passed.append(rider)
+            return .none
+        case (true, .unlock):
+            state.locked = false
+            return .none
+        case (false, .lock):
+            state.locked = true
+            return .none
+        case (true, .lock), (false, .unlock):
             return .unhandled
         }
     }

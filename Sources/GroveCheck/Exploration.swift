@@ -40,7 +40,10 @@ func timerOps<M: Machine>(_ effect: MachineEffect<M>, label: (M.Event) -> String
     case .cancel(let id): return [.cancel(id: "\(kindKey(id))\(id)")]
     case .cancelAll: return [.cancelAll]
     case .sequence(_, let effects), .merge(_, let effects): return effects.flatMap { timerOps($0, label: label) }
-    case .none, .unhandled, .events, .output, .work, .io: return []
+    case .stateChanged(let effects, _):
+        // The host cancels the state timeout before the exit, transition and enter effects.
+        return [.cancel(id: "\(kindKey(.stateTimeout))\(EffectID.stateTimeout)")] + effects.flatMap { timerOps($0, label: label) }
+    case .none, .unhandled, .events, .output, .work, .io, .postpone: return []
     }
 }
 

@@ -137,5 +137,7 @@ func summary<M: Machine>(_ effect: MachineEffect<M>) -> String {
     case .cancelAll: "cancelAll"
     case .sequence(let id, let effects): "sequence(\(id.map(\.description) ?? "-"), \(effects.map(summary)))"
     case .merge(let id, let effects): "merge(\(id.map(\.description) ?? "-"), \(effects.map(summary)))"
+    case .postpone: "postpone"
+    case .stateChanged(let effects, let postponing): "stateChanged(\(effects.map(summary))\(postponing ? ", postpone" : ""))"
     }
 }

@@ -12,7 +12,7 @@ enum TransitionPrinter {
                 case .eventsDropped(let events, let reason):
                     line(address, "dropped", "\(events.count) event(s)", "(\(reason.code.rawValue))")
                 case .effectFailed(let id, let error): line(address, "failed", "effect \(id)", "\(error)")
-                case .mailboxOverflow, .effectsSkippedAtTermination, .reissueNotKept: break
+                case .mailboxOverflow, .effectsSkippedAtTermination, .reissueNotKept, .postponeIgnored: break
                 }
             },
             trace: { trace in

@@ -131,6 +131,11 @@ public enum PollingService: StateScoped {
         ])
     }
 
-    /// The fetch in flight; the tick goes with the state it was armed in.
-    static var cancelPolling: Effect { .cancel(fetchID) }
+    /// The id of the tick timer before the port to state timeouts: a record from then holds it.
+    static let legacyTickID: EffectID = "poll-tick"
+
+    /// The fetch in flight, and the tick of a record from before the port (leaving `polling`
+    /// does not cancel it: its resume would fetch once too often); the state timeout goes with
+    /// the state it was armed in.
+    static var cancelPolling: Effect { .merge([.cancel(fetchID), .cancel(legacyTickID)]) }
 }

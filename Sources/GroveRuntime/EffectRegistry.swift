@@ -147,6 +147,26 @@ struct EffectRegistry<M: Machine>: Sendable {
         return true
     }
 
+    /// Removes everything but the groups `key` belongs to (itself and those above it, which go
+    /// on with their later steps and siblings, now with no child active), returning the nodes
+    /// so their resources can be released. `key` nil: removes everything.
+    mutating func removeAll(keepingAncestorsOf key: JobKey?) -> [Node] {
+        var kept: [EffectID: Node] = [:]
+        var next = key
+        while let current = next, var node = node(current) {
+            if case .group(var group) = node.resource {
+                group.active = []
+                node.resource = .group(group)
+            }
+            kept[current.id] = node
+            next = node.parent
+        }
+        guard !kept.isEmpty else { return removeAll() }
+        let removed = nodes.filter { kept[$0.key] == nil }.map(\.value)
+        nodes = kept
+        return removed
+    }
+
     /// Removes everything, returning the nodes so their resources can be released.
     mutating func removeAll() -> [Node] {
         defer { nodes.removeAll() }

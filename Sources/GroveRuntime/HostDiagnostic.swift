@@ -21,6 +21,10 @@ public enum HostDiagnostic<M: Machine>: Sendable {
     /// snapshots carry it as interrupted. Declare `static var startsReissuableIO: Bool { true }`
     /// on the machine.
     case reissueNotKept(id: EffectID, request: String)
+    /// `.postpone` where it keeps nothing: inside a `.merge` or `.sequence`, from a
+    /// ``StateScoped/enter(_:)`` or ``StateScoped/exit(_:)`` effect, or from a transition whose
+    /// effect a parent machine nested. Return it as the whole effect of the transition.
+    case postponeIgnored
 }
 
 /// How a host is configured.

@@ -26,7 +26,9 @@ extension MachineHost {
             cancel(id)
             return nil
         case .cancelAll:
-            cancelAll()
+            // Everything in flight but the merges and sequences it is part of: what comes after
+            // it in them still starts (`.merge([.cancelAll, .stateTimeout(...)])` arms it).
+            cancelAll(keepingAncestorsOf: parent)
             return nil
         case .work(let work):
             let key = newKey(work.id)
@@ -45,13 +47,18 @@ extension MachineHost {
             registry.insert(key, parent: parent, .group(.init(isSequence: true, remaining: effects[...])))
             advance(key)
             return registry.isLive(key) ? key : nil
+        case .postpone:
+            // Not the whole effect of a transition (committed handles that): nothing to keep.
+            report(.postponeIgnored)
+            return nil
+        case .stateChanged(let effects, let postponing):
+            // Only StateScoped.step makes it, as a transition's whole effect (committed); a
+            // machine that nests another's step runs it here, under `parent`, as a merge.
+            cancel(.stateTimeout)
+            if postponing { report(.postponeIgnored) }
+            redeliverPostponed()
+            return execute(.merge(effects), parent: parent)
         case .merge(let id, let effects):
-            if parent == nil, id == nil, effects.count == 2, case .cancel(.stateTimeout) = effects[0].kind {
-                // StateScoped.step's wrapper: the cancel, then the transition's own effect as if
-                // returned alone (no group of its own in flight, its inline events unguarded).
-                cancel(.stateTimeout)
-                return execute(effects[1], parent: nil)
-            }
             let key = newKey(id)
             registry.insert(key, parent: parent, .group(.init(isSequence: false, remaining: [], isStarting: true)))
             for child in effects {
@@ -98,8 +105,8 @@ extension MachineHost {
         cancel(id)
     }
 
-    func cancelAll() {
-        for node in registry.removeAll() { EffectRegistry<M>.release(node.resource) }
+    func cancelAll(keepingAncestorsOf parent: JobKey? = nil) {
+        for node in registry.removeAll(keepingAncestorsOf: parent) { EffectRegistry<M>.release(node.resource) }
     }
 
     /// A child of a sequence or merge ended (finished or was cancelled).

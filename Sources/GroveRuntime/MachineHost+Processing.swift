@@ -12,7 +12,8 @@ extension MachineHost {
         if !booted { boot() }
     }
 
-    /// First run: arms restored timers, and ends at once when the initial state is terminal.
+    /// First run: arms restored timers, runs the start effect of a machine that starts afresh
+    /// (``Machine/startEffect(_:)``), and ends at once when the initial state is terminal.
     @usableFromInline
     func boot() {
         booted = true
@@ -24,6 +25,15 @@ extension MachineHost {
         timersToRestore = []
         if outcome != nil { ioToReissue = [] }
         reissueRestoredIO()
+        if startsAfresh, outcome == nil, !M.isTerminal(_state) {
+            startsAfresh = false
+            _ = execute(M.startEffect(_state), parent: nil)
+            if !inline.isEmpty || !inlineBuffer.isEmpty { runInline() }
+            if outcome != nil {
+                finishRun(droppedBefore: EmptyCollection())
+                return
+            }
+        }
         if outcome == nil, M.isTerminal(_state) {
             lastOutput = M.initialOutput
             end(.ended(Termination(reason: .terminalState, finalState: _state, lastOutput: lastOutput, droppedEvents: [])))
@@ -219,11 +229,37 @@ extension MachineHost {
         for observer in stateObservers.values { observer.yield(_state) }
         trace?(.processed(event: event, origin: origin, state: _state))
         if M.isTerminal(_state) {
+            if effect.postpones { postponed.append(event) }
             runTerminal(effect)
             end(.ended(Termination(reason: .terminalState, finalState: _state, lastOutput: lastOutput, droppedEvents: [])))
             return
         }
-        _ = execute(effect, parent: nil)
+        if case .stateChanged(let effects, let postponing) = effect.kind {
+            changedState(effects, postponing: postponing ? event : nil)
+        } else if case .postpone = effect.kind {
+            postponed.append(event)
+        } else {
+            _ = execute(effect, parent: nil)
+        }
+    }
+
+    /// A transition changed the state's key (``StateScoped``): the state timeout ends, the
+    /// exit, transition and enter effects run as top-level effects, in order, and the postponed
+    /// events (`postponing` last, when the transition postponed it) are delivered again after
+    /// their inline events and ahead of the mailbox, as `gen_statem` does.
+    func changedState(_ effects: [MachineEffect<M>], postponing: M.Event?) {
+        cancel(.stateTimeout)
+        for effect in effects { _ = execute(effect, parent: nil) }
+        if let postponing { postponed.append(postponing) }
+        redeliverPostponed()
+    }
+
+    /// Queues the postponed events as inline events, oldest first, after those already produced
+    /// by the running transition.
+    func redeliverPostponed() {
+        guard !postponed.isEmpty else { return }
+        for event in postponed { inlineBuffer.append(.event(event)) }
+        postponed.removeAll()
     }
 
     /// On the transition into a terminal state only outputs take effect: work started now could
@@ -236,8 +272,8 @@ extension MachineHost {
             case .output(let output): emit(output)
             case .events(let events): dropped += events
             case .work, .timer, .io: skipped += 1
-            case .sequence(_, let effects), .merge(_, let effects): effects.forEach(visit)
-            case .none, .unhandled, .cancel, .cancelAll: break
+            case .sequence(_, let effects), .merge(_, let effects), .stateChanged(let effects, _): effects.forEach(visit)
+            case .none, .unhandled, .cancel, .cancelAll, .postpone: break
             }
         }
         visit(effect)
@@ -256,6 +292,9 @@ extension MachineHost {
         guard outcome == nil else { return }
         outcome = newOutcome
         for node in registry.removeAll() { EffectRegistry<M>.release(node.resource) }
+        // Postponed events came before any inline event still pending.
+        droppedOnEnd = postponed + droppedOnEnd
+        postponed = []
         for item in inline {
             if case .event(let event) = item { droppedOnEnd.append(event) }
             if case .guarded(let event, _) = item { droppedOnEnd.append(event) }
@@ -345,6 +384,8 @@ extension MachineHost {
             log.warning("mailbox full; send refused")
         case .effectsSkippedAtTermination(let count):
             log.debug("work returned with the terminal transition was not started", metadata: ["count": "\(count)"])
+        case .postponeIgnored:
+            log.warning("'.postpone' ignored: it keeps the event only as the whole effect a transition returns")
         case .reissueNotKept(let id, let request):
             let text = "io request '\(request)' re-issues after a restart, but \(M.self) does not declare "
                 + "startsReissuableIO, so it will be interrupted instead; add `static var startsReissuableIO: Bool { true }` to \(M.self)"

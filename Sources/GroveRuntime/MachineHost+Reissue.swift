@@ -116,7 +116,13 @@ extension MachineEffect {
                     if let found = find(child) { return found }
                 }
                 return nil
-            case .none, .unhandled, .events, .output, .work, .timer, .cancel, .cancelAll, .sequence:
+            case .stateChanged(let children, _):
+                // Run as top-level effects, so a snapshot carries their requests on their own.
+                for child in children {
+                    if let found = find(child) { return found }
+                }
+                return nil
+            case .none, .unhandled, .events, .output, .work, .timer, .cancel, .cancelAll, .sequence, .postpone:
                 return nil
             }
         }

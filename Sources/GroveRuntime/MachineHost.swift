@@ -90,6 +90,12 @@ public final actor MachineHost<M: Machine> {
     var endReported = false
     var lastOutput: M.Output?
     @usableFromInline var timersToRestore: [Snapshot<M>.PendingTimer] = []
+    /// Events the machine postponed (``MachineEffect/postpone``), oldest first: delivered again
+    /// when the state's key next changes.
+    @usableFromInline var postponed: [M.Event] = []
+    /// Whether the first run is the machine's start (``Machine/startEffect(_:)`` runs), not a
+    /// restore from a snapshot.
+    var startsAfresh = true
     /// Re-issued io of the snapshot this host was restored from, sent at its first run.
     @usableFromInline var ioToReissue: [PendingReissue<M>] = []
     /// The transition being committed, while ``reissuesIO``: the cause of the io it starts.
@@ -144,6 +150,8 @@ public final actor MachineHost<M: Machine> {
         }
         self._state = initialState ?? M.initialState
         if let snapshot {
+            startsAfresh = false
+            postponed = snapshot.postponed ?? []
             timersToRestore = snapshot.timers
             let (reissued, underived) = Self.rederive(snapshot.reissuedIO ?? [])
             ioToReissue = reissued
@@ -440,13 +448,16 @@ public final actor MachineHost<M: Machine> {
     public var hasEnded: Bool { outcome != nil }
 
     /// Whether a ``snapshot()`` taken now would carry the state alone: no effect in flight, no
-    /// timer to restore, nothing queued. Inlinable, so a caller specialized for `M` (a worker
+    /// timer to restore, nothing queued or postponed. Inlinable, so a caller specialized for `M` (a worker
     /// writing durable instances) skips building and encoding a whole snapshot, which unspecialized
     /// costs several generic metadata lookups per instance.
     @inlinable
     package var holdsOnlyState: Bool {
-        registry.isEmpty && timersToRestore.isEmpty && ioToReissue.isEmpty && mailbox.isIdle
+        registry.isEmpty && timersToRestore.isEmpty && ioToReissue.isEmpty && postponed.isEmpty && mailbox.isIdle
     }
+
+    /// The events the machine postponed and has not had again yet, oldest first.
+    public var postponedEvents: [M.Event] { postponed }
 
     /// Processes everything queued right now, on the caller's turn of the actor. Work still
     /// running is not awaited. Tests driving a `TestClock` by hand use it to settle the host after

@@ -75,6 +75,10 @@ public struct Snapshot<M: Machine>: Sendable {
     public var queuedEvents: [M.Event]
     /// Work that was in flight but is not in this snapshot.
     public var omittedEffects: [EffectID]
+    /// Events the machine postponed (``MachineEffect/postpone``), oldest first, delivered again
+    /// when its state's key next changes. `nil` when there are none: such a snapshot is coded as
+    /// before this field existed, and a record from before decodes with none.
+    public var postponed: [M.Event]? = nil
 }
 
 extension Snapshot {
@@ -100,7 +104,8 @@ extension MachineHost {
             // A closure, not `\.record`: a key path in generic code is built at run time each call.
             reissuedIO: Self.nonEmpty(ioToReissue.map { $0.record } + registry.reissuedIO),
             queuedEvents: mailbox.queuedEvents(),
-            omittedEffects: registry.unsnapshottable
+            omittedEffects: registry.unsnapshottable,
+            postponed: postponed.isEmpty ? nil : postponed
         )
     }
 

@@ -24,6 +24,12 @@ public indirect enum EffectShape<M: Machine>: Sendable {
     case cancelAll
     case sequence(id: EffectID?, [EffectShape])
     case merge(id: EffectID?, [EffectShape])
+    /// ``MachineEffect/postpone``.
+    case postpone
+    /// What a ``StateScoped`` machine's `step` returns when the state's key changed: the state
+    /// timeout cancelled, then these (exit, transition, enter effects that are not `.none`) as
+    /// top-level effects; `postponing` when the transition's own effect was `.postpone`.
+    case stateChanged([EffectShape], postponing: Bool)
 
     /// An io shape for comparisons: `effect.shape == .io(id: "fetch", FetchItems(page: 1))`.
     public static func io<R: IORequest>(id: EffectID?, _ request: R) -> EffectShape {
@@ -41,7 +47,9 @@ public indirect enum EffectShape<M: Machine>: Sendable {
         switch self {
         case .none: []
         case .sequence(_, let children), .merge(_, let children): children.flatMap(\.flattened)
-        case .unhandled, .events, .output, .operation, .task, .stream, .timer, .io, .cancel, .cancelAll: [self]
+        case .stateChanged(let children, let postponing):
+            [.cancel(.stateTimeout)] + children.flatMap(\.flattened) + (postponing ? [.postpone] : [])
+        case .unhandled, .events, .output, .operation, .task, .stream, .timer, .io, .cancel, .cancelAll, .postpone: [self]
         }
     }
 }
@@ -66,6 +74,8 @@ extension MachineEffect {
         case .cancelAll: .cancelAll
         case .sequence(let id, let effects): .sequence(id: id, effects.map(\.shape))
         case .merge(let id, let effects): .merge(id: id, effects.map(\.shape))
+        case .postpone: .postpone
+        case .stateChanged(let effects, let postponing): .stateChanged(effects.map(\.shape), postponing: postponing)
         }
     }
 }
@@ -91,6 +101,8 @@ extension EffectShape: Equatable where M.Event: Equatable, M.Output: Equatable {
         case .cancel(let a): if case .cancel(let b) = rhs { return a == b }
         case .sequence(let a, let c1): if case .sequence(let b, let c2) = rhs { return a == b && c1 == c2 }
         case .merge(let a, let c1): if case .merge(let b, let c2) = rhs { return a == b && c1 == c2 }
+        case .postpone: if case .postpone = rhs { return true }
+        case .stateChanged(let c1, let p1): if case .stateChanged(let c2, let p2) = rhs { return c1 == c2 && p1 == p2 }
         }
         return false  // different cases
     }

@@ -220,7 +220,8 @@ public final class TestStore<M: Machine> where M.State: Equatable, M.Event: Equa
     }
 
     /// Checks the test left nothing behind: waits up to ``timeout`` for in-flight effects, then
-    /// fails for effects still running and for events or outputs not received. Stops the host.
+    /// fails for effects still running, for events still postponed and for events or outputs
+    /// not received. Stops the host.
     public func finish(sourceLocation: SourceLocation = #_sourceLocation) async {
         finished = true
         let deadline = ContinuousClock.now + timeout
@@ -235,6 +236,12 @@ public final class TestStore<M: Machine> where M.State: Equatable, M.Event: Equa
             let ids = running.map(\.description).sorted().joined(separator: ", ")
             fail("effects still running at the end of the test: \(ids). Cancel them from the machine, "
                 + "advance the clock past their timers, or receive their results", sourceLocation)
+        }
+        let postponed = await host.postponedEvents
+        if !postponed.isEmpty {
+            let events = postponed.map { "\($0)" }.joined(separator: ", ")
+            fail("events postponed and never delivered again: \(events). Send an event that changes the state "
+                + "so they are delivered, and receive them", sourceLocation)
         }
         if !receivedEvents.isEmpty {
             let events = receivedEvents.map { "\($0.event)" }.joined(separator: ", ")

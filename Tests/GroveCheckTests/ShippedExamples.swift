@@ -6,7 +6,7 @@ import Testing
 /// Every shipped example fsm-check knows (its catalog, Sources/FSMCheck), by name.
 enum ShippedExamples {
     static let names = [
-        "LoginFlow", "AuthFlow", "UserForm", "DataLoader", "PollingService", "AppNavigator", "Search",
+        "LoginFlow", "AuthFlow", "UserForm", "DataLoader", "PollingService", "BufferedConnection", "AppNavigator", "Search",
         "LocationTracker", "UserFeature", "AppFeature", "RetryingFeature", "DebouncedSearch", "SearchFeature",
         "LoadingStateMachine", "PurchaseFeature", "UserPostsFeature", "CacheFeature", "AuthenticateFeature",
         "PollingLoop", "NetworkFeature", "RetryableFetch", "SessionFeature", "AwaitingLoadingStateMachine",
@@ -19,6 +19,7 @@ enum ShippedExamples {
         "UserForm": { StateGraph.explore(UserForm.self) },
         "DataLoader": { StateGraph.explore(DataLoader.self) },
         "PollingService": { StateGraph.explore(PollingService.self) },
+        "BufferedConnection": { StateGraph.explore(BufferedConnection.self) },
         "AppNavigator": { StateGraph.explore(AppNavigator.self) },
         "Search": { StateGraph.explore(Search.self) },
         "LocationTracker": { StateGraph.explore(LocationTracker.self) },
@@ -47,6 +48,7 @@ enum ShippedExamples {
         "UserForm": { expectCompleteStateGraph(UserForm.self, allowUnhandled: true, allowFallThrough: true) },
         "DataLoader": { expectCompleteStateGraph(DataLoader.self, allowUnhandled: true, allowFallThrough: true) },
         "PollingService": { expectCompleteStateGraph(PollingService.self, allowUnhandled: true, allowFallThrough: true) },
+        "BufferedConnection": { expectCompleteStateGraph(BufferedConnection.self, allowUnhandled: true, allowFallThrough: true) },
         "AppNavigator": { expectCompleteStateGraph(AppNavigator.self, allowUnhandled: true, allowFallThrough: true) },
         "Search": { expectCompleteStateGraph(Search.self, allowUnhandled: true, allowFallThrough: true) },
         "LocationTracker": { expectCompleteStateGraph(LocationTracker.self, allowUnhandled: true, allowFallThrough: true) },

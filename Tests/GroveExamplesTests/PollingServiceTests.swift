@@ -69,7 +69,7 @@ struct PollingServiceTests {
     @Test("pause and stop cancel the timer and the fetch; resume polls again at once")
     func pauseResumeStop() {
         let cancelBoth: [EffectShape<PollingService>] = [
-            .cancel(PollingService.tickID), .cancel(PollingService.fetchID),
+            .cancel(PollingService.tickID), .cancel(PollingService.fetchID), .cancel("poll-tick"),
         ]
         var state = PollingService.State.polling(interval: 5, lastUpdate: data(1).updatedAt, failures: 1)
         #expect(PollingService.step(&state, event: .pausePolling).shape.flattened == cancelBoth)
@@ -252,6 +252,34 @@ struct PollingServiceTests {
         #expect(snapshot.state == .polling(interval: 30, lastUpdate: nil, failures: 0))
         #expect(snapshot.timers.map(\.id) == [PollingService.tickID])
         #expect(snapshot.timers.map(\.deadline) == [t0 + .seconds(30)])
+    }
+
+    @Test("pause cancels the \"poll-tick\" of a record from before state timeouts: resume fetches once, not twice")
+    func pauseCancelsAnOldRecordsTick() async throws {
+        let clock = TestClock(now: t0)
+        let fetches = PendingCalls<FetchData>()
+        let host = MachineHost(PollingService.self, io: handlers(fetches), clock: clock)
+        host.start()
+        _ = try await host.sendAndWait(.startPolling(interval: 30))
+        let fetch = try #require(await fetches.next())
+        var snapshot = try roundTrip(await host.snapshot())
+        await host.stop()
+        await fetch.succeed(data(1))
+        // As a record written before the port: the tick under its old id.
+        for index in snapshot.timers.indices { snapshot.timers[index].id = "poll-tick" }
+
+        let restored = MachineHost(restoring: snapshot, io: handlers(fetches), clock: clock)
+        restored.start()
+        await clock.advance(by: .seconds(10)) { await restored.flush() }
+        _ = try await restored.sendAndWait(.pausePolling)
+        #expect(await restored.inFlightEffects.isEmpty, "pause cancelled the old record's tick")
+        _ = try await restored.sendAndWait(.resumePolling)
+        let resumed = try #require(await fetches.next())
+        await resumed.succeed(data(2))
+        // The old tick was due at 30 s, the new one at 40 s.
+        await clock.advance(by: .seconds(25)) { await restored.flush() }
+        #expect(fetches.count == 2, "no tick fetched again 25 s after the resume at 10 s")
+        await restored.stop()
     }
 
     private func handlers(_ fetches: PendingCalls<FetchData>) -> IOHandlers {

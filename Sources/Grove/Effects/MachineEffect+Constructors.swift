@@ -79,8 +79,25 @@ extension MachineEffect {
     /// With an `id` this is a named timeout (`gen_statem`'s generic timeout): arming it again
     /// under the same id replaces it, and only `.cancel(id)` ends it early. See also
     /// ``eventTimeout(after:send:)`` and, for a ``StateScoped`` machine, ``stateTimeout(after:send:)``.
+    ///
+    /// The ids Grove reserves (``EffectID/stateTimeout``, ``EffectID/eventTimeout``) are refused
+    /// here (a precondition): a timer under them is armed only by the constructor that says
+    /// what cancels it, so no machine that is not `StateScoped` arms a state timeout that
+    /// nothing cancels.
     public static func after(_ delay: Duration, id: EffectID? = nil, send event: M.Event) -> MachineEffect {
-        MachineEffect(kind: .timer(id: id, delay: delay, event: event))
+        if let id, case .reserved(let reserved) = id.storage {
+            preconditionFailure(Self.reservedTimerMessage(reserved))
+        }
+        return MachineEffect(kind: .timer(id: id, delay: delay, event: event))
+    }
+
+    static func reservedTimerMessage(_ reserved: EffectID.Reserved) -> String {
+        let instead = switch reserved {
+        case .stateTimeout: "`.stateTimeout(after:send:)` in a StateScoped machine"
+        case .eventTimeout: "`.eventTimeout(after:send:)`"
+        }
+        return "`.after(_:id:send:)` with the id Grove reserves for \(EffectID(storage: .reserved(reserved))): "
+            + "write \(instead) instead, or name a timer of your own with a string id such as \"retry\""
     }
 
     /// Sends `event` after `delay` unless the machine receives another event first
@@ -121,7 +138,10 @@ extension MachineEffect {
     /// Oak spelling of ``cancel(_:)``.
     public static func cancel(id: EffectID) -> MachineEffect { MachineEffect(kind: .cancel(id)) }
 
-    /// Cancels every piece of work of this machine instance.
+    /// Cancels every piece of work of this machine instance in flight when it starts, except
+    /// the merges and sequences it is part of: what comes after it in them still starts, so
+    /// `.merge([.cancelAll, .stateTimeout(after: .seconds(5), send: .gaveUp)])` drops
+    /// everything and arms the new state's timeout.
     public static var cancelAll: MachineEffect { MachineEffect(kind: .cancelAll) }
 
     /// Runs `effects` one after another: a step starts when the previous one has finished (its
@@ -138,6 +158,24 @@ extension MachineEffect {
 }
 
 extension MachineEffect where M: StateScoped {
+    /// Keeps the event until the machine's state changes (`gen_statem`'s `postpone`): the host
+    /// holds it, and when the state's key (``StateScoped/stateKey(_:)``) next changes it delivers
+    /// the postponed events again, in the order they came, after the inline events of that
+    /// transition and ahead of everything waiting in the mailbox. Durable: a snapshot carries
+    /// them (``Snapshot/postponed``).
+    ///
+    /// Return it as the whole effect of a transition that leaves the state as it is:
+    /// ```swift
+    /// case (.connecting, .send):
+    ///     return .postpone          // sent again once connected (or once the state changes)
+    /// ```
+    /// Returned by a transition that changes the state's key, the event is delivered again at
+    /// once in the new state, after those postponed before it (as `gen_statem` retries it).
+    /// Inside a `.merge` or `.sequence`, or from ``StateScoped/enter(_:)`` or
+    /// ``StateScoped/exit(_:)``, it keeps nothing: the host reports
+    /// `HostDiagnostic.postponeIgnored` and runs the rest.
+    public static var postpone: MachineEffect { MachineEffect(kind: .postpone) }
+
     /// Sends `event` after `delay` unless the machine leaves its state first (`gen_statem`'s
     /// `state_timeout`); the state is what ``StateScoped/stateKey(_:)`` says. Arming it again,
     /// in the same state or on entering another, replaces it. A timer under

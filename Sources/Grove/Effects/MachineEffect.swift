@@ -22,6 +22,14 @@ public struct MachineEffect<M: Machine>: Sendable {
         case cancelAll
         case sequence(id: EffectID?, [MachineEffect])
         case merge(id: EffectID?, [MachineEffect])
+        /// Keep the event until the state's key changes (``MachineEffect/postpone``).
+        case postpone
+        /// What ``StateScoped/step(_:event:)`` returns when the state's key changed: the state
+        /// timeout is cancelled, `effects` (the exit effect of the state left, the transition's
+        /// own, the enter effect of the state entered, those that are not `.none`) run in that
+        /// order as top-level effects, each as if returned alone, then the postponed events are
+        /// delivered again. `postponing`: the transition's own effect was `.postpone`.
+        case stateChanged([MachineEffect], postponing: Bool)
     }
 
     /// Async work that runs off the machine and talks back through ``Send``.
@@ -57,8 +65,25 @@ extension MachineEffect {
         switch kind {
         case .none: true
         case .sequence(_, let effects), .merge(_, let effects): effects.allSatisfy(\.isNone)
-        case .unhandled, .events, .output, .work, .timer, .io, .cancel, .cancelAll: false
+        case .unhandled, .events, .output, .work, .timer, .io, .cancel, .cancelAll, .postpone, .stateChanged: false
         }
+    }
+
+    /// Whether a host keeps the event this effect was returned for: `.postpone`, alone or as the
+    /// transition's own effect when the state changed. Journal replay reads it.
+    package var postpones: Bool {
+        switch kind {
+        case .postpone: true
+        case .stateChanged(_, let postponing): postponing
+        case .none, .unhandled, .events, .output, .work, .timer, .io, .cancel, .cancelAll, .sequence, .merge: false
+        }
+    }
+
+    /// Whether this is ``StateScoped``'s effect of a transition that changed the state's key,
+    /// after which the postponed events are delivered again. Journal replay reads it.
+    package var changesStateKey: Bool {
+        if case .stateChanged = kind { return true }
+        return false
     }
 
     /// `true` when the transition reported that it does not handle the event in this state.

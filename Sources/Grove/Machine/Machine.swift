@@ -50,6 +50,13 @@ public protocol Machine: Sendable {
     /// ``StateScoped`` adds the cancel of its state timeout when the state changes.
     static func step(_ state: inout State, event: Event) -> Grove.MachineEffect<Self>
 
+    /// The effect a host runs when it starts the machine afresh in `state` (its initial state,
+    /// or the one the host was given), before the first event; not when it restores the
+    /// machine from a snapshot, which carries what that effect started. Nothing runs when
+    /// `state` is terminal. Defaults to `.none`; ``StateScoped`` runs the state's
+    /// ``StateScoped/enter(_:)``.
+    static func startEffect(_ state: State) -> Grove.MachineEffect<Self>
+
     /// Whether `state` ends the machine's run. Defaults to `state.isTerminal` when `State` is
     /// ``Terminable``, otherwise to `false`.
     static func isTerminal(_ state: State) -> Bool
@@ -104,6 +111,9 @@ extension Machine {
     public static func step(_ state: inout State, event: Event) -> Grove.MachineEffect<Self> {
         update(&state, event: event)
     }
+
+    @inlinable
+    public static func startEffect(_ state: State) -> Grove.MachineEffect<Self> { .none }
 
     public static func isTerminal(_ state: State) -> Bool { false }
     public static var initialOutput: Output? { nil }

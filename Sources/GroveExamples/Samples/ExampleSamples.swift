@@ -93,6 +93,21 @@ extension PollingService: Checkable {
     public static var maxDepth: Int? { 6 }
 }
 
+extension BufferedConnection: Checkable {
+    public typealias Checked = BufferedConnection
+
+    public static var sampleEvents: [Event] {
+        [.connect, .linkUp, .linkDown, .send("hello"), .dialTimedOut, .retry]
+    }
+
+    public static var declaredStates: [State] {
+        [.offline, .connecting(attempt: 1), .backingOff(attempt: 1), .online(sent: [])]
+    }
+
+    /// Each send online grows what was sent, without end.
+    public static var maxDepth: Int? { 6 }
+}
+
 extension AppNavigator: Checkable {
     public typealias Checked = AppNavigator
 

@@ -48,7 +48,7 @@ extension AsyncStateMachine {
         case effectsSkippedAtTermination(count: Int)
 
         /// `nil` for what a state machine of this package cannot cause: its side effects are
-        /// closures, never io requests, so none re-issues.
+        /// closures, never io requests, so none re-issues, and it cannot postpone.
         init?(_ diagnostic: HostDiagnostic<HostedStateMachine<State, Event>>) {
             switch diagnostic {
             case .unhandled(let state, let step): self = .unhandled(state: state.current, event: step.event)
@@ -56,7 +56,7 @@ extension AsyncStateMachine {
             case .eventsDropped(let steps, let reason): self = .eventsDropped(steps.map(\.event), reason: reason)
             case .mailboxOverflow(let step): self = .mailboxOverflow(event: step.event)
             case .effectsSkippedAtTermination(let count): self = .effectsSkippedAtTermination(count: count)
-            case .reissueNotKept: return nil
+            case .reissueNotKept, .postponeIgnored: return nil
             }
         }
     }

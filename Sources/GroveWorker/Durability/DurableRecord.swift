@@ -10,8 +10,9 @@ public import GroveWire
 /// A snapshot with io to re-issue (``Snapshot/reissuedIO``) is written under codec bytes of its
 /// own (4 and 5), so that a Grove from before re-issue refuses the record (an unknown codec
 /// byte) instead of reading it without that io, which would leave the machine waiting forever
-/// for a result. Every other record keeps the bytes it had, so stores written before open as
-/// they are.
+/// for a result. A snapshot with postponed events likewise goes under 6 and 7 (whatever io it
+/// re-issues), so that a Grove from before postpone does not drop them. Every other record
+/// keeps the bytes it had, so stores written before open as they are.
 @usableFromInline
 enum DurableRecord {
     private static let binaryCodec: UInt8 = 1
@@ -21,6 +22,10 @@ enum DurableRecord {
     /// ``binaryCodec`` and ``jsonCodec`` for a snapshot with io to re-issue.
     private static let binaryReissuingCodec: UInt8 = 4
     private static let jsonReissuingCodec: UInt8 = 5
+    /// ``binaryCodec`` and ``jsonCodec`` for a snapshot with postponed events
+    /// (``Snapshot/postponed``), which a Grove from before postpone would drop unread.
+    private static let binaryPostponingCodec: UInt8 = 6
+    private static let jsonPostponingCodec: UInt8 = 7
 
     /// The record of an instance that holds only `state` (``MachineHost/holdsOnlyState``);
     /// nil when the binary codec refuses the state (the whole snapshot then goes in JSON).
@@ -33,14 +38,15 @@ enum DurableRecord {
 
     @usableFromInline
     static func encode<M: Machine>(_ snapshot: Snapshot<M>) throws -> [UInt8] where M.State: Codable, M.Event: Codable {
-        let reissues = snapshot.reissuedIO != nil
-        var bytes: [UInt8] = [reissues ? binaryReissuingCodec : binaryCodec]
-        if try !IOBody.encode(snapshot, into: &bytes) { bytes[0] = reissues ? jsonReissuingCodec : jsonCodec }
+        let (binary, json) = snapshot.postponed != nil ? (binaryPostponingCodec, jsonPostponingCodec)
+            : snapshot.reissuedIO != nil ? (binaryReissuingCodec, jsonReissuingCodec) : (binaryCodec, jsonCodec)
+        var bytes: [UInt8] = [binary]
+        if try !IOBody.encode(snapshot, into: &bytes) { bytes[0] = json }
         return bytes
     }
 
     static func decode<M: Machine>(_ bytes: [UInt8], as machine: M.Type) throws -> Snapshot<M> where M.State: Codable, M.Event: Codable {
-        guard let codec = bytes.first, (binaryCodec...jsonReissuingCodec).contains(codec) else {
+        guard let codec = bytes.first, (binaryCodec...jsonPostponingCodec).contains(codec) else {
             throw WireError(.malformedFrame, "the record starts with an unknown codec byte \(bytes.first.map { "\($0)" } ?? "(empty)"): "
                 + "written by a newer Grove, whose workers can read it")
         }
@@ -48,7 +54,7 @@ enum DurableRecord {
             return Snapshot(state: try IOBody.decode(M.State.self, from: bytes[1...], binary: true,
                                                      what: "the stored state of a \(M.self)"))
         }
-        return try IOBody.decode(Snapshot<M>.self, from: bytes[1...], binary: codec == binaryCodec || codec == binaryReissuingCodec,
+        return try IOBody.decode(Snapshot<M>.self, from: bytes[1...], binary: [binaryCodec, binaryReissuingCodec, binaryPostponingCodec].contains(codec),
                                  what: "the stored snapshot of a \(M.self)")
     }
 }

@@ -60,31 +60,48 @@ extension Factory {
     /// effects not run: what ``JournalCursor`` appended them for (the instance then held nothing
     /// but its state), so the result holds nothing else either. Each is noted in `flight` as it
     /// runs, so that one that crashes the worker is quarantined as any other.
+    ///
+    /// Except the events it postponed (``MachineEffect/postpone``), which `step` says: one that
+    /// postpones adds its event, one that changes the state's key delivers them again, and the
+    /// journal holds those deliveries as events of their own (every event the host runs is
+    /// journaled), so replay only forgets them. After a whole journal none are left (the
+    /// instance held only its state); after a part of one (``skipping(_:record:journal:)``)
+    /// the snapshot keeps those still postponed.
     /// - Throws: `unknown-machine` when an entry does not decode as this type's event.
     func replaying(_ journal: [JournalEntry], onto snapshot: Snapshot<M>, address: String, type: String = "",
                    flight: FlightRecorder?) throws(WireError) -> Snapshot<M> {
         guard !journal.isEmpty else { return snapshot }
         var state = snapshot.state
+        var postponed = snapshot.postponed ?? []
         for entry in journal {
             let event = try journaledEvent(entry)
             flight?.willRun(address: address, type: type, origin: .journal) { bytes in
                 bytes += entry.event[1...]
                 return entry.event[0] == 1
             }
-            _ = M.step(&state, event: event)
+            let effect = M.step(&state, event: event)
+            if effect.changesStateKey { postponed = [] } else if effect.postpones { postponed.append(event) }
             flight?.didRun()
         }
-        return Snapshot(state: state)
+        var replayed = Snapshot<M>(state: state)
+        replayed.postponed = postponed.isEmpty ? nil : postponed
+        return replayed
     }
 
-    /// `record` and its `journal` without the first journaled event `identity` names
-    /// (``RecordedRun/identity``): the state before it, with the sequence of that event, so
-    /// that recovery replays only the events after it. Nil when the journal has no such event.
+    /// `record` and its `journal` without the last journaled event `identity` names
+    /// (``RecordedRun/identity``): the state before it (and the events then postponed), with
+    /// the sequence of that event, so that recovery replays only the events after it. Nil when
+    /// the journal has no such event.
+    ///
+    /// The last, since the run that crashed is the latest of those bytes: an event postponed
+    /// and delivered again is journaled twice, and skipping the first (where it was postponed)
+    /// would replay its delivery, the crash, again.
     func skipping(_ identity: [UInt8], record: MachineRecord, journal: [JournalEntry]) -> MachineRecord? {
-        guard let index = journal.firstIndex(where: { $0.event == identity }),
-              let snapshot = try? decodeRecord(record.snapshot),
-              let before = try? replaying(Array(journal[..<index]), onto: Snapshot(state: snapshot.state), address: record.address,
-                                          flight: nil),
+        guard let index = journal.lastIndex(where: { $0.event == identity }),
+              let snapshot = try? decodeRecord(record.snapshot) else { return nil }
+        var start = Snapshot<M>(state: snapshot.state)
+        start.postponed = snapshot.postponed
+        guard let before = try? replaying(Array(journal[..<index]), onto: start, address: record.address, flight: nil),
               let bytes = try? DurableRecord.encode(before) else { return nil }
         var skipped = record
         skipped.snapshot = bytes

@@ -47,6 +47,7 @@ struct DurableRecordTests {
         let decoded = try DurableRecord.decode(formerBytes, as: Refetcher.self)
         #expect(decoded.interruptedIO.map(\.id) == ["refetch"])
         #expect(decoded.reissuedIO == nil)
+        #expect(decoded.postponed == nil, "a record from before postpone holds none")
         let formerJSON: [UInt8] = [2] + Array(try JSONEncoder().encode(former))
         #expect(try DurableRecord.decode(formerJSON, as: Refetcher.self).interruptedIO.map(\.event) == [.failed("interrupted")])
     }
@@ -67,8 +68,25 @@ struct DurableRecordTests {
         #expect(decoded.state == .asking)
     }
 
+    @Test func aRecordWithPostponedEventsHasItsOwnCodecByteAndComesBack() async throws {
+        let host = MachineHost(Keeper.self)
+        host.start()
+        _ = try await host.sendAndWait(.open)
+        _ = try await host.sendAndWait(.note("a"))
+        _ = try await host.sendAndWait(.close)
+        _ = try await host.sendAndWait(.note("b"))
+        let snapshot = await host.snapshot()
+        await host.stop()
+        #expect(!(await host.holdsOnlyState), "postponed events are more than the state")
+        let bytes = try DurableRecord.encode(snapshot)
+        #expect(bytes.first == 6, "a Grove from before postpone refuses it instead of dropping them")
+        let decoded = try DurableRecord.decode(bytes, as: Keeper.self)
+        #expect(decoded.postponed == [.note("b")])
+        #expect(decoded.state == .closed(notes: ["a"]))
+    }
+
     @Test func anUnknownCodecByteIsRefusedNamingANewerGrove() {
-        let error = #expect(throws: WireError.self) { try DurableRecord.decode([6, 0], as: Refetcher.self) }
+        let error = #expect(throws: WireError.self) { try DurableRecord.decode([8, 0], as: Refetcher.self) }
         #expect(error?.message.contains("written by a newer Grove") == true, "\(String(describing: error))")
     }
 }
@@ -143,6 +161,30 @@ private enum Asker: StateScoped {
             state = .idle
             return .none
         case (.idle, .tooLate), (.idle, .quiet), (.asking, .ask):
+            return .unhandled
+        }
+    }
+}
+
+/// Takes notes while open; closed, it postpones them until it opens again.
+enum Keeper: StateScoped {
+    enum State: Codable, Sendable, Equatable { case open(notes: [String]), closed(notes: [String]) }
+    enum Event: Codable, Sendable, Equatable { case open, close, note(String) }
+    static var initialState: State { .closed(notes: []) }
+    static func update(_ state: inout State, event: Event) -> Effect {
+        switch (state, event) {
+        case (.closed(let notes), .open):
+            state = .open(notes: notes)
+            return .none
+        case (.open(let notes), .close):
+            state = .closed(notes: notes)
+            return .none
+        case (.open(let notes), .note(let text)):
+            state = .open(notes: notes + [text])
+            return .none
+        case (.closed, .note):
+            return .postpone
+        case (.open, .open), (.closed, .close):
             return .unhandled
         }
     }

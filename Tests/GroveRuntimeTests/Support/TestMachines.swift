@@ -156,6 +156,7 @@ enum DiagnosticSummary: Equatable, Sendable {
     case overflow(Probe.Event)
     case skipped(Int)
     case reissueNotKept(EffectID)
+    case postponeIgnored
 }
 
 typealias DiagnosticLog = Gate.Box<[DiagnosticSummary]>
@@ -170,6 +171,7 @@ func probeOptions(capacity: Int = 1024, log: DiagnosticLog) -> HostOptions<Probe
         case .mailboxOverflow(let event): .overflow(event)
         case .effectsSkippedAtTermination(let count): .skipped(count)
         case .reissueNotKept(let id, _): .reissueNotKept(id)
+        case .postponeIgnored: .postponeIgnored
         }
         log.mutate { $0.append(summary) }
     }

@@ -14,6 +14,8 @@ enum DialectShape: Equatable {
     case cancelAll
     case sequence(id: EffectID?, [DialectShape])
     case merge(id: EffectID?, [DialectShape])
+    case postpone
+    case stateChanged([DialectShape], postponing: Bool)
 }
 
 extension MachineEffect {
@@ -35,6 +37,8 @@ extension MachineEffect {
         case .cancelAll: .cancelAll
         case .sequence(let id, let effects): .sequence(id: id, effects.map(\.dialectShape))
         case .merge(let id, let effects): .merge(id: id, effects.map(\.dialectShape))
+        case .postpone: .postpone
+        case .stateChanged(let effects, let postponing): .stateChanged(effects.map(\.dialectShape), postponing: postponing)
         }
     }
 
