@@ -1,13 +1,18 @@
 extension StateGraph {
     /// The graph as a Mermaid state diagram: one node per state case, one arrow per pair of cases
     /// labelled with the events that take it, `[*]` before the initial case and after terminal ones.
-    /// An event a timer sends is labelled with the timer: `tick (state timeout)`.
+    /// An event a timer sends is labelled with the timer: `tick (state timeout)`. A state's enter
+    /// and exit actions and the events it postpones are its description, as UML writes them:
+    /// `connecting : entry / state timeout 5s sends dialTimedOut`, `connecting : send / defer`.
     ///
     /// ```swift
     /// print(StateGraph.explore(LoginFlow.self).mermaid)
     /// ```
     public var mermaid: String {
         var lines = ["stateDiagram-v2", "    [*] --> \(initial)"]
+        for state in actions {
+            lines += state.lines.map { "    \(state.state) : \(mermaidText($0))" }
+        }
         for (from, to, events) in arrows {
             lines.append("    \(from) --> \(to): \(events.joined(separator: ", "))")
         }
@@ -15,11 +20,15 @@ extension StateGraph {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// The graph in Graphviz DOT: terminal cases drawn as double circles, the initial one bold.
+    /// The graph in Graphviz DOT: terminal cases drawn as double circles, the initial one bold,
+    /// a state's enter and exit actions and postponed events under its name.
     public var dot: String {
         var lines = ["digraph \(quoted(machine)) {", "    rankdir=LR;", "    node [shape=box, style=rounded];"]
         lines.append("    \(quoted(initial)) [penwidth=2];")
         for node in terminal { lines.append("    \(quoted(node)) [shape=doublecircle];") }
+        for state in actions {
+            lines.append("    \(quoted(state.state)) [label=\(quoted(([state.state] + state.lines).joined(separator: "\\n")))];")
+        }
         for (from, to, events) in arrows {
             lines.append("    \(quoted(from)) -> \(quoted(to)) [label=\(quoted(events.joined(separator: "\\n")))];")
         }
@@ -60,6 +69,8 @@ extension StateGraph {
         section("timer events where no timer that sends them is armed (only sent from outside; information)",
                 byState(timerNotArmed), count: timerNotArmed.count)
         section("intended no-ops (information)", byState(intendedNoOps), count: intendedNoOps.count)
+        section("enter and exit actions, postponed events (information)",
+                actions.flatMap { state in state.lines.map { "\(state.state): \($0)" } })
         if terminal.isEmpty { lines.append("no terminal state is reachable: runs never end on their own") }
         lines.append(isClean ? "clean" : "not clean")
         return lines.joined(separator: "\n") + "\n"
@@ -79,6 +90,11 @@ extension StateGraph {
             if grouped[key]?.events.contains(label) == false { grouped[key]?.events.append(label) }
         }
         return order.compactMap { grouped[$0] }
+    }
+
+    /// Text Mermaid takes as a state's description: it ends one at `;` and reads `#` as a comment.
+    private func mermaidText(_ text: String) -> String {
+        String(text.map { $0 == ";" || $0 == "#" ? "," : $0 })
     }
 
     private func quoted(_ text: String) -> String {
