@@ -22,6 +22,16 @@ extension StateGraph {
     }
 }
 
+extension StateGraph {
+    /// A state nested in another (XState's hierarchical states): drawn inside its parent.
+    public struct Nesting: Sendable, Codable, Hashable {
+        /// The nested state's name, as the graph draws it.
+        public var state: String
+        /// The state it is directly inside.
+        public var parent: String
+    }
+}
+
 /// A state's enter and exit actions as text, for a machine that has them (a ``StateScoped``
 /// one); `nil` for one that has none. A dialect adapter is not `StateScoped`, and its states have
 /// no enter or exit to show.

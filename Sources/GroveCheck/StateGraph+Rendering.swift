@@ -8,14 +8,44 @@ extension StateGraph {
     /// ```swift
     /// print(StateGraph.explore(LoginFlow.self).mermaid)
     /// ```
+    ///
+    /// A state with children (``nesting``) is a composite, `state signedIn { … }`, holding its
+    /// children's descriptions and the arrows between them; an arrow between states of
+    /// different parents is drawn at the top, as Mermaid allows.
     public var mermaid: String {
+        var parents: [String: String] = [:]
+        var children: [String: [String]] = [:]
+        var composites = Ordered<String>()
+        for item in nesting where parents[item.state] == nil {
+            parents[item.state] = item.parent
+            children[item.parent, default: []].append(item.state)
+            composites.insert(item.parent)
+        }
+        let described = Dictionary(actions.map { ($0.state, $0) }, uniquingKeysWith: { first, _ in first })
+        let arrows = self.arrows
+        /// The lines of the block of `parent` (`nil`: the top), indented by `depth`.
+        func block(_ parent: String?, depth: Int) -> [String] {
+            let indent = String(repeating: "    ", count: depth)
+            let members = parent.map { children[$0] ?? [] } ?? actions.map(\.state).filter { parents[$0] == nil }
+            var lines: [String] = []
+            for state in members {
+                lines += (described[state]?.lines ?? []).map { "\(indent)\(state) : \(mermaidText($0))" }
+            }
+            for composite in (parent.map { children[$0] ?? [] } ?? composites.elements.filter { parents[$0] == nil })
+                where children[composite] != nil {
+                lines.append("\(indent)state \(composite) {")
+                lines += block(composite, depth: depth + 1)
+                lines.append("\(indent)}")
+            }
+            // Arrows between two children of this block; at the top, every other arrow too.
+            for (from, to, events) in arrows where parent == nil ? parents[from] != parents[to] || parents[from] == nil
+                : parents[from] == parent && parents[to] == parent {
+                lines.append("\(indent)\(from) --> \(to): \(events.joined(separator: ", "))")
+            }
+            return lines
+        }
         var lines = ["stateDiagram-v2", "    [*] --> \(initial)"]
-        for state in actions {
-            lines += state.lines.map { "    \(state.state) : \(mermaidText($0))" }
-        }
-        for (from, to, events) in arrows {
-            lines.append("    \(from) --> \(to): \(events.joined(separator: ", "))")
-        }
+        lines += block(nil, depth: 1)
         for node in terminal { lines.append("    \(node) --> [*]") }
         return lines.joined(separator: "\n") + "\n"
     }

@@ -82,6 +82,9 @@ public struct StateGraph: Sendable, Codable, Equatable {
     /// The state cases with enter or exit actions or postponed events, in the order reached:
     /// what the drawings show in the state. For information.
     public var actions: [StateActions] = []
+    /// Which state is inside which, for a machine whose states nest, parents after their
+    /// children's first mention; empty for a flat machine (every machine GroveCheck walks today).
+    public var nesting: [Nesting] = []
 
     /// `true` when nothing is unhandled, falls through, is nondeterministic or unreachable, every
     /// state can still end the run, no terminal state handles an event, and the walk was complete.

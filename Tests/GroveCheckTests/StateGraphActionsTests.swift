@@ -1,3 +1,4 @@
+import Foundation
 import Grove
 import GroveCheck
 import GroveExamples
@@ -83,5 +84,35 @@ struct StateGraphActionsTests {
         let graph = StateGraph.explore(LoginFlow.self)
         #expect(graph.actions.isEmpty)
         #expect(!graph.mermaid.contains(" : "))
+    }
+
+    @Test("nested states are drawn as Mermaid composites, holding their descriptions and the arrows between them")
+    func nestingDrawsComposites() throws {
+        var graph = StateGraph.explore(BufferedConnection.self)
+        #expect(graph.nesting.isEmpty, "a flat machine")
+        let flat = graph.mermaid
+        graph.nesting = try ["connecting", "backingOff"].map {
+            try JSONDecoder().decode(StateGraph.Nesting.self, from: Data(#"{"state":"\#($0)","parent":"dialing"}"#.utf8))
+        }
+        #expect(graph.mermaid == """
+            stateDiagram-v2
+                [*] --> offline
+                offline : send / defer
+                state dialing {
+                    connecting : entry / state timeout 5s sends dialTimedOut
+                    connecting : send / defer
+                    backingOff : entry / state timeout 1s sends retry
+                    backingOff : send / defer
+                    connecting --> backingOff: dialTimedOut (state timeout)
+                    backingOff --> connecting: retry (state timeout)
+                }
+                offline --> connecting: connect
+                connecting --> online: linkUp
+                online --> connecting: linkDown
+                online --> online: send
+                connecting --> offline: dialTimedOut (state timeout)
+
+            """, "\(graph.mermaid)")
+        #expect(flat != graph.mermaid)
     }
 }
