@@ -5,15 +5,15 @@ extension Exploration {
     func graph(declared: [State]) -> StateGraph {
         let nodes = queue.map { node($0.state) }
         let pending = pendingTimers()
-        let timerEvents = Set(steps.flatMap(\.timers).compactMap { op -> String? in
-            if case .arm(let timer) = op { return timer.label }
-            return nil
-        })
+        let timerEvents = self.timerEvents
         var edges = Ordered<StateGraph.Edge>()
         var handled: Set<String> = Set(nondeterministic.map(Self.key))
         for step in steps {
             guard case .handled = step.outcome else { continue }
             handled.insert(Self.key(step.pair))
+            // An event postponed where it leaves the state's case as it was is kept, not taken:
+            // drawn in the state (`send / defer`), not as an arrow.
+            if step.postpones, step.to == step.pair.state { continue }
             let timer = pending[step.from].first { $0.label == step.pair.event }
             edges.insert(StateGraph.Edge(from: step.pair.state, event: step.pair.event, to: step.to, timeout: timer?.kind))
         }
@@ -51,7 +51,27 @@ extension Exploration {
         )
         graph.maxDepth = maxDepth
         graph.statesDeclared = !declared.isEmpty
+        graph.actions = stateActions(nodes: nodes)
         return graph
+    }
+
+    /// Each reached state case's enter and exit actions (over its concrete states, in the order
+    /// first found) and the events it postpones; cases with none of them are left out.
+    private func stateActions(nodes: [String]) -> [StateGraph.StateActions] {
+        var entries: [String: Ordered<String>] = [:], exits = entries, postponedEvents = entries
+        if let actions {
+            for (index, item) in queue.enumerated() {
+                let (entry, exit) = actions(item.state)
+                for action in entry { entries[nodes[index], default: Ordered()].insert(action) }
+                for action in exit { exits[nodes[index], default: Ordered()].insert(action) }
+            }
+        }
+        for pair in postponed { postponedEvents[pair.state, default: Ordered()].insert(pair.event) }
+        return Ordered(nodes).elements.compactMap { node in
+            let found = StateGraph.StateActions(state: node, entry: entries[node]?.elements ?? [], exit: exits[node]?.elements ?? [],
+                                                postponed: postponedEvents[node]?.elements ?? [])
+            return found.entry.isEmpty && found.exit.isEmpty && found.postponed.isEmpty ? nil : found
+        }
     }
 
     private static func key(_ pair: StateGraph.Pair) -> String { "\(pair.state) \(pair.event)" }
@@ -62,11 +82,9 @@ extension Exploration {
     /// pending); any event ends the event timeout (the host cancels it); then the step's effect
     /// arms and cancels in order.
     func pendingTimers() -> [Set<Timer>] {
-        let timerEvents = Set(steps.flatMap(\.timers).compactMap { op -> String? in
-            if case .arm(let timer) = op { return timer.label }
-            return nil
-        })
+        let timerEvents = self.timerEvents
         var pending = [Set<Timer>](repeating: [], count: queue.count)
+        pending[0] = Self.apply(start, to: [])
         var changed = true
         while changed {
             changed = false
@@ -77,16 +95,7 @@ extension Exploration {
                     ? before.filter { $0.label == step.pair.event }.map { $0.id.hasPrefix("anonymous") ? before : before.subtracting([$0]) }
                     : [before]
                 for input in inputs {
-                    var timers = input.filter { $0.kind != "event timeout" }
-                    for op in step.timers {
-                        switch op {
-                        case .arm(let timer):
-                            timers = timers.filter { $0.id != timer.id }
-                            timers.insert(timer)
-                        case .cancel(let id): timers = timers.filter { $0.id != id }
-                        case .cancelAll: timers = []
-                        }
-                    }
+                    let timers = Self.apply(step.timers, to: input.filter { $0.kind != "event timeout" })
                     if !timers.isSubset(of: pending[to]) {
                         pending[to].formUnion(timers)
                         changed = true
@@ -95,6 +104,29 @@ extension Exploration {
             }
         }
         return pending
+    }
+
+    /// The events some timer sends: those the start effect or a step arms.
+    private var timerEvents: Set<String> {
+        Set((start + steps.flatMap(\.timers)).compactMap { op -> String? in
+            if case .arm(let timer) = op { return timer.label }
+            return nil
+        })
+    }
+
+    /// `timers` after `ops`, in order: an arm replaces the timer of its id.
+    private static func apply(_ ops: [TimerOp], to timers: Set<Timer>) -> Set<Timer> {
+        var timers = timers
+        for op in ops {
+            switch op {
+            case .arm(let timer):
+                timers = timers.filter { $0.id != timer.id }
+                timers.insert(timer)
+            case .cancel(let id): timers = timers.filter { $0.id != id }
+            case .cancelAll: timers = []
+            }
+        }
+        return timers
     }
 
     /// State cases with a concrete state from which no path of handled steps reaches a terminal

@@ -8,6 +8,8 @@ struct Step<State> {
     var isUnhandled: Bool
     var isNone: Bool
     var timers: [TimerOp] = []
+    /// The host keeps the event until the state changes (``MachineEffect/postpone``).
+    var postpones = false
 }
 
 /// What an effect does to the machine's timers, as the walk follows them (``timerOps(_:label:)``).
@@ -30,13 +32,7 @@ struct Timer: Hashable {
 func timerOps<M: Machine>(_ effect: MachineEffect<M>, label: (M.Event) -> String) -> [TimerOp] {
     switch effect.kind {
     case .timer(let id, _, let event):
-        let kind = switch id {
-        case .stateTimeout?: "state timeout"
-        case .eventTimeout?: "event timeout"
-        case let id?: "timer \(id)"
-        case nil: "timer"
-        }
-        return [.arm(Timer(id: id.map { "\(kindKey($0))\($0)" } ?? "anonymous \(label(event))", label: label(event), kind: kind))]
+        return [.arm(Timer(id: id.map { "\(kindKey($0))\($0)" } ?? "anonymous \(label(event))", label: label(event), kind: timerKind(id)))]
     case .cancel(let id): return [.cancel(id: "\(kindKey(id))\(id)")]
     case .cancelAll: return [.cancelAll]
     case .sequence(_, let effects), .merge(_, let effects): return effects.flatMap { timerOps($0, label: label) }
@@ -68,6 +64,8 @@ struct ConcreteStep {
     var to: String
     var outcome: Outcome
     var timers: [TimerOp]
+    /// The event was postponed: kept, not a transition.
+    var postpones = false
 }
 
 /// A breadth-first walk from an initial state: ``next()`` gives each concrete state to try the
@@ -89,10 +87,17 @@ struct Exploration<State> {
     private(set) var steps: [ConcreteStep] = []
     private(set) var nondeterministic: [StateGraph.Pair] = []
     private(set) var leavesTerminal: [StateGraph.Pair] = []
+    /// Pairs whose event the machine postponed, in the order first found.
+    private(set) var postponed: [StateGraph.Pair] = []
     private(set) var truncated = false
+    /// The timers the machine's start effect arms and cancels (``Machine/startEffect(_:)``).
+    let start: [TimerOp]
+    /// A state's enter and exit actions as text, for a machine that has them (``StateScoped``).
+    let actions: ((State) -> (entry: [String], exit: [String]))?
 
     init(machine: String, initial: State, node: @escaping (State) -> String, isTerminal: @escaping (State) -> Bool,
-         maxDepth: Int?, limit: Int, intendedNoOps: [String: [String]] = [:]) {
+         maxDepth: Int?, limit: Int, intendedNoOps: [String: [String]] = [:], start: [TimerOp] = [],
+         actions: ((State) -> (entry: [String], exit: [String]))? = nil) {
         self.machine = machine
         queue = [(initial, 0)]
         index = [StateGraph.key(initial): 0]
@@ -101,6 +106,8 @@ struct Exploration<State> {
         self.maxDepth = maxDepth
         self.limit = limit
         self.intendedNoOps = intendedNoOps
+        self.start = start
+        self.actions = actions
     }
 
     /// The next state to try every sample event in; nil when the walk is over. States at the
@@ -129,6 +136,7 @@ struct Exploration<State> {
             return
         }
         if to != StateGraph.key(second.state) || first.effect != second.effect { nondeterministic.append(pair) }
+        if first.postpones { postponed.append(pair) }
         let outcome: ConcreteStep.Outcome
         if first.isUnhandled {
             outcome = .unhandled
@@ -144,6 +152,7 @@ struct Exploration<State> {
             truncated = true
             outcome = .handled(to: nil)
         }
-        steps.append(ConcreteStep(from: current, pair: pair, to: node(first.state), outcome: outcome, timers: first.timers))
+        steps.append(ConcreteStep(from: current, pair: pair, to: node(first.state), outcome: outcome, timers: first.timers,
+                                  postpones: first.postpones))
     }
 }

@@ -1,25 +1,64 @@
 extension StateGraph {
     /// The graph as a Mermaid state diagram: one node per state case, one arrow per pair of cases
     /// labelled with the events that take it, `[*]` before the initial case and after terminal ones.
-    /// An event a timer sends is labelled with the timer: `tick (state timeout)`.
+    /// An event a timer sends is labelled with the timer: `tick (state timeout)`. A state's enter
+    /// and exit actions and the events it postpones are its description, as UML writes them:
+    /// `connecting : entry / state timeout 5s sends dialTimedOut`, `connecting : send / defer`.
     ///
     /// ```swift
     /// print(StateGraph.explore(LoginFlow.self).mermaid)
     /// ```
+    ///
+    /// A state with children (``nesting``) is a composite, `state signedIn { … }`, holding its
+    /// children's descriptions and the arrows between them; an arrow between states of
+    /// different parents is drawn at the top, as Mermaid allows.
     public var mermaid: String {
-        var lines = ["stateDiagram-v2", "    [*] --> \(initial)"]
-        for (from, to, events) in arrows {
-            lines.append("    \(from) --> \(to): \(events.joined(separator: ", "))")
+        var parents: [String: String] = [:]
+        var children: [String: [String]] = [:]
+        var composites = Ordered<String>()
+        for item in nesting where parents[item.state] == nil {
+            parents[item.state] = item.parent
+            children[item.parent, default: []].append(item.state)
+            composites.insert(item.parent)
         }
+        let described = Dictionary(actions.map { ($0.state, $0) }, uniquingKeysWith: { first, _ in first })
+        let arrows = self.arrows
+        /// The lines of the block of `parent` (`nil`: the top), indented by `depth`.
+        func block(_ parent: String?, depth: Int) -> [String] {
+            let indent = String(repeating: "    ", count: depth)
+            let members = parent.map { children[$0] ?? [] } ?? actions.map(\.state).filter { parents[$0] == nil }
+            var lines: [String] = []
+            for state in members {
+                lines += (described[state]?.lines ?? []).map { "\(indent)\(state) : \(mermaidText($0))" }
+            }
+            for composite in (parent.map { children[$0] ?? [] } ?? composites.elements.filter { parents[$0] == nil })
+                where children[composite] != nil {
+                lines.append("\(indent)state \(composite) {")
+                lines += block(composite, depth: depth + 1)
+                lines.append("\(indent)}")
+            }
+            // Arrows between two children of this block; at the top, every other arrow too.
+            for (from, to, events) in arrows where parent == nil ? parents[from] != parents[to] || parents[from] == nil
+                : parents[from] == parent && parents[to] == parent {
+                lines.append("\(indent)\(from) --> \(to): \(events.joined(separator: ", "))")
+            }
+            return lines
+        }
+        var lines = ["stateDiagram-v2", "    [*] --> \(initial)"]
+        lines += block(nil, depth: 1)
         for node in terminal { lines.append("    \(node) --> [*]") }
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// The graph in Graphviz DOT: terminal cases drawn as double circles, the initial one bold.
+    /// The graph in Graphviz DOT: terminal cases drawn as double circles, the initial one bold,
+    /// a state's enter and exit actions and postponed events under its name.
     public var dot: String {
         var lines = ["digraph \(quoted(machine)) {", "    rankdir=LR;", "    node [shape=box, style=rounded];"]
         lines.append("    \(quoted(initial)) [penwidth=2];")
         for node in terminal { lines.append("    \(quoted(node)) [shape=doublecircle];") }
+        for state in actions {
+            lines.append("    \(quoted(state.state)) [label=\(quoted(([state.state] + state.lines).joined(separator: "\\n")))];")
+        }
         for (from, to, events) in arrows {
             lines.append("    \(quoted(from)) -> \(quoted(to)) [label=\(quoted(events.joined(separator: "\\n")))];")
         }
@@ -60,6 +99,8 @@ extension StateGraph {
         section("timer events where no timer that sends them is armed (only sent from outside; information)",
                 byState(timerNotArmed), count: timerNotArmed.count)
         section("intended no-ops (information)", byState(intendedNoOps), count: intendedNoOps.count)
+        section("enter and exit actions, postponed events (information)",
+                actions.flatMap { state in state.lines.map { "\(state.state): \($0)" } })
         if terminal.isEmpty { lines.append("no terminal state is reachable: runs never end on their own") }
         lines.append(isClean ? "clean" : "not clean")
         return lines.joined(separator: "\n") + "\n"
@@ -79,6 +120,11 @@ extension StateGraph {
             if grouped[key]?.events.contains(label) == false { grouped[key]?.events.append(label) }
         }
         return order.compactMap { grouped[$0] }
+    }
+
+    /// Text Mermaid takes as a state's description: it ends one at `;` and reads `#` as a comment.
+    private func mermaidText(_ text: String) -> String {
+        String(text.map { $0 == ";" || $0 == "#" ? "," : $0 })
     }
 
     private func quoted(_ text: String) -> String {

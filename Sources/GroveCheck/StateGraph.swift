@@ -79,6 +79,12 @@ public struct StateGraph: Sendable, Codable, Equatable {
     /// Pairs a terminal state handles (a change of state or an effect): a host stops the machine
     /// in a terminal state and refuses its events, so such a transition never runs.
     public var leavesTerminal: [Pair]
+    /// The state cases with enter or exit actions or postponed events, in the order reached:
+    /// what the drawings show in the state. For information.
+    public var actions: [StateActions] = []
+    /// Which state is inside which, for a machine whose states nest, parents after their
+    /// children's first mention; empty for a flat machine (every machine GroveCheck walks today).
+    public var nesting: [Nesting] = []
 
     /// `true` when nothing is unhandled, falls through, is nondeterministic or unreachable, every
     /// state can still end the run, no terminal state handles an event, and the walk was complete.
@@ -102,16 +108,20 @@ public struct StateGraph: Sendable, Codable, Equatable {
     /// - Returns: The graph and its findings.
     public static func explore<C: Checkable>(_ subject: C.Type, limit: Int = 10_000) -> StateGraph {
         typealias M = C.Checked
+        // A host starting the machine fresh runs its start effect (a StateScoped machine's
+        // enter of the initial state): the timers it arms are pending in the initial state.
         var walk = Exploration<M.State>(machine: C.checkName, initial: M.initialState, node: C.node(of:),
                                         isTerminal: M.isTerminal, maxDepth: C.maxDepth, limit: limit,
-                                        intendedNoOps: C.intendedNoOps)
+                                        intendedNoOps: C.intendedNoOps,
+                                        start: timerOps(M.startEffect(M.initialState), label: C.label(of:)),
+                                        actions: stateActions(M.self, label: C.label(of:)))
         while let state = walk.next() {
             for event in C.sampleEvents {
                 func step() -> Step<M.State> {
                     var next = state
                     let effect = M.step(&next, event: event)
                     return Step(state: next, effect: summary(effect), isUnhandled: effect.isUnhandled, isNone: effect.isNone,
-                                timers: timerOps(effect, label: C.label(of:)))
+                                timers: timerOps(effect, label: C.label(of:)), postpones: effect.postpones)
                 }
                 walk.record(state, event: C.label(of: event), example: "\(state) + \(event)", step(), again: step())
             }

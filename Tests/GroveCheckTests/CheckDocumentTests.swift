@@ -2,8 +2,8 @@ import Foundation
 import GroveCheck
 import Testing
 
-/// docs/CHECK.md shows what fsm-check finds for every shipped example and draws LoginFlow and
-/// AuthFlow; these tests hold the document to what the walk generates today.
+/// docs/CHECK.md shows what fsm-check finds for every shipped example and draws LoginFlow,
+/// AuthFlow and BufferedConnection; these tests hold the document to what the walk generates today.
 @Suite("docs/CHECK.md", .timeLimit(.minutes(2)))
 struct CheckDocumentTests {
     static let document: String = {
@@ -42,7 +42,8 @@ struct CheckDocumentTests {
         #expect(Self.document.contains("\n\(row)\n"), "docs/CHECK.md should have the row \(row)")
     }
 
-    @Test("the Mermaid graphs of LoginFlow and AuthFlow are the generator's", arguments: ["LoginFlow", "AuthFlow"])
+    @Test("the Mermaid graphs of LoginFlow, AuthFlow and BufferedConnection are the generator's",
+          arguments: ["LoginFlow", "AuthFlow", "BufferedConnection"])
     func mermaidIsGenerated(name: String) async throws {
         let explore = try #require(ShippedExamples.graphs[name])
         let graph = await explore().mermaid

@@ -44,6 +44,23 @@ extension EndToEnd {
             #expect(allowed.status == 0, "\(allowed)")
         }
 
+        /// Issue 36's new example: the state timeouts its states arm on entry and the sends they
+        /// postpone are drawn in the states, in Mermaid, DOT and JSON.
+        @Test func bufferedConnectionDrawsEnterActionsAndPostponedEvents() async throws {
+            let graph = try await run(["BufferedConnection", "--mermaid", "--allow-unhandled"])
+            #expect(graph.status == 0, "\(graph)")
+            #expect(graph.stdout.contains("\n    connecting : entry / state timeout 5s sends dialTimedOut\n    connecting : send / defer\n"),
+                    "\(graph)")
+            #expect(graph.stdout.contains("\n    backingOff --> connecting: retry (state timeout)\n"), "\(graph)")
+            let dot = try await run(["BufferedConnection", "--dot"])
+            #expect(dot.stdout.contains(#""backingOff" [label="backingOff\nentry / state timeout 1s sends retry\nsend / defer"];"#), "\(dot)")
+            let json = try await run(["BufferedConnection", "--json"])
+            struct Graph: Decodable { struct Actions: Decodable { var state: String, entry: [String], postponed: [String] }; var actions: [Actions] }
+            let actions = try JSONDecoder().decode([Graph].self, from: Data(json.stdout.utf8)).first?.actions ?? []
+            #expect(actions.map(\.state) == ["offline", "connecting", "backingOff"], "\(json)")
+            #expect(actions.allSatisfy { $0.postponed == ["send"] }, "\(json)")
+        }
+
         /// fsm-check's catalog is the table of findings in docs/CHECK.md, in the same order; the
         /// unit tests (GroveCheckTests) hold each row to what the walk finds.
         @Test func everyCheckedMachineHasARowInCheckDocument() async throws {
