@@ -39,6 +39,7 @@ struct FSMCheck: AsyncParsableCommand {
     static let catalog: [(name: String, explore: @Sendable (Int) async -> StateGraph)] = [
         ("LoginFlow", { StateGraph.explore(LoginFlow.self, limit: $0) }),
         ("AuthFlow", { StateGraph.explore(AuthFlow.self, limit: $0) }),
+        ("AuthFlowChart", { StateGraph.explore(AuthFlowChart.self, limit: $0) }),
         ("UserForm", { StateGraph.explore(UserForm.self, limit: $0) }),
         ("DataLoader", { StateGraph.explore(DataLoader.self, limit: $0) }),
         ("PollingService", { StateGraph.explore(PollingService.self, limit: $0) }),

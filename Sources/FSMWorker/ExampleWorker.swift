@@ -16,6 +16,7 @@ enum ExampleWorker {
     static func configuration(ioDelay: Duration = .zero, cancelGate: String? = nil) -> WorkerConfiguration {
         var worker = WorkerConfiguration()
         worker.register(AuthFlow.self)
+        worker.register(AuthFlowChart.self)
         worker.register(DataLoader.self)
         worker.register(PollingService.self)
         worker.register(BufferedConnection.self)

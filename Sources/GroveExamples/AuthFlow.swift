@@ -214,7 +214,8 @@ public enum AuthFlow: Machine {
         state.step = state.failedAttempts >= state.maxAttempts ? .locked : next
     }
 
-    static func authenticate(email: String, password: String) -> Effect {
+    /// The sign-in request, for this machine and for ``AuthFlowChart``, which shares its events.
+    static func authenticate<M: Machine>(email: String, password: String) -> MachineEffect<M> where M.Event == Event {
         .io(id: authenticateID, Authenticate(email: email, password: password)) { result in
             switch result {
             case .success(.authenticated(let user)): .authenticationSucceeded(user)
@@ -227,7 +228,8 @@ public enum AuthFlow: Machine {
         }
     }
 
-    static func verify(token: String, code: String) -> Effect {
+    /// The second factor's request, for this machine and for ``AuthFlowChart``.
+    static func verify<M: Machine>(token: String, code: String) -> MachineEffect<M> where M.Event == Event {
         .io(id: verifyID, VerifyTwoFactor(token: token, code: code)) { result in
             switch result {
             case .success(.verified(let user)): .twoFactorVerified(user)

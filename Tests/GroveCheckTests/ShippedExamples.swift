@@ -6,7 +6,7 @@ import Testing
 /// Every shipped example fsm-check knows (its catalog, Sources/FSMCheck), by name.
 enum ShippedExamples {
     static let names = [
-        "LoginFlow", "AuthFlow", "UserForm", "DataLoader", "PollingService", "BufferedConnection", "AppNavigator", "Search",
+        "LoginFlow", "AuthFlow", "AuthFlowChart", "UserForm", "DataLoader", "PollingService", "BufferedConnection", "AppNavigator", "Search",
         "LocationTracker", "UserFeature", "AppFeature", "RetryingFeature", "DebouncedSearch", "SearchFeature",
         "LoadingStateMachine", "PurchaseFeature", "UserPostsFeature", "CacheFeature", "AuthenticateFeature",
         "PollingLoop", "NetworkFeature", "RetryableFetch", "SessionFeature", "AwaitingLoadingStateMachine",
@@ -16,6 +16,7 @@ enum ShippedExamples {
     static let graphs: [String: @Sendable () async -> StateGraph] = [
         "LoginFlow": { StateGraph.explore(LoginFlow.self) },
         "AuthFlow": { StateGraph.explore(AuthFlow.self) },
+        "AuthFlowChart": { StateGraph.explore(AuthFlowChart.self) },
         "UserForm": { StateGraph.explore(UserForm.self) },
         "DataLoader": { StateGraph.explore(DataLoader.self) },
         "PollingService": { StateGraph.explore(PollingService.self) },
@@ -45,6 +46,7 @@ enum ShippedExamples {
     static let expectations: [String: @Sendable () async -> StateGraph] = [
         "LoginFlow": { expectCompleteStateGraph(LoginFlow.self, allowUnhandled: true, allowFallThrough: true) },
         "AuthFlow": { expectCompleteStateGraph(AuthFlow.self, allowUnhandled: true, allowFallThrough: true) },
+        "AuthFlowChart": { expectCompleteStateGraph(AuthFlowChart.self, allowUnhandled: true, allowFallThrough: true) },
         "UserForm": { expectCompleteStateGraph(UserForm.self, allowUnhandled: true, allowFallThrough: true) },
         "DataLoader": { expectCompleteStateGraph(DataLoader.self, allowUnhandled: true, allowFallThrough: true) },
         "PollingService": { expectCompleteStateGraph(PollingService.self, allowUnhandled: true, allowFallThrough: true) },

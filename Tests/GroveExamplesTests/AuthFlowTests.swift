@@ -187,11 +187,18 @@ struct AuthFlowTests {
         #expect(try roundTrip(Authenticate.Outcome.twoFactorRequired(token: "t")) == .twoFactorRequired(token: "t"))
     }
 
-    // MARK: Flows through the test store
+    // MARK: Flows through the test store, on AuthFlow and on its port AuthFlowChart
 
-    @Test("signing in without a second factor, then logging out")
-    func signInAndLogOut() async {
-        let store = TestStore(AuthFlow.self, io: ExampleHandlers.inMemory())
+    @Test("signing in without a second factor, then logging out", arguments: AuthMachine.allCases)
+    func signInAndLogOut(_ machine: AuthMachine) async {
+        switch machine {
+        case .flow: await signInAndLogOut(AuthFlow.self)
+        case .chart: await signInAndLogOut(AuthFlowChart.self)
+        }
+    }
+
+    private func signInAndLogOut<M: AuthFlowLike>(_: M.Type) async {
+        let store = TestStore(M.self, io: ExampleHandlers.inMemory())
         await enterCredentials(store, email: ada.user.email, password: ada.password)
         await store.send(.login) { $0.step = .authenticating(email: self.ada.user.email) }
         await store.receive(.authenticationSucceeded(ada.user)) { $0.step = .authenticated(self.ada.user) }
@@ -200,9 +207,16 @@ struct AuthFlowTests {
         await store.finish()
     }
 
-    @Test("2FA success: the right code completes the sign-in")
-    func twoFactorFlowSucceeds() async {
-        let store = TestStore(AuthFlow.self, io: ExampleHandlers.inMemory())
+    @Test("2FA success: the right code completes the sign-in", arguments: AuthMachine.allCases)
+    func twoFactorFlowSucceeds(_ machine: AuthMachine) async {
+        switch machine {
+        case .flow: await twoFactorFlowSucceeds(AuthFlow.self)
+        case .chart: await twoFactorFlowSucceeds(AuthFlowChart.self)
+        }
+    }
+
+    private func twoFactorFlowSucceeds<M: AuthFlowLike>(_: M.Type) async {
+        let store = TestStore(M.self, io: ExampleHandlers.inMemory())
         let token = "2fa-\(grace.user.id)-1"
         await enterCredentials(store, email: grace.user.email, password: grace.password)
         await store.send(.login) { $0.step = .authenticating(email: self.grace.user.email) }
@@ -220,9 +234,16 @@ struct AuthFlowTests {
         await store.finish()
     }
 
-    @Test("2FA failure: a wrong code counts as a failed attempt and asks for the code again")
-    func twoFactorFlowFails() async {
-        let store = TestStore(AuthFlow.self, io: ExampleHandlers.inMemory())
+    @Test("2FA failure: a wrong code counts as a failed attempt and asks for the code again", arguments: AuthMachine.allCases)
+    func twoFactorFlowFails(_ machine: AuthMachine) async {
+        switch machine {
+        case .flow: await twoFactorFlowFails(AuthFlow.self)
+        case .chart: await twoFactorFlowFails(AuthFlowChart.self)
+        }
+    }
+
+    private func twoFactorFlowFails<M: AuthFlowLike>(_: M.Type) async {
+        let store = TestStore(M.self, io: ExampleHandlers.inMemory())
         let token = "2fa-\(grace.user.id)-1"
         let email = grace.user.email
         await enterCredentials(store, email: email, password: grace.password)
@@ -251,9 +272,16 @@ struct AuthFlowTests {
         await store.finish()
     }
 
-    @Test("lockout after maxAttempts wrong passwords: the run ends and later events are refused")
-    func lockoutAfterMaxAttempts() async {
-        let store = TestStore(AuthFlow.self, io: ExampleHandlers.inMemory())
+    @Test("lockout after maxAttempts wrong passwords: the run ends and later events are refused", arguments: AuthMachine.allCases)
+    func lockoutAfterMaxAttempts(_ machine: AuthMachine) async {
+        switch machine {
+        case .flow: await lockoutAfterMaxAttempts(AuthFlow.self)
+        case .chart: await lockoutAfterMaxAttempts(AuthFlowChart.self)
+        }
+    }
+
+    private func lockoutAfterMaxAttempts<M: AuthFlowLike>(_: M.Type) async {
+        let store = TestStore(M.self, io: ExampleHandlers.inMemory())
         let email = ada.user.email
         await enterCredentials(store, email: email, password: "guess")
         for attempt in 1...AuthFlow.defaultMaxAttempts {
@@ -279,12 +307,19 @@ struct AuthFlowTests {
         await store.finish()
     }
 
-    @Test("a service that cannot be reached does not count; retry then succeeds")
-    func unreachableServiceThenRetry() async throws {
+    @Test("a service that cannot be reached does not count; retry then succeeds", arguments: AuthMachine.allCases)
+    func unreachableServiceThenRetry(_ machine: AuthMachine) async throws {
+        switch machine {
+        case .flow: try await unreachableServiceThenRetry(AuthFlow.self)
+        case .chart: try await unreachableServiceThenRetry(AuthFlowChart.self)
+        }
+    }
+
+    private func unreachableServiceThenRetry<M: AuthFlowLike>(_: M.Type) async throws {
         let logins = PendingCalls<Authenticate>()
         var io = IOHandlers()
         io.register(Authenticate.self) { try await logins.handle($0) }
-        let store = TestStore(AuthFlow.self, io: io)
+        let store = TestStore(M.self, io: io)
         let email = ada.user.email
 
         await enterCredentials(store, email: email, password: ada.password)
@@ -307,12 +342,19 @@ struct AuthFlowTests {
         await store.finish()
     }
 
-    @Test("logout cancels the sign-in in flight; its late answer is never delivered")
-    func logoutCancelsInFlightAuth() async throws {
+    @Test("logout cancels the sign-in in flight; its late answer is never delivered", arguments: AuthMachine.allCases)
+    func logoutCancelsInFlightAuth(_ machine: AuthMachine) async throws {
+        switch machine {
+        case .flow: try await logoutCancelsInFlightAuth(AuthFlow.self)
+        case .chart: try await logoutCancelsInFlightAuth(AuthFlowChart.self)
+        }
+    }
+
+    private func logoutCancelsInFlightAuth<M: AuthFlowLike>(_: M.Type) async throws {
         let logins = PendingCalls<Authenticate>()
         var io = IOHandlers()
         io.register(Authenticate.self) { try await logins.handle($0) }
-        let store = TestStore(AuthFlow.self, io: io)
+        let store = TestStore(M.self, io: io)
 
         await enterCredentials(store, email: ada.user.email, password: ada.password)
         await store.send(.login) { $0.step = .authenticating(email: self.ada.user.email) }
@@ -327,13 +369,20 @@ struct AuthFlowTests {
         await store.finish()
     }
 
-    @Test("logout during code verification cancels the verification")
-    func logoutCancelsVerification() async throws {
+    @Test("logout during code verification cancels the verification", arguments: AuthMachine.allCases)
+    func logoutCancelsVerification(_ machine: AuthMachine) async throws {
+        switch machine {
+        case .flow: try await logoutCancelsVerification(AuthFlow.self)
+        case .chart: try await logoutCancelsVerification(AuthFlowChart.self)
+        }
+    }
+
+    private func logoutCancelsVerification<M: AuthFlowLike>(_: M.Type) async throws {
         let verifications = PendingCalls<VerifyTwoFactor>()
         var io = IOHandlers()
         io.register(VerifyTwoFactor.self) { try await verifications.handle($0) }
         let verifying = State(step: .enteringTwoFactor(token: "t", email: "g@h.i", code: "424242"))
-        let store = TestStore(AuthFlow.self, initialState: verifying, io: io)
+        let store = TestStore(M.self, initialState: verifying, io: io)
 
         await store.send(.submitTwoFactor) { $0.step = .verifyingTwoFactor(token: "t", email: "g@h.i", code: "424242") }
         let call = try #require(await verifications.next())
@@ -353,8 +402,8 @@ struct AuthFlowTests {
         }
     }
 
-    private func enterCredentials(
-        _ store: TestStore<AuthFlow>, email: String, password: String,
+    private func enterCredentials<M: AuthFlowLike>(
+        _ store: TestStore<M>, email: String, password: String,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async {
         await store.send(.startLogin, assert: { $0.step = .enteringCredentials(email: "", password: "") },
@@ -366,3 +415,13 @@ struct AuthFlowTests {
                          sourceLocation: sourceLocation)
     }
 }
+
+/// The machines with AuthFlow's states, events and outputs: the flows run on each.
+protocol AuthFlowLike: Machine
+where State == AuthFlow.State, Event == AuthFlow.Event, Output == AuthFlow.Output, Env == Void {}
+
+extension AuthFlow: AuthFlowLike {}
+extension AuthFlowChart: AuthFlowLike {}
+
+/// Which of the two an argument of a flow test runs.
+enum AuthMachine: CaseIterable, Sendable { case flow, chart }

@@ -18,7 +18,15 @@ public struct EffectID: Hashable, Sendable, Codable, CustomStringConvertible, Ex
         case generated(UInt64)
         /// Named by Grove, not by the user: a string the user writes can never equal it.
         case reserved(Reserved)
+        /// The state timeout of one level of a ``Statechart``, named by the level's path
+        /// (`signingIn.twoFactor`): reserved too, coded `{"reserved":"state-timeout/signingIn.twoFactor"}`.
+        case levelTimeout(String)
     }
+
+    /// The prefix of a level's state timeout in the coded form. A Grove from before levels
+    /// refuses the id (it knows no reserved name with a slash) rather than misreading it as
+    /// the plain state timeout.
+    static let levelTimeoutPrefix = "state-timeout/"
 
     /// The ids Grove reserves, by their coded names.
     @usableFromInline
@@ -49,6 +57,27 @@ public struct EffectID: Hashable, Sendable, Codable, CustomStringConvertible, Ex
     /// the next event the machine receives.
     @inlinable public static var eventTimeout: EffectID { EffectID(storage: .reserved(.eventTimeout)) }
 
+    /// The timer of the state timeout of the level at `path` of a ``Statechart``
+    /// (``MachineEffect/stateTimeout(after:in:send:)``): cancelled when the machine leaves that
+    /// level, not when it moves inside it.
+    package static func stateTimeout(level path: String) -> EffectID { EffectID(storage: .levelTimeout(path)) }
+
+    /// The path of the level whose state timeout this is, `nil` for every other id. For
+    /// `fsm-check`, which labels such timers.
+    package var stateTimeoutLevel: String? {
+        if case .levelTimeout(let path) = storage { return path }
+        return nil
+    }
+
+    /// `true` for the ids Grove reserves (state, level and event timeouts): no string a user
+    /// writes equals one.
+    package var isReserved: Bool {
+        switch storage {
+        case .reserved, .levelTimeout: true
+        case .user, .generated: false
+        }
+    }
+
     /// `true` when the runtime generated this id for work started without one.
     public var isGenerated: Bool {
         if case .generated = storage { return true }
@@ -60,6 +89,7 @@ public struct EffectID: Hashable, Sendable, Codable, CustomStringConvertible, Ex
         case .user(let name): name
         case .generated(let number): "#\(number)"
         case .reserved(let name): "<\(name.rawValue)>"
+        case .levelTimeout(let path): "<\(Self.levelTimeoutPrefix)\(path)>"
         }
     }
 
@@ -71,10 +101,14 @@ public struct EffectID: Hashable, Sendable, Codable, CustomStringConvertible, Ex
             storage = .generated(number)
         } else if let coded = try? container.decode(ReservedForm.self), let reserved = Reserved(rawValue: coded.reserved) {
             storage = .reserved(reserved)
+        } else if let coded = try? container.decode(ReservedForm.self), coded.reserved.hasPrefix(Self.levelTimeoutPrefix),
+                  coded.reserved.count > Self.levelTimeoutPrefix.count {
+            storage = .levelTimeout(String(coded.reserved.dropFirst(Self.levelTimeoutPrefix.count)))
         } else {
             throw DecodingError.dataCorruptedError(
                 in: container, debugDescription: "an effect id is a string (a name such as \"fetch\"), a whole number from 0 up, "
-                    + "or an id Grove reserves: {\"reserved\":\"state-timeout\"} or {\"reserved\":\"event-timeout\"}")
+                    + "or an id Grove reserves: {\"reserved\":\"state-timeout\"}, {\"reserved\":\"event-timeout\"} "
+                    + "or {\"reserved\":\"state-timeout/<level>\"}")
         }
     }
 
@@ -84,6 +118,7 @@ public struct EffectID: Hashable, Sendable, Codable, CustomStringConvertible, Ex
         case .user(let name): try container.encode(name)
         case .generated(let number): try container.encode(number)
         case .reserved(let name): try container.encode(ReservedForm(reserved: name.rawValue))
+        case .levelTimeout(let path): try container.encode(ReservedForm(reserved: Self.levelTimeoutPrefix + path))
         }
     }
 

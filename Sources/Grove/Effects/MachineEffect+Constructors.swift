@@ -88,6 +88,10 @@ extension MachineEffect {
         if let id, case .reserved(let reserved) = id.storage {
             preconditionFailure(Self.reservedTimerMessage(reserved))
         }
+        if let id, case .levelTimeout = id.storage {
+            preconditionFailure("`.after(_:id:send:)` with the id Grove reserves for \(id): write "
+                + "`.stateTimeout(after:in:send:)` in a Statechart instead, or name a timer of your own with a string id")
+        }
         return MachineEffect(kind: .timer(id: id, delay: delay, event: event))
     }
 

@@ -48,6 +48,16 @@ extension AuthFlow: Checkable {
     public static func node(of state: State) -> String { caseName(of: state.step) }
 }
 
+extension AuthFlowChart: Checkable {
+    public typealias Checked = AuthFlowChart
+
+    public static var sampleEvents: [Event] { AuthFlow.sampleEvents }
+    public static var declaredStates: [State] { AuthFlow.declaredStates }
+
+    /// States are drawn by their active path (`signingIn.twoFactor.verifying`).
+    public static func node(of state: State) -> String { stateKey(state) }
+}
+
 extension UserForm: Checkable {
     public typealias Checked = UserForm
 
