@@ -38,6 +38,12 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
     /// input now quarantined or suspended (``CoordinatorAction/forgive(worker:pid:reason:)``).
     let crashWatcher = CallbackSlot<(worker: String, pid: Int32, reason: String)>()
     private var seenRegistrations = 0
+    /// The metrics endpoint's STREAM socket and what the metrics hold; `-1` and `nil` unless
+    /// the topology has `metrics.listen` (`CoordinatorDriver+Metrics.swift`).
+    var metricsSocket: SocketID = -1
+    var metrics: CoordinatorMetrics?
+    /// What each scrape connection sent so far, until its request head is whole.
+    var scrapes: [[UInt8]: [UInt8]] = [:]
 
     init(core: CoordinatorCore, clients: SocketID, workers: SocketID, events: SocketID, context: ZMQContext?, log: Logger) {
         self.core = core
@@ -99,6 +105,8 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
                 apply(core.subscription(identity, from: inbound.userID), io: io)
             } else if inbound.socket == zap {
                 answer(zapRequest: inbound.frames, io: io)
+            } else if inbound.socket == metricsSocket {
+                serveMetrics(inbound.frames, io: io)
             }
         }
     }
@@ -242,6 +250,8 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
                 resetWatchers(refusing: key)
             case .admitWatcher(let key):
                 if let curve = CurveKey(z85: key) { gatekeeper.admit(watcher: curve) }
+            case .workerMetrics(let worker, let report):
+                noteMetrics(report, from: worker)
             }
         }
         guard core.registrations != seenRegistrations else { return }
