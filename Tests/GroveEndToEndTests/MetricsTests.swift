@@ -40,6 +40,24 @@ extension EndToEnd {
             }
         }
 
+        /// fsm-launch's supervisor tells the coordinator of each restart: a worker killed once is
+        /// counted once, under its instance's name.
+        @Test func aRestartedWorkerIsCounted() async throws {
+            try await withCluster(Self.topology) { cluster in
+                let line = try #require(cluster.launch.stdout.split(separator: "\n").first { $0.hasPrefix("metrics ") })
+                let url = String(line.dropFirst("metrics ".count))
+                let restarts = #"grove_worker_restarts_total{worker="edge"}"#
+                #expect(try Scrape.get(url).value(restarts) == 0)
+                let first = try await cluster.workerPID("edge")
+                kill(first, SIGKILL)
+                let scrape = try await eventually("the restart of edge in a scrape of \(url)") { () -> Scrape? in
+                    guard let scrape = try? Scrape.get(url), scrape.value(restarts) >= 1 else { return nil }
+                    return scrape
+                }
+                #expect(scrape.value(restarts) == 1)
+            }
+        }
+
         @Test func aHostOffLoopbackIsRefusedAtLaunchNamingItsPath() async throws {
             let directory = try Cluster.makeDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
