@@ -47,7 +47,7 @@ let package = Package(
         .package(url: "https://github.com/pointfreeco/swift-dependencies", from: "1.17.1", traits: []),
         // Metrics (docs/ARCHITECTURE.md, "Metrics"): swift-metrics is the API the processes count
         // through; swift-prometheus renders the coordinator's registry as Prometheus text.
-        // Together with swift-atomics, ~35 s of a cold debug build on 2 cores.
+        // With swift-atomics, 36 s of a cold debug build on 2 cores shared at load 16 (9.5 s of CPU).
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
