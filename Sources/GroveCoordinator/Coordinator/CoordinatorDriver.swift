@@ -128,6 +128,12 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
 
     func sendFailed(_ socket: SocketID, frames: [[UInt8]], error: ZMQError, io: LoopIO) {
         guard let peer = frames.first else { return }
+        if socket == metricsSocket {
+            // A scraper that went away before its answer: its ids are the STREAM socket's own,
+            // which may equal a client's on the clients socket, so nothing of the clients is touched.
+            scrapes[peer] = nil
+            return
+        }
         if socket == workers {
             // A connection that is no registered process's (a refused one) is no loss.
             guard let worker = core.connections[peer]?.worker else { return }
