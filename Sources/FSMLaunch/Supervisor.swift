@@ -90,6 +90,8 @@ final class Supervisor: Sendable {
         for action in actions {
             switch action {
             case .start(let worker):
+                // A start of a worker that ran before is a restart, for the metrics.
+                if processes.withLock({ $0[worker] != nil }) { coordinator.noteWorkerRestart(worker) }
                 start(worker)
             case .wake(let worker, let deadline):
                 let delay = max(0, ContinuousClock.now.duration(to: deadline) / .milliseconds(1))

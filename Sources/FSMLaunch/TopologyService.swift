@@ -69,6 +69,8 @@ final class TopologyService: Service, Sendable {
         }
         supervisor.becameReady()
         ready.store(true, ordering: .releasing)
+        // The metrics URL as bound (a port 0 resolved), on a line of its own before `ready`.
+        if let url = coordinator.metricsURL { print("metrics \(url)") }
         print("ready \(coordinator.clientsConnectEndpoint)")
         fflush(nil)
         try? await gracefulShutdown()

@@ -119,6 +119,9 @@
     /// so the worker never does (a reply too large is answered `reply-too-large` instead).
     /// Absent from an older coordinator: 16 MiB, the default.
     public var messageBytes: Int?
+    /// Whether the topology serves metrics: then the worker's heartbeats carry what it counted
+    /// (``MetricsReport``). Absent: no metrics.
+    public var metrics: Bool?
 
     public init(machines: [HostedMachine], remoteIO: [String], heartbeatIntervalMs: Int, heartbeatTimeoutMs: Int, mailboxCapacity: Int,
                 routeEvents: [RouteEvent]? = nil, snapshotEvery: Int? = nil, flush: DurabilityFlush? = nil,

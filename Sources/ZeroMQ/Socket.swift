@@ -20,6 +20,9 @@ package enum SocketType: Sendable, CustomStringConvertible {
     case push
     /// Fair-queues messages from pushers.
     case pull
+    /// Raw TCP, no ZMTP: `[peer, bytes]` each way; an empty frame on connect and disconnect,
+    /// and sending one closes the connection. How the coordinator answers HTTP scrapes.
+    case stream
 
     /// The lower-case pattern name, e.g. `"router"`.
     package var description: String {
@@ -32,6 +35,7 @@ package enum SocketType: Sendable, CustomStringConvertible {
         case .pair: "pair"
         case .push: "push"
         case .pull: "pull"
+        case .stream: "stream"
         }
     }
 
@@ -45,6 +49,7 @@ package enum SocketType: Sendable, CustomStringConvertible {
         case .pair: ZMQ_PAIR
         case .push: ZMQ_PUSH
         case .pull: ZMQ_PULL
+        case .stream: ZMQ_STREAM
         }
     }
 }

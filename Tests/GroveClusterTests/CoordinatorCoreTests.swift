@@ -100,7 +100,7 @@ extension CoordinatorAction {
         switch self {
         case .toWorker(let worker, let message): (worker, message)
         case .toPeer(let peer, let message): (String(decoding: peer, as: UTF8.self), message)
-        case .toClient, .publish, .lost, .warn, .dropQueued, .forgive, .resetWatchers, .admitWatcher: nil
+        case .toClient, .publish, .lost, .warn, .dropQueued, .forgive, .resetWatchers, .admitWatcher, .workerMetrics: nil
         }
     }
 

@@ -39,6 +39,8 @@ public struct Topology: Sendable, Equatable {
     public var poison: PoisonSettings
     /// What one peer may make the coordinator keep (`Topology+Limits.swift`).
     public var limits: Limits
+    /// Where the coordinator serves Prometheus metrics; off unless set (`Topology+Metrics.swift`).
+    public var metrics: MetricsSettings
 
     /// A topology from its parts. Not validated: prefer loading JSON.
     /// - Parameters:
@@ -56,6 +58,7 @@ public struct Topology: Sendable, Equatable {
     ///   - audit: Where audited machines' transitions are logged.
     ///   - poison: When crashes quarantine an event pattern or suspend a client key.
     ///   - limits: Sizes checked before work, and bounds of what the coordinator keeps.
+    ///   - metrics: Where the coordinator serves metrics (default: nowhere).
     public init(
         name: String,
         coordinator: Endpoints,
@@ -70,7 +73,8 @@ public struct Topology: Sendable, Equatable {
         durability: DurabilitySettings = DurabilitySettings(),
         audit: AuditSettings = AuditSettings(),
         poison: PoisonSettings = PoisonSettings(),
-        limits: Limits = Limits()
+        limits: Limits = Limits(),
+        metrics: MetricsSettings = MetricsSettings()
     ) {
         self.name = name
         self.coordinator = coordinator
@@ -86,5 +90,6 @@ public struct Topology: Sendable, Equatable {
         self.audit = audit
         self.poison = poison
         self.limits = limits
+        self.metrics = metrics
     }
 }

@@ -34,14 +34,15 @@ extension TopologyDecoder {
         let audit = decodeAuditSettings(in: root)
         let poison = decodePoisonSettings(in: root)
         let limits = decodeLimits(in: root)
+        let metrics = decodeMetricsSettings(in: root)
         guard issues.isEmpty, let name, let coordinator, let heartbeat, let queues, let ioLimits, let security, let durability, let audit,
-              let poison, let limits else {
+              let poison, let limits, let metrics else {
             return nil
         }
         return Topology(
             name: name, coordinator: coordinator, workers: workers.groups, machines: machines.specs,
             io: io, routes: routes, heartbeat: heartbeat, queues: queues, ioLimits: ioLimits, security: security, durability: durability,
-            audit: audit, poison: poison, limits: limits
+            audit: audit, poison: poison, limits: limits, metrics: metrics
         )
     }
 

@@ -15,6 +15,9 @@ public final class Coordinator: Sendable {
     public let clientsConnectEndpoint: String
     /// The workers endpoint as workers on this host should connect to it (wildcard → `127.0.0.1`).
     public let workersConnectEndpoint: String
+    /// Where `GET /metrics` answers, as bound (`http://127.0.0.1:9464/metrics`); `nil` without
+    /// `metrics.listen` in the topology.
+    public let metricsURL: String?
     private let loop: IOLoop
     private let driver: CoordinatorDriver
 
@@ -133,6 +136,23 @@ public final class Coordinator: Sendable {
                 throw CoordinatorError("cannot bind the \(role) endpoint \(endpoint): \(error.message); \(hint)")
             }
         }
+        // The metrics endpoint: raw TCP on a STREAM socket (docs/ARCHITECTURE.md, "Metrics").
+        var metricsSocket: Socket?
+        if let endpoint = topology.metrics.bindEndpoint {
+            do {
+                let socket = try Socket(context, .stream)
+                try socket.setLinger(milliseconds: 0)
+                socket.maximumFrames = 2
+                try socket.bind(endpoint)
+                metricsSocket = socket
+            } catch {
+                let hint = error.errno == EADDRINUSE
+                    ? "the port is in use: choose another in metrics.listen, or 0 for a free one"
+                    : "check metrics.listen in the topology"
+                throw CoordinatorError("cannot bind the metrics endpoint \(topology.metrics.listen ?? endpoint): \(error.message); \(hint)")
+            }
+        }
+        metricsURL = metricsSocket.map { "http://" + $0.lastEndpoint.dropFirst("tcp://".count) + "/metrics" }
         endpoints = Topology.Endpoints(clients: bound[0], workers: bound[1], events: bound[2])
         socketFiles = BoundSocketFiles(bound)
         // Bound on every interface (tcp://0.0.0.0:…): peers on this host connect to 127.0.0.1.
@@ -148,6 +168,10 @@ public final class Coordinator: Sendable {
             core: CoordinatorCore(topology: topology, eventsEndpoint: bound[2], workersEndpoint: bound[1], epoch: .random(), publicationEpoch: .random()),
             clients: ids.clients, workers: ids.workers, events: ids.events, context: context, log: logger)
         driver.zap = loop.add(zap)
+        if let metricsSocket {
+            driver.metricsSocket = loop.add(metricsSocket)
+            driver.metrics = CoordinatorMetrics()
+        }
         driver.usesCurve = topology.security.usesCurve
         driver.gatekeeper = Gatekeeper(topology: topology, workerKeys: keys.workers, clientKeys: keys.clients, uid: getuid())
     }
@@ -163,6 +187,13 @@ public final class Coordinator: Sendable {
     package func forgetWorkerKey(_ key: CurveKey) {
         let driver = driver
         loop.execute { _ in driver.gatekeeper.forget(worker: key) }
+    }
+
+    /// Counts a restart of worker instance `worker`'s process (`fsm-launch`'s supervisor), in
+    /// `grove_worker_restarts_total`; nothing without metrics.
+    package func noteWorkerRestart(_ worker: String) {
+        let driver = driver
+        loop.execute { _ in driver.metrics?.noteRestart(worker: worker) }
     }
 
     /// Starts routing.

@@ -82,6 +82,7 @@ extension CoordinatorCore {
         while waiting.messages < queues.clientOutbox, waiting.bytes < queues.clientOutboxBytes,
               actions.count < queues.clientOutbox, let reply = owed.next() {
             clientLedger.owedBytes -= reply.freed
+            if case .busy = reply.reason { counts.busy += 1 }
             if last?.address != reply.address || last?.reason != reply.reason {
                 last = (reply.address, reply.reason, owedReply(reply.reason, address: reply.address ?? "").payload)
             }
@@ -129,6 +130,7 @@ extension CoordinatorCore {
                              backlog: ClientBacklog) -> (replacement: WireMessage, warning: String?)? {
         let budget = topology.queues.clientOutboxBytes
         guard backlog.bytes > 0, size > Self.smallReply, backlog.bytes + size > budget else { return nil }
+        counts.replyDropped += 1
         let dropped = clientLedger.dropped[client, default: 0] + 1
         clientLedger.dropped[client] = dropped
         let error = WireError(.replyDropped,

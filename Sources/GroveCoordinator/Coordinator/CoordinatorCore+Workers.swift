@@ -103,11 +103,13 @@ extension CoordinatorCore {
         }
         switch message.kind {
         case .heartbeat:
-            return .act([])
+            // Empty, unless the welcome asked for metrics: then what the worker counted.
+            return .act(message.payloadCount == 0 ? [] : [.workerMetrics(worker: name, report: Array(message.payloadBytes))])
         case .state, .accepted, .error, .deadLetterList:
             guard let request = answered(by: worker, correlation: correlation) else { return .act([]) }
             noteReply(from: worker, size: message.addressBytes.count + message.payloadCount)
             if case .client(let client, let clientCorrelation) = request.origin {
+                counts.replies += 1
                 return .reply(client: client, correlation: clientCorrelation)
             }
             return parsed { deliver($0, to: request) }
@@ -245,6 +247,7 @@ extension CoordinatorCore {
             messageBytes: topology.limits.messageBytes)
         let quarantined = quarantinedPatterns(forGroup: slot.group)
         if !quarantined.isEmpty { welcome.quarantined = quarantined }
+        if topology.metrics.listen != nil { welcome.metrics = true }
         if let payload = try? WireJSON.encode(welcome) {
             actions.append(.toWorker(name, WireMessage(Header(.welcome, correlation: message.header.correlation), address: name, payload: payload)))
         }

@@ -29,6 +29,9 @@ enum CoordinatorAction: Sendable, Equatable {
     case resetWatchers(refusing: String?)
     /// Admit the watcher key (Z85) on the events endpoint again: an admin lifted its refusal.
     case admitWatcher(String)
+    /// A worker's heartbeat carried what it counted (a ``MetricsReport`` as JSON): for the
+    /// metrics, when the topology serves them (decoded only then).
+    case workerMetrics(worker: String, report: [UInt8])
 }
 
 /// The coordinator's routing logic as a pure state machine: messages and clock ticks in,
@@ -123,6 +126,9 @@ struct CoordinatorCore {
     var expectedReplyBytes: [Int]
     /// Busies owed to clients that fell behind, replies dropped for them (`+Clients.swift`).
     var clientLedger = ClientLedger()
+    /// What the metrics count (`CoordinatorMetrics`): plain integers, always kept (an add each),
+    /// read only when a scrape comes.
+    var counts = CoordinatorCounts()
     var calls: [UInt64: Call] = [:]
     var callsByOrigin: [String: [UInt64: UInt64]] = [:]
     /// Calls cancelled at the worker running them, until it says their task ended
@@ -389,7 +395,10 @@ struct CoordinatorCore {
         if let known = resolved[address] {
             worker = known.worker
             if spawns, !known.listed {
-                if let refusal = admitInstance(address) { return .failure(refusal) }
+                if let refusal = admitInstance(address) {
+                    counts.busy += 1
+                    return .failure(refusal)
+                }
                 resolved[address]?.listed = true
             }
         } else {
@@ -408,9 +417,15 @@ struct CoordinatorCore {
             let refusal = spawns ? admitInstance(address) : nil
             resolved[address] = (worker, spawns && refusal == nil)
             resolvedBytes += address.utf8.count
-            if let refusal { return .failure(refusal) }
+            if let refusal {
+                counts.busy += 1
+                return .failure(refusal)
+            }
         }
-        if let refusal = workerBusy(worker, adding: bytes, address: address, readsSlowly: readsSlowly) { return .failure(refusal) }
+        if let refusal = workerBusy(worker, adding: bytes, address: address, readsSlowly: readsSlowly) {
+            counts.busy += 1
+            return .failure(refusal)
+        }
         let id = takeID()
         track(id, Pending(origin: .client(identity, correlation), worker: worker, address: address, bytes: bytes, sender: sender,
                           eventCase: eventCase))
@@ -422,6 +437,7 @@ struct CoordinatorCore {
         let worker = request.worker
         let bytes = request.bytes
         pending.insert(request, for: id)
+        counts.routed += 1
         inFlight[worker] += 1
         inFlightBytes[worker] += bytes
     }

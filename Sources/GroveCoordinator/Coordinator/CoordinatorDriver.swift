@@ -38,6 +38,12 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
     /// input now quarantined or suspended (``CoordinatorAction/forgive(worker:pid:reason:)``).
     let crashWatcher = CallbackSlot<(worker: String, pid: Int32, reason: String)>()
     private var seenRegistrations = 0
+    /// The metrics endpoint's STREAM socket and what the metrics hold; `-1` and `nil` unless
+    /// the topology has `metrics.listen` (`CoordinatorDriver+Metrics.swift`).
+    var metricsSocket: SocketID = -1
+    var metrics: CoordinatorMetrics?
+    /// What each scrape connection sent so far, until its request head is whole.
+    var scrapes: [[UInt8]: [UInt8]] = [:]
 
     init(core: CoordinatorCore, clients: SocketID, workers: SocketID, events: SocketID, context: ZMQContext?, log: Logger) {
         self.core = core
@@ -99,6 +105,8 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
                 apply(core.subscription(identity, from: inbound.userID), io: io)
             } else if inbound.socket == zap {
                 answer(zapRequest: inbound.frames, io: io)
+            } else if inbound.socket == metricsSocket {
+                serveMetrics(inbound.frames, io: io)
             }
         }
     }
@@ -120,6 +128,12 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
 
     func sendFailed(_ socket: SocketID, frames: [[UInt8]], error: ZMQError, io: LoopIO) {
         guard let peer = frames.first else { return }
+        if socket == metricsSocket {
+            // A scraper that went away before its answer: its ids are the STREAM socket's own,
+            // which may equal a client's on the clients socket, so nothing of the clients is touched.
+            scrapes[peer] = nil
+            return
+        }
         if socket == workers {
             // A connection that is no registered process's (a refused one) is no loss.
             guard let worker = core.connections[peer]?.worker else { return }
@@ -242,6 +256,8 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
                 resetWatchers(refusing: key)
             case .admitWatcher(let key):
                 if let curve = CurveKey(z85: key) { gatekeeper.admit(watcher: curve) }
+            case .workerMetrics(let worker, let report):
+                noteMetrics(report, from: worker)
             }
         }
         guard core.registrations != seenRegistrations else { return }

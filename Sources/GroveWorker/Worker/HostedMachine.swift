@@ -321,6 +321,7 @@ struct StateReply: Sendable {
     func send(_ type: Any.Type, unhandled: Bool = false, binary write: (inout [UInt8]) throws(BinaryCodingError) -> Void,
               json: () throws -> [UInt8]) {
         let flags: Header.Flags = unhandled ? [.unhandled] : []
+        if unhandled { link.metrics.unhandled(at: address) }
         do {
             if binary {
                 try link.send(.state, flags: flags.union(.binary), correlation: correlation, address: address, writingPayload: write)

@@ -21,6 +21,8 @@ final class WorkerLink: Sendable {
     /// Whether what the machines send may leave: open only while the coordinator's welcome
     /// holds (the core says when).
     let outflow = OutflowGate()
+    /// What the topology's metrics count here; off unless the welcome asks (``WorkerMetrics``).
+    let metrics = WorkerMetrics()
 
     init(worker: String, loop: WorkerLoop, socket: SocketID, log: Logger = Logger(label: "grove.worker")) {
         outbound = OutboundCollector(log: log)

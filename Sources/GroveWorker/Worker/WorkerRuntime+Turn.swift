@@ -217,6 +217,7 @@ extension WorkerRuntime {
         let reply = StateReply(link: link, correlation: correlation, address: address, binary: binary)
         do {
             let target = try instance(for: address)
+            link.metrics.event(at: address)
             if flags.contains(.noWait) {
                 // A no-wait event is answered as soon as it is queued, or refused: either way at
                 // once, not in the machine's turn.

@@ -158,7 +158,9 @@ actor WorkerRuntime {
             case .register:
                 register()
             case .heartbeat:
-                link.send(.heartbeat, address: link.worker)
+                // With metrics on, what was counted since the last one rides along.
+                link.send(.heartbeat, address: link.worker,
+                          payload: link.metrics.takeReport(types: core.placed.mapValues(\.type)))
             case .reconnect:
                 // What the old connection brought and was not decided goes with it: the
                 // coordinator fails those requests when it loses the session.
@@ -204,6 +206,7 @@ actor WorkerRuntime {
     private func adopt(_ welcome: Welcome, dropping: Set<String>) {
         // Before anything this welcome lets out: the coordinator refuses larger frames.
         link.messageBytes = core.messageBytes
+        link.metrics.turn(on: welcome.metrics == true)
         if !dropping.isEmpty {
             // Iterates a copy (see `instances`).
             for address in Array(instances.keys) {

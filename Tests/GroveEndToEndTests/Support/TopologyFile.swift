@@ -95,6 +95,8 @@ struct TopologyFile {
     var limits: String?
     /// The `poison` section as JSON text, when a test sets one.
     var poison: String?
+    /// The `metrics` section as JSON text, when a test sets one.
+    var metrics: String?
     /// Key pairs `fsm-keys new` makes in `<directory>/keys` before the launch.
     var keyPairs: [String] = []
     /// The key pair the harness's own fsm-send calls use (with the coordinator's public key).
@@ -166,6 +168,7 @@ struct TopologyFile {
         if let durabilitySettings { document["durability"] = try JSONSerialization.jsonObject(with: Data(durabilitySettings.utf8)) }
         if let limits { document["limits"] = try JSONSerialization.jsonObject(with: Data(limits.utf8)) }
         if let poison { document["poison"] = try JSONSerialization.jsonObject(with: Data(poison.utf8)) }
+        if let metrics { document["metrics"] = try JSONSerialization.jsonObject(with: Data(metrics.utf8)) }
         return document
     }
 
