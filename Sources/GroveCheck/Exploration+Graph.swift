@@ -52,6 +52,11 @@ extension Exploration {
         graph.maxDepth = maxDepth
         graph.statesDeclared = !declared.isEmpty
         graph.actions = stateActions(nodes: nodes)
+        if let nesting {
+            var found = Ordered<StateGraph.Nesting>(by: { $0.state })
+            for item in queue { for entry in nesting(item.state) { found.insert(entry) } }
+            graph.nesting = found.elements
+        }
         return graph
     }
 
@@ -59,15 +64,19 @@ extension Exploration {
     /// first found) and the events it postpones; cases with none of them are left out.
     private func stateActions(nodes: [String]) -> [StateGraph.StateActions] {
         var entries: [String: Ordered<String>] = [:], exits = entries, postponedEvents = entries
-        if let actions {
-            for (index, item) in queue.enumerated() {
-                let (entry, exit) = actions(item.state)
-                for action in entry { entries[nodes[index], default: Ordered()].insert(action) }
-                for action in exit { exits[nodes[index], default: Ordered()].insert(action) }
+        // A statechart's parent levels are drawn too, each before its children as first reached:
+        // a parent's actions are its own, not its leaves'.
+        var drawn = Ordered<String>()
+        for (index, item) in queue.enumerated() {
+            for found in actions?(item.state) ?? [] {
+                drawn.insert(found.state)
+                for action in found.entry { entries[found.state, default: Ordered()].insert(action) }
+                for action in found.exit { exits[found.state, default: Ordered()].insert(action) }
             }
+            drawn.insert(nodes[index])
         }
         for pair in postponed { postponedEvents[pair.state, default: Ordered()].insert(pair.event) }
-        return Ordered(nodes).elements.compactMap { node in
+        return drawn.elements.compactMap { node in
             let found = StateGraph.StateActions(state: node, entry: entries[node]?.elements ?? [], exit: exits[node]?.elements ?? [],
                                                 postponed: postponedEvents[node]?.elements ?? [])
             return found.entry.isEmpty && found.exit.isEmpty && found.postponed.isEmpty ? nil : found

@@ -43,9 +43,10 @@ func timerOps<M: Machine>(_ effect: MachineEffect<M>, label: (M.Event) -> String
     }
 }
 
-/// Keeps a user id `"state-timeout"` apart from the reserved one of the same text.
+/// Keeps a user id `"<state-timeout>"` apart from the reserved one of the same text, and a
+/// level's state timeout (`<state-timeout/signingIn>`) likewise.
 private func kindKey(_ id: EffectID) -> String {
-    id == .stateTimeout || id == .eventTimeout ? "reserved " : "id "
+    id.isReserved ? "reserved " : "id "
 }
 
 /// One run of a (state, event) pair in a concrete state the walk visited, as recorded for the
@@ -92,12 +93,14 @@ struct Exploration<State> {
     private(set) var truncated = false
     /// The timers the machine's start effect arms and cancels (``Machine/startEffect(_:)``).
     let start: [TimerOp]
-    /// A state's enter and exit actions as text, for a machine that has them (``StateScoped``).
-    let actions: ((State) -> (entry: [String], exit: [String]))?
+    /// The enter and exit actions, as text, of what a state draws (``stateActions(_:node:label:)``).
+    let actions: ((State) -> [NodeActions])?
+    /// Which drawn state is inside which, for a machine whose states nest (``stateNesting(_:node:)``).
+    let nesting: ((State) -> [StateGraph.Nesting])?
 
     init(machine: String, initial: State, node: @escaping (State) -> String, isTerminal: @escaping (State) -> Bool,
          maxDepth: Int?, limit: Int, intendedNoOps: [String: [String]] = [:], start: [TimerOp] = [],
-         actions: ((State) -> (entry: [String], exit: [String]))? = nil) {
+         actions: ((State) -> [NodeActions])? = nil, nesting: ((State) -> [StateGraph.Nesting])? = nil) {
         self.machine = machine
         queue = [(initial, 0)]
         index = [StateGraph.key(initial): 0]
@@ -108,6 +111,7 @@ struct Exploration<State> {
         self.intendedNoOps = intendedNoOps
         self.start = start
         self.actions = actions
+        self.nesting = nesting
     }
 
     /// The next state to try every sample event in; nil when the walk is over. States at the

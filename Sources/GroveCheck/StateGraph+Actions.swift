@@ -32,20 +32,65 @@ extension StateGraph {
     }
 }
 
-/// A state's enter and exit actions as text, for a machine that has them (a ``StateScoped``
-/// one); `nil` for one that has none. A dialect adapter is not `StateScoped`, and its states have
-/// no enter or exit to show.
-func stateActions<M: Machine>(_ machine: M.Type, label: @escaping (M.Event) -> String) -> ((M.State) -> (entry: [String], exit: [String]))? {
-    guard let scoped = machine as? any StateScoped.Type else { return nil }
-    func actions<S: StateScoped>(_: S.Type) -> (M.State) -> (entry: [String], exit: [String]) {
-        // S is M, seen through the protocol: the casts always succeed.
+/// The enter and exit actions, as text, of one state as drawn (a state case, or a level of a
+/// ``Statechart``).
+typealias NodeActions = (state: String, entry: [String], exit: [String])
+
+/// A state's enter and exit actions as text, for a machine that has them; `nil` for one that
+/// has none. A ``StateScoped`` machine's are its state's, drawn as `node` names the state; a
+/// ``Statechart``'s are each active level's (``Statechart/enter(_:state:)``, which it calls
+/// instead of the flat hooks), a level drawn by its name (`twoFactor`) and a state's only leaf
+/// as `node` names the state. A dialect adapter is not `StateScoped`, and its states have no
+/// enter or exit to show.
+func stateActions<M: Machine>(_ machine: M.Type, node: @escaping (M.State) -> String, label: @escaping (M.Event) -> String)
+    -> ((M.State) -> [NodeActions])?
+{
+    // S is M, seen through the protocol: the casts always succeed.
+    func chart<S: Statechart>(_: S.Type) -> (M.State) -> [NodeActions] {
         let name: (S.Event) -> String = { event in (event as? M.Event).map(label) ?? caseName(of: event) }
         return { state in
-            guard let state = state as? S.State else { return ([], []) }
-            return (actionLines(S.enter(state), label: name), actionLines(S.exit(state), label: name))
+            guard let chartState = state as? S.State else { return [] }
+            let leaves = S.leaves(of: chartState)
+            return S.activeNodes(chartState).map { level in
+                (leaves == [level] ? node(state) : String(describing: level),
+                 actionLines(S.enter(level, state: chartState), label: name), actionLines(S.exit(level, state: chartState), label: name))
+            }
         }
     }
-    return actions(scoped)
+    func scoped<S: StateScoped>(_: S.Type) -> (M.State) -> [NodeActions] {
+        let name: (S.Event) -> String = { event in (event as? M.Event).map(label) ?? caseName(of: event) }
+        return { state in
+            guard let scopedState = state as? S.State else { return [] }
+            return [(node(state), actionLines(S.enter(scopedState), label: name), actionLines(S.exit(scopedState), label: name))]
+        }
+    }
+    if let statechart = machine as? any Statechart.Type { return chart(statechart) }
+    if let stateScoped = machine as? any StateScoped.Type { return scoped(stateScoped) }
+    return nil
+}
+
+/// Which drawn state is inside which, for a ``Statechart``; `nil` for a flat machine. A state,
+/// drawn as `node` names it, sits in its leaf's parent (a parallel state's in the deepest level
+/// its leaves share); each level in its ``Statechart/parent(of:)``, levels by name.
+func stateNesting<M: Machine>(_ machine: M.Type, node: @escaping (M.State) -> String) -> ((M.State) -> [StateGraph.Nesting])? {
+    func chart<S: Statechart>(_: S.Type) -> (M.State) -> [StateGraph.Nesting] {
+        { state in
+            guard let chartState = state as? S.State else { return [] }
+            let paths = S.leaves(of: chartState).map(S.path(of:))
+            guard var shared = paths.first else { return [] }
+            for path in paths.dropFirst() { shared = Array(zip(shared, path).prefix { $0 == $1 }.map(\.0)) }
+            if paths.count == 1 { shared.removeLast() }
+            let names = shared.map { String(describing: $0) }
+            guard let inside = names.last else { return [] }
+            var nesting = [StateGraph.Nesting(state: node(state), parent: inside)]
+            for index in names.indices.dropFirst().reversed() {
+                nesting.append(StateGraph.Nesting(state: names[index], parent: names[index - 1]))
+            }
+            return nesting
+        }
+    }
+    guard let statechart = machine as? any Statechart.Type else { return nil }
+    return chart(statechart)
 }
 
 /// An effect as actions for people, one a line: `state timeout 5s sends dialTimedOut`,
@@ -59,7 +104,7 @@ func actionLines<M: Machine>(_ effect: MachineEffect<M>, label: (M.Event) -> Str
     case .work(let work): [work.kind.rawValue + (work.id.map { " \($0)" } ?? "")]
     case .timer(let id, let delay, let event): ["\(timerKind(id)) \(text(delay)) sends \(label(event))"]
     case .io(_, let call): ["io \(call.requestName)"]
-    case .cancel(let id): ["cancel \(id == .stateTimeout || id == .eventTimeout ? timerKind(id) : id.description)"]
+    case .cancel(let id): ["cancel \(id.isReserved ? timerKind(id) : id.description)"]
     case .cancelAll: ["cancel all"]
     case .sequence(_, let effects), .merge(_, let effects): effects.flatMap { actionLines($0, label: label) }
     case .postpone: ["postpone"]
@@ -67,9 +112,13 @@ func actionLines<M: Machine>(_ effect: MachineEffect<M>, label: (M.Event) -> Str
     }
 }
 
-/// How reports name a timer by its id: `state timeout`, `event timeout`, `timer poll`, `timer`.
+/// How reports name a timer by its id: `state timeout`, `state timeout of twoFactor` (a
+/// ``Statechart`` level's, by the level's name), `event timeout`, `timer poll`, `timer`.
 func timerKind(_ id: EffectID?) -> String {
-    switch id {
+    if let level = id?.stateTimeoutLevel {
+        return "state timeout of \(level.split(separator: ".").last.map(String.init) ?? level)"
+    }
+    return switch id {
     case .stateTimeout?: "state timeout"
     case .eventTimeout?: "event timeout"
     case let id?: "timer \(id)"

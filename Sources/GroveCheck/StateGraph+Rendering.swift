@@ -29,7 +29,9 @@ extension StateGraph {
             let members = parent.map { children[$0] ?? [] } ?? actions.map(\.state).filter { parents[$0] == nil }
             var lines: [String] = []
             for state in members {
-                lines += (described[state]?.lines ?? []).map { "\(indent)\(state) : \(mermaidText($0))" }
+                let described = (described[state]?.lines ?? []).map { "\(indent)\(state) : \(mermaidText($0))" }
+                // A child named nowhere inside its composite would be drawn outside it.
+                lines += described.isEmpty && parent != nil && children[state] == nil ? [indent + state] : described
             }
             for composite in (parent.map { children[$0] ?? [] } ?? composites.elements.filter { parents[$0] == nil })
                 where children[composite] != nil {

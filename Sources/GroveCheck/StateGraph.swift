@@ -80,10 +80,12 @@ public struct StateGraph: Sendable, Codable, Equatable {
     /// in a terminal state and refuses its events, so such a transition never runs.
     public var leavesTerminal: [Pair]
     /// The state cases with enter or exit actions or postponed events, in the order reached:
-    /// what the drawings show in the state. For information.
+    /// what the drawings show in the state; for a ``Statechart``, its levels' too (`twoFactor`).
+    /// For information.
     public var actions: [StateActions] = []
-    /// Which state is inside which, for a machine whose states nest, parents after their
-    /// children's first mention; empty for a flat machine (every machine GroveCheck walks today).
+    /// Which state is inside which, for a machine whose states nest (a ``Statechart``: its
+    /// levels by name, each state in its leaf's parent), parents after their children's first
+    /// mention; empty for a flat machine.
     public var nesting: [Nesting] = []
 
     /// `true` when nothing is unhandled, falls through, is nondeterministic or unreachable, every
@@ -114,7 +116,8 @@ public struct StateGraph: Sendable, Codable, Equatable {
                                         isTerminal: M.isTerminal, maxDepth: C.maxDepth, limit: limit,
                                         intendedNoOps: C.intendedNoOps,
                                         start: timerOps(M.startEffect(M.initialState), label: C.label(of:)),
-                                        actions: stateActions(M.self, label: C.label(of:)))
+                                        actions: stateActions(M.self, node: C.node(of:), label: C.label(of:)),
+                                        nesting: stateNesting(M.self, node: C.node(of:)))
         while let state = walk.next() {
             for event in C.sampleEvents {
                 func step() -> Step<M.State> {

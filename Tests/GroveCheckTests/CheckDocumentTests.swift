@@ -3,7 +3,7 @@ import GroveCheck
 import Testing
 
 /// docs/CHECK.md shows what fsm-check finds for every shipped example and draws LoginFlow,
-/// AuthFlow and BufferedConnection; these tests hold the document to what the walk generates today.
+/// AuthFlow, BufferedConnection and AuthFlowChart (nested); these tests hold the document to what the walk generates today.
 @Suite("docs/CHECK.md", .timeLimit(.minutes(2)))
 struct CheckDocumentTests {
     static let document: String = {
@@ -42,8 +42,8 @@ struct CheckDocumentTests {
         #expect(Self.document.contains("\n\(row)\n"), "docs/CHECK.md should have the row \(row)")
     }
 
-    @Test("the Mermaid graphs of LoginFlow, AuthFlow and BufferedConnection are the generator's",
-          arguments: ["LoginFlow", "AuthFlow", "BufferedConnection"])
+    @Test("the Mermaid graphs of LoginFlow, AuthFlow, BufferedConnection and AuthFlowChart are the generator's",
+          arguments: ["LoginFlow", "AuthFlow", "BufferedConnection", "AuthFlowChart"])
     func mermaidIsGenerated(name: String) async throws {
         let explore = try #require(ShippedExamples.graphs[name])
         let graph = await explore().mermaid

@@ -54,8 +54,9 @@ extension AuthFlowChart: Checkable {
     public static var sampleEvents: [Event] { AuthFlow.sampleEvents }
     public static var declaredStates: [State] { AuthFlow.declaredStates }
 
-    /// States are drawn by their active path (`signingIn.twoFactor.verifying`).
-    public static func node(of state: State) -> String { stateKey(state) }
+    /// States are drawn by their leaf (`verifying`), inside their levels (`signingIn`,
+    /// `twoFactor`), which fsm-check reads from ``parent(of:)``.
+    public static func node(of state: State) -> String { leaves(of: state).map { String(describing: $0) }.joined(separator: "|") }
 }
 
 extension UserForm: Checkable {
