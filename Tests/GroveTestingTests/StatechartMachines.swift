@@ -137,6 +137,10 @@ enum Media: Statechart {
             return .output(.did("volume reset"))
         case (.on, .ping):
             return .output(.did("on ping"))
+        case (.on, .reset):
+            // Never runs while a region takes `reset`: the parallel node gets only what no
+            // region handles (StatechartTests.everyRegionHandles).
+            return .output(.did("on reset"))
         case (.on, .power):
             state = .off
             return .output(.did("power off"))
