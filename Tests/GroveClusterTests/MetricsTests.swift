@@ -118,12 +118,21 @@ struct MetricsTests {
     }
 
     @Test func aWorkersHeartbeatWithAReportBecomesAnActionAndAnEmptyOneNothing() throws {
-        var fixture = CoreFixture()
+        var topology = CoreFixture.topology
+        topology.metrics.listen = "127.0.0.1:0"
+        var fixture = CoreFixture(topology: topology)
         fixture.registerAll()
         #expect(fixture.fromWorker("edge", WireMessage(Header(.heartbeat), address: "edge")).isEmpty)
         let report = try WireJSON.encode(MetricsReport(counters: [.init(name: "grove_worker_events_total", delta: 1)]))
         let actions = fixture.fromWorker("edge", WireMessage(Header(.heartbeat), address: "edge", payload: report))
         #expect(actions == [.workerMetrics(worker: "edge", report: report)])
+    }
+
+    @Test func aReportNobodyAskedForIsDroppedByTheCore() throws {
+        var fixture = CoreFixture()
+        fixture.registerAll()
+        let report = try WireJSON.encode(MetricsReport(counters: [.init(name: "grove_worker_events_total", delta: 1)]))
+        #expect(fixture.fromWorker("edge", WireMessage(Header(.heartbeat), address: "edge", payload: report)).isEmpty)
     }
 
     // MARK: - The worker's counts

@@ -103,8 +103,10 @@ extension CoordinatorCore {
         }
         switch message.kind {
         case .heartbeat:
-            // Empty, unless the welcome asked for metrics: then what the worker counted.
-            return .act(message.payloadCount == 0 ? [] : [.workerMetrics(worker: name, report: Array(message.payloadBytes))])
+            // Empty, unless the welcome asked for metrics: then what the worker counted. A
+            // report nobody asked for (metrics off) is not copied or decoded.
+            guard message.payloadCount > 0, topology.metrics.listen != nil else { return .act([]) }
+            return .act([.workerMetrics(worker: name, report: Array(message.payloadBytes))])
         case .state, .accepted, .error, .deadLetterList:
             guard let request = answered(by: worker, correlation: correlation) else { return .act([]) }
             noteReply(from: worker, size: message.addressBytes.count + message.payloadCount)
