@@ -76,8 +76,9 @@ extension MachineHost {
         return false
     }
 
-    /// Handles one mailbox item and everything it causes inline.
-    @inlinable
+    /// Handles one mailbox item and everything it causes inline. Always inlined into
+    /// ``drainNow(rounds:)``'s loop: called, the item is copied and destroyed once more per event.
+    @inlinable @inline(__always)
     func handle(_ item: MailItem<M>) {
         switch item {
         case .event(let event):
