@@ -62,7 +62,8 @@ package enum ViewAssets {
     header { display: flex; gap: 1em; align-items: baseline; padding: .5em 1em; background: #1d3b2a; color: #fff; }
     header h1 { font-size: 1.2em; margin: 0; }
     #connection.up { color: #9fe6a0; } #connection.down { color: #ffb3b3; }
-    main { display: grid; grid-template-columns: 1fr 1.6fr 1fr; gap: 1em; padding: 1em; }
+    main { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1.7fr) minmax(0, 1fr); gap: 1em; padding: 1em; }
+    table { font-size: 13px; }
     section { background: #fff; border: 1px solid #dcdcde; border-radius: 6px; padding: .5em 1em; overflow: auto; }
     h2 { font-size: 1em; margin: .8em 0 .3em; }
     table { border-collapse: collapse; width: 100%; } td, th { text-align: left; padding: 2px 6px; border-bottom: 1px solid #eee; }

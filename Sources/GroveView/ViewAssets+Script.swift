@@ -138,11 +138,12 @@ extension ViewAssets {
       }
       const maxLayer = Math.max(0, ...Object.values(layer));
       for (const n of names) if (layer[n] === undefined) layer[n] = maxLayer + 1;
-      const rows = {}; const pos = {};
-      const W = 150, H = 32, GX = 70, GY = 34;
-      for (const n of names) { const l = layer[n]; rows[l] = (rows[l] || 0) + 1; pos[n] = { x: 20 + l * (W + GX), y: 20 + (rows[l] - 1) * (H + GY) }; }
-      const width = 40 + (Math.max(...Object.values(layer)) + 1) * (W + GX);
-      const height = 40 + Math.max(...Object.values(rows)) * (H + GY);
+      // Top to bottom: a layer per row, its states side by side.
+      const columns = {}; const pos = {};
+      const W = 150, H = 32, GX = 40, GY = 56;
+      for (const n of names) { const l = layer[n]; columns[l] = (columns[l] || 0) + 1; pos[n] = { x: 20 + (columns[l] - 1) * (W + GX), y: 30 + l * (H + GY) }; }
+      const width = 40 + Math.max(...Object.values(columns)) * (W + GX);
+      const height = 60 + (Math.max(...Object.values(layer)) + 1) * (H + GY);
       const root = svg("svg", { viewBox: "0 0 " + width + " " + height, "data-machine": graph.machine });
       const defs = svg("defs"); const marker = svg("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 10, refY: 5, markerWidth: 6, markerHeight: 6, orient: "auto" });
       marker.append(svg("path", { d: "M0,0 L10,5 L0,10 z", fill: "#8c8f94" })); defs.append(marker); root.append(defs);
@@ -154,11 +155,13 @@ extension ViewAssets {
         const g = svg("g", { class: "edge" + (graph.edges.some((e) => e.from === from && e.to === to && e.timeout) ? " timeout" : "") });
         let d, lx, ly;
         if (from === to) {
-          d = `M${a.x + W - 30},${a.y} C${a.x + W - 30},${a.y - 28} ${a.x + W},${a.y - 28} ${a.x + W},${a.y + 8}`; lx = a.x + W - 20; ly = a.y - 22;
+          d = `M${a.x + W},${a.y + 8} C${a.x + W + 30},${a.y - 4} ${a.x + W + 30},${a.y + H + 4} ${a.x + W},${a.y + H - 8}`; lx = a.x + W + 4; ly = a.y - 4;
         } else {
-          const x1 = a.x + (b.x >= a.x ? W : 0), y1 = a.y + H / 2, x2 = b.x + (b.x >= a.x ? 0 : W), y2 = b.y + H / 2;
-          const bend = b.x > a.x ? 0 : 40; const cx = (x1 + x2) / 2, cy = (y1 + y2) / 2 - bend;
-          d = `M${x1},${y1} Q${cx},${cy} ${x2},${y2}`; lx = cx; ly = cy - 4;
+          const down = b.y > a.y;
+          const x1 = a.x + W / 2, y1 = down ? a.y + H : a.y, x2 = b.x + W / 2, y2 = down ? b.y : b.y + H;
+          // An edge back up, or along its row, bends aside so that it does not cross the states.
+          const bend = down ? 0 : 60; const cx = (x1 + x2) / 2 + bend, cy = (y1 + y2) / 2;
+          d = `M${x1},${y1} Q${cx},${cy} ${x2},${y2}`; lx = cx; ly = cy;
         }
         g.append(svg("path", { d }), svg("text", { x: lx, y: ly, "text-anchor": "middle" }, events.join(", ")));
         root.append(g);
