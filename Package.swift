@@ -205,7 +205,12 @@ let package = Package(
         .plugin(name: "EmbedDefaultTopology", capability: .buildTool(), dependencies: ["GroveEmbedTopology"]),
         .executableTarget(name: "GroveEmbedTopology", swiftSettings: strict),
         // The live view's pure core: what the page shows and who may do what. No sockets, no HTTP.
-        .target(name: "GroveView", dependencies: ["GroveCluster", "GroveWire"], swiftSettings: strict),
+        // swift-crypto for the tokens a client key makes itself (X25519 and HMAC: ViewKeyToken).
+        .target(
+            name: "GroveView",
+            dependencies: ["GroveCluster", "GroveWire", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "FSMLaunch",
             dependencies: [
@@ -229,7 +234,7 @@ let package = Package(
         .executableTarget(
             name: "FSMSend",
             dependencies: [
-                "GroveCluster", "GroveClient",
+                "GroveCluster", "GroveClient", "GroveView",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -308,7 +313,11 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "GroveTests", dependencies: ["Grove"], swiftSettings: strict),
-        .testTarget(name: "GroveViewTests", dependencies: ["GroveView", "GroveCluster", "GroveWire"], swiftSettings: strict),
+        .testTarget(
+            name: "GroveViewTests",
+            dependencies: ["GroveView", "GroveCluster", "GroveWire", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "GroveTCATests",
             dependencies: [

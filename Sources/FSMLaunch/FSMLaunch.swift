@@ -134,10 +134,12 @@ struct FSMLaunch: AsyncParsableCommand {
                                     dataDirectory: dataDirectory(of: topology, besides: topologyDirectory),
                                     auditDirectory: topology.hasAuditedMachines ? topology.auditDirectory(besides: topologyDirectory) : nil,
                                     log: log, onEscalate: { reason in escalate.yield(reason) })
-        let view = topology.view.hostAndPort.map { listen in
-            LiveView(topology: topology, host: listen.host, port: listen.port,
-                     events: ClientEndpoint.connectable(coordinator.endpoints.events, via: coordinator.clientsConnectEndpoint),
-                     clients: coordinator.clientsConnectEndpoint, credentials: nil, executableDirectory: Self.executableDirectory(), log: log)
+        let view: LiveView?
+        do {
+            view = try makeView(topology, coordinator: coordinator, log: log)
+        } catch {
+            printError("error: the live view cannot start: \(error)")
+            throw ExitCode(1)
         }
         let service = TopologyService(topology: topology, coordinator: coordinator, supervisor: supervisor,
                                       readyTimeout: readyTimeout, view: view, log: log)

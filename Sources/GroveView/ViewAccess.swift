@@ -57,11 +57,20 @@ package struct ViewAccess: Sendable {
     }
 
     private var tokens: [String: Entry] = [:]
+    /// The topology's client keys (hex) that may make their own tokens (``ViewKeyToken``): the
+    /// shared secret to check them with and the key's grants.
+    private var keys: [String: (shared: [UInt8], viewer: Viewer)] = [:]
     /// The most tokens kept: each `fsm-send view` adds one, and an expired one is dropped when
     /// the next is made.
     package static let capacity = 1024
 
     package init() {}
+
+    /// Lets the client key `publicKey` make its own tokens (``ViewKeyToken``), acting as `viewer`.
+    /// - Parameter shared: The Curve25519 secret the coordinator's secret key shares with it.
+    package mutating func trust(publicKey: [UInt8], shared: [UInt8], as viewer: Viewer) {
+        keys[ViewKeyToken.hex(publicKey)] = (shared, viewer)
+    }
 
     /// A new token for `viewer`, valid until `expiresAt` (milliseconds on the caller's clock).
     /// - Parameters:
@@ -82,13 +91,25 @@ package struct ViewAccess: Sendable {
         guard let token, !token.isEmpty else {
             return .unauthenticated("no access token: open the URL fsm-launch printed (its `view` line), or one `fsm-send view` prints")
         }
-        guard let entry = tokens[token] else {
-            return .unauthenticated("this access token is not one this view gave (or it is from an earlier run): ask for a new one with `fsm-send view`")
+        let viewer: Viewer
+        if let entry = tokens[token] {
+            if let expiresAt = entry.expiresAt, expiresAt <= now {
+                return .unauthenticated("this access token expired: ask for a new one with `fsm-send view`")
+            }
+            viewer = entry.viewer
+        } else if let parts = ViewKeyToken.parse(token), let key = keys[parts.publicKey],
+                  let publicKey = ViewKeyToken.bytes(hex: parts.publicKey[...]),
+                  ViewKeyToken.verify(parts.mac, shared: key.shared, publicKey: publicKey, expiresAt: parts.expiresAt) {
+            guard parts.expiresAt * 1000 > now else {
+                return .unauthenticated("this access token expired: ask for a new one with `fsm-send view`")
+            }
+            guard parts.expiresAt * 1000 <= now + ViewKeyToken.maxLifetimeSeconds * 1000 else {
+                return .unauthenticated("this access token is valid for longer than a day, which the view does not accept: ask for one with `fsm-send view --minutes` at most 1440")
+            }
+            viewer = key.viewer
+        } else {
+            return .unauthenticated("this access token is not one this view gave or a client key of the topology made (or it is from an earlier run): ask for a new one with `fsm-send view`")
         }
-        if let expiresAt = entry.expiresAt, expiresAt <= now {
-            return .unauthenticated("this access token expired: ask for a new one with `fsm-send view`")
-        }
-        let viewer = entry.viewer
         switch action {
         case .watch:
             return viewer.hasRole(.read) ? .allowed(viewer)

@@ -73,6 +73,49 @@ extension EndToEnd {
             }
         }
 
+        static let curve = TopologyFile(
+            name: "view-curve", transport: .tcp,
+            workers: [.init(name: "main")],
+            machines: [.init(name: "auth", type: "AuthFlow", worker: "main")],
+            security: """
+                { "coordinatorKey": "keys/coordinator.key_secret",
+                  "clients": [ { "key": "keys/ops.key", "roles": ["read", "send", "admin"] },
+                               { "key": "keys/reader.key", "roles": ["read"] } ] }
+                """,
+            view: #"{ "listen": "127.0.0.1:0" }"#,
+            keyPairs: ["coordinator", "ops", "reader"],
+            clientKey: "ops"
+        )
+
+        /// A read-only key's URL (`fsm-send view`) shows the machines, live, and cannot send:
+        /// the page offers no send, and the view refuses one all the same.
+        @Test func aReadOnlyKeySeesTheViewButCannotSend() async throws {
+            try await withCluster(Self.curve) { cluster in
+                let printed = try Self.viewURL(cluster)
+                let query = try #require(printed.range(of: "?token="))
+                let made = try await cluster.fsmSend(["view", "--url", String(printed[..<query.lowerBound])], as: "reader")
+                #expect(made.status == 0, "\(made)")
+                let url = made.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+                let send = #"{"address": "auth", "event": "startLogin"}"#
+                let browser = try await Browser.start([
+                    .open(url),
+                    .wait("#connection.up"),
+                    .click(#"tr.machine[data-address="auth"]"#),
+                    .wait(#"#graph svg g.node.current[data-node="unauthenticated"]"#),
+                    .wait("#send-button[disabled]"),
+                    .post("/api/send", send),
+                ], in: cluster.directory)
+                let results = await Browser.results(of: browser)
+                #expect(results.count == 6 && results.allSatisfy { $0["ok"] as? Bool == true }, "\(results)\n\(browser.stderr.suffix(2000))")
+                let refusal = results.last?["value"] as? String ?? ""
+                #expect(refusal.hasPrefix("403 ") && refusal.contains("needs the send role"), "\(refusal)")
+                // The launching user's own URL, in the same browser profile-less way, may send.
+                let admin = try await Browser.start([.open(printed), .wait("#connection.up"), .post("/api/send", send)], in: cluster.directory)
+                let sent = await Browser.results(of: admin).last?["value"] as? String ?? ""
+                #expect(sent.hasPrefix("200 ") && sent.contains("enteringCredentials"), "\(sent)")
+            }
+        }
+
         @Test func aPageWithoutTheTokenShowsNothing() async throws {
             try await withCluster(Self.topology) { cluster in
                 let url = try Self.viewURL(cluster)

@@ -23,7 +23,7 @@ struct ModuleArrowTests {
         // The live view's pure core: what to show and who may do what, no transport at all
         // (fsm-launch's LiveView moves its bytes, with Hummingbird and a Watcher).
         "GroveView": ["GroveClient", "GroveWorker", "GroveCoordinator", "GroveRuntime", "ZeroMQ", "Hummingbird", "GRDB", "GRDBSQLite",
-                      "ServiceLifecycle", "Crypto"],
+                      "ServiceLifecycle"],
     ]
 
     /// The dependencies Package.swift gives `target`: its names and its products' names.

@@ -45,6 +45,11 @@ final class LiveViewHub: Sendable {
         return state.withLock { $0.access.mint(for: viewer, random: random, now: now, expiresAt: expiresAt) }
     }
 
+    /// Lets the client key `publicKey` make its own tokens (`fsm-send view`).
+    func trust(publicKey: [UInt8], shared: [UInt8], as viewer: ViewAccess.Viewer) {
+        state.withLock { $0.access.trust(publicKey: publicKey, shared: shared, as: viewer) }
+    }
+
     func decide(_ action: ViewAccess.Action, token: String?) -> ViewAccess.Decision {
         state.withLock { $0.access.decide(action, token: token, now: Self.now()) }
     }

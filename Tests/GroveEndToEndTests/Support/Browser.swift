@@ -39,6 +39,9 @@ struct Browser {
         case type(String, String)
         case text(String)
         case screenshot(URL)
+        /// POST `body` (JSON text) to `path` from the page, as its own script does: the value is
+        /// the status and the answer.
+        case post(String, String)
 
         var json: [String: Any] {
             switch self {
@@ -50,6 +53,7 @@ struct Browser {
             case .type(let css, let text): ["type": [css, text]]
             case .text(let css): ["text": css]
             case .screenshot(let file): ["screenshot": file.path]
+            case .post(let path, let body): ["post": [path, body]]
             }
         }
     }
@@ -92,6 +96,10 @@ struct Browser {
     TEXT = "const e = document.querySelector(arguments[0]); return e ? (e.innerText || ' ') : null;"
     CLICK = "const e = document.querySelector(arguments[0]); if (!e) return false; e.click(); return true;"
 
+    POST = """const done = arguments[arguments.length - 1];
+    fetch(arguments[0], { method: "POST", headers: { "Content-Type": "application/json", "X-Grove-View": "1" }, body: arguments[1] })
+      .then(async (r) => done(r.status + " " + await r.text())).catch((e) => done("failed: " + e));"""
+
     def report(index, ok, value=None):
         print(json.dumps({"step": index, "ok": ok, "value": value}), flush=True)
 
@@ -123,6 +131,8 @@ struct Browser {
                     report(index, True)
                 elif kind == "text":
                     report(index, True, driver.execute_script(TEXT, argument))
+                elif kind == "post":
+                    report(index, True, driver.execute_async_script(POST, argument[0], argument[1]))
                 elif kind == "screenshot":
                     driver.save_screenshot(argument)
                     report(index, True)
