@@ -121,9 +121,11 @@ extension EndToEnd {
                 let url = try Self.viewURL(cluster)
                 let query = try #require(url.range(of: "?token="))
                 let bare = String(url[..<query.lowerBound])
-                let browser = try await Browser.start([.open(bare)], in: cluster.directory)
+                // A token that is no token is not put into the cookie (it could add attributes).
+                let browser = try await Browser.start([.open(bare), .open(bare + "?token=ab;Path=/elsewhere")], in: cluster.directory)
                 let results = await Browser.results(of: browser)
                 #expect((results.first?["value"] as? String)?.contains("no access token") == true, "\(results)")
+                #expect((results.last?["value"] as? String)?.contains("hexadecimal digits and dots") == true, "\(results)")
             }
         }
     }

@@ -25,6 +25,10 @@ enum LiveViewServer {
             guard ViewAccess.isLocalHost(request.head.authority, port: port()) else { return refusedHost() }
             // The token from the printed URL goes into a cookie, and out of the address bar.
             if let token = request.uri.queryParameters.get("token") {
+                // Only a token's characters go into the cookie (no `;` to add attributes with).
+                guard token.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) || $0 == UInt8(ascii: ".") }) else {
+                    return text("a token is hexadecimal digits and dots: copy the URL fsm-launch or fsm-send view printed\n", status: .badRequest)
+                }
                 var headers = HTTPFields()
                 headers[.location] = "/"
                 headers[.setCookie] = "\(cookie)=\(token); Path=/; HttpOnly; SameSite=Strict"
