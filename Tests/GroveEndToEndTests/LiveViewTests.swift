@@ -5,7 +5,8 @@ import Testing
 extension EndToEnd {
     /// The live view (docs/ARCHITECTURE.md, "Live view") in a real browser: headless Chromium
     /// opens the URL fsm-launch prints and sees what fsm-send just did.
-    @Suite(.timeLimit(.minutes(3)), .enabled(if: Browser.missing == nil, Comment(rawValue: Browser.missing ?? "")))
+    // Serialized: one Chromium at a time is plenty for 2 cores shared with the other suites.
+    @Suite(.serialized, .timeLimit(.minutes(5)), .enabled(if: Browser.missing == nil, Comment(rawValue: Browser.missing ?? "")))
     struct LiveViewTests {
         static let topology = TopologyFile(
             name: "view", transport: .ipc,

@@ -3,7 +3,7 @@ import Foundation
 /// Headless Chromium driven by Selenium (Debian's `chromium` and `chromium-driver`, PyPI's
 /// `selenium`; Scripts/test.sh installs them): the live view's tests open its page as a person
 /// would. Each run is one python process following a list of steps, printing one JSON line per
-/// step; a step's wait is bounded (15 s) and polls its condition.
+/// step; a step's wait is bounded (30 s) and polls its condition.
 struct Browser {
     static let chromium = "/usr/bin/chromium"
     static let driver = "/usr/bin/chromedriver"
@@ -90,7 +90,7 @@ struct Browser {
     for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1600,1000", "--disable-gpu"]:
         options.add_argument(argument)
     driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-    wait = WebDriverWait(driver, 15, poll_frequency=0.05)
+    wait = WebDriverWait(driver, 30, poll_frequency=0.05)
 
     # The text of the first match (a space when it has none, so that a match is never falsy).
     TEXT = "const e = document.querySelector(arguments[0]); return e ? (e.innerText || ' ') : null;"
@@ -137,7 +137,7 @@ struct Browser {
                     driver.save_screenshot(argument)
                     report(index, True)
             except TimeoutException:
-                report(index, False, "timed out after 15 s: " + json.dumps(step) + "; page: " + driver.find_element(By.TAG_NAME, "body").text[:1500])
+                report(index, False, "timed out after 30 s: " + json.dumps(step) + "; page: " + driver.find_element(By.TAG_NAME, "body").text[:1500])
                 break
             except Exception as error:
                 report(index, False, repr(error))
