@@ -50,6 +50,9 @@ let package = Package(
         // With swift-atomics, 36 s of a cold debug build on 2 cores shared at load 16 (9.5 s of CPU).
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // The live view (docs/ARCHITECTURE.md, "Live view"): fsm-launch's HTTP server, pages and
+        // server-sent events. No traits: swift-configuration is not needed.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
     ],
     targets: [
         // Pure core: machines, effects, ids, dialect adapters. No Foundation, no runtime.
@@ -201,10 +204,18 @@ let package = Package(
         // the executables.
         .plugin(name: "EmbedDefaultTopology", capability: .buildTool(), dependencies: ["GroveEmbedTopology"]),
         .executableTarget(name: "GroveEmbedTopology", swiftSettings: strict),
+        // The live view's pure core: what the page shows and who may do what. No sockets, no HTTP.
+        // swift-crypto for the tokens a client key makes itself (X25519 and HMAC: ViewKeyToken).
+        .target(
+            name: "GroveView",
+            dependencies: ["GroveCluster", "GroveWire", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "FSMLaunch",
             dependencies: [
-                "GroveCluster", "GroveCoordinator", "GroveWorker", "ZeroMQ",
+                "GroveCluster", "GroveCoordinator", "GroveWorker", "ZeroMQ", "GroveView", "GroveClient",
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -223,7 +234,7 @@ let package = Package(
         .executableTarget(
             name: "FSMSend",
             dependencies: [
-                "GroveCluster", "GroveClient",
+                "GroveCluster", "GroveClient", "GroveView",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -302,6 +313,11 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "GroveTests", dependencies: ["Grove"], swiftSettings: strict),
+        .testTarget(
+            name: "GroveViewTests",
+            dependencies: ["GroveView", "GroveCluster", "GroveWire", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "GroveTCATests",
             dependencies: [

@@ -9,6 +9,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 cd "$(repo_root)"
 ensure_dependencies
 ensure_pyzmq
+ensure_browser
 say "building (debug) with tests"
 swift build --build-tests
 

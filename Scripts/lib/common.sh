@@ -60,6 +60,23 @@ ensure_pyzmq() {
     python3 -c 'import zmq' 2>/dev/null || die "pyzmq could not be installed; install it with 'pip install pyzmq' and re-run"
 }
 
+# For the live view's browser tests (GroveEndToEndTests' LiveViewTests): headless Chromium with its
+# driver (Debian's chromium and chromium-driver) and Selenium (PyPI). Not fatal: where they cannot
+# be installed, those tests skip and say why.
+ensure_browser() {
+    ensure_python3
+    if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
+        say "installing chromium and chromium-driver (for the live view's browser tests)"
+        ( ensure_debian_packages chromium chromium-driver ) \
+            || say "warning: chromium could not be installed; the live view's browser tests will skip"
+    fi
+    python3 -c 'import selenium' 2>/dev/null && return 0
+    say "installing selenium (for the live view's browser tests)"
+    python3 -m pip install --quiet selenium 2>/dev/null \
+        || python3 -m pip install --quiet --break-system-packages selenium 2>/dev/null \
+        || say "warning: selenium could not be installed; the live view's browser tests will skip"
+}
+
 # Deletes Grove's own modules and executables from a release build directory ($1), so that the
 # next build compiles them from scratch: an incremental release build has been seen to keep an
 # executable's stale copy of a library's inlinable code after the library changed (a worker

@@ -134,8 +134,15 @@ struct FSMLaunch: AsyncParsableCommand {
                                     dataDirectory: dataDirectory(of: topology, besides: topologyDirectory),
                                     auditDirectory: topology.hasAuditedMachines ? topology.auditDirectory(besides: topologyDirectory) : nil,
                                     log: log, onEscalate: { reason in escalate.yield(reason) })
+        let view: LiveView?
+        do {
+            view = try makeView(topology, coordinator: coordinator, log: log)
+        } catch {
+            printError("error: the live view cannot start: \(error)")
+            throw ExitCode(1)
+        }
         let service = TopologyService(topology: topology, coordinator: coordinator, supervisor: supervisor,
-                                      readyTimeout: readyTimeout, log: log)
+                                      readyTimeout: readyTimeout, view: view, log: log)
         // Whichever ends first (a signal, the topology failing to start, an escalation, the
         // parent gone) shuts the others down, last first: the topology stops last.
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
@@ -143,6 +150,9 @@ struct FSMLaunch: AsyncParsableCommand {
             .init(service: EscalationWatch(escalations: escalations), successTerminationBehavior: .gracefullyShutdownGroup,
                   failureTerminationBehavior: .gracefullyShutdownGroup),
         ]
+        if let view {
+            services.append(.init(service: view, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup))
+        }
         if exitWithParent {
             services.append(.init(service: ParentWatch(parent: parent, log: log), successTerminationBehavior: .gracefullyShutdownGroup))
         }

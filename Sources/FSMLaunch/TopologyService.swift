@@ -20,17 +20,20 @@ final class TopologyService: Service, Sendable {
     let supervisor: Supervisor
     /// Seconds to wait for every worker to register (`--ready-timeout`).
     let readyTimeout: Double
+    /// The live view, when the topology has one: its URL is printed before `ready`.
+    let view: LiveView?
     let log: Logger
     private let ready = Atomic<Bool>(false)
 
     /// Whether every worker registered and the ready line was printed.
     var isReady: Bool { ready.load(ordering: .acquiring) }
 
-    init(topology: Topology, coordinator: Coordinator, supervisor: Supervisor, readyTimeout: Double, log: Logger) {
+    init(topology: Topology, coordinator: Coordinator, supervisor: Supervisor, readyTimeout: Double, view: LiveView? = nil, log: Logger) {
         self.topology = topology
         self.coordinator = coordinator
         self.supervisor = supervisor
         self.readyTimeout = readyTimeout
+        self.view = view
         self.log = log
     }
 
@@ -71,6 +74,10 @@ final class TopologyService: Service, Sendable {
         ready.store(true, ordering: .releasing)
         // The metrics URL as bound (a port 0 resolved), on a line of its own before `ready`.
         if let url = coordinator.metricsURL { print("metrics \(url)") }
+        // The view's URL with the launching user's token (as Jupyter prints its own): whoever
+        // reads fsm-launch's output is the launching user. A view that could not bind ends
+        // fsm-launch with its error instead.
+        if let view, let url = await view.url(within: .seconds(readyTimeout)) { print("view \(url)") }
         print("ready \(coordinator.clientsConnectEndpoint)")
         fflush(nil)
         try? await gracefulShutdown()

@@ -34,7 +34,7 @@ struct FSMSend: ParsableCommand {
             \(SendExitStatus.summary)
             """,
         subcommands: [Send.self, State.self, Watch.self, Cancel.self, Stop.self, Restart.self, List.self, DeadLetters.self,
-                      Suspensions.self, Quarantines.self],
+                      Suspensions.self, Quarantines.self, View.self],
         defaultSubcommand: Send.self
     )
 
@@ -46,7 +46,7 @@ struct FSMSend: ParsableCommand {
 
     static func movingLeadingOptions(_ arguments: [String]) -> [String] {
         let subcommands: Set = ["send", "state", "watch", "cancel", "stop", "restart", "list", "dead-letters", "suspensions", "quarantines",
-                                "help"]
+                                "view", "help"]
         let takesValue: Set = ["--endpoint", "--timeout", "--events", "--duration", "--count", "--key-file", "--coordinator-key"]
         var index = 0
         while index < arguments.count, arguments[index].hasPrefix("-") {

@@ -45,6 +45,17 @@ enum ExampleWorker {
         worker.register(Tea<SessionFeature>.self, as: "SessionFeature")
         worker.register(Counter.self)
         worker.register(PlainCounter.self)
+        // Described for `--describe` (fsm-check --worker, and the live view's graphs): the
+        // machines of the default topology and the dialect ones whose samples GroveExamples has.
+        worker.checkable(AuthFlow.self)
+        worker.checkable(AuthFlowChart.self)
+        worker.checkable(DataLoader.self)
+        worker.checkable(PollingService.self)
+        worker.checkable(BufferedConnection.self)
+        worker.checkable(UserForm.self)
+        worker.checkable(AppNavigator.self)
+        worker.checkable(LoginFlow.self, as: "LoginFlow")
+        worker.checkable(Search.self, as: "Search")
         var io = ExampleHandlers.inMemory()
         io.register(feature: SearchFeature.inMemory(catalog.map(\.title)))
         worker.io = delayed(io, by: ioDelay, cancelGate: cancelGate)

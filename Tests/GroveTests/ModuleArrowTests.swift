@@ -20,6 +20,10 @@ struct ModuleArrowTests {
         "GroveClient": ["GroveWorker", "GroveCoordinator", "GroveRuntime", "GRDB", "GRDBSQLite", "ServiceLifecycle", "Crypto"],
         "GroveCoordinator": ["GroveWorker", "GroveClient", "GroveRuntime", "GRDB", "GRDBSQLite", "ServiceLifecycle", "Crypto"],
         "GroveWorker": ["GroveClient", "GroveCoordinator"],
+        // The live view's pure core: what to show and who may do what, no transport at all
+        // (fsm-launch's LiveView moves its bytes, with Hummingbird and a Watcher).
+        "GroveView": ["GroveClient", "GroveWorker", "GroveCoordinator", "GroveRuntime", "ZeroMQ", "Hummingbird", "GRDB", "GRDBSQLite",
+                      "ServiceLifecycle"],
     ]
 
     /// The dependencies Package.swift gives `target`: its names and its products' names.
@@ -64,7 +68,7 @@ struct ModuleArrowTests {
     }
 
     @Test("Package.swift gives no room of the runtime a dependency against the arrows",
-          arguments: ["GroveCluster", "GroveClient", "GroveCoordinator", "GroveWorker"])
+          arguments: ["GroveCluster", "GroveClient", "GroveCoordinator", "GroveWorker", "GroveView"])
     func manifestArrows(module: String) throws {
         let manifest = try String(contentsOf: Self.root.appendingPathComponent("Package.swift"), encoding: .utf8)
         let wrong = try Self.dependencies(of: module, in: manifest).intersection(Self.forbidden[module] ?? [])
@@ -75,7 +79,7 @@ struct ModuleArrowTests {
     }
 
     @Test("no room of the runtime imports what its arrows forbid",
-          arguments: ["GroveCluster", "GroveClient", "GroveCoordinator", "GroveWorker"])
+          arguments: ["GroveCluster", "GroveClient", "GroveCoordinator", "GroveWorker", "GroveView"])
     func sourceArrows(module: String) throws {
         let imports = try Self.imports(of: module)
         #expect(!imports.isEmpty, "found no sources of \(module) under Sources/\(module)")

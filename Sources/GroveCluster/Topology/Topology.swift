@@ -41,6 +41,8 @@ public struct Topology: Sendable, Equatable {
     public var limits: Limits
     /// Where the coordinator serves Prometheus metrics; off unless set (`Topology+Metrics.swift`).
     public var metrics: MetricsSettings
+    /// Where fsm-launch serves the live view; off unless set (`Topology+View.swift`).
+    public var view: ViewSettings
 
     /// A topology from its parts. Not validated: prefer loading JSON.
     /// - Parameters:
@@ -59,6 +61,7 @@ public struct Topology: Sendable, Equatable {
     ///   - poison: When crashes quarantine an event pattern or suspend a client key.
     ///   - limits: Sizes checked before work, and bounds of what the coordinator keeps.
     ///   - metrics: Where the coordinator serves metrics (default: nowhere).
+    ///   - view: Where fsm-launch serves the live view (default: nowhere).
     public init(
         name: String,
         coordinator: Endpoints,
@@ -74,7 +77,8 @@ public struct Topology: Sendable, Equatable {
         audit: AuditSettings = AuditSettings(),
         poison: PoisonSettings = PoisonSettings(),
         limits: Limits = Limits(),
-        metrics: MetricsSettings = MetricsSettings()
+        metrics: MetricsSettings = MetricsSettings(),
+        view: ViewSettings = ViewSettings()
     ) {
         self.name = name
         self.coordinator = coordinator
@@ -91,5 +95,6 @@ public struct Topology: Sendable, Equatable {
         self.poison = poison
         self.limits = limits
         self.metrics = metrics
+        self.view = view
     }
 }

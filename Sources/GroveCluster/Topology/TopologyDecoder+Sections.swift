@@ -35,14 +35,15 @@ extension TopologyDecoder {
         let poison = decodePoisonSettings(in: root)
         let limits = decodeLimits(in: root)
         let metrics = decodeMetricsSettings(in: root)
+        let view = decodeViewSettings(in: root)
         guard issues.isEmpty, let name, let coordinator, let heartbeat, let queues, let ioLimits, let security, let durability, let audit,
-              let poison, let limits, let metrics else {
+              let poison, let limits, let metrics, let view else {
             return nil
         }
         return Topology(
             name: name, coordinator: coordinator, workers: workers.groups, machines: machines.specs,
             io: io, routes: routes, heartbeat: heartbeat, queues: queues, ioLimits: ioLimits, security: security, durability: durability,
-            audit: audit, poison: poison, limits: limits, metrics: metrics
+            audit: audit, poison: poison, limits: limits, metrics: metrics, view: view
         )
     }
 

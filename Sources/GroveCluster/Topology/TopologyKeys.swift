@@ -3,7 +3,7 @@
 /// (types, enums, bounds, required keys, defaults) is held to the decoder by
 /// `TopologySchemaConformanceTests`, so the file's descriptions cannot drift apart unnoticed.
 enum TopologyKeys {
-    static let root = ["name", "coordinator", "workers", "machines", "io", "routes", "heartbeat", "queues", "ioLimits", "security", "durability", "audit", "poison", "limits", "metrics"]
+    static let root = ["name", "coordinator", "workers", "machines", "io", "routes", "heartbeat", "queues", "ioLimits", "security", "durability", "audit", "poison", "limits", "metrics", "view"]
     static let coordinator = ["clients", "workers", "events"]
     static let workerGroup = ["name", "count", "executable", "arguments", "external", "supervision", "key"]
     static let supervision = ["intensity", "periodMs", "backoff", "finalExitCodes", "onGiveUp"]
@@ -22,6 +22,7 @@ enum TopologyKeys {
     static let audit = ["directory", "states", "flush"]
     static let poison = ["quarantineAfter", "suspendAfter", "periodMs"]
     static let metrics = ["listen"]
+    static let view = ["listen"]
     static let limits = ["addressBytes", "payloadBytes", "messageBytes", "instancesPerMachine", "watcherSubscriptions", "subscriptions",
                          "owedBytesPerClient", "owedBytes", "watchedStateBytes", "publicationBytes"]
 
@@ -31,6 +32,6 @@ enum TopologyKeys {
         "$.workers[].supervision.backoff": backoff, "$.machines[]": machine,
         "$.machines[].restart": machineRestart, "$.machines[].restart.backoff": machineBackoff, "$.io[]": ioPlacement, "$.routes[]": route,
         "$.heartbeat": heartbeat, "$.queues": queues, "$.ioLimits": ioLimits, "$.security": security, "$.security.clients[]": clientGrant,
-        "$.durability": durability, "$.audit": audit, "$.poison": poison, "$.limits": limits, "$.metrics": metrics,
+        "$.durability": durability, "$.audit": audit, "$.poison": poison, "$.limits": limits, "$.metrics": metrics, "$.view": view,
     ]
 }

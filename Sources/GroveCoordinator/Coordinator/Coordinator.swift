@@ -183,6 +183,13 @@ public final class Coordinator: Sendable {
         loop.execute { _ in driver.gatekeeper.admit(worker: key, group: group) }
     }
 
+    /// Admits `key` as a client with `grants` (the key of fsm-launch's live view, which speaks
+    /// to the coordinator as a client), for as long as the coordinator runs.
+    package func admitClientKey(_ key: CurveKey, grants: [Topology.ClientGrant]) {
+        let driver = driver
+        loop.execute { _ in driver.gatekeeper.admit(client: key, grants: grants) }
+    }
+
     /// Stops admitting a key ``admitWorkerKey(_:group:)`` admitted.
     package func forgetWorkerKey(_ key: CurveKey) {
         let driver = driver

@@ -80,6 +80,12 @@ package struct Gatekeeper: Sendable {
         workerKeys[key] = group
     }
 
+    /// Admits `key` on the clients and events endpoints with `grants`: a key `fsm-launch` made
+    /// for its own live view.
+    package mutating func admit(client key: CurveKey, grants: [Topology.ClientGrant]) {
+        clientKeys[key] = grants
+    }
+
     /// Refuses `key` on the events endpoint from now on: its watcher subscribed past
     /// `limits.watcherSubscriptions`.
     package mutating func refuse(watcher key: CurveKey) {

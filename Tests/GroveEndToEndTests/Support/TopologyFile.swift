@@ -97,6 +97,8 @@ struct TopologyFile {
     var poison: String?
     /// The `metrics` section as JSON text, when a test sets one.
     var metrics: String?
+    /// The `view` section as JSON text, when a test sets one.
+    var view: String?
     /// Key pairs `fsm-keys new` makes in `<directory>/keys` before the launch.
     var keyPairs: [String] = []
     /// The key pair the harness's own fsm-send calls use (with the coordinator's public key).
@@ -169,6 +171,7 @@ struct TopologyFile {
         if let limits { document["limits"] = try JSONSerialization.jsonObject(with: Data(limits.utf8)) }
         if let poison { document["poison"] = try JSONSerialization.jsonObject(with: Data(poison.utf8)) }
         if let metrics { document["metrics"] = try JSONSerialization.jsonObject(with: Data(metrics.utf8)) }
+        if let view { document["view"] = try JSONSerialization.jsonObject(with: Data(view.utf8)) }
         return document
     }
 

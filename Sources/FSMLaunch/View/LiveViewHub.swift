@@ -1,0 +1,160 @@
+import Foundation
+import GroveCluster
+import GroveView
+import GroveWire
+import Synchronization
+
+/// The live view's shared state: the pure ``ViewCore`` and ``ViewAccess`` behind one lock, and
+/// the viewers' streams. What it decides is theirs; this only passes publications in and
+/// updates out, to each viewer the update's address is covered for.
+final class LiveViewHub: Sendable {
+    fileprivate struct State {
+        var core: ViewCore
+        var access = ViewAccess()
+        var graphs: [String: JSONValue] = [:]
+        var viewers: [Int: (viewer: ViewAccess.Viewer, continuation: AsyncStream<String>.Continuation)] = [:]
+        var nextViewer = 0
+        /// Streams of viewers that fell behind, to finish once the lock is let go (finishing
+        /// runs `onTermination`, which takes the lock).
+        var behind: [AsyncStream<String>.Continuation] = []
+    }
+
+    /// Updates one viewer may fall behind by before its stream is closed: its browser
+    /// reconnects by itself (EventSource) and starts again from a snapshot.
+    static let viewerBacklog = 10_000
+
+    let topology: Topology
+    private let state: Mutex<State>
+
+    init(topology: Topology) {
+        self.topology = topology
+        let types = Dictionary(topology.machines.map { ($0.name, $0.type) }, uniquingKeysWith: { first, _ in first })
+        state = Mutex(State(core: ViewCore(machineTypes: types)))
+    }
+
+    /// Milliseconds since 1970: the page compares them with the browser's `Date.now()`.
+    static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+
+    /// A token for `viewer`, for `lifetime` (`nil`: while this view runs); `nil` when the view
+    /// holds ``ViewAccess/capacity`` valid tokens.
+    func mint(for viewer: ViewAccess.Viewer, lifetime: Duration?) -> String? {
+        var generator = SystemRandomNumberGenerator()
+        let random = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        let now = Self.now()
+        let expiresAt = lifetime.map { now + $0.components.seconds * 1000 }
+        return state.withLock { $0.access.mint(for: viewer, random: random, now: now, expiresAt: expiresAt) }
+    }
+
+    /// Lets the client key `publicKey` make its own tokens (`fsm-send view`).
+    func trust(publicKey: [UInt8], shared: [UInt8], as viewer: ViewAccess.Viewer) {
+        state.withLock { $0.access.trust(publicKey: publicKey, shared: shared, as: viewer) }
+    }
+
+    func decide(_ action: ViewAccess.Action, token: String?) -> ViewAccess.Decision {
+        state.withLock { $0.access.decide(action, token: token, now: Self.now()) }
+    }
+
+    /// One publication off the events endpoint.
+    func publish(_ publication: ViewCore.Publication) {
+        finish(state.withLock { state in
+            let updates = state.core.apply(publication, now: Self.now())
+            Self.broadcast(updates, in: &state)
+            return state.takeBehind()
+        })
+    }
+
+    /// Every second: the rates.
+    func tick() {
+        finish(state.withLock { state in
+            let update = state.core.rates(now: Self.now())
+            Self.broadcast([update], in: &state)
+            return state.takeBehind()
+        })
+    }
+
+    /// The machine types' graphs, once the workers described them: every viewer starts again
+    /// from a snapshot, its states now placed on their graphs.
+    func setGraphs(_ graphs: [String: JSONValue]) {
+        finish(state.withLock { state in
+            state.graphs = graphs
+            state.core.setGraphNodes(graphs.mapValues { graph in
+                let object = graph.objectValue ?? [:]
+                let names = [object["reachable"], object["unreachable"]].compactMap { value -> [JSONValue]? in
+                    if case .array(let names)? = value { return names }
+                    return nil
+                }.joined().compactMap(\.stringValue)
+                return Set(names)
+            })
+            for (id, entry) in state.viewers { Self.send(snapshot(for: entry.viewer, in: state), to: id, in: &state) }
+            return state.takeBehind()
+        })
+    }
+
+    /// A stream for `viewer`: a snapshot of what it may see, then each update it may see.
+    func connect(_ viewer: ViewAccess.Viewer) -> AsyncStream<String> {
+        let (stream, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(Self.viewerBacklog))
+        let id = state.withLock { state in
+            let id = state.nextViewer
+            state.nextViewer += 1
+            state.viewers[id] = (viewer, continuation)
+            Self.send(snapshot(for: viewer, in: state), to: id, in: &state)
+            return id
+        }
+        continuation.onTermination = { [weak self] _ in self?.state.withLock { _ = $0.viewers.removeValue(forKey: id) } }
+        return stream
+    }
+
+    /// Everything `viewer` starts from: what its grants let it read, and the grants themselves
+    /// (the page greys out what they do not allow; each action is checked here again).
+    private func snapshot(for viewer: ViewAccess.Viewer, in state: State) -> JSONValue {
+        let covers = { (address: String) in viewer.may(.read, on: address) }
+        var snapshot = state.core.snapshot(covering: covers)
+        snapshot["type"] = .string("snapshot")
+        snapshot["topology"] = ViewTopology.json(topology, graphs: state.graphs, covering: covers)
+        snapshot["you"] = .object([
+            "name": .string(viewer.name),
+            "grants": .array(viewer.grants.map { grant in
+                .object(["roles": .array(grant.roles.sorted().map { .string($0.rawValue) }),
+                         "machines": .array(grant.machines.map(JSONValue.string))])
+            }),
+        ])
+        return .object(snapshot)
+    }
+
+    /// Ends every viewer's stream (the view is stopping).
+    func closeAll() {
+        let viewers = state.withLock { state in
+            defer { state.viewers.removeAll() }
+            return state.viewers.values.map(\.continuation)
+        }
+        for continuation in viewers { continuation.finish() }
+    }
+
+    private func finish(_ continuations: [AsyncStream<String>.Continuation]) {
+        for continuation in continuations { continuation.finish() }
+    }
+
+    private static func broadcast(_ updates: [ViewCore.Update], in state: inout State) {
+        for update in updates {
+            for (id, entry) in state.viewers where update.address.map({ entry.viewer.may(.read, on: $0) }) ?? true {
+                send(update.json, to: id, in: &state)
+            }
+        }
+    }
+
+    private static func send(_ json: JSONValue, to id: Int, in state: inout State) {
+        guard let continuation = state.viewers[id]?.continuation else { return }
+        if case .dropped = continuation.yield(json.description) {
+            // Fell behind: close it, its browser reconnects and starts from a snapshot.
+            state.viewers[id] = nil
+            state.behind.append(continuation)
+        }
+    }
+}
+
+extension LiveViewHub.State {
+    fileprivate mutating func takeBehind() -> [AsyncStream<String>.Continuation] {
+        defer { behind.removeAll() }
+        return behind
+    }
+}

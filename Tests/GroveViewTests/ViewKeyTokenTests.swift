@@ -1,0 +1,58 @@
+import Crypto
+import GroveCluster
+import Testing
+@testable import GroveView
+
+/// Tokens a client key makes itself (`fsm-send view`) and the view checks with the secret the
+/// coordinator's key shares with it, without sockets.
+@Suite(.timeLimit(.minutes(2)))
+struct ViewKeyTokenTests {
+    let coordinator = Curve25519.KeyAgreement.PrivateKey()
+    let client = Curve25519.KeyAgreement.PrivateKey()
+    var clientPublic: [UInt8] { Array(client.publicKey.rawRepresentation) }
+    let reader = ViewAccess.Viewer(grants: [Topology.ClientGrant(key: "keys/reader.key", roles: [.read])], name: "keys/reader.key")
+
+    /// The view's side: the coordinator's secret key and the client's public one.
+    func access() throws -> ViewAccess {
+        var access = ViewAccess()
+        let shared = try ViewKeyToken.sharedSecret(secretKey: Array(coordinator.rawRepresentation), publicKey: clientPublic)
+        access.trust(publicKey: clientPublic, shared: shared, as: reader)
+        return access
+    }
+
+    /// The client's side: its secret key and the coordinator's public one.
+    func token(expiresAt: Int64) throws -> String {
+        let shared = try ViewKeyToken.sharedSecret(secretKey: Array(client.rawRepresentation),
+                                                   publicKey: Array(coordinator.publicKey.rawRepresentation))
+        return ViewKeyToken.make(shared: shared, publicKey: clientPublic, expiresAt: expiresAt)
+    }
+
+    @Test func aTokenTheKeyMadeActsWithItsGrants() throws {
+        let access = try access()
+        let token = try token(expiresAt: 3_600)
+        #expect(access.decide(.watch, token: token, now: 1_000) == .allowed(reader))
+        guard case .forbidden(let why) = access.decide(.send(address: "auth"), token: token, now: 1_000) else {
+            Issue.record("a read-only key's token sent"); return
+        }
+        #expect(why.contains("send role"))
+    }
+
+    @Test func aTokenChangedExpiredOrTooLongIsRefused() throws {
+        let access = try access()
+        let token = try token(expiresAt: 3_600)
+        // Its expiry moved on: the MAC no longer matches.
+        let parts = token.split(separator: ".")
+        let moved = "\(parts[0]).7200.\(parts[2])"
+        for (given, now) in [(moved, Int64(1_000)), (token, 3_600_000), (try self.token(expiresAt: 200_000), 1_000)] {
+            guard case .unauthenticated = access.decide(.watch, token: given, now: now) else {
+                Issue.record("\(given) at \(now) was let in"); return
+            }
+        }
+        // Another key's token, signed with a secret the view does not share.
+        let stranger = Curve25519.KeyAgreement.PrivateKey()
+        let strangerShared = try ViewKeyToken.sharedSecret(secretKey: Array(stranger.rawRepresentation),
+                                                           publicKey: Array(coordinator.publicKey.rawRepresentation))
+        let forged = ViewKeyToken.make(shared: strangerShared, publicKey: clientPublic, expiresAt: 3_600)
+        guard case .unauthenticated = access.decide(.watch, token: forged, now: 1_000) else { Issue.record("forged token let in"); return }
+    }
+}
