@@ -130,5 +130,38 @@ extension EndToEnd {
                 #expect(!missing.stdout.contains("topology's own figures"))
             }
         }
+
+        static let ioTopology = TopologyFile(
+            name: "metrics-io", transport: .ipc,
+            workers: [.init(name: "edge"), .init(name: "data-io")],
+            machines: [.init(name: "loader", type: "DataLoader", worker: "edge", durability: "state")],
+            io: [("FetchItems", "data-io")],
+            metrics: #"{ "listen": "127.0.0.1:0" }"#
+        )
+
+        /// A durable machine's io call on another worker: counted by request and outcome and
+        /// timed where the machine made it; its worker's store commits timed and sized.
+        @Test func ioCallsAndStoreCommitsAreCountedAndTimed() async throws {
+            try await withCluster(Self.ioTopology) { cluster in
+                let line = try #require(cluster.launch.stdout.split(separator: "\n").first { $0.hasPrefix("metrics ") })
+                let url = String(line.dropFirst("metrics ".count))
+                #expect(try await cluster.send("loader", "load") == loading)
+                _ = try await eventually("loader's loaded state") { try await cluster.state("loader") == loadedDemoItems ? true : nil }
+                let calls = #"grove_worker_io_calls_total{outcome="ok",request="FetchItems",worker="edge"}"#
+                let scrape = try await eventually("the edge worker's io call in a scrape of \(url)") { () -> Scrape? in
+                    guard let scrape = try? Scrape.get(url), scrape.value(calls) >= 1,
+                          scrape.value(#"grove_worker_store_commit_seconds_count{worker="edge"}"#) >= 1 else { return nil }
+                    return scrape
+                }
+                #expect(scrape.value(calls) == 1)
+                #expect(scrape.value(#"grove_worker_io_call_seconds_count{request="FetchItems",worker="edge"}"#) == 1)
+                #expect(scrape.value(#"grove_worker_io_call_seconds_bucket{request="FetchItems",worker="edge",le="+Inf"}"#) == 1)
+                #expect(scrape.value(#"grove_worker_io_call_seconds_sum{request="FetchItems",worker="edge"}"#) > 0)
+                let commits = scrape.value(#"grove_worker_store_commit_seconds_count{worker="edge"}"#)
+                #expect(scrape.value(#"grove_worker_store_commit_writes_count{worker="edge"}"#) == commits)
+                #expect(scrape.value(#"grove_worker_store_commit_writes_sum{worker="edge"}"#) >= commits, "a commit writes at least one record")
+                #expect(scrape.text.contains("# TYPE grove_worker_io_calls_total counter"))
+            }
+        }
     }
 }
