@@ -26,6 +26,11 @@ struct FSMLoad: ParsableCommand {
             settings precedes the others, and the report gives Grove's rate as a share of it (with --rate, \
             Grove's p50 round trip over the raw one's instead).
 
+            With a metrics endpoint (the launched topology's `metrics.listen`, or --metrics), each run \
+            also reports the topology's own figures, from a scrape before and after it: requests the \
+            coordinator routed, replies, busy, reply-dropped, events per worker, transitions and their \
+            p50 and p99 (estimated from the histogram's buckets).
+
             Every event sent is counted once: acknowledged, failed (an error reply, by code) or lost (no \
             answer within 10 s after the run). Latency is from the intended send time (with --rate, a \
             schedule; otherwise the send), so a stalled system cannot hide its queueing delay.
@@ -93,6 +98,9 @@ struct FSMLoad: ParsableCommand {
     @Option(parsing: .unconditional, help: "Before the runs, spawn this many keyed instances (one event each) and report memory per idle instance.")
     var spawn: Int?
 
+    @Option(help: ArgumentHelp("The topology's Prometheus endpoint (http://127.0.0.1:9464/metrics), scraped before and after each run for its own figures. Default: the launched topology's, when it sets metrics.listen.", valueName: "url"))
+    var metrics: String?
+
     @Flag(help: "Print the report as JSON on stdout.")
     var json = false
 
@@ -148,6 +156,9 @@ struct FSMLoad: ParsableCommand {
                 throw ValidationError("--linger holds events so that several leave in one message; add --batch above 1 (e.g. --batch 200)")
             }
         }
+        if let metrics, !metrics.hasPrefix("http://") {
+            throw ValidationError("--metrics must be an http:// URL like http://127.0.0.1:9464/metrics, got '\(metrics)'")
+        }
         let names = mode.split(separator: ",", omittingEmptySubsequences: false)
         for name in names where LoadPlan.Mode(rawValue: String(name)) == nil {
             throw ValidationError(name.isEmpty ? "--mode has an empty entry in '\(mode)'; list runs like ack,reply"
@@ -167,6 +178,7 @@ struct FSMLoad: ParsableCommand {
         }
         defer { launched?.stop() }
         let endpoint = endpoint ?? launched!.endpoint
+        let metricsURL = metrics ?? launched?.metricsURL
         let credentials = try credentials
         let client = try Client(endpoint: endpoint, timeout: .seconds(5), credentials: credentials)
         let listing = try client.list()
@@ -197,7 +209,13 @@ struct FSMLoad: ParsableCommand {
                                 batch: batch, linger: .microseconds(linger), binary: binary)
             if warmup > 0 {
                 do {
-                    try warmUp(plan, endpoint: endpoint)
+                    let scraped = metricsURL.flatMap { scrape($0) }
+                    let acknowledged = try warmUp(plan, endpoint: endpoint)
+                    // The warm-up's figures reach the coordinator with the workers' next
+                    // heartbeats: waited for, so that they are not counted in the run's.
+                    if let metricsURL, let scraped, plan.mode != .raw {
+                        _ = figures(since: scraped, at: metricsURL, acknowledged: acknowledged)
+                    }
                 } catch {
                     // The runs that finished before it are still reported.
                     if !report.runs.isEmpty { try publish(&report) }
@@ -206,7 +224,11 @@ struct FSMLoad: ParsableCommand {
             }
             let counts = verify && mode != .raw ? CountReader(endpoint: endpoint, credentials: credentials) : nil
             let before = try counts?.total(of: addresses)
+            let scraped = metricsURL.flatMap { scrape($0) }
             var run = try measure(plan, endpoint: endpoint, pids: pids)
+            if let metricsURL, let scraped {
+                run.topologyFigures = figures(since: scraped, at: metricsURL, acknowledged: mode == .raw ? 0 : run.acknowledged)
+            }
             if let counts, let before {
                 run.verification = Verification(acknowledged: run.acknowledged, sent: run.sent, applied: try counts.total(of: addresses) - before)
             }
@@ -238,6 +260,28 @@ struct FSMLoad: ParsableCommand {
             print(String(decoding: try WireJSON.encode(report), as: UTF8.self))
         } else {
             print(report.text())
+        }
+    }
+
+    /// A scrape of `url`, or nil (told on stderr: the run goes on without the figures).
+    func scrape(_ url: String) -> MetricsText? {
+        do {
+            return try MetricsScrape.get(url)
+        } catch {
+            FileHandle.standardError.write(Data("fsm-load: no topology figures: \(error)\n".utf8))
+            return nil
+        }
+    }
+
+    /// The figures since `before`, once the workers' have caught up with `acknowledged` events
+    /// (they come with heartbeats); after 5 s, what is there.
+    func figures(since before: MetricsText, at url: String, acknowledged: Int) -> TopologyFigures? {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while true {
+            guard let after = scrape(url) else { return nil }
+            let figures = TopologyFigures(before: before, after: after)
+            if figures.caughtUp(with: acknowledged) || ContinuousClock.now >= deadline { return figures }
+            Thread.sleep(forTimeInterval: 0.1)
         }
     }
 
@@ -296,7 +340,8 @@ struct FSMLoad: ParsableCommand {
 
     /// Runs `plan` for ``warmup`` seconds, unreported. Refusals are told on stderr (the run that
     /// follows reports its own); a lost event is an error, as in a run.
-    func warmUp(_ plan: LoadPlan, endpoint: String) throws {
+    /// - Returns: The events acknowledged.
+    func warmUp(_ plan: LoadPlan, endpoint: String) throws -> Int {
         var warm = plan
         warm.count = nil
         warm.duration = .seconds(warmup)
@@ -305,13 +350,14 @@ struct FSMLoad: ParsableCommand {
             throw LoadError("the warm-up before the \(plan.mode.rawValue) run lost \(run.lost) of \(run.sent) events (no answer within 10 s); "
                 + "the topology did not keep up with this load or a worker went away: check fsm-launch's log")
         }
-        guard run.failed > 0 else { return }
+        guard run.failed > 0 else { return run.acknowledged }
         let codes = run.errors.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: " ")
         if run.acknowledged == 0 {
             // The run would only be refused too.
             throw LoadError("every event of the warm-up before the \(plan.mode.rawValue) run was refused (\(codes))\(refusalHint(run.errors))")
         }
         FileHandle.standardError.write(Data("fsm-load: the warm-up before the \(plan.mode.rawValue) run had \(run.failed) of \(run.sent) events refused (\(codes))\n".utf8))
+        return run.acknowledged
     }
 
     /// Sends one event to each of `count` new keyed instances and measures the workers' memory.

@@ -4,6 +4,9 @@ import Foundation
 final class LaunchedTopology {
     let process = Process()
     let endpoint: String
+    /// Where its coordinator serves metrics (the `metrics <url>` line), when the topology sets
+    /// `metrics.listen`.
+    let metricsURL: String?
 
     init(topology: String, launcher: URL) throws {
         process.executableURL = launcher
@@ -20,8 +23,11 @@ final class LaunchedTopology {
             let chunk = output.fileHandleForReading.availableData
             if chunk.isEmpty { break } // fsm-launch exited
             buffer.append(chunk)
-            if let line = String(decoding: buffer, as: UTF8.self).split(separator: "\n").first(where: { $0.hasPrefix("ready ") }) {
+            let lines = String(decoding: buffer, as: UTF8.self).split(separator: "\n")
+            if let line = lines.first(where: { $0.hasPrefix("ready ") }) {
                 endpoint = String(line.dropFirst("ready ".count))
+                // Printed before the ready line.
+                metricsURL = lines.first { $0.hasPrefix("metrics ") }.map { String($0.dropFirst("metrics ".count)) }
                 signalSources = sources
                 return
             }

@@ -21,6 +21,8 @@ struct RunReport: Codable, Sendable {
     var p50OverRaw: Double?
     /// With `--verify`: acknowledged events against the counts' growth.
     var verification: Verification?
+    /// The topology's own figures for the run, from its metrics endpoint, when it has one.
+    var topologyFigures: TopologyFigures?
 
     init(mode: LoadPlan.Mode, result: ConnectionResult, cpu: [String: Double]) {
         self.mode = mode.rawValue
@@ -90,6 +92,9 @@ struct LoadReport: Codable, Sendable {
         for run in runs where !run.cpuSeconds.isEmpty {
             let cpu = run.cpuSeconds.sorted { $0.key < $1.key }.map { String(format: "%@ %.2f", $0.key, $0.value) }
             lines.append("cpu seconds (\(run.mode)): " + cpu.joined(separator: ", "))
+        }
+        for run in runs {
+            if let figures = run.topologyFigures { lines.append("topology's own figures (\(run.mode)): " + figures.text) }
         }
         for run in runs {
             if let verification = run.verification { lines.append("verified (\(run.mode)): " + verification.text) }

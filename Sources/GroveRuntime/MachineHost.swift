@@ -444,6 +444,10 @@ public final actor MachineHost<M: Machine> {
         }
     }
 
+    /// External events taken and not yet run, for a worker's metrics (its mailbox depth): a
+    /// lock, from any thread.
+    package nonisolated var queuedEventCount: Int { mailbox.externalDepth }
+
     /// `true` once the machine reached a terminal state, was stopped or failed.
     public var hasEnded: Bool { outcome != nil }
 

@@ -231,6 +231,9 @@ final class Mailbox<M: Machine>: Sendable {
         }
     }
 
+    /// How many external events are queued (taken and not yet run): a lock and a read.
+    var externalDepth: Int { inner.withLock { $0.externalCount } }
+
     /// The external events queued right now, oldest first (for snapshots).
     func queuedEvents() -> [M.Event] {
         inner.withLock { state in

@@ -70,6 +70,8 @@ struct CoordinatorCorePoisonTests {
             pid += 1
             let actions = Self.crash(&fixture, "data-1", runningRequest: id, at: address, newPID: pid, incarnation: UInt64(10 + round))
             if round == 0 { firstCrash = actions } else { secondCrash = actions }
+            // The metrics count the quarantine, once, when the second crash makes it.
+            #expect(fixture.core.counts.quarantines == round)
         }
         let first = Self.warnings(firstCrash).joined(separator: "\n")
         #expect(first.contains("crash 1 of Counter.add (2 quarantine it)"), "\(first)")

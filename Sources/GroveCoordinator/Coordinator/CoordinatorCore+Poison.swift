@@ -162,6 +162,7 @@ extension CoordinatorCore {
         }
         actions.append(.warn("worker \(name)'s last process died while it ran \(what): \(counts.joined(separator: "; "))"))
         if let quarantined = verdict.quarantined {
+            self.counts.quarantines += 1
             actions.append(.warn("quarantined \(quarantined) for every address after \(verdict.patternCrashes) worker crashes within "
                 + "\(settings.periodMs) ms: clients' \(quarantined.type) events of case '\(quarantined.event)' are refused until an admin "
                 + "releases it (fsm-send quarantines release \(quarantined.type) \(quarantined.event))"))

@@ -32,12 +32,26 @@ extension CoordinatorDriver {
     }
 
     /// A worker's heartbeat carried what it counted: added when metrics are on, else ignored.
+    /// What is refused is logged, each distinct reason once (a worker that keeps sending it
+    /// would otherwise write a line per heartbeat); the rest of the report is taken.
     func noteMetrics(_ report: [UInt8], from worker: String) {
         guard let metrics else { return }
         guard let decoded = WireJSON.decodeQuickly(MetricsReport.self, from: report) else {
-            log.debug("a worker's metrics report could not be decoded", metadata: ["worker": "\(worker)"])
+            warnOnce("worker \(worker)'s metrics report (its heartbeat's payload) is not the JSON docs/PROTOCOL.md \"Heartbeats\" describes; "
+                + "nothing of it was counted: check the worker's Grove version")
             return
         }
-        metrics.add(decoded, from: worker)
+        for problem in metrics.add(decoded, from: worker) {
+            warnOnce("worker \(worker)'s metrics report was refused in part: \(problem); that part was not counted (docs/PROTOCOL.md, \"Heartbeats\")")
+        }
     }
+
+    /// Logs `message` at warning unless it was logged already; after ``warnedLimit`` distinct
+    /// messages, nothing more.
+    private func warnOnce(_ message: String) {
+        guard metricsWarned.count < Self.warnedLimit, metricsWarned.insert(message).inserted else { return }
+        log.warning("\(message)")
+    }
+
+    static let warnedLimit = 64
 }

@@ -44,6 +44,8 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
     var metrics: CoordinatorMetrics?
     /// What each scrape connection sent so far, until its request head is whole.
     var scrapes: [[UInt8]: [UInt8]] = [:]
+    /// The metrics warnings logged so far (`CoordinatorDriver+Metrics.swift`).
+    var metricsWarned: Set<String> = []
 
     init(core: CoordinatorCore, clients: SocketID, workers: SocketID, events: SocketID, context: ZMQContext?, log: Logger) {
         self.core = core

@@ -1,5 +1,5 @@
 import CoreMetrics
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 import Prometheus
 
 /// What the coordinator's core counts as it routes: plain integers, kept whether or not metrics
@@ -13,6 +13,8 @@ struct CoordinatorCounts: Equatable {
     var busy = 0
     /// Replies replaced by `reply-dropped` for a client that did not read them.
     var replyDropped = 0
+    /// Event patterns quarantined after crashing workers (`CoordinatorCore+Poison.swift`).
+    var quarantines = 0
 }
 
 /// The topology's metrics as the coordinator serves them (docs/ARCHITECTURE.md, "Metrics"): its
@@ -28,6 +30,7 @@ final class CoordinatorMetrics {
     private let replies: CoreMetrics.Counter
     private let busy: CoreMetrics.Counter
     private let replyDropped: CoreMetrics.Counter
+    private let quarantines: CoreMetrics.Counter
     /// Counters by name and labels, made on first use: worker restarts by group, and what the
     /// workers report.
     private var series: [SeriesKey: CoreMetrics.Counter] = [:]
@@ -52,6 +55,7 @@ final class CoordinatorMetrics {
         replies = Counter(label: "grove_coordinator_replies_total", factory: factory)
         busy = Counter(label: "grove_coordinator_busy_total", factory: factory)
         replyDropped = Counter(label: "grove_coordinator_replies_dropped_total", factory: factory)
+        quarantines = Counter(label: "grove_coordinator_quarantines_total", factory: factory)
     }
 
     /// Moves the exported counters up to `counts`.
@@ -63,42 +67,137 @@ final class CoordinatorMetrics {
         add(replies, counts.replies, exported.replies)
         add(busy, counts.busy, exported.busy)
         add(replyDropped, counts.replyDropped, exported.replyDropped)
+        add(quarantines, counts.quarantines, exported.quarantines)
         exported = counts
     }
 
     /// A restart of worker instance `worker`'s process by `fsm-launch`'s supervisor.
     func noteRestart(worker: String) {
-        counter("grove_worker_restarts_total", [("worker", worker)])?.increment()
-    }
-
-    /// Adds what `worker` counted since its last report, each series labelled with the worker.
-    func add(_ report: MetricsReport, from worker: String) {
-        for sample in report.counters {
-            guard sample.delta >= 0, sample.name.hasPrefix("grove_worker_"), Self.isName(sample.name), !Self.ownNames.contains(sample.name),
-                  sample.labels.keys.allSatisfy({ Self.isName($0) && $0 != "worker" && !$0.hasPrefix("__") }) else {
-                refused += 1
-                continue
-            }
-            let labels = sample.labels.sorted { $0.key < $1.key }.map { ($0.key, $0.value) } + [("worker", worker)]
-            guard sample.delta > 0 else { continue }
-            counter(sample.name, labels)?.increment(by: Int64(sample.delta))
+        if let counter = counter("grove_worker_restarts_total", [("worker", worker)]) {
+            counter.increment()
+        } else {
+            refused += 1
         }
     }
 
-    /// The Prometheus text of everything, after moving the coordinator's counters to `counts`.
+    /// Adds what `worker` counted since its last report, each series labelled with the worker;
+    /// sets the gauges it sampled.
+    /// - Returns: Why each part that was not taken was refused (nothing of it is exported),
+    ///   for the log.
+    @discardableResult
+    func add(_ report: MetricsReport, from worker: String) -> [String] {
+        var problems: [String] = []
+        func refuse(_ problem: String) {
+            refused += 1
+            problems.append(problem)
+        }
+        for sample in report.counters {
+            if let problem = Self.problem(name: sample.name, labels: sample.labels) ?? (sample.delta < 0 ? "counter '\(sample.name)' came with a negative delta \(sample.delta)" : nil) {
+                refuse(problem)
+                continue
+            }
+            guard sample.delta > 0 else { continue }
+            guard let counter = counter(sample.name, Self.labels(sample.labels, worker: worker)) else {
+                refuse(seriesProblem(sample.name))
+                continue
+            }
+            counter.increment(by: Int64(sample.delta))
+        }
+        for sample in report.gauges ?? [] {
+            if let problem = Self.problem(name: sample.name, labels: sample.labels) {
+                refuse(problem)
+                continue
+            }
+            guard let gauge = gauge(sample.name, Self.labels(sample.labels, worker: worker)) else {
+                refuse(seriesProblem(sample.name))
+                continue
+            }
+            gauge.record(sample.value)
+        }
+        for sample in report.histograms ?? [] {
+            if let problem = ReportedHistograms.problem(with: sample) ?? Self.labelProblem(sample.name, sample.labels) {
+                refuse(problem)
+                continue
+            }
+            let labels = Self.labels(sample.labels, worker: worker)
+            let key = ReportedHistograms.Key(name: sample.name, labels: labels.map { [$0.0, $0.1] })
+            guard histograms.has(key) || seriesCount < Self.seriesLimit, kinds[sample.name, default: .histogram] == .histogram,
+                  labelNames[sample.name, default: labels.map(\.0)] == labels.map(\.0) else {
+                refuse(seriesProblem(sample.name))
+                continue
+            }
+            kinds[sample.name] = .histogram
+            labelNames[sample.name] = labels.map(\.0)
+            histograms.add(sample, to: key)
+        }
+        return problems
+    }
+
+    /// The Prometheus text of everything, after moving the coordinator's counters to `counts`:
+    /// the registry's counters and gauges, then the reported histograms.
     func render(_ counts: CoordinatorCounts) -> [UInt8] {
         sync(counts)
-        return registry.emitToBuffer()
+        var text = registry.emitToBuffer()
+        histograms.render(into: &text)
+        return text
     }
+
+    /// The histograms reported so far, summed per worker.
+    private(set) var histograms = ReportedHistograms()
+
+    private enum Kind { case counter, gauge, histogram }
+    /// What each name is: swift-prometheus traps on one name made as two kinds.
+    private var kinds: [String: Kind] = [:]
+
+    private var seriesCount: Int { series.count + gauges.count + histograms.count }
+
+    /// Why a reported name or its labels are not taken, or nil.
+    private static func problem(name: String, labels: [String: String]) -> String? {
+        guard name.hasPrefix("grove_worker_"), isName(name) else {
+            return "'\(name)' is not a Prometheus name starting grove_worker_"
+        }
+        guard !ownNames.contains(name) else { return "'\(name)' is the coordinator's own series" }
+        guard HistogramBounds.byName[name] == nil else { return "'\(name)' is a histogram, reported as a counter or gauge" }
+        return labelProblem(name, labels)
+    }
+
+    private static func labelProblem(_ name: String, _ labels: [String: String]) -> String? {
+        guard let bad = labels.keys.sorted().first(where: { !isName($0) || $0 == "worker" || $0.hasPrefix("__") }) else { return nil }
+        return "'\(name)' has label '\(bad)', which is not a Prometheus label name, or is 'worker' (the coordinator's)"
+    }
+
+    private func seriesProblem(_ name: String) -> String {
+        seriesCount >= Self.seriesLimit
+            ? "'\(name)' would be a series past the limit of \(Self.seriesLimit)"
+            : "'\(name)' came as another kind or with other label names than before"
+    }
+
+    private static func labels(_ labels: [String: String], worker: String) -> [(String, String)] {
+        labels.sorted { $0.key < $1.key }.map { ($0.key, $0.value) } + [("worker", worker)]
+    }
+
+    private func gauge(_ name: String, _ labels: [(String, String)]) -> CoreMetrics.Gauge? {
+        let key = SeriesKey(name: name, labels: labels.flatMap { [$0.0, $0.1] })
+        if let existing = gauges[key] { return existing }
+        let names = labels.map(\.0)
+        guard seriesCount < Self.seriesLimit, kinds[name, default: .gauge] == .gauge, labelNames[name, default: names] == names else { return nil }
+        kinds[name] = .gauge
+        labelNames[name] = names
+        let made = Gauge(label: name, dimensions: labels, factory: factory)
+        gauges[key] = made
+        return made
+    }
+
+    private var gauges: [SeriesKey: CoreMetrics.Gauge] = [:]
 
     private func counter(_ name: String, _ labels: [(String, String)]) -> CoreMetrics.Counter? {
         let key = SeriesKey(name: name, labels: labels.flatMap { [$0.0, $0.1] })
         if let existing = series[key] { return existing }
         let names = labels.map(\.0)
-        guard series.count < Self.seriesLimit, labelNames[name, default: names] == names else {
-            refused += 1
+        guard seriesCount < Self.seriesLimit, kinds[name, default: .counter] == .counter, labelNames[name, default: names] == names else {
             return nil
         }
+        kinds[name] = .counter
         labelNames[name] = names
         let made = Counter(label: name, dimensions: labels, factory: factory)
         series[key] = made

@@ -135,6 +135,12 @@ package struct StoreCommit: Sendable {
     package var isEmpty: Bool {
         records.isEmpty && journal.isEmpty && truncations.isEmpty && removed.isEmpty && deadLetters.isEmpty
     }
+
+    /// How many writes it holds (records, journal entries, truncations, removals, dead
+    /// letters): the size the metrics' `grove_worker_store_commit_writes` counts.
+    package var writeCount: Int {
+        records.count + journal.count + truncations.count + removed.count + deadLetters.count
+    }
 }
 
 /// An event that crashed its worker, kept with why so that an admin can drop or retry it.

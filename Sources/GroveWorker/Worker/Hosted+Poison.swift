@@ -17,6 +17,21 @@ extension Hosted {
             didRun: { recorder.didRun() })
     }
 
+    /// `inner` (the flight recorder's, or none) with the transition timed on `clock` around it,
+    /// for the metrics' `grove_worker_transition_seconds`.
+    static func timing(_ inner: RunRecorder<M>?, on clock: TransitionClock) -> RunRecorder<M> {
+        guard let inner else { return RunRecorder(willRun: { _, _, _ in clock.start() }, didRun: { clock.stop() }) }
+        return RunRecorder(
+            willRun: { event, origin, token in
+                inner.willRun(event, origin, token)
+                clock.start()
+            },
+            didRun: {
+                clock.stop()
+                inner.didRun()
+            })
+    }
+
     /// Throws `quarantined` when `event`'s case is quarantined for every address of this
     /// machine's type (a pattern the coordinator quarantined after it crashed workers). Costs
     /// an encoding of the event only while a pattern of this type is quarantined.

@@ -62,6 +62,10 @@ protocol HostedMachine: AnyObject, Sendable {
     /// A `journal` instance writes its record at the next commit (the store asked, to free its
     /// old journal entries); nothing for the others.
     func writeRecordNext()
+    /// Its machine type's name in the topology, and the events taken and not yet run: the
+    /// metrics' mailbox depth.
+    var type: String { get }
+    var queuedEventCount: Int { get }
 }
 
 extension HostedMachine {

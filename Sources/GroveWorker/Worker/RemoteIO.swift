@@ -53,12 +53,27 @@ struct ClusterIOPerformer: IOPerformer {
     let local: IOHandlers
     let remoteNames: Set<String>
     let core: CoreInlet
+    /// Where its calls are counted and timed, when metrics are on.
+    var metrics: WorkerMetrics?
 
     func perform<R: IORequest>(_ request: R) async -> Result<R.Response, IOFailure> {
         await perform(request, effect: .generated(0))
     }
 
     func perform<R: IORequest>(_ request: R, effect: EffectID) async -> Result<R.Response, IOFailure> {
+        guard let metrics, metrics.isOn else { return await call(request, effect: effect) }
+        let started = WorkerMetrics.nanoseconds()
+        let result = await call(request, effect: effect)
+        let failure: String?
+        switch result {
+        case .success: failure = nil
+        case .failure(let error): failure = error.code.rawValue
+        }
+        metrics.ioCall(request: R.name, failure: failure, seconds: Double(WorkerMetrics.nanoseconds() &- started) / 1e9)
+        return result
+    }
+
+    private func call<R: IORequest>(_ request: R, effect: EffectID) async -> Result<R.Response, IOFailure> {
         guard remoteNames.contains(R.name) else { return await core.local(request, address: address, handlers: local) }
         // Encoded once, here; decoded once, by the worker that runs it. The coordinator reads
         // only the head.

@@ -3,13 +3,52 @@ import GroveCluster
 import Synchronization
 
 /// What a worker counts for the topology's metrics, by machine (the topology's name, bounded by
-/// it: never a keyed instance's key), until its next heartbeat takes them as a
+/// it: never a keyed instance's key) and by io request type (the types compiled into the
+/// worker, capped at ``requestLimit``), until its next heartbeat takes them as a
 /// ``MetricsReport`` (docs/ARCHITECTURE.md, "Metrics"). Pure.
 struct WorkerCounts: Equatable {
     /// Events handed to an instance (answered or no-wait), by machine.
     var events: [String: Int] = [:]
     /// Events whose machine did not handle them (`update` returned `.unhandled`), by machine.
     var unhandled: [String: Int] = [:]
+    /// io calls its machines made that ended, by request type, then outcome (``ioOutcome(_:)``).
+    var ioCalls: [String: [String: Int]] = [:]
+    /// How long they took, by request type.
+    var ioSeconds: [String: HistogramCounts] = [:]
+    /// Store commits: how long each took, and how many writes each held.
+    var commitSeconds = HistogramCounts(bounds: HistogramBounds.byName[HistogramBounds.storeCommitSeconds]!)
+    var commitWrites = HistogramCounts(bounds: HistogramBounds.byName[HistogramBounds.storeCommitWrites]!)
+    /// io calls not counted because ``requestLimit`` request types were counted already.
+    var refusedRequests = 0
+
+    /// Distinct io request types counted between two reports; more are not counted (a
+    /// worker's handlers are compiled in, so this is a guard, not a limit anyone meets).
+    static let requestLimit = 256
+
+    /// The outcomes an io call is counted under: `ok`, a code Grove names, or `error` for a
+    /// handler's own code (unbounded, so not a label).
+    static let outcomes: Set<String> = ["cancelled", "timeout", "busy", "no-handler", "handler-failed", "worker-lost",
+                                        "coordinator-lost", "codec", "interrupted"]
+
+    /// `code`: the failure's code, nil for a response.
+    static func ioOutcome(_ code: String?) -> String {
+        guard let code else { return "ok" }
+        return outcomes.contains(code) ? code : "error"
+    }
+
+    mutating func ioCall(request: String, outcome: String, seconds: Double) {
+        guard ioCalls[request] != nil || ioCalls.count < Self.requestLimit else {
+            refusedRequests += 1
+            return
+        }
+        ioCalls[request, default: [:]][outcome, default: 0] += 1
+        ioSeconds[request, default: HistogramCounts(bounds: HistogramBounds.byName[HistogramBounds.ioCallSeconds]!)].record(seconds)
+    }
+
+    mutating func storeCommit(seconds: Double, writes: Int) {
+        commitSeconds.record(seconds)
+        commitWrites.record(Double(writes))
+    }
 
     /// The counts as deltas labelled with each machine's type (`types`: machine name → type;
     /// a machine it does not know is reported under its name), and nothing counted after.
@@ -20,43 +59,26 @@ struct WorkerCounts: Equatable {
                 counters[name, default: [:]][types[machine] ?? machine, default: 0] += count
             }
         }
-        self = WorkerCounts()
-        return MetricsReport(counters: counters.keys.sorted().flatMap { name in
+        var deltas = counters.keys.sorted().flatMap { name in
             counters[name]!.keys.sorted().map { type in
                 MetricsReport.CounterDelta(name: name, labels: ["machine_type": type], delta: counters[name]![type]!)
             }
-        })
-    }
-}
-
-/// ``WorkerCounts`` shared by the threads that count (the worker's loop, the hosts answering
-/// events). Off until a welcome asks for metrics: then each count is a lock and an add, and off
-/// it is one relaxed load (``isOn``).
-final class WorkerMetrics: Sendable {
-    private let on = Atomic<Bool>(false)
-    private let counts = Mutex(WorkerCounts())
-
-    var isOn: Bool { on.load(ordering: .relaxed) }
-
-    func turn(on: Bool) { self.on.store(on, ordering: .relaxed) }
-
-    func event(at address: String) {
-        guard isOn else { return }
-        let machine = MachineAddress.machine(of: address)
-        counts.withLock { $0.events[machine, default: 0] += 1 }
-    }
-
-    func unhandled(at address: String) {
-        guard isOn else { return }
-        let machine = MachineAddress.machine(of: address)
-        counts.withLock { $0.unhandled[machine, default: 0] += 1 }
-    }
-
-    /// The heartbeat's payload: what was counted since the last one, or empty when off.
-    func takeReport(types: @autoclosure () -> [String: String]) -> [UInt8] {
-        guard isOn else { return [] }
-        let types = types()
-        let report = counts.withLock { $0.report(types: types) }
-        return (try? WireJSON.encode(report)) ?? []
+        }
+        for request in ioCalls.keys.sorted() {
+            for outcome in ioCalls[request]!.keys.sorted() {
+                deltas.append(.init(name: "grove_worker_io_calls_total", labels: ["request": request, "outcome": outcome],
+                                    delta: ioCalls[request]![outcome]!))
+            }
+        }
+        var histograms: [MetricsReport.HistogramDelta] = ioSeconds.keys.sorted().map { request in
+            .init(name: HistogramBounds.ioCallSeconds, labels: ["request": request], buckets: ioSeconds[request]!.buckets,
+                  sum: ioSeconds[request]!.sum)
+        }
+        if !commitSeconds.isEmpty {
+            histograms.append(.init(name: HistogramBounds.storeCommitSeconds, buckets: commitSeconds.buckets, sum: commitSeconds.sum))
+            histograms.append(.init(name: HistogramBounds.storeCommitWrites, buckets: commitWrites.buckets, sum: commitWrites.sum))
+        }
+        self = WorkerCounts()
+        return MetricsReport(counters: deltas, histograms: histograms.isEmpty ? nil : histograms)
     }
 }

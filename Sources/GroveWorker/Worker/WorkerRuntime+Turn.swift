@@ -74,7 +74,11 @@ extension WorkerRuntime {
                                                        time: { wallMs })
         for failure in failures { log.error("\(failure)") }
         do {
+            let started = link.metrics.isOn ? WorkerMetrics.nanoseconds() : 0
             try store.commit(commit)
+            if started != 0 {
+                link.metrics.storeCommit(seconds: Double(WorkerMetrics.nanoseconds() &- started) / 1e9, writes: commit.writeCount)
+            }
         } catch {
             failed(.storeWrite(error.message))
         }

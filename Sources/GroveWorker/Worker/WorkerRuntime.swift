@@ -160,7 +160,8 @@ actor WorkerRuntime {
             case .heartbeat:
                 // With metrics on, what was counted since the last one rides along.
                 link.send(.heartbeat, address: link.worker,
-                          payload: link.metrics.takeReport(types: core.placed.mapValues(\.type)))
+                          payload: link.metrics.takeReport(types: core.placed.mapValues(\.type),
+                                                           depths: WorkerMetrics.depths(of: instances.values, types: core.placed.values.map(\.type))))
             case .reconnect:
                 // What the old connection brought and was not decided goes with it: the
                 // coordinator fails those requests when it loses the session.
@@ -252,7 +253,8 @@ actor WorkerRuntime {
     /// `journal` after it) when it has one.
     func make(_ address: String, _ machine: Welcome.HostedMachine, factory: any HostedMachineFactory, welcome: Welcome,
               record: MachineRecord?, journal: [JournalEntry] = []) throws(WireError) -> any HostedMachine {
-        let io = ClusterIOPerformer(address: address, local: configuration.io, remoteNames: core.remoteIO, core: inlet)
+        let io = ClusterIOPerformer(address: address, local: configuration.io, remoteNames: core.remoteIO, core: inlet,
+                                    metrics: link.metrics)
         var durable: DurableStart?
         if let durability = machine.durability, durability != .none {
             guard store != nil else {
