@@ -85,7 +85,9 @@ extension EndToEnd {
                 try await waitUntil("fsm-launch accepting the view's connections", timeout: .seconds(30)) {
                     Self.accepted(by: cluster.launch.pid, port: port) >= 64
                 }
-                #expect(Self.accepted(by: cluster.launch.pid, port: port) == 64)
+                // A few more at most: NIO accepts several per read before the cap pauses it.
+                let accepted = Self.accepted(by: cluster.launch.pid, port: port)
+                #expect(accepted < 64 + 16, "fsm-launch accepted \(accepted) of 200 connections")
                 // A connection that sends no request is closed after the idle timeout (10 s).
                 try await waitUntil("the view closing an idle connection", timeout: .seconds(60), interval: .milliseconds(200)) {
                     idle.contains { $0.closedByPeer() }
