@@ -97,6 +97,18 @@ struct MetricsHostileReportTests {
         #expect(text.split(separator: "\n").filter { $0.hasPrefix("grove_worker_events_total{") }.count == CoordinatorMetrics.seriesLimit)
     }
 
+    @Test func aReportOverTheLimitIsNotDecoded() throws {
+        let cluster = MetricsDriverTests.cluster()
+        let report = try WireJSON.encode(MetricsReport(counters: [.init(name: "grove_worker_events_total", labels: ["machine_type": "Counter"], delta: 1)]))
+        // Valid JSON, padded past the limit with white space.
+        cluster.fromWorker("data-1", MetricsDriverTests.heartbeat("data-1", report + Array(repeating: UInt8(ascii: " "), count: CoordinatorDriver.reportLimit)))
+        #expect(cluster.warnings.contains { $0.contains("more than \(CoordinatorDriver.reportLimit)") }, "\(cluster.warnings)")
+        let text = String(decoding: try #require(cluster.driver.metrics).render(cluster.driver.core.counts), as: UTF8.self)
+        #expect(!text.contains("grove_worker_events_total{"))
+        cluster.fromWorker("data-1", MetricsDriverTests.heartbeat("data-1", report))
+        #expect(String(decoding: try #require(cluster.driver.metrics).render(cluster.driver.core.counts), as: UTF8.self).contains("grove_worker_events_total{"))
+    }
+
     @Test func aHugeBadNameIsLoggedShortAndRoutingGoesOn() throws {
         let cluster = MetricsDriverTests.cluster()
         let report = try WireJSON.encode(MetricsReport(counters: [.init(name: String(repeating: "y", count: 100_000), delta: 1)]))

@@ -50,6 +50,13 @@ extension CoordinatorDriver {
     /// would otherwise write a line per heartbeat); the rest of the report is taken.
     func noteMetrics(_ report: [UInt8], from worker: String) {
         guard let metrics else { return }
+        // Bounds before work: decoding runs on the routing thread, and a worker's real report
+        // (its machine types' and request types' series) is a few kilobytes.
+        guard report.count <= Self.reportLimit else {
+            warnOnce("worker \(worker)'s metrics report (its heartbeat's payload) is \(report.count) bytes, more than \(Self.reportLimit); "
+                + "nothing of it was counted (docs/PROTOCOL.md, \"Heartbeats\")")
+            return
+        }
         guard let decoded = WireJSON.decodeQuickly(MetricsReport.self, from: report) else {
             warnOnce("worker \(worker)'s metrics report (its heartbeat's payload) is not the JSON docs/PROTOCOL.md \"Heartbeats\" describes; "
                 + "nothing of it was counted: check the worker's Grove version")
@@ -68,4 +75,6 @@ extension CoordinatorDriver {
     }
 
     static let warnedLimit = 64
+    /// The largest metrics report decoded.
+    static let reportLimit = 1 << 20
 }
