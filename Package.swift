@@ -216,6 +216,8 @@ let package = Package(
             dependencies: [
                 "GroveCluster", "GroveCoordinator", "GroveWorker", "ZeroMQ", "GroveView", "GroveClient",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                // Its connection limit (`MaximumAvailableConnections`); built for Hummingbird anyway.
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -100,10 +100,13 @@ package struct ViewAccess: Sendable {
         } else if let parts = ViewKeyToken.parse(token), let key = keys[parts.publicKey],
                   let publicKey = ViewKeyToken.bytes(hex: parts.publicKey[...]),
                   ViewKeyToken.verify(parts.mac, shared: key.shared, publicKey: publicKey, expiresAt: parts.expiresAt) {
-            guard parts.expiresAt * 1000 > now else {
+            // Compared in seconds: the expiry is the token holder's to choose, and `* 1000` of
+            // one near `Int64.max` would trap (a reader's key ending fsm-launch).
+            let nowSeconds = now / 1000
+            guard parts.expiresAt > nowSeconds else {
                 return .unauthenticated("this access token expired: ask for a new one with `fsm-send view`")
             }
-            guard parts.expiresAt * 1000 <= now + ViewKeyToken.maxLifetimeSeconds * 1000 else {
+            guard parts.expiresAt <= nowSeconds + ViewKeyToken.maxLifetimeSeconds else {
                 return .unauthenticated("this access token is valid for longer than a day, which the view does not accept: ask for one with `fsm-send view --minutes` at most 1440")
             }
             viewer = key.viewer

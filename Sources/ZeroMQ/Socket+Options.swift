@@ -60,6 +60,12 @@ extension Socket {
         try set(ZMQ_RCVTIMEO, milliseconds, "ZMQ_RCVTIMEO")
     }
 
+    /// `ZMQ_TCP_MAXRT` (Linux's `TCP_USER_TIMEOUT`): how long sent data may stay unacknowledged,
+    /// a peer that stopped reading included, before the connection is reset.
+    package func setTCPMaximumRetransmit(milliseconds: Int32) throws(ZMQError) {
+        try set(ZMQ_TCP_MAXRT, milliseconds, "ZMQ_TCP_MAXRT")
+    }
+
     /// `ZMQ_ROUTING_ID`: the id a ROUTER peer sees as frame 0. Set before `connect`.
     /// - Parameter id: 1–255 bytes, not starting with a zero byte.
     /// - Throws: `ZMQError`, e.g. `EINVAL` for an empty or too long id.

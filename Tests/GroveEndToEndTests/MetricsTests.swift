@@ -93,7 +93,7 @@ struct Scrape {
     }
 
     /// The whole response to `GET path` (the URL's own path when nil).
-    static func raw(_ url: String, path: String?) throws -> String {
+    static func raw(_ url: String, path: String?, extraHeader: String? = nil) throws -> String {
         let rest = url.dropFirst("http://".count)
         guard let slash = rest.firstIndex(of: "/"), let colon = rest[..<slash].lastIndex(of: ":"),
               let port = UInt16(rest[rest.index(after: colon)..<slash]) else { throw HarnessError("not a metrics URL: \(url)") }
@@ -110,7 +110,7 @@ struct Scrape {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard connected == 0 else { throw HarnessError("connect to \(url): errno \(errno)") }
-        let request = Array("GET \(path ?? String(rest[slash...])) HTTP/1.1\r\nHost: \(rest[..<slash])\r\n\r\n".utf8)
+        let request = Array("GET \(path ?? String(rest[slash...])) HTTP/1.1\r\nHost: \(rest[..<slash])\r\n\(extraHeader.map { $0 + "\r\n" } ?? "")\r\n".utf8)
         guard send(fd, request, request.count, 0) == request.count else { throw HarnessError("send to \(url): errno \(errno)") }
         var response: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)

@@ -48,6 +48,12 @@ struct ViewKeyTokenTests {
                 Issue.record("\(given) at \(now) was let in"); return
             }
         }
+        // An expiry the key's holder chose near Int64.max (or below 0): refused, not a trap.
+        for expiresAt in [Int64.max, Int64.max / 1000 + 1, Int64.min, -1] {
+            guard case .unauthenticated = access.decide(.watch, token: try self.token(expiresAt: expiresAt), now: 1_000) else {
+                Issue.record("a token expiring at \(expiresAt) was let in"); return
+            }
+        }
         // Another key's token, signed with a secret the view does not share.
         let stranger = Curve25519.KeyAgreement.PrivateKey()
         let strangerShared = try ViewKeyToken.sharedSecret(secretKey: Array(stranger.rawRepresentation),

@@ -4,6 +4,7 @@ import GroveCluster
 import GroveView
 import GroveWire
 import Hummingbird
+import HummingbirdCore
 import Logging
 import ServiceLifecycle
 import Synchronization
@@ -53,7 +54,14 @@ final class LiveView: Service, Sendable {
     func run() async throws {
         let port = { @Sendable [self] in boundPort.load(ordering: .acquiring) }
         let router = LiveViewServer.router(hub: hub, clients: clients, credentials: credentials, port: port)
-        let app = Application(router: router, configuration: .init(address: .hostname(host, port: requestedPort), serverName: "grove-view"),
+        // Any local user can open connections to loopback: at most `connectionLimit` are taken
+        // (more wait in the kernel's backlog, costing this process nothing), and one that does
+        // not send a whole request head within `idleTimeout`, or idles after its answer, is
+        // closed (a stream of server-sent events, being written, is not idle).
+        let app = Application(router: router,
+                              server: .http1(configuration: .init(idleTimeout: .seconds(Int64(LiveViewServer.idleTimeout.components.seconds)))),
+                              configuration: .init(address: .hostname(host, port: requestedPort), serverName: "grove-view",
+                                                   availableConnectionsDelegate: MaximumAvailableConnections(LiveViewServer.connectionLimit)),
                               onServerRunning: { [self] channel in boundPort.store(channel.localAddress?.port ?? 0, ordering: .releasing) },
                               logger: log)
         let stop = StopFlag()

@@ -11,6 +11,10 @@ import Logging
 /// ``ViewAccess``'s, what to show is ``ViewCore``'s (in ``LiveViewHub``).
 enum LiveViewServer {
     static let cookie = "grove_view"
+    /// The most connections the view holds at once: viewers' streams, pages, actions.
+    static let connectionLimit = 64
+    /// How long a connection may take to send its request head, or idle between requests.
+    static let idleTimeout: Duration = .seconds(10)
     /// The most an action's body may hold: an event for a machine is at most
     /// `limits.payloadBytes`, with its address and some JSON around it.
     static func bodyLimit(_ topology: Topology) -> Int { topology.limits.payloadBytes + topology.limits.addressBytes + 1024 }
@@ -104,6 +108,10 @@ enum LiveViewServer {
         // never allows (with SameSite=Strict, a second lock against cross-site requests).
         guard request.headers.contains(where: { $0.name.canonicalName == "x-grove-view" && $0.value == "1" }) else {
             return text("an action needs the header X-Grove-View: 1 (the view's page sends it)\n", status: .forbidden)
+        }
+        // Who asks, before its body is read: a stranger's body is not worth the memory.
+        if case .unauthenticated(let why) = hub.decide(.watch, token: request.cookies[cookie]?.value) {
+            return text(why + "\n", status: .unauthorized)
         }
         var request = request
         let action: ViewAccess.Action

@@ -142,6 +142,9 @@ public final class Coordinator: Sendable {
             do {
                 let socket = try Socket(context, .stream)
                 try socket.setLinger(milliseconds: 0)
+                // An answer its client does not read is dropped (the connection reset) after
+                // this long, not kept in libzmq's memory for as long as the client stays.
+                try socket.setTCPMaximumRetransmit(milliseconds: Int32(ScrapeConnections.deadline.components.seconds * 1000))
                 socket.maximumFrames = 2
                 try socket.bind(endpoint)
                 metricsSocket = socket

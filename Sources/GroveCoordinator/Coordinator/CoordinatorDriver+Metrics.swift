@@ -4,38 +4,59 @@ import ZeroMQ
 /// The metrics endpoint: HTTP requests on a ZeroMQ STREAM socket (raw TCP), answered from
 /// ``CoordinatorMetrics`` on the I/O thread, so a scrape reads the core's counts without a lock.
 extension CoordinatorDriver {
-    /// Scrape connections waiting for the rest of their request head; more are closed at once.
-    static let scrapeConnectionLimit = 64
-
-    /// `[peer, bytes]` from the STREAM socket: an empty frame when a connection opens or closes.
+    /// `[peer, bytes]` from the STREAM socket: what ``ScrapeConnections`` says is done here.
     func serveMetrics(_ frames: [[UInt8]], io: LoopIO) {
-        guard frames.count == 2, let metrics else { return }
-        let peer = frames[0]
-        guard !frames[1].isEmpty else {
-            scrapes[peer] = nil
-            return
+        guard frames.count == 2, metrics != nil else { return }
+        if let action = scrapes.received(peer: frames[0], bytes: frames[1], now: io.now) {
+            perform(action, io: io)
         }
-        guard scrapes[peer] != nil || scrapes.count < Self.scrapeConnectionLimit else {
-            io.send(metricsSocket, [peer, []])
-            return
-        }
-        var request = scrapes[peer, default: []]
-        request += frames[1]
-        let counts = core.counts
-        guard let response = MetricsHTTP.response(to: request, body: { metrics.render(counts) }) else {
-            scrapes[peer] = request
-            return
-        }
-        scrapes[peer] = nil
-        io.send(metricsSocket, [peer, response])
-        io.send(metricsSocket, [peer, []])
     }
+
+    /// At each tick: scrape connections past their deadline are closed.
+    func expireScrapes(io: LoopIO) {
+        guard metrics != nil else { return }
+        for action in scrapes.expire(now: io.now) { perform(action, io: io) }
+    }
+
+    private func perform(_ action: ScrapeConnections.Action, io: LoopIO) {
+        switch action {
+        case .answer(let peer, let request):
+            let now = io.now
+            io.send(metricsSocket, [peer, MetricsHTTP.response(to: request, body: { rendered(now: now) }) ?? MetricsHTTP.timedOut])
+            io.send(metricsSocket, [peer, []])
+        case .reply(let peer, let bytes):
+            io.send(metricsSocket, [peer, bytes])
+            io.send(metricsSocket, [peer, []])
+        case .close(let peer):
+            io.send(metricsSocket, [peer, []])
+        }
+    }
+
+    /// The text of the metrics, rendered again only when the last rendering is older than
+    /// ``renderReuse``: rendering runs on the routing thread and grows with the series (up to
+    /// 10,000), so scrapes in a flood share one rendering instead of each taking its own.
+    private func rendered(now: ContinuousClock.Instant) -> [UInt8] {
+        if let last = lastRendering, now < last.at + Self.renderReuse { return last.text }
+        let text = metrics!.render(core.counts)
+        lastRendering = (now, text)
+        return text
+    }
+
+    /// How long one rendering answers scrapes: far below any scrape interval.
+    static let renderReuse: Duration = .milliseconds(250)
 
     /// A worker's heartbeat carried what it counted: added when metrics are on, else ignored.
     /// What is refused is logged, each distinct reason once (a worker that keeps sending it
     /// would otherwise write a line per heartbeat); the rest of the report is taken.
     func noteMetrics(_ report: [UInt8], from worker: String) {
         guard let metrics else { return }
+        // Bounds before work: decoding runs on the routing thread, and a worker's real report
+        // (its machine types' and request types' series) is a few kilobytes.
+        guard report.count <= Self.reportLimit else {
+            warnOnce("worker \(worker)'s metrics report (its heartbeat's payload) is \(report.count) bytes, more than \(Self.reportLimit); "
+                + "nothing of it was counted (docs/PROTOCOL.md, \"Heartbeats\")")
+            return
+        }
         guard let decoded = WireJSON.decodeQuickly(MetricsReport.self, from: report) else {
             warnOnce("worker \(worker)'s metrics report (its heartbeat's payload) is not the JSON docs/PROTOCOL.md \"Heartbeats\" describes; "
                 + "nothing of it was counted: check the worker's Grove version")
@@ -54,4 +75,6 @@ extension CoordinatorDriver {
     }
 
     static let warnedLimit = 64
+    /// The largest metrics report decoded.
+    static let reportLimit = 1 << 20
 }

@@ -42,8 +42,10 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
     /// the topology has `metrics.listen` (`CoordinatorDriver+Metrics.swift`).
     var metricsSocket: SocketID = -1
     var metrics: CoordinatorMetrics?
-    /// What each scrape connection sent so far, until its request head is whole.
-    var scrapes: [[UInt8]: [UInt8]] = [:]
+    /// The metrics endpoint's open connections and what each sent so far.
+    var scrapes = ScrapeConnections()
+    /// The last rendering of the metrics and when (`CoordinatorDriver+Metrics.swift`).
+    var lastRendering: (at: ContinuousClock.Instant, text: [UInt8])?
     /// The metrics warnings logged so far (`CoordinatorDriver+Metrics.swift`).
     var metricsWarned: Set<String> = []
 
@@ -133,7 +135,7 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
         if socket == metricsSocket {
             // A scraper that went away before its answer: its ids are the STREAM socket's own,
             // which may equal a client's on the clients socket, so nothing of the clients is touched.
-            scrapes[peer] = nil
+            scrapes.lost(peer: peer)
             return
         }
         if socket == workers {
@@ -154,6 +156,7 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
 
     func tick(io: LoopIO) {
         apply(core.tick(now: io.now), io: io)
+        expireScrapes(io: io)
         releaseBusies(io: io)
         flush(io: io)
         if releasedBytes >= 1 << 20 {

@@ -43,6 +43,19 @@ final class CoordinatorMetrics {
     private var labelNames: [String: [String]] = [:]
     /// Names the coordinator counts itself, which no report may add to.
     static let ownNames: Set<String> = ["grove_worker_restarts_total"]
+    /// The most labels a reported series may have, and the longest value (UTF-8 bytes): a
+    /// machine type or a request type is short, and each series is kept and rendered on every
+    /// scrape for as long as the coordinator runs, so a worker's report cannot grow it much.
+    static let labelsLimit = 8
+    static let labelValueLimit = 256
+    /// The most one report may add to a counter or a histogram bucket: far more than a worker
+    /// can count in a heartbeat interval, and far enough from `Int64.max` that the sums the
+    /// coordinator keeps do not wrap (a wrapped counter would go negative).
+    static let deltaLimit = 1 << 40
+    /// Label names a report may not use: `worker` is the coordinator's; `le` and `quantile`
+    /// are the exposition format's own (a histogram's `le` twice would make the whole scrape
+    /// invalid).
+    static let reservedLabels: Set<String> = ["worker", "le", "quantile"]
 
     struct SeriesKey: Hashable {
         var name: String
@@ -92,7 +105,7 @@ final class CoordinatorMetrics {
             problems.append(problem)
         }
         for sample in report.counters {
-            if let problem = Self.problem(name: sample.name, labels: sample.labels) ?? (sample.delta < 0 ? "counter '\(sample.name)' came with a negative delta \(sample.delta)" : nil) {
+            if let problem = Self.problem(name: sample.name, labels: sample.labels) ?? Self.deltaProblem(sample.name, sample.delta) {
                 refuse(problem)
                 continue
             }
@@ -115,7 +128,9 @@ final class CoordinatorMetrics {
             gauge.record(sample.value)
         }
         for sample in report.histograms ?? [] {
-            if let problem = ReportedHistograms.problem(with: sample) ?? Self.labelProblem(sample.name, sample.labels) {
+            if let problem = ReportedHistograms.problem(with: sample)
+                ?? sample.buckets.lazy.compactMap({ Self.deltaProblem(sample.name, $0) }).first
+                ?? Self.labelProblem(sample.name, sample.labels) {
                 refuse(problem)
                 continue
             }
@@ -126,9 +141,12 @@ final class CoordinatorMetrics {
                 refuse(seriesProblem(sample.name))
                 continue
             }
+            if let problem = histograms.add(sample, to: key) {
+                refuse(problem)
+                continue
+            }
             kinds[sample.name] = .histogram
             labelNames[sample.name] = labels.map(\.0)
-            histograms.add(sample, to: key)
         }
         return problems
     }
@@ -153,8 +171,8 @@ final class CoordinatorMetrics {
 
     /// Why a reported name or its labels are not taken, or nil.
     private static func problem(name: String, labels: [String: String]) -> String? {
-        guard name.hasPrefix("grove_worker_"), isName(name) else {
-            return "'\(name)' is not a Prometheus name starting grove_worker_"
+        guard name.hasPrefix("grove_worker_"), isName(name), name.utf8.count <= labelValueLimit else {
+            return "'\(name.prefix(labelValueLimit))' is not a Prometheus name starting grove_worker_ of at most \(labelValueLimit) bytes"
         }
         guard !ownNames.contains(name) else { return "'\(name)' is the coordinator's own series" }
         guard HistogramBounds.byName[name] == nil else { return "'\(name)' is a histogram, reported as a counter or gauge" }
@@ -162,8 +180,20 @@ final class CoordinatorMetrics {
     }
 
     private static func labelProblem(_ name: String, _ labels: [String: String]) -> String? {
-        guard let bad = labels.keys.sorted().first(where: { !isName($0) || $0 == "worker" || $0.hasPrefix("__") }) else { return nil }
-        return "'\(name)' has label '\(bad)', which is not a Prometheus label name, or is 'worker' (the coordinator's)"
+        guard labels.count <= labelsLimit else { return "'\(name.prefix(labelValueLimit))' has \(labels.count) labels, more than \(labelsLimit)" }
+        if let bad = labels.keys.sorted().first(where: { !isName($0) || $0.utf8.count > labelValueLimit || reservedLabels.contains($0) || $0.hasPrefix("__") }) {
+            return "'\(name.prefix(labelValueLimit))' has label '\(bad.prefix(labelValueLimit))', which is not a Prometheus label name, or is one of "
+                + "\(reservedLabels.sorted().joined(separator: ", ")) (the coordinator's and the format's)"
+        }
+        if let long = labels.keys.sorted().first(where: { labels[$0]!.utf8.count > labelValueLimit }) {
+            return "'\(name)' has label '\(long)' with a value of \(labels[long]!.utf8.count) bytes, more than \(labelValueLimit)"
+        }
+        return nil
+    }
+
+    private static func deltaProblem(_ name: String, _ delta: Int) -> String? {
+        guard delta < 0 || delta > deltaLimit else { return nil }
+        return "'\(name)' came with a count of \(delta), not one from 0 to \(deltaLimit)"
     }
 
     private func seriesProblem(_ name: String) -> String {

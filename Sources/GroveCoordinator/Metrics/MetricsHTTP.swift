@@ -8,7 +8,8 @@ enum MetricsHTTP {
 
     /// The response to `request`, or `nil` while its head is incomplete (no blank line yet).
     static func response(to request: [UInt8], body: () -> [UInt8]) -> [UInt8]? {
-        guard let end = headEnd(request) else {
+        // The head, its blank line included, within the limit however the bytes came.
+        guard let end = headEnd(request), end + 4 <= headLimit else {
             return request.count > headLimit ? reply("431 Request Header Fields Too Large", "request head over \(headLimit) bytes\n") : nil
         }
         let line = request[..<end].split(separator: UInt8(ascii: "\r"), maxSplits: 1).first ?? []
@@ -29,9 +30,15 @@ enum MetricsHTTP {
             : reply("200 OK", text, type: "text/plain; version=0.0.4; charset=utf-8")
     }
 
-    private static func headEnd(_ bytes: [UInt8]) -> Int? {
-        guard bytes.count >= 4 else { return nil }
-        for index in 0...(bytes.count - 4)
+    /// The answer to a connection that did not send its whole request head in time
+    /// (``ScrapeConnections/deadline``).
+    static let timedOut = reply("408 Request Timeout", "the request head did not come within \(ScrapeConnections.deadline)\n")
+
+    /// Where the blank line ending the head starts, looking from `start` on (a connection's
+    /// bytes are scanned once each as they come, not again from the beginning).
+    static func headEnd(_ bytes: [UInt8], from start: Int = 0) -> Int? {
+        guard bytes.count >= 4, start <= bytes.count - 4 else { return nil }
+        for index in start...(bytes.count - 4)
         where bytes[index] == 13 && bytes[index + 1] == 10 && bytes[index + 2] == 13 && bytes[index + 3] == 10 {
             return index
         }

@@ -24,7 +24,7 @@ struct ReportedHistograms {
     /// not match them, a negative or non-finite figure), or nil when it can.
     static func problem(with delta: MetricsReport.HistogramDelta) -> String? {
         guard let bounds = HistogramBounds.byName[delta.name] else {
-            return "histogram '\(delta.name)' is not one the coordinator knows (\(HistogramBounds.names.sorted().joined(separator: ", ")))"
+            return "histogram '\(delta.name.prefix(CoordinatorMetrics.labelValueLimit))' is not one the coordinator knows (\(HistogramBounds.names.sorted().joined(separator: ", ")))"
         }
         guard delta.buckets.count == bounds.count + 1 else {
             return "histogram '\(delta.name)' came with \(delta.buckets.count) buckets, not \(bounds.count + 1) (its \(bounds.count) bounds and +Inf)"
@@ -38,9 +38,20 @@ struct ReportedHistograms {
     func has(_ key: Key) -> Bool { series[key] != nil }
 
     /// Adds `delta`, which ``problem(with:)`` passed, to the series `key`.
-    mutating func add(_ delta: MetricsReport.HistogramDelta, to key: Key) {
+    /// - Returns: Why it was not added (the series' count or sum would no longer fit: a
+    ///   worker's report must not trap the coordinator on an overflow), or nil.
+    mutating func add(_ delta: MetricsReport.HistogramDelta, to key: Key) -> String? {
         let bounds = HistogramBounds.byName[delta.name]!
-        series[key, default: HistogramCounts(bounds: bounds)].add(buckets: delta.buckets, sum: delta.sum)
+        let existing = series[key] ?? HistogramCounts(bounds: bounds)
+        var total = existing.count
+        for count in delta.buckets {
+            let (sum, overflow) = total.addingReportingOverflow(count)
+            guard !overflow else { return "histogram '\(delta.name)' would count past \(Int.max) in one series" }
+            total = sum
+        }
+        guard (existing.sum + delta.sum).isFinite else { return "histogram '\(delta.name)' would sum past the largest figure" }
+        series[key, default: existing].add(buckets: delta.buckets, sum: delta.sum)
+        return nil
     }
 
     /// The Prometheus text of every series: `# TYPE`, then per series its cumulative
@@ -68,16 +79,19 @@ struct ReportedHistograms {
     }
 
     /// A label value as the exposition format escapes it: backslash, double quote, line feed.
+    /// By bytes, not `Character`s: `"\r\n"` is one `Character`, which is not `"\n"`, and would
+    /// put a raw line feed into the text.
     static func escaped(_ value: String) -> String {
-        var out = ""
-        for character in value {
-            switch character {
-            case "\\": out += "\\\\"
-            case "\"": out += "\\\""
-            case "\n": out += "\\n"
-            default: out.append(character)
+        var out: [UInt8] = []
+        out.reserveCapacity(value.utf8.count)
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "\\"): out += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
+            case UInt8(ascii: "\""): out += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
+            case UInt8(ascii: "\n"): out += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
+            default: out.append(byte)
             }
         }
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 }
