@@ -50,6 +50,12 @@ let package = Package(
         // With swift-atomics, 36 s of a cold debug build on 2 cores shared at load 16 (9.5 s of CPU).
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // Traces (docs/ARCHITECTURE.md, "Traces"): the API every process makes its spans
+        // through; no exporter here (FSMTelemetry bootstraps one when asked).
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
+        // The executables' exporter, when the environment names an OTLP endpoint (GroveOTel).
+        // OTLP/HTTP only: its gRPC trait would bring grpc-swift and its transport in too.
+        .package(url: "https://github.com/swift-otel/swift-otel", from: "1.6.0", traits: ["OTLPHTTP"]),
     ],
     targets: [
         // Pure core: machines, effects, ids, dialect adapters. No Foundation, no runtime.
@@ -154,14 +160,23 @@ let package = Package(
         // imports another. ModuleArrowTests holds them to it.
         .target(
             name: "GroveCluster",
-            dependencies: ["GroveWire", "ZeroMQ"],
+            dependencies: [
+                "GroveWire", "ZeroMQ",
+                // WireTracing: the trace context on the wire, to and from the process's tracer.
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict,
             plugins: ["EmbedDefaultTopology"]
         ),
         // What an app that sends events or watches needs: the wire and ZeroMQ, no store, no runtime.
         .target(
             name: "GroveClient",
-            dependencies: ["GroveCluster", "GroveWire", "ZeroMQ"],
+            dependencies: [
+                "GroveCluster", "GroveWire", "ZeroMQ",
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         // The coordinator (core and driver) and the supervisor's core, fsm-launch's restart policy.
@@ -173,6 +188,7 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: strict
         ),
@@ -193,6 +209,7 @@ let package = Package(
                 // SQLite's C calls, for the journal's appends (SQLiteJournalAppend says why).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: strict
         ),
@@ -201,10 +218,23 @@ let package = Package(
         // the executables.
         .plugin(name: "EmbedDefaultTopology", capability: .buildTool(), dependencies: ["GroveEmbedTopology"]),
         .executableTarget(name: "GroveEmbedTopology", swiftSettings: strict),
+        // Exports the executables' spans over OTLP/HTTP through swift-otel, when the environment
+        // names an endpoint (docs/ARCHITECTURE.md, "Traces"). Not a product: a user's own worker
+        // bootstraps the tracer of its choice.
+        .target(
+            name: "GroveOTel",
+            dependencies: [
+                .product(name: "OTel", package: "swift-otel"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "FSMLaunch",
             dependencies: [
-                "GroveCluster", "GroveCoordinator", "GroveWorker", "ZeroMQ",
+                "GroveCluster", "GroveCoordinator", "GroveWorker", "ZeroMQ", "GroveOTel",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -214,7 +244,7 @@ let package = Package(
         .executableTarget(
             name: "FSMWorker",
             dependencies: [
-                "GroveCluster", "GroveWorker", "GroveExamples",
+                "GroveCluster", "GroveWorker", "GroveExamples", "GroveOTel",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -223,7 +253,8 @@ let package = Package(
         .executableTarget(
             name: "FSMSend",
             dependencies: [
-                "GroveCluster", "GroveClient",
+                "GroveCluster", "GroveClient", "GroveOTel",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -293,6 +324,7 @@ let package = Package(
                 "GroveTesting",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: strict
         ),

@@ -44,8 +44,13 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
     var metrics: CoordinatorMetrics?
     /// What each scrape connection sent so far, until its request head is whole.
     var scrapes: [[UInt8]: [UInt8]] = [:]
+    /// The process's tracer, read once here; `nil` (no tracer bootstrapped) keeps tracing to
+    /// one test of this constant per forwarded request (`CoordinatorDriver+Tracing.swift`).
+    let tracing: WireTracing?
 
-    init(core: CoordinatorCore, clients: SocketID, workers: SocketID, events: SocketID, context: ZMQContext?, log: Logger) {
+    init(core: CoordinatorCore, clients: SocketID, workers: SocketID, events: SocketID, context: ZMQContext?, log: Logger,
+         tracing: WireTracing? = nil) {
+        self.tracing = tracing ?? WireTracing.bootstrapped(log: log)
         self.core = core
         self.clients = clients
         self.workers = workers
