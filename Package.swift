@@ -53,6 +53,12 @@ let package = Package(
         // The live view (docs/ARCHITECTURE.md, "Live view"): fsm-launch's HTTP server, pages and
         // server-sent events. No traits: swift-configuration is not needed.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+        // Traces (docs/ARCHITECTURE.md, "Traces"): the API every process makes its spans
+        // through; no exporter here (FSMTelemetry bootstraps one when asked).
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
+        // The executables' exporter, when the environment names an OTLP endpoint (GroveOTel).
+        // OTLP/HTTP only: its gRPC trait would bring grpc-swift and its transport in too.
+        .package(url: "https://github.com/swift-otel/swift-otel", from: "1.6.0", traits: ["OTLPHTTP"]),
     ],
     targets: [
         // Pure core: machines, effects, ids, dialect adapters. No Foundation, no runtime.
@@ -157,14 +163,23 @@ let package = Package(
         // imports another. ModuleArrowTests holds them to it.
         .target(
             name: "GroveCluster",
-            dependencies: ["GroveWire", "ZeroMQ"],
+            dependencies: [
+                "GroveWire", "ZeroMQ",
+                // WireTracing: the trace context on the wire, to and from the process's tracer.
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict,
             plugins: ["EmbedDefaultTopology"]
         ),
         // What an app that sends events or watches needs: the wire and ZeroMQ, no store, no runtime.
         .target(
             name: "GroveClient",
-            dependencies: ["GroveCluster", "GroveWire", "ZeroMQ"],
+            dependencies: [
+                "GroveCluster", "GroveWire", "ZeroMQ",
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         // The coordinator (core and driver) and the supervisor's core, fsm-launch's restart policy.
@@ -176,6 +191,7 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: strict
         ),
@@ -196,6 +212,7 @@ let package = Package(
                 // SQLite's C calls, for the journal's appends (SQLiteJournalAppend says why).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: strict
         ),
@@ -211,10 +228,23 @@ let package = Package(
             dependencies: ["GroveCluster", "GroveWire", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict
         ),
+        // Exports the executables' spans over OTLP/HTTP through swift-otel, when the environment
+        // names an endpoint (docs/ARCHITECTURE.md, "Traces"). Not a product: a user's own worker
+        // bootstraps the tracer of its choice.
+        .target(
+            name: "GroveOTel",
+            dependencies: [
+                .product(name: "OTel", package: "swift-otel"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "FSMLaunch",
             dependencies: [
-                "GroveCluster", "GroveCoordinator", "GroveWorker", "ZeroMQ", "GroveView", "GroveClient",
+                "GroveCluster", "GroveCoordinator", "GroveWorker", "ZeroMQ", "GroveView", "GroveClient", "GroveOTel",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 // Its connection limit (`MaximumAvailableConnections`); built for Hummingbird anyway.
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -227,7 +257,7 @@ let package = Package(
         .executableTarget(
             name: "FSMWorker",
             dependencies: [
-                "GroveCluster", "GroveWorker", "GroveExamples",
+                "GroveCluster", "GroveWorker", "GroveExamples", "GroveOTel",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -236,7 +266,8 @@ let package = Package(
         .executableTarget(
             name: "FSMSend",
             dependencies: [
-                "GroveCluster", "GroveClient", "GroveView",
+                "GroveCluster", "GroveClient", "GroveView", "GroveOTel",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -306,6 +337,7 @@ let package = Package(
                 "GroveTesting",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: strict
         ),

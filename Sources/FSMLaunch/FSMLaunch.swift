@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import GroveCluster
 import GroveCoordinator
+import GroveOTel
 import Logging
 import ServiceLifecycle
 
@@ -114,6 +115,14 @@ struct FSMLaunch: AsyncParsableCommand {
             for problem in directoryProblems { printError("error: \(problem)") }
             throw ExitCode(1)
         }
+        // Before the coordinator: its driver reads the process's tracer once, when it is made.
+        let traces: TraceExport?
+        do {
+            traces = try TraceExport.start(process: "fsm-launch", log: log)
+        } catch {
+            printError("error: traces: \(error); fix or unset the OTEL_EXPORTER_OTLP_* variables")
+            throw ExitCode(1)
+        }
         let coordinator: Coordinator
         do {
             coordinator = try Coordinator(topology: topology, keysRelativeTo: topologyDirectory)
@@ -158,13 +167,17 @@ struct FSMLaunch: AsyncParsableCommand {
         }
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
             services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: log))
+        // The coordinator's last spans leave before the process does.
         do {
             try await group.run()
+            await traces?.finish()
         } catch let escalation as Escalation {
+            await traces?.finish()
             printError("error: \(escalation.reason)")
             // Before the topology was ready, giving up fails the launch like any other reason.
             throw ExitCode(service.isReady ? Self.escalationStatus : 1)
         } catch {
+            await traces?.finish()
             printError("error: \(error)")
             throw ExitCode(1)
         }

@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import GroveClient
 import GroveCluster
+import GroveOTel
+import Logging
 import GroveWire
 
 @main
@@ -41,7 +43,25 @@ struct FSMSend: ParsableCommand {
     /// Options written before a subcommand's name (`fsm-send --endpoint E list`) belong to that
     /// subcommand; without this, the default subcommand would read `list` as a machine address.
     static func main() {
-        main(Self.movingLeadingOptions(Array(CommandLine.arguments.dropFirst())))
+        let arguments = Self.movingLeadingOptions(Array(CommandLine.arguments.dropFirst()))
+        guard TraceExport.isRequested() else { return main(arguments) }
+        // Traced (docs/ARCHITECTURE.md, "Traces"): the spans are exported before the process
+        // ends, whichever way it ends.
+        let traces: TraceExport?
+        do {
+            traces = try TraceExport.start(process: "fsm-send", log: Logger(label: "grove.send"))
+        } catch {
+            FileHandle.standardError.write(Data("error: traces: \(error); fix or unset the OTEL_EXPORTER_OTLP_* variables\n".utf8))
+            Foundation.exit(1)
+        }
+        do {
+            var command = try parseAsRoot(arguments)
+            try command.run()
+        } catch {
+            traces?.finishBlocking()
+            exit(withError: error)
+        }
+        traces?.finishBlocking()
     }
 
     static func movingLeadingOptions(_ arguments: [String]) -> [String] {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GroveCluster
+import GroveOTel
 import GroveWorker
 import Logging
 
@@ -47,6 +48,9 @@ struct FSMWorker: AsyncParsableCommand {
             handler.logLevel = .notice
             return handler
         }
+        // Before the worker: its runtime reads the process's tracer once, when it is made. The
+        // export runs until the process exits (Worker.main never returns).
+        _ = try TraceExport.start(process: "fsm-worker", name: worker.name, log: Logger(label: "grove.worker"))
         var configuration = ExampleWorker.configuration(ioDelay: .milliseconds(ioDelayMs), cancelGate: ioCancelGate)
         if withTestMachines { TestMachines.register(in: &configuration) }
         await Worker.main(configuration, options: worker)

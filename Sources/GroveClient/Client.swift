@@ -1,6 +1,8 @@
 public import GroveCluster
 public import GroveWire
 import Foundation
+import Logging
+import Tracing
 import ZeroMQ
 
 /// A synchronous client of a running topology: what `fsm-send` uses. One request at a time;
@@ -21,6 +23,9 @@ public final class Client {
     private let socket: Socket
     /// Decides correlations, what replies mean and retries; this class only moves the bytes.
     private var core: ClientCore
+    /// The process's tracer, read once when the client is made; `nil` when none was
+    /// bootstrapped: then no span is made and requests carry no trace context.
+    private let tracing: WireTracing?
 
     /// Connects (lazily, as ZeroMQ does) to a coordinator's clients endpoint.
     /// - Parameters:
@@ -43,6 +48,7 @@ public final class Client {
         self.timeout = timeout
         self.retryUnavailable = retryUnavailable
         core = ClientCore(timeout: timeout, retryUnavailable: retryUnavailable)
+        tracing = WireTracing.bootstrapped(log: Logger(label: "grove.client"))
         usesCurve = credentials != nil
         try ClientEndpoint.verify(endpoint, curve: credentials != nil)
         // At least 1 ms: 0 would make every send and receive non-blocking.
@@ -78,8 +84,24 @@ public final class Client {
     /// - Throws: The ``WireError`` of an `error` reply, or `unreachable`/`timeout`.
     @discardableResult
     public func request(_ kind: MessageKind, address: String = "", payload: [UInt8] = [], flags: Header.Flags = []) throws(WireError) -> WireMessage {
+        guard let tracing else { return try exchange(kind, address: address, payload: payload, flags: flags, trace: nil) }
+        // The request's own span, the root of its trace unless the caller's task has one
+        // bound (`ServiceContext.current`); its traceparent travels with the request.
+        let span = tracing.tracer.startSpan("\(kind.name) \(address)", context: ServiceContext.current ?? .topLevel, ofKind: .client)
+        span.attributes["grove.address"] = address
+        defer { span.end() }
+        do {
+            return try exchange(kind, address: address, payload: payload, flags: flags, trace: tracing.traceparent(of: span.context))
+        } catch {
+            span.setStatus(SpanStatus(code: .error, message: error.code.rawValue))
+            throw error
+        }
+    }
+
+    private func exchange(_ kind: MessageKind, address: String, payload: [UInt8], flags: Header.Flags,
+                          trace: [UInt8]?) throws(WireError) -> WireMessage {
         let clock = ContinuousClock()
-        try transmit(core.start(kind, address: address, payload: payload, flags: flags, now: clock.now))
+        try transmit(core.start(kind, address: address, payload: payload, flags: flags, now: clock.now, trace: trace))
         while true {
             switch core.received(try receive(kind, address: address), now: clock.now) {
             case .receiveAgain:

@@ -52,9 +52,11 @@ package struct ClientCore: Sendable {
     /// Starts a request and returns the message to send now. A request still in flight (its
     /// send or its wait failed in the driver) is given up: a reply to it is skipped as late.
     /// - Parameter now: When it is first sent; retries stop `timeout` after it.
+    /// - Parameter trace: The client span's `traceparent`, carried by the request and its retries.
     package mutating func start(_ kind: MessageKind, address: String, payload: [UInt8], flags: Header.Flags,
-                                now: ContinuousClock.Instant) -> WireMessage {
-        let message = WireMessage(Header(kind, flags: flags, correlation: takeCorrelation()), address: address, payload: payload)
+                                now: ContinuousClock.Instant, trace: [UInt8]? = nil) -> WireMessage {
+        let message = WireMessage(Header(kind, flags: flags, correlation: takeCorrelation()), address: address, payload: payload,
+                                  trace: trace)
         inFlight = InFlight(message: message, deadline: now.advanced(by: timeout), backoff: Self.initialBackoff, requests: 1)
         return message
     }

@@ -14,7 +14,7 @@ public enum Batch {
     public static func pack(_ messages: [WireMessage]) -> WireMessage {
         if messages.count == 1 { return messages[0] }
         var payload: [UInt8] = []
-        payload.reserveCapacity(messages.reduce(0) { $0 + 16 + $1.address.utf8.count + $1.payload.count })
+        payload.reserveCapacity(messages.reduce(0) { $0 + 16 + $1.address.utf8.count + $1.payload.count + ($1.trace.map { 1 + $0.count } ?? 0) })
         for message in messages { append(message, to: &payload) }
         return WireMessage(Header(.batch, correlation: UInt64(messages.count)), payload: payload)
     }
@@ -39,13 +39,14 @@ public enum Batch {
     /// Appends one envelope to a batch payload under construction.
     public static func append(_ message: WireMessage, to payload: inout [UInt8]) {
         payload.append(message.header.kind.rawValue)
-        payload.append(message.header.flags.rawValue)
+        payload.append(message.wireHeader.flags.rawValue)
         appendBigEndian(message.header.correlation, bytes: 8, to: &payload)
         let address = message.address.utf8
         appendBigEndian(UInt64(address.count), bytes: 2, to: &payload)
         payload.append(contentsOf: address)
-        appendBigEndian(UInt64(message.payload.count), bytes: 4, to: &payload)
-        payload.append(contentsOf: message.payload)
+        let body = message.wirePayload
+        appendBigEndian(UInt64(body.count), bytes: 4, to: &payload)
+        payload.append(contentsOf: body)
     }
 
     /// The envelopes of a batch payload, in order.

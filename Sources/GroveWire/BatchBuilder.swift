@@ -10,9 +10,11 @@ public struct Envelope: Sendable, Hashable {
 
     /// The envelope as a message, copying its address and payload out of `batch`.
     /// - Throws: ``WireError`` `malformed-frame` when the address is not UTF-8.
+    /// - Throws: ``WireError`` `malformed-frame` also when a trace context's prefix runs past
+    ///   the payload (``TraceParent``).
     public func message(in batch: [UInt8]) throws(WireError) -> WireMessage {
-        WireMessage(Header(kind, flags: flags, correlation: correlation),
-                    address: try addressText(in: batch), payload: Array(batch[payload]))
+        try WireMessage(wire: Header(kind, flags: flags, correlation: correlation),
+                        address: try addressText(in: batch), payload: batch[payload])
     }
 
     /// The address as text.
@@ -143,8 +145,16 @@ public struct Envelope: Sendable, Hashable {
 
     @inlinable
     public mutating func append(_ message: WireMessage) {
-        append(kind: message.header.kind, flags: message.header.flags, correlation: message.header.correlation,
-               address: message.address.utf8, payload: message.payload)
+        guard let trace = message.trace else {
+            append(kind: message.header.kind, flags: message.header.flags, correlation: message.header.correlation,
+                   address: message.address.utf8, payload: message.payload)
+            return
+        }
+        append(kind: message.header.kind, flags: message.wireHeader.flags, correlation: message.header.correlation,
+               address: message.address.utf8, writingPayload: { (bytes: inout [UInt8]) -> Void in
+            TraceParent.write(trace, into: &bytes)
+            bytes.append(contentsOf: message.payload)
+        })
     }
 
     /// The frames to send (header, address, payload): one batch message, or the single

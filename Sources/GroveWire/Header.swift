@@ -141,7 +141,8 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
 /// 0      1    magic 0x47 ("G")
 /// 1      1    protocol version (1)
 /// 2      1    kind (MessageKind)
-/// 3      1    flags (bit 0: payload is binary, else JSON; bit 1: no-wait; bit 2: unhandled)
+/// 3      1    flags (bit 0: payload is binary, else JSON; bit 1: no-wait; bit 2: unhandled;
+///                    bit 3: the payload starts with a trace context, ``TraceParent``)
 /// 4      8    correlation id, unsigned, big-endian; echoed in the reply
 /// ```
 public struct Header: Sendable, Hashable {
@@ -163,6 +164,10 @@ public struct Header: Sendable, Hashable {
         /// On a `state` reply: the machine's `update` returned `.unhandled` for the event, so
         /// the state is the one it was already in.
         public static let unhandled = Flags(rawValue: 1 << 2)
+        /// The payload starts with a W3C `traceparent` (``TraceParent``): one length byte, the
+        /// value, then the payload proper. Parsers strip it (``WireMessage/trace``), so the rest
+        /// of Grove reads payloads as before.
+        public static let traced = Flags(rawValue: 1 << 3)
     }
 
     public var kind: MessageKind

@@ -4,13 +4,47 @@ public struct WireMessage: Sendable, Hashable {
     public var header: Header
     /// A machine address (`name` or `name/key`), a worker name, or empty.
     public var address: String
-    /// JSON (or binary with ``Header/Flags/binary``); may be empty.
+    /// JSON (or binary with ``Header/Flags/binary``); may be empty. Without the trace
+    /// context's prefix: that is ``trace``.
     public var payload: [UInt8]
+    /// The W3C `traceparent` the message carries (``TraceParent``), as it came (not checked:
+    /// the tracer that reads it does), or `nil`. On the wire it is the prefix of the payload
+    /// that ``Header/Flags/traced`` announces; ``frames`` writes both, and parsing strips both,
+    /// so ``header`` never has the flag.
+    public var trace: [UInt8]?
 
-    public init(_ header: Header, address: String = "", payload: [UInt8] = []) {
+    public init(_ header: Header, address: String = "", payload: [UInt8] = [], trace: [UInt8]? = nil) {
+        var header = header
+        header.flags.remove(.traced)
         self.header = header
         self.address = address
         self.payload = payload
+        self.trace = trace
+    }
+
+    /// The header as it goes on the wire: ``Header/Flags/traced`` set when there is a ``trace``.
+    public var wireHeader: Header {
+        guard trace != nil else { return header }
+        var header = header
+        header.flags.insert(.traced)
+        return header
+    }
+
+    /// The payload as it goes on the wire: ``trace``'s prefix, then ``payload``.
+    public var wirePayload: [UInt8] {
+        guard let trace else { return payload }
+        return TraceParent.prefixed(trace, payload)
+    }
+
+    /// A message from its parts as they came: a traced payload's prefix becomes ``trace``.
+    /// - Throws: ``WireError`` `malformed-frame` when the prefix runs past the payload.
+    public init(wire header: Header, address: String, payload: ArraySlice<UInt8>) throws(WireError) {
+        guard header.flags.contains(.traced) else {
+            self.init(header, address: address, payload: Array(payload))
+            return
+        }
+        let (trace, body) = try TraceParent.split(payload, correlation: header.correlation)
+        self.init(header, address: address, payload: Array(body), trace: Array(trace))
     }
 
     /// The `error` reply to request `correlation`: the one way every process of Grove answers
@@ -35,8 +69,8 @@ public struct WireMessage: Sendable, Hashable {
                   correlation: correlation)
     }
 
-    /// The three frames: header, address, payload.
-    public var frames: [[UInt8]] { [header.bytes, Array(address.utf8), payload] }
+    /// The three frames: header, address, payload (with the trace context's prefix, if any).
+    public var frames: [[UInt8]] { [wireHeader.bytes, Array(address.utf8), wirePayload] }
 
     /// Parses the three frames of a message.
     /// - Throws: ``WireError`` when the header is malformed, the frame count is not 3 or the
@@ -70,7 +104,7 @@ public struct WireMessage: Sendable, Hashable {
                 correlation: header.correlation)
         }
         let address = try Self.address(frames[frames.startIndex + 1], correlation: header.correlation)
-        self.init(header, address: address, payload: frames[frames.startIndex + 2])
+        try self.init(wire: header, address: address, payload: frames[frames.startIndex + 2][...])
     }
 
     /// The text of an address frame.

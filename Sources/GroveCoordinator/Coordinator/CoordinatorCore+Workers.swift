@@ -89,6 +89,7 @@ extension CoordinatorCore {
         func refuseKind(_ why: String) -> WorkerDecision {
             refuse(WireError(.unknownKind, "workers may not send \(message.kind.name) messages: \(why)"))
         }
+        if let problem = message.traceProblem { return refuse(problem) }
         // The rules below that read more than the header.
         func parsed(_ rule: (WireMessage) -> [CoordinatorAction]) -> WorkerDecision {
             do {

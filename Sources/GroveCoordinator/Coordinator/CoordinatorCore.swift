@@ -312,6 +312,8 @@ struct CoordinatorCore {
         func refuse(_ error: WireError) -> ClientDecision {
             .act([.toClient(identity, WireMessage.error(error, correlation: correlation))])
         }
+        // A trace context whose length runs past the payload leaves no payload to read.
+        if let problem = request.traceProblem { return refuse(problem) }
         // The kinds clients may not send, and why, come from the table of message kinds.
         func refuseKind(_ kind: MessageKind) -> ClientDecision {
             refuse(WireError(.unknownKind, kind.refusalForClients ?? "\(kind.name) is not a request"))

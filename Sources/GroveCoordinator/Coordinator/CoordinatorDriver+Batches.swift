@@ -29,7 +29,11 @@ extension CoordinatorDriver {
                  backlog: ClientBacklog, sender: UInt32 = 0, io: LoopIO) {
         switch core.decide(client: identity, request, as: principal, backlog: backlog, sender: sender) {
         case .forward(let worker, let id):
-            toWorker(worker, io: io) { request.append(to: &$0, correlation: id) }
+            if let tracing, let trace = request.traceBytes {
+                forward(request, traced: trace, to: worker, id: id, tracing: tracing, io: io)
+            } else {
+                toWorker(worker, io: io) { request.append(to: &$0, correlation: id) }
+            }
         case .act(let actions):
             apply(actions, io: io)
         }
@@ -110,6 +114,7 @@ extension CoordinatorDriver {
             if core.batchingClients.contains(client) {
                 toClient(client, io: io) { message.append(to: &$0, correlation: correlation) }
             } else {
+                // The view's header has no traced flag: its payload is the payload proper.
                 Header(message.kind, flags: message.header.flags, correlation: correlation).withUnsafeBytes { header in
                     io.send(clients, peer: client, header, message.addressBytes, message.payloadBytes)
                 }

@@ -48,8 +48,13 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
     var lastRendering: (at: ContinuousClock.Instant, text: [UInt8])?
     /// The metrics warnings logged so far (`CoordinatorDriver+Metrics.swift`).
     var metricsWarned: Set<String> = []
+    /// The process's tracer, read once here; `nil` (no tracer bootstrapped) keeps tracing to
+    /// one test of this constant per forwarded request (`CoordinatorDriver+Tracing.swift`).
+    let tracing: WireTracing?
 
-    init(core: CoordinatorCore, clients: SocketID, workers: SocketID, events: SocketID, context: ZMQContext?, log: Logger) {
+    init(core: CoordinatorCore, clients: SocketID, workers: SocketID, events: SocketID, context: ZMQContext?, log: Logger,
+         tracing: WireTracing? = nil) {
+        self.tracing = tracing ?? WireTracing.bootstrapped(log: log)
         self.core = core
         self.clients = clients
         self.workers = workers

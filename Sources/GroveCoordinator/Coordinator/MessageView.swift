@@ -9,7 +9,14 @@
 struct MessageView {
     let header: Header
     let addressBytes: UnsafeRawBufferPointer
+    /// The payload proper, without a trace context's prefix (``traceBytes``).
     let payloadBytes: UnsafeRawBufferPointer
+    /// The `traceparent` the message carries (``TraceParent``), as it came; `nil` without
+    /// ``Header/Flags/traced``. Split off by a length byte: no copy, nothing parsed.
+    let traceBytes: UnsafeRawBufferPointer?
+    /// Set when the header says the payload starts with a trace context but its length byte
+    /// runs past the payload; the core refuses the message (`malformed-frame`).
+    let traceProblem: WireError?
     /// Where it came from, for messages about a bad address.
     private let inBatch: Bool
 
@@ -22,17 +29,35 @@ struct MessageView {
         precondition(envelope.address.lowerBound >= 0 && envelope.address.upperBound <= batch.count
                      && envelope.payload.lowerBound >= 0 && envelope.payload.upperBound <= batch.count,
                      "the envelope's ranges are outside the batch it is read from")
-        header = Header(envelope.kind, flags: envelope.flags, correlation: envelope.correlation)
-        addressBytes = UnsafeRawBufferPointer(rebasing: batch[envelope.address])
-        payloadBytes = UnsafeRawBufferPointer(rebasing: batch[envelope.payload])
-        inBatch = true
+        self.init(Header(envelope.kind, flags: envelope.flags, correlation: envelope.correlation),
+                  address: UnsafeRawBufferPointer(rebasing: batch[envelope.address]),
+                  payload: UnsafeRawBufferPointer(rebasing: batch[envelope.payload]), inBatch: true)
     }
 
-    private init(_ header: Header, address: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer) {
-        self.header = header
+    private init(_ header: Header, address: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer, inBatch: Bool = false) {
         addressBytes = address
-        payloadBytes = payload
-        inBatch = false
+        self.inBatch = inBatch
+        // One bit tested per message when nothing is traced.
+        guard header.flags.contains(.traced) else {
+            self.header = header
+            payloadBytes = payload
+            traceBytes = nil
+            traceProblem = nil
+            return
+        }
+        var untraced = header
+        untraced.flags.remove(.traced)
+        self.header = untraced
+        do {
+            let (trace, body) = try TraceParent.split(payload, correlation: header.correlation)
+            traceBytes = trace
+            payloadBytes = body
+            traceProblem = nil
+        } catch {
+            traceBytes = nil
+            payloadBytes = payload
+            traceProblem = error
+        }
     }
 
     /// Calls `body` with a view of a message sent on its own: `header` parsed from its first frame.
@@ -46,8 +71,8 @@ struct MessageView {
     static func with<R>(_ message: WireMessage, _ body: (MessageView) -> R) -> R {
         var address = message.address
         return address.withUTF8 { address in
-            message.payload.withUnsafeBytes { payload in
-                body(MessageView(message.header, address: UnsafeRawBufferPointer(address), payload: payload))
+            message.wirePayload.withUnsafeBytes { payload in
+                body(MessageView(message.wireHeader, address: UnsafeRawBufferPointer(address), payload: payload))
             }
         }
     }
@@ -69,16 +94,35 @@ struct MessageView {
     /// errors).
     /// - Throws: ``WireError`` `malformed-frame` when the address is not UTF-8 or too long.
     func message() throws(WireError) -> WireMessage {
-        WireMessage(header, address: try address(), payload: Array(payloadBytes.assumingMemoryBound(to: UInt8.self)))
+        WireMessage(header, address: try address(), payload: Array(payloadBytes.assumingMemoryBound(to: UInt8.self)),
+                    trace: traceBytes.map { Array($0.assumingMemoryBound(to: UInt8.self)) })
     }
 
-    /// Appends the message's bytes to `batch` under `correlation`, as they are.
-    func append(to batch: inout BatchBuilder, correlation: UInt64) {
+    /// Appends the message's bytes to `batch` under `correlation`, as they are, with the trace
+    /// context it came with unless `trace` replaces it (the coordinator's own span's; empty:
+    /// none).
+    func append(to batch: inout BatchBuilder, correlation: UInt64, trace: [UInt8]? = nil) {
         // Typed buffers (the bytes are arrays of UInt8): a raw buffer offers no contiguous
         // storage to `Array.append(contentsOf:)`, which then copies byte by byte.
-        batch.append(kind: header.kind, flags: header.flags, correlation: correlation,
-                     address: addressBytes.assumingMemoryBound(to: UInt8.self),
-                     payload: payloadBytes.assumingMemoryBound(to: UInt8.self))
+        let payload = payloadBytes.assumingMemoryBound(to: UInt8.self)
+        let traceparent: [UInt8]
+        if let trace {
+            traceparent = trace
+        } else if let traceBytes {
+            traceparent = Array(traceBytes.assumingMemoryBound(to: UInt8.self))
+        } else {
+            traceparent = []
+        }
+        guard !traceparent.isEmpty else {
+            batch.append(kind: header.kind, flags: header.flags, correlation: correlation,
+                         address: addressBytes.assumingMemoryBound(to: UInt8.self), payload: payload)
+            return
+        }
+        batch.append(kind: header.kind, flags: header.flags.union(.traced), correlation: correlation,
+                     address: addressBytes.assumingMemoryBound(to: UInt8.self), writingPayload: { (bytes: inout [UInt8]) -> Void in
+            TraceParent.write(traceparent, into: &bytes)
+            bytes.append(contentsOf: payload)
+        })
     }
 }
 

@@ -3,6 +3,7 @@ import GroveCluster
 import GroveRuntime
 @_spi(GroveInternal) import GroveWire
 import Synchronization
+import Tracing
 
 /// The way into the worker's core for what a machine sends on its own, its io calls to other
 /// workers and its outputs: from the machine's task onto the worker loop, into
@@ -21,9 +22,10 @@ final class CoreInlet: Sendable {
 
     /// Sends an `io-request` (its payload: the head, then the request's bytes) and waits for
     /// its result; a cancelled task is answered `cancelled` at once.
-    func call(address: String, payload: [UInt8], binary: Bool) async -> IOCallResult {
+    /// - Parameter traced: The payload starts with a trace context (``TraceParent``).
+    func call(address: String, payload: [UInt8], binary: Bool, traced: Bool = false) async -> IOCallResult {
         guard let runtime else { return Self.stopped }
-        return await runtime.call(address: address, payload: payload, binary: binary)
+        return await runtime.call(address: address, payload: payload, binary: binary, traced: traced)
     }
 
     /// Runs `request` with the worker's own `handlers`, under its timeout; without a runtime
@@ -55,6 +57,8 @@ struct ClusterIOPerformer: IOPerformer {
     let core: CoreInlet
     /// Where its calls are counted and timed, when metrics are on.
     var metrics: WorkerMetrics?
+    /// The process's tracer; `nil` when none was bootstrapped (``WireTracing``).
+    var tracing: WireTracing? = nil
 
     func perform<R: IORequest>(_ request: R) async -> Result<R.Response, IOFailure> {
         await perform(request, effect: .generated(0))
@@ -77,7 +81,20 @@ struct ClusterIOPerformer: IOPerformer {
         guard remoteNames.contains(R.name) else { return await core.local(request, address: address, handlers: local) }
         // Encoded once, here; decoded once, by the worker that runs it. The coordinator reads
         // only the head.
+        if let tracing, let parent = ServiceContext.current {
+            // Under the transition that started it (`WorkerRuntime+Tracing.swift`): a span for
+            // the call, whose traceparent the request carries to the worker that runs it.
+            let span = tracing.tracer.startSpan("io-request \(R.name)", context: parent, ofKind: .client)
+            span.attributes["grove.address"] = address
+            defer { span.end() }
+            return await call(request, effect: effect, trace: tracing.traceparent(of: span.context))
+        }
+        return await call(request, effect: effect, trace: nil)
+    }
+
+    private func call<R: IORequest>(_ request: R, effect: EffectID, trace: [UInt8]?) async -> Result<R.Response, IOFailure> {
         var payload: [UInt8] = []
+        if let trace { TraceParent.write(trace, into: &payload) }
         let binary: Bool
         do {
             try IOCallHead.write(name: R.name, effect: try WireJSON.encode(effect), into: &payload)
@@ -85,7 +102,7 @@ struct ClusterIOPerformer: IOPerformer {
         } catch {
             return .failure(IOFailure(.codec, "io request '\(R.name)' could not be encoded: \(error)"))
         }
-        switch await core.call(address: address, payload: payload, binary: binary) {
+        switch await core.call(address: address, payload: payload, binary: binary, traced: trace != nil) {
         case .failure(let failure):
             return .failure(IOFailure(IOFailure.Code(rawValue: failure.code), failure.message))
         case .response(let bytes, let binary):

@@ -14,7 +14,8 @@ extension WorkerCore {
     enum MachineAction: Equatable {
         /// Send `io-request` `call` for the machine at `address` (its payload: the head, then the
         /// request's bytes, in the binary codec when `binary`).
-        case sendRequest(call: UInt64, address: String, payload: [UInt8], binary: Bool)
+        /// `traced`: the payload starts with a trace context (``TraceParent``).
+        case sendRequest(call: UInt64, address: String, payload: [UInt8], binary: Bool, traced: Bool = false)
         /// Send `io-cancel` for `call`: its machine no longer waits, so the worker running it may
         /// stop.
         case sendCancel(call: UInt64, address: String)
@@ -41,7 +42,7 @@ extension WorkerCore {
     ///     `cancelled` at once.
     /// - Returns: The call's id, under which the runtime keeps the waiting task until the core
     ///   says to resume it, and what to do now: send the request, or answer the task.
-    mutating func startCall(address: String, payload: [UInt8], binary: Bool, cancelled: Bool)
+    mutating func startCall(address: String, payload: [UInt8], binary: Bool, cancelled: Bool, traced: Bool = false)
         -> (call: UInt64, action: MachineAction) {
         let call = nextCall
         nextCall += 1
@@ -54,7 +55,7 @@ extension WorkerCore {
         let envelope = OutboundLimit.envelopeBytes(address: address.utf8.count, payload: payload.count)
         guard envelope <= messageBytes else { return (call, .resume(call: call, .failure(tooLarge(envelope, address: address)))) }
         calls[call] = address
-        return (call, .sendRequest(call: call, address: address, payload: payload, binary: binary))
+        return (call, .sendRequest(call: call, address: address, payload: payload, binary: binary, traced: traced))
     }
 
     /// The task waiting for `call` was cancelled: it is answered `cancelled` at once and the

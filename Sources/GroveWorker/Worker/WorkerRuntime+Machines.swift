@@ -6,10 +6,11 @@ extension WorkerRuntime {
     /// machine's task hops here through ``CoreInlet``): the core gives it an id and says what to
     /// send; the task waits under that id until the core says to resume it, with its result,
     /// its cancellation, or the coordinator's loss.
-    func call(address: String, payload: [UInt8], binary: Bool) async -> IOCallResult {
+    func call(address: String, payload: [UInt8], binary: Bool, traced: Bool = false) async -> IOCallResult {
         // Nothing suspends from here until the task waits: no result, cancellation or tick
         // comes in between.
-        let (call, action) = core.startCall(address: address, payload: payload, binary: binary, cancelled: Task.isCancelled)
+        let (call, action) = core.startCall(address: address, payload: payload, binary: binary, cancelled: Task.isCancelled,
+                                            traced: traced)
         return await withTaskCancellationHandler {
             await withCheckedContinuation { waiter in
                 waiters[call] = waiter
@@ -33,8 +34,10 @@ extension WorkerRuntime {
     /// Carries out what the core decided for what a machine sent.
     func run(_ action: WorkerCore.MachineAction) {
         switch action {
-        case .sendRequest(let call, let address, let payload, let binary):
-            link.send(.ioRequest, flags: binary ? .binary : [], correlation: call, address: address, payload: payload)
+        case .sendRequest(let call, let address, let payload, let binary, let traced):
+            var flags: Header.Flags = binary ? .binary : []
+            if traced { flags.insert(.traced) }
+            link.send(.ioRequest, flags: flags, correlation: call, address: address, payload: payload)
         case .sendCancel(let call, let address):
             link.send(.ioCancel, correlation: call, address: address, payload: WorkerCore.cancelReason)
         case .resume(let call, let result):

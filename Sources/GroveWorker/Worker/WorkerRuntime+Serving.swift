@@ -2,15 +2,27 @@ import Foundation
 import Grove
 import GroveCluster
 import GroveRuntime
+import Tracing
 @_spi(GroveInternal) import GroveWire
 
 extension WorkerRuntime {
     /// Runs an io request for a machine on another worker, as the core decided: the request's
     /// bytes are decoded once and the response encoded once, in the request's codec, both in a
     /// task on the shared pool, not on the I/O thread this actor lives on.
-    func serve(_ payload: ArraySlice<UInt8>, binary: Bool, call id: UInt64, address: String) {
+    /// - Parameter parent: The trace context the request carried, when this process traces:
+    ///   the handler then runs in a span of its own under it (`WorkerRuntime+Tracing.swift`),
+    ///   whose `traceparent` the result carries back.
+    func serve(_ payload: ArraySlice<UInt8>, binary: Bool, call id: UInt64, address: String, parent: ServiceContext? = nil) {
         let io = configuration.io
         let worker = link.worker
+        if let parent, let tracing {
+            serving[id] = Task.detached { [self] in
+                let (result, trace) = await Self.run(payload, binary: binary, with: io, on: worker, address: address,
+                                                     parent: parent, tracing: tracing)
+                await self.finish(id, result.payload, flags: result.binary ? .binary : [], address: address, trace: trace)
+            }
+            return
+        }
         serving[id] = Task.detached { [self] in
             let result = await Self.run(payload, binary: binary, with: io, on: worker)
             await self.finish(id, result.payload, flags: result.binary ? .binary : [], address: address)
@@ -19,10 +31,15 @@ extension WorkerRuntime {
 
     /// A served call's task ended: its result goes, or, when `io-cancel` came first, the
     /// answer that the task has ended (``WorkerCore/taskEnded(_:)``).
-    private func finish(_ id: UInt64, _ payload: [UInt8], flags: Header.Flags, address: String) {
+    private func finish(_ id: UInt64, _ payload: [UInt8], flags: Header.Flags, address: String, trace: [UInt8]? = nil) {
         serving[id] = nil
         switch core.taskEnded(id) {
         case .result:
+            if let trace {
+                link.send(.ioResult, flags: flags.union(.traced), correlation: id, address: address,
+                          payload: TraceParent.prefixed(trace, payload))
+                return
+            }
             link.send(.ioResult, flags: flags, correlation: id, address: address, payload: payload)
         case .cancelled(let fate):
             answerCancel(id, fate, address: address)

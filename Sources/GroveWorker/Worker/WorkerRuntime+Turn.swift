@@ -178,17 +178,36 @@ extension WorkerRuntime {
     }
 
     /// One message from the coordinator: ``WorkerCore/decide(_:payload:now:)`` says what it
-    /// is for, and this only carries it out.
+    /// is for, and this only carries it out. A trace context in front of the payload
+    /// (``TraceParent``) is split off first, so the core reads payloads as they always were.
     func decide(_ header: Header, address: String, payload: ArraySlice<UInt8>, now: ContinuousClock.Instant) {
+        guard header.flags.contains(.traced) else { return decide(header, address: address, payload: payload, trace: nil, now: now) }
+        var untraced = header
+        untraced.flags.remove(.traced)
+        do {
+            let (trace, body) = try TraceParent.split(payload, correlation: header.correlation)
+            decide(untraced, address: address, payload: body, trace: trace, now: now)
+        } catch {
+            log.warning("dropped a malformed message from the coordinator", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func decide(_ header: Header, address: String, payload: ArraySlice<UInt8>, trace: ArraySlice<UInt8>?,
+                        now: ContinuousClock.Instant) {
         switch core.decide(header, payload: payload, now: now) {
         case .deliver:
-            deliver(payload, flags: header.flags, correlation: header.correlation, address: address)
+            if let trace, let tracing {
+                deliver(payload, flags: header.flags, correlation: header.correlation, address: address, trace: trace, tracing: tracing)
+            } else {
+                deliver(payload, flags: header.flags, correlation: header.correlation, address: address)
+            }
         case .accept:
             link.send(.accepted, correlation: header.correlation, address: address)
         case .request(let request):
             self.request(request, correlation: header.correlation, address: address, payload: payload)
         case .serve:
-            serve(payload, binary: header.flags.contains(.binary), call: header.correlation, address: address)
+            serve(payload, binary: header.flags.contains(.binary), call: header.correlation, address: address,
+                  parent: trace.flatMap { trace in tracing?.context(from: trace, kind: .ioRequest, address: address) })
         case .stopServing:
             // The task stays listed until it ends: its end is what `io-cancelled` reports.
             serving[header.correlation]?.cancel()

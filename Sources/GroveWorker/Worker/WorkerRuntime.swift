@@ -32,6 +32,9 @@ actor WorkerRuntime {
     /// id the core gave each: resumed when the core says (`WorkerRuntime+Machines.swift`).
     var waiters: [UInt64: CheckedContinuation<IOCallResult, Never>] = [:]
     let log: Logger
+    /// The process's tracer, read once when the runtime is made; `nil` (none bootstrapped)
+    /// makes tracing one test of this constant per traced message (`WorkerRuntime+Tracing.swift`).
+    let tracing: WireTracing?
     /// Closes the DEALER and opens a new one to the coordinator (on the I/O thread, in order
     /// with what is sent after it).
     private let reconnect: @Sendable () -> Void
@@ -112,6 +115,7 @@ actor WorkerRuntime {
         self.link = link
         executorReference = link.loop.executor.asUnownedSerialExecutor()
         self.log = log
+        tracing = WireTracing.bootstrapped(log: log)
         self.reconnect = reconnect
         core = WorkerCore(worker: link.worker, coordinator: coordinator, machineTypes: Set(configuration.machineTypes), now: .now)
         inlet.attach(self)
@@ -254,7 +258,7 @@ actor WorkerRuntime {
     func make(_ address: String, _ machine: Welcome.HostedMachine, factory: any HostedMachineFactory, welcome: Welcome,
               record: MachineRecord?, journal: [JournalEntry] = []) throws(WireError) -> any HostedMachine {
         let io = ClusterIOPerformer(address: address, local: configuration.io, remoteNames: core.remoteIO, core: inlet,
-                                    metrics: link.metrics)
+                                    metrics: link.metrics, tracing: tracing)
         var durable: DurableStart?
         if let durability = machine.durability, durability != .none {
             guard store != nil else {

@@ -5,6 +5,7 @@
 @_spi(GroveInternal) import GroveWire
 import Logging
 import Synchronization
+import Tracing
 import ZeroMQ
 
 /// A coordinator in one test process with no sockets: the real ``CoordinatorDriver`` and
@@ -55,7 +56,8 @@ final class InMemoryCluster {
     private var sent: [Outbound] = []
 
     /// - Parameter topology: The topology the coordinator routes by.
-    init(topology: Topology = InMemoryCluster.topology) {
+    /// - Parameter tracer: The coordinator's tracer (``WireTracing``); none by default.
+    init(topology: Topology = InMemoryCluster.topology, tracer: (any Tracer)? = nil) {
         self.topology = topology
         // The coordinator's own tick cadence: a fifth of the heartbeat interval, at least 10 ms.
         loop = EmbeddedLoop(tickInterval: .milliseconds(max(10, topology.heartbeat.intervalMs / 5)))
@@ -69,7 +71,8 @@ final class InMemoryCluster {
         driver = CoordinatorDriver(
             core: CoordinatorCore(topology: topology, eventsEndpoint: topology.coordinator.events,
                                   workersEndpoint: topology.coordinator.workers),
-            clients: clients, workers: workers, events: events, context: nil, log: log)
+            clients: clients, workers: workers, events: events, context: nil, log: log,
+            tracing: tracer.map { WireTracing(tracer: $0, log: log) })
         let losses = lossLog
         driver.lossWatcher.set { loss in losses.entries.withLock { $0.append(Loss(worker: loss.worker, cause: loss.cause)) } }
         loop.start(driver)

@@ -22,7 +22,8 @@ struct TopologyFile {
 
     /// What fsm-launch and the harness's own commands are run with, over the test's environment.
     func environment(in directory: URL) -> [String: String] {
-        transport == .runtimeDirectory ? ["GROVE_RUNTIME_DIR": Self.runtimeDirectory(in: directory)] : [:]
+        let runtime = transport == .runtimeDirectory ? ["GROVE_RUNTIME_DIR": Self.runtimeDirectory(in: directory)] : [:]
+        return runtime.merging(environment) { $1 }
     }
 
     struct WorkerGroup {
@@ -103,6 +104,9 @@ struct TopologyFile {
     var keyPairs: [String] = []
     /// The key pair the harness's own fsm-send calls use (with the coordinator's public key).
     var clientKey: String?
+    /// Variables fsm-launch (and so its workers) and the harness's fsm-send calls get besides
+    /// the test's own (the OpenTelemetry exporter's, say).
+    var environment: [String: String] = [:]
 
     static let probe = "probe"
 
