@@ -206,6 +206,8 @@ let package = Package(
                 "GroveCluster", "Grove", "GroveRuntime", "GroveWire", "ZeroMQ", "GroveCheck",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
+                // The wake times of passivated instances with timers (Passivation.swift).
+                .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "GRDB", package: "GRDB.swift"),

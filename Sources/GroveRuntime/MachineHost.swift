@@ -460,6 +460,42 @@ public final actor MachineHost<M: Machine> {
         registry.isEmpty && timersToRestore.isEmpty && ioToReissue.isEmpty && postponed.isEmpty && mailbox.isIdle
     }
 
+    /// Whether the instance may leave memory now (a worker's passivation): not ended, nothing
+    /// queued or running, nothing postponed or to re-issue, and no work in flight but top-level
+    /// timers, which a snapshot carries at their deadlines. Returns `.idle` with the earliest
+    /// timer's deadline (nil: none), or `.busy`.
+    package var resting: Resting {
+        guard outcome == nil, postponed.isEmpty, ioToReissue.isEmpty, mailbox.isIdle else { return .busy }
+        var earliest = timersToRestore.lazy.map(\.deadline).min()
+        for node in registry.nodes.values {
+            switch node.resource {
+            case .timer(_, let deadline, _):
+                // A timer a snapshot carries (top level, or in an anonymous merge); one that is a
+                // sequence step or in a named merge would not come back as it was.
+                guard registry.restoresOnItsOwn(under: node.parent) else { return .busy }
+                earliest = earliest.map { min($0, deadline) } ?? deadline
+            case .group:
+                // What it holds is judged on its own; a sequence's later steps are in its timer's case.
+                continue
+            case .task, .io, .inline:
+                return .busy
+            }
+        }
+        return .idle(earliestTimer: earliest)
+    }
+
+    /// Cancels the instance's timers without ending it (no `onEnd`, no trace): it is leaving
+    /// memory, its timers kept in its record, and must not fire here again.
+    package func passivate() {
+        for node in registry.removeAll() { EffectRegistry<M>.release(node.resource) }
+        timersToRestore = []
+        // Its watchers' and outputs' streams end, so the tasks reading them let the host go.
+        for observer in stateObservers.values { observer.finish() }
+        for observer in outputObservers.values { observer.finish() }
+        stateObservers = [:]
+        outputObservers = [:]
+    }
+
     /// The events the machine postponed and has not had again yet, oldest first.
     public var postponedEvents: [M.Event] { postponed }
 
@@ -510,6 +546,14 @@ public final actor MachineHost<M: Machine> {
         case .ended(let termination): .success(termination)
         }
     }
+}
+
+/// Whether a host may leave memory (``MachineHost/resting``).
+package enum Resting: Equatable, Sendable {
+    /// Something is queued, running or in flight, or it ended.
+    case busy
+    /// Nothing but timers, the earliest due at `earliestTimer` (nil: no timer).
+    case idle(earliestTimer: Timestamp?)
 }
 
 /// The actor whose executor a host without ``HostOptions/executor`` runs on.

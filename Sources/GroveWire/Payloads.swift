@@ -51,14 +51,18 @@
         /// How an instance is restarted when `onEnd` is `restart`; absent (from an older
         /// coordinator, or for the defaults) means ``RestartPolicy``'s defaults.
         public var restart: RestartPolicy?
+        /// Milliseconds a keyed instance may sit idle before it leaves the worker's memory
+        /// (passivation); absent (from an older coordinator, or not set) means never.
+        public var passivateAfterMs: Int?
         public init(name: String, type: String, keyed: Bool, durability: Durability? = nil, onEnd: EndPolicy? = nil,
-                    restart: RestartPolicy? = nil) {
+                    restart: RestartPolicy? = nil, passivateAfterMs: Int? = nil) {
             self.name = name
             self.type = type
             self.keyed = keyed
             self.durability = durability
             self.onEnd = onEnd
             self.restart = restart
+            self.passivateAfterMs = passivateAfterMs
         }
     }
 

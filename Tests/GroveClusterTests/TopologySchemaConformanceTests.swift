@@ -96,7 +96,8 @@ struct ConformanceProbe {
       ],
       "machines": [
         { "name": "auth", "type": "AuthFlow", "worker": "main", "keyed": false, "durability": "state", "audit": true },
-        { "name": "poller", "type": "PollingService", "worker": "main", "keyed": true, "onEnd": "remove" },
+        { "name": "poller", "type": "PollingService", "worker": "main", "keyed": true, "onEnd": "remove",
+          "passivateAfterMs": 30000 },
         { "name": "loader", "type": "DataLoader", "worker": "main", "onEnd": "restart",
           "restart": { "intensity": 3, "periodMs": 2000, "backoff": { "initialMs": 10, "maxMs": 20 } } }
       ],

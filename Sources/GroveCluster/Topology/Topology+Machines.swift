@@ -25,6 +25,11 @@ extension Topology {
         /// How an instance is restarted when ``onEnd`` is ``EndPolicy/restart``: its backoff and
         /// restart intensity. Defaults to ``RestartPolicy``'s (5 ends in 10 s, 100 ms to 5 s).
         public var restart: RestartPolicy
+        /// Milliseconds an instance of a keyed machine may sit idle (nothing queued, running or
+        /// in flight but timers) before it leaves its worker's memory; its next event, or its
+        /// next timer, brings it back from the store. A non-durable instance is dropped, its
+        /// state lost, as Akka's and Orleans' are. `nil`: never (the default).
+        public var passivateAfterMs: Int?
 
         /// - Parameters:
         ///   - name: The machine's name.
@@ -35,8 +40,10 @@ extension Topology {
         ///   - audit: Whether its transitions are written to the audit log.
         ///   - onEnd: What becomes of an instance that ends.
         ///   - restart: How an instance is restarted under `onEnd` `restart`.
+        ///   - passivateAfterMs: The idle time after which a keyed instance leaves memory; nil: never.
         public init(name: String, type: String, worker: String, keyed: Bool = false, durability: Durability = .none,
-                    audit: Bool = false, onEnd: EndPolicy = .stay, restart: RestartPolicy = RestartPolicy()) {
+                    audit: Bool = false, onEnd: EndPolicy = .stay, restart: RestartPolicy = RestartPolicy(),
+                    passivateAfterMs: Int? = nil) {
             self.name = name
             self.type = type
             self.worker = worker
@@ -45,6 +52,7 @@ extension Topology {
             self.audit = audit
             self.onEnd = onEnd
             self.restart = restart
+            self.passivateAfterMs = passivateAfterMs
         }
     }
 

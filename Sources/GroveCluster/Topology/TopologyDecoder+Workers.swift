@@ -108,10 +108,12 @@ extension TopologyDecoder {
             )
             let onEnd = decodeEndPolicy(in: members, at: path, keyed: isKeyed)
             let restart = decodeRestartPolicy(in: members, at: path, onEnd: onEnd)
+            let passivation = decodePassivation(in: members, at: path, keyed: isKeyed)
             if let name, let isKeyed, keyed[name] == nil { keyed[name] = isKeyed }
-            guard let name, let type, let worker, let isKeyed, let durability, let audit, let onEnd, let restart else { continue }
+            guard let name, let type, let worker, let isKeyed, let durability, let audit, let onEnd, let restart,
+                  let passivation else { continue }
             specs.append(Topology.MachineSpec(name: name, type: type, worker: worker, keyed: isKeyed, durability: durability,
-                                              audit: audit, onEnd: onEnd, restart: restart))
+                                              audit: audit, onEnd: onEnd, restart: restart, passivateAfterMs: passivation.after))
         }
         return (specs, names, keyed)
     }

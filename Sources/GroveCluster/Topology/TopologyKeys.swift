@@ -8,7 +8,7 @@ enum TopologyKeys {
     static let workerGroup = ["name", "count", "executable", "arguments", "external", "supervision", "key"]
     static let supervision = ["intensity", "periodMs", "backoff", "finalExitCodes", "onGiveUp"]
     static let backoff = ["initialMs", "maxMs", "resetAfterMs"]
-    static let machine = ["name", "type", "worker", "keyed", "durability", "audit", "onEnd", "restart"]
+    static let machine = ["name", "type", "worker", "keyed", "durability", "audit", "onEnd", "restart", "passivateAfterMs"]
     static let machineRestart = ["intensity", "periodMs", "backoff"]
     static let machineBackoff = ["initialMs", "maxMs"]
     static let ioPlacement = ["request", "worker", "timeoutMs", "machines"]

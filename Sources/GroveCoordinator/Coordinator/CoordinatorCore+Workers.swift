@@ -237,7 +237,8 @@ extension CoordinatorCore {
                                       durability: $0.durability == .none ? nil : $0.durability,
                                       onEnd: $0.onEnd == .stay ? nil : $0.onEnd,
                                       // Absent for the defaults: the welcome of a coordinator that predates it.
-                                      restart: $0.onEnd == .restart && $0.restart != RestartPolicy() ? $0.restart : nil)
+                                      restart: $0.onEnd == .restart && $0.restart != RestartPolicy() ? $0.restart : nil,
+                                      passivateAfterMs: $0.passivateAfterMs)
             },
             remoteIO: remote, heartbeatIntervalMs: topology.heartbeat.intervalMs,
             heartbeatTimeoutMs: topology.heartbeat.timeoutMs, mailboxCapacity: topology.queues.mailboxCapacity,

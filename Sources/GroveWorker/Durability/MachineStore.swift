@@ -11,6 +11,8 @@ package import GroveWire
 package protocol MachineStore: AnyObject, Sendable {
     /// Every record stored, for recovery when the worker starts.
     func records() throws(StoreError) -> [MachineRecord]
+    /// The record of `address`, or nil when there is none: how a passivated instance comes back.
+    func record(of address: String) throws(StoreError) -> MachineRecord?
     /// The journal of `address` after `sequence`, oldest first. An entry at or before the
     /// sequence of its address's record is covered by that record: a store may drop it at any
     /// time, truncated or not, and does not keep entries of an address without a record across
@@ -40,6 +42,12 @@ package protocol MachineStore: AnyObject, Sendable {
 
 extension MachineStore {
     package func journalLaggards(limit: Int) -> [String] { [] }
+
+    /// Reads every record to find one: correct for a store without an index on addresses,
+    /// which should implement its own.
+    package func record(of address: String) throws(StoreError) -> MachineRecord? {
+        try records().first { $0.address == address }
+    }
 }
 
 /// Deaths of a worker counted against one event of one machine.

@@ -36,6 +36,10 @@ package final class MemoryMachineStore: MachineStore {
         contents.withLock { $0.records.values.sorted { $0.address < $1.address } }
     }
 
+    package func record(of address: String) throws(StoreError) -> MachineRecord? {
+        contents.withLock { $0.records[address] }
+    }
+
     package func journal(of address: String, after sequence: UInt64) throws(StoreError) -> [JournalEntry] {
         contents.withLock { contents in
             (contents.journals[address] ?? [:]).values.filter { $0.sequence > sequence }.sorted { $0.sequence < $1.sequence }

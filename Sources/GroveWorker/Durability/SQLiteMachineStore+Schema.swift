@@ -84,6 +84,7 @@ extension SQLiteMachineStore {
             INSERT INTO dead_letters (address, type, event, binary, error, crashes, time) VALUES (?, ?, ?, ?, ?, ?, ?)
             """
         static let records = "SELECT address, type, snapshot, sequence FROM machines ORDER BY address"
+        static let record = "SELECT address, type, snapshot, sequence FROM machines WHERE address = ?"
         static let journalRows = "SELECT position, address, sequence FROM journal ORDER BY position"
         static let recordSequences = "SELECT address, sequence FROM machines"
         static let deadLetters = "SELECT id, address, type, event, binary, error, crashes, time FROM dead_letters ORDER BY id"

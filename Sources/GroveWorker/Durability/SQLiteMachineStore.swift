@@ -286,6 +286,21 @@ package final class SQLiteMachineStore: MachineStore {
         }
     }
 
+    package func record(of address: String) throws(StoreError) -> MachineRecord? {
+        try openConnection()
+        do {
+            // One indexed read per passivated instance coming back: without `read`'s
+            // transaction and pragmas, as `journal(of:after:)` (only this process writes).
+            return try database.inDatabase { db in
+                try Row.fetchOne(db.cachedStatement(sql: SQL.record), arguments: [address]).map { row in
+                    MachineRecord(address: row[0], type: row[1], snapshot: Self.bytes(row[2]), sequence: UInt64(bitPattern: row[3]))
+                }
+            }
+        } catch {
+            throw StoreError.fromSQLite(error, path: path, doing: "read a machine of")
+        }
+    }
+
     package func journal(of address: String, after sequence: UInt64) throws(StoreError) -> [JournalEntry] {
         let positions = book.withLock { $0.positions(of: address, after: sequence) }
         guard !positions.isEmpty else { return [] }

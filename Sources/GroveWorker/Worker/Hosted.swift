@@ -33,6 +33,8 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     /// Where a `journal` instance's journal stands; nil for the other levels.
     let journal: JournalTail?
     let drainTarget: HostDrain<M>
+    /// The passivation sweep under way when a message last reached it.
+    private let touched = Atomic<Int>(0)
     /// Publishes state changes while someone watches `state:<address>`. Not observing otherwise
     /// keeps the host on its fast path (no observer to notify per commit).
     private let publisher = Mutex<Task<Void, Never>?>(nil)
@@ -122,6 +124,20 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     }
 
     var queuedEventCount: Int { host.queuedEventCount }
+
+    var touchedSweep: Int { touched.load(ordering: .relaxed) }
+
+    @inline(__always)
+    func touch(_ sweep: Int) { touched.store(sweep, ordering: .relaxed) }
+
+    var resting: Resting { handlesOnArrival ? host.onOwnExecutor { $0.resting } : .busy }
+
+    func passivate() {
+        guard handlesOnArrival else { return }
+        host.onOwnExecutor { $0.passivate() }
+        publisher.withLock { $0?.cancel(); $0 = nil }
+        drainTarget.detach()
+    }
 
     var hasEnded: Bool {
         // A host with no executor of its own runs on its actor: not read from outside. Every

@@ -66,6 +66,14 @@ protocol HostedMachine: AnyObject, Sendable {
     /// metrics' mailbox depth.
     var type: String { get }
     var queuedEventCount: Int { get }
+    /// The passivation sweep under way when a message last reached it (``Passivation``).
+    var touchedSweep: Int { get }
+    func touch(_ sweep: Int)
+    /// Whether it may leave memory now, on the worker's loop (``MachineHost/resting``).
+    var resting: Resting { get }
+    /// It leaves memory (passivation): its timers cancelled, its streams finished, without
+    /// ending. Its record, written before, holds what it had.
+    func passivate()
 }
 
 extension HostedMachine {

@@ -30,6 +30,7 @@ extension WorkerCore {
         toldAt = nil
         placed = Dictionary(welcome.machines.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         lastWelcome = welcome
+        passivation.adopt(welcome.machines, now: now)
         remoteIO = Set(welcome.remoteIO)
         ioTimeoutMs = welcome.ioTimeoutMs ?? Topology.IOLimits().timeoutMs
         localIOTimeoutsMs = welcome.localIOTimeoutsMs ?? [:]

@@ -129,6 +129,9 @@ struct WorkerCore {
     /// What the last process under this name died running (its flight recorder's note): sent
     /// with this process's registrations until the first welcome.
     var crashReport: CrashReport?
+    /// Which idle keyed instances leave memory, and when those that left with a timer come
+    /// back (`Passivation.swift`).
+    var passivation = Passivation()
 
     static let firstBackoff = Duration.milliseconds(100)
     static let maxBackoff = Duration.seconds(5)

@@ -257,16 +257,34 @@ extension WorkerRuntime {
     /// The instance at `address`, started when the core says it may be.
     /// - Parameter spawning: Whether a keyed instance may start (events only).
     func instance(for address: String, spawning: Bool = true) throws(WireError) -> any HostedMachine {
-        if let existing = instances[address] { return existing }
-        let machine = try core.placement(of: address, spawning: spawning || recovery.waiting[address] != nil)
+        let sweep = core.passivation.sweep
+        if let existing = instances[address] {
+            // What passivation counts idleness by: one store per message.
+            existing.touch(sweep)
+            return existing
+        }
+        let machine = try core.placement(of: address, spawning: spawning || recovery.waiting[address] != nil
+                                                                   || core.passivation.passivates(MachineAddress.machine(of: address)))
         if let restored = restoreIfWaiting(address) {
             recovery.restoredOnDemand(now: .now, turn: recoveryTurn)
+            restored.touch(sweep)
             return restored
+        }
+        // A passivated instance comes back from the store before its message is handed over,
+        // in this turn: messages behind it wait their turn as they always do.
+        if let restored = restorePassivated(address) {
+            restored.touch(sweep)
+            return restored
+        }
+        guard spawning || !MachineAddress.hasKey(address) else {
+            throw WireError(.unknownMachine, "instance \(address) has not been spawned; keyed instances start with their first event",
+                            address: address)
         }
         guard let factory = factories[machine.type], let welcome = core.lastWelcome else {
             throw WireError(.unknownMachine, "worker \(link.worker) cannot host '\(address)' yet", address: address)
         }
         let made = try make(address, machine, factory: factory, welcome: welcome, record: nil)
+        made.touch(sweep)
         instances[address] = made
         return made
     }

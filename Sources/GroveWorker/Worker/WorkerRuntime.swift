@@ -78,6 +78,10 @@ actor WorkerRuntime {
     /// it: reported with the registration, then counted against the event in the store once the
     /// store opens (durable machines).
     var unfinishedRun: RecordedRun?
+    /// What passivation did since its last log line (``Passivation/line(_:written:dropped:live:waiting:now:)``).
+    var passivationTally = Passivation.Tally()
+    /// The one timer on ``clock`` that wakes passivated instances for their timers, and when.
+    var scheduledWake: (at: Timestamp, timer: any ScheduledTimer)?
 
     /// The I/O loop's thread: the runtime, its hosts and what they send share it, so a received
     /// batch is queued, drained and answered with no thread hand-off and no executor switch.
@@ -144,6 +148,7 @@ actor WorkerRuntime {
     func tick(now: ContinuousClock.Instant) -> Duration {
         settleEndings()
         run(core.tick(now: now))
+        passivateIdle(now: now)
         return core.tickInterval
     }
 

@@ -52,6 +52,8 @@ struct TopologyFile {
         var onEnd: String?
         /// `machines[].restart` as JSON text, when a test sets one.
         var restart: String?
+        /// `machines[].passivateAfterMs`, when a test sets one.
+        var passivateAfterMs: Int?
     }
 
     struct Route {
@@ -130,6 +132,7 @@ struct TopologyFile {
             if let durability = machine.durability { entry["durability"] = durability }
             if machine.audit { entry["audit"] = true }
             if let onEnd = machine.onEnd { entry["onEnd"] = onEnd }
+            if let after = machine.passivateAfterMs { entry["passivateAfterMs"] = after }
             if let restart = machine.restart { entry["restart"] = try? JSONSerialization.jsonObject(with: Data(restart.utf8)) }
             return entry
         }

@@ -1,0 +1,162 @@
+import Grove
+import GroveCluster
+import GroveRuntime
+@_spi(GroveInternal) import GroveWire
+import HeapModule
+
+/// Which idle keyed instances leave the worker's memory, and when those that left holding a
+/// timer come back for it: pure, the clocks are arguments (`PassivationTests`).
+///
+/// Idleness is counted in sweeps, not read off a clock per event: a sweep runs every
+/// ``period`` (half the shortest `passivateAfterMs` placed here), and an instance notes the
+/// number of the sweep under way when a message reaches it (one store). At a sweep, an
+/// instance last reached `n` sweeps ago has been idle for more than `(n - 1)` periods, so it
+/// leaves between `passivateAfterMs` and one and a half times that after its last message.
+///
+/// A durable instance with a timer leaves with it (its record holds the timer at its
+/// deadline); its wake time is kept here, in a heap sized by such instances only, so a worker
+/// that passivated a million keys without timers keeps nothing for them.
+struct Passivation {
+    /// What becomes of one instance at a sweep.
+    enum Verdict: Equatable {
+        /// It stays in memory.
+        case stay
+        /// A durable instance: written (if it changed since its last commit) and dropped from
+        /// memory; with `wakeAt`, brought back from the store then for its earliest timer.
+        case passivate(wakeAt: Timestamp?)
+        /// A non-durable instance holding only its state: dropped, state and all, as Akka
+        /// Cluster Sharding and Orleans drop a passivated entity's memory. Its key's next event
+        /// starts it afresh.
+        case drop
+    }
+
+    /// Sweeps run no more often than this, whatever the topology says.
+    static let shortestPeriod = Duration.milliseconds(10)
+
+    /// `passivateAfterMs` by machine name, from the last welcome.
+    private(set) var after: [String: Duration] = [:]
+    /// How often sweeps run; nil while no machine placed here passivates.
+    private(set) var period: Duration?
+    /// The number of the sweep under way: what an instance notes when a message reaches it.
+    private(set) var sweep = 0
+    private(set) var nextSweep: ContinuousClock.Instant?
+
+    private struct Wake: Comparable {
+        var at: Timestamp
+        var address: String
+        static func < (lhs: Wake, rhs: Wake) -> Bool { lhs.at < rhs.at }
+    }
+
+    /// The wake times of passivated instances with timers, earliest first. An entry whose
+    /// address came back earlier (``cameBack(_:)``) is stale: `wakeAt` no longer names it.
+    private var wakes = Heap<Wake>()
+    private var wakeAt: [String: Timestamp] = [:]
+
+    /// How many passivated instances wait here for a timer.
+    var waitingForTimers: Int { wakeAt.count }
+
+    /// The earliest wake time, for the driver's one timer.
+    var earliestWake: Timestamp? { wakes.min?.at }
+
+    /// Takes the passivation settings of the machines a welcome places here.
+    mutating func adopt(_ machines: [Welcome.HostedMachine], now: ContinuousClock.Instant) {
+        after = [:]
+        for machine in machines where machine.keyed {
+            if let ms = machine.passivateAfterMs, ms > 0 { after[machine.name] = .milliseconds(ms) }
+        }
+        guard let shortest = after.values.min() else {
+            period = nil
+            nextSweep = nil
+            return
+        }
+        let period = max(Self.shortestPeriod, shortest / 2)
+        self.period = period
+        nextSweep = now + period
+    }
+
+    /// Whether a sweep is due at `now`; if so it begins (its number goes up by one) and the
+    /// next is scheduled.
+    mutating func sweepBegins(now: ContinuousClock.Instant) -> Bool {
+        guard let period, let nextSweep, now >= nextSweep else { return false }
+        sweep += 1
+        self.nextSweep = now + period
+        return true
+    }
+
+    /// Whether `machine`'s instances may passivate at all.
+    func passivates(_ machine: String) -> Bool { after[machine] != nil }
+
+    /// What becomes of an instance of `machine` at the sweep under way.
+    /// - Parameters:
+    ///   - touched: The sweep under way when a message last reached it (or it was made).
+    ///   - resting: Whether its host holds anything but timers (``MachineHost/resting``).
+    ///   - durable: Whether it has a store to come back from.
+    func verdict(machine: String, touched: Int, resting: Resting, durable: Bool) -> Verdict {
+        guard let after = after[machine], let period, (sweep - touched - 1) >= 0, period * (sweep - touched - 1) >= after else {
+            return .stay
+        }
+        switch resting {
+        case .busy:
+            return .stay
+        case .idle(let earliestTimer):
+            if durable { return .passivate(wakeAt: earliestTimer) }
+            // A non-durable timer has nowhere to wait: the instance stays for it.
+            return earliestTimer == nil ? .drop : .stay
+        }
+    }
+
+    /// The instance at `address` left memory; with `wakeAt`, it is to come back then.
+    mutating func passivated(_ address: String, wakeAt: Timestamp?) {
+        guard let wakeAt else { return }
+        self.wakeAt[address] = wakeAt
+        wakes.insert(Wake(at: wakeAt, address: address))
+    }
+
+    /// The instance at `address` came back (a message for it, or its wake): its wake, if any,
+    /// is forgotten. Stale heap entries are dropped when they outnumber the live ones.
+    mutating func cameBack(_ address: String) {
+        guard wakeAt.removeValue(forKey: address) != nil else { return }
+        if wakes.count > 2 * wakeAt.count + 64 {
+            wakes = Heap(wakeAt.map { Wake(at: $0.value, address: $0.key) })
+        }
+    }
+
+    /// The passivated instances whose timers fall due by `now`, to bring back: each is
+    /// forgotten here (its timer fires once it is restored).
+    mutating func due(now: Timestamp) -> [String] {
+        var due: [String] = []
+        while let first = wakes.min, first.at <= now {
+            _ = wakes.popMin()
+            if wakeAt[first.address] == first.at {
+                wakeAt[first.address] = nil
+                due.append(first.address)
+            }
+        }
+        return due
+    }
+}
+
+extension Passivation {
+    /// What the sweeps did since the last line, told at most every ``reportEvery``.
+    struct Tally: Equatable {
+        var written = 0
+        var dropped = 0
+        var lastTold: ContinuousClock.Instant?
+    }
+
+    static let reportEvery = Duration.seconds(5)
+
+    /// The log line for a sweep that sent `written` durable instances to the store and dropped
+    /// `dropped` non-durable ones, leaving `live` in memory: the first at once, then at most one
+    /// every ``reportEvery`` summing what came between (a worker under load passivates at every
+    /// sweep).
+    static func line(_ tally: inout Tally, written: Int, dropped: Int, live: Int, waiting: Int,
+                     now: ContinuousClock.Instant) -> String? {
+        tally.written += written
+        tally.dropped += dropped
+        guard tally.written + tally.dropped > 0, tally.lastTold.map({ now - $0 >= reportEvery }) ?? true else { return nil }
+        defer { tally = Tally(lastTold: now) }
+        return "passivated \(tally.written + tally.dropped) idle instance(s): \(tally.written) written to the store, "
+            + "\(tally.dropped) not durable dropped; \(live) in memory, \(waiting) passivated waiting for a timer"
+    }
+}

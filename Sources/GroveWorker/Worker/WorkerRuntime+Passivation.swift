@@ -1,0 +1,95 @@
+import Grove
+import GroveCluster
+import GroveRuntime
+@_spi(GroveInternal) import GroveWire
+
+// Passivation (issue 37): idle keyed instances leave memory; the next message to one, or its
+// earliest timer, brings it back from the store as recovery does. What is idle, when, and who
+// wakes is `Passivation`'s (pure); this only carries it out.
+
+extension WorkerRuntime {
+    /// A sweep, when one is due: each instance of a passivating machine that the core judges
+    /// idle long enough leaves memory, durable ones after a commit of what they ran since the
+    /// last (so their record is whole), with their timers' wake times kept in the core.
+    func passivateIdle(now: ContinuousClock.Instant) {
+        guard core.passivation.sweepBegins(now: now) else { return }
+        var leaving: [(address: String, instance: any HostedMachine, verdict: Passivation.Verdict)] = []
+        // Iterates a copy (see `instances`).
+        for (address, instance) in instances {
+            let machine = MachineAddress.machine(of: address)
+            guard core.passivation.passivates(machine) else { continue }
+            let verdict = core.passivation.verdict(machine: machine, touched: instance.touchedSweep, resting: instance.resting,
+                                                   durable: instance.durability != .none)
+            if verdict != .stay { leaving.append((address, instance, verdict)) }
+        }
+        var written = 0, dropped = 0
+        defer {
+            // At every sweep, so what the last lines' window summed is told once it is over.
+            if let line = Passivation.line(&passivationTally, written: written, dropped: dropped, live: instances.count,
+                                           waiting: core.passivation.waitingForTimers, now: now) {
+                log.notice("\(line)")
+            }
+        }
+        guard !leaving.isEmpty else { return }
+        // What they ran since the last commit goes to the store before they leave.
+        commitTurn()
+        for (address, instance, verdict) in leaving {
+            instance.passivate()
+            instances[address] = nil
+            switch verdict {
+            case .passivate(let wakeAt):
+                core.passivation.passivated(address, wakeAt: wakeAt)
+                written += 1
+            case .drop:
+                dropped += 1
+            case .stay:
+                break
+            }
+        }
+        scheduleWake()
+    }
+
+    /// Brings back the passivated instances whose timers fall due now: restored from the store,
+    /// their timers fire as recovery's do.
+    func wakeDue() {
+        let due = core.passivation.due(now: clock.now())
+        for address in due where instances[address] == nil {
+            _ = restorePassivated(address)
+        }
+        scheduleWake()
+    }
+
+    /// One timer on ``clock`` for the earliest wake, replaced when that changes.
+    func scheduleWake() {
+        let earliest = core.passivation.earliestWake
+        guard earliest != scheduledWake?.at else { return }
+        scheduledWake?.timer.cancel()
+        scheduledWake = nil
+        guard let earliest else { return }
+        let loop = link.loop
+        let timer = clock.schedule(at: earliest) { [weak self] in
+            loop.spawn { [weak self] in await self?.wakeDue() }
+        }
+        scheduledWake = (earliest, timer)
+    }
+
+    /// The instance at `address` brought back from the store, when its machine passivates and
+    /// the store holds its record: a `journal` instance's entries after the record replayed, as
+    /// recovery does. Nil otherwise (a key never used, or not durable: it starts afresh).
+    func restorePassivated(_ address: String) -> (any HostedMachine)? {
+        let name = MachineAddress.machine(of: address)
+        guard core.passivation.passivates(name), let store, let machine = core.placed[name], (machine.durability ?? .none) != .none
+        else { return nil }
+        core.passivation.cameBack(address)
+        let record: MachineRecord?
+        do {
+            record = try store.record(of: address)
+        } catch {
+            failed(.journalRead(address: address, "its passivated record could not be read: " + error.message))
+            return nil
+        }
+        guard let record, record.type == machine.type else { return nil }
+        recovery.waiting[address] = record
+        return restoreIfWaiting(address)
+    }
+}

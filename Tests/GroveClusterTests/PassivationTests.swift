@@ -1,0 +1,139 @@
+import Grove
+@testable import GroveCluster
+import GroveRuntime
+@testable import GroveWorker
+@_spi(GroveInternal) import GroveWire
+import Testing
+
+/// Which idle keyed instances leave memory and when those with timers come back: the decisions
+/// of `Passivation.swift`, with fixed instants (no socket, no thread, no clock).
+@Suite(.timeLimit(.minutes(2)))
+struct PassivationTests {
+    let t0 = ContinuousClock.now
+    let wall = Timestamp(sinceEpoch: .seconds(1_700_000_000))
+
+    static let counters = Welcome.HostedMachine(name: "counters", type: "Counter", keyed: true, durability: .state, passivateAfterMs: 1000)
+    static let slow = Welcome.HostedMachine(name: "slow", type: "Counter", keyed: true, durability: .journal, passivateAfterMs: 4000)
+    static let staying = Welcome.HostedMachine(name: "staying", type: "Counter", keyed: true, durability: .state)
+
+    /// Passivation after a welcome of the three at `t0`.
+    func adopted() -> Passivation {
+        var passivation = Passivation()
+        passivation.adopt([Self.counters, Self.slow, Self.staying], now: t0)
+        return passivation
+    }
+
+    /// Runs sweeps until the one numbered `number` has begun.
+    func sweep(_ passivation: inout Passivation, to number: Int) {
+        var now = t0
+        while passivation.sweep < number {
+            now += .milliseconds(500)
+            _ = passivation.sweepBegins(now: now)
+        }
+    }
+
+    @Test func sweepsRunEveryHalfOfTheShortestTimeoutAndNotBefore() {
+        var passivation = adopted()
+        #expect(passivation.period == .milliseconds(500))
+        let began1 = passivation.sweepBegins(now: t0 + .milliseconds(499))
+        #expect(!began1)
+        let began2 = passivation.sweepBegins(now: t0 + .milliseconds(500))
+        #expect(began2)
+        #expect(passivation.sweep == 1)
+        let began3 = passivation.sweepBegins(now: t0 + .milliseconds(999))
+        #expect(!began3)
+        let began4 = passivation.sweepBegins(now: t0 + .milliseconds(1000))
+        #expect(began4)
+    }
+
+    @Test func noPassivatingMachineMeansNoSweepAndMachinesWithoutTheSettingStay() {
+        var passivation = Passivation()
+        passivation.adopt([Self.staying], now: t0)
+        #expect(passivation.period == nil)
+        let began5 = passivation.sweepBegins(now: t0 + .seconds(3600))
+        #expect(!began5)
+        var adopted = adopted()
+        sweep(&adopted, to: 100)
+        #expect(!adopted.passivates("staying"))
+        #expect(adopted.verdict(machine: "staying", touched: 0, resting: .idle(earliestTimer: nil), durable: true) == .stay)
+    }
+
+    @Test func anInstanceLeavesOnlyOnceIdleForTheWholeTimeout() {
+        var passivation = adopted()
+        // Touched during sweep 1 (between 500 and 1000 ms): at sweep 3 (1500 ms) it may have been
+        // touched 999 ms ago, at sweep 4 it was idle at least 1000 ms.
+        sweep(&passivation, to: 3)
+        #expect(passivation.verdict(machine: "counters", touched: 1, resting: .idle(earliestTimer: nil), durable: true) == .stay)
+        sweep(&passivation, to: 4)
+        #expect(passivation.verdict(machine: "counters", touched: 1, resting: .idle(earliestTimer: nil), durable: true)
+                == .passivate(wakeAt: nil))
+        // The slower machine's 4 s take 9 sweeps of 500 ms.
+        sweep(&passivation, to: 9)
+        #expect(passivation.verdict(machine: "slow", touched: 1, resting: .idle(earliestTimer: nil), durable: true) == .stay)
+        sweep(&passivation, to: 10)
+        #expect(passivation.verdict(machine: "slow", touched: 1, resting: .idle(earliestTimer: nil), durable: true) == .passivate(wakeAt: nil))
+    }
+
+    @Test func aBusyInstanceStaysHoweverLongAgoItWasTouched() {
+        var passivation = adopted()
+        sweep(&passivation, to: 50)
+        #expect(passivation.verdict(machine: "counters", touched: 0, resting: .busy, durable: true) == .stay)
+    }
+
+    @Test func aDurableInstanceLeavesWithItsTimerANonDurableOneOnlyWithout() {
+        var passivation = adopted()
+        sweep(&passivation, to: 10)
+        let due = wall + .seconds(30)
+        #expect(passivation.verdict(machine: "counters", touched: 0, resting: .idle(earliestTimer: due), durable: true) == .passivate(wakeAt: due))
+        #expect(passivation.verdict(machine: "counters", touched: 0, resting: .idle(earliestTimer: nil), durable: false) == .drop)
+        #expect(passivation.verdict(machine: "counters", touched: 0, resting: .idle(earliestTimer: due), durable: false) == .stay)
+    }
+
+    @Test func passivatedTimersWakeInDeadlineOrderEachOnce() {
+        var passivation = adopted()
+        passivation.passivated("counters/late", wakeAt: wall + .seconds(20))
+        passivation.passivated("counters/early", wakeAt: wall + .seconds(10))
+        passivation.passivated("counters/none", wakeAt: nil)
+        #expect(passivation.waitingForTimers == 2)
+        #expect(passivation.earliestWake == wall + .seconds(10))
+        #expect(passivation.due(now: wall + .seconds(9)) == [])
+        #expect(passivation.due(now: wall + .seconds(10)) == ["counters/early"])
+        #expect(passivation.due(now: wall + .seconds(10)) == [])
+        #expect(passivation.due(now: wall + .seconds(60)) == ["counters/late"])
+        #expect(passivation.waitingForTimers == 0 && passivation.earliestWake == nil)
+    }
+
+    @Test func anInstanceBroughtBackByAMessageIsNotWokenAgain() {
+        var passivation = adopted()
+        passivation.passivated("counters/a", wakeAt: wall + .seconds(10))
+        passivation.cameBack("counters/a")
+        #expect(passivation.waitingForTimers == 0)
+        #expect(passivation.due(now: wall + .seconds(10)) == [])
+        // Passivated again with a later timer: woken for that one only.
+        passivation.passivated("counters/a", wakeAt: wall + .seconds(5))
+        passivation.cameBack("counters/a")
+        passivation.passivated("counters/a", wakeAt: wall + .seconds(30))
+        #expect(passivation.due(now: wall + .seconds(29)) == [])
+        #expect(passivation.due(now: wall + .seconds(30)) == ["counters/a"])
+    }
+
+    @Test func staleWakesDoNotPileUp() {
+        var passivation = adopted()
+        for round in 0..<1000 {
+            passivation.passivated("counters/a", wakeAt: wall + .seconds(Int64(round + 1)))
+            passivation.cameBack("counters/a")
+        }
+        #expect(passivation.waitingForTimers == 0)
+        #expect(passivation.earliestWake == nil || passivation.due(now: wall + .seconds(2000)) == [])
+    }
+
+    @Test func theLogLineComesFirstAtOnceThenSummedEveryFiveSeconds() {
+        var tally = Passivation.Tally()
+        #expect(Passivation.line(&tally, written: 0, dropped: 0, live: 3, waiting: 0, now: t0) == nil)
+        #expect(Passivation.line(&tally, written: 2, dropped: 1, live: 3, waiting: 1, now: t0)
+                == "passivated 3 idle instance(s): 2 written to the store, 1 not durable dropped; 3 in memory, 1 passivated waiting for a timer")
+        #expect(Passivation.line(&tally, written: 4, dropped: 0, live: 0, waiting: 0, now: t0 + .seconds(1)) == nil)
+        #expect(Passivation.line(&tally, written: 1, dropped: 0, live: 0, waiting: 0, now: t0 + .seconds(5))?
+            .hasPrefix("passivated 5 idle instance(s): 5 written") == true)
+    }
+}
