@@ -50,6 +50,12 @@ let package = Package(
         // With swift-atomics, 36 s of a cold debug build on 2 cores shared at load 16 (9.5 s of CPU).
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // The shared machine store (docs/ARCHITECTURE.md, "The PostgreSQL store"): postgres-nio
+        // on swift-nio; swift-nio-ssl for `sslmode=require`. Named here because the store
+        // imports their modules; postgres-nio depends on them anyway.
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         // Pure core: machines, effects, ids, dialect adapters. No Foundation, no runtime.
@@ -193,6 +199,10 @@ let package = Package(
                 // SQLite's C calls, for the journal's appends (SQLiteJournalAppend says why).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: strict
         ),
@@ -293,6 +303,9 @@ let package = Package(
                 "GroveTesting",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // What the PostgreSQL store's tests read and clean up behind it.
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),

@@ -9,11 +9,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 cd "$(repo_root)"
 ensure_dependencies
 ensure_pyzmq
+ensure_test_postgres
 say "building (debug) with tests"
 swift build --build-tests
 
 logs=$(mktemp -d)
-trap 'rm -rf "$logs"' EXIT
+trap 'rm -rf "$logs" "${GROVE_TEST_POSTGRES_DIRECTORY:-}"' EXIT
 results=()
 failed=0
 passed_tests=0
