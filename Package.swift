@@ -59,6 +59,12 @@ let package = Package(
         // The executables' exporter, when the environment names an OTLP endpoint (GroveOTel).
         // OTLP/HTTP only: its gRPC trait would bring grpc-swift and its transport in too.
         .package(url: "https://github.com/swift-otel/swift-otel", from: "1.6.0", traits: ["OTLPHTTP"]),
+        // The shared machine store (docs/ARCHITECTURE.md, "The PostgreSQL store"): postgres-nio
+        // on swift-nio; swift-nio-ssl for `sslmode=require`. Named here because the store
+        // imports their modules; postgres-nio depends on them anyway.
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         // Pure core: machines, effects, ids, dialect adapters. No Foundation, no runtime.
@@ -215,6 +221,10 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: strict
         ),
@@ -340,6 +350,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
+                // What the PostgreSQL store's tests read and clean up behind it.
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),

@@ -10,11 +10,12 @@ cd "$(repo_root)"
 ensure_dependencies
 ensure_pyzmq
 ensure_browser
+ensure_test_postgres
 say "building (debug) with tests"
 swift build --build-tests
 
 logs=$(mktemp -d)
-trap 'rm -rf "$logs"' EXIT
+trap 'rm -rf "$logs" "${GROVE_TEST_POSTGRES_DIRECTORY:-}"' EXIT
 results=()
 failed=0
 passed_tests=0

@@ -77,6 +77,59 @@ ensure_browser() {
         || say "warning: selenium could not be installed; the live view's browser tests will skip"
 }
 
+# The PostgreSQL machine store's tests need a server: Debian's `postgresql`, its cluster started
+# on loopback (Debian's default listen_addresses is localhost), a role and database `grove_test`
+# with a fresh random password in a file of mode 0600. Exports GROVE_TEST_POSTGRES_URL and
+# GROVE_TEST_POSTGRES_PASSWORD_FILE for the tests; leaves them unset, saying why, where it cannot
+# (no root or sudo, no apt-get), and the tests then skip with that reason. A URL already set is
+# used as it is.
+ensure_test_postgres() {
+    if [ -n "${GROVE_TEST_POSTGRES_URL:-}" ]; then return 0; fi
+    local as_postgres
+    if [ "$(id -u)" -eq 0 ]; then
+        as_postgres=(su postgres -s /bin/sh -c)
+    elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+        as_postgres=(sudo -n -u postgres sh -c)
+    else
+        say "no root or sudo: the PostgreSQL store's tests will skip (set GROVE_TEST_POSTGRES_URL to use a server)"
+        return 0
+    fi
+    if ! command -v pg_lsclusters >/dev/null 2>&1 || ! dpkg-query -W -f='${Status}' postgresql 2>/dev/null | grep -q "install ok installed"; then
+        command -v apt-get >/dev/null 2>&1 || { say "no apt-get: the PostgreSQL store's tests will skip"; return 0; }
+        ensure_debian_packages postgresql
+    fi
+    local cluster version name port status
+    cluster=$(pg_lsclusters --no-header | head -1)
+    [ -n "$cluster" ] || { say "Debian's postgresql has no cluster (pg_createcluster): the PostgreSQL store's tests will skip"; return 0; }
+    read -r version name port status _ <<<"$cluster"
+    if [ "$status" != "online" ]; then
+        say "starting PostgreSQL $version/$name on 127.0.0.1:$port"
+        pg_ctlcluster "$version" "$name" start
+    fi
+    local directory password
+    directory=$(mktemp -d /tmp/grove-test-postgres.XXXXXX)
+    chmod 700 "$directory"
+    password=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
+    ( umask 077; printf '%s\n' "$password" > "$directory/password" )
+    "${as_postgres[@]}" "psql -q -p $port -v ON_ERROR_STOP=1" >/dev/null <<SQL
+DO \$\$ BEGIN
+  IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'grove_test') THEN
+    ALTER ROLE grove_test LOGIN PASSWORD '$password';
+  ELSE
+    CREATE ROLE grove_test LOGIN PASSWORD '$password';
+  END IF;
+END \$\$;
+SQL
+    "${as_postgres[@]}" "psql -tA -p $port -c \"SELECT 1 FROM pg_database WHERE datname = 'grove_test'\"" | grep -q 1 \
+        || "${as_postgres[@]}" "createdb -p $port -O grove_test grove_test"
+    # Its owner may create tables in its public schema (PostgreSQL 15 lets only the owner).
+    "${as_postgres[@]}" "psql -q -p $port -c 'ALTER DATABASE grove_test OWNER TO grove_test'" >/dev/null
+    export GROVE_TEST_POSTGRES_URL="postgres://grove_test@127.0.0.1:$port/grove_test"
+    export GROVE_TEST_POSTGRES_PASSWORD_FILE="$directory/password"
+    GROVE_TEST_POSTGRES_DIRECTORY="$directory"  # the caller removes it when done
+    say "PostgreSQL for the tests: $GROVE_TEST_POSTGRES_URL"
+}
+
 # Deletes Grove's own modules and executables from a release build directory ($1), so that the
 # next build compiles them from scratch: an incremental release build has been seen to keep an
 # executable's stale copy of a library's inlinable code after the library changed (a worker

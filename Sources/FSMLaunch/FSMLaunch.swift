@@ -111,6 +111,7 @@ struct FSMLaunch: AsyncParsableCommand {
         if exitWithParent, parent.isGone { return }
         let directoryProblems = topology.directoryProblems(dataDirectory: dataDirectory(of: topology, besides: topologyDirectory),
                                                            auditDirectory: topology.auditDirectory(besides: topologyDirectory))
+            + topology.storeProblems(besides: topologyDirectory)
         guard directoryProblems.isEmpty else {
             for problem in directoryProblems { printError("error: \(problem)") }
             throw ExitCode(1)
@@ -142,6 +143,7 @@ struct FSMLaunch: AsyncParsableCommand {
         let supervisor = Supervisor(topology: topology, coordinator: coordinator, executableDirectory: Self.executableDirectory(),
                                     dataDirectory: dataDirectory(of: topology, besides: topologyDirectory),
                                     auditDirectory: topology.hasAuditedMachines ? topology.auditDirectory(besides: topologyDirectory) : nil,
+                                    storePasswordFile: topology.storePasswordFile(besides: topologyDirectory),
                                     log: log, onEscalate: { reason in escalate.yield(reason) })
         let view: LiveView?
         do {

@@ -28,11 +28,14 @@ final class Supervisor: Sendable {
     private let dataDirectory: URL
     /// The topology's audit directory, absolute, passed as `--audit-dir` when it audits a machine.
     private let auditDirectory: URL?
+    /// The PostgreSQL store's password file, absolute, passed as `--store-password-file`.
+    private let storePasswordFile: URL?
     /// Called once, with the reason, when a group gives up and escalates.
     private let onEscalate: @Sendable (String) -> Void
 
     init(topology: Topology, coordinator: Coordinator, executableDirectory: URL, dataDirectory: URL, auditDirectory: URL? = nil,
-         log: Logger, onEscalate: @escaping @Sendable (String) -> Void) {
+         storePasswordFile: URL? = nil, log: Logger, onEscalate: @escaping @Sendable (String) -> Void) {
+        self.storePasswordFile = storePasswordFile
         self.topology = topology
         self.coordinator = coordinator
         self.executableDirectory = executableDirectory
@@ -124,7 +127,8 @@ final class Supervisor: Sendable {
         process.executableURL = command.executable
         // The command line is written by the type that reads it: the group's own arguments follow.
         var options = Worker.Options(name: worker, coordinator: coordinator.workersConnectEndpoint, exitWithParent: true,
-                                     parentPid: getpid(), dataDirectory: dataDirectory.path, auditDirectory: auditDirectory?.path)
+                                     parentPid: getpid(), dataDirectory: dataDirectory.path, auditDirectory: auditDirectory?.path,
+                                     storePasswordFile: storePasswordFile?.path)
         process.standardOutput = FileHandle.standardError  // stdout is fsm-launch's data: the ready line
         // A trap ends the worker at once rather than after (or, hung, instead of) symbolication.
         process.environment = WorkerEnvironment.spawning(from: ProcessInfo.processInfo.environment)

@@ -126,6 +126,10 @@
     /// Whether the topology serves metrics: then the worker's heartbeats carry what it counted
     /// (``MetricsReport``). Absent: no metrics.
     public var metrics: Bool?
+    /// Where the worker keeps its durable machines when not in its own SQLite file (the
+    /// topology's `durability.postgres`); absent: SQLite. Never a password: the worker reads that
+    /// on its own host.
+    public var store: SharedStore?
 
     public init(machines: [HostedMachine], remoteIO: [String], heartbeatIntervalMs: Int, heartbeatTimeoutMs: Int, mailboxCapacity: Int,
                 routeEvents: [RouteEvent]? = nil, snapshotEvery: Int? = nil, flush: DurabilityFlush? = nil,
@@ -151,6 +155,18 @@
     /// its store.
     public var hasDurableMachines: Bool {
         machines.contains { ($0.durability ?? .none) != .none }
+    }
+}
+
+/// A store that workers share: PostgreSQL at `postgres` (a URL without a password), rows of
+/// the topology `topology`.
+@_spi(GroveInternal) public struct SharedStore: Codable, Sendable, Hashable {
+    public var postgres: String
+    public var topology: String
+
+    public init(postgres: String, topology: String) {
+        self.postgres = postgres
+        self.topology = topology
     }
 }
 

@@ -64,6 +64,7 @@ import Testing
         options.auditDirectory = "/srv/grove/audit"
         options.keyFile = "-"
         options.coordinatorKey = "-Ab.3:+=^!/*?&<>()[]{}@%$#Ab.3:+=^!/*?&<"
+        options.storePasswordFile = "/srv/grove/postgres.password"
         return options
     }
 

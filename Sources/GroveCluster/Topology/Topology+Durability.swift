@@ -14,6 +14,10 @@ extension Topology {
         /// When a commit counts as done. Defaults to `process`.
         public var flush: DurabilityFlush
 
+        /// A PostgreSQL database every worker shares (`durability.postgres`), instead of each
+        /// worker's SQLite file in ``directory``.
+        public var postgres: Postgres?
+
         /// The bounds of ``snapshotEvery``.
         public static let snapshotRange = 1...1_000_000
 
@@ -21,10 +25,51 @@ extension Topology {
         ///   - directory: The data directory, relative to the topology file; `nil` for the default.
         ///   - snapshotEvery: Events between snapshots of a `journal` machine.
         ///   - flush: When a commit counts as done.
-        public init(directory: String? = nil, snapshotEvery: Int = 1000, flush: DurabilityFlush = .process) {
+        ///   - postgres: The shared PostgreSQL store; `nil` for SQLite.
+        public init(directory: String? = nil, snapshotEvery: Int = 1000, flush: DurabilityFlush = .process,
+                    postgres: Postgres? = nil) {
             self.directory = directory
             self.snapshotEvery = snapshotEvery
             self.flush = flush
+            self.postgres = postgres
+        }
+
+        /// Where the shared store is: its URL (no password) and where the workers fsm-launch
+        /// starts read the password.
+        public struct Postgres: Sendable, Equatable {
+            /// `postgres://user@host:port/database`, checked by ``PostgresLocation``.
+            public var url: String
+            /// The password file as written, relative to the topology file; `nil`: the workers
+            /// read ``PostgresLocation/passwordVariable`` from their environment.
+            public var passwordFile: String?
+
+            public init(url: String, passwordFile: String? = nil) {
+                self.url = url
+                self.passwordFile = passwordFile
+            }
+        }
+    }
+
+    /// The PostgreSQL store's password file, absolute (taken from `topologyDirectory`, the
+    /// topology file's folder, else the current directory); nil when the topology names none.
+    public func storePasswordFile(besides topologyDirectory: URL?) -> URL? {
+        guard let relative = durability.postgres?.passwordFile else { return nil }
+        if relative.hasPrefix("/") { return URL(fileURLWithPath: relative).standardizedFileURL }
+        if relative.hasPrefix("~/") { return URL(fileURLWithPath: NSString(string: relative).expandingTildeInPath).standardizedFileURL }
+        let base = topologyDirectory ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+        return base.appendingPathComponent(relative).standardizedFileURL
+    }
+
+    /// What keeps the PostgreSQL store from being used as the topology names it: a password
+    /// file that is missing, empty or open to others. Checked by fsm-launch before it starts a
+    /// worker, which would fail on it at its first durable machine. Empty for SQLite.
+    public func storeProblems(besides topologyDirectory: URL?) -> [String] {
+        guard let postgres = durability.postgres else { return [] }
+        do throws(PostgresLocation.Problem) {
+            _ = try PostgresLocation(url: postgres.url, passwordFile: storePasswordFile(besides: topologyDirectory)?.path)
+            return []
+        } catch {
+            return ["$.durability.postgres.passwordFile: \(error.message)"]
         }
     }
 

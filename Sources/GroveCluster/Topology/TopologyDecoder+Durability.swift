@@ -27,7 +27,42 @@ extension TopologyDecoder {
             meanings: ["process": "survives the worker being killed", "disk": "synced to the disk: survives the host too"]
         )
         guard let every, let flush else { return nil }
-        return Topology.DurabilitySettings(directory: directory, snapshotEvery: every, flush: flush)
+        guard let store = decodeStore(in: members, at: path) else { return nil }
+        return Topology.DurabilitySettings(directory: directory, snapshotEvery: every, flush: flush, postgres: store.postgres)
+    }
+
+    /// `durability.postgres` (`{"url": ..., "passwordFile": ...}`): the shared PostgreSQL
+    /// store, instead of SQLite files, when present; `nil` after reporting. The URL is checked
+    /// as the workers will read it, a password in it refused (the topology is no place for one).
+    mutating func decodeStore(in members: [String: JSONValue], at path: JSONPath) -> DecodedStore? {
+        guard let value = members["postgres"] else { return DecodedStore(postgres: nil) }
+        let storePath = path.appending("postgres")
+        let example = #"{ "url": "postgres://grove@127.0.0.1:5432/grove", "passwordFile": "secrets/postgres.password" }"#
+        guard let fields = self.members(of: value, at: storePath, known: TopologyKeys.durabilityPostgres, what: "an object like \(example)") else {
+            return nil
+        }
+        let urlField = Field("url", "\"postgres://grove@127.0.0.1:5432/grove\"", "the PostgreSQL database, without a password")
+        let passwordField = Field("passwordFile", "\"secrets/postgres.password\"",
+                                  "a file (mode 0600) with the password on its first line, relative to the topology file")
+        guard let urlValue = fields[urlField.key] else {
+            report(.missingKey, storePath.appending(urlField.key), "the PostgreSQL store needs a url: \(urlField.hint)")
+            return nil
+        }
+        guard let url = text(urlValue, urlField, at: storePath.appending(urlField.key)) else { return nil }
+        let passwordFile = fields[passwordField.key].flatMap { text($0, passwordField, at: storePath.appending(passwordField.key)) }
+        if fields[passwordField.key] != nil, passwordFile == nil { return nil }
+        do throws(PostgresLocation.Problem) {
+            _ = try PostgresLocation(url: url, environment: [:])
+        } catch {
+            report(.invalidValue, storePath.appending(urlField.key), error.message)
+            return nil
+        }
+        return DecodedStore(postgres: Topology.DurabilitySettings.Postgres(url: url, passwordFile: passwordFile))
+    }
+
+    /// `durability.postgres` decoded: nil for SQLite.
+    struct DecodedStore {
+        var postgres: Topology.DurabilitySettings.Postgres?
     }
 
     /// `machines[].durability`: `none` when absent.

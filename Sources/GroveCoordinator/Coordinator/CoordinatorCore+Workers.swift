@@ -252,6 +252,9 @@ extension CoordinatorCore {
         let quarantined = quarantinedPatterns(forGroup: slot.group)
         if !quarantined.isEmpty { welcome.quarantined = quarantined }
         if topology.metrics.listen != nil { welcome.metrics = true }
+        if durable, let postgres = topology.durability.postgres {
+            welcome.store = SharedStore(postgres: postgres.url, topology: topology.name)
+        }
         if let payload = try? WireJSON.encode(welcome) {
             actions.append(.toWorker(name, WireMessage(Header(.welcome, correlation: message.header.correlation), address: name, payload: payload)))
         }

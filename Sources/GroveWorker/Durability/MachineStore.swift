@@ -200,6 +200,9 @@ package struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         case rejected
         /// The store was closed.
         case closed
+        /// A newer process of the same worker took the store over (a shared store's epoch
+        /// moved on): this one must stop writing.
+        case fenced
         /// Anything else the file system or SQLite reported.
         case failed
     }

@@ -48,6 +48,13 @@ extension Worker {
         @Option(name: .customLong("audit-dir"),
                 help: ArgumentHelp("Where to append the audit log of audited machines (default: $XDG_STATE_HOME/grove/audit, else ~/.local/state/grove/audit). fsm-launch passes the topology's.", valueName: "DIR"))
         var auditDirectoryArgument: String?
+        /// For a topology whose durable machines are in PostgreSQL (`durability.postgres`): a file
+        /// of mode 0600 with the password on its first line. `fsm-launch` passes the
+        /// topology's `durability.postgres.passwordFile`; else the worker reads
+        /// `$GROVE_POSTGRES_PASSWORD`. The password itself never goes on a command line.
+        @Option(name: .customLong("store-password-file"),
+                help: ArgumentHelp("For a PostgreSQL store: a file (mode 0600) holding its password (default: $GROVE_POSTGRES_PASSWORD). fsm-launch passes the topology's.", valueName: "FILE"))
+        public var storePasswordFile: String?
         /// Print the explored state graph of a machine made describable with
         /// ``WorkerConfiguration/checkable(_:as:)`` as JSON, and exit: what `fsm-check --worker`
         /// reads. The worker connects to nothing, so `--name` and `--coordinator` are not needed.
@@ -106,7 +113,7 @@ extension Worker {
         /// in an initializer, `self.exitWithParent = …` would make a new, unparsed `@Flag`.
         public init(name: String, coordinator: String, exitWithParent: Bool = false, parentPid: Int32? = nil,
                     dataDirectory: String? = nil, auditDirectory: String? = nil, keyFile: String? = nil,
-                    coordinatorKey: String? = nil) {
+                    coordinatorKey: String? = nil, storePasswordFile: String? = nil) {
             var options = Self()
             options.nameArgument = name
             options.coordinatorArgument = coordinator
@@ -116,6 +123,7 @@ extension Worker {
             options.auditDirectoryArgument = auditDirectory
             options.keyFile = keyFile
             options.coordinatorKey = coordinatorKey
+            options.storePasswordFile = storePasswordFile
             options.describe = nil
             options.describeMachines = false
             options.describeLimit = nil
@@ -179,5 +187,5 @@ extension Worker {
     }
 
     /// The options every worker reads, as a usage line (without the program's name).
-    public static let usage = "--name NAME --coordinator ENDPOINT [--exit-with-parent [--parent-pid PID]] [--key-file FILE --coordinator-key KEY] [--data-dir DIR] [--audit-dir DIR] [--describe TYPE [--describe-limit N] | --describe-machines]"
+    public static let usage = "--name NAME --coordinator ENDPOINT [--exit-with-parent [--parent-pid PID]] [--key-file FILE --coordinator-key KEY] [--data-dir DIR] [--audit-dir DIR] [--store-password-file FILE] [--describe TYPE [--describe-limit N] | --describe-machines]"
 }

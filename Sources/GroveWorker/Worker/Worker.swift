@@ -1,6 +1,6 @@
 import Foundation
 import GroveCluster
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 import Logging
 import ServiceLifecycle
 import ZeroMQ
@@ -99,7 +99,7 @@ public enum Worker {
                 }
             }
         }
-        let (dataDirectory, name) = (options.dataDirectory, options.name)
+        let (dataDirectory, name, passwordFile) = (options.dataDirectory, options.name, options.storePasswordFile)
         var openRecorder: (@Sendable () throws(StoreError) -> FlightRecorder)?
         if !FlightRecorder.switchedOff {
             openRecorder = { () throws(StoreError) -> FlightRecorder in
@@ -108,7 +108,10 @@ public enum Worker {
         }
         let runtime = WorkerRuntime(configuration: configuration, link: link, log: log, coordinator: options.coordinator,
                                     reconnect: reconnect,
-                                    openStore: { () throws(StoreError) in try SQLiteMachineStore.open(directory: dataDirectory, worker: name) },
+                                    openStore: { (shared: SharedStore?) throws(StoreError) -> any MachineStore in
+                                        guard let shared else { return try SQLiteMachineStore.open(directory: dataDirectory, worker: name) }
+                                        return try PostgresMachineStore.open(shared, worker: name, passwordFile: passwordFile)
+                                    },
                                     openRecorder: openRecorder)
         runtime.turn.audit.use(directory: options.auditDirectory)
         // The runtime and its hosts run on the loop's thread (``LoopExecutor``): a received

@@ -16,7 +16,7 @@ extension WorkerRuntime {
         var records: [MachineRecord]
         let opened: any MachineStore
         do {
-            opened = try openStore()
+            opened = try openStore(welcome.store)
             store = opened
             records = try opened.records()
         } catch {

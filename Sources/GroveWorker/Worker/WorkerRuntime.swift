@@ -54,7 +54,7 @@ actor WorkerRuntime {
     /// (`WorkerRuntime+LocalIO.swift`).
     var localWaiters: [UInt64: LocalWaiter] = [:]
     /// Opens this worker's store, the first time a welcome places a durable machine here.
-    let openStore: (@Sendable () throws(StoreError) -> any MachineStore)?
+    let openStore: (@Sendable (SharedStore?) throws(StoreError) -> any MachineStore)?
     /// Where durable instances are written; nil until a durable machine is placed here.
     var store: (any MachineStore)?
     /// The stored instances still to bring back after the store opened. Asked after every
@@ -102,7 +102,7 @@ actor WorkerRuntime {
     ///   - end: Ends the process for a reason the runtime met (a store that fails, a
     ///     rejection); the process's `exit` with the reason's status unless a test says otherwise.
     init(configuration: WorkerConfiguration, link: WorkerLink, log: Logger, coordinator: String,
-         reconnect: @escaping @Sendable () -> Void, openStore: (@Sendable () throws(StoreError) -> any MachineStore)? = nil,
+         reconnect: @escaping @Sendable () -> Void, openStore: (@Sendable (SharedStore?) throws(StoreError) -> any MachineStore)? = nil,
          openRecorder: (@Sendable () throws(StoreError) -> FlightRecorder)? = nil, recoveryTurn: Duration = Recovery.turn,
          clock: any HostClock = WallClock(),
          end: @escaping @Sendable (WorkerExitReason) -> Void = { exit($0.status.rawValue) }) {

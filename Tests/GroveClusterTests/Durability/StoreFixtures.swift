@@ -9,6 +9,11 @@ import Testing
 enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
     case sqlite
     case memory
+    case postgres
+
+    /// PostgreSQL only where a test server was given (``PostgresTestServer``); the suites of
+    /// `PostgresMachineStoreTests` say why they skip when it was not.
+    static var allCases: [StoreKind] { PostgresTestServer.location == nil ? [.sqlite, .memory] : [.sqlite, .memory, .postgres] }
 
     var testDescription: String { rawValue }
 
@@ -23,6 +28,14 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
             return (store, {
                 store.close()
                 try? FileManager.default.removeItem(at: directory)
+            })
+        case .postgres:
+            let location = try #require(PostgresTestServer.location)
+            let topology = PostgresTestServer.freshTopology()
+            let store = try PostgresMachineStore(location: location, topology: topology, worker: "main")
+            return (store, {
+                store.close()
+                PostgresTestServer.drop(topology)
             })
         }
     }

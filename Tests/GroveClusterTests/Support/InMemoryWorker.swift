@@ -3,6 +3,7 @@
 @testable import GroveCoordinator
 @testable import GroveWorker
 import GroveRuntime
+@_spi(GroveInternal) import GroveWire
 import Logging
 import Synchronization
 import Testing
@@ -34,6 +35,14 @@ final class InMemoryWorker {
         let reasons = Mutex<[WorkerExitReason]>([])
     }
 
+    /// A test's store opener, whatever shared store the welcome names.
+    private static func ignoringSharedStore(
+        _ open: (@Sendable () throws(StoreError) -> any MachineStore)?
+    ) -> (@Sendable (SharedStore?) throws(StoreError) -> any MachineStore)? {
+        guard let open else { return nil }
+        return { (_: SharedStore?) throws(StoreError) -> any MachineStore in try open() }
+    }
+
     /// - Parameters:
     ///   - name: The worker instance's name, its routing id.
     ///   - configuration: The machines it offers.
@@ -56,7 +65,7 @@ final class InMemoryWorker {
             openRecorder = { () throws(StoreError) -> FlightRecorder in FlightRecorder(log: flightLog) }
         }
         runtime = WorkerRuntime(configuration: configuration, link: link, log: log, coordinator: "in-memory", reconnect: {},
-                                openStore: openStore, openRecorder: openRecorder, recoveryTurn: recoveryTurn, clock: clock,
+                                openStore: Self.ignoringSharedStore(openStore), openRecorder: openRecorder, recoveryTurn: recoveryTurn, clock: clock,
                                 end: { reason in exitLog.reasons.withLock { $0.append(reason) } })
     }
 

@@ -1,0 +1,124 @@
+extension PostgresMachineStore {
+    /// The format this Grove writes. `grove_format` holds the highest a Grove has written; a
+    /// database holding a higher one was written by a newer Grove and is refused.
+    static let format = 1
+
+    /// The tables every topology and worker of one database share, told apart by `topology`
+    /// (the topology's name) and `worker` (the instance name). A machine's row names the worker
+    /// that owns it (`owner`): a worker reads and writes only its own, and ownership can move
+    /// (issue 37's handoff). `grove_workers.epoch` is the fencing token: a worker takes the
+    /// next one when it opens the store, and every commit checks it in the same transaction,
+    /// so a worker that a newer one replaced cannot commit after it.
+    ///
+    /// Created under a transaction-scoped advisory lock, so workers starting together do not
+    /// race; `IF NOT EXISTS` throughout, so creating is also checking.
+    static let schema: [String] = [
+        "SELECT pg_advisory_xact_lock(7306482610853)",
+        """
+        CREATE TABLE IF NOT EXISTS grove_format (format integer NOT NULL)
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS grove_workers (
+            topology text NOT NULL, worker text NOT NULL, epoch bigint NOT NULL,
+            PRIMARY KEY (topology, worker))
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS grove_machines (
+            topology text NOT NULL, address text NOT NULL, owner text NOT NULL, type text NOT NULL,
+            snapshot bytea NOT NULL, sequence bigint NOT NULL,
+            PRIMARY KEY (topology, address))
+        """,
+        "CREATE INDEX IF NOT EXISTS grove_machines_owner ON grove_machines (topology, owner)",
+        """
+        CREATE TABLE IF NOT EXISTS grove_journal (
+            topology text NOT NULL, address text NOT NULL, sequence bigint NOT NULL,
+            writer text NOT NULL, event bytea NOT NULL, time bigint NOT NULL,
+            PRIMARY KEY (topology, address, sequence))
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS grove_dead_letters (
+            id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            topology text NOT NULL, worker text NOT NULL, address text NOT NULL, type text NOT NULL,
+            event bytea NOT NULL, "binary" boolean NOT NULL, error text NOT NULL, crashes integer NOT NULL,
+            time bigint NOT NULL)
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS grove_crashes (
+            topology text NOT NULL, worker text NOT NULL, address text NOT NULL, event bytea NOT NULL,
+            count integer NOT NULL, time bigint NOT NULL,
+            PRIMARY KEY (topology, worker, address, event))
+        """,
+        commitFunction,
+    ]
+
+    /// One group commit in one round trip and one transaction (the statement's own): the
+    /// fence first, then the parts in ``MachineStore/commit(_:)``'s order. Errors carry codes
+    /// of Grove's own class (`GR`): `GR001` fenced, `GR002` a machine another worker owns,
+    /// `GR003` a journal entry not after the last one.
+    static let commitFunction = """
+        CREATE OR REPLACE FUNCTION grove_commit_v1(
+            p_topology text, p_worker text, p_epoch bigint, p_disk boolean, p_removed text[],
+            p_address text[], p_type text[], p_snapshot bytea[], p_sequence bigint[],
+            p_j_address text[], p_j_sequence bigint[], p_j_event bytea[], p_j_time bigint[],
+            p_t_address text[], p_t_through bigint[],
+            p_d_address text[], p_d_type text[], p_d_event bytea[], p_d_binary boolean[], p_d_error text[],
+            p_d_crashes integer[], p_d_time bigint[]
+        ) RETURNS void LANGUAGE plpgsql AS $grove$
+        DECLARE
+            current_epoch bigint;
+            written bigint;
+            foreign_owner text;
+        BEGIN
+            IF NOT p_disk THEN
+                PERFORM set_config('synchronous_commit', 'off', true);
+            END IF;
+            SELECT epoch INTO current_epoch FROM grove_workers
+                WHERE topology = p_topology AND worker = p_worker FOR SHARE;
+            IF current_epoch IS DISTINCT FROM p_epoch THEN
+                RAISE EXCEPTION 'worker % of topology % holds epoch %, the store has %: a newer process of that worker took over',
+                    p_worker, p_topology, p_epoch, current_epoch USING ERRCODE = 'GR001';
+            END IF;
+            IF cardinality(p_removed) > 0 THEN
+                DELETE FROM grove_journal j USING grove_machines m
+                    WHERE m.topology = p_topology AND m.address = ANY(p_removed) AND m.owner = p_worker
+                    AND j.topology = m.topology AND j.address = m.address;
+                DELETE FROM grove_journal WHERE topology = p_topology AND address = ANY(p_removed) AND writer = p_worker
+                    AND NOT EXISTS (SELECT 1 FROM grove_machines m WHERE m.topology = p_topology AND m.address = grove_journal.address);
+                DELETE FROM grove_machines WHERE topology = p_topology AND address = ANY(p_removed) AND owner = p_worker;
+            END IF;
+            IF cardinality(p_address) > 0 THEN
+                INSERT INTO grove_machines (topology, address, owner, type, snapshot, sequence)
+                    SELECT p_topology, r.a, p_worker, r.t, r.s, r.q FROM unnest(p_address, p_type, p_snapshot, p_sequence) AS r(a, t, s, q)
+                    ON CONFLICT (topology, address) DO UPDATE
+                        SET type = excluded.type, snapshot = excluded.snapshot, sequence = excluded.sequence
+                        WHERE grove_machines.owner = p_worker;
+                GET DIAGNOSTICS written = ROW_COUNT;
+                IF written <> cardinality(p_address) THEN
+                    SELECT m.address || ' (owned by ' || m.owner || ')' INTO foreign_owner FROM grove_machines m
+                        WHERE m.topology = p_topology AND m.address = ANY(p_address) AND m.owner <> p_worker LIMIT 1;
+                    RAISE EXCEPTION 'worker % of topology % cannot write %', p_worker, p_topology, foreign_owner
+                        USING ERRCODE = 'GR002';
+                END IF;
+            END IF;
+            IF cardinality(p_j_address) > 0 THEN
+                IF EXISTS (SELECT 1 FROM unnest(p_j_address, p_j_sequence) AS n(a, s) JOIN grove_journal j
+                           ON j.topology = p_topology AND j.address = n.a AND j.sequence >= n.s) THEN
+                    RAISE EXCEPTION 'a journal entry of topology % is not after its machine''s last one', p_topology
+                        USING ERRCODE = 'GR003';
+                END IF;
+                INSERT INTO grove_journal (topology, address, sequence, writer, event, time)
+                    SELECT p_topology, n.a, n.s, p_worker, n.e, n.t FROM unnest(p_j_address, p_j_sequence, p_j_event, p_j_time) AS n(a, s, e, t);
+            END IF;
+            IF cardinality(p_t_address) > 0 THEN
+                DELETE FROM grove_journal j USING unnest(p_t_address, p_t_through) AS t(a, through)
+                    WHERE j.topology = p_topology AND j.address = t.a AND j.sequence <= t.through;
+            END IF;
+            IF cardinality(p_d_address) > 0 THEN
+                INSERT INTO grove_dead_letters (topology, worker, address, type, event, "binary", error, crashes, time)
+                    SELECT p_topology, p_worker, d.a, d.t, d.e, d.b, d.r, d.c, d.m
+                    FROM unnest(p_d_address, p_d_type, p_d_event, p_d_binary, p_d_error, p_d_crashes, p_d_time) AS d(a, t, e, b, r, c, m);
+            END IF;
+        END
+        $grove$
+        """
+}

@@ -1,0 +1,293 @@
+import Foundation
+package import GroveCluster
+@_spi(GroveInternal) package import GroveWire
+import Logging
+import NIOCore
+import NIOPosix
+import NIOSSL
+import PostgresNIO
+import Synchronization
+
+/// The shared machine store: PostgreSQL through postgres-nio, one database for every worker of
+/// every topology that names it (rows told apart by topology and worker; the schema is in
+/// `PostgresMachineStore+Schema.swift`). What SQLite keeps on one host's disk is here where
+/// another host's worker can read it, which handoff (issue 37) builds on.
+///
+/// The worker calls a store from its I/O loop's thread, synchronously; postgres-nio is
+/// asynchronous, so each call waits on its future there (the loop is not one of NIO's event
+/// loops). One ``commit(_:)`` is one round trip: one call of the `grove_commit_v1` function,
+/// whose statement is the transaction, with every part as arrays. `StoreFlush.process` commits
+/// with `synchronous_commit = off` (the server has it once the call returns, so it survives the
+/// worker being killed, not the database host losing power), `.disk` with the server's default.
+///
+/// Opening takes the worker's next epoch (``epoch``), the fencing token every commit checks: a
+/// second process that opens the store under the same worker name fences the first, whose next
+/// commit fails with `fenced`.
+package final class PostgresMachineStore: MachineStore {
+    package let location: PostgresLocation
+    package let topology: String
+    package let worker: String
+    /// The fencing token this process holds.
+    package let epoch: Int64
+    private let connection: Mutex<PostgresConnection?>
+    private let logger: Logger
+
+    /// Connects, creates the tables when missing, and takes the worker's next epoch.
+    /// - Throws: ``StoreError``: `failed` when the server cannot be reached (with where and
+    ///   what to check), `permission` when it refuses the user or password, `newerVersion`
+    ///   when a newer Grove wrote the database.
+    package init(location: PostgresLocation, topology: String, worker: String) throws(StoreError) {
+        self.location = location
+        self.topology = topology
+        self.worker = worker
+        var logger = Logger(label: "grove.store.postgres")
+        logger.logLevel = .warning
+        self.logger = logger
+        let opened = try Self.connect(location, logger: logger)
+        connection = Mutex(opened)
+        do {
+            try Self.prepareSchema(on: opened, logger: logger, location: location)
+            let rows = try opened.query("""
+                INSERT INTO grove_workers (topology, worker, epoch) VALUES (\(topology), \(worker), 1)
+                ON CONFLICT (topology, worker) DO UPDATE SET epoch = grove_workers.epoch + 1 RETURNING epoch
+                """, logger: logger).wait()
+            guard let epoch = try rows.rows.first?.decode(Int64.self) else {
+                throw StoreError("PostgreSQL at \(location) returned no epoch for worker '\(worker)'")
+            }
+            self.epoch = epoch
+            // Entries this worker wrote for machines that never got a record: a store does not
+            // keep them across a restart (``MachineStore/journal(of:after:)``).
+            _ = try opened.query("""
+                DELETE FROM grove_journal j WHERE j.topology = \(topology) AND j.writer = \(worker)
+                AND NOT EXISTS (SELECT 1 FROM grove_machines m WHERE m.topology = j.topology AND m.address = j.address)
+                """, logger: logger).wait()
+        } catch {
+            try? opened.close().wait()
+            throw Self.storeError(error, location: location, doing: "prepare the store in")
+        }
+    }
+
+    /// The store a welcome names (``SharedStore``), with the password from `passwordFile`,
+    /// else from ``PostgresLocation/passwordVariable``.
+    /// - Throws: ``StoreError``, as ``init(location:topology:worker:)``, and `failed` or
+    ///   `permission` for a URL or a password file that cannot be used.
+    package static func open(_ shared: SharedStore, worker: String, passwordFile: String?) throws(StoreError) -> PostgresMachineStore {
+        let location: PostgresLocation
+        do throws(PostgresLocation.Problem) {
+            location = try PostgresLocation(url: shared.postgres, passwordFile: passwordFile)
+        } catch {
+            throw StoreError(error.message, code: error.permission ? .permission : .failed)
+        }
+        return try PostgresMachineStore(location: location, topology: shared.topology, worker: worker)
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Closes the connection; later calls throw `closed`. Safe to call twice.
+    package func close() {
+        let open = connection.withLock { connection in
+            defer { connection = nil }
+            return connection
+        }
+        try? open?.close().wait()
+    }
+
+    private static func connect(_ location: PostgresLocation, logger: Logger) throws(StoreError) -> PostgresConnection {
+        let tls: PostgresConnection.Configuration.TLS
+        if location.requiresTLS {
+            do {
+                tls = .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+            } catch {
+                throw StoreError("cannot set up TLS for PostgreSQL at \(location): \(error)")
+            }
+        } else {
+            tls = .disable
+        }
+        let configuration = PostgresConnection.Configuration(
+            host: location.host, port: location.port, username: location.user, password: location.password,
+            database: location.database, tls: tls)
+        do {
+            return try PostgresConnection.connect(on: MultiThreadedEventLoopGroup.singleton.next(),
+                                                  configuration: configuration, id: 1, logger: logger).wait()
+        } catch {
+            throw storeError(error, location: location, doing: "connect to")
+        }
+    }
+
+    private static func prepareSchema(on connection: PostgresConnection, logger: Logger, location: PostgresLocation) throws {
+        _ = try connection.query("BEGIN", logger: logger).wait()
+        do {
+            for statement in schema {
+                _ = try connection.query(PostgresQuery(unsafeSQL: statement), logger: logger).wait()
+            }
+            let found = try connection.query("SELECT max(format) FROM grove_format", logger: logger).wait()
+            let written = try found.rows.first?.decode(Int?.self) ?? nil
+            if let written, written > format {
+                throw StoreError("PostgreSQL at \(location) was written by a newer Grove (format \(written), this one writes \(format)): "
+                                 + "run that Grove's workers, or point this topology at another database", code: .newerVersion)
+            }
+            if written == nil { _ = try connection.query("INSERT INTO grove_format (format) VALUES (\(format))", logger: logger).wait() }
+            _ = try connection.query("COMMIT", logger: logger).wait()
+        } catch {
+            _ = try? connection.query("ROLLBACK", logger: logger).wait()
+            throw error
+        }
+    }
+
+    // MARK: - MachineStore
+
+    package func commit(_ commit: StoreCommit) throws(StoreError) {
+        guard !commit.isEmpty else { return }
+        // One row per address: an upsert may not touch a row twice in one statement, and the
+        // last record of an address is the one that counts.
+        var latest: [String: Int] = [:]
+        for (index, record) in commit.records.enumerated() { latest[record.address] = index }
+        let records = commit.records.indices.filter { latest[commit.records[$0].address] == $0 }.map { commit.records[$0] }
+        let letters = commit.deadLetters
+        let query: PostgresQuery = """
+            SELECT grove_commit_v1(\(topology), \(worker), \(epoch), \(commit.flush == .disk), \(commit.removed),
+                \(records.map(\.address)), \(records.map(\.type)), \(records.map { ByteBuffer(bytes: $0.snapshot) }),
+                \(records.map { Int64(bitPattern: $0.sequence) }),
+                \(commit.journal.map(\.address)), \(commit.journal.map { Int64(bitPattern: $0.sequence) }),
+                \(commit.journal.map { ByteBuffer(bytes: $0.event) }), \(commit.journal.map(\.time)),
+                \(commit.truncations.map(\.address)), \(commit.truncations.map { Int64(bitPattern: $0.through) }),
+                \(letters.map(\.address)), \(letters.map(\.type)), \(letters.map { ByteBuffer(bytes: $0.event) }),
+                \(letters.map(\.binary)), \(letters.map(\.error)), \(letters.map { Int32(clamping: $0.crashes) }), \(letters.map(\.time)))
+            """
+        try run(query, doing: "commit to")
+    }
+
+    package func records() throws(StoreError) -> [MachineRecord] {
+        try run("""
+            SELECT address, type, snapshot, sequence FROM grove_machines
+            WHERE topology = \(topology) AND owner = \(worker) ORDER BY address COLLATE "C"
+            """, doing: "read the machines of") { row in
+            let (address, type, snapshot, sequence) = try row.decode((String, String, ByteBuffer, Int64).self)
+            return MachineRecord(address: address, type: type, snapshot: Array(snapshot.readableBytesView),
+                                 sequence: UInt64(bitPattern: sequence))
+        }
+    }
+
+    package func journal(of address: String, after sequence: UInt64) throws(StoreError) -> [JournalEntry] {
+        try run("""
+            SELECT sequence, event, time FROM grove_journal
+            WHERE topology = \(topology) AND address = \(address) AND sequence > \(Int64(bitPattern: sequence)) ORDER BY sequence
+            """, doing: "read the journal of") { row in
+            let (sequence, event, time) = try row.decode((Int64, ByteBuffer, Int64).self)
+            return JournalEntry(address: address, sequence: UInt64(bitPattern: sequence), event: Array(event.readableBytesView), time: time)
+        }
+    }
+
+    package func deadLetters() throws(StoreError) -> [DeadLetter] {
+        try run("""
+            SELECT id, address, type, event, "binary", error, crashes, time FROM grove_dead_letters
+            WHERE topology = \(topology) AND worker = \(worker) ORDER BY id
+            """, doing: "read the dead letters of", Self.deadLetter)
+    }
+
+    package func removeDeadLetter(_ id: Int64) throws(StoreError) -> DeadLetter? {
+        try run("""
+            DELETE FROM grove_dead_letters WHERE id = \(id) AND topology = \(topology) AND worker = \(worker)
+            RETURNING id, address, type, event, "binary", error, crashes, time
+            """, doing: "remove a dead letter from", Self.deadLetter).first
+    }
+
+    package func countCrash(of address: String, event identity: [UInt8], at time: Int64) throws(StoreError) -> Int {
+        try run("""
+            INSERT INTO grove_crashes (topology, worker, address, event, count, time)
+            VALUES (\(topology), \(worker), \(address), \(ByteBuffer(bytes: identity)), 1, \(time))
+            ON CONFLICT (topology, worker, address, event) DO UPDATE SET count = grove_crashes.count + 1, time = excluded.time
+            RETURNING count
+            """, doing: "count a crash in") { row in Int(try row.decode(Int32.self)) }.first ?? 1
+    }
+
+    package func forgetCrashes(of address: String, event identity: [UInt8]) throws(StoreError) {
+        try run("""
+            DELETE FROM grove_crashes
+            WHERE topology = \(topology) AND worker = \(worker) AND address = \(address) AND event = \(ByteBuffer(bytes: identity))
+            """, doing: "forget crashes in")
+    }
+
+    package func crashes() throws(StoreError) -> [CrashCount] {
+        try run("""
+            SELECT address, event, count, time FROM grove_crashes
+            WHERE topology = \(topology) AND worker = \(worker) ORDER BY time, address COLLATE "C"
+            """, doing: "read the crashes of") { row in
+            let (address, event, count, time) = try row.decode((String, ByteBuffer, Int32, Int64).self)
+            return CrashCount(address: address, event: Array(event.readableBytesView), count: Int(count), time: time)
+        }
+    }
+
+    // MARK: - Helpers
+
+    private func run(_ query: PostgresQuery, doing: String) throws(StoreError) {
+        _ = try run(query, doing: doing) { _ in () }
+    }
+
+    /// Runs `query` and maps each row; a connection the server closed is opened once more
+    /// first (a restarted server), which does not retry a query that reached it.
+    private func run<T>(_ query: PostgresQuery, doing: String, _ map: (PostgresRow) throws -> T) throws(StoreError) -> [T] {
+        let current = try openConnection()
+        do {
+            return try current.query(query, logger: logger).wait().rows.map(map)
+        } catch {
+            throw Self.storeError(error, location: location, doing: doing)
+        }
+    }
+
+    private func openConnection() throws(StoreError) -> PostgresConnection {
+        guard let current = connection.withLock({ $0 }) else {
+            throw StoreError("the store at \(location) was closed; open it again", code: .closed)
+        }
+        guard current.isClosed else { return current }
+        let fresh = try Self.connect(location, logger: logger)
+        connection.withLock { $0 = fresh }
+        return fresh
+    }
+
+    private static func deadLetter(_ row: PostgresRow) throws -> DeadLetter {
+        let (id, address, type, event, binary, error, crashes, time) =
+            try row.decode((Int64, String, String, ByteBuffer, Bool, String, Int32, Int64).self)
+        return DeadLetter(id: id, address: address, type: type, event: Array(event.readableBytesView), binary: binary,
+                          error: error, crashes: Int(crashes), time: time)
+    }
+
+    /// A ``StoreError`` for `error`, with what to do: Grove's own codes (`GR001` fenced,
+    /// `GR002`/`GR003` rejected), the server's refusals of a sign-in, a full disk, and a
+    /// server that cannot be reached.
+    static func storeError(_ error: any Error, location: PostgresLocation, doing: String) -> StoreError {
+        if let error = error as? StoreError { return error }
+        guard let psql = error as? PSQLError else {
+            return StoreError("cannot \(doing) PostgreSQL at \(location): \(error)")
+        }
+        let state = psql.serverInfo?[.sqlState] ?? ""
+        let message = psql.serverInfo?[.message] ?? String(describing: psql.code)
+        switch state {
+        case "GR001":
+            return StoreError("\(message); this process stops writing (fenced)", code: .fenced)
+        case "GR002", "GR003", "23505":
+            return StoreError("\(message); the commit was rolled back (a Grove bug, or two topologies with one name in \(location))",
+                              code: .rejected)
+        case "28P01", "28000":
+            return StoreError("PostgreSQL at \(location) refused the sign-in: \(message); check the user and the password "
+                              + "(durability.postgres.passwordFile or \(PostgresLocation.passwordVariable))", code: .permission)
+        case "3D000":
+            return StoreError("PostgreSQL at \(location): \(message); create it (createdb -O \(location.user) \(location.database))",
+                              code: .failed)
+        case "42501":
+            return StoreError("PostgreSQL at \(location): \(message); grant the user the right to create tables in the database",
+                              code: .permission)
+        case "53100":
+            return StoreError("PostgreSQL at \(location) is out of disk space: \(message)", code: .full)
+        default:
+            break
+        }
+        if psql.serverInfo == nil {
+            return StoreError("cannot \(doing) PostgreSQL at \(location): \(psql.code) (\(psql.underlying.map { "\($0)" } ?? "no detail")); "
+                              + "is the server running and listening there?")
+        }
+        return StoreError("cannot \(doing) PostgreSQL at \(location): \(message) (SQLSTATE \(state))")
+    }
+}
