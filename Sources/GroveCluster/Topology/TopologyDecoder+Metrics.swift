@@ -5,26 +5,37 @@ extension TopologyDecoder {
 
     /// `"metrics"`: where the coordinator serves Prometheus metrics; off when absent.
     mutating func decodeMetricsSettings(in root: [String: JSONValue]) -> Topology.MetricsSettings? {
-        guard let value = root["metrics"] else { return Topology.MetricsSettings() }
-        let path = JSONPath.root.appending("metrics")
-        guard let members = members(of: value, at: path, known: TopologyKeys.metrics, what: "an object like \(Self.metricsExample)") else {
+        let field = Field("listen", "\"127.0.0.1:9464\"", "the loopback host and port where GET /metrics answers")
+        let decoded = decodeLoopbackListen(in: root, key: "metrics", known: TopologyKeys.metrics, example: Self.metricsExample, field: field) { host in
+            "metrics are served on loopback only for now, and \(JSONValue.string(host)) is not an IPv4 loopback address (127.x.x.x): "
+                + "they have no roles yet, so anyone who reaches the port reads them; use 127.0.0.1 and reach it through an ssh tunnel or a local scraper"
+        }
+        return decoded.map { Topology.MetricsSettings(listen: $0) }
+    }
+
+    /// A section `{ "listen": "127.x.x.x:PORT" }` at `key` (metrics, the live view): `.some(nil)`
+    /// when absent or without `listen`, `nil` after reporting. `notLoopback` says why another
+    /// host is refused.
+    mutating func decodeLoopbackListen(in root: [String: JSONValue], key: String, known: [String], example: String, field: Field,
+                                       notLoopback: (String) -> String) -> String?? {
+        guard let value = root[key] else { return .some(nil) }
+        let path = JSONPath.root.appending(key)
+        guard let members = members(of: value, at: path, known: known, what: "an object like \(example)") else {
             return nil
         }
-        let field = Field("listen", "\"127.0.0.1:9464\"", "the loopback host and port where GET /metrics answers")
-        guard let listenValue = members[field.key] else { return Topology.MetricsSettings() }
+        guard let listenValue = members[field.key] else { return .some(nil) }
         let listenPath = path.appending(field.key)
         guard let listen = text(listenValue, field, at: listenPath) else { return nil }
-        guard let colon = listen.lastIndex(of: ":"), let port = Self.decimal(listen[listen.index(after: colon)...], max: 65535) else {
+        guard let colon = listen.lastIndex(of: ":"), Self.decimal(listen[listen.index(after: colon)...], max: 65535) != nil else {
             report(.invalidValue, listenPath, "expected host:port, found \(JSONValue.string(listen)); \(field.hint)")
             return nil
         }
         let host = String(listen[..<colon])
         guard Self.isLoopback(host) else {
-            report(.invalidValue, listenPath, "metrics are served on loopback only for now, and \(JSONValue.string(host)) is not an IPv4 loopback address (127.x.x.x): "
-                + "they have no roles yet, so anyone who reaches the port reads them; use 127.0.0.1 and reach it through an ssh tunnel or a local scraper")
+            report(.invalidValue, listenPath, notLoopback(host))
             return nil
         }
-        return Topology.MetricsSettings(listen: listen)
+        return .some(listen)
     }
 
     /// An IPv4 loopback address, `127.x.x.x` (ZeroMQ binds an address, not a name).

@@ -170,6 +170,17 @@ package final class PostgresMachineStore: MachineStore {
         }
     }
 
+    package func record(of address: String) throws(StoreError) -> MachineRecord? {
+        try run("""
+            SELECT type, snapshot, sequence FROM grove_machines
+            WHERE topology = \(topology) AND address = \(address) AND owner = \(worker)
+            """, doing: "read a machine of") { row in
+            let (type, snapshot, sequence) = try row.decode((String, ByteBuffer, Int64).self)
+            return MachineRecord(address: address, type: type, snapshot: Array(snapshot.readableBytesView),
+                                 sequence: UInt64(bitPattern: sequence))
+        }.first
+    }
+
     package func journal(of address: String, after sequence: UInt64) throws(StoreError) -> [JournalEntry] {
         try run("""
             SELECT sequence, event, time FROM grove_journal

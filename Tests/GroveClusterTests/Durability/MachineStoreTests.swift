@@ -36,6 +36,16 @@ import Testing
         #expect(try store.records() == [F.record("counter/a", "25", sequence: 9, type: "Renamed"), F.record("counter/b", "7")])
     }
 
+    @Test(arguments: StoreKind.allCases) func oneRecordIsReadByItsAddress(kind: StoreKind) throws {
+        let (store, cleanup) = try kind.make()
+        defer { cleanup() }
+        try store.commit(F.commit(records: [F.record("counter/a", "1", sequence: 4), F.record("counter/b", "7")]))
+        #expect(try store.record(of: "counter/a") == F.record("counter/a", "1", sequence: 4))
+        #expect(try store.record(of: "counter/none") == nil)
+        try store.commit(F.commit(removed: ["counter/a"]))
+        #expect(try store.record(of: "counter/a") == nil)
+    }
+
     @Test(arguments: StoreKind.allCases) func theJournalIsReadAfterASequence(kind: StoreKind) throws {
         let (store, cleanup) = try kind.make()
         defer { cleanup() }
