@@ -6,6 +6,10 @@ package import GroveWire
 /// time, and pushes the updates it returns to the viewers each may see. No sockets, no clock.
 package struct ViewCore: Sendable {
     /// One publication off the events endpoint.
+    /// The kind of a ``Publication`` made from a snapshot's entry after the events stream
+    /// dropped some (`{"address","worker","state"}`): where a machine stands now.
+    package static let resyncKind = "resync"
+
     package struct Publication: Sendable, Equatable {
         /// `state:auth`, `effect:poller/eu`, `worker:main`, …
         package var topic: String
@@ -143,7 +147,7 @@ package struct ViewCore: Sendable {
         let address = publication.address
         let payload = publication.payload.objectValue ?? [:]
         switch publication.kind {
-        case "state-changed":
+        case "state-changed", Self.resyncKind:
             let state = payload["state"] ?? .null
             let node = node(of: state, at: address)
             let worker = payload["worker"]?.stringValue ?? states[address]?.worker ?? ""
@@ -154,8 +158,10 @@ package struct ViewCore: Sendable {
             }
             states[address] = MachineState(worker: worker, state: state, node: node, at: now)
             var updates = [Update(address: address, json: Self.stateJSON(address, states[address]!))]
-            // The first state an address shows is where it stands, not a transition.
-            if let before {
+            // The first state an address shows is where it stands, not a transition; nor is a
+            // state a snapshot brought back after missed publications (the view cannot tell
+            // which transitions it missed, only where the machine stands now).
+            if let before, publication.kind != Self.resyncKind {
                 let transition = JSONValue.object([
                     "type": .string("transition"), "address": .string(address), "from": before.node.map(JSONValue.string) ?? .null,
                     "to": node.map(JSONValue.string) ?? .null, "at": .integer(now),

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import GroveWire
 import Testing
 
 extension EndToEnd {
@@ -12,7 +13,8 @@ extension EndToEnd {
         static let topology = TopologyFile(
             name: "hostile-http", transport: .ipc,
             workers: [.init(name: "edge")],
-            machines: [.init(name: "counter", type: "Counter", worker: "edge")],
+            machines: [.init(name: "counter", type: "Counter", worker: "edge"),
+                       .init(name: "nav", type: "AppNavigator", worker: "edge")],
             metrics: #"{ "listen": "127.0.0.1:0" }"#,
             view: #"{ "listen": "127.0.0.1:0" }"#
         )
@@ -113,6 +115,50 @@ extension EndToEnd {
                 #expect(!cluster.launch.stderr.contains(token))
             }
         }
+
+        /// Viewers that open the events stream and never read: each holds at most
+        /// `LiveViewHub.viewerBacklogBytes` (1 MiB) of updates before fsm-launch closes its stream
+        /// (its browser would reconnect and start from a snapshot). Counted in updates, 20 of
+        /// them took fsm-launch from 48 to 270 MB in 30 s.
+        @Test func viewersThatStopReadingCostFsmLaunchTheirBoundInBytes() async throws {
+            try await withCluster(Self.topology) { cluster in
+                let port = try Self.port(cluster, line: "view")
+                let url = try #require(cluster.launch.stdout.split(separator: "\n").first { $0.hasPrefix("view ") })
+                let token = try #require(url.split(separator: "token=").last)
+                // A 60 KB state, shown to every viewer at each of its changes.
+                let sender = try RawClient(endpoint: cluster.clients)
+                let title = String(repeating: "x", count: 60_000)
+                var correlation: UInt64 = 0
+                func change(_ event: String) throws {
+                    correlation += 1
+                    let reply = try sender.request(WireMessage(Header(.event, correlation: correlation), address: "nav",
+                                                               payload: Array(event.utf8)))
+                    #expect(reply.header.kind == .state, "\(event.prefix(80)): \(String(decoding: reply.payload.prefix(300), as: UTF8.self))")
+                }
+                try change(#"{"push":{"_0":{"detail":{"_0":{"id":"i","title":"\#(title)"}}}}}"#)
+                let before = try WatcherBytesTests.memory(of: cluster.launch.pid)
+                let silent = try (0..<20).map { _ in
+                    let connection = try TCPConnection(port: port, receiveBuffer: 4096)
+                    connection.send("GET /events HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nCookie: grove_view=\(token)\r\n\r\n")
+                    return connection
+                }
+                defer { for connection in silent { connection.close() } }
+                try await waitUntil("fsm-launch accepting the silent viewers", timeout: .seconds(30)) {
+                    Self.accepted(by: cluster.launch.pid, port: port) >= 20
+                }
+                // 400 changes: 24 MB of updates for each viewer, 480 MB for all of them.
+                for index in 0..<400 {
+                    try change(index % 2 == 0 ? #"{"presentModal":{"_0":{"settings":{}}}}"# : #"{"dismissModal":{}}"#)
+                }
+                let after = try WatcherBytesTests.memory(of: cluster.launch.pid)
+                let bound = before.now + 20 * (1 << 20) + (64 << 20)
+                print("fsm-launch's RSS was \(before.now >> 20) MiB before, peaked at \(after.peak >> 20) MiB; the bound is \(bound >> 20) MiB")
+                #expect(after.peak < bound, "fsm-launch peaked at \(after.peak >> 20) MiB with 20 viewers that do not read")
+                // A viewer that reads is still served.
+                let page = try Scrape.raw("http://127.0.0.1:\(port)/", path: nil, extraHeader: "Cookie: grove_view=\(token)\r\nConnection: close")
+                #expect(page.hasPrefix("HTTP/1.1 200"), "\(page.prefix(200))")
+            }
+        }
     }
 }
 
@@ -123,9 +169,14 @@ final class TCPConnection {
     private var closed = false
     private var bytes: [UInt8] = []
 
-    init(port: UInt16) throws {
+    /// - Parameter receiveBuffer: The socket's receive buffer in bytes (`SO_RCVBUF`, set
+    ///   before connecting), for a peer that takes little before the sender must wait.
+    init(port: UInt16, receiveBuffer: Int32? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw HarnessError("socket: errno \(errno)") }
+        if var size = receiveBuffer {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian

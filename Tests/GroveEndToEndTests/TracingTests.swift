@@ -37,9 +37,16 @@ extension EndToEnd {
                     let spans = collector.spans()
                     guard let io = spans.first(where: { $0.name == "io Authenticate" }) else { return nil }
                     let trace = spans.filter { $0.traceID == io.traceID }
-                    // The chain up to the client's span, whose process exported it before it exited.
-                    return trace.contains { $0.service == "fsm-send" } && trace.contains { $0.name == "io-request Authenticate" }
-                        ? trace : nil
+                    // Each process exports on its own schedule: wait until the chain from the io span
+                    // reaches a root, so a span still in a batch is not taken for a missing parent.
+                    let byID = Dictionary(trace.map { ($0.spanID, $0) }, uniquingKeysWith: { first, _ in first })
+                    var span = io
+                    for _ in 0..<trace.count {
+                        if span.parentID.isEmpty { return trace }
+                        guard let parent = byID[span.parentID] else { return nil }
+                        span = parent
+                    }
+                    return nil
                 }
                 let byID = Dictionary(trace.map { ($0.spanID, $0) }, uniquingKeysWith: { first, _ in first })
                 func parent(of span: Span) -> Span? { byID[span.parentID] }

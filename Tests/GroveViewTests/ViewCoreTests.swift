@@ -61,6 +61,18 @@ struct ViewCoreTests {
         #expect(core.recent.count == 1)
     }
 
+    @Test func aStateTakenAgainFromASnapshotMovesTheMachineWithoutATransition() {
+        var core = ViewCore()
+        _ = core.apply(Self.state("auth", .object(["idle": .object([:])])), now: 1_000)
+        var resync = Self.state("auth", .object(["locked": .object([:])]))
+        resync.kind = ViewCore.resyncKind
+        let updates = core.apply(resync, now: 2_000)
+        // Where it stands now is shown; the transitions it went through were missed, not made up.
+        #expect(updates.map { $0.json.objectValue?["type"] } == [.string("state")])
+        #expect(core.states["auth"]?.node == "locked")
+        #expect(core.recent.isEmpty)
+    }
+
     @Test func anIOCallIsInFlightFromStartedUntilItEnds() {
         var core = ViewCore()
         let started = core.apply(Self.effect("auth", .string("authenticate"), "started"), now: 5)

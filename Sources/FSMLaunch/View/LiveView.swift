@@ -65,7 +65,9 @@ final class LiveView: Service, Sendable {
                               onServerRunning: { [self] channel in boundPort.store(channel.localAddress?.port ?? 0, ordering: .releasing) },
                               logger: log)
         let stop = StopFlag()
-        let watching = Thread { [hub, events, credentials, log] in Self.watch(events, credentials: credentials, into: hub, until: stop, log: log) }
+        let watching = Thread { [hub, events, clients, credentials, log] in
+            Self.watch(events, clients: clients, credentials: credentials, into: hub, until: stop, log: log)
+        }
         watching.start()
         let describing = Task.detached { [hub, executableDirectory, log] in
             hub.setGraphs(await Self.describe(hub.topology, executableDirectory: executableDirectory, log: log))
@@ -85,8 +87,12 @@ final class LiveView: Service, Sendable {
         try await app.runService()
     }
 
-    /// Reads the events endpoint until `stop`, every topic: what `fsm-send watch` prints.
-    private static func watch(_ endpoint: String, credentials: Credentials?, into hub: LiveViewHub, until stop: StopFlag, log: Logger) {
+    /// Reads the events endpoint until `stop`, every topic: what `fsm-send watch` prints. When
+    /// publications were dropped (the view fell behind the coordinator's `queues.watcherOutbox`)
+    /// or the coordinator restarted, the states are taken again from a snapshot on the clients
+    /// endpoint, as ``Watcher`` shows, so the page does not keep a state the machine has left.
+    private static func watch(_ endpoint: String, clients: String, credentials: Credentials?, into hub: LiveViewHub, until stop: StopFlag,
+                              log: Logger) {
         let watcher: Watcher
         do {
             watcher = try Watcher(endpoint: endpoint, credentials: credentials)
@@ -94,10 +100,70 @@ final class LiveView: Service, Sendable {
             log.error("the live view cannot watch \(endpoint), so it shows no changes: \(error)")
             return
         }
+        // Machines that do not change while the view watches publish nothing: ask each single
+        // machine where it stands (after subscribing, so a change from then on is published).
+        let asking = Thread { [hub] in initialStates(of: hub, clients: clients, credentials: credentials, log: log) }
+        asking.start()
+        // A burst of drops shows as a gap on each topic: one snapshot a second at most covers them.
+        var stale = false
+        var lastResync = ContinuousClock.now - resyncInterval
         while !stop.isSet {
-            guard case .publication(let topic, let message, _)? = watcher.next() else { continue }
-            let payload = (try? JSONValue(parsing: Data(message.payload))) ?? .string(String(decoding: message.payload, as: UTF8.self))
-            hub.publish(ViewCore.Publication(topic: topic, kind: message.header.kind.name, address: message.address, payload: payload))
+            switch watcher.next() {
+            case nil:
+                break
+            case .gap, .restarted:
+                stale = true
+            case .publication(let topic, let message, _):
+                publish(topic: topic, message: message, into: hub)
+            }
+            if stale, ContinuousClock.now - lastResync >= resyncInterval {
+                stale = false
+                lastResync = .now
+                resync(watcher, clients: clients, credentials: credentials, into: hub, log: log)
+            }
+        }
+    }
+
+    /// The least time between two snapshots taken after missed publications.
+    static let resyncInterval: Duration = .seconds(1)
+
+    private static func publish(topic: String, message: WireMessage, into hub: LiveViewHub) {
+        let payload = (try? JSONValue(parsing: Data(message.payload))) ?? .string(String(decoding: message.payload, as: UTF8.self))
+        hub.publish(ViewCore.Publication(topic: topic, kind: message.header.kind.name, address: message.address, payload: payload))
+    }
+
+    /// Each single machine's state as its worker answers `get`, for the machines the view has
+    /// heard nothing of yet (a publication that came first is newer). Keyed instances are
+    /// shown from their first publication.
+    private static func initialStates(of hub: LiveViewHub, clients: String, credentials: Credentials?, log: Logger) {
+        let client: Client
+        do {
+            // At launch the workers may not have registered yet: `unavailable` is asked again.
+            client = try Client(endpoint: clients, timeout: .seconds(5), retryUnavailable: true, credentials: credentials)
+        } catch {
+            log.warning("the live view cannot ask the machines' states, so each shows from its first change: \(error)")
+            return
+        }
+        for machine in hub.topology.machines where !machine.keyed {
+            guard let bytes = try? client.state(of: machine.name) else { continue }
+            let state = (try? JSONValue(parsing: Data(bytes))) ?? .string(String(decoding: bytes, as: UTF8.self))
+            hub.publishUnlessKnown(ViewCore.Publication(topic: "state:\(machine.name)", kind: ViewCore.resyncKind, address: machine.name,
+                                                        payload: .object(["address": .string(machine.name), "state": state])))
+        }
+    }
+
+    private static func resync(_ watcher: Watcher, clients: String, credentials: Credentials?, into hub: LiveViewHub, log: Logger) {
+        let snapshot: StateSnapshot
+        do {
+            let client = try Client(endpoint: clients, timeout: .seconds(5), credentials: credentials)
+            snapshot = try client.snapshot(prefixes: ["state:"])
+        } catch {
+            log.warning("the live view missed publications and could not take a snapshot of the states, so some may be stale until they change: \(error)")
+            return
+        }
+        for entry in watcher.apply(snapshot) {
+            let address = entry.payload.objectValue?["address"]?.stringValue ?? String(entry.topic.dropFirst("state:".count))
+            hub.publish(ViewCore.Publication(topic: entry.topic, kind: ViewCore.resyncKind, address: address, payload: entry.payload))
         }
     }
 }

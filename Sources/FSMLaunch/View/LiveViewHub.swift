@@ -12,16 +12,28 @@ final class LiveViewHub: Sendable {
         var core: ViewCore
         var access = ViewAccess()
         var graphs: [String: JSONValue] = [:]
-        var viewers: [Int: (viewer: ViewAccess.Viewer, continuation: AsyncStream<String>.Continuation)] = [:]
+        var viewers: [Int: Viewer] = [:]
         var nextViewer = 0
         /// Streams of viewers that fell behind, to finish once the lock is let go (finishing
         /// runs `onTermination`, which takes the lock).
         var behind: [AsyncStream<String>.Continuation] = []
     }
 
-    /// Updates one viewer may fall behind by before its stream is closed: its browser
-    /// reconnects by itself (EventSource) and starts again from a snapshot.
-    static let viewerBacklog = 10_000
+    /// One viewer's stream and the bytes queued for it that its connection has not written yet.
+    fileprivate struct Viewer {
+        var viewer: ViewAccess.Viewer
+        var continuation: AsyncStream<String>.Continuation
+        var queuedBytes = 0
+    }
+
+    /// The bytes of updates one viewer may fall behind by before its stream is closed: its
+    /// browser reconnects by itself (EventSource) and starts again from a snapshot. Counted in
+    /// bytes, not updates: a viewer that stops reading holds at most this much of fsm-launch's
+    /// memory (and ``LiveViewServer/connectionLimit`` viewers at most that many times it), where
+    /// a count of updates let 20 such viewers take fsm-launch from 48 to 270 MB in 30 s. One
+    /// update is always let through, however large, so a snapshot bigger than the bound still
+    /// reaches a viewer that reads.
+    static let viewerBacklogBytes = 1 << 20
 
     let topology: Topology
     private let state: Mutex<State>
@@ -63,6 +75,17 @@ final class LiveViewHub: Sendable {
         })
     }
 
+    /// A publication about an address the view has no state for yet; dropped otherwise (what
+    /// came meanwhile is newer).
+    func publishUnlessKnown(_ publication: ViewCore.Publication) {
+        finish(state.withLock { state in
+            guard state.core.states[publication.address] == nil else { return [] }
+            let updates = state.core.apply(publication, now: Self.now())
+            Self.broadcast(updates, in: &state)
+            return state.takeBehind()
+        })
+    }
+
     /// Every second: the rates.
     func tick() {
         finish(state.withLock { state in
@@ -90,18 +113,24 @@ final class LiveViewHub: Sendable {
         })
     }
 
-    /// A stream for `viewer`: a snapshot of what it may see, then each update it may see.
-    func connect(_ viewer: ViewAccess.Viewer) -> AsyncStream<String> {
-        let (stream, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(Self.viewerBacklog))
+    /// A stream for `viewer`: a snapshot of what it may see, then each update it may see. Its
+    /// reader calls ``written(_:bytes:)`` with the id after writing each one.
+    func connect(_ viewer: ViewAccess.Viewer) -> (id: Int, updates: AsyncStream<String>) {
+        let (stream, continuation) = AsyncStream.makeStream(of: String.self)
         let id = state.withLock { state in
             let id = state.nextViewer
             state.nextViewer += 1
-            state.viewers[id] = (viewer, continuation)
+            state.viewers[id] = Viewer(viewer: viewer, continuation: continuation)
             Self.send(snapshot(for: viewer, in: state), to: id, in: &state)
             return id
         }
         continuation.onTermination = { [weak self] _ in self?.state.withLock { _ = $0.viewers.removeValue(forKey: id) } }
-        return stream
+        return (id, stream)
+    }
+
+    /// Viewer `id`'s connection wrote an update of `bytes` bytes: that many fewer are queued.
+    func written(_ id: Int, bytes: Int) {
+        state.withLock { state in state.viewers[id]?.queuedBytes -= bytes }
     }
 
     /// Everything `viewer` starts from: what its grants let it read, and the grants themselves
@@ -136,19 +165,30 @@ final class LiveViewHub: Sendable {
 
     private static func broadcast(_ updates: [ViewCore.Update], in state: inout State) {
         for update in updates {
+            // Rendered once for every viewer it goes to.
+            var text: String?
             for (id, entry) in state.viewers where update.address.map({ entry.viewer.may(.read, on: $0) }) ?? true {
-                send(update.json, to: id, in: &state)
+                if text == nil { text = update.json.description }
+                send(text!, to: id, in: &state)
             }
         }
     }
 
     private static func send(_ json: JSONValue, to id: Int, in state: inout State) {
-        guard let continuation = state.viewers[id]?.continuation else { return }
-        if case .dropped = continuation.yield(json.description) {
+        send(json.description, to: id, in: &state)
+    }
+
+    private static func send(_ update: String, to id: Int, in state: inout State) {
+        guard let viewer = state.viewers[id] else { return }
+        let bytes = update.utf8.count
+        guard viewer.queuedBytes == 0 || viewer.queuedBytes + bytes <= viewerBacklogBytes else {
             // Fell behind: close it, its browser reconnects and starts from a snapshot.
             state.viewers[id] = nil
-            state.behind.append(continuation)
+            state.behind.append(viewer.continuation)
+            return
         }
+        state.viewers[id]?.queuedBytes += bytes
+        viewer.continuation.yield(update)
     }
 }
 

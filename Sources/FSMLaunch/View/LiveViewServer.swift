@@ -54,7 +54,7 @@ enum LiveViewServer {
             case .unauthenticated(let why): return text(why + "\n", status: .unauthorized)
             case .forbidden(let why): return text(why + "\n", status: .forbidden)
             }
-            let stream = hub.connect(viewer)
+            let (id, stream) = hub.connect(viewer)
             var headers = HTTPFields()
             headers[.contentType] = "text/event-stream"
             headers[.cacheControl] = "no-store"
@@ -62,6 +62,7 @@ enum LiveViewServer {
                 try await writer.write(ByteBuffer(string: "retry: 1000\n\n"))
                 for await update in stream {
                     try await writer.write(ByteBuffer(string: "data: \(update)\n\n"))
+                    hub.written(id, bytes: update.utf8.count)
                 }
                 try await writer.finish(nil)
             })
