@@ -153,7 +153,8 @@ struct FSMLaunch: AsyncParsableCommand {
             throw ExitCode(1)
         }
         let service = TopologyService(topology: topology, coordinator: coordinator, supervisor: supervisor,
-                                      readyTimeout: readyTimeout, view: view, log: log)
+                                      readyTimeout: readyTimeout, view: view,
+                                      topologyDirectory: topologyDirectory, log: log)
         // Whichever ends first (a signal, the topology failing to start, an escalation, the
         // parent gone) shuts the others down, last first: the topology stops last.
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
