@@ -15,8 +15,9 @@ struct FSMLaunch: AsyncParsableCommand {
             Starts the coordinator in this process, spawns the topology's workers, and prints one line \
             `ready <clients-endpoint>` on stdout once every worker has registered. \
             SIGINT or SIGTERM stops everything (so does the launching process exiting, with \
-            --exit-with-parent). Workers marked "external" are not spawned: start them by \
-            hand with `--name NAME --coordinator ENDPOINT`.
+            --exit-with-parent). Workers marked "external" are not spawned: for each, \
+            fsm-launch prints on stderr the command that starts it on its own host (name, workers \
+            endpoint, key files) and the files to copy there first.
 
             Without a topology file, runs the embedded default (Topologies/default.json).
 
@@ -153,7 +154,8 @@ struct FSMLaunch: AsyncParsableCommand {
             throw ExitCode(1)
         }
         let service = TopologyService(topology: topology, coordinator: coordinator, supervisor: supervisor,
-                                      readyTimeout: readyTimeout, view: view, log: log)
+                                      readyTimeout: readyTimeout, view: view,
+                                      topologyDirectory: topologyDirectory, log: log)
         // Whichever ends first (a signal, the topology failing to start, an escalation, the
         // parent gone) shuts the others down, last first: the topology stops last.
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [

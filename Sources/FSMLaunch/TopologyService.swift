@@ -22,18 +22,22 @@ final class TopologyService: Service, Sendable {
     let readyTimeout: Double
     /// The live view, when the topology has one: its URL is printed before `ready`.
     let view: LiveView?
+    /// The topology file's folder, where the key and password files of external workers are.
+    let topologyDirectory: URL?
     let log: Logger
     private let ready = Atomic<Bool>(false)
 
     /// Whether every worker registered and the ready line was printed.
     var isReady: Bool { ready.load(ordering: .acquiring) }
 
-    init(topology: Topology, coordinator: Coordinator, supervisor: Supervisor, readyTimeout: Double, view: LiveView? = nil, log: Logger) {
+    init(topology: Topology, coordinator: Coordinator, supervisor: Supervisor, readyTimeout: Double, view: LiveView? = nil,
+         topologyDirectory: URL? = nil, log: Logger) {
         self.topology = topology
         self.coordinator = coordinator
         self.supervisor = supervisor
         self.readyTimeout = readyTimeout
         self.view = view
+        self.topologyDirectory = topologyDirectory
         self.log = log
     }
 
@@ -49,17 +53,9 @@ final class TopologyService: Service, Sendable {
         try supervisor.spawnAll()
         let endpoints = coordinator.endpoints
         log.notice("coordinator of '\(topology.name)' bound: clients \(endpoints.clients), workers \(endpoints.workers), events \(endpoints.events)")
-        for group in topology.workers where group.external {
-            for name in group.instanceNames {
-                var options = Worker.Options(name: name, coordinator: coordinator.workersConnectEndpoint)
-                if let key = coordinator.publicKey {
-                    options.keyFile = "\(name).key_secret"
-                    options.coordinatorKey = key.z85
-                }
-                let command = (["fsm-worker"] + options.arguments).map(Self.shellWord).joined(separator: " ")
-                printError("waiting for external worker \(name): start it with `\(command)` (on another host: that host's address)")
-            }
-        }
+        let commands = topology.externalWorkerCommands(workersEndpoint: endpoints.workers, hostName: Self.hostName(),
+                                                       coordinatorKey: coordinator.publicKey?.z85, topologyDirectory: topologyDirectory)
+        for command in commands { printError(command.instructions) }
         // Polled: registration is the coordinator's, on its own thread, and tells nobody.
         let deadline = ContinuousClock.now + .seconds(readyTimeout)
         while !coordinator.allWorkersRegistered {
@@ -83,12 +79,11 @@ final class TopologyService: Service, Sendable {
         try? await gracefulShutdown()
     }
 
-    /// `word` as a shell reads it: as it is when it holds only characters a shell passes on,
-    /// else in single quotes (a Z85 key has `$`, `&`, `<`…).
-    static func shellWord(_ word: String) -> String {
-        let plain = !word.isEmpty && word.unicodeScalars.allSatisfy {
-            $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "-_./:=@%+,".unicodeScalars.contains($0))
-        }
-        return plain ? word : "'" + word.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
+    /// This host's name as the kernel has it (`gethostname`): Foundation's `hostName` may ask
+    /// DNS, which can hang for seconds on a host that has none.
+    static func hostName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "localhost" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

@@ -106,6 +106,8 @@ struct TopologyFile {
     var keyPairs: [String] = []
     /// The key pair the harness's own fsm-send calls use (with the coordinator's public key).
     var clientKey: String?
+    /// The address tcp endpoints bind: loopback, or a host's of ``NetworkHosts``.
+    var tcpHost = "127.0.0.1"
     /// Variables fsm-launch (and so its workers) and the harness's fsm-send calls get besides
     /// the test's own (the OpenTelemetry exporter's, say).
     var environment: [String: String] = [:]
@@ -120,7 +122,7 @@ struct TopologyFile {
             // Port `*`: the coordinator binds a port the system picks, so no two launches ever
             // race for one. The harness reads them back: the clients endpoint from fsm-launch's
             // `ready` line, the events endpoint from the listing.
-            endpoints = ["clients": "tcp://127.0.0.1:*", "workers": "tcp://127.0.0.1:*", "events": "tcp://127.0.0.1:*"]
+            endpoints = ["clients": "tcp://\(tcpHost):*", "workers": "tcp://\(tcpHost):*", "events": "tcp://\(tcpHost):*"]
         case .ipc:
             endpoints = ["clients": "ipc://\(directory.path)/clients.ipc", "workers": "ipc://\(directory.path)/workers.ipc",
                          "events": "ipc://\(directory.path)/events.ipc"]
