@@ -139,6 +139,12 @@ struct FSMLaunch: AsyncParsableCommand {
                 set security.coordinatorKey to run it safely
                 """)
         }
+        do {
+            try requireScrapeTokens(topology, coordinator: coordinator)
+        } catch {
+            printError("error: the metrics endpoint's tokens: \(error)")
+            throw ExitCode(1)
+        }
         coordinator.start()
         let (escalations, escalate) = AsyncStream.makeStream(of: String.self)
         let supervisor = Supervisor(topology: topology, coordinator: coordinator, executableDirectory: Self.executableDirectory(),

@@ -41,9 +41,9 @@ extension FSMSend {
                 throw ValidationError("fsm-send view needs a client key: --key-file NAME.key_secret and --coordinator-key coordinator.key. "
                     + "Without keys, open the URL fsm-launch printed on its `view` line")
             }
-            let shared = try ViewKeyToken.sharedSecret(secretKey: credentials.keys.secretKey.bytes, publicKey: credentials.coordinator.bytes)
+            let shared = try KeyToken.sharedSecret(secretKey: credentials.keys.secretKey.bytes, publicKey: credentials.coordinator.bytes)
             let expiresAt = Int64(Date().timeIntervalSince1970) + Int64(minutes) * 60
-            let token = ViewKeyToken.make(shared: shared, publicKey: credentials.keys.publicKey.bytes, expiresAt: expiresAt)
+            let token = KeyToken.make(shared: shared, publicKey: credentials.keys.publicKey.bytes, expiresAt: expiresAt)
             let base = url.split(separator: "?", maxSplits: 1).first.map(String.init) ?? url
             print((base.hasSuffix("/") ? base : base + "/") + "?token=" + token)
         }

@@ -36,7 +36,7 @@ struct FSMSend: ParsableCommand {
             \(SendExitStatus.summary)
             """,
         subcommands: [Send.self, State.self, Watch.self, Cancel.self, Stop.self, Restart.self, List.self, DeadLetters.self,
-                      Suspensions.self, Quarantines.self, View.self],
+                      Suspensions.self, Quarantines.self, View.self, MetricsToken.self],
         defaultSubcommand: Send.self
     )
 

@@ -57,7 +57,7 @@ package struct ViewAccess: Sendable {
     }
 
     private var tokens: [String: Entry] = [:]
-    /// The topology's client keys (hex) that may make their own tokens (``ViewKeyToken``): the
+    /// The topology's client keys (hex) that may make their own tokens (``KeyToken``): the
     /// shared secret to check them with and the key's grants.
     private var keys: [String: (shared: [UInt8], viewer: Viewer)] = [:]
     /// The most tokens kept: each `fsm-send view` adds one, and an expired one is dropped when
@@ -66,10 +66,10 @@ package struct ViewAccess: Sendable {
 
     package init() {}
 
-    /// Lets the client key `publicKey` make its own tokens (``ViewKeyToken``), acting as `viewer`.
+    /// Lets the client key `publicKey` make its own tokens (``KeyToken``), acting as `viewer`.
     /// - Parameter shared: The Curve25519 secret the coordinator's secret key shares with it.
     package mutating func trust(publicKey: [UInt8], shared: [UInt8], as viewer: Viewer) {
-        keys[ViewKeyToken.hex(publicKey)] = (shared, viewer)
+        keys[KeyToken.hex(publicKey)] = (shared, viewer)
     }
 
     /// A new token for `viewer`, valid until `expiresAt` (milliseconds on the caller's clock).
@@ -97,16 +97,16 @@ package struct ViewAccess: Sendable {
                 return .unauthenticated("this access token expired: ask for a new one with `fsm-send view`")
             }
             viewer = entry.viewer
-        } else if let parts = ViewKeyToken.parse(token), let key = keys[parts.publicKey],
-                  let publicKey = ViewKeyToken.bytes(hex: parts.publicKey[...]),
-                  ViewKeyToken.verify(parts.mac, shared: key.shared, publicKey: publicKey, expiresAt: parts.expiresAt) {
+        } else if let parts = KeyToken.parse(token), let key = keys[parts.publicKey],
+                  let publicKey = KeyToken.bytes(hex: parts.publicKey[...]),
+                  KeyToken.verify(parts.mac, shared: key.shared, publicKey: publicKey, expiresAt: parts.expiresAt) {
             // Compared in seconds: the expiry is the token holder's to choose, and `* 1000` of
             // one near `Int64.max` would trap (a reader's key ending fsm-launch).
             let nowSeconds = now / 1000
             guard parts.expiresAt > nowSeconds else {
                 return .unauthenticated("this access token expired: ask for a new one with `fsm-send view`")
             }
-            guard parts.expiresAt <= nowSeconds + ViewKeyToken.maxLifetimeSeconds else {
+            guard parts.expiresAt <= nowSeconds + KeyToken.maxLifetimeSeconds else {
                 return .unauthenticated("this access token is valid for longer than a day, which the view does not accept: ask for one with `fsm-send view --minutes` at most 1440")
             }
             viewer = key.viewer

@@ -42,10 +42,40 @@ struct MetricsTests {
         #expect(Topology.MetricsSettings(listen: "127.0.0.1:0").bindEndpoint == "tcp://127.0.0.1:*")
     }
 
-    @Test func aHostOffLoopbackIsRefusedNamingItsPath() {
+    @Test func aHostOffLoopbackNeedsClientKeysWhoseTokensItAsksFor() throws {
         let found = Self.issues(Self.document(#"{ "listen": "0.0.0.0:9464" }"#))
         #expect(found.map { "\($0.code) \($0.path)" } == ["invalid-value $.metrics.listen"])
-        #expect(found.first?.message.contains("not an IPv4 loopback address") == true)
+        #expect(found.first?.message.contains("this topology has none") == true)
+        let off = Self.issues(Self.document(#"{ "listen": "0.0.0.0:9464", "requireToken": false }"#))
+        #expect(off.map { "\($0.code) \($0.path)" } == ["invalid-value $.metrics.requireToken"])
+        #expect(Self.issues(Self.document(#"{ "listen": "metrics.example:9464" }"#)).first?.message.contains("not an IPv4 address") == true)
+        #expect(Self.issues(Self.document(#"{ "requireToken": true }"#)).map(\.path) == ["$.metrics.requireToken"])
+        // On loopback tokens are the topology's choice; without keys there is none to make them.
+        #expect(try Topology(json: Data(Self.document(#"{ "listen": "127.0.0.1:9464" }"#).utf8), source: "t.json").metrics.requireToken == false)
+        #expect(Self.issues(Self.document(#"{ "listen": "127.0.0.1:9464", "requireToken": true }"#)).map(\.path) == ["$.metrics.requireToken"])
+    }
+
+    @Test func aScrapeIsServedOnlyWhenItsAuthorizationHeaderPasses() {
+        let authorize: MetricsHTTP.Authorizer = { header in
+            switch header {
+            case "Bearer good": nil
+            case "Bearer reader-of-some": .forbidden("needs read over every machine")
+            default: .unauthenticated("no token: \(header ?? "none")")
+            }
+        }
+        func answer(_ headers: String) -> String {
+            let request = Array("GET /metrics HTTP/1.1\r\nHost: x\r\n\(headers)\r\n".utf8)
+            return String(decoding: MetricsHTTP.response(to: request, authorize: authorize, body: { Array("counted 1\n".utf8) }) ?? [], as: UTF8.self)
+        }
+        #expect(answer("Authorization: Bearer good\r\n").hasPrefix("HTTP/1.1 200 OK"))
+        #expect(answer("aUtHoRiZaTiOn:   Bearer good  \r\n").hasSuffix("counted 1\n"))
+        let none = answer("")
+        #expect(none.hasPrefix("HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer"))
+        #expect(none.hasSuffix("no token: none\n") && !none.contains("counted"))
+        #expect(answer("Authorization: Bearer reader-of-some\r\n").hasPrefix("HTTP/1.1 403 Forbidden"))
+        // Without a check (loopback, no requireToken) nothing is asked.
+        let open = MetricsHTTP.response(to: Array("GET /metrics HTTP/1.1\r\n\r\n".utf8), body: { [] }) ?? []
+        #expect(String(decoding: open, as: UTF8.self).hasPrefix("HTTP/1.1 200 OK"))
     }
 
     @Test func badFormsAreRefusedWithTheirPaths() {

@@ -9,7 +9,7 @@ extension FSMLaunch {
     /// The live view the topology asks for (`view.listen`), or `nil`. With CURVE, the view
     /// speaks to the coordinator with a key pair of its own, admitted as a client with every
     /// role (it checks each viewer's roles itself, and the coordinator checks them again), and
-    /// trusts the tokens the topology's client keys make (`fsm-send view`, ``ViewKeyToken``).
+    /// trusts the tokens the topology's client keys make (`fsm-send view`, ``KeyToken``).
     func makeView(_ topology: Topology, coordinator: Coordinator, log: Logger) throws -> LiveView? {
         guard let listen = topology.view.hostAndPort else { return nil }
         var credentials: Credentials?
@@ -26,7 +26,7 @@ extension FSMLaunch {
                 grants[key, default: (grant.key, [])].grants.append(grant)
             }
             for (key, entry) in grants {
-                let shared = try ViewKeyToken.sharedSecret(secretKey: own.secretKey.bytes, publicKey: key.bytes)
+                let shared = try KeyToken.sharedSecret(secretKey: own.secretKey.bytes, publicKey: key.bytes)
                 trusted.append((key.bytes, shared, ViewAccess.Viewer(grants: entry.grants, name: entry.name)))
             }
         }

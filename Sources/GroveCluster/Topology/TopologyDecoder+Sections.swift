@@ -34,7 +34,7 @@ extension TopologyDecoder {
         let audit = decodeAuditSettings(in: root)
         let poison = decodePoisonSettings(in: root)
         let limits = decodeLimits(in: root)
-        let metrics = decodeMetricsSettings(in: root)
+        let metrics = decodeMetricsSettings(in: root, curve: security?.usesCurve ?? false)
         let view = decodeViewSettings(in: root)
         guard issues.isEmpty, let name, let coordinator, let heartbeat, let queues, let ioLimits, let security, let durability, let audit,
               let poison, let limits, let metrics, let view else {

@@ -22,7 +22,7 @@ enum TopologyKeys {
     static let durabilityPostgres = ["url", "passwordFile"]
     static let audit = ["directory", "states", "flush"]
     static let poison = ["quarantineAfter", "suspendAfter", "periodMs"]
-    static let metrics = ["listen"]
+    static let metrics = ["listen", "requireToken"]
     static let view = ["listen"]
     static let limits = ["addressBytes", "payloadBytes", "messageBytes", "instancesPerMachine", "watcherSubscriptions", "subscriptions",
                          "owedBytesPerClient", "owedBytes", "watchedStateBytes", "publicationBytes"]

@@ -193,6 +193,15 @@ public final class Coordinator: Sendable {
         loop.execute { _ in driver.gatekeeper.admit(client: key, grants: grants) }
     }
 
+    /// Serves a scrape of the metrics endpoint only when `check` finds its `Authorization`
+    /// header good (fsm-launch's check of the tokens the topology's client keys make, when
+    /// `metrics.requireToken`); set before the first scrape can come, or a scrape is served
+    /// without it.
+    package func requireScrapeTokens(_ check: @escaping MetricsHTTP.Authorizer) {
+        let driver = driver
+        loop.execute { _ in driver.scrapeAuthorizer = check }
+    }
+
     /// Stops admitting a key ``admitWorkerKey(_:group:)`` admitted.
     package func forgetWorkerKey(_ key: CurveKey) {
         let driver = driver

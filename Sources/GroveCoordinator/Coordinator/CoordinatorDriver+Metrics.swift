@@ -22,7 +22,10 @@ extension CoordinatorDriver {
         switch action {
         case .answer(let peer, let request):
             let now = io.now
-            io.send(metricsSocket, [peer, MetricsHTTP.response(to: request, body: { rendered(now: now) }) ?? MetricsHTTP.timedOut])
+            // A topology that asks for tokens gets no scrape served before its check is set.
+            let authorize = scrapeAuthorizer ?? (requireScrapeToken ? Self.noTokenCheck : nil)
+            let response = MetricsHTTP.response(to: request, authorize: authorize, body: { rendered(now: now) })
+            io.send(metricsSocket, [peer, response ?? MetricsHTTP.timedOut])
             io.send(metricsSocket, [peer, []])
         case .reply(let peer, let bytes):
             io.send(metricsSocket, [peer, bytes])
@@ -41,6 +44,14 @@ extension CoordinatorDriver {
         lastRendering = (now, text)
         return text
     }
+
+    /// What a scrape gets while the topology asks for tokens and nothing checks them yet.
+    static let noTokenCheck: MetricsHTTP.Authorizer = { _ in
+        .unauthenticated("this coordinator asks for scrape tokens (metrics.requireToken) and has no check of them set up yet; "
+            + "an app that embeds it calls requireScrapeTokens")
+    }
+
+    private var requireScrapeToken: Bool { core.topology.metrics.requireToken }
 
     /// How long one rendering answers scrapes: far below any scrape interval.
     static let renderReuse: Duration = .milliseconds(250)

@@ -42,6 +42,8 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
     /// the topology has `metrics.listen` (`CoordinatorDriver+Metrics.swift`).
     var metricsSocket: SocketID = -1
     var metrics: CoordinatorMetrics?
+    /// The check of each scrape's token, when the topology asks for one (`metrics.requireToken`).
+    var scrapeAuthorizer: MetricsHTTP.Authorizer?
     /// The metrics endpoint's open connections and what each sent so far.
     var scrapes = ScrapeConnections()
     /// The last rendering of the metrics and when (`CoordinatorDriver+Metrics.swift`).
