@@ -43,7 +43,7 @@ extension EndToEnd {
             defer { try? FileManager.default.removeItem(at: directory) }
             var relays: [ChildProcess] = []
             var relayDirectory: URL?
-            try await withNetworkHosts(["worker"]) { hosts in
+            try await withNetworkHosts(["worker", "other"]) { hosts in
                 func select(_ url: String) async throws -> CommandResult {
                     try await hosts.run(URL(fileURLWithPath: "/usr/bin/env"), ["psql", url, "-tAq", "-c", "SELECT 41 + 1"], on: "worker",
                                         in: directory, environment: ["PGPASSWORD": password, "PGCONNECT_TIMEOUT": "5"])
@@ -59,6 +59,14 @@ extension EndToEnd {
                 let relay = try #require(hosts.postgresRelay(on: "worker"))
                 #expect(PostgresRelay.accepted(by: relay) == 1, "\(relay.stdout)")
                 #expect(NetworkHosts.namespaceInode(ofProcess: relay.pid) == hosts.namespaceInode(of: "worker"))
+                // What it cannot do says so: a URL without a host, a second server for the same hosts.
+                let noHost = await #expect(throws: HarnessError.self) { try await hosts.reachPostgres("postgres:///grove", from: "other") }
+                #expect(noHost?.description.contains("is not a postgres://user@host:port/database URL") == true, "\(String(describing: noHost))")
+                let otherServer = await #expect(throws: HarnessError.self) {
+                    try await hosts.reachPostgres("postgres://grove@127.0.0.1:5499/grove", from: "other")
+                }
+                #expect(otherServer?.description.contains("already") == true, "\(String(describing: otherServer))")
+                #expect(hosts.postgresRelay(on: "other") == nil)
                 relays = [relay] + (hosts.postgresRelays.withLock { $0.root }.map { [$0] } ?? [])
                 relayDirectory = hosts.postgresRelays.withLock { $0.directory }
             }

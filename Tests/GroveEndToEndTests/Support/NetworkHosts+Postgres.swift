@@ -9,6 +9,8 @@ extension NetworkHosts {
         var directory: URL?
         /// The end beside the server, listening on `directory/pg.sock`.
         var root: ChildProcess?
+        /// The server the root end connects to, `host:port`.
+        var server: String?
         /// The end on each host, by host name.
         var hosts: [String: ChildProcess] = [:]
     }
@@ -70,22 +72,30 @@ extension NetworkHosts {
     }
 
     /// The root end, started at the first call: its directory and socket.
+    /// - Throws: ``HarnessError`` when it was started for another server, or has exited.
     private func postgresRootRelay(server: String, port: Int) async throws -> (URL, URL) {
-        if let made = postgresRelays.withLock({ relays in relays.directory.map { ($0, relays.root) } }), made.1 != nil {
-            return (made.0, made.0.appendingPathComponent("pg.sock"))
+        let (made, running, relayed) = postgresRelays.withLock { ($0.directory, $0.root, $0.server) }
+        if let made, let running {
+            guard relayed == "\(server):\(port)" else {
+                throw HarnessError("the hosts relay PostgreSQL to \(relayed ?? "?") already, not to \(server):\(port): one server per hosts")
+            }
+            guard running.isRunning else { throw HarnessError("the PostgreSQL relay beside the server has exited: \(running.stderr)") }
+            return (made, made.appendingPathComponent("pg.sock"))
         }
         // Short, for the socket path's ~100 bytes; 0700, so only this user reaches the socket.
         let directory = URL(fileURLWithPath: "/tmp").appendingPathComponent("grove-pg-\(UUID().uuidString.prefix(8).lowercased())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         postgresRelays.withLock { $0.directory = directory }
-        try PostgresRelay.script.write(to: directory.appendingPathComponent(PostgresRelay.fileName), atomically: true, encoding: .utf8)
+        let script = directory.appendingPathComponent(PostgresRelay.fileName)
+        try PostgresRelay.script.write(to: script, atomically: true, encoding: .utf8)
         let socket = directory.appendingPathComponent("pg.sock")
-        let root = try await ChildProcess(URL(fileURLWithPath: "/usr/bin/env"),
-                                          ["python3", directory.appendingPathComponent(PostgresRelay.fileName).path,
-                                           "unix-to-tcp", socket.path, server, String(port)],
+        let root = try await ChildProcess(URL(fileURLWithPath: "/usr/bin/env"), ["python3", script.path, "unix-to-tcp", socket.path, server, String(port)],
                                           outputIn: directory, label: "postgres-relay-root")
         track(root)
-        postgresRelays.withLock { $0.root = root }
+        postgresRelays.withLock {
+            $0.root = root
+            $0.server = "\(server):\(port)"
+        }
         try await Self.waitUntilListening(root, "the PostgreSQL relay beside the server to listen on \(socket.path)")
         return (directory, socket)
     }
