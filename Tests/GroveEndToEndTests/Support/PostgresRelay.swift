@@ -12,7 +12,9 @@ import Foundation
 ///
 /// Each prints `ready` once it listens and `accepted <n>` for every connection, so a test can
 /// wait for the first and show with the second that traffic went through it. Bytes are copied
-/// as they come, both ways; a connection that cannot be made at the far end is closed.
+/// as they come, both ways; a connection that cannot be made at the far end is closed. A relay
+/// whose parent (the test process) died exits within a second: the root end is in no namespace
+/// that a later run's clean-up would empty.
 enum PostgresRelay {
     /// Where the script is written: beside the socket, in the relay's own directory.
     static let fileName = "postgres-relay.py"
@@ -66,8 +68,15 @@ enum PostgresRelay {
             else:
                 sys.exit("usage: postgres-relay.py unix-to-tcp SOCKET HOST PORT | tcp-to-unix HOST PORT SOCKET")
             print("ready", flush=True)
+            asyncio.get_running_loop().create_task(orphaned(os.getppid()))
             async with server:
                 await server.serve_forever()
+
+        async def orphaned(parent):
+            # The test process that started it died without tearing down: go too.
+            while os.getppid() == parent:
+                await asyncio.sleep(1)
+            os._exit(0)
 
         asyncio.run(main(sys.argv[1], sys.argv[2:]))
         """#
