@@ -81,10 +81,13 @@ extension EndToEnd {
         }
 
         /// Launches the topology across the hosts and runs `body` with it; stops it after.
-        static func withSpread(_ body: (Spread) async throws -> Void) async throws {
+        /// `configure` changes the topology first, with the hosts made (a store they reach, say).
+        static func withSpread(configure: (NetworkHosts, inout TopologyFile) async throws -> Void = { _, _ in },
+                               _ body: (Spread) async throws -> Void) async throws {
             try await withNetworkHosts(hostNames) { hosts in
                 let directory = try Cluster.makeDirectory()
-                let topology = topology(coordinator: hosts.address(of: "coordinator"))
+                var topology = topology(coordinator: hosts.address(of: "coordinator"))
+                try await configure(hosts, &topology)
                 for pair in topology.keyPairs {
                     let made = try await runCommand(Products.keys, ["new", pair, "--dir", directory.appendingPathComponent("keys").path], in: directory)
                     guard made.status == 0 else { throw HarnessError("fsm-keys new \(pair): \(made)") }

@@ -11,7 +11,8 @@ import Testing
 /// Names are `grove-<pid>-<run>-<host>`, unique per test run; ``tearDown()`` stops what runs in
 /// them and deletes them, and a later run deletes those of a test process that died before it
 /// could (its pid gone). Needs root and iproute2's `ip`: ``skipReason`` says why not, for
-/// `.enabled(if: NetworkHosts.isAvailable, NetworkHosts.skipReason)`.
+/// `.enabled(if: NetworkHosts.isAvailable, NetworkHosts.skipReason)`. A host reaches the test
+/// PostgreSQL server, on the machine's own loopback, through ``reachPostgres(_:from:)``.
 ///
 /// ```swift
 /// try await withNetworkHosts(["coordinator", "worker"]) { hosts in
@@ -31,6 +32,8 @@ final class NetworkHosts: Sendable {
     /// The namespace holding the bridge.
     let hub: String
     private let started = Mutex<[ChildProcess]>([])
+    /// The PostgreSQL relays ``reachPostgres(_:from:)`` started; see NetworkHosts+Postgres.swift.
+    let postgresRelays = Mutex(PostgresRelays())
 
     private init(hosts: [Host], hub: String) {
         self.hosts = hosts
@@ -126,8 +129,13 @@ final class NetworkHosts: Sendable {
         guard let ip = Self.ip else { throw HarnessError("no `ip` to run \(label) on \(name) with") }
         let process = try await ChildProcess(ip, ["netns", "exec", host(name).namespace, executable.path] + arguments,
                                              outputIn: directory, label: label, environment: environment)
-        started.withLock { $0.append(process) }
+        track(process)
         return process
+    }
+
+    /// Has ``tearDown()`` stop `process`, which runs for the hosts outside them (a relay's root end).
+    func track(_ process: ChildProcess) {
+        started.withLock { $0.append(process) }
     }
 
     /// Runs a command on host `name` to completion.
@@ -169,6 +177,7 @@ final class NetworkHosts: Sendable {
             }
             _ = try? Self.run(["netns", "del", namespace])
         }
+        if let directory = postgresRelays.withLock({ $0.directory }) { try? FileManager.default.removeItem(at: directory) }
         return problems
     }
 
