@@ -26,6 +26,9 @@ struct DurableWrite: Sendable {
     var replacesStored = false
     /// Why its record could not be written.
     var failure: WireError?
+    /// Answers of idempotency keys to keep, and kept ones its window let go (``AnswerWindow``).
+    var answers: [AnswerEntry] = []
+    var forgottenAnswers: [IdempotencyKey] = []
 }
 
 /// One machine instance on a worker, seen through JSON: what the worker's message loop drives.
