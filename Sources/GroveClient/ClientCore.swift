@@ -130,7 +130,10 @@ package struct ClientCore: Sendable {
         var error = (try? WireJSON.decode(WireError.self, from: reply.payload))
             ?? WireError(.malformedFrame, "an error reply that could not be decoded")
         error.correlation = reply.header.correlation
-        if request.keyed, error.code == .workerLost || error.code == .unavailable {
+        // `unavailable` within the deadline goes the unkeyed way when it is retried: a worker
+        // restarting may take longer than a few keyed attempts would wait.
+        let unavailableRetried = error.code == .unavailable && retryUnavailable && now < request.deadline
+        if request.keyed, error.code == .workerLost || (error.code == .unavailable && !unavailableRetried) {
             guard request.requests < keyedAttempts else {
                 inFlight = nil
                 error.message += " (after \(request.requests) sends with the same key)"

@@ -42,7 +42,7 @@ package struct AnswerEntry: Sendable, Hashable {
 /// (``takeWrites(replacingStored:)``); the others keep it in memory only, lost with the worker.
 package struct AnswerWindow<Waiter> {
     /// How many answered keys an instance keeps.
-    package static var capacity: Int { 64 }
+    package static var capacity: Int { 128 }
 
     /// What becomes of a keyed event.
     package enum Admission {
