@@ -36,8 +36,9 @@ public final class Client {
     ///     is starting or restarting) is sent again after 50 ms, doubling to 500 ms, until
     ///     `timeout` has passed since it was first sent; then the last `unavailable` is thrown.
     ///     Safe because the coordinator answers `unavailable` before forwarding anything, so the
-    ///     machine never saw the request. No other error is retried: an event that reached a
-    ///     machine is never sent twice. `fsm-send` sets it; the default is `false`.
+    ///     machine never saw the request. Without `keyedAttempts`, no other error is retried:
+    ///     an event that reached a machine is never sent twice. `fsm-send` sets it; the default
+    ///     is `false`.
     ///   - keyedAttempts: Above 1, every event carries an idempotency key (a random client id
     ///     picked once per `Client`, and a sequence per event) and is sent again with the same key
     ///     when answered `worker-lost` or `unavailable`, or not answered within `timeout`, up to

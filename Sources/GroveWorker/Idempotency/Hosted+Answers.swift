@@ -16,6 +16,12 @@ protocol AnswerKeeper: AnyObject, Sendable {
     func restoreAnswers(_ entries: [AnswerEntry])
 }
 
+/// An instance's ``AnswerWindow`` out of line: instances that never get a keyed event (most)
+/// keep a nil reference, not a window's six words. Used under its instance's lock only.
+final class AnswerBook {
+    var window = AnswerWindow<StateReply>()
+}
+
 /// A reply's link to the window its answer is kept in.
 struct KeyedReply: Sendable {
     let key: IdempotencyKey
@@ -24,28 +30,28 @@ struct KeyedReply: Sendable {
 
 extension Hosted {
     func admit(_ key: IdempotencyKey, reply: StateReply) -> AnswerWindow<StateReply>.Admission {
-        answers.withLock { window in
-            if window == nil { window = AnswerWindow() }
-            return window!.admit(key, waiter: reply)
+        answers.withLock { book in
+            let book = book ?? { book = AnswerBook(); return book! }()
+            return book.window.admit(key, waiter: reply)
         }
     }
 
     func answered(_ key: IdempotencyKey, with answer: KeptAnswer) -> [StateReply] {
-        let waiters = answers.withLock { $0?.answered(key, with: answer) ?? [] }
+        let waiters = answers.withLock { $0?.window.answered(key, with: answer) ?? [] }
         // The answer is written in the commit of the state it reports, before it leaves.
         changed()
         return waiters
     }
 
     func refused(_ key: IdempotencyKey) -> [StateReply] {
-        answers.withLock { $0?.refused(key) ?? [] }
+        answers.withLock { $0?.window.refused(key) ?? [] }
     }
 
     func restoreAnswers(_ entries: [AnswerEntry]) {
         guard !entries.isEmpty else { return }
-        answers.withLock { window in
-            if window == nil { window = AnswerWindow() }
-            window!.restore(entries)
+        answers.withLock { book in
+            let book = book ?? { book = AnswerBook(); return book! }()
+            book.window.restore(entries)
         }
     }
 
@@ -53,7 +59,7 @@ extension Hosted {
     /// write replaces what the store holds for the instance).
     func withAnswers(_ write: DurableWrite) -> DurableWrite {
         var write = write
-        let taken = answers.withLock { $0?.takeWrites(replacingStored: write.replacesStored) }
+        let taken = answers.withLock { $0?.window.takeWrites(replacingStored: write.replacesStored) }
         write.answers = taken?.answers ?? []
         write.forgottenAnswers = taken?.forgotten ?? []
         return write

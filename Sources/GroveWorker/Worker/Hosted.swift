@@ -34,8 +34,8 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     let journal: JournalTail?
     let drainTarget: HostDrain<M>
     /// The idempotency keys it answered lately (``AnswerWindow``); nil until its first keyed
-    /// event, so an instance that never gets one pays a word for it.
-    let answers = Mutex<AnswerWindow<StateReply>?>(nil)
+    /// event, so an instance that never gets one pays a word and a lock for it.
+    let answers = Mutex<AnswerBook?>(nil)
     /// The passivation sweep under way when a message last reached it.
     private let touched = Atomic<Int>(0)
     /// Publishes state changes while someone watches `state:<address>`. Not observing otherwise
