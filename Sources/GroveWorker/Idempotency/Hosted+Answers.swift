@@ -14,6 +14,11 @@ protocol AnswerKeeper: AnyObject, Sendable {
     func refused(_ key: IdempotencyKey) -> [StateReply]
     /// Takes back the answers its store kept (a durable instance coming back).
     func restoreAnswers(_ entries: [AnswerEntry])
+    /// It came back from its store: its kept answers are to be read before its first keyed
+    /// event is admitted.
+    func answersInStore()
+    /// Whether its kept answers are still to be read from the store; true once.
+    func answersUnread() -> Bool
 }
 
 /// An instance's ``AnswerWindow`` out of line: instances that never get a keyed event (most)
@@ -53,6 +58,14 @@ extension Hosted {
             let book = book ?? { book = AnswerBook(); return book! }()
             book.window.restore(entries)
         }
+    }
+
+    func answersInStore() {
+        storedAnswers.store(true, ordering: .relaxed)
+    }
+
+    func answersUnread() -> Bool {
+        storedAnswers.load(ordering: .relaxed) && storedAnswers.exchange(false, ordering: .relaxed)
     }
 
     /// `write` with the answers kept and let go since the last write (all of them when the

@@ -12,6 +12,17 @@ extension WorkerRuntime {
             let (key, event) = try IdempotencyKey.split(payload, correlation: reply.correlation)
             let target = try instance(for: address)
             link.metrics.event(at: address)
+            if target.answersUnread(), let store {
+                do {
+                    target.restoreAnswers(try store.answers(of: address))
+                } catch {
+                    // The core ends the worker (WorkerCore+Failures.swift): answering without
+                    // the kept answers could apply a repeat twice.
+                    failed(.journalRead(address: address, "its kept answers could not be read: " + error.message))
+                    return reply.fail(WireError(.unavailable, "the kept answers of \(address) could not be read from the store; "
+                        + "its worker is restarting: retry with the same key", address: address))
+                }
+            }
             switch target.admit(key, reply: reply) {
             case .answer(let answer):
                 return reply.resend(answer)

@@ -74,14 +74,8 @@ extension WorkerRuntime {
         }
         do {
             let made = try make(address, machine, factory: factory, welcome: welcome, record: record, journal: journal)
-            if let store {
-                do {
-                    made.restoreAnswers(try store.answers(of: address))
-                } catch {
-                    failed(.journalRead(address: address, "its kept answers could not be read: " + error.message))
-                    return nil
-                }
-            }
+            // Its kept answers of idempotency keys are read at its first keyed event.
+            made.answersInStore()
             instances[address] = made
             // Counted here: an instance asked for before its turn comes back outside recoverSome().
             recovery.restored += 1
