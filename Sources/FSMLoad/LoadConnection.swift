@@ -29,11 +29,14 @@ struct LoadPlan: Sendable {
     var linger: Duration = .zero
     /// Payloads in GroveWire's binary codec instead of JSON.
     var binary = false
+    /// Every event with an idempotency key, sent again with it when lost (``LoadRetries``).
+    var retry = false
 
     var kind: MessageKind { mode == .raw ? .echo : .event }
     var flags: Header.Flags {
         var flags: Header.Flags = mode == .ack ? .noWait : []
         if binary, mode != .raw { flags.insert(.binary) }
+        if retry, mode != .raw { flags.insert(.keyed) }
         return flags
     }
 }
@@ -45,6 +48,8 @@ struct ConnectionResult: Sendable {
     var messages = 0
     var acknowledged = 0
     var failed = 0
+    /// With `--retry`: copies sent again with their event's key (not counted in `sent`).
+    var resent = 0
     var errors: [String: Int] = [:]
     var latency = Histogram<UInt64>(highestTrackableValue: 60_000_000) // microseconds, up to 60 s
     var elapsed: Duration = .zero
@@ -54,6 +59,7 @@ struct ConnectionResult: Sendable {
         messages += other.messages
         acknowledged += other.acknowledged
         failed += other.failed
+        resent += other.resent
         errors.merge(other.errors, uniquingKeysWith: +)
         latency.add(other.latency)
         elapsed = max(elapsed, other.elapsed)
@@ -112,6 +118,8 @@ final class LoadConnection: @unchecked Sendable {
         let interval = plan.ratePerConnection.map { Duration.seconds(1 / $0) }
         var reported = 0
         var drainStarted: ContinuousClock.Instant?
+        var retries = plan.retry && plan.mode != .raw ? LoadRetries() : nil
+        var lastTimeoutScan: Int64 = 0
         // Addresses and payload in memory of their own: appending arrays to the batch cost a
         // retain and a release of each per event.
         let addresses = plan.addresses.map { Self.unmanagedCopy(of: Array($0.utf8)) }
@@ -148,10 +156,13 @@ final class LoadConnection: @unchecked Sendable {
             // Send while the window (or the schedule) allows, `plan.batch` events per message.
             pending.removeAll()
             intendedTimes.removeAll(keepingCapacity: true)
+            if retries != nil { try resend(&retries!, on: socket, correlation: &correlation, sentAt: &sentAt, addresses: addresses,
+                                           payload: payload, now: nowNanos, lastScan: &lastTimeoutScan) }
             func transmit() throws -> Bool {
                 guard !pending.isEmpty else { return true }
                 guard try send(pending, on: socket) else {
                     // No room: forget this batch (never sent) and try again later.
+                    for (id, _) in intendedTimes { _ = retries?.answered(id, error: nil, now: 0) }
                     correlation -= UInt64(pending.count)
                     nextAddress = (nextAddress - pending.count % plan.addresses.count + plan.addresses.count) % plan.addresses.count
                     pending.removeAll()
@@ -178,7 +189,13 @@ final class LoadConnection: @unchecked Sendable {
                 correlation += 1
                 let address = addresses[nextAddress]
                 nextAddress = (nextAddress + 1) % addresses.count
-                pending.append(kind: plan.kind, flags: plan.flags, correlation: correlation, address: address, payload: payload)
+                if retries != nil {
+                    let keyed = retries!.first(payload, address: (nextAddress + addresses.count - 1) % addresses.count,
+                                               correlation: correlation, now: intended)
+                    pending.append(kind: plan.kind, flags: plan.flags, correlation: correlation, address: address, payload: keyed)
+                } else {
+                    pending.append(kind: plan.kind, flags: plan.flags, correlation: correlation, address: address, payload: payload)
+                }
                 intendedTimes.append((correlation, intended))
                 if pending.count >= plan.batch {
                     guard try transmit() else { break }
@@ -188,10 +205,11 @@ final class LoadConnection: @unchecked Sendable {
             }
             _ = try transmit()
             if done(now) {
-                if sentAt.isEmpty { break }
+                if sentAt.isEmpty, retries?.isIdle ?? true { break }
                 let started = drainStarted ?? now
                 drainStarted = started
-                if now - started > .seconds(10) { break } // what is still unanswered is lost
+                // What is still unanswered is lost; resent events get a minute to come back.
+                if now - started > (retries == nil ? .seconds(10) : .seconds(60)) { break }
             }
             // Receive what has arrived. When nothing has, wait for a reply, at most until the
             // next scheduled send (or 1 ms), so a paced run sends on time.
@@ -210,12 +228,17 @@ final class LoadConnection: @unchecked Sendable {
             guard try socket.waitUntilReadable(timeout: wait) else { continue }
             func record(_ kind: MessageKind, _ correlation: UInt64, arrived: Int64, _ payload: @autoclosure () -> [UInt8]) {
                 guard let sent = sentAt.remove(correlation) else { return }
-                _ = result.latency.record(UInt64(max(0, (arrived - sent) / 1000)))
                 if kind == .error {
+                    let error = (try? WireJSON.decode(WireError.self, from: payload()))?.code
+                    // Sent again with its key: counted once, when its last copy is answered.
+                    if retries?.answered(correlation, error: error, now: arrived) == false { return }
+                    _ = result.latency.record(UInt64(max(0, (arrived - sent) / 1000)))
                     result.failed += 1
-                    let code = (try? WireJSON.decode(WireError.self, from: payload()))?.code.rawValue ?? "undecodable-error"
+                    let code = error?.rawValue ?? "undecodable-error"
                     result.errors[code, default: 0] += 1
                 } else {
+                    _ = retries?.answered(correlation, error: nil, now: arrived)
+                    _ = result.latency.record(UInt64(max(0, (arrived - sent) / 1000)))
                     result.acknowledged += 1
                 }
             }
@@ -260,11 +283,41 @@ final class LoadConnection: @unchecked Sendable {
         }
         progress.add(result.acknowledged + result.failed - reported)
         result.elapsed = clock.now - start
+        result.resent = retries?.resent ?? 0
         return result
     }
 }
 
 extension LoadConnection {
+    /// With `--retry`: takes the copies in flight past ``LoadRetries/timeout`` out of the
+    /// window (scanned every 100 ms), then sends the events due again, each alone under a new
+    /// correlation with its key as first sent; one that finds no room waits for the next turn.
+    func resend(_ retries: inout LoadRetries, on socket: Socket, correlation: inout UInt64, sentAt: inout InFlightTimes,
+                addresses: [UnsafeBufferPointer<UInt8>], payload: UnsafeBufferPointer<UInt8>, now: Int64, lastScan: inout Int64) throws {
+        if now - lastScan > 100_000_000 {
+            lastScan = now
+            let (retried, givenUp) = retries.timedOut(now: now)
+            // A given-up event stays in the window: the drain deadline counts it lost.
+            _ = givenUp
+            for id in retried { _ = sentAt.remove(id) }
+        }
+        let room = plan.window - sentAt.count
+        guard room > 0 else { return }
+        for attempt in retries.takeDue(now: now, atMost: room) {
+            correlation += 1
+            var builder = BatchBuilder()
+            builder.append(kind: plan.kind, flags: plan.flags, correlation: correlation, address: addresses[attempt.address],
+                           payload: retries.keyed(payload, attempt))
+            guard try send(builder, on: socket) else {
+                correlation -= 1
+                retries.notSent(attempt, now: now)
+                continue
+            }
+            retries.sentAgain(attempt, correlation: correlation, now: now)
+            sentAt.insert(correlation, sentAt: now)
+        }
+    }
+
     /// Sends what `pending` holds: one event as a plain message straight from the batch's
     /// bytes (no arrays made for its frames), more as one batch message.
     func send(_ pending: BatchBuilder, on socket: Socket) throws -> Bool {

@@ -19,6 +19,8 @@ struct RunReport: Codable, Sendable {
     var shareOfRaw: Double?
     /// With `--rate` (both paced alike): this run's p50 round trip over the raw baseline's.
     var p50OverRaw: Double?
+    /// With `--retry`: copies sent again with their event's idempotency key (not in `sent`).
+    var resent: Int?
     /// With `--verify`: acknowledged events against the counts' growth.
     var verification: Verification?
     /// The topology's own figures for the run, from its metrics endpoint, when it has one.
@@ -32,6 +34,7 @@ struct RunReport: Codable, Sendable {
         failed = result.failed
         lost = result.sent - result.acknowledged - result.failed
         errors = result.errors
+        resent = result.resent > 0 ? result.resent : nil
         seconds = result.elapsed.seconds
         eventsPerSecond = seconds > 0 ? Double(result.acknowledged) / seconds : 0
         latencyMicros = [
@@ -97,6 +100,7 @@ struct LoadReport: Codable, Sendable {
             if let figures = run.topologyFigures { lines.append("topology's own figures (\(run.mode)): " + figures.text) }
         }
         for run in runs {
+            if let resent = run.resent { lines.append("resent (\(run.mode)): \(resent) copies with their event's idempotency key") }
             if let verification = run.verification { lines.append("verified (\(run.mode)): " + verification.text) }
         }
         if let spawn {

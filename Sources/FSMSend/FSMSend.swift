@@ -26,8 +26,11 @@ struct FSMSend: ParsableCommand {
             socket is this user's); it refuses an abstract socket (ipc://@NAME), which anyone on the \
             host could have bound, unless CURVE keys prove the coordinator. While the machine's \
             worker is starting or restarting (an `unavailable` reply), the request is sent again, \
-            50 ms apart doubling to 500 ms, until --timeout has passed. Nothing else is retried: an \
-            event that reached a machine is never sent twice.
+            50 ms apart doubling to 500 ms, until --timeout has passed. An event carries an idempotency \
+            key (a random client id and a sequence) and is also sent again with the same key when \
+            answered worker-lost or not answered within --timeout, up to --attempts sends: the worker \
+            answers a key it applied already with its first answer, so the event applies once. \
+            --no-retry sends events without a key, as an older fsm-send did.
 
             A coordinator that speaks CURVE (a topology with security.coordinatorKey) needs --key-file \
             (this client's NAME.key_secret) and --coordinator-key (the coordinator's .key), or \
@@ -92,7 +95,18 @@ struct Connection: ParsableArguments {
     @Option(parsing: .unconditional, help: ArgumentHelp("The coordinator's public key: its .key file or the 40 Z85 characters. Default: $\(Credentials.coordinatorKeyVariable).", valueName: "key"))
     var coordinatorKey: String?
 
+    @Option(help: ArgumentHelp("How many times an event may be sent in all: it carries an idempotency key, and is sent again with "
+        + "the same key when answered worker-lost or unavailable or not answered within --timeout, so it applies once (1 to 100).",
+        valueName: "n"))
+    var attempts = 5
+
+    @Flag(help: "Send an event once, without an idempotency key (as an older fsm-send did): worker-lost and timeouts are not retried.")
+    var noRetry = false
+
     func validate() throws {
+        guard (1...100).contains(attempts) else {
+            throw ValidationError("--attempts must be from 1 to 100, e.g. --attempts 5; got \(attempts)")
+        }
         // Bounded: Duration.seconds traps on a value as large as 1e300.
         guard timeout > 0, timeout <= 1_000_000 else {
             throw ValidationError("--timeout must be a number of seconds above 0 and at most 1000000, e.g. --timeout 0.5; got \(timeout)")
@@ -109,7 +123,10 @@ struct Connection: ParsableArguments {
 
     func client() throws -> Client {
         let credentials = try credentials()
-        return try reporting { try Client(endpoint: resolvedEndpoint, timeout: .seconds(timeout), retryUnavailable: true, credentials: credentials) }
+        return try reporting {
+            try Client(endpoint: resolvedEndpoint, timeout: .seconds(timeout), retryUnavailable: true, keyedAttempts: noRetry ? 1 : attempts,
+                       credentials: credentials)
+        }
     }
 }
 

@@ -36,18 +36,25 @@ public final class Client {
     ///     is starting or restarting) is sent again after 50 ms, doubling to 500 ms, until
     ///     `timeout` has passed since it was first sent; then the last `unavailable` is thrown.
     ///     Safe because the coordinator answers `unavailable` before forwarding anything, so the
-    ///     machine never saw the request. No other error is retried: an event that reached a
-    ///     machine is never sent twice. `fsm-send` sets it; the default is `false`.
+    ///     machine never saw the request. Without `keyedAttempts`, no other error is retried:
+    ///     an event that reached a machine is never sent twice. `fsm-send` sets it; the default
+    ///     is `false`.
+    ///   - keyedAttempts: Above 1, every event carries an idempotency key (a random client id
+    ///     picked once per `Client`, and a sequence per event) and is sent again with the same key
+    ///     when answered `worker-lost` or `unavailable`, or not answered within `timeout`, up to
+    ///     this many sends in all, pausing 50 ms doubling to 2 s between them: the worker answers
+    ///     a key it applied already with its first answer, so the event applies once. 1 (the
+    ///     default): events carry no key, and only `retryUnavailable` resends.
     ///   - credentials: The keys for a coordinator that speaks CURVE; `nil` for one that does not.
     /// - Throws: ``WireError`` `untrusted-endpoint` when another local user may stand behind the
     ///   endpoint (see ``ClientEndpoint/verify(_:curve:uid:)``), `invalid-endpoint` when ZeroMQ
     ///   refuses it, `unreachable` when the socket cannot be set up.
     public init(endpoint: String = Client.defaultEndpoint, timeout: Duration = .seconds(5), retryUnavailable: Bool = false,
-                credentials: Credentials? = nil) throws(WireError) {
+                keyedAttempts: Int = 1, credentials: Credentials? = nil) throws(WireError) {
         self.endpoint = endpoint
         self.timeout = timeout
         self.retryUnavailable = retryUnavailable
-        core = ClientCore(timeout: timeout, retryUnavailable: retryUnavailable)
+        core = ClientCore(timeout: timeout, retryUnavailable: retryUnavailable, keyedAttempts: keyedAttempts)
         tracing = WireTracing.bootstrapped(log: Logger(label: "grove.client"))
         usesCurve = credentials != nil
         try ClientEndpoint.verify(endpoint, curve: credentials != nil)
@@ -103,7 +110,16 @@ public final class Client {
         let clock = ContinuousClock()
         try transmit(core.start(kind, address: address, payload: payload, flags: flags, now: clock.now, trace: trace))
         while true {
-            switch core.received(try receive(kind, address: address), now: clock.now) {
+            let frames: [[UInt8]]
+            do {
+                frames = try receive(kind, address: address)
+            } catch where error.code == .timeout {
+                guard case .send(let message, let pause) = core.timedOut(error) else { throw error }
+                Thread.sleep(forTimeInterval: Self.seconds(pause))
+                try transmit(message)
+                continue
+            }
+            switch core.received(frames, now: clock.now) {
             case .receiveAgain:
                 continue
             case .send(let message, let pause):

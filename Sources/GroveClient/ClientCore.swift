@@ -20,9 +20,13 @@ package enum ClientAction: Sendable, Equatable {
 /// ``ClientAction/send(_:after:)``, so every rule is unit-tested with made-up instants.
 /// ``Client`` only moves the bytes and sleeps.
 ///
-/// Only `unavailable` is ever resent, and only with `retryUnavailable`: the coordinator answers
-/// it before forwarding anything, so the machine never saw the request. An event that reached
-/// a machine is never sent twice.
+/// Without keys, only `unavailable` is resent, and only with `retryUnavailable`: the
+/// coordinator answers it before forwarding anything, so the machine never saw the request.
+/// With `keyedAttempts` above 1, every event carries an idempotency key (``IdempotencyKey``:
+/// this core's client id and its next sequence) and is resent with the same key when answered
+/// `worker-lost` or `unavailable`, or not answered within the timeout (``timedOut(_:)``), up
+/// to that many sends: the worker answers a key it applied already with its first answer, so a
+/// resent event never applies twice.
 package struct ClientCore: Sendable {
     /// The first pause before resending a request answered `unavailable`; it doubles up to
     /// ``maximumBackoff``.
@@ -32,7 +36,12 @@ package struct ClientCore: Sendable {
     /// How long a request answered `unavailable` is retried, from its first send.
     package let timeout: Duration
     package let retryUnavailable: Bool
+    /// How many times a keyed event may be sent, the first included; 1: events carry no key.
+    package let keyedAttempts: Int
+    /// The id this client's keys carry.
+    package let clientID: [UInt8]
     private var nextCorrelation: UInt64 = 1
+    private var nextSequence: UInt64 = 1
     private var inFlight: InFlight?
 
     /// The request being answered: the copy last sent, and how its retries stand.
@@ -42,11 +51,21 @@ package struct ClientCore: Sendable {
         var backoff: Duration
         /// How many times it was sent, the copy in flight included.
         var requests: Int
+        /// Whether it carries a key, so it may be resent after `worker-lost` or a timeout.
+        let keyed: Bool
+        /// The correlations of every copy sent: a late answer to an earlier copy is the answer.
+        var correlations: [UInt64]
     }
 
-    package init(timeout: Duration, retryUnavailable: Bool) {
+    /// The pause before resending a keyed event starts here and doubles up to
+    /// ``maximumKeyedBackoff``: a worker killed mid-request is back after its supervisor's backoff.
+    package static let maximumKeyedBackoff = Duration.seconds(2)
+
+    package init(timeout: Duration, retryUnavailable: Bool, keyedAttempts: Int = 1, clientID: [UInt8] = IdempotencyKey.randomClient()) {
         self.timeout = timeout
         self.retryUnavailable = retryUnavailable
+        self.keyedAttempts = max(1, keyedAttempts)
+        self.clientID = clientID
     }
 
     /// Starts a request and returns the message to send now. A request still in flight (its
@@ -55,10 +74,41 @@ package struct ClientCore: Sendable {
     /// - Parameter trace: The client span's `traceparent`, carried by the request and its retries.
     package mutating func start(_ kind: MessageKind, address: String, payload: [UInt8], flags: Header.Flags,
                                 now: ContinuousClock.Instant, trace: [UInt8]? = nil) -> WireMessage {
+        let keyed = kind == .event && keyedAttempts > 1
+        var flags = flags, payload = payload
+        if keyed {
+            payload = IdempotencyKey(client: clientID, sequence: nextSequence).prefixed(payload)
+            nextSequence += 1
+            flags.insert(.keyed)
+        }
         let message = WireMessage(Header(kind, flags: flags, correlation: takeCorrelation()), address: address, payload: payload,
                                   trace: trace)
-        inFlight = InFlight(message: message, deadline: now.advanced(by: timeout), backoff: Self.initialBackoff, requests: 1)
+        inFlight = InFlight(message: message, deadline: now.advanced(by: timeout), backoff: Self.initialBackoff, requests: 1,
+                            keyed: keyed, correlations: [message.header.correlation])
         return message
+    }
+
+    /// The wait for the request in flight ran out with `error`: ``ClientAction/send(_:after:)``
+    /// again for a keyed event with sends left, else ``ClientAction/fail(_:)``.
+    package mutating func timedOut(_ error: WireError) -> ClientAction {
+        guard var request = inFlight else { return .fail(error) }
+        guard request.keyed, request.requests < keyedAttempts else {
+            inFlight = nil
+            var error = error
+            if request.requests > 1 { error.message += " (after \(request.requests) sends with the same key)" }
+            return .fail(error)
+        }
+        return resend(&request, after: request.backoff)
+    }
+
+    /// Sends `request` again, same payload (and key), new correlation, after `pause`.
+    private mutating func resend(_ request: inout InFlight, after pause: Duration) -> ClientAction {
+        request.backoff = min(request.backoff * 2, request.keyed ? Self.maximumKeyedBackoff : Self.maximumBackoff)
+        request.requests += 1
+        request.message.header.correlation = takeCorrelation()
+        request.correlations.append(request.message.header.correlation)
+        inFlight = request
+        return .send(request.message, after: pause)
     }
 
     /// What the frames a DEALER received (no routing id) mean for the request in flight.
@@ -72,7 +122,7 @@ package struct ClientCore: Sendable {
             return .fail(error)
         }
         // With nothing in flight, every reply is late: nothing waits for it.
-        guard var request = inFlight, reply.header.correlation == request.message.header.correlation else { return .receiveAgain }
+        guard var request = inFlight, request.correlations.contains(reply.header.correlation) else { return .receiveAgain }
         guard reply.header.kind == .error else {
             inFlight = nil
             return .reply(reply)
@@ -80,6 +130,17 @@ package struct ClientCore: Sendable {
         var error = (try? WireJSON.decode(WireError.self, from: reply.payload))
             ?? WireError(.malformedFrame, "an error reply that could not be decoded")
         error.correlation = reply.header.correlation
+        // `unavailable` within the deadline goes the unkeyed way when it is retried: a worker
+        // restarting may take longer than a few keyed attempts would wait.
+        let unavailableRetried = error.code == .unavailable && retryUnavailable && now < request.deadline
+        if request.keyed, error.code == .workerLost || (error.code == .unavailable && !unavailableRetried) {
+            guard request.requests < keyedAttempts else {
+                inFlight = nil
+                error.message += " (after \(request.requests) sends with the same key)"
+                return .fail(error)
+            }
+            return resend(&request, after: request.backoff)
+        }
         guard retryUnavailable, error.code == .unavailable else {
             inFlight = nil
             return .fail(error)
@@ -92,12 +153,7 @@ package struct ClientCore: Sendable {
             return .fail(error)
         }
         // Never past the deadline: the last copy goes at it, and its `unavailable` ends the request.
-        let pause = min(request.backoff, request.deadline - now)
-        request.backoff = min(request.backoff * 2, Self.maximumBackoff)
-        request.requests += 1
-        request.message.header.correlation = takeCorrelation()
-        inFlight = request
-        return .send(request.message, after: pause)
+        return resend(&request, after: min(request.backoff, request.deadline - now))
     }
 
     private mutating func takeCorrelation() -> UInt64 {

@@ -142,7 +142,8 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
 /// 1      1    protocol version (1)
 /// 2      1    kind (MessageKind)
 /// 3      1    flags (bit 0: payload is binary, else JSON; bit 1: no-wait; bit 2: unhandled;
-///                    bit 3: the payload starts with a trace context, ``TraceParent``)
+///                    bit 3: the payload starts with a trace context, ``TraceParent``;
+///                    bit 4: then with an idempotency key, ``IdempotencyKey``)
 /// 4      8    correlation id, unsigned, big-endian; echoed in the reply
 /// ```
 public struct Header: Sendable, Hashable {
@@ -168,6 +169,10 @@ public struct Header: Sendable, Hashable {
         /// value, then the payload proper. Parsers strip it (``WireMessage/trace``), so the rest
         /// of Grove reads payloads as before.
         public static let traced = Flags(rawValue: 1 << 3)
+        /// For `event`: the payload (after the trace context, when traced) starts with an
+        /// idempotency key (``IdempotencyKey``): a repeat of a key the machine already applied
+        /// is answered with the first answer, not applied again.
+        public static let keyed = Flags(rawValue: 1 << 4)
     }
 
     public var kind: MessageKind

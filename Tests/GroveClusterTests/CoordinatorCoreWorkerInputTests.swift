@@ -112,6 +112,18 @@ struct CoordinatorCoreWorkerInputTests {
         }
     }
 
+    @Test func aKeyedEventsCaseIsReadAfterItsIdempotencyKey() {
+        func name(_ payload: [UInt8]) -> String? {
+            payload.withUnsafeBytes { RequestCase.name(of: RequestCase.unkeyed($0, flags: .keyed), binary: false) }
+        }
+        let key = IdempotencyKey(client: [1, 2, 3], sequence: 7)
+        #expect(name(key.prefixed(Array(#"{"add":{"_0":5}}"#.utf8))) == "add")
+        // A key that runs past the payload leaves no case to read (the worker refuses the event).
+        #expect(name([3, 1, 2]) == nil)
+        #expect(name([]) == nil)
+        #expect(Array(#""reset""#.utf8).withUnsafeBytes { RequestCase.name(of: RequestCase.unkeyed($0, flags: []), binary: false) } == "reset")
+    }
+
     // MARK: - Addresses workers write
 
     /// Two spellings of one key, NFC and decomposed, whose bytes the topology places on

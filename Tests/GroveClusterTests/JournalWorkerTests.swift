@@ -191,6 +191,7 @@ final class StoreSession: MachineStore {
 
     func revoke() { revoked.withLock { $0 = true } }
 
+    func answers(of address: String) throws(StoreError) -> [AnswerEntry] { try store.answers(of: address) }
     func records() throws(StoreError) -> [MachineRecord] { try store.records() }
     func journal(of address: String, after sequence: UInt64) throws(StoreError) -> [JournalEntry] {
         try store.journal(of: address, after: sequence)

@@ -341,7 +341,8 @@ struct CoordinatorCore {
             }
             // Only a key's events may witness a crash (`+Poison.swift`): nothing is read of others.
             let eventCase = sender != 0 && request.kind == .event
-                ? RequestCase.name(of: request.payloadBytes, binary: request.header.flags.contains(.binary)) : nil
+                ? RequestCase.name(of: RequestCase.unkeyed(request.payloadBytes, flags: request.header.flags),
+                                   binary: request.header.flags.contains(.binary)) : nil
             switch route(from: identity, correlation: correlation, address: address, spawns: request.kind == .event,
                          bytes: request.addressBytes.count + request.payloadCount, readsSlowly: backlog.messages > 0,
                          sender: sender, eventCase: eventCase) {

@@ -21,6 +21,15 @@ enum RequestCase {
         return binary ? binaryName(bytes) : jsonName(bytes)
     }
 
+    /// The event after its idempotency key (header flag bit 4, docs/PROTOCOL.md "Idempotency
+    /// keys"), which the coordinator passes on unread; empty when the key runs past the payload
+    /// (the worker refuses that event, naming what is wrong).
+    static func unkeyed(_ payload: UnsafeRawBufferPointer, flags: Header.Flags) -> UnsafeRawBufferPointer {
+        guard flags.contains(.keyed) else { return payload }
+        guard let length = payload.first.map(Int.init), payload.count >= 1 + length + 8 else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        return UnsafeRawBufferPointer(rebasing: payload[(1 + length + 8)...])
+    }
+
     private static func jsonName(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
         var index = skipWhitespace(bytes, from: 0)
         guard index < bytes.count else { return nil }

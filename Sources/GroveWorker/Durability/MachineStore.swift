@@ -18,10 +18,14 @@ package protocol MachineStore: AnyObject, Sendable {
     /// time, truncated or not, and does not keep entries of an address without a record across
     /// a restart.
     func journal(of address: String, after sequence: UInt64) throws(StoreError) -> [JournalEntry]
+    /// The answers kept for the idempotency keys `address` applied (``AnswerWindow``), in any
+    /// order; empty when none.
+    func answers(of address: String) throws(StoreError) -> [AnswerEntry]
     /// Writes all of `commit` in one transaction, or nothing of it, and returns once it lasts
     /// as `commit.flush` asks. Its parts apply in this order: `removed`, `records`, `journal`,
-    /// `truncations`, `deadLetters` (so a machine removed and created again in one batch keeps
-    /// its new record, and a snapshot can truncate the entries appended with it).
+    /// `truncations`, `deadLetters`, `forgottenAnswers`, `answers` (so a machine removed and
+    /// created again in one batch keeps its new record and answers, and a snapshot can
+    /// truncate the entries appended with it). A removed machine's answers go with it.
     func commit(_ commit: StoreCommit) throws(StoreError)
     /// The events quarantined as poison, oldest first.
     func deadLetters() throws(StoreError) -> [DeadLetter]
@@ -136,18 +140,25 @@ package struct StoreCommit: Sendable {
     package var removed: [String] = []
     /// Events to quarantine; their `id` is assigned by the store.
     package var deadLetters: [DeadLetter] = []
+    /// Answers of idempotency keys to keep (insert, or replace by address and key), in the
+    /// commit of the state they report.
+    package var answers: [(address: String, entry: AnswerEntry)] = []
+    /// Kept answers that left their instance's window, by address and key.
+    package var forgottenAnswers: [(address: String, key: IdempotencyKey)] = []
     package var flush = StoreFlush.process
 
     package init() {}
 
     package var isEmpty: Bool {
         records.isEmpty && journal.isEmpty && truncations.isEmpty && removed.isEmpty && deadLetters.isEmpty
+            && answers.isEmpty && forgottenAnswers.isEmpty
     }
 
     /// How many writes it holds (records, journal entries, truncations, removals, dead
-    /// letters): the size the metrics' `grove_worker_store_commit_writes` counts.
+    /// letters, answers kept and forgotten): the size the metrics'
+    /// `grove_worker_store_commit_writes` counts.
     package var writeCount: Int {
-        records.count + journal.count + truncations.count + removed.count + deadLetters.count
+        records.count + journal.count + truncations.count + removed.count + deadLetters.count + answers.count + forgottenAnswers.count
     }
 }
 

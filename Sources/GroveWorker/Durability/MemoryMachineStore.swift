@@ -1,3 +1,4 @@
+import GroveWire
 import Synchronization
 
 /// A ``MachineStore`` in memory, with the semantics of ``SQLiteMachineStore`` (the same order of
@@ -15,6 +16,7 @@ package final class MemoryMachineStore: MachineStore {
         var deadLetters: [DeadLetter] = []
         var nextDeadLetter: Int64 = 1
         var crashes: [CrashCount] = []
+        var answers: [String: [IdempotencyKey: AnswerEntry]] = [:]
     }
 
     private let contents = Mutex(Contents())
@@ -46,6 +48,10 @@ package final class MemoryMachineStore: MachineStore {
         }
     }
 
+    package func answers(of address: String) throws(StoreError) -> [AnswerEntry] {
+        contents.withLock { Array(($0.answers[address] ?? [:]).values) }
+    }
+
     package func commit(_ commit: StoreCommit) throws(StoreError) {
         guard !commit.isEmpty else { return }
         if let failure { throw failure }
@@ -54,6 +60,7 @@ package final class MemoryMachineStore: MachineStore {
             for address in commit.removed {
                 next.records[address] = nil
                 next.journals[address] = nil
+                next.answers[address] = nil
             }
             for record in commit.records { next.records[record.address] = record }
             for entry in commit.journal {
@@ -70,6 +77,8 @@ package final class MemoryMachineStore: MachineStore {
                 next.nextDeadLetter += 1
                 next.deadLetters.append(letter)
             }
+            for (address, key) in commit.forgottenAnswers { next.answers[address]?[key] = nil }
+            for (address, entry) in commit.answers { next.answers[address, default: [:]][entry.key] = entry }
             contents = next
         }
         commitCount.withLock { $0 += 1 }

@@ -48,7 +48,14 @@ extension PostgresMachineStore {
             count integer NOT NULL, time bigint NOT NULL,
             PRIMARY KEY (topology, worker, address, event))
         """,
+        """
+        CREATE TABLE IF NOT EXISTS grove_answers (
+            topology text NOT NULL, address text NOT NULL, client bytea NOT NULL, sequence bigint NOT NULL,
+            slot bigint NOT NULL, kind integer NOT NULL, flags integer NOT NULL, payload bytea NOT NULL,
+            PRIMARY KEY (topology, address, client, sequence))
+        """,
         commitFunction,
+        answeringCommitFunction,
     ]
 
     /// One group commit in one round trip and one transaction (the statement's own): the
@@ -117,6 +124,45 @@ extension PostgresMachineStore {
                 INSERT INTO grove_dead_letters (topology, worker, address, type, event, "binary", error, crashes, time)
                     SELECT p_topology, p_worker, d.a, d.t, d.e, d.b, d.r, d.c, d.m
                     FROM unnest(p_d_address, p_d_type, p_d_event, p_d_binary, p_d_error, p_d_crashes, p_d_time) AS d(a, t, e, b, r, c, m);
+            END IF;
+        END
+        $grove$
+        """
+
+    /// ``commitFunction`` and then the answers of idempotency keys (``AnswerWindow``), in the
+    /// same transaction: those of removed machines this worker owned go, forgotten ones go,
+    /// new ones are kept (replacing one of the same address and key).
+    static let answeringCommitFunction = """
+        CREATE OR REPLACE FUNCTION grove_commit_v2(
+            p_topology text, p_worker text, p_epoch bigint, p_disk boolean, p_removed text[],
+            p_address text[], p_type text[], p_snapshot bytea[], p_sequence bigint[],
+            p_j_address text[], p_j_sequence bigint[], p_j_event bytea[], p_j_time bigint[],
+            p_t_address text[], p_t_through bigint[],
+            p_d_address text[], p_d_type text[], p_d_event bytea[], p_d_binary boolean[], p_d_error text[],
+            p_d_crashes integer[], p_d_time bigint[],
+            p_f_address text[], p_f_client bytea[], p_f_sequence bigint[],
+            p_a_address text[], p_a_client bytea[], p_a_sequence bigint[], p_a_slot bigint[], p_a_kind integer[],
+            p_a_flags integer[], p_a_payload bytea[]
+        ) RETURNS void LANGUAGE plpgsql AS $grove$
+        BEGIN
+            PERFORM grove_commit_v1(p_topology, p_worker, p_epoch, p_disk, p_removed, p_address, p_type, p_snapshot, p_sequence,
+                p_j_address, p_j_sequence, p_j_event, p_j_time, p_t_address, p_t_through,
+                p_d_address, p_d_type, p_d_event, p_d_binary, p_d_error, p_d_crashes, p_d_time);
+            IF cardinality(p_removed) > 0 THEN
+                DELETE FROM grove_answers a WHERE a.topology = p_topology AND a.address = ANY(p_removed)
+                    AND NOT EXISTS (SELECT 1 FROM grove_machines m
+                                    WHERE m.topology = p_topology AND m.address = a.address AND m.owner <> p_worker);
+            END IF;
+            IF cardinality(p_f_address) > 0 THEN
+                DELETE FROM grove_answers a USING unnest(p_f_address, p_f_client, p_f_sequence) AS f(ad, c, s)
+                    WHERE a.topology = p_topology AND a.address = f.ad AND a.client = f.c AND a.sequence = f.s;
+            END IF;
+            IF cardinality(p_a_address) > 0 THEN
+                INSERT INTO grove_answers (topology, address, client, sequence, slot, kind, flags, payload)
+                    SELECT p_topology, n.ad, n.c, n.s, n.sl, n.k, n.f, n.p
+                    FROM unnest(p_a_address, p_a_client, p_a_sequence, p_a_slot, p_a_kind, p_a_flags, p_a_payload) AS n(ad, c, s, sl, k, f, p)
+                    ON CONFLICT (topology, address, client, sequence) DO UPDATE
+                        SET slot = excluded.slot, kind = excluded.kind, flags = excluded.flags, payload = excluded.payload;
             END IF;
         END
         $grove$

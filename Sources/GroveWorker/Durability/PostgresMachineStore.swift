@@ -146,17 +146,39 @@ package final class PostgresMachineStore: MachineStore {
         for (index, record) in commit.records.enumerated() { latest[record.address] = index }
         let records = commit.records.indices.filter { latest[commit.records[$0].address] == $0 }.map { commit.records[$0] }
         let letters = commit.deadLetters
+        let forgotten = commit.forgottenAnswers, answers = commit.answers
         let query: PostgresQuery = """
-            SELECT grove_commit_v1(\(topology), \(worker), \(epoch), \(commit.flush == .disk), \(commit.removed),
+            SELECT grove_commit_v2(\(topology), \(worker), \(epoch), \(commit.flush == .disk), \(commit.removed),
                 \(records.map(\.address)), \(records.map(\.type)), \(records.map { ByteBuffer(bytes: $0.snapshot) }),
                 \(records.map { Int64(bitPattern: $0.sequence) }),
                 \(commit.journal.map(\.address)), \(commit.journal.map { Int64(bitPattern: $0.sequence) }),
                 \(commit.journal.map { ByteBuffer(bytes: $0.event) }), \(commit.journal.map(\.time)),
                 \(commit.truncations.map(\.address)), \(commit.truncations.map { Int64(bitPattern: $0.through) }),
                 \(letters.map(\.address)), \(letters.map(\.type)), \(letters.map { ByteBuffer(bytes: $0.event) }),
-                \(letters.map(\.binary)), \(letters.map(\.error)), \(letters.map { Int32(clamping: $0.crashes) }), \(letters.map(\.time)))
+                \(letters.map(\.binary)), \(letters.map(\.error)), \(letters.map { Int32(clamping: $0.crashes) }), \(letters.map(\.time)),
+                \(forgotten.map(\.address)), \(forgotten.map { ByteBuffer(bytes: $0.key.client) }),
+                \(forgotten.map { Int64(bitPattern: $0.key.sequence) }),
+                \(answers.map(\.address)), \(answers.map { ByteBuffer(bytes: $0.entry.key.client) }),
+                \(answers.map { Int64(bitPattern: $0.entry.key.sequence) }), \(answers.map { Int64(bitPattern: $0.entry.slot) }),
+                \(answers.map { Int32($0.entry.answer.kind.rawValue) }), \(answers.map { Int32($0.entry.answer.flags.rawValue) }),
+                \(answers.map { ByteBuffer(bytes: $0.entry.answer.payload) }))
             """
         try run(query, doing: "commit to")
+    }
+
+    package func answers(of address: String) throws(StoreError) -> [AnswerEntry] {
+        try run("""
+            SELECT client, sequence, slot, kind, flags, payload FROM grove_answers
+            WHERE topology = \(topology) AND address = \(address)
+            """, doing: "read the kept answers of") { row -> AnswerEntry? in
+            let (client, sequence, slot, kind, flags, payload) = try row.decode((ByteBuffer, Int64, Int64, Int32, Int32, ByteBuffer).self)
+            let id = Array(client.readableBytesView)
+            guard let kind = MessageKind(rawValue: UInt8(truncatingIfNeeded: kind)),
+                  (1...IdempotencyKey.maximumClientLength).contains(id.count) else { return nil }
+            return AnswerEntry(key: IdempotencyKey(client: id, sequence: UInt64(bitPattern: sequence)), slot: UInt64(bitPattern: slot),
+                               answer: KeptAnswer(kind: kind, flags: Header.Flags(rawValue: UInt8(truncatingIfNeeded: flags)),
+                                                  payload: Array(payload.readableBytesView)))
+        }.compactMap { $0 }
     }
 
     package func records() throws(StoreError) -> [MachineRecord] {

@@ -70,6 +70,22 @@ extension SQLiteMachineStore {
                 ALTER TABLE journal_in_order RENAME TO journal;
                 """)
         }
+        // v4: the answers of idempotency keys each instance keeps (``AnswerWindow``), written
+        // in the commit of the state they report.
+        migrator.registerMigration("v4") { db in
+            try db.execute(sql: """
+                CREATE TABLE answers (
+                    address TEXT NOT NULL,
+                    client BLOB NOT NULL,
+                    sequence INTEGER NOT NULL,
+                    slot INTEGER NOT NULL,
+                    kind INTEGER NOT NULL,
+                    flags INTEGER NOT NULL,
+                    payload BLOB NOT NULL,
+                    PRIMARY KEY (address, client, sequence)
+                ) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 
@@ -97,5 +113,13 @@ extension SQLiteMachineStore {
             """
         static let forgetCrashes = "DELETE FROM crashes WHERE address = ? AND event = ?"
         static let crashes = "SELECT address, event, count, time FROM crashes ORDER BY time"
+        static let upsertAnswer = """
+            INSERT INTO answers (address, client, sequence, slot, kind, flags, payload) VALUES (?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (address, client, sequence) DO UPDATE SET slot = excluded.slot, kind = excluded.kind,
+                flags = excluded.flags, payload = excluded.payload
+            """
+        static let forgetAnswer = "DELETE FROM answers WHERE address = ? AND client = ? AND sequence = ?"
+        static let removeAnswers = "DELETE FROM answers WHERE address = ?"
+        static let answers = "SELECT client, sequence, slot, kind, flags, payload FROM answers WHERE address = ?"
     }
 }

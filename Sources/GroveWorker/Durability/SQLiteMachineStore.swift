@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GroveWire
 import GroveCluster
 import Synchronization
 
@@ -242,8 +243,10 @@ package final class SQLiteMachineStore: MachineStore {
     private static func write(_ commit: StoreCommit, in db: Database, book: inout JournalBook) throws {
         if !commit.removed.isEmpty {
             let record = try db.cachedStatement(sql: SQL.removeRecord)
+            let answers = try db.cachedStatement(sql: SQL.removeAnswers)
             for address in commit.removed {
                 try record.execute(arguments: [address])
+                try answers.execute(arguments: [address])
                 book.remove(address)  // its rows go with the next deletion
             }
         }
@@ -274,6 +277,36 @@ package final class SQLiteMachineStore: MachineStore {
                 try insert.execute(arguments: [
                     letter.address, letter.type, Data(letter.event), letter.binary, letter.error, letter.crashes, letter.time,
                 ])
+            }
+        }
+        if !commit.forgottenAnswers.isEmpty {
+            let forget = try db.cachedStatement(sql: SQL.forgetAnswer)
+            for (address, key) in commit.forgottenAnswers {
+                try forget.execute(arguments: [address, Data(key.client), Int64(bitPattern: key.sequence)])
+            }
+        }
+        if !commit.answers.isEmpty {
+            let upsert = try db.cachedStatement(sql: SQL.upsertAnswer)
+            for (address, entry) in commit.answers {
+                try upsert.execute(arguments: [
+                    address, Data(entry.key.client), Int64(bitPattern: entry.key.sequence), Int64(bitPattern: entry.slot),
+                    Int64(entry.answer.kind.rawValue), Int64(entry.answer.flags.rawValue), Data(entry.answer.payload),
+                ])
+            }
+        }
+    }
+
+    package func answers(of address: String) throws(StoreError) -> [AnswerEntry] {
+        try read("read the kept answers of") { db in
+            try Row.fetchAll(db.cachedStatement(sql: SQL.answers), arguments: [address]).compactMap { row in
+                let kind: Int64 = row[3], flags: Int64 = row[4]
+                let client = Self.bytes(row[0])
+                guard let kind = MessageKind(rawValue: UInt8(truncatingIfNeeded: kind)),
+                      (1...IdempotencyKey.maximumClientLength).contains(client.count) else { return nil }
+                return AnswerEntry(key: IdempotencyKey(client: client, sequence: UInt64(bitPattern: row[1])),
+                                   slot: UInt64(bitPattern: row[2]),
+                                   answer: KeptAnswer(kind: kind, flags: Header.Flags(rawValue: UInt8(truncatingIfNeeded: flags)),
+                                                      payload: Self.bytes(row[5])))
             }
         }
     }

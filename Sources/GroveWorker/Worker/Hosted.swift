@@ -33,6 +33,13 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     /// Where a `journal` instance's journal stands; nil for the other levels.
     let journal: JournalTail?
     let drainTarget: HostDrain<M>
+    /// The idempotency keys it answered lately (``AnswerWindow``); nil until its first keyed
+    /// event, so an instance that never gets one pays a word and a lock for it.
+    let answers = Mutex<AnswerBook?>(nil)
+    /// Set when it came back from its store, whose kept answers are read at its first keyed
+    /// event (``AnswerKeeper/answersUnread()``), not as it comes back: a worker recovering
+    /// 100,000 instances reads no answers for those that get no repeat.
+    let storedAnswers = Atomic<Bool>(false)
     /// The passivation sweep under way when a message last reached it.
     private let touched = Atomic<Int>(0)
     /// Publishes state changes while someone watches `state:<address>`. Not observing otherwise

@@ -26,10 +26,13 @@ struct DurableWrite: Sendable {
     var replacesStored = false
     /// Why its record could not be written.
     var failure: WireError?
+    /// Answers of idempotency keys to keep, and kept ones its window let go (``AnswerWindow``).
+    var answers: [AnswerEntry] = []
+    var forgottenAnswers: [IdempotencyKey] = []
 }
 
 /// One machine instance on a worker, seen through JSON: what the worker's message loop drives.
-protocol HostedMachine: AnyObject, Sendable {
+protocol HostedMachine: AnswerKeeper {
     /// Decodes and hands over an event without waiting for it: nil when taken (queued, or
     /// handled at once by an idle host on a worker's loop), else why not. A no-wait event is
     /// answered at once either way. With `binary`, the event is in GroveWire's binary codec,
@@ -306,12 +309,15 @@ struct StateReply: Sendable {
     let address: String
     /// Whether the event came in GroveWire's binary codec (the reply then does too).
     let binary: Bool
+    /// For a keyed event: its key and the instance that keeps its answer.
+    var keyed: KeyedReply?
 
-    init(link: WorkerLink, correlation: UInt64, address: String, binary: Bool) {
+    init(link: WorkerLink, correlation: UInt64, address: String, binary: Bool, keyed: KeyedReply? = nil) {
         self.link = link
         self.correlation = correlation
         self.address = address
         self.binary = binary
+        self.keyed = keyed
     }
 
     /// The reply a ``token`` stands for.
@@ -322,7 +328,8 @@ struct StateReply: Sendable {
 
     /// Correlation and codec in one number, for ``HostOptions/replyHandler``; nil for a
     /// correlation that needs the top bit (the coordinator's ids never do).
-    var token: ReplyToken? { ReplyToken(correlation: correlation, binary: binary) }
+    /// A keyed event's reply has none: its answer is kept, so it goes through a closure.
+    var token: ReplyToken? { keyed == nil ? ReplyToken(correlation: correlation, binary: binary) : nil }
 
     /// Answers with a state of type `type`, written by `binary` straight into the batch of
     /// replies, or encoded by `json`: specialized closures from a machine type's
@@ -335,14 +342,22 @@ struct StateReply: Sendable {
         let flags: Header.Flags = unhandled ? [.unhandled] : []
         if unhandled { link.metrics.unhandled(at: address) }
         do {
+            if let keyed {
+                var bytes: [UInt8] = []
+                if binary { try write(&bytes) } else { bytes = try json() }
+                return keep(keyed, .state, flags: binary ? flags.union(.binary) : flags, payload: bytes)
+            }
             if binary {
                 try link.send(.state, flags: flags.union(.binary), correlation: correlation, address: address, writingPayload: write)
             } else {
                 link.send(.state, flags: flags, correlation: correlation, address: address, payload: try json())
             }
         } catch {
-            fail(.unencodableState(error, type: type, binary: binary, outcome: "the event ran and its state was committed",
-                                   address: address))
+            let error = WireError.unencodableState(error, type: type, binary: binary, outcome: "the event ran and its state was committed",
+                                                   address: address)
+            // It ran: a repeat gets this answer, not a second run.
+            if let keyed { return keep(keyed, .error, flags: [], payload: WireMessage.error(error, correlation: 0, address: address).payload) }
+            fail(error)
         }
     }
 
@@ -352,8 +367,10 @@ struct StateReply: Sendable {
         fail(WireError(refusal: error, address: address))
     }
 
-    /// Answers with `error`, naming the machine's address when the error does not.
+    /// Answers with `error`, naming the machine's address when the error does not. A keyed
+    /// event that failed did not run: its key is not kept.
     func fail(_ error: WireError) {
+        if let keyed { return refuse(keyed, error) }
         link.send(WireMessage.error(error, correlation: correlation, address: address))
     }
 }
@@ -363,6 +380,11 @@ extension Hosted {
     /// record and journal go).
     func write(snapshotEvery: Int) -> DurableWrite? {
         unwritten.store(false, ordering: .releasing)
+        return writeState(snapshotEvery: snapshotEvery).map(withAnswers)
+    }
+
+    /// What ``write(snapshotEvery:)`` writes of the machine itself.
+    private func writeState(snapshotEvery: Int) -> DurableWrite? {
         guard let journal else {
             switch encodedRecord(through: 0) {
             case .success(let record)?: return DurableWrite(address: address, record: record)

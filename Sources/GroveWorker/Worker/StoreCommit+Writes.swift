@@ -2,7 +2,8 @@ extension StoreCommit {
     /// One group commit of what a worker's durable instances wrote in a turn: records
     /// (replacing what was stored first for a `journal` instance's first record, and
     /// truncating the journal a record covers), journal entries stamped `time`, and the
-    /// addresses of instances that ended and wrote nothing since. Pure: the runtime gathers
+    /// addresses of instances that ended and wrote nothing since, and the answers of
+    /// idempotency keys the instances kept or let go. Pure: the runtime gathers
     /// the writes and commits what this returns.
     /// - Parameters:
     ///   - writes: What each changed instance wrote (``HostedMachine/write(snapshotEvery:)``).
@@ -28,6 +29,8 @@ extension StoreCommit {
                 commit.records.append(record)
                 if record.sequence > 0 { commit.truncations.append((record.address, record.sequence)) }
             }
+            commit.forgottenAnswers += write.forgottenAnswers.map { (write.address, $0) }
+            commit.answers += write.answers.map { (write.address, $0) }
             guard !write.journal.isEmpty else { continue }
             let stamp = now ?? time()
             now = stamp

@@ -62,6 +62,7 @@ extension WorkerCore {
     ///   - payload: Its payload where it arrived: decoded here only for control messages.
     ///   - now: When its batch arrived.
     mutating func decide(_ header: Header, payload: ArraySlice<UInt8>, now: ContinuousClock.Instant) -> Decision {
+        if header.flags.contains(.keyed), header.kind != .event { return .refuse(Self.keyedRefusal(of: header.kind)) }
         switch header.kind {
         case .event:
             return .deliver
@@ -118,6 +119,13 @@ extension WorkerCore {
             return .refuse(Self.refusal(of: header.kind)
                 ?? WireError(.unknownKind, "a worker does not accept \(header.kind.name) messages"))
         }
+    }
+
+    /// Why a request other than an event with an idempotency key (flag bit 4) is refused: only
+    /// events change a machine, so only they are made safe to resend that way.
+    static func keyedRefusal(of kind: MessageKind) -> WireError {
+        WireError(.malformedFrame, "a \(kind.name) request has flag bit 4 (keyed), which only an event may have; clear it "
+            + "(docs/PROTOCOL.md, 'Idempotency keys')")
     }
 
     /// The machine `address` names, as the last welcome placed it here, for starting an

@@ -74,6 +74,8 @@ extension WorkerRuntime {
         }
         do {
             let made = try make(address, machine, factory: factory, welcome: welcome, record: record, journal: journal)
+            // Its kept answers of idempotency keys are read at its first keyed event.
+            made.answersInStore()
             instances[address] = made
             // Counted here: an instance asked for before its turn comes back outside recoverSome().
             recovery.restored += 1

@@ -238,6 +238,7 @@ extension WorkerRuntime {
     func deliver(_ payload: ArraySlice<UInt8>, flags: Header.Flags, correlation: UInt64, address: String) {
         let binary = flags.contains(.binary)
         let reply = StateReply(link: link, correlation: correlation, address: address, binary: binary)
+        if flags.contains(.keyed) { return deliverKeyed(payload, flags: flags, reply: reply) }
         do {
             let target = try instance(for: address)
             link.metrics.event(at: address)

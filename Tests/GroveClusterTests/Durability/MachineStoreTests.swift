@@ -2,6 +2,7 @@
 @testable import GroveClient
 @testable import GroveCoordinator
 @testable import GroveWorker
+import GroveWire
 import Testing
 
 /// What every ``MachineStore`` promises, run against SQLite and its in-memory twin alike.
@@ -26,6 +27,56 @@ import Testing
         #expect(stored.id != nil)
         stored.id = nil
         #expect(stored == letter)
+    }
+
+    static func answer(_ sequence: UInt64, slot: UInt64, _ state: String, client: UInt8 = 1) -> AnswerEntry {
+        AnswerEntry(key: IdempotencyKey(client: [client, 0x77], sequence: sequence), slot: slot,
+                    answer: KeptAnswer(kind: .state, flags: [.binary, .unhandled], payload: Array(state.utf8)))
+    }
+
+    @Test(arguments: StoreKind.allCases) func answersAreKeptWithTheStateInOneCommitAndForgottenByKey(kind: StoreKind) throws {
+        let (store, cleanup) = try kind.make()
+        defer { cleanup() }
+        var commit = F.commit(records: [F.record("counter/a", "2"), F.record("counter/b", "5")])
+        commit.answers = [("counter/a", Self.answer(1, slot: 1, "1")), ("counter/a", Self.answer(2, slot: 2, "2")),
+                          ("counter/b", Self.answer(1, slot: 1, "5", client: 2))]
+        try store.commit(commit)
+        #expect(Set(try store.answers(of: "counter/a")) == [Self.answer(1, slot: 1, "1"), Self.answer(2, slot: 2, "2")])
+        #expect(try store.answers(of: "counter/b") == [Self.answer(1, slot: 1, "5", client: 2)])
+        #expect(try store.answers(of: "counter/none") == [])
+
+        var next = F.commit(records: [F.record("counter/a", "3")])
+        next.forgottenAnswers = [("counter/a", IdempotencyKey(client: [1, 0x77], sequence: 1))]
+        next.answers = [("counter/a", Self.answer(3, slot: 3, "3"))]
+        try store.commit(next)
+        #expect(Set(try store.answers(of: "counter/a")) == [Self.answer(2, slot: 2, "2"), Self.answer(3, slot: 3, "3")])
+        #expect(try store.answers(of: "counter/b") == [Self.answer(1, slot: 1, "5", client: 2)])
+    }
+
+    @Test(arguments: StoreKind.allCases) func aRemovedMachineLosesItsAnswersUnlessTheCommitKeepsNewOnes(kind: StoreKind) throws {
+        let (store, cleanup) = try kind.make()
+        defer { cleanup() }
+        var commit = F.commit(records: [F.record("counter/a", "1"), F.record("counter/b", "1")])
+        commit.answers = [("counter/a", Self.answer(1, slot: 1, "1")), ("counter/b", Self.answer(1, slot: 1, "1"))]
+        try store.commit(commit)
+        try store.commit(F.commit(removed: ["counter/a"]))
+        #expect(try store.answers(of: "counter/a") == [])
+        #expect(try store.answers(of: "counter/b") == [Self.answer(1, slot: 1, "1")])
+        // Removed and written again in one commit (a journal machine's first record): its new answers stay.
+        var again = F.commit(records: [F.record("counter/b", "9")], removed: ["counter/b"])
+        again.answers = [("counter/b", Self.answer(7, slot: 2, "9"))]
+        try store.commit(again)
+        #expect(try store.answers(of: "counter/b") == [Self.answer(7, slot: 2, "9")])
+    }
+
+    @Test(arguments: StoreKind.allCases) func aFailedCommitKeepsNoAnswer(kind: StoreKind) throws {
+        let (store, cleanup) = try kind.make()
+        defer { cleanup() }
+        try store.commit(F.commit(journal: [F.entry("counter/a", 1)]))
+        var bad = F.commit(journal: [F.entry("counter/a", 1)])
+        bad.answers = [("counter/a", Self.answer(1, slot: 1, "1"))]
+        #expect(throws: StoreError.self) { try store.commit(bad) }
+        #expect(try store.answers(of: "counter/a") == [])
     }
 
     @Test(arguments: StoreKind.allCases) func aRecordIsReplacedByAddress(kind: StoreKind) throws {

@@ -13,4 +13,7 @@ extension StoreWithoutPoison {
     func countCrash(of address: String, event identity: [UInt8], at time: Int64) throws(StoreError) -> Int { 1 }
     func forgetCrashes(of address: String, event identity: [UInt8]) throws(StoreError) {}
     func crashes() throws(StoreError) -> [CrashCount] { [] }
+    /// Nor the answers of idempotency keys: a keyed event it hosted is answered again after a
+    /// restart.
+    func answers(of address: String) throws(StoreError) -> [AnswerEntry] { [] }
 }

@@ -1,0 +1,99 @@
+import GroveWire
+
+/// `fsm-load --retry`: every event carries an idempotency key (the connection's client id and
+/// the event's sequence), and one answered `worker-lost`, `unavailable` or `busy`, or not
+/// answered within ``timeout``, is sent again with the same key under a new correlation, up to
+/// ``maximumCopies`` sends, after a pause of 100 ms doubling to 2 s. The worker answers a key it
+/// applied already with its first answer, so an event counts once however often it went.
+struct LoadRetries {
+    /// One event's key and where it goes, and how often it was sent.
+    struct Attempt {
+        var sequence: UInt64
+        var address: Int
+        var copies: Int
+        /// When its last copy left, in nanoseconds since the run started.
+        var sentAt: Int64
+    }
+
+    static let maximumCopies = 12
+    static let timeout = Duration.seconds(3)
+    static let retried: Set<WireError.Code> = [.workerLost, .unavailable, .busy]
+
+    let client = IdempotencyKey.randomClient()
+    private var nextSequence: UInt64 = 1
+    /// The copy in flight of each event, by its correlation.
+    private(set) var inFlight: [UInt64: Attempt] = [:]
+    /// Events waiting to be sent again, with when (nanoseconds since the run started).
+    private(set) var due: [(at: Int64, attempt: Attempt)] = []
+    /// Copies sent again, over the run.
+    private(set) var resent = 0
+
+    /// The payload of a new event to `address`, sent under `correlation` at `now`.
+    mutating func first(_ payload: UnsafeBufferPointer<UInt8>, address: Int, correlation: UInt64, now: Int64) -> [UInt8] {
+        let attempt = Attempt(sequence: nextSequence, address: address, copies: 1, sentAt: now)
+        nextSequence += 1
+        inFlight[correlation] = attempt
+        return keyed(payload, attempt)
+    }
+
+    func keyed(_ payload: UnsafeBufferPointer<UInt8>, _ attempt: Attempt) -> [UInt8] {
+        IdempotencyKey(client: client, sequence: attempt.sequence).prefixed(payload)
+    }
+
+    /// The answer to `correlation` arrived: true when it ends its event (an answer, or an error
+    /// not retried, or the last copy's), false when the event will be sent again.
+    mutating func answered(_ correlation: UInt64, error: WireError.Code?, now: Int64) -> Bool {
+        guard let attempt = inFlight.removeValue(forKey: correlation) else { return true }
+        guard let error, Self.retried.contains(error), attempt.copies < Self.maximumCopies else { return true }
+        due.append((now + Self.pause(after: attempt.copies).nanoseconds, attempt))
+        return false
+    }
+
+    /// The copies in flight longer than ``timeout`` at `now`: taken out (their correlations, for
+    /// the caller to forget) and due again at once, or given up after the last copy.
+    mutating func timedOut(now: Int64) -> (retried: [UInt64], givenUp: [UInt64]) {
+        let limit = Self.timeout.nanoseconds
+        var retried: [UInt64] = [], givenUp: [UInt64] = []
+        for (correlation, attempt) in inFlight where now - attempt.sentAt > limit {
+            inFlight[correlation] = nil
+            if attempt.copies < Self.maximumCopies {
+                due.append((now, attempt))
+                retried.append(correlation)
+            } else {
+                givenUp.append(correlation)
+            }
+        }
+        return (retried, givenUp)
+    }
+
+    /// Takes the events due again by `now`, each with its next copy's count, for the caller to
+    /// send under new correlations (``sentAgain(_:correlation:now:)``).
+    mutating func takeDue(now: Int64, atMost limit: Int) -> [Attempt] {
+        var taken: [Attempt] = []
+        due.removeAll { entry in
+            guard entry.at <= now, taken.count < limit else { return false }
+            taken.append(entry.attempt)
+            return true
+        }
+        return taken
+    }
+
+    mutating func sentAgain(_ attempt: Attempt, correlation: UInt64, now: Int64) {
+        var attempt = attempt
+        attempt.copies += 1
+        attempt.sentAt = now
+        inFlight[correlation] = attempt
+        resent += 1
+    }
+
+    /// Puts back an event whose copy could not leave (no room on the socket).
+    mutating func notSent(_ attempt: Attempt, now: Int64) {
+        due.append((now, attempt))
+    }
+
+    var isIdle: Bool { due.isEmpty }
+
+    static func pause(after copies: Int) -> Duration {
+        min(.milliseconds(100) * (1 << min(copies - 1, 5)), .seconds(2))
+    }
+}

@@ -1,0 +1,88 @@
+/// What makes a resent event safe: the id of the client that sent it and the client's sequence
+/// number for it. An `event` whose header has ``Header/Flags/keyed`` (bit 4) carries one in front
+/// of its payload (after the trace context, when it has one):
+///
+/// ```
+/// offset size
+/// 0      1    n, the client id's length, 1 to 64
+/// 1      n    the client id: bytes the client chose once (a random 128-bit value, say)
+/// 1+n    8    the sequence, unsigned, big-endian: one per event the client sends
+/// 9+n    ...  the payload proper
+/// ```
+///
+/// The worker keeps the recent keys of each instance with their answers (durable machines in
+/// their store, in the commit of the state): an event whose key it applied already is answered
+/// with the first answer and not applied again (docs/PROTOCOL.md, "Idempotency keys").
+public struct IdempotencyKey: Sendable, Hashable, CustomStringConvertible {
+    /// The longest client id, in bytes.
+    public static let maximumClientLength = 64
+
+    public let client: [UInt8]
+    public let sequence: UInt64
+
+    /// A key of `client` (1 to ``maximumClientLength`` bytes) and `sequence`.
+    public init(client: [UInt8], sequence: UInt64) {
+        precondition((1...Self.maximumClientLength).contains(client.count), "a client id of 1 to \(Self.maximumClientLength) bytes")
+        self.client = client
+        self.sequence = sequence
+    }
+
+    /// The client id in hex (it is bytes the client chose), and the sequence: for logs and errors.
+    public var description: String {
+        client.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined() + "#\(sequence)"
+    }
+
+    /// Splits a payload whose header has ``Header/Flags/keyed`` (the trace context already split
+    /// off): the key and the payload proper.
+    /// - Throws: ``WireError`` `malformed-frame`, naming the payload frame, when the client id's
+    ///   length is 0 or over ``maximumClientLength``, or the key runs past the payload.
+    public static func split(_ payload: ArraySlice<UInt8>, correlation: UInt64 = 0)
+        throws(WireError) -> (key: IdempotencyKey, body: ArraySlice<UInt8>) {
+        guard let length = payload.first.map(Int.init) else {
+            throw malformed("the payload is empty", correlation: correlation)
+        }
+        guard (1...maximumClientLength).contains(length) else {
+            throw malformed("its client id length byte says \(length); a client id has 1 to \(maximumClientLength) bytes",
+                            correlation: correlation)
+        }
+        guard payload.count >= 1 + length + 8 else {
+            throw malformed("the key needs \(1 + length + 8) bytes (length, client id, 8-byte sequence) but the payload has \(payload.count)",
+                            correlation: correlation)
+        }
+        let start = payload.startIndex + 1
+        var sequence: UInt64 = 0
+        for byte in payload[(start + length) ..< (start + length + 8)] { sequence = sequence << 8 | UInt64(byte) }
+        return (IdempotencyKey(client: Array(payload[start ..< start + length]), sequence: sequence), payload[(start + length + 8)...])
+    }
+
+    static func malformed(_ what: String, correlation: UInt64) -> WireError {
+        WireError(.malformedFrame,
+            "frame 2 (the payload) of this event has flag bit 4 (keyed), so it must start with an idempotency key, but \(what); "
+            + "send one byte n (1 to \(maximumClientLength)), n bytes of client id, the 8-byte sequence, then the event, or clear the flag "
+            + "(docs/PROTOCOL.md, 'Idempotency keys')",
+            correlation: correlation)
+    }
+
+    /// Appends this key's prefix to a payload under construction; write the payload proper
+    /// after it, and set ``Header/Flags/keyed``.
+    public func write(into payload: inout [UInt8]) {
+        payload.append(UInt8(client.count))
+        payload.append(contentsOf: client)
+        for shift in stride(from: 56, through: 0, by: -8) { payload.append(UInt8(truncatingIfNeeded: sequence >> UInt64(shift))) }
+    }
+
+    /// `payload` with this key's prefix in front.
+    public func prefixed(_ payload: some Collection<UInt8>) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(9 + client.count + payload.count)
+        write(into: &out)
+        out.append(contentsOf: payload)
+        return out
+    }
+
+    /// A new client id: 16 random bytes, what a client process picks once.
+    public static func randomClient() -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+    }
+}

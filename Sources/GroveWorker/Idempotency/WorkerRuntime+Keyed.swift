@@ -1,0 +1,47 @@
+import GroveWire
+
+extension WorkerRuntime {
+    /// An event with an idempotency key (header flag bit 4): its instance's window
+    /// (``AnswerWindow``) says whether it runs, as ``deliver(_:flags:correlation:address:)``
+    /// runs an event, or is answered with the answer its key got first (or waits for it, when
+    /// its first copy still runs). Its answer is kept by the instance, in the commit of the
+    /// state it reports for a durable one, before it leaves.
+    func deliverKeyed(_ payload: ArraySlice<UInt8>, flags: Header.Flags, reply: StateReply) {
+        let address = reply.address
+        do {
+            let (key, event) = try IdempotencyKey.split(payload, correlation: reply.correlation)
+            let target = try instance(for: address)
+            link.metrics.event(at: address)
+            if target.answersUnread(), let store {
+                do {
+                    target.restoreAnswers(try store.answers(of: address))
+                } catch {
+                    // The core ends the worker (WorkerCore+Failures.swift): answering without
+                    // the kept answers could apply a repeat twice.
+                    failed(.journalRead(address: address, "its kept answers could not be read: " + error.message))
+                    return reply.fail(WireError(.unavailable, "the kept answers of \(address) could not be read from the store; "
+                        + "its worker is restarting: retry with the same key", address: address))
+                }
+            }
+            switch target.admit(key, reply: reply) {
+            case .answer(let answer):
+                return reply.resend(answer)
+            case .wait:
+                return
+            case .apply:
+                break
+            }
+            var keyedReply = reply
+            keyedReply.keyed = KeyedReply(key: key, keeper: target)
+            if flags.contains(.noWait) {
+                if let refused = target.enqueue(event, binary: reply.binary, correlation: reply.correlation) {
+                    return keyedReply.fail(refused)
+                }
+                return keyedReply.keep(keyedReply.keyed!, .accepted, flags: [], payload: [])
+            }
+            target.send(event, binary: reply.binary, reply: keyedReply)
+        } catch {
+            reply.fail(error)
+        }
+    }
+}

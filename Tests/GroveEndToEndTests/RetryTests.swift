@@ -1,0 +1,90 @@
+import Foundation
+import GroveWire
+import Testing
+
+extension EndToEnd {
+    /// Issue 37, item 3: `fsm-load --retry` gives every event an idempotency key and resends it
+    /// with the same key after `worker-lost`, `unavailable` or a timeout; the worker answers a
+    /// key it applied already with its first answer. Over ipc, durability `state`, the SQLite
+    /// store in the test's directory.
+    @Suite(.timeLimit(.minutes(3)))
+    struct RetryTests {
+        /// The count of `counters/0`, 0 until it is spawned.
+        static func count(_ cluster: Cluster) async -> Int? {
+            switch (try? await cluster.state("counters/0"))?["count"] {
+            case .integer(let count)?: return Int(count)
+            case .number(let count)?: return Int(count)
+            default: return nil
+            }
+        }
+
+        /// Waits until `w` runs as a process other than `old`, and returns it.
+        static func restarted(_ cluster: Cluster, after old: Int32) async throws -> Int32 {
+            var current: Int32 = old
+            try await waitUntil("w to come back as a new process", timeout: .seconds(30)) {
+                guard let pid = try? await cluster.workerPID("w"), pid != old else { return false }
+                current = pid
+                return true
+            }
+            return current
+        }
+
+        /// A keyed increment of `address` with `sequence` of one fixed client, as a raw request.
+        static func keyed(_ address: String, sequence: UInt64, correlation: UInt64) -> WireMessage {
+            WireMessage(Header(.event, flags: .keyed, correlation: correlation), address: address,
+                        payload: IdempotencyKey(client: Array("e2e-client".utf8), sequence: sequence).prefixed(Array(#""increment""#.utf8)))
+        }
+
+        /// The answer a resend gets after the worker that applied it was killed: the first one,
+        /// read from the store, and the count shows the event once.
+        @Test func aRepeatAfterTheWorkerWasKilledGetsTheFirstAnswerFromTheStore() async throws {
+            try await withCluster(DurabilityTests.counters) { cluster in
+                let endpoint = cluster.clients
+                let first = try await onThread { () throws -> [String] in
+                    let client = try RawClient(endpoint: endpoint)
+                    return try [Self.keyed("counter", sequence: 1, correlation: 1), Self.keyed("counters/a", sequence: 2, correlation: 2),
+                                Self.keyed("counter", sequence: 3, correlation: 3)]
+                        .map { String(decoding: try client.request($0).payload, as: UTF8.self) }
+                }
+                #expect(first == [#"{"count":1}"#, #"{"count":1}"#, #"{"count":2}"#])
+                let worker = try await cluster.workerPID("w")
+                kill(worker, SIGKILL)
+                _ = try await Self.restarted(cluster, after: worker)
+                let again = try await onThread { () throws -> [String] in
+                    let client = try RawClient(endpoint: endpoint)
+                    // Repeats (the answers the killed worker may never have sent), then a new key.
+                    return try [Self.keyed("counter", sequence: 1, correlation: 11), Self.keyed("counters/a", sequence: 2, correlation: 12),
+                                Self.keyed("counter", sequence: 4, correlation: 13)]
+                        .map { String(decoding: try client.request($0, timeout: .seconds(30)).payload, as: UTF8.self) }
+                }
+                #expect(again == [#"{"count":1}"#, #"{"count":1}"#, #"{"count":3}"#])
+                #expect(try await cluster.state("counters/a") == json(#"{"count":1}"#))
+            }
+        }
+
+        @Test func theWorkerKilledTwiceLosesNoAcknowledgedEventAndAppliesNoneTwice() async throws {
+            try await withCluster(DurabilityTests.counters) { cluster in
+                let first = try await cluster.workerPID("w")
+                let load = try await ChildProcess(
+                    Products.load, ["--endpoint", cluster.clients, "--machine", "counters", "--machines", "100", "--mode", "reply",
+                                    "--no-baseline", "--batch", "100", "--window", "2000", "--duration", "8", "--retry"],
+                    outputIn: cluster.directory, label: "fsm-load")
+                defer { load.stop(grace: .seconds(1)) }
+                try await waitUntil("the load to reach the counters") { (await Self.count(cluster) ?? 0) > 0 }
+                kill(first, SIGKILL)
+                let second = try await Self.restarted(cluster, after: first)
+                // The load goes on against the new process before it is killed in turn.
+                let reached = await Self.count(cluster) ?? 0
+                try await waitUntil("the load to go on after the first kill") { (await Self.count(cluster) ?? 0) > reached }
+                kill(second, SIGKILL)
+                _ = try await Self.restarted(cluster, after: second)
+                let status = await load.waitForExit(timeout: .seconds(120))
+                let output = "\(load.stdout)\n\(load.stderr)"
+                #expect(load.stdout.contains("every acknowledged event applied, none twice"), "\(output)")
+                // The kills cost answers, so events were sent again: the keys were put to work.
+                #expect(load.stdout.contains("copies with their event's idempotency key"), "\(output)")
+                #expect(status == 0, "fsm-load: \(output)")
+            }
+        }
+    }
+}
