@@ -13,6 +13,12 @@ package protocol MachineStore: AnyObject, Sendable {
     func records() throws(StoreError) -> [MachineRecord]
     /// The record of `address`, or nil when there is none: how a passivated instance comes back.
     func record(of address: String) throws(StoreError) -> MachineRecord?
+    /// The record of `address`, made this worker's in the same transaction whoever held it:
+    /// how a worker adopts a keyed instance handed off from another (issue 37). The previous
+    /// holder's later commits for it are refused (`rejected`, `GR002` in PostgreSQL). A store
+    /// no other worker shares holds only this worker's records: ``record(of:)``.
+    /// - Throws: ``StoreError`` `fenced` when a newer process of this worker opened the store.
+    func claim(_ address: String) throws(StoreError) -> MachineRecord?
     /// The journal of `address` after `sequence`, oldest first. An entry at or before the
     /// sequence of its address's record is covered by that record: a store may drop it at any
     /// time, truncated or not, and does not keep entries of an address without a record across
@@ -47,6 +53,10 @@ extension MachineStore {
     /// which should implement its own.
     package func record(of address: String) throws(StoreError) -> MachineRecord? {
         try records().first { $0.address == address }
+    }
+
+    package func claim(_ address: String) throws(StoreError) -> MachineRecord? {
+        try record(of: address)
     }
 }
 

@@ -49,7 +49,30 @@ extension PostgresMachineStore {
             PRIMARY KEY (topology, worker, address, event))
         """,
         commitFunction,
+        claimFunction,
     ]
+
+    /// Adopting a keyed instance (``MachineStore/claim(_:)``): the fence, then the record made
+    /// this worker's, in one transaction. The previous owner's next commit that writes it, or
+    /// appends to its journal, fails with `GR002`.
+    static let claimFunction = """
+        CREATE OR REPLACE FUNCTION grove_claim_v1(p_topology text, p_worker text, p_epoch bigint, p_address text)
+        RETURNS TABLE (c_type text, c_snapshot bytea, c_sequence bigint) LANGUAGE plpgsql AS $grove$
+        DECLARE
+            current_epoch bigint;
+        BEGIN
+            SELECT epoch INTO current_epoch FROM grove_workers
+                WHERE topology = p_topology AND worker = p_worker FOR SHARE;
+            IF current_epoch IS DISTINCT FROM p_epoch THEN
+                RAISE EXCEPTION 'worker % of topology % holds epoch %, the store has %: a newer process of that worker took over',
+                    p_worker, p_topology, p_epoch, current_epoch USING ERRCODE = 'GR001';
+            END IF;
+            RETURN QUERY UPDATE grove_machines m SET owner = p_worker
+                WHERE m.topology = p_topology AND m.address = p_address
+                RETURNING m.type, m.snapshot, m.sequence;
+        END
+        $grove$
+        """
 
     /// One group commit in one round trip and one transaction (the statement's own): the
     /// fence first, then the parts in ``MachineStore/commit(_:)``'s order. Errors carry codes
@@ -96,6 +119,16 @@ extension PostgresMachineStore {
                 IF written <> cardinality(p_address) THEN
                     SELECT m.address || ' (owned by ' || m.owner || ')' INTO foreign_owner FROM grove_machines m
                         WHERE m.topology = p_topology AND m.address = ANY(p_address) AND m.owner <> p_worker LIMIT 1;
+                    RAISE EXCEPTION 'worker % of topology % cannot write %', p_worker, p_topology, foreign_owner
+                        USING ERRCODE = 'GR002';
+                END IF;
+            END IF;
+            IF cardinality(p_j_address) > 0 OR cardinality(p_t_address) > 0 THEN
+                -- A machine adopted by another worker (handoff) is no longer this one's to extend.
+                SELECT m.address || ' (owned by ' || m.owner || ')' INTO foreign_owner FROM grove_machines m
+                    WHERE m.topology = p_topology AND (m.address = ANY(p_j_address) OR m.address = ANY(p_t_address))
+                    AND m.owner <> p_worker LIMIT 1;
+                IF foreign_owner IS NOT NULL THEN
                     RAISE EXCEPTION 'worker % of topology % cannot write %', p_worker, p_topology, foreign_owner
                         USING ERRCODE = 'GR002';
                 END IF;

@@ -181,6 +181,16 @@ package final class PostgresMachineStore: MachineStore {
         }.first
     }
 
+    package func claim(_ address: String) throws(StoreError) -> MachineRecord? {
+        try run("""
+            SELECT c_type, c_snapshot, c_sequence FROM grove_claim_v1(\(topology), \(worker), \(epoch), \(address))
+            """, doing: "claim a machine in") { row in
+            let (type, snapshot, sequence) = try row.decode((String, ByteBuffer, Int64).self)
+            return MachineRecord(address: address, type: type, snapshot: Array(snapshot.readableBytesView),
+                                 sequence: UInt64(bitPattern: sequence))
+        }.first
+    }
+
     package func journal(of address: String, after sequence: UInt64) throws(StoreError) -> [JournalEntry] {
         try run("""
             SELECT sequence, event, time FROM grove_journal
@@ -278,7 +288,10 @@ package final class PostgresMachineStore: MachineStore {
         switch state {
         case "GR001":
             return StoreError("\(message); this process stops writing (fenced)", code: .fenced)
-        case "GR002", "GR003", "23505":
+        case "GR002":
+            return StoreError("\(message); the commit was rolled back (another worker adopted the machine after this one was lost: "
+                              + "handoff; otherwise two topologies with one name in \(location))", code: .rejected)
+        case "GR003", "23505":
             return StoreError("\(message); the commit was rolled back (a Grove bug, or two topologies with one name in \(location))",
                               code: .rejected)
         case "28P01", "28000":
