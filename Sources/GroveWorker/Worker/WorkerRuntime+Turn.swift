@@ -221,6 +221,8 @@ extension WorkerRuntime {
             for (address, instance) in instances { instance.setWatched(observation.watches("state:" + address)) }
         case .quarantine(let quarantined):
             adoptPatterns(quarantined.patterns)
+        case .release(let release):
+            self.release(release, address: address)
         case .act(let actions):
             run(actions)
         case .deadLetters(let request):
@@ -275,6 +277,11 @@ extension WorkerRuntime {
         if let restored = restorePassivated(address) {
             restored.touch(sweep)
             return restored
+        }
+        // A keyed instance that may have lived on another worker of the pool comes from there.
+        if spawning, let adopted = adoptHandedOff(address) {
+            adopted.touch(sweep)
+            return adopted
         }
         guard spawning || !MachineAddress.hasKey(address) else {
             throw WireError(.unknownMachine, "instance \(address) has not been spawned; keyed instances start with their first event",
