@@ -19,13 +19,18 @@ package protocol MachineStore: AnyObject, Sendable {
     /// no other worker shares holds only this worker's records: ``record(of:)``.
     /// - Throws: ``StoreError`` `fenced` when a newer process of this worker opened the store.
     func claim(_ address: String) throws(StoreError) -> MachineRecord?
+    /// Those of `addresses` whose record another worker owns now (handoff): what a worker
+    /// that registers again after a pause or a partition drops from memory. A store no other
+    /// worker shares: none.
+    func movedAway(among addresses: [String]) throws(StoreError) -> Set<String>
     /// The journal of `address` after `sequence`, oldest first. An entry at or before the
     /// sequence of its address's record is covered by that record: a store may drop it at any
     /// time, truncated or not, and does not keep entries of an address without a record across
     /// a restart.
     func journal(of address: String, after sequence: UInt64) throws(StoreError) -> [JournalEntry]
     /// Writes all of `commit` in one transaction, or nothing of it, and returns once it lasts
-    /// as `commit.flush` asks. Its parts apply in this order: `removed`, `records`, `journal`,
+    /// as `commit.flush` asks. A shared store refuses (`rejected`) a commit that writes a
+    /// machine another worker owns, naming every such address in ``StoreError/refused``. Its parts apply in this order: `removed`, `records`, `journal`,
     /// `truncations`, `deadLetters` (so a machine removed and created again in one batch keeps
     /// its new record, and a snapshot can truncate the entries appended with it).
     func commit(_ commit: StoreCommit) throws(StoreError)
@@ -58,6 +63,8 @@ extension MachineStore {
     package func claim(_ address: String) throws(StoreError) -> MachineRecord? {
         try record(of: address)
     }
+
+    package func movedAway(among addresses: [String]) throws(StoreError) -> Set<String> { [] }
 }
 
 /// Deaths of a worker counted against one event of one machine.
@@ -219,6 +226,10 @@ package struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
 
     package var code: Code
     package var message: String
+    /// For `rejected`: the addresses of the commit that another worker of a shared store now
+    /// owns (adopted in a handoff). The commit was rolled back whole; committed again without
+    /// them (``StoreCommit/excluding(_:)``), the rest lands. Empty for any other refusal.
+    package var refused: [String] = []
 
     package init(_ message: String, code: Code = .failed) {
         self.code = code

@@ -54,7 +54,8 @@ extension PostgresMachineStore {
 
     /// Adopting a keyed instance (``MachineStore/claim(_:)``): the fence, then the record made
     /// this worker's, in one transaction. The previous owner's next commit that writes it, or
-    /// appends to its journal, fails with `GR002`.
+    /// appends to its journal, fails with `GR002`. Not renamed: new with
+    /// handoff, no older build has one.
     static let claimFunction = """
         CREATE OR REPLACE FUNCTION grove_claim_v1(p_topology text, p_worker text, p_epoch bigint, p_address text)
         RETURNS TABLE (c_type text, c_snapshot bytea, c_sequence bigint) LANGUAGE plpgsql AS $grove$
@@ -76,10 +77,17 @@ extension PostgresMachineStore {
 
     /// One group commit in one round trip and one transaction (the statement's own): the
     /// fence first, then the parts in ``MachineStore/commit(_:)``'s order. Errors carry codes
-    /// of Grove's own class (`GR`): `GR001` fenced, `GR002` a machine another worker owns,
-    /// `GR003` a journal entry not after the last one.
+    /// of Grove's own class (`GR`): `GR001` fenced, `GR002` machines another worker owns
+    /// (claimed in a handoff: every such address of the commit, as a JSON array in the error's
+    /// DETAIL, so the worker commits again without them), `GR003` a journal entry not after the
+    /// last one.
+    ///
+    /// The machines the commit writes are locked (`FOR SHARE`) before their owners are read,
+    /// so a claim (an `UPDATE`) waits for the commit to end, or the commit sees the claim.
+    /// `_v2`: the body changed from `_v1` (refusals of journal appends and truncations, the
+    /// refused addresses), so a worker of an older build, which creates `_v1`, cannot replace it.
     static let commitFunction = """
-        CREATE OR REPLACE FUNCTION grove_commit_v1(
+        CREATE OR REPLACE FUNCTION grove_commit_v2(
             p_topology text, p_worker text, p_epoch bigint, p_disk boolean, p_removed text[],
             p_address text[], p_type text[], p_snapshot bytea[], p_sequence bigint[],
             p_j_address text[], p_j_sequence bigint[], p_j_event bytea[], p_j_time bigint[],
@@ -90,7 +98,8 @@ extension PostgresMachineStore {
         DECLARE
             current_epoch bigint;
             written bigint;
-            foreign_owner text;
+            refused text[];
+            owners text;
         BEGIN
             IF NOT p_disk THEN
                 PERFORM set_config('synchronous_commit', 'off', true);
@@ -100,6 +109,18 @@ extension PostgresMachineStore {
             IF current_epoch IS DISTINCT FROM p_epoch THEN
                 RAISE EXCEPTION 'worker % of topology % holds epoch %, the store has %: a newer process of that worker took over',
                     p_worker, p_topology, p_epoch, current_epoch USING ERRCODE = 'GR001';
+            END IF;
+            IF cardinality(p_address) > 0 OR cardinality(p_j_address) > 0 OR cardinality(p_t_address) > 0 THEN
+                -- A machine adopted by another worker (handoff) is no longer this one's to write.
+                PERFORM 1 FROM grove_machines m
+                    WHERE m.topology = p_topology AND m.address = ANY(p_address || p_j_address || p_t_address) FOR SHARE;
+                SELECT array_agg(m.address ORDER BY m.address), string_agg(m.address || ' (owned by ' || m.owner || ')', ', ' ORDER BY m.address)
+                    INTO refused, owners FROM grove_machines m
+                    WHERE m.topology = p_topology AND m.address = ANY(p_address || p_j_address || p_t_address) AND m.owner <> p_worker;
+                IF refused IS NOT NULL THEN
+                    RAISE EXCEPTION 'worker % of topology % cannot write %', p_worker, p_topology, owners
+                        USING ERRCODE = 'GR002', DETAIL = to_json(refused)::text;
+                END IF;
             END IF;
             IF cardinality(p_removed) > 0 THEN
                 DELETE FROM grove_journal j USING grove_machines m
@@ -117,20 +138,12 @@ extension PostgresMachineStore {
                         WHERE grove_machines.owner = p_worker;
                 GET DIAGNOSTICS written = ROW_COUNT;
                 IF written <> cardinality(p_address) THEN
-                    SELECT m.address || ' (owned by ' || m.owner || ')' INTO foreign_owner FROM grove_machines m
-                        WHERE m.topology = p_topology AND m.address = ANY(p_address) AND m.owner <> p_worker LIMIT 1;
-                    RAISE EXCEPTION 'worker % of topology % cannot write %', p_worker, p_topology, foreign_owner
-                        USING ERRCODE = 'GR002';
-                END IF;
-            END IF;
-            IF cardinality(p_j_address) > 0 OR cardinality(p_t_address) > 0 THEN
-                -- A machine adopted by another worker (handoff) is no longer this one's to extend.
-                SELECT m.address || ' (owned by ' || m.owner || ')' INTO foreign_owner FROM grove_machines m
-                    WHERE m.topology = p_topology AND (m.address = ANY(p_j_address) OR m.address = ANY(p_t_address))
-                    AND m.owner <> p_worker LIMIT 1;
-                IF foreign_owner IS NOT NULL THEN
-                    RAISE EXCEPTION 'worker % of topology % cannot write %', p_worker, p_topology, foreign_owner
-                        USING ERRCODE = 'GR002';
+                    -- A row another worker inserted since the check above (its first record).
+                    SELECT array_agg(m.address ORDER BY m.address), string_agg(m.address || ' (owned by ' || m.owner || ')', ', ' ORDER BY m.address)
+                        INTO refused, owners FROM grove_machines m
+                        WHERE m.topology = p_topology AND m.address = ANY(p_address) AND m.owner <> p_worker;
+                    RAISE EXCEPTION 'worker % of topology % cannot write %', p_worker, p_topology, owners
+                        USING ERRCODE = 'GR002', DETAIL = coalesce(to_json(refused)::text, '[]');
                 END IF;
             END IF;
             IF cardinality(p_j_address) > 0 THEN

@@ -37,6 +37,8 @@ extension WorkerCore {
         messageBytes = welcome.messageBytes ?? Topology.Limits().messageBytes
         var actions: [WorkerAction] = [.openOutflow, .adopt(welcome, dropping: dropping), .reportInstances]
         if let restarted = noteEpoch(welcome) { actions.append(restarted) }
+        // Paused or cut off long enough, this worker's keyed instances may have been adopted.
+        if again, welcome.machines.contains(where: { $0.handoff == true && $0.keyed }) { actions.append(.checkOwnership) }
         if again {
             let kept = welcome.machines.map(\.name).filter { !dropping.contains($0) }.sorted()
             actions.append(.log(.notice, "registered again with the coordinator at \(coordinator); kept machines \(kept)"

@@ -42,6 +42,36 @@ struct PostgresHandoffStoreTests {
         #expect(try adopter.record(of: "counter/a") == F.record("counter/a", "2", sequence: 2))
     }
 
+    @Test func aRefusalNamesEveryMovedMachineAndTheRestCommitsWithoutThem() throws {
+        let topology = PostgresTestServer.freshTopology()
+        defer { PostgresTestServer.drop(topology) }
+        let lost = try open(topology, "pool-1")
+        let adopter = try open(topology, "pool-2")
+        defer { lost.close(); adopter.close() }
+        try lost.commit(F.commit(records: [F.record("counter/a", "1", sequence: 1), F.record("counter/b", "1", sequence: 1),
+                                           F.record("counter/c", "1", sequence: 1)]))
+        _ = try adopter.claim("counter/a")
+        _ = try adopter.claim("counter/c")
+        #expect(try lost.movedAway(among: ["counter/a", "counter/b", "counter/c", "counter/never"]) == ["counter/a", "counter/c"])
+        #expect(try adopter.movedAway(among: ["counter/a", "counter/b"]) == ["counter/b"])
+
+        // Records of a and b, a journal entry of c: every moved address is named, none written.
+        var stale = F.commit(records: [F.record("counter/a", "stale", sequence: 2), F.record("counter/b", "2", sequence: 2)],
+                             journal: [F.entry("counter/c", 2)])
+        let refusal = #expect(throws: StoreError.self) { try lost.commit(stale) }
+        #expect(refusal?.code == .rejected)
+        #expect(refusal?.refused == ["counter/a", "counter/c"])
+        #expect(refusal?.message.contains("counter/c (owned by pool-2)") == true, "\(refusal?.message ?? "")")
+        #expect(try lost.record(of: "counter/b") == F.record("counter/b", "1", sequence: 1))
+
+        // Again without them: b's write lands, the adopter's machines are untouched.
+        stale = stale.excluding(Set(try #require(refusal).refused))
+        try lost.commit(stale)
+        #expect(try lost.records() == [F.record("counter/b", "2", sequence: 2)])
+        #expect(try adopter.records() == [F.record("counter/a", "1", sequence: 1), F.record("counter/c", "1", sequence: 1)])
+        #expect(try adopter.journal(of: "counter/c", after: 1) == [])
+    }
+
     @Test func claimingBackRestoresTheOwnerAndFencesTheAdopter() throws {
         let topology = PostgresTestServer.freshTopology()
         defer { PostgresTestServer.drop(topology) }
