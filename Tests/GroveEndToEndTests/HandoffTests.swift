@@ -23,8 +23,10 @@ extension EndToEnd {
                                                 external: external, supervision: supervision)
             var topology = TopologyFile(
                 name: "ho-\(UUID().uuidString.prefix(8).lowercased())", transport: .ipc,
-                workers: [.init(name: "edge"), pool],
-                machines: [.init(name: "counter", type: "Counter", worker: "pool", keyed: true, durability: "state")],
+                workers: [.init(name: "edge"), .init(name: "data-io"), pool],
+                machines: [.init(name: "counter", type: "Counter", worker: "pool", keyed: true, durability: "state"),
+                           .init(name: "poller", type: "PollingService", worker: "pool", keyed: true, durability: "state")],
+                io: [("FetchData", "data-io")],
                 heartbeat: (intervalMs: 100, timeoutMs: 1000))
             topology.durabilitySettings = #"""
                 { "postgres": { "url": "\#(url)", "passwordFile": "\#(passwordFile)" }, "handoff": { "graceMs": \#(graceMs) } }
@@ -130,6 +132,13 @@ extension EndToEnd {
             try await withCluster(topology) { cluster in
                 var acknowledged = try await Self.fill(cluster)
                 let lostKeys = try Self.keys(of: "pool-1", in: topology)
+                // A poller of pool-1's: its timer fires on the paused copy as soon as it runs again.
+                let pollers = (0..<8).map { "poller/p\($0)" }
+                for poller in pollers {
+                    #expect(try await cluster.send(poller, #"{"startPolling":{"interval":1}}"#).caseName == "polling")
+                }
+                let polling = Self.owners(topology)
+                let poller = try #require(pollers.first { polling[$0] == "pool-1" }, "no poller on pool-1: \(polling)")
                 let watcher = try await cluster.watch()
                 let paused = try await cluster.workerPID("pool-1")
                 kill(paused, SIGSTOP)
@@ -143,12 +152,20 @@ extension EndToEnd {
                     let state = try await cluster.send(key, #"{"add":{"_0":10}}"#)
                     #expect(Self.count(state) == acknowledged[key], "\(key): \(state)")
                 }
+                // A read adopts the poller: pool-2 claims it and polls on.
+                #expect(try await cluster.state(poller).caseName == "polling")
                 let adopted = Self.owners(topology)
-                for key in lostKeys { #expect(adopted[key] == "pool-2", "\(key): \(adopted)") }
+                for key in lostKeys + [poller] { #expect(adopted[key] == "pool-2", "\(key): \(adopted)") }
 
-                // Resumed, it registers again and drops the copies it held of what was adopted.
+                // Resumed, the paused copy's overdue poll commits: the fence refuses it, and the
+                // worker drops that copy instead of ending.
                 kill(paused, SIGCONT)
                 resumed = true
+                try await waitUntil("pool-1's stale write of \(poller) to be refused", timeout: .seconds(20)) {
+                    Self.stderr(of: "pool-1", in: cluster).contains(
+                        "instance \(poller) moved to another worker of the pool (the shared store refused this worker's write")
+                }
+                // It registers again and drops the copies it held of what was adopted.
                 try await watcher.waitFor("pool-1 to register again", timeout: .seconds(30)) { $0.isWorker("pool-1", "registered") }
                 for key in lostKeys {
                     try await waitUntil("pool-1 to drop \(key)", timeout: .seconds(20)) {
@@ -167,6 +184,7 @@ extension EndToEnd {
                 let home = Self.owners(topology)
                 for key in lostKeys { #expect(home[key] == "pool-1", "\(key): \(home)") }
                 #expect(try await cluster.workerPID("pool-1") == paused, "the same process, not a restart")
+                #expect(!Self.stderr(of: "pool-1", in: cluster).contains("critical"), "pool-1 kept serving")
             }
         }
     }
