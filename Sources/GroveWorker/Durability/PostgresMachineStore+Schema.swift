@@ -84,6 +84,9 @@ extension PostgresMachineStore {
     ///
     /// The machines the commit writes are locked (`FOR SHARE`) before their owners are read,
     /// so a claim (an `UPDATE`) waits for the commit to end, or the commit sees the claim.
+    /// They are locked in address order (bytes, `COLLATE "C"`), and the records come in that
+    /// order too (``PostgresMachineStore/commit(_:)``), so two commits of one address (a
+    /// paused worker's and its successor's) cannot wait on each other.
     /// `_v2`: the body changed from `_v1` (refusals of journal appends and truncations, the
     /// refused addresses), so a worker of an older build, which creates `_v1`, cannot replace it.
     static let commitFunction = """
@@ -113,7 +116,8 @@ extension PostgresMachineStore {
             IF cardinality(p_address) > 0 OR cardinality(p_j_address) > 0 OR cardinality(p_t_address) > 0 THEN
                 -- A machine adopted by another worker (handoff) is no longer this one's to write.
                 PERFORM 1 FROM grove_machines m
-                    WHERE m.topology = p_topology AND m.address = ANY(p_address || p_j_address || p_t_address) FOR SHARE;
+                    WHERE m.topology = p_topology AND m.address = ANY(p_address || p_j_address || p_t_address)
+                    ORDER BY m.address COLLATE "C" FOR SHARE;
                 SELECT array_agg(m.address ORDER BY m.address), string_agg(m.address || ' (owned by ' || m.owner || ')', ', ' ORDER BY m.address)
                     INTO refused, owners FROM grove_machines m
                     WHERE m.topology = p_topology AND m.address = ANY(p_address || p_j_address || p_t_address) AND m.owner <> p_worker;

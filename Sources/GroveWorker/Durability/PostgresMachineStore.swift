@@ -144,7 +144,9 @@ package final class PostgresMachineStore: MachineStore {
         // last record of an address is the one that counts.
         var latest: [String: Int] = [:]
         for (index, record) in commit.records.enumerated() { latest[record.address] = index }
+        // In the order the function locks them (bytes): see `commitFunction`.
         let records = commit.records.indices.filter { latest[commit.records[$0].address] == $0 }.map { commit.records[$0] }
+            .sorted { $0.address.utf8.lexicographicallyPrecedes($1.address.utf8) }
         let letters = commit.deadLetters
         let query: PostgresQuery = """
             SELECT grove_commit_v2(\(topology), \(worker), \(epoch), \(commit.flush == .disk), \(commit.removed),
