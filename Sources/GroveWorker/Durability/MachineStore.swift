@@ -29,10 +29,11 @@ package protocol MachineStore: AnyObject, Sendable {
     /// a restart.
     func journal(of address: String, after sequence: UInt64) throws(StoreError) -> [JournalEntry]
     /// Writes all of `commit` in one transaction, or nothing of it, and returns once it lasts
-    /// as `commit.flush` asks. A shared store refuses (`rejected`) a commit that writes a
-    /// machine another worker owns, naming every such address in ``StoreError/refused``. Its parts apply in this order: `removed`, `records`, `journal`,
+    /// as `commit.flush` asks. Its parts apply in this order: `removed`, `records`, `journal`,
     /// `truncations`, `deadLetters` (so a machine removed and created again in one batch keeps
-    /// its new record, and a snapshot can truncate the entries appended with it).
+    /// its new record, and a snapshot can truncate the entries appended with it). A shared
+    /// store refuses (`rejected`) a commit that writes a machine another worker owns, naming
+    /// every such address in ``StoreError/refused``.
     func commit(_ commit: StoreCommit) throws(StoreError)
     /// The events quarantined as poison, oldest first.
     func deadLetters() throws(StoreError) -> [DeadLetter]

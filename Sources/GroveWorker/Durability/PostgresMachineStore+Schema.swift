@@ -54,8 +54,7 @@ extension PostgresMachineStore {
 
     /// Adopting a keyed instance (``MachineStore/claim(_:)``): the fence, then the record made
     /// this worker's, in one transaction. The previous owner's next commit that writes it, or
-    /// appends to its journal, fails with `GR002`. Not renamed: new with
-    /// handoff, no older build has one.
+    /// appends to its journal, fails with `GR002`. Still `_v1`: no older build has one.
     static let claimFunction = """
         CREATE OR REPLACE FUNCTION grove_claim_v1(p_topology text, p_worker text, p_epoch bigint, p_address text)
         RETURNS TABLE (c_type text, c_snapshot bytea, c_sequence bigint) LANGUAGE plpgsql AS $grove$

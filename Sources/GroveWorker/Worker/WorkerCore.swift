@@ -45,8 +45,8 @@ enum WorkerAction: Sendable, Equatable {
     case timeOutLocalCalls([WorkerCore.LocalTimeout])
     /// Drop these keyed instances from memory, their wake timers already forgotten by the core:
     /// another worker owns them in the shared store now (handoff). Their replies held in this
-    /// turn, and their requests still queued, are answered `unavailable` ("moved to another
-    /// worker; retry"); nothing of them is written (`WorkerCore+Handoff.swift`).
+    /// turn become `unavailable` ("moved to another worker ...: retry"); nothing of them is
+    /// written (`WorkerCore+Handoff.swift`).
     case dropMoved([String])
     /// Ask the shared store which in-memory keyed instances of handoff machines it still says
     /// are this worker's, and drop the others as ``dropMoved(_:)`` does: after a registration
