@@ -67,6 +67,11 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
     /// The event patterns quarantined for every address (payload ``QuarantinedPatterns``, the
     /// whole list each time): the worker refuses a client's event of such a pattern.
     case quarantine = 0x25
+    /// Handoff, both directions (payload ``HandoffRelease``). Coordinator → worker: write these
+    /// keyed instances, adopted while their own worker was lost, and let them leave memory, as
+    /// passivation does; worker → coordinator: these have left (or were never here), so their
+    /// own worker, registered again, may take them back.
+    case release = 0x26
 
     // io effects between workers, through the coordinator.
     /// Run an io request (payload: an ``IOCallHead``, then the request's bytes); correlation = call id.
@@ -110,6 +115,7 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
         case .poison: "poison"
         case .poisonList: "poison-list"
         case .quarantine: "quarantine"
+        case .release: "release"
         case .states: "states"
         case .state: "state"
         case .accepted: "accepted"

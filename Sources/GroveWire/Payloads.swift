@@ -54,8 +54,13 @@
         /// Milliseconds a keyed instance may sit idle before it leaves the worker's memory
         /// (passivation); absent (from an older coordinator, or not set) means never.
         public var passivateAfterMs: Int?
+        /// Whether its keyed instances may be handed off between the workers of its pool
+        /// (`durability.handoff`): a worker claims each one from the shared store when it
+        /// starts it; absent means no.
+        public var handoff: Bool?
         public init(name: String, type: String, keyed: Bool, durability: Durability? = nil, onEnd: EndPolicy? = nil,
-                    restart: RestartPolicy? = nil, passivateAfterMs: Int? = nil) {
+                    restart: RestartPolicy? = nil, passivateAfterMs: Int? = nil, handoff: Bool? = nil) {
+            self.handoff = handoff
             self.name = name
             self.type = type
             self.keyed = keyed

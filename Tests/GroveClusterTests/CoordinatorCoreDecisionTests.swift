@@ -97,7 +97,7 @@ struct CoordinatorCoreDecisionTests {
                     continue
                 }
                 #expect(try payload(WireError.self, of: reply.message).code == .malformedJSON)
-            case .batch, .state, .accepted, .error, .listing, .deadLetterList, .states, .poisonList, .quarantine, .register, .welcome, .heartbeat,
+            case .batch, .state, .accepted, .error, .listing, .deadLetterList, .states, .poisonList, .quarantine, .release, .register, .welcome, .heartbeat,
                  .observe, .instances,
                  .ioRequest, .ioResult, .ioCancel, .ioCancelled, .stateChanged, .effect, .worker, .output, .machine:
                 guard case .act(let actions) = decision, let reply = actions.compactMap(\.sentToClient).first else {
@@ -170,7 +170,7 @@ struct CoordinatorCoreDecisionTests {
                     Issue.record("\(kind) should be published, got \(decision)")
                     continue
                 }
-            case .output, .ioRequest, .ioResult, .ioCancel, .ioCancelled, .instances:
+            case .output, .ioRequest, .ioResult, .ioCancel, .ioCancelled, .instances, .release:
                 // Their rules read the payload (an empty one here); what they do is tested in
                 // CoordinatorCoreIOTests and the routes' tests.
                 guard case .act = decision else { Issue.record("\(kind) got \(decision)"); continue }

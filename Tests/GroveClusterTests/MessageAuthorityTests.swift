@@ -103,6 +103,8 @@ struct MessageAuthorityTests {
             case .state, .accepted, .error, .deadLetterList: #expect(authority.worker == .answersItsRequest, "\(kind)")
             case .register: #expect(authority.worker == .groupKey)
             case .heartbeat: #expect(authority.worker == .registered)
+            // The release handler takes from a worker only what it asked that worker to release.
+            case .release: #expect(authority.worker == .registered && authority.client == nil)
             case .batch: #expect(authority.worker == .eachEnvelope && authority.client == .eachEnvelope)
             case .effect, .worker, .welcome, .observe, .listing, .states, .poisonList, .quarantine:
                 #expect(authority.worker == nil && authority.client == nil, "only the coordinator sends \(kind)")

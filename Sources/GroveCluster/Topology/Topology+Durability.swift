@@ -18,6 +18,11 @@ extension Topology {
         /// worker's SQLite file in ``directory``.
         public var postgres: Postgres?
 
+        /// How long a lost worker of a pool keeps its keyed instances before the pool's other
+        /// workers adopt them from the shared store (`durability.handoff`); `nil`: never, they
+        /// wait for that worker. Only with ``postgres``.
+        public var handoff: Handoff?
+
         /// The bounds of ``snapshotEvery``.
         public static let snapshotRange = 1...1_000_000
 
@@ -27,11 +32,27 @@ extension Topology {
         ///   - flush: When a commit counts as done.
         ///   - postgres: The shared PostgreSQL store; `nil` for SQLite.
         public init(directory: String? = nil, snapshotEvery: Int = 1000, flush: DurabilityFlush = .process,
-                    postgres: Postgres? = nil) {
+                    postgres: Postgres? = nil, handoff: Handoff? = nil) {
             self.directory = directory
             self.snapshotEvery = snapshotEvery
             self.flush = flush
             self.postgres = postgres
+            self.handoff = handoff
+        }
+
+        /// When a pool's keyed instances move off a lost worker (`durability.handoff`).
+        public struct Handoff: Sendable, Equatable {
+            /// How long a pool instance may stay unregistered before its keyed durable
+            /// instances are placed on the pool's live instances, 1 to ``longestGraceMs``.
+            public var graceMs: Int
+
+            /// The longest grace period: an hour. Longer is waiting for the worker, which no
+            /// handoff setting says.
+            public static let longestGraceMs = 3_600_000
+
+            public init(graceMs: Int) {
+                self.graceMs = graceMs
+            }
         }
 
         /// Where the shared store is: its URL (no password) and where the workers fsm-launch
@@ -71,6 +92,14 @@ extension Topology {
         } catch {
             return ["$.durability.postgres.passwordFile: \(error.message)"]
         }
+    }
+
+    /// Whether the keyed instances of machine `spec` move to another worker of its group when
+    /// theirs is lost past ``DurabilitySettings/Handoff/graceMs``: a durable keyed machine on a
+    /// pool (a group of more than one instance), with the shared store and a handoff set.
+    public func handsOff(_ spec: MachineSpec) -> Bool {
+        guard durability.handoff != nil, durability.postgres != nil, spec.keyed, spec.durability != .none else { return false }
+        return instances(of: spec.worker).count > 1
     }
 
     /// Whether any machine keeps more than nothing.

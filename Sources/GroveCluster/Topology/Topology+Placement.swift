@@ -51,6 +51,14 @@ extension Topology {
         }
     }
 
+    /// The one of `candidates` a keyed instance at `key` goes to, by the same stable hash as
+    /// ``placement(ofMachine:key:)``; `nil` when there are none. Handoff places a lost worker's
+    /// instances among its pool's live workers with it.
+    package func placement(ofKey key: String, among candidates: [String]) -> String? {
+        guard !candidates.isEmpty else { return nil }
+        return candidates[Int(Topology.stableHash(key) % UInt64(candidates.count))]
+    }
+
     /// The worker group that executes io requests named `request`, or `nil` when they run on the
     /// worker of the machine that starts them.
     /// - Parameter request: An io request name, e.g. `"Authenticate"`.

@@ -28,7 +28,46 @@ extension TopologyDecoder {
         )
         guard let every, let flush else { return nil }
         guard let store = decodeStore(in: members, at: path) else { return nil }
-        return Topology.DurabilitySettings(directory: directory, snapshotEvery: every, flush: flush, postgres: store.postgres)
+        guard let handoff = decodeHandoff(in: members, at: path, postgres: store.postgres != nil) else { return nil }
+        return Topology.DurabilitySettings(directory: directory, snapshotEvery: every, flush: flush, postgres: store.postgres,
+                                           handoff: handoff.settings)
+    }
+
+    /// `durability.handoff` (`{"graceMs": 2000}`): when a lost pool worker's keyed instances
+    /// move to the pool's other workers. Refused without `durability.postgres`: a SQLite file
+    /// is on the lost worker's host, where no other worker reads it.
+    mutating func decodeHandoff(in members: [String: JSONValue], at path: JSONPath, postgres: Bool) -> DecodedHandoff? {
+        guard let value = members["handoff"] else { return DecodedHandoff(settings: nil) }
+        let handoffPath = path.appending("handoff")
+        guard let fields = self.members(of: value, at: handoffPath, known: TopologyKeys.durabilityHandoff,
+                                        what: #"an object like { "graceMs": 2000 }"#) else {
+            return nil
+        }
+        let field = Field("graceMs", "2000",
+                          "how long a pool worker may be lost before the pool's other workers adopt its keyed instances")
+        guard fields[field.key] != nil else {
+            report(.missingKey, handoffPath.appending(field.key), "a handoff needs a grace period: \(field.hint)")
+            return nil
+        }
+        guard let grace = optionalCount(field, in: fields, at: handoffPath, default: 0, minimum: 1) else { return nil }
+        let longest = Topology.DurabilitySettings.Handoff.longestGraceMs
+        guard grace <= longest else {
+            report(.invalidValue, handoffPath.appending(field.key),
+                   "graceMs must be at most \(longest) (an hour), found \(grace); remove durability.handoff to wait for the worker instead")
+            return nil
+        }
+        guard postgres else {
+            report(.invalidValue, handoffPath,
+                   "a handoff adopts a lost worker's instances from the shared store, and this topology keeps them in SQLite files "
+                   + "on that worker's host; add durability.postgres, or remove durability.handoff")
+            return nil
+        }
+        return DecodedHandoff(settings: Topology.DurabilitySettings.Handoff(graceMs: grace))
+    }
+
+    /// `durability.handoff` decoded: `settings` nil when absent.
+    struct DecodedHandoff {
+        var settings: Topology.DurabilitySettings.Handoff?
     }
 
     /// `durability.postgres` (`{"url": ..., "passwordFile": ...}`): the shared PostgreSQL

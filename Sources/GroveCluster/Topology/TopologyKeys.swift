@@ -18,8 +18,9 @@ enum TopologyKeys {
     static let queues = ["mailboxCapacity", "workerOutbox", "workerOutboxBytes", "clientOutbox", "clientOutboxBytes", "watcherOutbox", "watcherOutboxBytes"]
     static let security = ["insecure", "coordinatorKey", "clients"]
     static let clientGrant = ["key", "roles", "machines"]
-    static let durability = ["directory", "snapshotEvery", "flush", "postgres"]
+    static let durability = ["directory", "snapshotEvery", "flush", "postgres", "handoff"]
     static let durabilityPostgres = ["url", "passwordFile"]
+    static let durabilityHandoff = ["graceMs"]
     static let audit = ["directory", "states", "flush"]
     static let poison = ["quarantineAfter", "suspendAfter", "periodMs"]
     static let metrics = ["listen", "requireToken"]
@@ -33,7 +34,7 @@ enum TopologyKeys {
         "$.workers[].supervision.backoff": backoff, "$.machines[]": machine,
         "$.machines[].restart": machineRestart, "$.machines[].restart.backoff": machineBackoff, "$.io[]": ioPlacement, "$.routes[]": route,
         "$.heartbeat": heartbeat, "$.queues": queues, "$.ioLimits": ioLimits, "$.security": security, "$.security.clients[]": clientGrant,
-        "$.durability": durability, "$.durability.postgres": durabilityPostgres, "$.audit": audit, "$.poison": poison, "$.limits": limits,
+        "$.durability": durability, "$.durability.postgres": durabilityPostgres, "$.durability.handoff": durabilityHandoff, "$.audit": audit, "$.poison": poison, "$.limits": limits,
         "$.metrics": metrics, "$.view": view,
     ]
 }

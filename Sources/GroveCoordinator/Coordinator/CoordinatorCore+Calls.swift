@@ -97,6 +97,10 @@ extension CoordinatorCore {
             guard route.matches(output) else { continue }
             let event = route.event.map(Self.expandBareCase) ?? output
             let worker: String
+            if let refusal = handoffRefusal(route.to) {
+                actions += routeFailed(from: message.address, to: route.to, refusal)
+                continue
+            }
             do {
                 worker = try resolve(route.to)
             } catch {
@@ -104,6 +108,7 @@ extension CoordinatorCore {
                 continue
             }
             noteInstance(route.to)
+            if !handoff.isIdle { noteHost(route.to, worker: number(of: worker)) }
             let id = takeID()
             track(id, Pending(origin: .route(from: message.address), worker: number(of: worker), address: route.to))
             actions.append(.toWorker(worker, WireMessage(Header(.event, flags: .noWait, correlation: id), address: route.to,

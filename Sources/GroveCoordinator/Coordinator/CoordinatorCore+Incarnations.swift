@@ -165,7 +165,7 @@ extension CoordinatorCore {
             let wellFormed = Self.addressFormProblem(address, limit: limits.addressBytes) == nil
             let parsed = MachineAddress(address)
             guard wellFormed, let key = parsed.key, !key.isEmpty, let spec = topology.machine(named: parsed.machine), spec.keyed,
-                  topology.placement(ofMachine: spec.name, key: key) == worker else {
+                  host(of: spec, key: key) == worker else {
                 strays.append(address)
                 continue
             }

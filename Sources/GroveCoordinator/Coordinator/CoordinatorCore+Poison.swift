@@ -115,7 +115,7 @@ extension CoordinatorCore {
         // address). A worker key cannot quarantine another group's patterns, nor make up crashes.
         let parsed = MachineAddress(report.address)
         let spec = topology.machine(named: parsed.machine)
-        guard let spec, topology.placement(ofMachine: spec.name, key: parsed.key?.isEmpty == false ? parsed.key : nil) == name,
+        guard let spec, host(of: spec, key: parsed.key?.isEmpty == false ? parsed.key : nil) == name,
               report.type == nil || report.type == spec.type else {
             return [.warn("worker \(name) reported a crash in \(Self.shown(report.address))"
                 + (report.type.map { " (\(plain($0)))" } ?? "") + ", which the topology does not place on it; not counted")]

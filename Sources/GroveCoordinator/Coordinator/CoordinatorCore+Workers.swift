@@ -133,6 +133,9 @@ extension CoordinatorCore {
             return checked { cancelAnswered(correlation, $0, by: name) }
         case .instances:
             return checked { noteReported($0, from: worker) }
+        case .release:
+            // Only what the coordinator asked this very worker to release is taken from it.
+            return parsed { released($0, by: worker) }
         case .register:
             return refuseKind("a registration comes on its own, not in a batch")
         case .batch:
@@ -238,7 +241,7 @@ extension CoordinatorCore {
                                       onEnd: $0.onEnd == .stay ? nil : $0.onEnd,
                                       // Absent for the defaults: the welcome of a coordinator that predates it.
                                       restart: $0.onEnd == .restart && $0.restart != RestartPolicy() ? $0.restart : nil,
-                                      passivateAfterMs: $0.passivateAfterMs)
+                                      passivateAfterMs: $0.passivateAfterMs, handoff: topology.handsOff($0) ? true : nil)
             },
             remoteIO: remote, heartbeatIntervalMs: topology.heartbeat.intervalMs,
             heartbeatTimeoutMs: topology.heartbeat.timeoutMs, mailboxCapacity: topology.queues.mailboxCapacity,
@@ -260,6 +263,7 @@ extension CoordinatorCore {
         }
         actions.append(observe(for: name))
         actions.append(publishWorker(WorkerEvent(worker: name, phase: .registered, machines: machines(on: name))))
+        actions += handoffRegistered(name)
         return actions
     }
 
@@ -297,6 +301,7 @@ extension CoordinatorCore {
                 actions += lose(slot.name, reason: "no heartbeat for \(topology.heartbeat.timeoutMs) ms", cause: .silent)
             }
         }
+        actions += handoffTick(now: now)
         return actions
     }
 
@@ -309,6 +314,7 @@ extension CoordinatorCore {
         guard workers[name]?.registered == true else { return [] }
         workers[name]?.registered = false
         registrations += 1
+        handoffLost(name)
         let pid = workers[name]?.pid
         workers[name]?.pid = nil
         var actions: [CoordinatorAction] = [.lost(worker: name, cause: cause, pid: pid)]
@@ -362,7 +368,7 @@ extension CoordinatorCore {
             if spec.keyed {
                 addresses += (keyedInstances[spec.name] ?? []).filter { address in
                     let key = String(address.dropFirst(spec.name.count + 1))
-                    return topology.placement(ofMachine: spec.name, key: key) == worker
+                    return host(of: spec, key: key) == worker
                 }.sorted()
             } else if topology.placement(ofMachine: spec.name, key: nil) == worker {
                 addresses.append(spec.name)

@@ -181,6 +181,9 @@ struct CoordinatorCore {
     /// Worker crashes, the patterns they quarantined and the client keys they suspended
     /// (`CoordinatorCore+Poison.swift`).
     var containment: Containment
+    /// Where a pool's keyed instances live while one of its workers is handed off
+    /// (`CoordinatorCore+Handoff.swift`).
+    var handoff: HandoffBook
 
     /// - Parameters:
     ///   - epoch: This coordinator life's epoch (random in a real coordinator; 0, ids 1, 2, 3,
@@ -198,6 +201,7 @@ struct CoordinatorCore {
         publications = PublicationLog(epoch: publicationEpoch, maximumStateBytes: topology.limits.watchedStateBytes,
                                       maximumPublicationBytes: topology.limits.publicationBytes)
         containment = Containment(settings: topology.poison)
+        handoff = HandoffBook(topology: topology)
         self.eventsEndpoint = eventsEndpoint
         self.workersEndpoint = workersEndpoint
         self.maxPayload = maxPayload ?? topology.limits.payloadBytes
@@ -372,7 +376,7 @@ struct CoordinatorCore {
         case .batch:
             return refuse(WireError(.unknownKind, "a batch does not nest in a batch: put the requests of both in one batch"))
         case .state, .accepted, .error, .listing, .deadLetterList, .states, .poisonList, .register, .welcome, .heartbeat, .observe,
-             .instances, .quarantine, .ioRequest, .ioResult, .ioCancel, .ioCancelled, .stateChanged, .effect, .worker, .output, .machine:
+             .instances, .quarantine, .release, .ioRequest, .ioResult, .ioCancel, .ioCancelled, .stateChanged, .effect, .worker, .output, .machine:
             return refuseKind(request.kind)
         }
     }
@@ -390,6 +394,7 @@ struct CoordinatorCore {
                         readsSlowly: Bool = false, sender: UInt32 = 0,
                         eventCase: String? = nil) -> Result<(worker: Int, id: UInt64), WireError> {
         let worker: Int
+        if !handoff.releasing.isEmpty, let refusal = handoffRefusal(address) { return .failure(refusal) }
         if resolvedAt != registrations {
             resolved.removeAll(keepingCapacity: true)
             resolvedBytes = 0
@@ -429,6 +434,7 @@ struct CoordinatorCore {
             counts.busy += 1
             return .failure(refusal)
         }
+        if !handoff.isIdle { noteHost(address, worker: worker) }
         let id = takeID()
         track(id, Pending(origin: .client(identity, correlation), worker: worker, address: address, bytes: bytes, sender: sender,
                           eventCase: eventCase))
@@ -470,7 +476,7 @@ struct CoordinatorCore {
         if !spec.keyed, key != nil {
             throw WireError(.unknownMachine, "machine '\(name)' is not keyed; address it as \(name)", address: address)
         }
-        guard let worker = topology.placement(ofMachine: name, key: key) else {
+        guard let worker = host(of: spec, key: key) else {
             throw WireError(.unknownMachine, "machine '\(name)' has no worker", address: address)
         }
         guard workers[worker]?.registered == true else {

@@ -13,6 +13,16 @@ package protocol MachineStore: AnyObject, Sendable {
     func records() throws(StoreError) -> [MachineRecord]
     /// The record of `address`, or nil when there is none: how a passivated instance comes back.
     func record(of address: String) throws(StoreError) -> MachineRecord?
+    /// The record of `address`, made this worker's in the same transaction whoever held it:
+    /// how a worker adopts a keyed instance handed off from another (issue 37). The previous
+    /// holder's later commits for it are refused (`rejected`, `GR002` in PostgreSQL). A store
+    /// no other worker shares holds only this worker's records: ``record(of:)``.
+    /// - Throws: ``StoreError`` `fenced` when a newer process of this worker opened the store.
+    func claim(_ address: String) throws(StoreError) -> MachineRecord?
+    /// Those of `addresses` whose record another worker owns now (handoff): what a worker
+    /// that registers again after a pause or a partition drops from memory. A store no other
+    /// worker shares: none.
+    func movedAway(among addresses: [String]) throws(StoreError) -> Set<String>
     /// The journal of `address` after `sequence`, oldest first. An entry at or before the
     /// sequence of its address's record is covered by that record: a store may drop it at any
     /// time, truncated or not, and does not keep entries of an address without a record across
@@ -25,7 +35,9 @@ package protocol MachineStore: AnyObject, Sendable {
     /// as `commit.flush` asks. Its parts apply in this order: `removed`, `records`, `journal`,
     /// `truncations`, `deadLetters`, `forgottenAnswers`, `answers` (so a machine removed and
     /// created again in one batch keeps its new record and answers, and a snapshot can
-    /// truncate the entries appended with it). A removed machine's answers go with it.
+    /// truncate the entries appended with it). A removed machine's answers go with it. A
+    /// shared store refuses (`rejected`) a commit that writes a machine another worker owns,
+    /// naming every such address in ``StoreError/refused``.
     func commit(_ commit: StoreCommit) throws(StoreError)
     /// The events quarantined as poison, oldest first.
     func deadLetters() throws(StoreError) -> [DeadLetter]
@@ -52,6 +64,12 @@ extension MachineStore {
     package func record(of address: String) throws(StoreError) -> MachineRecord? {
         try records().first { $0.address == address }
     }
+
+    package func claim(_ address: String) throws(StoreError) -> MachineRecord? {
+        try record(of: address)
+    }
+
+    package func movedAway(among addresses: [String]) throws(StoreError) -> Set<String> { [] }
 }
 
 /// Deaths of a worker counted against one event of one machine.
@@ -220,6 +238,10 @@ package struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
 
     package var code: Code
     package var message: String
+    /// For `rejected`: the addresses of the commit that another worker of a shared store now
+    /// owns (adopted in a handoff). The commit was rolled back whole; committed again without
+    /// them (``StoreCommit/excluding(_:)``), the rest lands. Empty for any other refusal.
+    package var refused: [String] = []
 
     package init(_ message: String, code: Code = .failed) {
         self.code = code

@@ -55,15 +55,48 @@ extension PostgresMachineStore {
             PRIMARY KEY (topology, address, client, sequence))
         """,
         commitFunction,
+        claimFunction,
         answeringCommitFunction,
     ]
 
+    /// Adopting a keyed instance (``MachineStore/claim(_:)``): the fence, then the record made
+    /// this worker's, in one transaction. The previous owner's next commit that writes it, or
+    /// appends to its journal, fails with `GR002`. Still `_v1`: no older build has one.
+    static let claimFunction = """
+        CREATE OR REPLACE FUNCTION grove_claim_v1(p_topology text, p_worker text, p_epoch bigint, p_address text)
+        RETURNS TABLE (c_type text, c_snapshot bytea, c_sequence bigint) LANGUAGE plpgsql AS $grove$
+        DECLARE
+            current_epoch bigint;
+        BEGIN
+            SELECT epoch INTO current_epoch FROM grove_workers
+                WHERE topology = p_topology AND worker = p_worker FOR SHARE;
+            IF current_epoch IS DISTINCT FROM p_epoch THEN
+                RAISE EXCEPTION 'worker % of topology % holds epoch %, the store has %: a newer process of that worker took over',
+                    p_worker, p_topology, p_epoch, current_epoch USING ERRCODE = 'GR001';
+            END IF;
+            RETURN QUERY UPDATE grove_machines m SET owner = p_worker
+                WHERE m.topology = p_topology AND m.address = p_address
+                RETURNING m.type, m.snapshot, m.sequence;
+        END
+        $grove$
+        """
+
     /// One group commit in one round trip and one transaction (the statement's own): the
     /// fence first, then the parts in ``MachineStore/commit(_:)``'s order. Errors carry codes
-    /// of Grove's own class (`GR`): `GR001` fenced, `GR002` a machine another worker owns,
-    /// `GR003` a journal entry not after the last one.
+    /// of Grove's own class (`GR`): `GR001` fenced, `GR002` machines another worker owns
+    /// (claimed in a handoff: every such address of the commit, as a JSON array in the error's
+    /// DETAIL, so the worker commits again without them), `GR003` a journal entry not after the
+    /// last one.
+    ///
+    /// The machines the commit writes are locked (`FOR SHARE`) before their owners are read,
+    /// so a claim (an `UPDATE`) waits for the commit to end, or the commit sees the claim.
+    /// They are locked in address order (bytes, `COLLATE "C"`), and the records come in that
+    /// order too (``PostgresMachineStore/commit(_:)``), so two commits of one address (a
+    /// paused worker's and its successor's) cannot wait on each other.
+    /// `_v2`: the body changed from `_v1` (refusals of journal appends and truncations, the
+    /// refused addresses), so a worker of an older build, which creates `_v1`, cannot replace it.
     static let commitFunction = """
-        CREATE OR REPLACE FUNCTION grove_commit_v1(
+        CREATE OR REPLACE FUNCTION grove_commit_v2(
             p_topology text, p_worker text, p_epoch bigint, p_disk boolean, p_removed text[],
             p_address text[], p_type text[], p_snapshot bytea[], p_sequence bigint[],
             p_j_address text[], p_j_sequence bigint[], p_j_event bytea[], p_j_time bigint[],
@@ -74,7 +107,8 @@ extension PostgresMachineStore {
         DECLARE
             current_epoch bigint;
             written bigint;
-            foreign_owner text;
+            refused text[];
+            owners text;
         BEGIN
             IF NOT p_disk THEN
                 PERFORM set_config('synchronous_commit', 'off', true);
@@ -84,6 +118,19 @@ extension PostgresMachineStore {
             IF current_epoch IS DISTINCT FROM p_epoch THEN
                 RAISE EXCEPTION 'worker % of topology % holds epoch %, the store has %: a newer process of that worker took over',
                     p_worker, p_topology, p_epoch, current_epoch USING ERRCODE = 'GR001';
+            END IF;
+            IF cardinality(p_address) > 0 OR cardinality(p_j_address) > 0 OR cardinality(p_t_address) > 0 THEN
+                -- A machine adopted by another worker (handoff) is no longer this one's to write.
+                PERFORM 1 FROM grove_machines m
+                    WHERE m.topology = p_topology AND m.address = ANY(p_address || p_j_address || p_t_address)
+                    ORDER BY m.address COLLATE "C" FOR SHARE;
+                SELECT array_agg(m.address ORDER BY m.address), string_agg(m.address || ' (owned by ' || m.owner || ')', ', ' ORDER BY m.address)
+                    INTO refused, owners FROM grove_machines m
+                    WHERE m.topology = p_topology AND m.address = ANY(p_address || p_j_address || p_t_address) AND m.owner <> p_worker;
+                IF refused IS NOT NULL THEN
+                    RAISE EXCEPTION 'worker % of topology % cannot write %', p_worker, p_topology, owners
+                        USING ERRCODE = 'GR002', DETAIL = to_json(refused)::text;
+                END IF;
             END IF;
             IF cardinality(p_removed) > 0 THEN
                 DELETE FROM grove_journal j USING grove_machines m
@@ -101,10 +148,12 @@ extension PostgresMachineStore {
                         WHERE grove_machines.owner = p_worker;
                 GET DIAGNOSTICS written = ROW_COUNT;
                 IF written <> cardinality(p_address) THEN
-                    SELECT m.address || ' (owned by ' || m.owner || ')' INTO foreign_owner FROM grove_machines m
-                        WHERE m.topology = p_topology AND m.address = ANY(p_address) AND m.owner <> p_worker LIMIT 1;
-                    RAISE EXCEPTION 'worker % of topology % cannot write %', p_worker, p_topology, foreign_owner
-                        USING ERRCODE = 'GR002';
+                    -- A row another worker inserted since the check above (its first record).
+                    SELECT array_agg(m.address ORDER BY m.address), string_agg(m.address || ' (owned by ' || m.owner || ')', ', ' ORDER BY m.address)
+                        INTO refused, owners FROM grove_machines m
+                        WHERE m.topology = p_topology AND m.address = ANY(p_address) AND m.owner <> p_worker;
+                    RAISE EXCEPTION 'worker % of topology % cannot write %', p_worker, p_topology, owners
+                        USING ERRCODE = 'GR002', DETAIL = coalesce(to_json(refused)::text, '[]');
                 END IF;
             END IF;
             IF cardinality(p_j_address) > 0 THEN
@@ -131,9 +180,9 @@ extension PostgresMachineStore {
 
     /// ``commitFunction`` and then the answers of idempotency keys (``AnswerWindow``), in the
     /// same transaction: those of removed machines this worker owned go, forgotten ones go,
-    /// new ones are kept (replacing one of the same address and key).
+    /// new ones are kept (replacing one of the same address and key). What a worker calls.
     static let answeringCommitFunction = """
-        CREATE OR REPLACE FUNCTION grove_commit_v2(
+        CREATE OR REPLACE FUNCTION grove_commit_v3(
             p_topology text, p_worker text, p_epoch bigint, p_disk boolean, p_removed text[],
             p_address text[], p_type text[], p_snapshot bytea[], p_sequence bigint[],
             p_j_address text[], p_j_sequence bigint[], p_j_event bytea[], p_j_time bigint[],
@@ -145,7 +194,7 @@ extension PostgresMachineStore {
             p_a_flags integer[], p_a_payload bytea[]
         ) RETURNS void LANGUAGE plpgsql AS $grove$
         BEGIN
-            PERFORM grove_commit_v1(p_topology, p_worker, p_epoch, p_disk, p_removed, p_address, p_type, p_snapshot, p_sequence,
+            PERFORM grove_commit_v2(p_topology, p_worker, p_epoch, p_disk, p_removed, p_address, p_type, p_snapshot, p_sequence,
                 p_j_address, p_j_sequence, p_j_event, p_j_time, p_t_address, p_t_through,
                 p_d_address, p_d_type, p_d_event, p_d_binary, p_d_error, p_d_crashes, p_d_time);
             IF cardinality(p_removed) > 0 THEN

@@ -15,7 +15,7 @@ import Synchronization
 ///
 /// The worker calls a store from its I/O loop's thread, synchronously; postgres-nio is
 /// asynchronous, so each call waits on its future there (the loop is not one of NIO's event
-/// loops). One ``commit(_:)`` is one round trip: one call of the `grove_commit_v1` function,
+/// loops). One ``commit(_:)`` is one round trip: one call of the `grove_commit_v3` function,
 /// whose statement is the transaction, with every part as arrays. `StoreFlush.process` commits
 /// with `synchronous_commit = off` (the server has it once the call returns, so it survives the
 /// worker being killed, not the database host losing power), `.disk` with the server's default.
@@ -144,11 +144,13 @@ package final class PostgresMachineStore: MachineStore {
         // last record of an address is the one that counts.
         var latest: [String: Int] = [:]
         for (index, record) in commit.records.enumerated() { latest[record.address] = index }
+        // In the order the function locks them (bytes): see `commitFunction`.
         let records = commit.records.indices.filter { latest[commit.records[$0].address] == $0 }.map { commit.records[$0] }
+            .sorted { $0.address.utf8.lexicographicallyPrecedes($1.address.utf8) }
         let letters = commit.deadLetters
         let forgotten = commit.forgottenAnswers, answers = commit.answers
         let query: PostgresQuery = """
-            SELECT grove_commit_v2(\(topology), \(worker), \(epoch), \(commit.flush == .disk), \(commit.removed),
+            SELECT grove_commit_v3(\(topology), \(worker), \(epoch), \(commit.flush == .disk), \(commit.removed),
                 \(records.map(\.address)), \(records.map(\.type)), \(records.map { ByteBuffer(bytes: $0.snapshot) }),
                 \(records.map { Int64(bitPattern: $0.sequence) }),
                 \(commit.journal.map(\.address)), \(commit.journal.map { Int64(bitPattern: $0.sequence) }),
@@ -201,6 +203,24 @@ package final class PostgresMachineStore: MachineStore {
             return MachineRecord(address: address, type: type, snapshot: Array(snapshot.readableBytesView),
                                  sequence: UInt64(bitPattern: sequence))
         }.first
+    }
+
+    package func claim(_ address: String) throws(StoreError) -> MachineRecord? {
+        try run("""
+            SELECT c_type, c_snapshot, c_sequence FROM grove_claim_v1(\(topology), \(worker), \(epoch), \(address))
+            """, doing: "claim a machine in") { row in
+            let (type, snapshot, sequence) = try row.decode((String, ByteBuffer, Int64).self)
+            return MachineRecord(address: address, type: type, snapshot: Array(snapshot.readableBytesView),
+                                 sequence: UInt64(bitPattern: sequence))
+        }.first
+    }
+
+    package func movedAway(among addresses: [String]) throws(StoreError) -> Set<String> {
+        guard !addresses.isEmpty else { return [] }
+        return Set(try run("""
+            SELECT address FROM grove_machines
+            WHERE topology = \(topology) AND address = ANY(\(addresses)) AND owner <> \(worker)
+            """, doing: "read the owners of machines in") { row in try row.decode(String.self) })
     }
 
     package func journal(of address: String, after sequence: UInt64) throws(StoreError) -> [JournalEntry] {
@@ -287,6 +307,13 @@ package final class PostgresMachineStore: MachineStore {
                           error: error, crashes: Int(crashes), time: time)
     }
 
+    /// The addresses a `GR002` refusal names in its DETAIL (a JSON array of strings); none
+    /// when it names none or cannot be read, which the worker treats as any failed commit.
+    static func refusedAddresses(_ detail: String?) -> [String] {
+        guard let detail, let addresses = try? JSONDecoder().decode([String].self, from: Data(detail.utf8)) else { return [] }
+        return addresses
+    }
+
     /// A ``StoreError`` for `error`, with what to do: Grove's own codes (`GR001` fenced,
     /// `GR002`/`GR003` rejected), the server's refusals of a sign-in, a full disk, and a
     /// server that cannot be reached.
@@ -300,7 +327,12 @@ package final class PostgresMachineStore: MachineStore {
         switch state {
         case "GR001":
             return StoreError("\(message); this process stops writing (fenced)", code: .fenced)
-        case "GR002", "GR003", "23505":
+        case "GR002":
+            var refusal = StoreError("\(message); the commit was rolled back (another worker adopted the machine after this one was lost: "
+                                     + "handoff; otherwise two topologies with one name in \(location))", code: .rejected)
+            refusal.refused = refusedAddresses(psql.serverInfo?[.detail])
+            return refusal
+        case "GR003", "23505":
             return StoreError("\(message); the commit was rolled back (a Grove bug, or two topologies with one name in \(location))",
                               code: .rejected)
         case "28P01", "28000":

@@ -31,6 +31,8 @@ extension WorkerCore {
         case observe(Observation)
         /// Refuse clients' events of these patterns, quarantined for every address.
         case quarantine(QuarantinedPatterns)
+        /// Write these adopted instances and let them leave memory; say so (handoff).
+        case release(HandoffRelease)
         /// Session actions (a welcome, an error from the coordinator), run in order.
         case act([WorkerAction])
         /// List, drop or retry this worker's quarantined events (an admin's `dead-letters`).
@@ -103,6 +105,11 @@ extension WorkerCore {
                 return .act([.log(.warning, "a quarantine message from the coordinator could not be decoded; is it the same Grove version?")])
             }
             return .quarantine(patterns)
+        case .release:
+            guard let release = try? WireJSON.decode(HandoffRelease.self, from: Array(payload), code: .malformedFrame) else {
+                return .act([.log(.warning, "a release message from the coordinator could not be decoded; is it the same Grove version?")])
+            }
+            return .release(release)
         case .welcome:
             return .act(welcome(Array(payload), now: now))
         case .error:

@@ -37,6 +37,8 @@ extension WorkerCore {
         messageBytes = welcome.messageBytes ?? Topology.Limits().messageBytes
         var actions: [WorkerAction] = [.openOutflow, .adopt(welcome, dropping: dropping), .reportInstances]
         if let restarted = noteEpoch(welcome) { actions.append(restarted) }
+        // Paused or cut off long enough, this worker's keyed instances may have been adopted.
+        if again, welcome.machines.contains(where: { $0.handoff == true && $0.keyed }) { actions.append(.checkOwnership) }
         if again {
             let kept = welcome.machines.map(\.name).filter { !dropping.contains($0) }.sorted()
             actions.append(.log(.notice, "registered again with the coordinator at \(coordinator); kept machines \(kept)"
@@ -107,8 +109,8 @@ extension WorkerCore {
     static func refusal(of kind: MessageKind) -> WireError? {
         let why: String
         switch kind {
-        case .event, .get, .cancel, .stop, .restart, .echo, .deadLetters, .welcome, .heartbeat, .observe, .quarantine, .ioRequest, .ioResult,
-             .ioCancel, .error:
+        case .event, .get, .cancel, .stop, .restart, .echo, .deadLetters, .welcome, .heartbeat, .observe, .quarantine, .release, .ioRequest,
+             .ioResult, .ioCancel, .error:
             return nil
         case .instances:
             why = "instances goes from a worker to the coordinator"

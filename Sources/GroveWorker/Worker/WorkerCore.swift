@@ -43,6 +43,15 @@ enum WorkerAction: Sendable, Equatable {
     /// Cancel the tasks of these local io calls and answer their machines with their failure
     /// (`timeout`): the core has forgotten them (`WorkerCore+LocalIO.swift`).
     case timeOutLocalCalls([WorkerCore.LocalTimeout])
+    /// Drop these keyed instances from memory, their wake timers already forgotten by the core:
+    /// another worker owns them in the shared store now (handoff). Their replies held in this
+    /// turn become `unavailable` ("moved to another worker ...: retry"); nothing of them is
+    /// written (`WorkerCore+Handoff.swift`).
+    case dropMoved([String])
+    /// Ask the shared store which in-memory keyed instances of handoff machines it still says
+    /// are this worker's, and drop the others as ``dropMoved(_:)`` does: after a registration
+    /// again (a pause, a partition), some may have been adopted meanwhile.
+    case checkOwnership
     /// Something an operator should know.
     case log(Logger.Level, String)
     /// End the process, with the status and the line the reason gives (``WorkerExitReason``).
@@ -132,6 +141,9 @@ struct WorkerCore {
     /// Which idle keyed instances leave memory, and when those that left with a timer come
     /// back (`Passivation.swift`).
     var passivation = Passivation()
+    /// The addresses whose move to another worker was logged (``movedAway(_:why:)``): each is
+    /// said once, and the set is forgotten when it reaches ``movedToldCapacity``.
+    var movedTold: Set<String> = []
 
     static let firstBackoff = Duration.milliseconds(100)
     static let maxBackoff = Duration.seconds(5)

@@ -257,6 +257,34 @@ final class OutboundCollector: Sendable {
         if let warning { log.warning("\(warning)") }
     }
 
+    /// Replaces the replies held back for `addresses` (`state` and `accepted`: what says an
+    /// event or request ran) by `error`'s for the same correlation: the turn's commit did not
+    /// keep what they ran (handoff: another worker owns them now). Only what this turn still
+    /// holds; a batch that already left (past ``BatchBuilder/preferredByteCount``) is gone.
+    /// - Returns: How many replies were replaced.
+    @discardableResult
+    func withdraw(repliesTo addresses: Set<String>, with error: (String) -> WireError) -> Int {
+        state.withLock { state in
+            guard state.collecting, !state.batch.isEmpty, !addresses.isEmpty else { return 0 }
+            let payload = state.batch.payload
+            guard let envelopes = try? Batch.envelopes(in: payload) else { return 0 }
+            var rebuilt = BatchBuilder(reservingCapacity: payload.count)
+            var replaced = 0
+            for envelope in envelopes {
+                let address = String(decoding: payload[envelope.address], as: UTF8.self)
+                if envelope.kind == .state || envelope.kind == .accepted, addresses.contains(address) {
+                    rebuilt.append(kind: .error, flags: [], correlation: envelope.correlation, address: payload[envelope.address],
+                                   payload: error(address).payload)
+                    replaced += 1
+                } else {
+                    rebuilt.append(envelope, from: payload, correlation: envelope.correlation)
+                }
+            }
+            if replaced > 0 { state.batch = rebuilt }
+            return replaced
+        }
+    }
+
     func end(socket: SocketID, via loop: WorkerLoop) {
         state.withLock { state in
             state.collecting = false

@@ -33,7 +33,8 @@ extension WorkerRuntime {
         guard !leaving.isEmpty else { return }
         // What they ran since the last commit goes to the store before they leave.
         commitTurn()
-        for (address, instance, verdict) in leaving {
+        // One the commit found moved to another worker has left already (``dropMoved(_:)``).
+        for (address, instance, verdict) in leaving where instances[address] === instance {
             instance.passivate()
             instances[address] = nil
             switch verdict {

@@ -73,19 +73,74 @@ extension WorkerRuntime {
         let (commit, failures) = StoreCommit.gathering(writes, ended: ended, flush: core.commitFlush,
                                                        time: { wallMs })
         for failure in failures { log.error("\(failure)") }
-        do {
-            let started = link.metrics.isOn ? WorkerMetrics.nanoseconds() : 0
-            try store.commit(commit)
-            if started != 0 {
-                link.metrics.storeCommit(seconds: Double(WorkerMetrics.nanoseconds() &- started) / 1e9, writes: commit.writeCount)
-            }
-        } catch {
-            failed(.storeWrite(error.message))
-        }
+        commitRefusingMoved(commit, to: store)
         // Old journal entries that hold the store's space back go once their machines write a
         // record, at a later commit.
         for address in store.journalLaggards(limit: Self.laggardsPerCommit) {
             instances[address]?.writeRecordNext()
+        }
+    }
+
+    /// Commits `commit`. A shared store that refuses some of its machines as another worker's
+    /// (handoff) gets it again without them, until it lands or refuses nothing it names; those
+    /// machines leave this worker (``WorkerCore/movedAway(_:why:)``). Any other failure is the
+    /// core's to rule on (``WorkerFailure/storeWrite(_:)``).
+    private func commitRefusingMoved(_ commit: StoreCommit, to store: any MachineStore) {
+        var commit = commit
+        var moved: Set<String> = []
+        var why = ""
+        while true {
+            do {
+                let started = link.metrics.isOn ? WorkerMetrics.nanoseconds() : 0
+                if !commit.isEmpty { try store.commit(commit) }
+                if started != 0 {
+                    link.metrics.storeCommit(seconds: Double(WorkerMetrics.nanoseconds() &- started) / 1e9, writes: commit.writeCount)
+                }
+                break
+            } catch {
+                // Each round leaves out at least one more address: it ends.
+                guard let refused = commit.refusedAddresses(in: error) else { return failed(.storeWrite(error.message)) }
+                moved.formUnion(refused)
+                why = "the shared store refused this worker's write: " + error.message
+                commit = commit.excluding(refused)
+            }
+        }
+        if !moved.isEmpty { run(core.movedAway(moved, why: why)) }
+    }
+
+    /// Drops the instances another worker owns now (``WorkerAction/dropMoved(_:)``): out of
+    /// memory without a write (their timers with them), their replies held in this turn
+    /// answered `unavailable`.
+    func dropMoved(_ addresses: [String]) {
+        for address in addresses {
+            recovery.waiting[address] = nil
+            guard let instance = instances[address] else { continue }
+            instance.passivate()
+            instances[address] = nil
+        }
+        link.outbound.withdraw(repliesTo: Set(addresses)) { address in
+            WireError(.unavailable, "instance \(address) moved to another worker of its pool (handoff); what it ran here was not "
+                      + "committed: retry", address: address)
+        }
+        scheduleWake()
+    }
+
+    /// Drops the in-memory keyed instances of handoff machines that the shared store says
+    /// another worker owns now (``WorkerAction/checkOwnership``). A store that cannot answer
+    /// leaves them: their next write is refused and drops them then.
+    func checkOwnership() {
+        guard let store else { return }
+        let handoff = Set(core.placed.values.filter { $0.handoff == true && $0.keyed }.map(\.name))
+        let held = instances.keys.filter { MachineAddress.hasKey($0) && handoff.contains(MachineAddress.machine(of: $0)) }
+        guard !held.isEmpty else { return }
+        do {
+            let moved = try store.movedAway(among: held)
+            run(core.movedAway(moved, why: "another worker adopted it while this one was lost to the coordinator"))
+        } catch {
+            log.warning("""
+                could not ask the shared store which instances moved while this worker was lost: \(error.message); \
+                each is dropped when its next write is refused
+                """)
         }
     }
 
@@ -221,6 +276,8 @@ extension WorkerRuntime {
             for (address, instance) in instances { instance.setWatched(observation.watches("state:" + address)) }
         case .quarantine(let quarantined):
             adoptPatterns(quarantined.patterns)
+        case .release(let release):
+            self.release(release, address: address)
         case .act(let actions):
             run(actions)
         case .deadLetters(let request):
@@ -264,8 +321,9 @@ extension WorkerRuntime {
             existing.touch(sweep)
             return existing
         }
+        let name = MachineAddress.machine(of: address)
         let machine = try core.placement(of: address, spawning: spawning || recovery.waiting[address] != nil
-                                                                   || core.passivation.passivates(MachineAddress.machine(of: address)))
+                                                                   || core.passivation.passivates(name) || core.placed[name]?.handoff == true)
         if let restored = restoreIfWaiting(address) {
             recovery.restoredOnDemand(now: .now, turn: recoveryTurn)
             restored.touch(sweep)
@@ -276,6 +334,12 @@ extension WorkerRuntime {
         if let restored = restorePassivated(address) {
             restored.touch(sweep)
             return restored
+        }
+        // A keyed instance that may have lived on another worker of the pool comes from there,
+        // for a read too (it was spawned there).
+        if let adopted = adoptHandedOff(address) {
+            adopted.touch(sweep)
+            return adopted
         }
         guard spawning || !MachineAddress.hasKey(address) else {
             throw WireError(.unknownMachine, "instance \(address) has not been spawned; keyed instances start with their first event",

@@ -195,6 +195,10 @@ actor WorkerRuntime {
                 stopInstance(address)
             case .timeOutLocalCalls(let timeouts):
                 timeOut(timeouts)
+            case .dropMoved(let addresses):
+                dropMoved(addresses)
+            case .checkOwnership:
+                checkOwnership()
             case .log(let level, let text):
                 log.log(level: level, "\(text)")
             case .exit(let reason):

@@ -1,0 +1,127 @@
+import GroveCluster
+@_spi(GroveInternal) import GroveWire
+
+// Handoff (issue 37): a pool worker lost for longer than `durability.handoff.graceMs` has its
+// keyed durable instances placed on the pool's other workers, which adopt them from the shared
+// store (claiming them, so the lost worker's later writes are refused there). When it registers
+// again, each worker that adopted some is told to release them; they are routed nowhere until it
+// says they left, then to their own worker again. No instance is routed to two workers at once.
+// The state is `HandoffBook`; the clock is the ticks'.
+
+extension CoordinatorCore {
+    /// The worker instance that hosts the instance of `spec` at `key` now: the topology's
+    /// placement, unless handoff moved it. `nil` as ``Topology/placement(ofMachine:key:)``.
+    func host(of spec: Topology.MachineSpec, key: String?) -> String? {
+        guard let home = topology.placement(ofMachine: spec.name, key: key) else { return nil }
+        guard !handoff.isIdle, let key else { return home }
+        if let releasing = handoff.releasing[spec.name + "/" + key] { return releasing }
+        guard handoff.handedOff.contains(home), topology.handsOff(spec) else { return home }
+        let live = topology.instances(of: spec.worker).filter { !handoff.handedOff.contains($0) }
+        // Every worker of the pool handed off: the instance waits for its own, as without handoff.
+        return topology.placement(ofKey: key, among: live) ?? home
+    }
+
+    /// Why a client's request for `address` (placed on worker `worker`) waits: its instance is
+    /// being released by the worker that adopted it. `nil` when it may go.
+    func handoffRefusal(_ address: String) -> WireError? {
+        guard let releasing = handoff.releasing[address] else { return nil }
+        return WireError(.unavailable, "machine '\(address)' is being handed back from worker \(releasing) to its own worker, "
+                         + "which registered again; retry shortly", address: address)
+    }
+
+    /// Notes that a request for `address` went to `worker`: when that is not its own worker,
+    /// the instance is adopted there, and released when its own comes back.
+    mutating func noteHost(_ address: String, worker: Int) {
+        let parsed = MachineAddress(address)
+        guard let key = parsed.key, let spec = topology.machine(named: parsed.machine), spec.keyed,
+              let home = topology.placement(ofMachine: spec.name, key: key) else { return }
+        let name = workerNames[worker]
+        if name == home {
+            handoff.adopted[address] = nil
+        } else {
+            handoff.adopted[address] = name
+        }
+    }
+
+    /// At each tick: the grace of workers lost since the last one starts; workers lost past
+    /// their grace are handed off.
+    mutating func handoffTick(now: ContinuousClock.Instant) -> [CoordinatorAction] {
+        guard let grace = handoff.grace else { return [] }
+        for name in handoff.justLost where workers[name]?.registered == false && handsOffAny(name) {
+            handoff.lostSince[name] = now
+        }
+        handoff.justLost.removeAll()
+        var actions: [CoordinatorAction] = []
+        for (name, since) in handoff.lostSince.sorted(by: { $0.key < $1.key }) where now - since >= grace {
+            handoff.lostSince[name] = nil
+            handoff.handedOff.insert(name)
+            registrations += 1
+            guard let group = workers[name]?.group else { continue }
+            let live = topology.instances(of: group).filter { !handoff.handedOff.contains($0) }
+            actions.append(.warn("worker \(name) was lost for more than durability.handoff.graceMs (\(grace.wholeMilliseconds) ms): "
+                + (live.isEmpty ? "every worker of group '\(group)' is lost, so its keyed instances wait for it"
+                    : "its keyed durable instances are placed on \(live.joined(separator: ", ")) until it registers again")))
+        }
+        return actions
+    }
+
+    /// Whether worker `name`'s group holds a machine that hands off.
+    func handsOffAny(_ name: String) -> Bool {
+        guard let group = workers[name]?.group else { return false }
+        return topology.machines.contains { $0.worker == group && topology.handsOff($0) }
+    }
+
+    /// Worker `name` was lost: its grace starts at the next tick. What it adopted is placed
+    /// anew (its claims in the store are taken over as any lost worker's), and what it was
+    /// releasing is free for its own worker.
+    mutating func handoffLost(_ name: String) {
+        guard handoff.grace != nil else { return }
+        handoff.justLost.insert(name)
+        handoff.adopted = handoff.adopted.filter { $0.value != name }
+        handoff.releasing = handoff.releasing.filter { $0.value != name }
+    }
+
+    /// Worker `name` registered: its own instances come back to it. Those other workers
+    /// adopted meanwhile are released first: the `release` messages to send.
+    mutating func handoffRegistered(_ name: String) -> [CoordinatorAction] {
+        handoff.justLost.remove(name)
+        handoff.lostSince[name] = nil
+        guard handoff.handedOff.remove(name) != nil else { return [] }
+        var byWorker: [String: [String]] = [:]
+        for (address, worker) in handoff.adopted {
+            let parsed = MachineAddress(address)
+            guard topology.placement(ofMachine: parsed.machine, key: parsed.key) == name else { continue }
+            handoff.adopted[address] = nil
+            // A worker lost meanwhile holds nothing live; the store fences what it still has.
+            guard workers[worker]?.registered == true else { continue }
+            handoff.releasing[address] = worker
+            byWorker[worker, default: []].append(address)
+        }
+        var actions: [CoordinatorAction] = []
+        for (worker, addresses) in byWorker.sorted(by: { $0.key < $1.key }) {
+            let sorted = addresses.sorted()
+            for start in stride(from: 0, to: sorted.count, by: HandoffRelease.pageSize) {
+                let page = Array(sorted[start..<min(start + HandoffRelease.pageSize, sorted.count)])
+                guard let payload = try? WireJSON.encode(HandoffRelease(addresses: page)) else { continue }
+                actions.append(.toWorker(worker, WireMessage(Header(.release), address: worker, payload: payload)))
+            }
+        }
+        return actions
+    }
+
+    /// A worker's answer to `release`: the instances it let go of are routed to their own
+    /// worker from now on. Addresses it was not asked to release are ignored.
+    mutating func released(_ message: WireMessage, by worker: Int) -> [CoordinatorAction] {
+        let name = workerNames[worker]
+        guard let answer = try? WireJSON.decode(HandoffRelease.self, from: message.payload, code: .malformedFrame) else {
+            return [.warn("worker \(name) sent a release answer that does not decode; is it the same Grove version?")]
+        }
+        var freed = 0
+        for address in answer.addresses where handoff.releasing[address] == name {
+            handoff.releasing[address] = nil
+            freed += 1
+        }
+        if freed > 0 { registrations += 1 }
+        return []
+    }
+}

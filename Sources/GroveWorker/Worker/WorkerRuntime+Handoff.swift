@@ -1,0 +1,48 @@
+import GroveCluster
+@_spi(GroveInternal) import GroveWire
+
+// Handoff (issue 37), the releasing side: instances this worker adopted while their own worker
+// was lost go back once it registers again. The coordinator routes nothing to them meanwhile;
+// this writes what they ran, lets them leave memory as passivation does, and says so.
+
+extension WorkerRuntime {
+    /// The instance at `address` claimed from the shared store, when its machine hands off
+    /// (the welcome says) and the store holds its record: made this worker's in the store, so
+    /// the worker that held it before can no longer write it, and restored as recovery does.
+    /// Nil otherwise: a key never written starts afresh.
+    func adoptHandedOff(_ address: String) -> (any HostedMachine)? {
+        let name = MachineAddress.machine(of: address)
+        guard let store, let machine = core.placed[name], machine.handoff == true else { return nil }
+        let record: MachineRecord?
+        do {
+            record = try store.claim(address)
+        } catch {
+            failed(.journalRead(address: address, "it could not be claimed from the shared store: " + error.message))
+            return nil
+        }
+        guard let record, record.type == machine.type else { return nil }
+        recovery.waiting[address] = record
+        return restoreIfWaiting(address)
+    }
+
+    /// Writes the instances `release` names that are here, lets them leave memory (their
+    /// timers with them: their own worker wakes them), and answers `release` with every
+    /// address named, those not here included (nothing of them is live here).
+    /// - Parameter address: The message's address, this worker's name.
+    func release(_ release: HandoffRelease, address: String) {
+        let here = release.addresses.filter { instances[$0] != nil }
+        // What they ran since the last commit goes to the store before they leave.
+        if !here.isEmpty { commitTurn() }
+        for address in here {
+            instances[address]?.passivate()
+            instances[address] = nil
+        }
+        // A passivated one waits for a timer here no more: its own worker keeps it now.
+        for address in release.addresses { core.passivation.cameBack(address) }
+        scheduleWake()
+        log.notice("released instances to their own worker", metadata: ["released": "\(here.count)",
+                                                                       "named": "\(release.addresses.count)"])
+        guard let payload = try? WireJSON.encode(release) else { return }
+        link.send(.release, address: address, payload: payload)
+    }
+}

@@ -1,0 +1,217 @@
+@testable import GroveCluster
+@testable import GroveCoordinator
+@_spi(GroveInternal) import GroveWire
+import Testing
+
+/// Handoff in the coordinator's core (issue 37): a pool worker lost past the grace period has
+/// its keyed durable instances placed on the pool's live workers; when it registers again they
+/// are released there first, refused meanwhile, then routed home. Times come from the ticks.
+@Suite(.timeLimit(.minutes(2))) struct CoordinatorCoreHandoffTests {
+    static func topology(handoff: Bool = true) -> Topology {
+        Topology(
+            name: "handoff",
+            coordinator: .init(clients: "inproc://clients", workers: "inproc://workers", events: "inproc://events"),
+            workers: [.init(name: "edge"), .init(name: "data", count: 3)],
+            machines: [
+                .init(name: "auth", type: "AuthFlow", worker: "edge"),
+                .init(name: "counter", type: "Counter", worker: "data", keyed: true, durability: .state),
+                .init(name: "scratch", type: "Sink", worker: "data", keyed: true),
+            ],
+            // Silence is not what these tests are about: no worker is lost for it.
+            heartbeat: .init(intervalMs: 250, timeoutMs: 600_000),
+            durability: .init(postgres: .init(url: "postgres://grove@127.0.0.1:5432/grove"),
+                              handoff: handoff ? .init(graceMs: 1000) : nil))
+    }
+
+    /// A key of `machine` the topology places on `worker`.
+    static func key(on worker: String, of machine: String = "counter", in topology: Topology = topology()) throws -> String {
+        try #require((0..<200).map { "k\($0)" }.first { topology.placement(ofMachine: machine, key: $0) == worker })
+    }
+
+    static func registration(_ worker: String) -> Registration {
+        worker == "edge"
+            ? Registration(worker: worker, pid: 101, machineTypes: ["AuthFlow"], ioHandlers: [])
+            : Registration(worker: worker, pid: 200 + Int32(worker.last!.wholeNumberValue!), machineTypes: ["Counter", "Sink"], ioHandlers: [])
+    }
+
+    struct Fixture {
+        var core: CoordinatorCore
+        let t0 = ContinuousClock.now
+        var correlation: UInt64 = 0
+
+        init(topology: Topology = CoordinatorCoreHandoffTests.topology()) {
+            core = CoordinatorCore(topology: topology, eventsEndpoint: "inproc://events")
+        }
+
+        @discardableResult
+        mutating func register(_ name: String, at seconds: Double = 0) -> [CoordinatorAction] {
+            let payload = try! WireJSON.encode(CoordinatorCoreHandoffTests.registration(name))
+            return core.fromWorker(Array(name.utf8), WireMessage(Header(.register), address: name, payload: payload).frames[...],
+                                   now: t0 + .seconds(seconds))
+        }
+
+        mutating func tick(at seconds: Double) -> [CoordinatorAction] {
+            core.tick(now: t0 + .seconds(seconds))
+        }
+
+        /// Where an event for `address` goes: the worker it is forwarded to, or the error code
+        /// and message it is refused with.
+        mutating func send(to address: String) -> Result<String, WireError> {
+            correlation += 1
+            let actions = core.fromClient(Array("client".utf8), WireMessage(Header(.event, correlation: correlation), address: address,
+                                                                            payload: Array(#"{"go":{}}"#.utf8)).frames[...])
+            for action in actions {
+                switch action {
+                case .toWorker(let worker, let message) where message.header.kind == .event:
+                    // Answered, so the worker's queue does not fill.
+                    _ = core.fromWorker(Array(worker.utf8), WireMessage(Header(.state, correlation: message.header.correlation),
+                                                                        address: address, payload: Array("{}".utf8)).frames[...],
+                                        now: t0)
+                    return .success(worker)
+                case .toClient(_, let message) where message.header.kind == .error:
+                    return .failure((try? WireJSON.decode(WireError.self, from: message.payload)) ?? WireError(.malformedFrame, "?"))
+                default:
+                    continue
+                }
+            }
+            return .failure(WireError(.malformedFrame, "no answer in \(actions)"))
+        }
+
+        mutating func released(_ addresses: [String], by worker: String) -> [CoordinatorAction] {
+            let payload = try! WireJSON.encode(HandoffRelease(addresses: addresses))
+            return core.fromWorker(Array(worker.utf8), WireMessage(Header(.release), address: worker, payload: payload).frames[...],
+                                   now: t0)
+        }
+    }
+
+    static func releases(in actions: [CoordinatorAction]) -> [String: [String]] {
+        var found: [String: [String]] = [:]
+        for case .toWorker(let worker, let message) in actions where message.header.kind == .release {
+            found[worker, default: []] += (try? WireJSON.decode(HandoffRelease.self, from: message.payload).addresses) ?? []
+        }
+        return found
+    }
+
+    @Test func instancesOfALostWorkerMoveOnlyOnceTheGracePeriodIsOver() throws {
+        var fixture = Fixture()
+        for name in ["edge", "data-1", "data-2", "data-3"] { fixture.register(name) }
+        let key = try Self.key(on: "data-1")
+        #expect(try fixture.send(to: "counter/\(key)").get() == "data-1")
+
+        _ = fixture.core.lose("data-1", reason: "killed", cause: .exited)
+        _ = fixture.tick(at: 0.1)  // the grace starts here
+        #expect(fixture.send(to: "counter/\(key)").failureCode == .unavailable)
+        #expect(fixture.tick(at: 1.05).isEmpty == false)  // heartbeats only
+        #expect(fixture.send(to: "counter/\(key)").failureCode == .unavailable)
+
+        let over = fixture.tick(at: 1.1)
+        #expect(over.contains { if case .warn(let text) = $0 { text.contains("worker data-1 was lost for more than") } else { false } })
+        let interim = try #require(Self.topology().placement(ofKey: key, among: ["data-2", "data-3"]))
+        #expect(try fixture.send(to: "counter/\(key)").get() == interim)
+        // The same choice every time, and the other workers' own instances stay where they are.
+        #expect(try fixture.send(to: "counter/\(key)").get() == interim)
+        let own = try Self.key(on: "data-2")
+        #expect(try fixture.send(to: "counter/\(own)").get() == "data-2")
+        // A machine that keeps nothing (durability none) has no state to move: it waits.
+        let scratch = try Self.key(on: "data-1", of: "scratch")
+        #expect(fixture.send(to: "scratch/\(scratch)").failureCode == .unavailable)
+    }
+
+    @Test func aWorkerBackWithinTheGracePeriodKeepsItsInstances() throws {
+        var fixture = Fixture()
+        for name in ["edge", "data-1", "data-2", "data-3"] { fixture.register(name) }
+        let key = try Self.key(on: "data-1")
+        _ = fixture.core.lose("data-1", reason: "killed", cause: .exited)
+        _ = fixture.tick(at: 0.1)
+        let back = fixture.register("data-1", at: 0.5)
+        #expect(Self.releases(in: back).isEmpty)
+        _ = fixture.tick(at: 5)
+        #expect(try fixture.send(to: "counter/\(key)").get() == "data-1")
+    }
+
+    @Test func aReturningWorkerGetsItsInstancesBackOnlyAfterTheyAreReleased() throws {
+        var fixture = Fixture()
+        for name in ["edge", "data-1", "data-2", "data-3"] { fixture.register(name) }
+        let key = try Self.key(on: "data-1")
+        let address = "counter/\(key)"
+        _ = fixture.core.lose("data-1", reason: "killed", cause: .exited)
+        _ = fixture.tick(at: 0.1)
+        _ = fixture.tick(at: 1.2)
+        let interim = try fixture.send(to: address).get()
+
+        let back = fixture.register("data-1", at: 2)
+        #expect(Self.releases(in: back) == [interim: [address]])
+        let held = fixture.send(to: address)
+        #expect(held.failureCode == .unavailable)
+        #expect(held.failureMessage.contains("being handed back from worker \(interim)"))
+
+        // Only the worker asked may answer; another's word frees nothing.
+        let other = interim == "data-2" ? "data-3" : "data-2"
+        _ = fixture.released([address], by: other)
+        #expect(fixture.send(to: address).failureCode == .unavailable)
+
+        _ = fixture.released([address], by: interim)
+        #expect(try fixture.send(to: address).get() == "data-1")
+    }
+
+    @Test func aReleasingWorkerThatIsLostFreesWhatItReleased() throws {
+        var fixture = Fixture()
+        for name in ["edge", "data-1", "data-2", "data-3"] { fixture.register(name) }
+        let address = "counter/\(try Self.key(on: "data-1"))"
+        _ = fixture.core.lose("data-1", reason: "killed", cause: .exited)
+        _ = fixture.tick(at: 0.1)
+        _ = fixture.tick(at: 1.2)
+        let interim = try fixture.send(to: address).get()
+        _ = fixture.register("data-1", at: 2)
+        #expect(fixture.send(to: address).failureCode == .unavailable)
+        // Lost, it holds nothing live; the store fences whatever it still writes.
+        _ = fixture.core.lose(interim, reason: "killed", cause: .exited)
+        #expect(try fixture.send(to: address).get() == "data-1")
+    }
+
+    @Test func aPoolWithEveryWorkerHandedOffWaitsForItsOwn() throws {
+        var fixture = Fixture()
+        for name in ["edge", "data-1", "data-2", "data-3"] { fixture.register(name) }
+        let address = "counter/\(try Self.key(on: "data-1"))"
+        for name in ["data-1", "data-2", "data-3"] { _ = fixture.core.lose(name, reason: "killed", cause: .exited) }
+        _ = fixture.tick(at: 0.1)
+        let over = fixture.tick(at: 1.2)
+        #expect(over.contains { if case .warn(let text) = $0 { text.contains("every worker of group 'data' is lost") } else { false } })
+        #expect(fixture.send(to: address).failureCode == .unavailable)
+    }
+
+    @Test func withoutHandoffALostWorkersInstancesWait() throws {
+        let topology = Self.topology(handoff: false)
+        var fixture = Fixture(topology: topology)
+        for name in ["edge", "data-1", "data-2", "data-3"] { fixture.register(name) }
+        let address = "counter/\(try Self.key(on: "data-1", in: topology))"
+        _ = fixture.core.lose("data-1", reason: "killed", cause: .exited)
+        _ = fixture.tick(at: 0.1)
+        _ = fixture.tick(at: 100)
+        #expect(fixture.send(to: address).failureCode == .unavailable)
+    }
+
+    @Test func anAdoptingWorkerSpeaksForWhatItAdopted() throws {
+        var fixture = Fixture()
+        for name in ["edge", "data-1", "data-2", "data-3"] { fixture.register(name) }
+        let address = "counter/\(try Self.key(on: "data-1"))"
+        _ = fixture.core.lose("data-1", reason: "killed", cause: .exited)
+        _ = fixture.tick(at: 0.1)
+        _ = fixture.tick(at: 1.2)
+        let interim = try fixture.send(to: address).get()
+        let change = try WireJSON.encode(StateChange(address: address, worker: interim, state: .object([:])))
+        let actions = fixture.core.fromWorker(Array(interim.utf8), WireMessage(Header(.stateChanged), address: address, payload: change).frames[...],
+                                              now: fixture.t0)
+        #expect(actions.contains { if case .publish(let topic, _) = $0 { topic == "state:" + address } else { false } })
+    }
+}
+
+extension Result where Success == String, Failure == WireError {
+    var failureCode: WireError.Code? {
+        if case .failure(let error) = self { error.code } else { nil }
+    }
+
+    var failureMessage: String {
+        if case .failure(let error) = self { error.message } else { "" }
+    }
+}
