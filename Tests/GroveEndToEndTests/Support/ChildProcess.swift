@@ -133,15 +133,24 @@ func runCommand(_ executable: URL, _ arguments: [String], in directory: URL, tim
                 environment: [String: String] = [:]) async throws -> CommandResult {
     let child = try await ChildProcess(executable, arguments, outputIn: directory, label: executable.lastPathComponent,
                                        environment: environment)
-    defer {
-        try? FileManager.default.removeItem(at: child.stdoutURL)
-        try? FileManager.default.removeItem(at: child.stderrURL)
+    return try await child.result(within: timeout, what: child.arguments.joined(separator: " "))
+}
+
+extension ChildProcess {
+    /// Waits for the process to finish and gives what it printed, its output files removed.
+    /// - Throws: ``HarnessError`` naming `what` when it is still running after `timeout` (it is
+    ///   killed then).
+    func result(within timeout: Duration, what: String) async throws -> CommandResult {
+        defer {
+            try? FileManager.default.removeItem(at: stdoutURL)
+            try? FileManager.default.removeItem(at: stderrURL)
+        }
+        guard let status = await waitForExit(timeout: timeout) else {
+            await stopped(grace: .milliseconds(200))
+            throw HarnessError("\(what) did not finish within \(timeout); stderr: \(stderr)")
+        }
+        return CommandResult(status: status, stdout: stdout, stderr: stderr)
     }
-    guard let status = await child.waitForExit(timeout: timeout) else {
-        await child.stopped(grace: .milliseconds(200))
-        throw HarnessError("\(child.arguments.joined(separator: " ")) did not finish within \(timeout); stderr: \(child.stderr)")
-    }
-    return CommandResult(status: status, stdout: child.stdout, stderr: child.stderr)
 }
 
 /// Runs blocking work (waiting for processes, sleeping between polls) on a thread of its own,

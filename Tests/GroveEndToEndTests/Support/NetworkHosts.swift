@@ -144,15 +144,7 @@ final class NetworkHosts: Sendable {
              environment: [String: String] = [:]) async throws -> CommandResult {
         let child = try await start(executable, arguments, on: name, outputIn: directory, label: executable.lastPathComponent,
                                     environment: environment)
-        defer {
-            try? FileManager.default.removeItem(at: child.stdoutURL)
-            try? FileManager.default.removeItem(at: child.stderrURL)
-        }
-        guard let status = await child.waitForExit(timeout: timeout) else {
-            await child.stopped(grace: .milliseconds(200))
-            throw HarnessError("\(executable.lastPathComponent) \(arguments.joined(separator: " ")) on \(name) did not finish within \(timeout); stderr: \(child.stderr)")
-        }
-        return CommandResult(status: status, stdout: child.stdout, stderr: child.stderr)
+        return try await child.result(within: timeout, what: "\(executable.lastPathComponent) \(arguments.joined(separator: " ")) on \(name)")
     }
 
     /// Stops every process started on the hosts (SIGTERM, SIGKILL after two seconds), then any
