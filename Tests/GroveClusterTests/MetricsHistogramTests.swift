@@ -149,14 +149,19 @@ struct MetricsHistogramTests {
         metrics.turn(on: true)
         let clock = try #require(metrics.transitionClock(type: "Counter"))
         #expect(metrics.transitionClock(type: "Counter") === clock)
-        clock.start()
-        clock.stop()
-        clock.stop()  // a stop without a start counts nothing
+        // Two hosts of the type, their transitions overlapping on two threads: each is timed
+        // from its own start (one shared start lost the first and timed the second twice over).
+        let first = TransitionStart(), second = TransitionStart()
+        first.mark()
+        second.mark()
+        clock.record(since: first)
+        clock.record(since: second)
+        clock.record(since: second)  // an end without a start counts nothing
         let report = try #require(WireJSON.decodeQuickly(MetricsReport.self, from: metrics.takeReport(types: [:])))
         let histogram = try #require(report.histograms?.first)
         #expect(histogram.name == HistogramBounds.transitionSeconds)
         #expect(histogram.labels == ["machine_type": "Counter"])
-        #expect(histogram.buckets.reduce(0, +) == 1)
+        #expect(histogram.buckets.reduce(0, +) == 2)
         #expect(ReportedHistograms.problem(with: histogram) == nil)
         // Taken: the next heartbeat carries none.
         #expect(WireJSON.decodeQuickly(MetricsReport.self, from: metrics.takeReport(types: [:]))?.histograms == nil)

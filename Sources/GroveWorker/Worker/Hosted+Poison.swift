@@ -19,15 +19,18 @@ extension Hosted {
 
     /// `inner` (the flight recorder's, or none) with the transition timed on `clock` around it,
     /// for the metrics' `grove_worker_transition_seconds`.
+    /// The start is the host's own: a host runs one transition at a time, while the hosts of
+    /// one type that share `clock` may run theirs at once on several threads.
     static func timing(_ inner: RunRecorder<M>?, on clock: TransitionClock) -> RunRecorder<M> {
-        guard let inner else { return RunRecorder(willRun: { _, _, _ in clock.start() }, didRun: { clock.stop() }) }
+        let started = TransitionStart()
+        guard let inner else { return RunRecorder(willRun: { _, _, _ in started.mark() }, didRun: { clock.record(since: started) }) }
         return RunRecorder(
             willRun: { event, origin, token in
                 inner.willRun(event, origin, token)
-                clock.start()
+                started.mark()
             },
             didRun: {
-                clock.stop()
+                clock.record(since: started)
                 inner.didRun()
             })
     }

@@ -106,29 +106,31 @@ final class WorkerMetrics: Sendable {
 /// lock and an add per transition; its hosts run on the worker's loop, so it is not contended
 /// but by the heartbeat that takes the counts.
 final class TransitionClock: Sendable {
-    private struct State {
-        var started: UInt64 = 0
-        var seconds = HistogramCounts(bounds: HistogramBounds.byName[HistogramBounds.transitionSeconds]!)
-    }
+    private let seconds = Mutex(HistogramCounts(bounds: HistogramBounds.byName[HistogramBounds.transitionSeconds]!))
 
-    private let state = Mutex(State())
-
-    func start() {
+    /// A transition that began at `start` ended now: one sample, one lock. A start never
+    /// marked, or marked by a clock that went back, is not counted.
+    func record(since start: TransitionStart) {
         let now = WorkerMetrics.nanoseconds()
-        state.withLock { $0.started = now }
-    }
-
-    func stop() {
-        let now = WorkerMetrics.nanoseconds()
-        state.withLock { state in
-            guard state.started != 0, now >= state.started else { return }
-            state.seconds.record(Double(now - state.started) / 1e9)
-            state.started = 0
-        }
+        let began = start.take()
+        guard began != 0, now >= began else { return }
+        seconds.withLock { $0.record(Double(now - began) / 1e9) }
     }
 
     /// What was counted since the last take, nil when nothing was.
     func take() -> (buckets: [Int], sum: Double)? {
-        state.withLock { state in state.seconds.isEmpty ? nil : state.seconds.take() }
+        seconds.withLock { seconds in seconds.isEmpty ? nil : seconds.take() }
     }
+}
+
+/// When one host's transition under way began: written and read by that host only (its
+/// transitions run one at a time, possibly on different threads one after another), so a
+/// relaxed atomic is enough.
+final class TransitionStart: Sendable {
+    private let nanoseconds = Atomic<UInt64>(0)
+
+    func mark() { nanoseconds.store(WorkerMetrics.nanoseconds(), ordering: .relaxed) }
+
+    /// The mark, cleared.
+    func take() -> UInt64 { nanoseconds.exchange(0, ordering: .relaxed) }
 }
