@@ -20,7 +20,9 @@ extension EndToEnd {
         /// Sends the trapping event and waits for the supervisor to bring `w` back as a new process.
         static func crashWorker(_ cluster: Cluster) async throws {
             let before = try await cluster.workerPID("w")
-            let sent = try await cluster.fsmSend(["send", "crashy", "crashWorkerForTesting"])
+            // Sent once: fsm-send resends a lost event with its key by default, and a trapping
+            // event resent crashes the worker again (quarantine then stops it).
+            let sent = try await cluster.fsmSend(["send", "crashy", "crashWorkerForTesting", "--no-retry"])
             #expect(sent.status != 0, "the trapping event was answered: \(sent)")
             try await waitUntil("w to come back as a new process", timeout: .seconds(30)) {
                 (try? await cluster.workerPID("w")).map { $0 != before } ?? false
