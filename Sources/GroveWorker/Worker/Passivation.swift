@@ -74,6 +74,14 @@ struct Passivation {
         nextSweep = now + period
     }
 
+    /// The machines of `machines` whose keyed instances may rest in the store: keyed, durable,
+    /// with a `passivateAfterMs`. Recovery at start leaves those holding only their state
+    /// there (``MachineStore/records(leavingResting:)``), and the coordinator is told them from
+    /// the store (``WorkerRuntime/reportInstances()``).
+    static func resting(_ machines: [Welcome.HostedMachine]) -> Set<String> {
+        Set(machines.filter { $0.keyed && ($0.durability ?? .none) != .none && ($0.passivateAfterMs ?? 0) > 0 }.map(\.name))
+    }
+
     /// Whether a sweep is due at `now`; if so it begins (its number goes up by one) and the
     /// next is scheduled.
     mutating func sweepBegins(now: ContinuousClock.Instant) -> Bool {
