@@ -91,6 +91,30 @@ struct Passivation {
         return true
     }
 
+    /// Instances judged per tick of the worker, at most: a sweep over a million live instances
+    /// goes on over many ticks, so that no turn of the loop judges them all (each judgement asks
+    /// the instance's host) and heartbeats and messages run between.
+    static let judgedPerTick = 16_384
+
+    /// The addresses the sweep under way has still to judge, the next last.
+    private(set) var walk: [String] = []
+
+    /// The addresses to judge at this tick: at most `perTick` of the sweep under way, from where
+    /// the last tick stopped; when none is under way and one is due at `now`, it begins with
+    /// the addresses `live` names then (read only then). A sweep does not begin before the last
+    /// one's walk is over: sweeps that take longer than ``period`` only make instances leave
+    /// later, never sooner (an instance last reached `n` sweeps ago was still idle `n - 1`
+    /// periods at least).
+    mutating func toJudge(now: ContinuousClock.Instant, live: @autoclosure () -> [String], perTick: Int = judgedPerTick) -> [String] {
+        if walk.isEmpty {
+            guard sweepBegins(now: now) else { return [] }
+            walk = live()
+        }
+        let count = min(max(1, perTick), walk.count)
+        defer { walk.removeLast(count) }
+        return Array(walk.suffix(count))
+    }
+
     /// Whether `machine`'s instances may passivate at all.
     func passivates(_ machine: String) -> Bool { after[machine] != nil }
 
