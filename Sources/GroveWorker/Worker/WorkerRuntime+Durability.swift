@@ -17,10 +17,10 @@ extension WorkerRuntime {
         let started = ContinuousClock.now
         var records: [MachineRecord]
         let opened: any MachineStore
+        let resting = Passivation.resting(welcome.machines)
         do {
             opened = try openStore(welcome.store)
             store = opened
-            let resting = Passivation.resting(welcome.machines)
             records = try opened.records(leavingResting: resting)
             // The poison watch needs the record of each instance a death is counted against.
             if !resting.isEmpty { records += try suspects(in: opened, besides: records) }
@@ -33,7 +33,7 @@ extension WorkerRuntime {
         let placed = Dictionary(welcome.machines.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         let notPlaced = recovery.queue(records, placed: placed, running: { instances[$0] != nil })
         recovery.started = started
-        log.notice("\(recovery.beginningNotice(opened: ContinuousClock.now - started, notPlaced: notPlaced))")
+        log.notice("\(recovery.beginningNotice(opened: ContinuousClock.now - started, notPlaced: notPlaced, resting: resting))")
         recoverSome()
     }
 
