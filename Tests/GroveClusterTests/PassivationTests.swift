@@ -137,3 +137,53 @@ struct PassivationTests {
             .hasPrefix("passivated 5 idle instance(s): 5 written") == true)
     }
 }
+
+/// A sweep walks the live instances a bounded part per tick, resuming where it stopped.
+@Suite(.timeLimit(.minutes(2)))
+struct PassivationWalkTests {
+    let t0 = ContinuousClock.now
+
+    func adopted() -> Passivation {
+        var passivation = Passivation()
+        passivation.adopt([PassivationTests.counters], now: t0)
+        return passivation
+    }
+
+    @Test func aSweepJudgesAtMostSoManyPerTickAndResumesWhereItStopped() {
+        var passivation = adopted()
+        let live = ["counters/a", "counters/b", "counters/c", "counters/d", "counters/e"]
+        #expect(passivation.toJudge(now: t0 + .milliseconds(499), live: live, perTick: 2) == [])
+        // The sweep begins with the instances live then; later ticks do not read them again.
+        var judged = passivation.toJudge(now: t0 + .milliseconds(500), live: live, perTick: 2)
+        #expect(judged.count == 2)
+        var now = t0 + .milliseconds(1100)
+        var ticks = 1
+        repeat {
+            let part = passivation.toJudge(now: now, live: ["counters/late"], perTick: 2)
+            #expect(part.count <= 2)
+            judged += part
+            ticks += 1
+            // The sweep under way keeps its number while it walks, however long that takes.
+            #expect(passivation.sweep == 1)
+            now += .milliseconds(600)
+        } while !passivation.walk.isEmpty
+        #expect(ticks == 3)
+        #expect(judged.sorted() == live)
+        // The next begins at the next tick it is due, with the instances live then.
+        #expect(passivation.toJudge(now: now, live: ["counters/late"], perTick: 2) == ["counters/late"])
+        #expect(passivation.sweep == 2)
+    }
+
+    @Test func noSweepBeginsBeforeItIsDueAndAnEmptyOneEndsAtOnce() {
+        var passivation = adopted()
+        #expect(passivation.toJudge(now: t0 + .milliseconds(500), live: [], perTick: 2) == [])
+        #expect(passivation.sweep == 1)
+        #expect(passivation.toJudge(now: t0 + .milliseconds(600), live: ["counters/a"], perTick: 2) == [])
+        #expect(passivation.sweep == 1)
+        #expect(passivation.toJudge(now: t0 + .milliseconds(1000), live: ["counters/a"], perTick: 2) == ["counters/a"])
+        #expect(passivation.sweep == 2)
+        var none = Passivation()
+        none.adopt([PassivationTests.staying], now: t0)
+        #expect(none.toJudge(now: t0 + .seconds(3600), live: ["staying/a"]) == [])
+    }
+}

@@ -89,6 +89,9 @@ struct RecoveryScheduleTests {
         #expect(recovery.beginningNotice(opened: .milliseconds(20), notPlaced: 2)
             == "bringing back 3 durable instance(s) from the store (opened in 0.02 seconds); "
             + "2 stored instance(s) of machines not placed here durably are kept, not started")
+        #expect(recovery.beginningNotice(opened: .milliseconds(20), notPlaced: 0, resting: ["sessions", "carts"])
+            == "bringing back 3 durable instance(s) from the store (opened in 0.02 seconds); "
+            + "the idle keyed instances of carts, sessions stay in the store until their next message")
     }
 
     /// A turn that ends with messages parked was cut; one turn for them is scheduled, after a

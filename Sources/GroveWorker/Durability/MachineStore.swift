@@ -11,6 +11,14 @@ package import GroveWire
 package protocol MachineStore: AnyObject, Sendable {
     /// Every record stored, for recovery when the worker starts.
     func records() throws(StoreError) -> [MachineRecord]
+    /// Every record but those that may wait in the store for a message: a keyed instance of
+    /// one of `resting` (machines that passivate) whose record holds only its state
+    /// (``MachineRecord/holdsOnlyState``). What recovery at start brings back (issue 37): a
+    /// worker with a million idle keys stored restarts with only those that must run.
+    func records(leavingResting resting: Set<String>) throws(StoreError) -> [MachineRecord]
+    /// The address and type of every keyed instance of `machine` stored (for this worker):
+    /// what the coordinator is told a worker hosts, passivated instances included.
+    func keyedInstances(of machine: String) throws(StoreError) -> [StoredInstance]
     /// The record of `address`, or nil when there is none: how a passivated instance comes back.
     func record(of address: String) throws(StoreError) -> MachineRecord?
     /// The record of `address`, made this worker's in the same transaction whoever held it:
@@ -67,6 +75,16 @@ extension MachineStore {
 
     package func claim(_ address: String) throws(StoreError) -> MachineRecord? {
         try record(of: address)
+    }
+
+    /// Filters ``records()``: correct for a store without an index of its own.
+    package func records(leavingResting resting: Set<String>) throws(StoreError) -> [MachineRecord] {
+        try records().filter { !$0.mayRest(resting) }
+    }
+
+    /// Filters ``records()``: correct for a store without an index on addresses.
+    package func keyedInstances(of machine: String) throws(StoreError) -> [StoredInstance] {
+        try records().filter { KeyedRange(machine).contains($0.address) }.map { StoredInstance(address: $0.address, type: $0.type) }
     }
 
     package func movedAway(among addresses: [String]) throws(StoreError) -> Set<String> { [] }

@@ -12,6 +12,11 @@ extension PostgresMachineStore {
     ///
     /// Created under a transaction-scoped advisory lock, so workers starting together do not
     /// race; `IF NOT EXISTS` throughout, so creating is also checking.
+    /// A record that does not hold only its state, its first byte not 3 (an empty one too): the
+    /// condition of `grove_machines_to_run`; and one that does.
+    static let toRun = "(snapshot < '\\x03'::bytea OR snapshot >= '\\x04'::bytea)"
+    static let rests = "(snapshot >= '\\x03'::bytea AND snapshot < '\\x04'::bytea)"
+
     static let schema: [String] = [
         "SELECT pg_advisory_xact_lock(7306482610853)",
         """
@@ -29,6 +34,9 @@ extension PostgresMachineStore {
             PRIMARY KEY (topology, address))
         """,
         "CREATE INDEX IF NOT EXISTS grove_machines_owner ON grove_machines (topology, owner)",
+        // The records that must run at start (issue 37): all but those holding only their state
+        // (``MachineRecord/holdsOnlyState``, first byte 3). Built once on a database of before.
+        "CREATE INDEX IF NOT EXISTS grove_machines_to_run ON grove_machines (topology, owner) WHERE \(toRun)",
         """
         CREATE TABLE IF NOT EXISTS grove_journal (
             topology text NOT NULL, address text NOT NULL, sequence bigint NOT NULL,

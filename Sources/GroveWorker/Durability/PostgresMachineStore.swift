@@ -194,6 +194,39 @@ package final class PostgresMachineStore: MachineStore {
         }
     }
 
+    package func records(leavingResting resting: Set<String>) throws(StoreError) -> [MachineRecord] {
+        guard !resting.isEmpty else { return try records() }
+        let machines = resting.sorted()
+        // Those to run through the partial index, then the others not of a resting machine's
+        // keyed instances (read through the owner index).
+        let toRun = Self.toRun, rests = Self.rests
+        return try run("""
+            SELECT * FROM (SELECT address, type, snapshot, sequence FROM grove_machines
+                WHERE topology = \(topology) AND owner = \(worker) AND \(unescaped: toRun)
+            UNION ALL SELECT address, type, snapshot, sequence FROM grove_machines
+                WHERE topology = \(topology) AND owner = \(worker) AND \(unescaped: rests)
+                AND NOT (strpos(address, '/') > 0 AND split_part(address, '/', 1) = ANY(\(machines)))) AS r
+            ORDER BY address COLLATE "C"
+            """, doing: "read the machines to run of") { row in
+            let (address, type, snapshot, sequence) = try row.decode((String, String, ByteBuffer, Int64).self)
+            return MachineRecord(address: address, type: type, snapshot: Array(snapshot.readableBytesView),
+                                 sequence: UInt64(bitPattern: sequence))
+        }
+    }
+
+    package func keyedInstances(of machine: String) throws(StoreError) -> [StoredInstance] {
+        let range = KeyedRange(machine)
+        return try run("""
+            SELECT address, type FROM grove_machines
+            WHERE topology = \(topology) AND owner = \(worker)
+                AND address COLLATE "C" >= \(range.from) AND address COLLATE "C" < \(range.to)
+            ORDER BY address COLLATE "C"
+            """, doing: "list the instances of") { row in
+            let (address, type) = try row.decode((String, String).self)
+            return StoredInstance(address: address, type: type)
+        }
+    }
+
     package func record(of address: String) throws(StoreError) -> MachineRecord? {
         try run("""
             SELECT type, snapshot, sequence FROM grove_machines

@@ -86,6 +86,13 @@ extension SQLiteMachineStore {
                 ) WITHOUT ROWID;
                 """)
         }
+        // v5: the records that must run at start, indexed (issue 37): all but those holding only
+        // their state (``MachineRecord/holdsOnlyState``, the first byte 3), which a passivating
+        // machine's keyed instances leave in the store until their next message. Files of
+        // before open as they were; the index is built once, at the first open.
+        migrator.registerMigration("v5") { db in
+            try db.execute(sql: "CREATE INDEX machines_to_run ON machines (address) WHERE \(SQL.toRun)")
+        }
         return migrator
     }
 
@@ -100,6 +107,21 @@ extension SQLiteMachineStore {
             INSERT INTO dead_letters (address, type, event, binary, error, crashes, time) VALUES (?, ?, ?, ?, ?, ?, ?)
             """
         static let records = "SELECT address, type, snapshot, sequence FROM machines ORDER BY address"
+        /// A record that does not hold only its state, its first byte not 3 (an empty one too):
+        /// the condition of the index `machines_to_run`; and one that does.
+        static let toRun = "(snapshot < x'03' OR snapshot >= x'04')"
+        static let rests = "(snapshot >= x'03' AND snapshot < x'04')"
+        /// Every record to run at start through the index, then the others outside the keyed
+        /// ranges of the resting machines (`gaps` conditions on `address`, through the primary key).
+        static func records(outside gaps: Int) -> String {
+            let outside = (0..<gaps).map { _ in "(address >= ? AND address < ?)" }.joined(separator: " OR ")
+            return """
+                SELECT address, type, snapshot, sequence FROM machines WHERE \(toRun)
+                UNION ALL SELECT address, type, snapshot, sequence FROM machines WHERE \(rests) AND (\(outside))
+                ORDER BY address
+                """
+        }
+        static let keyedInstances = "SELECT address, type FROM machines WHERE address >= ? AND address < ? ORDER BY address"
         static let record = "SELECT address, type, snapshot, sequence FROM machines WHERE address = ?"
         static let journalRows = "SELECT position, address, sequence FROM journal ORDER BY position"
         static let recordSequences = "SELECT address, sequence FROM machines"

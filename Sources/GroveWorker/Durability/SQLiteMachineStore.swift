@@ -319,6 +319,32 @@ package final class SQLiteMachineStore: MachineStore {
         }
     }
 
+    package func records(leavingResting resting: Set<String>) throws(StoreError) -> [MachineRecord] {
+        guard !resting.isEmpty else { return try records() }
+        // An open bound: the empty string below every address, a blob above every text (SQLite
+        // orders text before blobs).
+        let gaps = KeyedRange.gaps(around: resting)
+        var arguments = StatementArguments()
+        for gap in gaps {
+            arguments += [gap.from ?? ""]
+            arguments += [gap.to.map { $0.databaseValue } ?? Data([0xFF]).databaseValue]
+        }
+        return try read("read the machines to run of") { db in
+            try Row.fetchAll(db.cachedStatement(sql: SQL.records(outside: gaps.count)), arguments: arguments).map { row in
+                MachineRecord(address: row[0], type: row[1], snapshot: Self.bytes(row[2]), sequence: UInt64(bitPattern: row[3]))
+            }
+        }
+    }
+
+    package func keyedInstances(of machine: String) throws(StoreError) -> [StoredInstance] {
+        let range = KeyedRange(machine)
+        return try read("list the instances of") { db in
+            try Row.fetchAll(db.cachedStatement(sql: SQL.keyedInstances), arguments: [range.from, range.to]).map { row in
+                StoredInstance(address: row[0], type: row[1])
+            }
+        }
+    }
+
     package func record(of address: String) throws(StoreError) -> MachineRecord? {
         try openConnection()
         do {

@@ -74,6 +74,14 @@ struct Passivation {
         nextSweep = now + period
     }
 
+    /// The machines of `machines` whose keyed instances may rest in the store: keyed, durable,
+    /// with a `passivateAfterMs`. Recovery at start leaves those holding only their state
+    /// there (``MachineStore/records(leavingResting:)``), and the coordinator is told them from
+    /// the store (``WorkerRuntime/reportInstances()``).
+    static func resting(_ machines: [Welcome.HostedMachine]) -> Set<String> {
+        Set(machines.filter { $0.keyed && ($0.durability ?? .none) != .none && ($0.passivateAfterMs ?? 0) > 0 }.map(\.name))
+    }
+
     /// Whether a sweep is due at `now`; if so it begins (its number goes up by one) and the
     /// next is scheduled.
     mutating func sweepBegins(now: ContinuousClock.Instant) -> Bool {
@@ -81,6 +89,30 @@ struct Passivation {
         sweep += 1
         self.nextSweep = now + period
         return true
+    }
+
+    /// Instances judged per tick of the worker, at most: a sweep over a million live instances
+    /// goes on over many ticks, so that no turn of the loop judges them all (each judgement asks
+    /// the instance's host) and heartbeats and messages run between.
+    static let judgedPerTick = 16_384
+
+    /// The addresses the sweep under way has still to judge, the next last.
+    private(set) var walk: [String] = []
+
+    /// The addresses to judge at this tick: at most `perTick` of the sweep under way, from where
+    /// the last tick stopped; when none is under way and one is due at `now`, it begins with
+    /// the addresses `live` names then (read only then). A sweep does not begin before the last
+    /// one's walk is over: sweeps that take longer than ``period`` only make instances leave
+    /// later, never sooner (an instance last reached `n` sweeps ago was still idle `n - 1`
+    /// periods at least).
+    mutating func toJudge(now: ContinuousClock.Instant, live: @autoclosure () -> [String], perTick: Int = judgedPerTick) -> [String] {
+        if walk.isEmpty {
+            guard sweepBegins(now: now) else { return [] }
+            walk = live()
+        }
+        let count = min(max(1, perTick), walk.count)
+        defer { walk.removeLast(count) }
+        return Array(walk.suffix(count))
     }
 
     /// Whether `machine`'s instances may passivate at all.

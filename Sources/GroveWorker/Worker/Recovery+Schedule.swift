@@ -47,9 +47,12 @@ extension Recovery {
 
     /// The line logged when recovery begins: how many instances wait, how long the store took
     /// to open, and how many stored instances stay in the store (``queue(_:placed:running:)``).
-    func beginningNotice(opened: Duration, notPlaced: Int) -> String {
+    /// With `resting` (``Passivation/resting(_:)``), it says that their idle instances stayed.
+    func beginningNotice(opened: Duration, notPlaced: Int, resting: Set<String> = []) -> String {
         let kept = notPlaced > 0 ? "; \(notPlaced) stored instance(s) of machines not placed here durably are kept, not started" : ""
-        return "bringing back \(waiting.count) durable instance(s) from the store (opened in \(opened))\(kept)"
+        let rest = resting.isEmpty ? ""
+            : "; the idle keyed instances of \(resting.sorted().joined(separator: ", ")) stay in the store until their next message"
+        return "bringing back \(waiting.count) durable instance(s) from the store (opened in \(opened))\(kept)\(rest)"
     }
 
     /// A turn of the loop ended with `parked` messages left or not: a turn that leaves messages

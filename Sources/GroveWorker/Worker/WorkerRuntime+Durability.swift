@@ -5,7 +5,9 @@ import GroveCluster
 extension WorkerRuntime {
     /// Opens the store the first time a welcome places a durable machine here, and brings back
     /// every stored instance of a machine placed here durably, keyed ones included, so that
-    /// their timers run without waiting for an event. A store that cannot be opened ends the
+    /// their timers run without waiting for an event; but a passivating machine's keyed
+    /// instances that hold only their state stay in the store until their next message, as
+    /// passivated ones do (issue 37). A store that cannot be opened ends the
     /// worker with the configuration exit status (its supervisor does not restart it).
     func openStoreAndRecover(_ welcome: Welcome) {
         guard let openStore else {
@@ -15,10 +17,13 @@ extension WorkerRuntime {
         let started = ContinuousClock.now
         var records: [MachineRecord]
         let opened: any MachineStore
+        let resting = Passivation.resting(welcome.machines)
         do {
             opened = try openStore(welcome.store)
             store = opened
-            records = try opened.records()
+            records = try opened.records(leavingResting: resting)
+            // The poison watch needs the record of each instance a death is counted against.
+            if !resting.isEmpty { records += try suspects(in: opened, besides: records) }
         } catch {
             failed(.storeOpen(error.message))
             return
@@ -28,8 +33,22 @@ extension WorkerRuntime {
         let placed = Dictionary(welcome.machines.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         let notPlaced = recovery.queue(records, placed: placed, running: { instances[$0] != nil })
         recovery.started = started
-        log.notice("\(recovery.beginningNotice(opened: ContinuousClock.now - started, notPlaced: notPlaced))")
+        log.notice("\(recovery.beginningNotice(opened: ContinuousClock.now - started, notPlaced: notPlaced, resting: resting))")
         recoverSome()
+    }
+
+    /// The records, not in `records`, of the instances the last process died running, or that
+    /// deaths are counted against: resting ones left in the store, which the poison watch
+    /// reads (a `journal` instance's poison event is skipped in its record).
+    private func suspects(in store: any MachineStore, besides records: [MachineRecord]) throws(StoreError) -> [MachineRecord] {
+        let read = Set(records.map(\.address))
+        var addresses = Set(try store.crashes().map(\.address))
+        if let unfinishedRun { addresses.insert(unfinishedRun.address) }
+        var found: [MachineRecord] = []
+        for address in addresses.subtracting(read).sorted() {
+            if let record = try store.record(of: address) { found.append(record) }
+        }
+        return found
     }
 
     /// Brings back stored instances a chunk at a time, then lets the loop run (messages,

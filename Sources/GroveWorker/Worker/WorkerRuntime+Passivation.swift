@@ -8,27 +8,32 @@ import GroveRuntime
 // wakes is `Passivation`'s (pure); this only carries it out.
 
 extension WorkerRuntime {
-    /// A sweep, when one is due: each instance of a passivating machine that the core judges
-    /// idle long enough leaves memory, durable ones after a commit of what they ran since the
-    /// last (so their record is whole), with their timers' wake times kept in the core.
+    /// A part of a sweep, at each tick while one is under way (``Passivation/toJudge``, at most
+    /// ``Passivation/judgedPerTick`` instances): each instance of a passivating machine that
+    /// the core judges idle long enough leaves memory, durable ones after a commit of what they
+    /// ran since the last (so their record is whole), with their timers' wake times kept in
+    /// the core.
     func passivateIdle(now: ContinuousClock.Instant) {
-        guard core.passivation.sweepBegins(now: now) else { return }
+        guard core.passivation.period != nil else { return }
+        var written = 0, dropped = 0
+        defer {
+            // At every tick, so what the last lines' window summed is told once it is over.
+            if let line = Passivation.line(&passivationTally, written: written, dropped: dropped, live: instances.count,
+                                           waiting: core.passivation.waitingForTimers, now: now) {
+                log.notice("\(line)")
+            }
+        }
+        let addresses = core.passivation.toJudge(now: now, live: Array(instances.keys))
+        guard !addresses.isEmpty else { return }
         var leaving: [(address: String, instance: any HostedMachine, verdict: Passivation.Verdict)] = []
-        // Iterates a copy (see `instances`).
-        for (address, instance) in instances {
+        for address in addresses {
+            // One a message ended, or that left, since the sweep began is not judged.
+            guard let instance = instances[address] else { continue }
             let machine = MachineAddress.machine(of: address)
             guard core.passivation.passivates(machine) else { continue }
             let verdict = core.passivation.verdict(machine: machine, touched: instance.touchedSweep, resting: instance.resting,
                                                    durable: instance.durability != .none)
             if verdict != .stay { leaving.append((address, instance, verdict)) }
-        }
-        var written = 0, dropped = 0
-        defer {
-            // At every sweep, so what the last lines' window summed is told once it is over.
-            if let line = Passivation.line(&passivationTally, written: written, dropped: dropped, live: instances.count,
-                                           waiting: core.passivation.waitingForTimers, now: now) {
-                log.notice("\(line)")
-            }
         }
         guard !leaving.isEmpty else { return }
         // What they ran since the last commit goes to the store before they leave.
