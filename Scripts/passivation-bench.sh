@@ -36,16 +36,7 @@ done
 [[ "$after" =~ ^[1-9][0-9]*$ ]] || die "--after must be a whole number of milliseconds of at least 1, got '$after'"
 
 ensure_dependencies
-if [[ -z "$bin" ]]; then
-    say "building (release)"
-    swift build -c release --product fsm-launch >&2
-    swift build -c release --product fsm-worker >&2
-    swift build -c release --product fsm-load >&2
-    bin="$(swift build -c release --show-bin-path)"
-fi
-for tool in fsm-launch fsm-worker fsm-load; do
-    [[ -x "$bin/$tool" ]] || die "$bin/$tool is missing; build it (swift build -c release) or pass --bin"
-done
+bin="$(release_tools "$bin")"
 
 begin_launching
 dir="$work/passivation"

@@ -43,16 +43,7 @@ done
 [[ ${#durabilities[@]} -gt 0 ]] || durabilities=(state journal)
 
 ensure_dependencies
-if [[ -z "$bin" ]]; then
-    say "building (release)"
-    swift build -c release --product fsm-launch >&2
-    swift build -c release --product fsm-worker >&2
-    swift build -c release --product fsm-load >&2
-    bin="$(swift build -c release --show-bin-path)"
-fi
-for tool in fsm-launch fsm-worker fsm-load; do
-    [[ -x "$bin/$tool" ]] || die "$bin/$tool is missing; build it (swift build -c release) or pass --bin"
-done
+bin="$(release_tools "$bin")"
 
 begin_launching
 # fsm-load's connections split the addresses; each sends --count events.

@@ -153,6 +153,24 @@ clean_grove_release_products() {
 # For a script that launches topologies: a scratch directory in $work, and stop_launch, which
 # ends the fsm-launch whose pid the script puts in $launch_pid (SIGTERM, then up to 5 s for it
 # to stop its workers); on exit both run.
+# The folder holding fsm-launch, fsm-worker and fsm-load: $1 when given (--bin), else main's
+# release build, built here when needed. Prints the folder; dies naming a missing tool.
+release_tools() {
+    local bin="$1"
+    if [[ -z "$bin" ]]; then
+        say "building (release)"
+        swift build -c release --product fsm-launch >&2
+        swift build -c release --product fsm-worker >&2
+        swift build -c release --product fsm-load >&2
+        bin="$(swift build -c release --show-bin-path)"
+    fi
+    local tool
+    for tool in fsm-launch fsm-worker fsm-load; do
+        [[ -x "$bin/$tool" ]] || die "$bin/$tool is missing; build it (swift build -c release) or pass --bin"
+    done
+    printf '%s\n' "$bin"
+}
+
 begin_launching() {
     work="$(mktemp -d)"
     launch_pid=""
