@@ -167,6 +167,43 @@ struct MetricsHistogramTests {
         #expect(WireJSON.decodeQuickly(MetricsReport.self, from: metrics.takeReport(types: [:]))?.histograms == nil)
     }
 
+    @Test func theAtomicHistogramBucketsAsTheCountsDoAndLosesNothingToThreads() async throws {
+        let bounds = try #require(HistogramBounds.byName[HistogramBounds.transitionSeconds])
+        let histogram = AtomicHistogram(secondsBounds: bounds)
+        var counts = HistogramCounts(bounds: bounds)
+        // On a bound, just past it, past the last one, and zero.
+        let samples: [UInt64] = [0, 250, 251, 1_000, 2_499, 2_500, 1_000_000_000, 1_000_000_001, 60_000_000_000]
+        for sample in samples {
+            histogram.record(nanoseconds: sample)
+            counts.record(Double(sample) / 1e9)
+        }
+        let taken = try #require(histogram.take())
+        #expect(taken.buckets == counts.buckets)
+        #expect(abs(taken.sum - counts.sum) < 1e-9)
+        #expect(histogram.take() == nil)
+        // Eight threads at once, then one take: every sample counted once.
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0 ..< 8 { group.addTask { for _ in 0 ..< 10_000 { histogram.record(nanoseconds: 3_000) } } }
+        }
+        let together = try #require(histogram.take())
+        #expect(together.buckets.reduce(0, +) == 80_000)
+        #expect(abs(together.sum - 0.24) < 1e-9)
+    }
+
+    @Test func eventCountsAreSharedByAMachinesInstancesAndTakenByTheHeartbeat() throws {
+        let metrics = WorkerMetrics()
+        let counts = metrics.eventCounts(ofMachine: "counter")
+        #expect(metrics.eventCounts(ofMachine: "counter") === counts)
+        metrics.event(on: counts)  // off: not counted
+        metrics.turn(on: true)
+        metrics.event(on: counts)
+        metrics.event(on: metrics.eventCounts(ofMachine: "counter"))
+        metrics.event(at: "counter/k-1")
+        let report = try #require(WireJSON.decodeQuickly(MetricsReport.self, from: metrics.takeReport(types: ["counter": "Counter"])))
+        #expect(report.counters == [.init(name: "grove_worker_events_total", labels: ["machine_type": "Counter"], delta: 3)])
+        #expect(counts.events.load(ordering: .relaxed) == 0)
+    }
+
     @Test func mailboxDepthsGoAsGaugesByMachineType() throws {
         let metrics = WorkerMetrics()
         metrics.turn(on: true)

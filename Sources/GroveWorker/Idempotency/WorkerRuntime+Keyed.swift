@@ -11,7 +11,7 @@ extension WorkerRuntime {
         do {
             let (key, event) = try IdempotencyKey.split(payload, correlation: reply.correlation)
             let target = try instance(for: address)
-            link.metrics.event(at: address)
+            link.metrics.event(on: target.eventCounts)
             if target.answersUnread(), let store {
                 do {
                     target.restoreAnswers(try store.answers(of: address))

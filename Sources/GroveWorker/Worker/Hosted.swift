@@ -1,5 +1,6 @@
 import Foundation
 import Grove
+import GroveCluster
 import GroveRuntime
 import GroveWire
 import Synchronization
@@ -27,6 +28,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     /// The type name the topology gives it, for its record, the flight recorder and the
     /// quarantined patterns.
     let type: String
+    let eventCounts: MachineEventCounts
     /// Set when a durable instance changed and is not written yet: it joins the turn's durable
     /// writes once per write, not once per event.
     let unwritten = Atomic<Bool>(false)
@@ -79,6 +81,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         self.inlet = inlet
         let type = durable?.type ?? type
         self.type = type
+        eventCounts = link.metrics.eventCounts(ofMachine: MachineAddress.machine(of: address))
         let durability = durable?.durability ?? .none
         self.durability = durability
         let journal = durability == .journal ? JournalTail(durable?.cursor ?? JournalCursor()) : nil

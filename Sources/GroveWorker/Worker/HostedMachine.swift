@@ -69,6 +69,8 @@ protocol HostedMachine: AnswerKeeper {
     /// metrics' mailbox depth.
     var type: String { get }
     var queuedEventCount: Int { get }
+    /// Its machine's event counts on this worker, shared by a keyed machine's instances.
+    var eventCounts: MachineEventCounts { get }
     /// The passivation sweep under way when a message last reached it (``Passivation``).
     var touchedSweep: Int { get }
     func touch(_ sweep: Int)

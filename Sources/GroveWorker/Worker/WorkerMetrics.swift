@@ -8,12 +8,16 @@ import Darwin
 #endif
 
 /// ``WorkerCounts`` shared by the threads that count (the worker's loop, the hosts answering
-/// events, io calls' tasks), and the transition clocks of its machine types. Off until a welcome
-/// asks for metrics: then each count is a lock and an add, and off it is one relaxed load
-/// (``isOn``).
+/// events, io calls' tasks), the event counts of its machines and the transition clocks of its
+/// machine types. Off until a welcome asks for metrics, and off each count is one relaxed load
+/// (``isOn``). On, what happens per event is a relaxed atomic add on counts its host holds
+/// (``MachineEventCounts``) and, per transition, two clock reads and three atomic adds
+/// (``TransitionClock``); what happens per io call or store commit is a lock and an add.
 final class WorkerMetrics: Sendable {
     private let on = Atomic<Bool>(false)
     private let counts = Mutex(WorkerCounts())
+    /// One per machine name, made when the first host of the machine is (never per event).
+    private let machines = Mutex<[String: MachineEventCounts]>([:])
     /// One per machine type, made when the first host of the type is (never per event).
     private let clocks = Mutex<[String: TransitionClock]>([:])
 
@@ -21,16 +25,35 @@ final class WorkerMetrics: Sendable {
 
     func turn(on: Bool) { self.on.store(on, ordering: .relaxed) }
 
-    func event(at address: String) {
-        guard isOn else { return }
-        let machine = MachineAddress.machine(of: address)
-        counts.withLock { $0.events[machine, default: 0] += 1 }
+    /// The event counts of machine `name` (a keyed machine's instances share them), which a
+    /// host keeps from its start so that counting an event is one atomic add, on or off.
+    func eventCounts(ofMachine name: String) -> MachineEventCounts {
+        machines.withLock { machines in
+            if let counts = machines[name] { return counts }
+            let counts = MachineEventCounts()
+            machines[name] = counts
+            return counts
+        }
     }
 
+    /// An event was handed to an instance whose machine's counts are `counts`.
+    @inline(__always)
+    func event(on counts: MachineEventCounts) {
+        guard isOn else { return }
+        counts.events.add(1, ordering: .relaxed)
+    }
+
+    /// An event was handed to the instance at `address`: a lock and a lookup, for where no
+    /// host is at hand.
+    func event(at address: String) {
+        guard isOn else { return }
+        event(on: eventCounts(ofMachine: MachineAddress.machine(of: address)))
+    }
+
+    /// The machine at `address` did not handle an event (rare: a lock and a lookup).
     func unhandled(at address: String) {
         guard isOn else { return }
-        let machine = MachineAddress.machine(of: address)
-        counts.withLock { $0.unhandled[machine, default: 0] += 1 }
+        eventCounts(ofMachine: MachineAddress.machine(of: address)).unhandled.add(1, ordering: .relaxed)
     }
 
     /// An io call of type `request` ended, after `seconds`; `failure`: its failure's code, nil
@@ -66,7 +89,16 @@ final class WorkerMetrics: Sendable {
     func takeReport(types: @autoclosure () -> [String: String], depths: @autoclosure () -> [String: Int] = [:]) -> [UInt8] {
         guard isOn else { return [] }
         let types = types()
-        var report = counts.withLock { $0.report(types: types) }
+        let machines = machines.withLock { $0 }
+        var report = counts.withLock { counts in
+            for (name, machine) in machines {
+                let events = machine.events.exchange(0, ordering: .relaxed)
+                let unhandled = machine.unhandled.exchange(0, ordering: .relaxed)
+                if events > 0 { counts.events[name, default: 0] += events }
+                if unhandled > 0 { counts.unhandled[name, default: 0] += unhandled }
+            }
+            return counts.report(types: types)
+        }
         let depths = depths()
         if !depths.isEmpty {
             report.gauges = depths.keys.sorted().map { .init(name: "grove_worker_mailbox_depth", labels: ["machine_type": $0], value: depths[$0]!) }
@@ -101,26 +133,32 @@ final class WorkerMetrics: Sendable {
     }
 }
 
-/// The transition times of one machine type on a worker: ``start()`` before `update`,
-/// ``stop()`` after (a host's ``RunRecorder``), counted into a histogram of fixed bounds. A
-/// lock and an add per transition; its hosts run on the worker's loop, so it is not contended
-/// but by the heartbeat that takes the counts.
+/// The transition times of one machine type on a worker: ``TransitionStart/mark()`` before
+/// `update`, ``record(since:)`` after (a host's ``RunRecorder``), counted into a histogram of
+/// fixed bounds (``AtomicHistogram``): no lock, so the hosts of the type that run at once on
+/// several threads and the heartbeat that takes the counts never wait for each other.
 final class TransitionClock: Sendable {
-    private let seconds = Mutex(HistogramCounts(bounds: HistogramBounds.byName[HistogramBounds.transitionSeconds]!))
+    private let seconds = AtomicHistogram(secondsBounds: HistogramBounds.byName[HistogramBounds.transitionSeconds]!)
 
-    /// A transition that began at `start` ended now: one sample, one lock. A start never
-    /// marked, or marked by a clock that went back, is not counted.
+    /// A transition that began at `start` ended now: one sample. A start never marked, or
+    /// marked by a clock that went back, is not counted.
     func record(since start: TransitionStart) {
         let now = WorkerMetrics.nanoseconds()
         let began = start.take()
         guard began != 0, now >= began else { return }
-        seconds.withLock { $0.record(Double(now - began) / 1e9) }
+        seconds.record(nanoseconds: now - began)
     }
 
     /// What was counted since the last take, nil when nothing was.
-    func take() -> (buckets: [Int], sum: Double)? {
-        seconds.withLock { seconds in seconds.isEmpty ? nil : seconds.take() }
-    }
+    func take() -> (buckets: [Int], sum: Double)? { seconds.take() }
+}
+
+/// The events handed to the instances of one machine on a worker, and those its `update` did
+/// not handle, since the last heartbeat: relaxed atomics, added to by the hosts and taken by
+/// the heartbeat (``WorkerMetrics/takeReport(types:depths:)``).
+final class MachineEventCounts: Sendable {
+    let events = Atomic<Int>(0)
+    let unhandled = Atomic<Int>(0)
 }
 
 /// When one host's transition under way began: written and read by that host only (its

@@ -298,7 +298,7 @@ extension WorkerRuntime {
         if flags.contains(.keyed) { return deliverKeyed(payload, flags: flags, reply: reply) }
         do {
             let target = try instance(for: address)
-            link.metrics.event(at: address)
+            link.metrics.event(on: target.eventCounts)
             if flags.contains(.noWait) {
                 // A no-wait event is answered as soon as it is queued, or refused: either way at
                 // once, not in the machine's turn.
