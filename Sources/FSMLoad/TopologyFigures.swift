@@ -1,5 +1,6 @@
 import Foundation
 import GroveClient
+import GroveCluster
 #if canImport(Glibc)
 import Glibc
 #endif

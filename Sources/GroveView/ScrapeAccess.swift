@@ -47,7 +47,7 @@ package struct ScrapeAccess: Sendable {
             return .unauthenticated("this token is valid for longer than 30 days, which the metrics endpoint does not accept: "
                 + "make one with `fsm-send metrics-token --days` at most 30")
         }
-        guard key.grants.contains(where: { $0.roles.contains(.read) && $0.machines.isEmpty }) else {
+        guard ViewAccess.Viewer(grants: key.grants, name: key.name).readsEveryMachine else {
             return .forbidden("the metrics name every machine type, so scraping needs the read role over every machine, "
                 + "which \(key.name) does not have: give it in the topology's security.clients, or use a key that has it")
         }

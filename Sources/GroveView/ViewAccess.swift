@@ -44,6 +44,12 @@ package struct ViewAccess: Sendable {
             grants.contains { $0.roles.contains(role) && $0.covers(address: address) }
         }
 
+        /// Whether some grant gives `read` over every machine, as `list`, `snapshot` and the
+        /// metrics need (they name every machine or machine type).
+        package var readsEveryMachine: Bool {
+            grants.contains { $0.roles.contains(.read) && $0.machines.isEmpty }
+        }
+
         /// Whether some grant gives `role` at all.
         package func hasRole(_ role: Topology.Role) -> Bool {
             grants.contains { $0.roles.contains(role) }

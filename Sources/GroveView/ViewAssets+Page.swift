@@ -47,6 +47,8 @@ package enum ViewAssets {
         </form>
         <div id="send-result"></div>
         <h2>Rates <span id="rate-total"></span></h2>
+        <h2>Metrics</h2>
+        <div id="metrics"><p id="metrics-note"></p></div>
         <h2>Recent transitions</h2>
         <ol id="recent"></ol>
       </section>
@@ -79,5 +81,10 @@ package enum ViewAssets {
     pre { background: #f6f7f7; padding: .5em; white-space: pre-wrap; word-break: break-all; }
     #send-result.error { color: #b32d2e; } #send-result.ok { color: #1d6b3a; }
     input { width: 95%; margin: 2px 0; } button[disabled] { opacity: .5; }
+    #metrics { display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); gap: .4em; }
+    #metrics-note { grid-column: 1 / -1; margin: 0; color: #50575e; }
+    .plot { border: 1px solid #eee; border-radius: 4px; padding: 2px 4px; } .plot .label { font-size: 11px; color: #50575e; }
+    .plot .value { float: right; font-size: 12px; font-weight: bold; } .plot svg { width: 100%; height: 28px; display: block; }
+    .plot polyline { fill: none; stroke: #2271b1; stroke-width: 1.5; }
     """#
 }

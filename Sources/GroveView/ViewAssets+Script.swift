@@ -4,7 +4,9 @@ extension ViewAssets {
     /// layers by distance from the initial state, drawn as SVG.
     package static let script = #"""
     "use strict";
-    const model = { topology: null, states: {}, effects: {}, recent: [], workers: {}, rates: { total: 0, machines: {} }, you: null };
+    const model = { topology: null, states: {}, effects: {}, recent: [], workers: {}, rates: { total: 0, machines: {} }, you: null,
+                   metrics: "off", plots: {} };
+    const plotPoints = 60;
     let selected = null;
     const $ = (id) => document.getElementById(id);
     const el = (tag, attrs, text) => {
@@ -32,7 +34,7 @@ extension ViewAssets {
           model.topology = update.topology; model.you = update.you; model.states = {}; model.effects = {};
           for (const s of update.states) model.states[s.address] = s;
           for (const e of update.effects) model.effects[effectKey(e)] = e;
-          model.recent = update.recent; model.workers = update.workers;
+          model.recent = update.recent; model.workers = update.workers; model.metrics = update.metrics;
           if (!selected && model.topology.machines.length > 0) selected = model.topology.machines.find((m) => !m.keyed)?.name || null;
           break;
         case "state": model.states[update.address] = update; break;
@@ -46,6 +48,12 @@ extension ViewAssets {
           break;
         case "worker": model.workers[update.worker] = update.phase; break;
         case "rates": model.rates = update; break;
+        case "metrics":
+          for (const figure of update.series) {
+            const plot = model.plots[figure.id] || (model.plots[figure.id] = { label: figure.label, points: [] });
+            plot.points.push(figure.value); if (plot.points.length > plotPoints) plot.points.shift();
+          }
+          break;
         default: break;
       }
     }
@@ -87,12 +95,42 @@ extension ViewAssets {
       for (const r of t.routes) routes.append(el("li", {}, r.from + (r.when ? " (" + r.when + ")" : "") + " → " + r.to + (r.event ? " " + JSON.stringify(r.event) : "")));
       renderGraph();
       renderEffects();
+      renderMetrics();
       const recent = $("recent"); recent.replaceChildren();
       for (const r of model.recent.slice().reverse()) recent.append(el("li", {}, r.address + ": " + (r.from ?? "?") + " → " + (r.to ?? "?")));
       $("rate-total").textContent = "· " + model.rates.total.toFixed(1) + " transitions/s";
       const canSend = model.you && model.you.grants.some((g) => g.roles.includes("send"));
       $("send-button").disabled = !canSend;
       $("send-button").title = canSend ? "" : "this token has no send role";
+    }
+
+    // The metrics, one small plot a figure: the last plotPoints readings (a reading without a
+    // figure, such as a quantile of no samples, is a gap), scaled to the largest.
+    function renderMetrics() {
+      const box = $("metrics");
+      $("metrics-note").textContent = model.metrics === "on" ? "every 2 s, the last 2 minutes"
+        : model.metrics === "forbidden" ? "the metrics need the read role over every machine, which this token does not have"
+        : 'metrics are off: add "metrics": {"listen": "127.0.0.1:9464"} to the topology';
+      for (const [id, plot] of Object.entries(model.plots)) {
+        let node = box.querySelector('.plot[data-series="' + id + '"]');
+        if (!node) {
+          node = el("div", { class: "plot", "data-series": id });
+          node.append(el("span", { class: "label" }, plot.label), el("span", { class: "value" }), svg("svg", { viewBox: "0 0 " + plotPoints + " 28", preserveAspectRatio: "none" }));
+          box.append(node);
+        }
+        const last = plot.points[plot.points.length - 1];
+        node.setAttribute("data-last", last === null ? "" : String(last));
+        node.querySelector(".value").textContent = last === null ? "–" : (Math.abs(last) >= 100 ? last.toFixed(0) : last.toFixed(2));
+        const top = Math.max(1e-9, ...plot.points.filter((v) => v !== null));
+        const chart = node.querySelector("svg"); chart.replaceChildren();
+        let run = [];
+        const flush = () => { if (run.length > 0) chart.append(svg("polyline", { points: run.join(" "), "vector-effect": "non-scaling-stroke" })); run = []; };
+        plot.points.forEach((v, i) => {
+          if (v === null) return flush();
+          run.push((i + plotPoints - plot.points.length) + "," + (27 - 26 * v / top).toFixed(2));
+        });
+        flush();
+      }
     }
 
     function renderEffects() {

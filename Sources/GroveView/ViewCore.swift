@@ -28,10 +28,18 @@ package struct ViewCore: Sendable {
     }
 
     /// An update for the page, and whose it is: one a viewer sees only when its grants cover
-    /// `address` (`nil`: about a worker, seen by every viewer).
+    /// `address` (`nil`: about a worker, seen by every viewer), and with `everyMachine`, only
+    /// when they read every machine (the metrics, which name every machine type).
     package struct Update: Sendable, Equatable {
         package var address: String?
         package var json: JSONValue
+        package var everyMachine = false
+
+        package init(address: String?, json: JSONValue, everyMachine: Bool = false) {
+            self.address = address
+            self.json = json
+            self.everyMachine = everyMachine
+        }
     }
 
     /// A machine's last published state.

@@ -1,5 +1,6 @@
 import Foundation
 @testable import GroveClient
+import GroveCluster
 @testable import GroveCoordinator
 @testable import GroveWorker
 @_spi(GroveInternal) import GroveWire

@@ -74,6 +74,25 @@ extension EndToEnd {
             }
         }
 
+        /// With metrics on, the page plots them: events sent while it watches show as a rate
+        /// above zero in the events plot, read from the coordinator's own metrics text.
+        @Test func withMetricsOnThePagePlotsTheEventsRate() async throws {
+            var topology = Self.topology
+            topology.metrics = #"{ "listen": "127.0.0.1:0" }"#
+            try await withCluster(topology) { cluster in
+                let results = try await Self.browse(cluster, [
+                    .wait(#"#metrics .plot[data-series="events"][data-last]:not([data-last=""]):not([data-last="0"])"#),
+                    .text("#metrics"),
+                ]) {
+                    // Spread over more than two readings (one every 2 s): each fsm-send is a
+                    // process of its own, so 40 of them take longer than that.
+                    for index in 0 ..< 40 { _ = try await cluster.send("poller/k\(index % 4)", #"{"startPolling":{"interval":3600}}"#) }
+                }
+                let text = results.last?["value"] as? String ?? ""
+                #expect(text.contains("events/s") && text.contains("transition p99 µs") && text.contains("every 2 s"), "\(text)")
+            }
+        }
+
         static let curve = TopologyFile(
             name: "view-curve", transport: .tcp,
             workers: [.init(name: "main")],

@@ -30,10 +30,15 @@ extension FSMLaunch {
                 trusted.append((key.bytes, shared, ViewAccess.Viewer(grants: entry.grants, name: entry.name)))
             }
         }
+        var metricsSource: LiveView.MetricsSource?
+        if topology.metrics.listen != nil {
+            metricsSource = { [coordinator] done in coordinator.metricsText(done) }
+        }
         let view = LiveView(topology: topology, host: listen.host, port: listen.port,
                             events: ClientEndpoint.connectable(coordinator.endpoints.events, via: coordinator.clientsConnectEndpoint),
                             clients: coordinator.clientsConnectEndpoint, credentials: credentials,
-                            executableDirectory: Self.executableDirectory(), log: log)
+                            executableDirectory: Self.executableDirectory(), log: log,
+                            metricsSource: metricsSource)
         for key in trusted { view.hub.trust(publicKey: key.publicKey, shared: key.shared, as: key.viewer) }
         return view
     }

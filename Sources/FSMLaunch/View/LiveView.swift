@@ -25,10 +25,15 @@ final class LiveView: Service, Sendable {
     private let boundPort = Atomic<Int>(0)
     /// The launching user's token: every role, for as long as this view runs.
     let launchToken: String
+    /// The coordinator's metrics text, for the plots (``Coordinator/metricsText(_:)``); nil
+    /// without `metrics.listen`.
+    let metricsSource: MetricsSource?
+    typealias MetricsSource = @Sendable (_ done: @escaping @Sendable ([UInt8]?) -> Void) -> Void
 
     init(topology: Topology, host: String, port: Int, events: String, clients: String, credentials: Credentials?,
-         executableDirectory: URL, log: Logger) {
+         executableDirectory: URL, log: Logger, metricsSource: MetricsSource? = nil) {
         hub = LiveViewHub(topology: topology)
+        self.metricsSource = metricsSource
         self.host = host
         requestedPort = port
         self.events = events
@@ -72,10 +77,19 @@ final class LiveView: Service, Sendable {
         let describing = Task.detached { [hub, executableDirectory, log] in
             hub.setGraphs(await Self.describe(hub.topology, executableDirectory: executableDirectory, log: log))
         }
-        let ticking = Task { [hub] in
+        let ticking = Task { [hub, metricsSource] in
+            var seconds: Int64 = 0
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(1))
                 hub.tick()
+                seconds += 1
+                if let metricsSource, (seconds * 1000) % ViewMetrics.interval == 0 {
+                    metricsSource { text in
+                        guard let text else { return }
+                        // Off the coordinator's thread: the text is read on the view's own.
+                        Task.detached { hub.metrics(MetricsText(String(decoding: text, as: UTF8.self))) }
+                    }
+                }
             }
         }
         defer {

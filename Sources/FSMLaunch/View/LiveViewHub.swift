@@ -10,6 +10,7 @@ import Synchronization
 final class LiveViewHub: Sendable {
     fileprivate struct State {
         var core: ViewCore
+        var metrics = ViewMetrics()
         var access = ViewAccess()
         var graphs: [String: JSONValue] = [:]
         var viewers: [Int: Viewer] = [:]
@@ -95,6 +96,15 @@ final class LiveViewHub: Sendable {
         })
     }
 
+    /// Every ``ViewMetrics/interval``, with metrics on: the coordinator's metrics, for the plots.
+    func metrics(_ text: MetricsText) {
+        finish(state.withLock { state in
+            let update = state.metrics.take(text, now: Self.now())
+            Self.broadcast([update], in: &state)
+            return state.takeBehind()
+        })
+    }
+
     /// The machine types' graphs, once the workers described them: every viewer starts again
     /// from a snapshot, its states now placed on their graphs.
     func setGraphs(_ graphs: [String: JSONValue]) {
@@ -140,6 +150,8 @@ final class LiveViewHub: Sendable {
         var snapshot = state.core.snapshot(covering: covers)
         snapshot["type"] = .string("snapshot")
         snapshot["topology"] = ViewTopology.json(topology, graphs: state.graphs, covering: covers)
+        // The plots: off without metrics.listen; not for a viewer that may not read every machine.
+        snapshot["metrics"] = .string(topology.metrics.listen == nil ? "off" : viewer.readsEveryMachine ? "on" : "forbidden")
         snapshot["you"] = .object([
             "name": .string(viewer.name),
             "grants": .array(viewer.grants.map { grant in
@@ -168,6 +180,7 @@ final class LiveViewHub: Sendable {
             // Rendered once for every viewer it goes to.
             var text: String?
             for (id, entry) in state.viewers where update.address.map({ entry.viewer.may(.read, on: $0) }) ?? true {
+                if update.everyMachine, !entry.viewer.readsEveryMachine { continue }
                 if text == nil { text = update.json.description }
                 send(text!, to: id, in: &state)
             }

@@ -208,6 +208,14 @@ public final class Coordinator: Sendable {
         loop.execute { _ in driver.gatekeeper.forget(worker: key) }
     }
 
+    /// Calls `done` on the coordinator's I/O thread with the metrics' text as a scrape of
+    /// `metrics.listen` gets it (fsm-launch's live view plots it), or nil without metrics.
+    /// Nothing is called once the coordinator stopped.
+    package func metricsText(_ done: @escaping @Sendable ([UInt8]?) -> Void) {
+        let driver = driver
+        loop.execute { io in done(driver.metrics == nil ? nil : driver.renderedMetrics(now: io.now)) }
+    }
+
     /// Counts a restart of worker instance `worker`'s process (`fsm-launch`'s supervisor), in
     /// `grove_worker_restarts_total`; nothing without metrics.
     package func noteWorkerRestart(_ worker: String) {

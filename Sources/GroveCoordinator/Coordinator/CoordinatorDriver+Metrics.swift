@@ -24,7 +24,7 @@ extension CoordinatorDriver {
             let now = io.now
             // A topology that asks for tokens gets no scrape served before its check is set.
             let authorize = scrapeAuthorizer ?? (requireScrapeToken ? Self.noTokenCheck : nil)
-            let response = MetricsHTTP.response(to: request, authorize: authorize, body: { rendered(now: now) })
+            let response = MetricsHTTP.response(to: request, authorize: authorize, body: { renderedMetrics(now: now) })
             io.send(metricsSocket, [peer, response ?? MetricsHTTP.timedOut])
             io.send(metricsSocket, [peer, []])
         case .reply(let peer, let bytes):
@@ -38,7 +38,7 @@ extension CoordinatorDriver {
     /// The text of the metrics, rendered again only when the last rendering is older than
     /// ``renderReuse``: rendering runs on the routing thread and grows with the series (up to
     /// 10,000), so scrapes in a flood share one rendering instead of each taking its own.
-    private func rendered(now: ContinuousClock.Instant) -> [UInt8] {
+    func renderedMetrics(now: ContinuousClock.Instant) -> [UInt8] {
         if let last = lastRendering, now < last.at + Self.renderReuse { return last.text }
         let text = metrics!.render(core.counts)
         lastRendering = (now, text)

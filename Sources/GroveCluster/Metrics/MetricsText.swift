@@ -7,6 +7,12 @@ package struct MetricsText: Sendable, Equatable {
         package var name: String
         package var labels: [String: String]
         package var value: Double
+
+        package init(name: String, labels: [String: String], value: Double) {
+            self.name = name
+            self.labels = labels
+            self.value = value
+        }
     }
 
     package var samples: [Sample]
