@@ -25,8 +25,8 @@
 #   --keys N     keyed instances (default 10000)
 #   --grace MS   durability.handoff.graceMs (default 1000)
 #   --heartbeat-timeout MS   heartbeat.timeoutMs (default 5000)
-# The PostgreSQL server: GROVE_TEST_POSTGRES_URL and GROVE_TEST_POSTGRES_PASSWORD_FILE (as for
-# the tests; Scripts/test.sh's ensure_test_postgres sets them up where it can).
+# The PostgreSQL server: GROVE_TEST_POSTGRES_URL and GROVE_TEST_POSTGRES_PASSWORD_FILE, as for
+# the tests (Scripts/test.sh sets a server up and exports them). The run's rows are deleted after.
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 cd "$(repo_root)"
 
@@ -50,9 +50,9 @@ done
 
 ensure_dependencies
 ensure_pyzmq
-ensure_test_postgres
+# Not ensure_test_postgres: it sets the role's password anew, under tests that may be running.
 [[ -n "${GROVE_TEST_POSTGRES_URL:-}" && -n "${GROVE_TEST_POSTGRES_PASSWORD_FILE:-}" ]] \
-    || die "no PostgreSQL server: set GROVE_TEST_POSTGRES_URL and GROVE_TEST_POSTGRES_PASSWORD_FILE (see Scripts/test.sh)"
+    || die "no PostgreSQL server: set GROVE_TEST_POSTGRES_URL (postgres://user@host:port/database) and GROVE_TEST_POSTGRES_PASSWORD_FILE (a file of mode 0600 holding the password), as Scripts/test.sh does"
 command -v psql >/dev/null 2>&1 || die "psql is missing (Debian's postgresql-client); it reads which keys a worker owns"
 
 if [[ -z "$bin" ]]; then
