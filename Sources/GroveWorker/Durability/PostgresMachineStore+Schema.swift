@@ -69,13 +69,31 @@ extension PostgresMachineStore {
 
     /// Adopting a keyed instance (``MachineStore/claim(_:)``): the fence, then the record made
     /// this worker's, in one transaction. The previous owner's next commit that writes it, or
-    /// appends to its journal, fails with `GR002`. Still `_v1`: no older build has one.
+    /// appends to its journal, fails with `GR002`.
+    ///
+    /// A claim that changes nothing writes nothing: a key with no record (a new instance, which
+    /// every turn that spawns one claims) or one this worker owns already is read without
+    /// taking the fence's row lock, which is a write whose commit waited for the server's WAL
+    /// flush, a few milliseconds each (`Scripts/handoff-bench.sh`). A claim that moves a record
+    /// does not wait for that flush either (`synchronous_commit` off for its transaction): the
+    /// WAL is one sequence, so the adopter's first commit that is flushed flushes the claim
+    /// before it, and a claim lost with the server before that has no acknowledged write after
+    /// it (the adopter's commits are refused `GR002` and it drops the instance; the old owner
+    /// still owns it). `_v2`: `_v1`'s body always locked and waited; a new body needs a new
+    /// name, as an older build replaces its own (docs/ARCHITECTURE.md, Older builds).
     static let claimFunction = """
-        CREATE OR REPLACE FUNCTION grove_claim_v1(p_topology text, p_worker text, p_epoch bigint, p_address text)
+        CREATE OR REPLACE FUNCTION grove_claim_v2(p_topology text, p_worker text, p_epoch bigint, p_address text)
         RETURNS TABLE (c_type text, c_snapshot bytea, c_sequence bigint) LANGUAGE plpgsql AS $grove$
         DECLARE
             current_epoch bigint;
         BEGIN
+            IF NOT EXISTS (SELECT 1 FROM grove_machines m
+                           WHERE m.topology = p_topology AND m.address = p_address AND m.owner <> p_worker) THEN
+                RETURN QUERY SELECT m.type, m.snapshot, m.sequence FROM grove_machines m
+                    WHERE m.topology = p_topology AND m.address = p_address;
+                RETURN;
+            END IF;
+            PERFORM set_config('synchronous_commit', 'off', true);
             SELECT epoch INTO current_epoch FROM grove_workers
                 WHERE topology = p_topology AND worker = p_worker FOR SHARE;
             IF current_epoch IS DISTINCT FROM p_epoch THEN

@@ -240,7 +240,7 @@ package final class PostgresMachineStore: MachineStore {
 
     package func claim(_ address: String) throws(StoreError) -> MachineRecord? {
         try run("""
-            SELECT c_type, c_snapshot, c_sequence FROM grove_claim_v1(\(topology), \(worker), \(epoch), \(address))
+            SELECT c_type, c_snapshot, c_sequence FROM grove_claim_v2(\(topology), \(worker), \(epoch), \(address))
             """, doing: "claim a machine in") { row in
             let (type, snapshot, sequence) = try row.decode((String, ByteBuffer, Int64).self)
             return MachineRecord(address: address, type: type, snapshot: Array(snapshot.readableBytesView),

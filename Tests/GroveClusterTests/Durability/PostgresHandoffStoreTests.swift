@@ -88,6 +88,23 @@ struct PostgresHandoffStoreTests {
         #expect(try home.records() == [F.record("counter/a", "2", sequence: 2)])
     }
 
+    /// Every turn that spawns an instance of a handoff machine claims it: a claim of a record
+    /// the worker owns already returns it and leaves it as it was (`grove_claim_v2` takes no
+    /// lock then; the fence still refuses a newer owner's record to a stale process, below).
+    @Test func aClaimOfItsOwnRecordReturnsItUnchanged() throws {
+        let topology = PostgresTestServer.freshTopology()
+        defer { PostgresTestServer.drop(topology) }
+        let owner = try open(topology, "pool-1")
+        let other = try open(topology, "pool-2")
+        defer { owner.close(); other.close() }
+        try owner.commit(F.commit(records: [F.record("counter/a", "1", sequence: 1)]))
+        #expect(try owner.claim("counter/a") == F.record("counter/a", "1", sequence: 1))
+        #expect(try owner.claim("counter/a") == F.record("counter/a", "1", sequence: 1))
+        try owner.commit(F.commit(records: [F.record("counter/a", "2", sequence: 2)]))
+        #expect(try owner.records() == [F.record("counter/a", "2", sequence: 2)])
+        #expect(try other.records() == [])
+    }
+
     @Test func aClaimOfNothingIsNilAndAFencedProcessClaimsNothing() throws {
         let topology = PostgresTestServer.freshTopology()
         defer { PostgresTestServer.drop(topology) }
