@@ -5,12 +5,11 @@ extension PostgresMachineStore {
     /// changed so that a commit's cost does not grow with the journal (an older build's
     /// `grove_commit_v2`/`_v3` stay as they were, created and callable):
     ///
-    /// - The `GR003` check reads each address's last journal entry, one backward probe of the
-    ///   primary key each (`LATERAL ... LIMIT 1`). `_v2` joined the commit's entries with the
+    /// - The `GR003` check probes the primary key once per address for an entry at or after
+    ///   its first new one (`LATERAL ... LIMIT 1`). `_v2` joined the commit's entries with the
     ///   journal, which the planner hashed whenever its statistics held few rows of the
     ///   topology (a topology new since the last `ANALYZE`): every commit then read the
-    ///   topology's whole journal (up to `snapshotEvery` entries per instance), most of a
-    ///   `journal` commit's time.
+    ///   topology's whole journal (up to `snapshotEvery` entries per instance).
     /// - Truncations delete one address's range each, through the primary key, for the same
     ///   reason.
     /// - The rows a commit writes are locked and their owners read in one scan, not two.
@@ -80,12 +79,13 @@ extension PostgresMachineStore {
                 END IF;
             END IF;
             IF cardinality(p_j_address) > 0 THEN
-                -- Each address's last entry, one backward index probe each (LATERAL ... LIMIT 1): a
-                -- join the planner may hash would read the topology's whole journal at every commit.
+                -- One probe of the primary key per address, for an entry at or after its first
+                -- new one (`LATERAL ... LIMIT 1`, never flattened into a join the planner may hash:
+                -- that read the topology's whole journal at every commit). It finds none, so it
+                -- stops in the index, without visiting the table.
                 IF EXISTS (SELECT 1 FROM (SELECT n.a, min(n.s) AS s FROM unnest(p_j_address, p_j_sequence) AS n(a, s) GROUP BY n.a) n
-                           CROSS JOIN LATERAL (SELECT j.sequence FROM grove_journal j WHERE j.topology = p_topology AND j.address = n.a
-                                               ORDER BY j.sequence DESC LIMIT 1) last
-                           WHERE last.sequence >= n.s) THEN
+                           CROSS JOIN LATERAL (SELECT 1 FROM grove_journal j WHERE j.topology = p_topology AND j.address = n.a
+                                               AND j.sequence >= n.s LIMIT 1) later) THEN
                     RAISE EXCEPTION 'a journal entry of topology % is not after its machine''s last one', p_topology
                         USING ERRCODE = 'GR003';
                 END IF;
