@@ -62,8 +62,25 @@ extension EndToEnd {
             }
         }
 
+        /// Makes the worker die right after its next commit of keyed events, before their replies
+        /// leave (its test hook, ``dieAfterCommit``): the events are applied and the load will send
+        /// them again, so a worker that applied a repeat twice fails the load's check.
+        static func dieAfterNextCommit(_ trigger: String) throws {
+            try Data().write(to: URL(fileURLWithPath: trigger))
+        }
+
+        /// `GROVE_TEST_DIE_AFTER_COMMIT`, the worker's test hook (`DeathAfterCommit`).
+        static let dieAfterCommit = "GROVE_TEST_DIE_AFTER_COMMIT"
+
         @Test func theWorkerKilledTwiceLosesNoAcknowledgedEventAndAppliesNoneTwice() async throws {
-            try await withCluster(DurabilityTests.counters) { cluster in
+            // Each death lands between a commit and its replies, not wherever a kill -9 falls:
+            // without that, a run whose kills hit no applied, unanswered event passed with
+            // deduplication switched off.
+            let trigger = FileManager.default.temporaryDirectory.appendingPathComponent("grove-retry-\(UUID().uuidString)").path
+            defer { unlink(trigger) }
+            var topology = DurabilityTests.counters
+            topology.environment[Self.dieAfterCommit] = trigger
+            try await withCluster(topology) { cluster in
                 let first = try await cluster.workerPID("w")
                 let load = try await ChildProcess(
                     Products.load, ["--endpoint", cluster.clients, "--machine", "counters", "--machines", "100", "--mode", "reply",
@@ -71,17 +88,19 @@ extension EndToEnd {
                     outputIn: cluster.directory, label: "fsm-load")
                 defer { load.stop(grace: .seconds(1)) }
                 try await waitUntil("the load to reach the counters") { (await Self.count(cluster) ?? 0) > 0 }
-                kill(first, SIGKILL)
+                try Self.dieAfterNextCommit(trigger)
                 let second = try await Self.restarted(cluster, after: first)
-                // The load goes on against the new process before it is killed in turn.
+                #expect(!FileManager.default.fileExists(atPath: trigger), "the worker came back without its hook firing")
+                // The load goes on against the new process before it dies in turn.
                 let reached = await Self.count(cluster) ?? 0
-                try await waitUntil("the load to go on after the first kill") { (await Self.count(cluster) ?? 0) > reached }
-                kill(second, SIGKILL)
+                try await waitUntil("the load to go on after the first death") { (await Self.count(cluster) ?? 0) > reached }
+                try Self.dieAfterNextCommit(trigger)
                 _ = try await Self.restarted(cluster, after: second)
+                #expect(!FileManager.default.fileExists(atPath: trigger), "the worker came back without its hook firing")
                 let status = await load.waitForExit(timeout: .seconds(120))
                 let output = "\(load.stdout)\n\(load.stderr)"
                 #expect(load.stdout.contains("every acknowledged event applied, none twice"), "\(output)")
-                // The kills cost answers, so events were sent again: the keys were put to work.
+                // The deaths cost answers, so events were sent again: the keys were put to work.
                 #expect(load.stdout.contains("copies with their event's idempotency key"), "\(output)")
                 #expect(status == 0, "fsm-load: \(output)")
             }

@@ -65,6 +65,7 @@ extension PostgresMachineStore {
         commitFunction,
         claimFunction,
         answeringCommitFunction,
+        probingCommitFunction,
     ]
 
     /// Adopting a keyed instance (``MachineStore/claim(_:)``): the fence, then the record made
@@ -206,7 +207,8 @@ extension PostgresMachineStore {
 
     /// ``commitFunction`` and then the answers of idempotency keys (``AnswerWindow``), in the
     /// same transaction: those of removed machines this worker owned go, forgotten ones go,
-    /// new ones are kept (replacing one of the same address and key). What a worker calls.
+    /// new ones are kept (replacing one of the same address and key). What a worker of an
+    /// earlier build calls; this one calls ``probingCommitFunction`` (`_v4`).
     static let answeringCommitFunction = """
         CREATE OR REPLACE FUNCTION grove_commit_v3(
             p_topology text, p_worker text, p_epoch bigint, p_disk boolean, p_removed text[],

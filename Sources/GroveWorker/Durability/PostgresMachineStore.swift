@@ -15,7 +15,7 @@ import Synchronization
 ///
 /// The worker calls a store from its I/O loop's thread, synchronously; postgres-nio is
 /// asynchronous, so each call waits on its future there (the loop is not one of NIO's event
-/// loops). One ``commit(_:)`` is one round trip: one call of the `grove_commit_v3` function,
+/// loops). One ``commit(_:)`` is one round trip: one call of the `grove_commit_v4` function,
 /// whose statement is the transaction, with every part as arrays. `StoreFlush.process` commits
 /// with `synchronous_commit = off` (the server has it once the call returns, so it survives the
 /// worker being killed, not the database host losing power), `.disk` with the server's default.
@@ -150,7 +150,7 @@ package final class PostgresMachineStore: MachineStore {
         let letters = commit.deadLetters
         let forgotten = commit.forgottenAnswers, answers = commit.answers
         let query: PostgresQuery = """
-            SELECT grove_commit_v3(\(topology), \(worker), \(epoch), \(commit.flush == .disk), \(commit.removed),
+            SELECT grove_commit_v4(\(topology), \(worker), \(epoch), \(commit.flush == .disk), \(commit.removed),
                 \(records.map(\.address)), \(records.map(\.type)), \(records.map { ByteBuffer(bytes: $0.snapshot) }),
                 \(records.map { Int64(bitPattern: $0.sequence) }),
                 \(commit.journal.map(\.address)), \(commit.journal.map { Int64(bitPattern: $0.sequence) }),

@@ -96,6 +96,7 @@ extension WorkerRuntime {
                 if started != 0 {
                     link.metrics.storeCommit(seconds: Double(WorkerMetrics.nanoseconds() &- started) / 1e9, writes: commit.writeCount)
                 }
+                if !commit.answers.isEmpty { DeathAfterCommit.process.committed() }
                 break
             } catch {
                 // Each round leaves out at least one more address: it ends.
