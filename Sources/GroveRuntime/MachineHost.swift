@@ -466,7 +466,9 @@ public final actor MachineHost<M: Machine> {
     /// timer's deadline (nil: none), or `.busy`.
     package var resting: Resting {
         guard outcome == nil, postponed.isEmpty, ioToReissue.isEmpty, mailbox.isIdle else { return .busy }
-        var earliest = timersToRestore.lazy.map(\.deadline).min()
+        // A closure, not `\.deadline`: a key path in generic code is built at run time, each
+        // time (a third of judging an instance in a debug build's sweep).
+        var earliest = timersToRestore.lazy.map { $0.deadline }.min()
         for node in registry.nodes.values {
             switch node.resource {
             case .timer(_, let deadline, _):
