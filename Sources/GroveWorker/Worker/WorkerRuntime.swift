@@ -267,8 +267,10 @@ actor WorkerRuntime {
 
     /// A new instance at `address`, continuing from `record` (and for `journal`, the entries of
     /// `journal` after it) when it has one.
+    /// - Parameter startsNow: Whether a new one boots here (``Hosted``'s `startsNow`): a keyed
+    ///   instance made for the event in hand.
     func make(_ address: String, _ machine: Welcome.HostedMachine, factory: any HostedMachineFactory, welcome: Welcome,
-              record: MachineRecord?, journal: [JournalEntry] = []) throws(WireError) -> any HostedMachine {
+              record: MachineRecord?, journal: [JournalEntry] = [], startsNow: Bool = false) throws(WireError) -> any HostedMachine {
         let io = ClusterIOPerformer(address: address, local: configuration.io, remoteNames: core.remoteIO, core: inlet,
                                     metrics: link.metrics, tracing: tracing)
         var durable: DurableStart?
@@ -282,7 +284,8 @@ actor WorkerRuntime {
             storedKeys.made(address, machine: machine.name)
         }
         return try factory.make(address: address, type: machine.type, mailboxCapacity: welcome.mailboxCapacity, io: io,
-                                watched: observation.watches("state:" + address), executor: link.loop.executor, durable: durable)
+                                watched: observation.watches("state:" + address), executor: link.loop.executor, durable: durable,
+                                startsNow: startsNow)
     }
 
     /// A get, stop, restart or cancel: queued on the machine like an event, so it keeps its
