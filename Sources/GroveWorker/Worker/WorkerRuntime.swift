@@ -284,7 +284,7 @@ actor WorkerRuntime {
             storedKeys.made(address, machine: machine.name)
         }
         return try factory.make(address: address, type: machine.type, mailboxCapacity: welcome.mailboxCapacity, io: io,
-                                watched: observation.watches("state:" + address), executor: link.loop.executor, durable: durable,
+                                watched: observation.watches(stateOf: address), executor: link.loop.executor, durable: durable,
                                 startsNow: startsNow)
     }
 
