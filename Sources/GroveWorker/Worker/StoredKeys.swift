@@ -40,8 +40,8 @@ struct StoredKeys {
 }
 
 /// A Bloom filter that grows: a layer of twice the capacity is added when the last is full, so
-/// memory follows the keys held (about 12 bits a key) and the false positive rate stays near
-/// the sum of the layers' (about 0.3 % each).
+/// memory follows the keys held (12 bits per key of capacity, which is up to twice the keys)
+/// and the false positive rate stays near the sum of the layers' (about 0.3 % each).
 struct ScalableBloomFilter {
     private var layers: [BloomLayer] = []
     /// The capacity of the first layer.
