@@ -8,9 +8,10 @@
 # scratch directory), `passivateAfterMs` small, limits.instancesPerMachine above the keys.
 # fsm-load (`--mode ack`, binary codec, batches of 200, window 4000, two connections) first
 # sends K events to 1,000 keys (`hot/0` ... `hot/999`: the 1,000-key rate), then one event to each of K
-# keys (`counter/0` ... `counter/K-1`). Printed: both rates and their ratio, each worker's peak
-# resident memory (VmHWM) and resident memory at the end (VmRSS), and the workers' last
-# `passivated ...` log line.
+# keys (`counter/0` ... `counter/K-1`). Printed: both rates and their ratio, the workers' CPU
+# time per event in each (user and system, from /proc: less noisy than the rates on a shared
+# machine), each worker's peak resident memory (VmHWM) and resident memory at the end (VmRSS),
+# and the workers' last `passivated ...` log line.
 #
 # Usage: Scripts/passivation-bench.sh [--bin DIR] [--keys K] [--after MS]
 #   --bin DIR    the folder of prebuilt fsm-launch, fsm-worker and fsm-load (default: build
@@ -67,6 +68,18 @@ workers=$(pgrep -f "fsm-worker --name bench-[12] .*ipc://$dir/workers" || true)
 [[ -n "$workers" ]] || die "no bench worker found running for ipc://$dir/workers"
 
 connections=2
+# The workers' CPU time so far, user and system, in clock ticks.
+workers_cpu() {
+    local pid total=0
+    for pid in $workers; do total=$(( total + $(awk '{ print $14 + $15 }' "/proc/$pid/stat") )); done
+    echo "$total"
+}
+ticks=$(getconf CLK_TCK)
+# The workers' CPU microseconds per event between two workers_cpu readings $1 and $2.
+cpu_per_event() {
+    python3 -c "import sys; a, b, t, n = map(float, sys.argv[1:]); print(f'{(b - a) / t * 1e6 / n:.2f}')" "$1" "$2" "$ticks" \
+        "$(( keys / connections * connections ))"
+}
 # Runs fsm-load over $1 (machine) with $2 addresses; prints its ack rate (events/s).
 load() {
     "$bin/fsm-load" --endpoint "ipc://$dir/clients" --machine "$1" --machines "$2" --mode ack --no-baseline \
@@ -76,11 +89,15 @@ load() {
 }
 
 step "passivateAfterMs $after; $(( keys / connections * connections )) events to 1,000 keys, then one to each of $keys keys"
+before=$(workers_cpu)
 hot=$(load hot 1000)
+between=$(workers_cpu)
 cold=$(load counter "$keys")
-printf '    1,000 keys:  %s events/s\n' "$hot"
+after=$(workers_cpu)
+printf '    1,000 keys:  %s events/s, workers %s us CPU per event\n' "$hot" "$(cpu_per_event "$before" "$between")"
 printf '    %s keys: %s events/s' "$keys" "$cold"
-python3 -c "import sys; h, c = float(sys.argv[1]), float(sys.argv[2]); print(f' ({c / h:.2f} of the 1,000-key rate)' if h > 0 else '')" "$hot" "$cold"
+python3 -c "import sys; h, c = float(sys.argv[1]), float(sys.argv[2]); print(f' ({c / h:.2f} of the 1,000-key rate)' if h > 0 else '', end='')" "$hot" "$cold"
+printf ', workers %s us CPU per event\n' "$(cpu_per_event "$between" "$after")"
 for pid in $workers; do
     name=$(tr '\0' ' ' <"/proc/$pid/cmdline" | sed -E 's/.*--name ([^ ]+).*/\1/')
     peak=$(awk '/^VmHWM/ { print $2 }' "/proc/$pid/status")

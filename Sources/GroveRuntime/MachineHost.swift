@@ -231,6 +231,16 @@ public final actor MachineHost<M: Machine> {
     /// Begins processing events. Idempotent.
     public nonisolated func start() { mailbox.start() }
 
+    /// Begins processing events now, on the host's executor: what ``start()`` and the first
+    /// drain it schedules do (boot, then what is queued), without scheduling that drain. For a
+    /// transport on the host's executor (a worker's loop) making an instance for the event in
+    /// hand: the host is idle after it, so the event is handled at once
+    /// (``sendNow(_:answering:)``) instead of queued for a drain. Idempotent with ``start()``.
+    package func startNow() {
+        guard mailbox.startUnscheduled() else { return }
+        flush(rounds: 1)
+    }
+
     /// Queues `event` without waiting for it to be processed.
     /// - Throws: `HostError` with code `mailboxFull` when the mailbox is at capacity (the machine
     ///   keeps running), or `terminated`, `stopped`, `effectFailed` once the machine has ended.
@@ -466,7 +476,9 @@ public final actor MachineHost<M: Machine> {
     /// timer's deadline (nil: none), or `.busy`.
     package var resting: Resting {
         guard outcome == nil, postponed.isEmpty, ioToReissue.isEmpty, mailbox.isIdle else { return .busy }
-        var earliest = timersToRestore.lazy.map(\.deadline).min()
+        // A closure, not `\.deadline`: a key path in generic code is built at run time, each
+        // time (a third of judging an instance in a debug build's sweep).
+        var earliest = timersToRestore.lazy.map { $0.deadline }.min()
         for node in registry.nodes.values {
             switch node.resource {
             case .timer(_, let deadline, _):

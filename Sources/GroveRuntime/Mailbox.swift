@@ -97,6 +97,18 @@ final class Mailbox<M: Machine>: Sendable {
         inner.withLock { $0.wake = wake }
     }
 
+    /// Marks the host as running without scheduling a drain, for a host that drains at once on
+    /// its own executor (``MachineHost/startNow()``): the drain flag is set as ``start()`` sets
+    /// it, and that drain's take clears it. Whether it started now.
+    func startUnscheduled() -> Bool {
+        inner.withLock { state in
+            guard !state.started else { return false }
+            state.started = true
+            state.drainScheduled = true
+            return true
+        }
+    }
+
     /// Marks the host as running and schedules a first drain.
     func start() {
         let wake: (@Sendable () -> Void)? = inner.withLock { state in

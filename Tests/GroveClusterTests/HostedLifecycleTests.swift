@@ -304,7 +304,7 @@ struct BoundFactoryTests {
         wire.loop.execute { _ in
             for (number, address) in ["tally/1", "tally/2"].enumerated() {
                 let instance = try! factory.make(address: address, type: "TallyMachine", mailboxCapacity: 100, io: IOHandlers(), watched: false,
-                                            executor: executor, durable: nil)
+                                            executor: executor, durable: nil, startsNow: false)
                 instance.send(increment, binary: true,
                               reply: StateReply(link: link, correlation: UInt64(number + 1), address: address, binary: true))
                 made.withLock { $0.append(instance) }
@@ -314,6 +314,33 @@ struct BoundFactoryTests {
         #expect(replies.map(\.header.kind) == [.state, .state])
         #expect(Dictionary(uniqueKeysWithValues: replies.map { ($0.header.correlation, $0.address) }) == [1: "tally/1", 2: "tally/2"])
         #expect(replies.allSatisfy { $0.header.flags.contains(.binary) })
+        #expect(try replies.map { try BinaryCodec.decode(TallyMachine.State.self, from: $0.payload).count } == [1, 1])
+    }
+
+    @Test func anInstanceThatStartsNowRunsItsFirstEventOnArrivalNotInADrain() async throws {
+        let wire = try WorkerWire(endpoint: "inproc://starts-now")
+        defer { wire.loop.stop() }
+        let link = wire.link
+        let factory = Factory<TallyMachine>(env: (), path: HostedPath()).bound(to: HostWiring(link: link, turn: Turn(outbound: link.outbound), poison: PoisonWatch(), inlet: CoreInlet()))
+        let increment = try BinaryCodec.encode(TallyMachine.Event.increment)[...]
+        let made = Mutex<[any HostedMachine]>([])
+        let countsAfterSend = Mutex<[String: Int]>([:])
+        let executor = wire.loop.executor
+        wire.loop.execute { _ in
+            for (number, (address, startsNow)) in [("tally/now", true), ("tally/later", false)].enumerated() {
+                let instance = try! factory.make(address: address, type: "TallyMachine", mailboxCapacity: 100, io: IOHandlers(), watched: false,
+                                                 executor: executor, durable: nil, startsNow: startsNow)
+                instance.send(increment, binary: true,
+                              reply: StateReply(link: link, correlation: UInt64(number + 1), address: address, binary: true))
+                // Booted as it was made, the first ran in the send; the second waits for its drain.
+                let count = (instance as! Hosted<TallyMachine>).host.onOwnExecutor { $0.state.count }
+                countsAfterSend.withLock { $0[address] = count }
+                made.withLock { $0.append(instance) }
+            }
+        }
+        let replies = try await wire.replies(2)
+        #expect(countsAfterSend.withLock { $0 } == ["tally/now": 1, "tally/later": 0])
+        #expect(Dictionary(uniqueKeysWithValues: replies.map { ($0.header.correlation, $0.address) }) == [1: "tally/now", 2: "tally/later"])
         #expect(try replies.map { try BinaryCodec.decode(TallyMachine.State.self, from: $0.payload).count } == [1, 1])
     }
 }

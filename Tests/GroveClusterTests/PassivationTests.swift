@@ -74,6 +74,22 @@ struct PassivationTests {
         #expect(passivation.verdict(machine: "slow", touched: 1, resting: .idle(earliestTimer: nil), durable: true) == .passivate(wakeAt: nil))
     }
 
+    @Test func theHostIsAskedWhetherItRestsOnlyOnceItWasIdleLongEnough() {
+        var passivation = adopted()
+        sweep(&passivation, to: 3)
+        var asked = 0
+        func resting() -> Resting {
+            asked += 1
+            return .idle(earliestTimer: nil)
+        }
+        #expect(passivation.verdict(machine: "counters", touched: 1, resting: resting(), durable: true) == .stay)
+        #expect(passivation.verdict(machine: "staying", touched: 0, resting: resting(), durable: true) == .stay)
+        #expect(asked == 0)
+        sweep(&passivation, to: 4)
+        #expect(passivation.verdict(machine: "counters", touched: 1, resting: resting(), durable: true) == .passivate(wakeAt: nil))
+        #expect(asked == 1)
+    }
+
     @Test func aBusyInstanceStaysHoweverLongAgoItWasTouched() {
         var passivation = adopted()
         sweep(&passivation, to: 50)

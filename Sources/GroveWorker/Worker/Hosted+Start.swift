@@ -53,10 +53,15 @@ extension Hosted {
     /// first, so a watcher sees the initial state first and no commit or output is missed
     /// (events sent meanwhile wait in the mailbox, in order); otherwise it starts here, without
     /// a task per instance (a worker bringing back 100,000 instances made as many tasks, which
-    /// held up its heartbeats).
-    func start(watched: Bool) {
+    /// held up its heartbeats). With `now`, one started here also boots here, on its executor
+    /// (``MachineHost/startNow()``), which the caller runs on.
+    func start(watched: Bool, now: Bool = false) {
         guard watched || M.Output.self != Never.self else {
-            host.start()
+            if now {
+                host.onOwnExecutor { $0.startNow() }
+            } else {
+                host.start()
+            }
             return
         }
         let host = host, inlet = inlet, address = address, loop = link.loop

@@ -68,11 +68,15 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     ///   - type: The type name the topology gives the machine.
     ///   - durable: The type name and durability of a durable instance, the snapshot it
     ///     continues from (nil for a new one) and, for `journal`, where its journal stands.
+    ///   - startsNow: Whether a new instance with an executor starts and boots here, on it
+    ///     (the caller runs there: a worker making a keyed instance for its first event), so
+    ///     that event finds it idle and runs at once, with no drain to schedule.
     init(address: String, env: M.Env, path: HostedPath<M>, mailboxCapacity: Int, io: any IOPerformer, link: WorkerLink,
          turn: Turn, poison: PoisonWatch = PoisonWatch(), inlet: CoreInlet = CoreInlet(), watched: Bool = false,
          clock: any HostClock = WallClock(),
          executor: (any SerialExecutor)? = nil, replyHandler: HostedPath<M>.ReplyHandler? = nil, initialState: M.State? = nil,
-         type: String = "", durable: (type: String, durability: Durability, restoring: Snapshot<M>?, cursor: JournalCursor?)? = nil) {
+         type: String = "", durable: (type: String, durability: Durability, restoring: Snapshot<M>?, cursor: JournalCursor?)? = nil,
+         startsNow: Bool = false) {
         self.address = address
         self.path = path
         self.link = link
@@ -126,7 +130,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
                            clock: clock, options: options, logger: nil, restoring: durable?.restoring)
         drainTarget.attach(host)
         if durability != .none { noteChangesAfterDrains(restoring: durable?.restoring) }
-        start(watched: watched)
+        start(watched: watched, now: startsNow && executor != nil && durable?.restoring == nil)
     }
 
     deinit {

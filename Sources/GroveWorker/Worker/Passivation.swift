@@ -121,13 +121,15 @@ struct Passivation {
     /// What becomes of an instance of `machine` at the sweep under way.
     /// - Parameters:
     ///   - touched: The sweep under way when a message last reached it (or it was made).
-    ///   - resting: Whether its host holds anything but timers (``MachineHost/resting``).
+    ///   - resting: Whether its host holds anything but timers (``MachineHost/resting``): asked
+    ///     only of an instance idle long enough, since asking walks the host's work in flight
+    ///     (most instances a sweep judges were reached lately and stay).
     ///   - durable: Whether it has a store to come back from.
-    func verdict(machine: String, touched: Int, resting: Resting, durable: Bool) -> Verdict {
+    func verdict(machine: String, touched: Int, resting: @autoclosure () -> Resting, durable: Bool) -> Verdict {
         guard let after = after[machine], let period, (sweep - touched - 1) >= 0, period * (sweep - touched - 1) >= after else {
             return .stay
         }
-        switch resting {
+        switch resting() {
         case .busy:
             return .stay
         case .idle(let earliestTimer):

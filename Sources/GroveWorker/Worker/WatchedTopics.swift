@@ -13,4 +13,10 @@ final class WatchedTopics: Sendable {
     func watches(_ topic: String) -> Bool {
         observation.withLock { $0.watches(topic) }
     }
+
+    /// Whether `state:<address>` is watched: with no watcher subscribed (the common case, asked
+    /// once per instance made), without building the topic.
+    func watches(stateOf address: String) -> Bool {
+        observation.withLock { $0.prefixes.isEmpty ? false : $0.watches("state:" + address) }
+    }
 }

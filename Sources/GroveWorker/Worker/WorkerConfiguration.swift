@@ -66,10 +66,12 @@ protocol HostedMachineFactory: StoredEventCodec {
     ///   - watched: Whether a watcher of `state:<address>` is subscribed.
     ///   - durable: For a durable instance, its type name, durability and the record it
     ///     continues from (nil for a new one).
+    ///   - startsNow: Whether a new instance boots here, on `executor`, which the caller runs on
+    ///     (``Hosted``'s `startsNow`).
     /// - Throws: When the record does not decode as this type's snapshot; when the factory is
     ///   not ``bound(to:)`` a worker.
     func make(address: String, type: String, mailboxCapacity: Int, io: any IOPerformer, watched: Bool, executor: (any SerialExecutor)?,
-              durable: DurableStart?) throws(WireError) -> any HostedMachine
+              durable: DurableStart?, startsNow: Bool) throws(WireError) -> any HostedMachine
     /// Why a JSON event does not decode as the type's event, or nil when it does.
     func check(event json: [UInt8], address: String) -> WireError?
     /// The case of an event in either codec, in whatever form its sender wrote it, as this
@@ -134,7 +136,7 @@ struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event
     }
 
     func make(address: String, type: String, mailboxCapacity: Int, io: any IOPerformer, watched: Bool, executor: (any SerialExecutor)?,
-              durable: DurableStart?) throws(WireError) -> any HostedMachine {
+              durable: DurableStart?, startsNow: Bool) throws(WireError) -> any HostedMachine {
         guard let wiring else {
             throw WireError(.unknownMachine, "\(M.self)'s factory is not bound to a worker (bound(to:)); '\(address)' was not made",
                             address: address)
@@ -159,7 +161,7 @@ struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event
         return Hosted<M>(address: address, env: env, path: path, mailboxCapacity: mailboxCapacity, io: io, link: wiring.link,
                          turn: wiring.turn, poison: wiring.poison, inlet: wiring.inlet, watched: watched, clock: wiring.clock,
                          executor: executor, replyHandler: replyHandler, initialState: start?.initialState, type: type,
-                         durable: durable.map { ($0.type, $0.durability, restoring, cursor) })
+                         durable: durable.map { ($0.type, $0.durability, restoring, cursor) }, startsNow: startsNow)
     }
 
     func check(event json: [UInt8], address: String) -> WireError? {

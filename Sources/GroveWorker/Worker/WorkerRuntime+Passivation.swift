@@ -81,12 +81,20 @@ extension WorkerRuntime {
 
     /// The instance at `address` brought back from the store, when its machine passivates and
     /// the store holds its record: a `journal` instance's entries after the record replayed, as
-    /// recovery does. Nil otherwise (a key never used, or not durable: it starts afresh).
+    /// recovery does. Nil otherwise (a key never used, or not durable: it starts afresh). A key
+    /// never used is known without reading the store, for a machine that does not hand off
+    /// (``StoredKeys``).
     func restorePassivated(_ address: String) -> (any HostedMachine)? {
         let name = MachineAddress.machine(of: address)
         guard core.passivation.passivates(name), let store, let machine = core.placed[name], (machine.durability ?? .none) != .none
         else { return nil }
         core.passivation.cameBack(address)
+        if machine.handoff == true {
+            storedKeys.uncover(name)
+        } else if !storedKeys.covered.contains(name) {
+            cover(name, in: store)
+        }
+        guard storedKeys.mayHold(address, machine: name) else { return nil }
         let record: MachineRecord?
         do {
             record = try store.record(of: address)
@@ -97,5 +105,24 @@ extension WorkerRuntime {
         guard let record, record.type == machine.type else { return nil }
         recovery.waiting[address] = record
         return restoreIfWaiting(address)
+    }
+}
+
+extension WorkerRuntime {
+    /// Covers machine `name` in ``storedKeys``: the addresses the store lists of it, and those
+    /// of its instances in memory or waiting to come back, which may be written later. Once per
+    /// machine, at the first key it starts; a store that cannot list them leaves it uncovered
+    /// (each key read, as before), to try again at the next.
+    func cover(_ name: String, in store: any MachineStore) {
+        let stored: [StoredInstance]
+        do {
+            stored = try store.keyedInstances(of: name)
+        } catch {
+            log.warning("the instances of \(name) could not be listed from the store: \(error.message); each new key of it is read from the store")
+            return
+        }
+        let held = instances.keys.filter { MachineAddress.machine(of: $0) == name }
+            + recovery.waiting.keys.filter { MachineAddress.machine(of: $0) == name }
+        storedKeys.covered(name, by: stored.lazy.map(\.address) + held)
     }
 }

@@ -349,7 +349,8 @@ extension WorkerRuntime {
         guard let factory = factories[machine.type], let welcome = core.lastWelcome else {
             throw WireError(.unknownMachine, "worker \(link.worker) cannot host '\(address)' yet", address: address)
         }
-        let made = try make(address, machine, factory: factory, welcome: welcome, record: nil)
+        // A keyed instance starts for the event in hand, which then finds it idle.
+        let made = try make(address, machine, factory: factory, welcome: welcome, record: nil, startsNow: MachineAddress.hasKey(address))
         made.touch(sweep)
         instances[address] = made
         return made

@@ -82,6 +82,9 @@ actor WorkerRuntime {
     var passivationTally = Passivation.Tally()
     /// The one timer on ``clock`` that wakes passivated instances for their timers, and when.
     var scheduledWake: (at: Timestamp, timer: any ScheduledTimer)?
+    /// The keyed instances the store may hold a record of, for the machines it covers: a fresh
+    /// key of a passivating machine starts without a store read (``restorePassivated(_:)``).
+    var storedKeys = StoredKeys()
 
     /// The I/O loop's thread: the runtime, its hosts and what they send share it, so a received
     /// batch is queued, drained and answered with no thread hand-off and no executor switch.
@@ -264,8 +267,10 @@ actor WorkerRuntime {
 
     /// A new instance at `address`, continuing from `record` (and for `journal`, the entries of
     /// `journal` after it) when it has one.
+    /// - Parameter startsNow: Whether a new one boots here (``Hosted``'s `startsNow`): a keyed
+    ///   instance made for the event in hand.
     func make(_ address: String, _ machine: Welcome.HostedMachine, factory: any HostedMachineFactory, welcome: Welcome,
-              record: MachineRecord?, journal: [JournalEntry] = []) throws(WireError) -> any HostedMachine {
+              record: MachineRecord?, journal: [JournalEntry] = [], startsNow: Bool = false) throws(WireError) -> any HostedMachine {
         let io = ClusterIOPerformer(address: address, local: configuration.io, remoteNames: core.remoteIO, core: inlet,
                                     metrics: link.metrics, tracing: tracing)
         var durable: DurableStart?
@@ -275,9 +280,12 @@ actor WorkerRuntime {
                                 address: address)
             }
             durable = DurableStart(type: machine.type, durability: durability, record: record, journal: journal)
+            // From now on it may be written: its key's next start reads the store.
+            storedKeys.made(address, machine: machine.name)
         }
         return try factory.make(address: address, type: machine.type, mailboxCapacity: welcome.mailboxCapacity, io: io,
-                                watched: observation.watches("state:" + address), executor: link.loop.executor, durable: durable)
+                                watched: observation.watches(stateOf: address), executor: link.loop.executor, durable: durable,
+                                startsNow: startsNow)
     }
 
     /// A get, stop, restart or cancel: queued on the machine like an event, so it keeps its
