@@ -276,8 +276,11 @@ actor WorkerRuntime {
             }
             durable = DurableStart(type: machine.type, durability: durability, record: record, journal: journal)
         }
-        return try factory.make(address: address, type: machine.type, mailboxCapacity: welcome.mailboxCapacity, io: io,
-                                watched: observation.watches("state:" + address), executor: link.loop.executor, durable: durable)
+        let instance = try factory.make(address: address, type: machine.type, mailboxCapacity: welcome.mailboxCapacity, io: io,
+                                        watched: observation.watches("state:" + address), executor: link.loop.executor, durable: durable)
+        // What is in flight as it starts is told first (``MachineHost/effects()``): it may begin after the host.
+        if observation.watches("effect:" + address) { instance.setEffectsWatched(true) }
+        return instance
     }
 
     /// A get, stop, restart or cancel: queued on the machine like an event, so it keeps its
