@@ -10,7 +10,8 @@ public import Grove
 struct EffectRegistry<M: Machine>: Sendable {
     @usableFromInline
     enum Resource: Sendable {
-        case task(Task<Void, Never>)
+        /// An operation, task or stream (``MachineEffect/WorkKind``: what a watcher is told).
+        case task(Task<Void, Never>, MachineEffect<M>.WorkKind)
         /// An io request in flight, with what a snapshot carries of it.
         case io(Task<Void, Never>, IOFlight<M>)
         case timer(any ScheduledTimer, deadline: Timestamp, event: M.Event)
@@ -62,10 +63,14 @@ struct EffectRegistry<M: Machine>: Sendable {
 
     /// Registers work. The caller has already cancelled what was registered under the same id;
     /// should cancelling it have started new work under that id (a sequence moving on to a step
-    /// with the same id), that work is released here so nothing is left running unowned.
-    mutating func insert(_ key: JobKey, parent: JobKey?, _ resource: Resource) {
-        if let displaced = nodes[key.id] { Self.release(displaced.resource) }
+    /// with the same id), that work is released here so nothing is left running unowned, and
+    /// returned so that its end can be told.
+    @discardableResult
+    mutating func insert(_ key: JobKey, parent: JobKey?, _ resource: Resource) -> Resource? {
+        let displaced = nodes[key.id]
+        if let displaced { Self.release(displaced.resource) }
         nodes[key.id] = Node(token: key.token, parent: parent, resource: resource)
+        return displaced?.resource
     }
 
     /// Removes the node only if `key` is the live generation, so the late finish of replaced
@@ -150,7 +155,7 @@ struct EffectRegistry<M: Machine>: Sendable {
     /// Removes everything but the groups `key` belongs to (itself and those above it, which go
     /// on with their later steps and siblings, now with no child active), returning the nodes
     /// so their resources can be released. `key` nil: removes everything.
-    mutating func removeAll(keepingAncestorsOf key: JobKey?) -> [Node] {
+    mutating func removeAll(keepingAncestorsOf key: JobKey?) -> [(id: EffectID, node: Node)] {
         var kept: [EffectID: Node] = [:]
         var next = key
         while let current = next, var node = node(current) {
@@ -162,20 +167,20 @@ struct EffectRegistry<M: Machine>: Sendable {
             next = node.parent
         }
         guard !kept.isEmpty else { return removeAll() }
-        let removed = nodes.filter { kept[$0.key] == nil }.map(\.value)
+        let removed = nodes.filter { kept[$0.key] == nil }.map { (id: $0.key, node: $0.value) }
         nodes = kept
         return removed
     }
 
     /// Removes everything, returning the nodes so their resources can be released.
-    mutating func removeAll() -> [Node] {
+    mutating func removeAll() -> [(id: EffectID, node: Node)] {
         defer { nodes.removeAll() }
-        return Array(nodes.values)
+        return nodes.map { (id: $0.key, node: $0.value) }
     }
 
     static func release(_ resource: Resource) {
         switch resource {
-        case .task(let task), .io(let task, _): task.cancel()
+        case .task(let task, _), .io(let task, _): task.cancel()
         case .timer(let timer, _, _): timer.cancel()
         case .group, .inline: break
         }

@@ -33,14 +33,14 @@ extension MachineHost {
         case .work(let work):
             let key = newKey(work.id)
             let task = Self.spawn(work, key: key, env: env, mailbox: mailbox)
-            registry.insert(key, parent: parent, .task(task))
+            register(key, parent: parent, .task(task, work.kind))
             return key
         case .timer(let id, let delay, let event):
             return arm(event, id: id, deadline: clock.now() + delay, parent: parent)
         case .io(let id, let call):
             let key = newKey(id)
             let task = Self.spawn(call, key: key, performer: io, mailbox: mailbox, on: options.ioExecutor)
-            registry.insert(key, parent: parent, .io(task, flight(of: call, id: key.id, under: parent)))
+            register(key, parent: parent, .io(task, flight(of: call, id: key.id, under: parent)))
             return key
         case .sequence(let id, let effects):
             let key = newKey(id)
@@ -75,7 +75,7 @@ extension MachineHost {
 
     /// A key for new work; work already in flight under the same id is cancelled first (replace).
     func newKey(_ id: EffectID?) -> JobKey {
-        if let id { cancel(id) }
+        if let id { cancel(id, as: .replaced) }
         return registry.makeKey(id)
     }
 
@@ -85,15 +85,16 @@ extension MachineHost {
         if id == .eventTimeout { eventTimeoutArmed = true }
         let mailbox = self.mailbox
         let timer = clock.schedule(at: deadline) { try? mailbox.post(.timerFired(key)) }
-        registry.insert(key, parent: parent, .timer(timer, deadline: deadline, event: event))
+        register(key, parent: parent, .timer(timer, deadline: deadline, event: event))
         return key
     }
 
     /// Cancels the work registered under `id` and everything it started. A no-op for unknown or
-    /// finished ids.
-    func cancel(_ id: EffectID) {
+    /// finished ids. `phase`: what its watchers are told (`replaced` when new work takes the id).
+    func cancel(_ id: EffectID, as phase: EffectChange.Phase = .cancelled) {
         guard let (key, node) = registry.remove(id: id) else { return }
         EffectRegistry<M>.release(node.resource)
+        noteEnded(id, node.resource, phase)
         if case .group(let group) = node.resource {
             for child in group.active { cancelChild(child, of: key) }
         }
@@ -106,7 +107,10 @@ extension MachineHost {
     }
 
     func cancelAll(keepingAncestorsOf parent: JobKey? = nil) {
-        for node in registry.removeAll(keepingAncestorsOf: parent) { EffectRegistry<M>.release(node.resource) }
+        for (id, node) in registry.removeAll(keepingAncestorsOf: parent) {
+            EffectRegistry<M>.release(node.resource)
+            noteEnded(id, node.resource, .cancelled)
+        }
     }
 
     /// A child of a sequence or merge ended (finished or was cancelled).

@@ -138,19 +138,23 @@ extension MachineHost {
             handle(item)
         case .finished(let key):
             guard let node = registry.remove(key) else { return }
+            noteEnded(key.id, node.resource, .finished)
             if let parent = node.parent { childEnded(parent, key.id) }
             trace?(.workEnded(key.id))
         case .failed(let key, let error):
-            guard registry.remove(key) != nil else { return }
+            guard let node = registry.remove(key) else { return }
+            noteEnded(key.id, node.resource, .failed)
             report(.effectFailed(id: key.id, error: error))
             end(.failed(.effectFailed(address: address, id: key.id, error: error)))
         case .errored(let key, let error):
             guard let node = registry.remove(key) else { return }
+            noteEnded(key.id, node.resource, .failed)
             report(.effectFailed(id: key.id, error: error))
             if let parent = node.parent { childEnded(parent, key.id) }
             trace?(.workFailed(key.id, error: error))
         case .timerFired(let key):
             guard let node = registry.remove(key), case .timer(_, _, let event) = node.resource else { return }
+            noteEnded(key.id, node.resource, .fired)
             apply(event, origin: .timer(key.id))
             if let parent = node.parent { childEnded(parent, key.id) }
         case .request(.state(let reply)):
@@ -292,7 +296,10 @@ extension MachineHost {
     func end(_ newOutcome: Outcome) {
         guard outcome == nil else { return }
         outcome = newOutcome
-        for node in registry.removeAll() { EffectRegistry<M>.release(node.resource) }
+        for (id, node) in registry.removeAll() {
+            EffectRegistry<M>.release(node.resource)
+            noteEnded(id, node.resource, .ended)
+        }
         // Postponed events came before any inline event still pending.
         droppedOnEnd = postponed + droppedOnEnd
         postponed = []
@@ -331,8 +338,10 @@ extension MachineHost {
         completionWaiters = []
         for observer in stateObservers.values { observer.finish() }
         for observer in outputObservers.values { observer.finish() }
+        for observer in effectObservers.values { observer.finish() }
         stateObservers = [:]
         outputObservers = [:]
+        effectObservers = [:]
         log.debug("machine ended", metadata: ["reason": "\(closeReason.code.rawValue)", "dropped": "\(dropped.count)"])
     }
 

@@ -4,6 +4,8 @@ import Synchronization
 /// What a host keeps of an io request in flight, for its snapshots.
 @usableFromInline
 struct IOFlight<M: Machine>: Sendable {
+    /// The request's name (``IORequest/name``), for a watcher of the machine's effects.
+    let name: String
     /// The event its machine hears when restored without it: the interrupted failure, mapped.
     let interrupted: @Sendable () -> M.Event
     /// For a request that is re-issued once restored, the transition that started it.
@@ -54,14 +56,14 @@ extension MachineHost {
     /// its type re-issues, the host keeps causes, and a snapshot carries it on its own.
     func flight(of call: IOCall<M>, id: EffectID, under parent: JobKey?) -> IOFlight<M> {
         guard call.onInterruption == .reissue, registry.restoresOnItsOwn(under: parent) else {
-            return IOFlight(interrupted: call.interrupted, cause: nil)
+            return IOFlight(name: call.requestName, interrupted: call.interrupted, cause: nil)
         }
         guard let transition = running else {
             if options.reissuesIO { report(.reissueNotKept(id: id, request: call.requestName)) }
-            return IOFlight(interrupted: call.interrupted, cause: nil)
+            return IOFlight(name: call.requestName, interrupted: call.interrupted, cause: nil)
         }
         running?.reissued += 1
-        return IOFlight(interrupted: call.interrupted, cause: IOCause(
+        return IOFlight(name: call.requestName, interrupted: call.interrupted, cause: IOCause(
             name: call.requestName, state: transition.state, event: transition.event, ordinal: transition.reissued))
     }
 
@@ -92,7 +94,7 @@ extension MachineHost {
             let key = newKey(record.id.isGenerated ? nil : record.id)
             let task = Self.spawn(item.call, key: key, performer: io, mailbox: mailbox, on: options.ioExecutor)
             let cause = IOCause<M>(name: record.name, state: record.stateBefore, event: record.event, ordinal: record.ordinal)
-            registry.insert(key, parent: nil, .io(task, IOFlight(interrupted: item.call.interrupted, cause: cause)))
+            register(key, parent: nil, .io(task, IOFlight(name: item.call.requestName, interrupted: item.call.interrupted, cause: cause)))
         }
     }
 }

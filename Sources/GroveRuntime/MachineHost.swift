@@ -101,6 +101,9 @@ public final actor MachineHost<M: Machine> {
     /// The transition being committed, while ``reissuesIO``: the cause of the io it starts.
     var running: RunningTransition<M>?
     var outputObservers: [Int: AsyncStream<M.Output>.Continuation] = [:]
+    /// Watchers of the work in flight (``effects()``): told of each start and end while any is
+    /// here, so a host nobody watches pays one emptiness check where work starts or ends.
+    var effectObservers: [Int: AsyncStream<EffectChange>.Continuation] = [:]
     var nextObserverID = 0
     var completionWaiters: [CheckedContinuation<Result<Termination<M>, HostError>, Never>] = []
 
@@ -210,7 +213,7 @@ public final actor MachineHost<M: Machine> {
 
     /// Releasing the host is a stop: work is cancelled and events still queued are reported.
     deinit {
-        for node in registry.removeAll() { EffectRegistry<M>.release(node.resource) }
+        for (_, node) in registry.removeAll() { EffectRegistry<M>.release(node.resource) }
         let released = HostError(.hostReleased, address: address, message:
             "the host was released before processing this event; keep a reference to it while it has work")
         var dropped: [M.Event] = []
@@ -226,6 +229,7 @@ public final actor MachineHost<M: Machine> {
         }
         for observer in stateObservers.values { observer.finish() }
         for observer in outputObservers.values { observer.finish() }
+        for observer in effectObservers.values { observer.finish() }
     }
 
     /// Begins processing events. Idempotent.
@@ -499,13 +503,18 @@ public final actor MachineHost<M: Machine> {
     /// Cancels the instance's timers without ending it (no `onEnd`, no trace): it is leaving
     /// memory, its timers kept in its record, and must not fire here again.
     package func passivate() {
-        for node in registry.removeAll() { EffectRegistry<M>.release(node.resource) }
+        for (id, node) in registry.removeAll() {
+            EffectRegistry<M>.release(node.resource)
+            noteEnded(id, node.resource, .passivated)
+        }
         timersToRestore = []
         // Its watchers' and outputs' streams end, so the tasks reading them let the host go.
         for observer in stateObservers.values { observer.finish() }
         for observer in outputObservers.values { observer.finish() }
+        for observer in effectObservers.values { observer.finish() }
         stateObservers = [:]
         outputObservers = [:]
+        effectObservers = [:]
     }
 
     /// The events the machine postponed and has not had again yet, oldest first.

@@ -38,7 +38,7 @@ package enum ViewAssets {
       </section>
       <section id="activity-panel">
         <h2>io calls in flight</h2>
-        <table id="effects"><thead><tr><th>machine</th><th>effect id</th><th>request</th><th>on</th><th>for</th><th></th></tr></thead><tbody></tbody></table>
+        <table id="effects"><thead><tr><th>machine</th><th>effect id</th><th>kind</th><th>request</th><th>on</th><th>for</th><th></th></tr></thead><tbody></tbody></table>
         <h2>Send an event</h2>
         <form id="send-form">
           <input id="send-address" placeholder="address, e.g. auth" required>

@@ -143,8 +143,12 @@ extension ViewAssets {
         cancel.title = cancel.disabled ? "cancelling needs the admin role" : "";
         cancel.onclick = () => post("/api/cancel", { address: e.address, effect: e.effect });
         const cell = el("td"); cell.append(cancel);
-        row.append(el("td", {}, e.address), el("td", {}, JSON.stringify(e.effect)), el("td", {}, e.request), el("td", {}, e.worker),
-                   el("td", {}, Math.max(0, Math.round((now - e.since) / 100) / 10) + " s"), cell);
+        // A timer shows the time left to its deadline (its worker's clock); other work how long it has run.
+        const left = e.deadline === undefined ? null : Math.max(0, Math.round((e.deadline - now) / 100) / 10);
+        const time = left === null ? Math.max(0, Math.round((now - e.since) / 100) / 10) + " s" : "fires in " + left + " s";
+        row.dataset.kind = e.kind || "io-call";
+        row.append(el("td", {}, e.address), el("td", {}, JSON.stringify(e.effect)), el("td", { class: "kind" }, e.kind || "io-call"),
+                   el("td", {}, e.request), el("td", {}, e.worker), el("td", { class: "time" }, time), cell);
         body.append(row);
       }
     }

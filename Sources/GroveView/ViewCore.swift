@@ -52,13 +52,22 @@ package struct ViewCore: Sendable {
         package var at: Int64
     }
 
-    /// An io call in flight.
+    /// Work in flight: an io call across processes (published by the coordinator), or work the
+    /// machine's own worker runs (published by it: a timer, an operation, a task, a stream, io
+    /// run there).
     package struct Effect: Sendable, Equatable {
         package var address: String
         package var effect: JSONValue
+        /// `io-call` for a call across processes; else the worker's `kind`: `timer`,
+        /// `operation`, `task`, `stream`, `io`.
+        package var kind: String
+        /// The io request's name; empty for other work.
         package var request: String
+        /// Where it runs: the worker running the call, or the machine's own.
         package var worker: String
         package var since: Int64
+        /// A timer's deadline, in milliseconds since 1970 on its worker's clock.
+        package var deadline: Int64?
     }
 
     /// The most machine states kept: keyed machines may number 100,000; past this new
@@ -186,12 +195,16 @@ package struct ViewCore: Sendable {
             let phase = payload["phase"]?.stringValue ?? ""
             if phase == "started" {
                 guard effects[key] != nil || effects.count < Self.effectCapacity else { return [] }
-                let effect = Effect(address: address, effect: id, request: payload["request"]?.stringValue ?? "",
-                                    worker: payload["worker"]?.stringValue ?? "", since: now)
+                var deadline: Int64?
+                if case .integer(let nanoseconds)? = payload["deadlineNs"] { deadline = nanoseconds / 1_000_000 }
+                let effect = Effect(address: address, effect: id, kind: payload["kind"]?.stringValue ?? "io-call",
+                                    request: payload["request"]?.stringValue ?? "", worker: payload["worker"]?.stringValue ?? "",
+                                    since: now, deadline: deadline)
                 effects[key] = effect
                 return [Update(address: address, json: Self.effectJSON(effect, phase: phase))]
             }
-            // completed, failed, cancelled, lost: no longer in flight.
+            // No longer in flight: an io call's completed, failed, cancelled or lost; the
+            // worker's fired, finished, failed, cancelled, replaced, ended or passivated.
             guard let ended = effects.removeValue(forKey: key) else { return [] }
             var json = Self.effectJSON(ended, phase: phase)
             if case .object(var members) = json, let reason = payload["reason"] {
@@ -262,9 +275,11 @@ package struct ViewCore: Sendable {
     }
 
     static func effectJSON(_ effect: Effect, phase: String) -> JSONValue {
-        .object([
-            "type": .string("effect"), "address": .string(effect.address), "effect": effect.effect, "request": .string(effect.request),
-            "worker": .string(effect.worker), "phase": .string(phase), "since": .integer(effect.since),
-        ])
+        var json: [String: JSONValue] = [
+            "type": .string("effect"), "address": .string(effect.address), "effect": effect.effect, "kind": .string(effect.kind),
+            "request": .string(effect.request), "worker": .string(effect.worker), "phase": .string(phase), "since": .integer(effect.since),
+        ]
+        if let deadline = effect.deadline { json["deadline"] = .integer(deadline) }
+        return .object(json)
     }
 }

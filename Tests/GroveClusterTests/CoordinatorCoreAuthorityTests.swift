@@ -62,6 +62,35 @@ struct CoordinatorCoreAuthorityTests {
         }
     }
 
+    static func effect(_ address: String, worker: String, phase: String = "started") -> WireMessage {
+        WireMessage(Header(.effect), address: address, payload: Array(
+            #"{"address":"\#(address)","worker":"\#(worker)","effect":{"reserved":"state-timeout"},"kind":"timer","phase":"\#(phase)","deadlineNs":1}"#.utf8))
+    }
+
+    @Test func anEffectOfAMachineOfAnotherWorkerIsRefusedAndNotPublished() throws {
+        var fixture = CoreFixture()
+        fixture.registerAll()
+        let other = (0..<100).map { "counter/k\($0)" }.first { CoreFixture.topology.placement(ofMachine: "counter", key: String($0.dropFirst(8))) == "data-2" }!
+        for address in ["auth", other, "nothing"] {
+            let actions = fixture.fromWorker("data-1", Self.effect(address, worker: "data-1"))
+            noEffect(actions, besides: "data-1")
+            _ = try refusal(in: actions, to: "data-1", kind: .effect, address: address)
+        }
+        // Its own machine's, naming another worker in the payload, or not an effect of its own work.
+        for payload in [#"{"address":"sink","worker":"edge","effect":"t","kind":"timer","phase":"started"}"#,
+                        #"{"address":"sink","worker":"data-1","effect":"t","request":"FetchData","phase":"lost"}"#,
+                        #"{"address":"sink","worker":"data-1","effect":"t","kind":"timer","phase":"started","kind":"io"}"#] {
+            let actions = fixture.fromWorker("data-1", WireMessage(Header(.effect), address: "sink", payload: Array(payload.utf8)))
+            noEffect(actions, besides: "data-1")
+            _ = try refusal(in: actions, to: "data-1", kind: .effect, address: "sink")
+        }
+        // Its own are published on effect:<address>, as sent.
+        let own = Self.effect("sink", worker: "data-1")
+        let published = fixture.fromWorker("data-1", own).compactMap(\.published)
+        #expect(published.map(\.topic) == ["effect:sink"])
+        #expect(published.first?.message.payload == own.payload)
+    }
+
     @Test func aRefusalNamesWhereTheMachineLives() throws {
         var fixture = CoreFixture()
         fixture.registerAll()

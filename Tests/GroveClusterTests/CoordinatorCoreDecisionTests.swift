@@ -157,7 +157,8 @@ struct CoordinatorCoreDecisionTests {
         let worker = try #require(fixture.core.workerNumbers["edge"])
         for kind in MessageKind.allCases {
             // A state change or an ending is one JSON object (CoordinatorCoreWorkerInputTests).
-            let body = kind == .stateChanged || kind == .machine ? Array("{}".utf8) : []
+            let body = kind == .stateChanged || kind == .machine ? Array("{}".utf8)
+                : kind == .effect ? Array(#"{"address":"auth","worker":"edge","effect":"tick","kind":"timer","phase":"started"}"#.utf8) : []
             let decision = MessageView.with(WireMessage(Header(kind, correlation: 77), address: "auth", payload: body)) {
                 fixture.core.decide(worker: worker, $0)
             }
@@ -165,7 +166,7 @@ struct CoordinatorCoreDecisionTests {
             case .heartbeat, .state, .accepted, .error, .deadLetterList:
                 // A heartbeat needs nothing; a reply nobody waits for is dropped.
                 #expect(decision == .act([]), "\(kind)")
-            case .stateChanged, .machine:
+            case .stateChanged, .machine, .effect:
                 guard case .act(let actions) = decision, case .publish? = actions.first else {
                     Issue.record("\(kind) should be published, got \(decision)")
                     continue
@@ -174,7 +175,7 @@ struct CoordinatorCoreDecisionTests {
                 // Their rules read the payload (an empty one here); what they do is tested in
                 // CoordinatorCoreIOTests and the routes' tests.
                 guard case .act = decision else { Issue.record("\(kind) got \(decision)"); continue }
-            case .register, .batch, .effect, .worker, .event, .get, .cancel, .stop, .restart, .list, .echo, .deadLetters, .snapshot, .listing,
+            case .register, .batch, .worker, .event, .get, .cancel, .stop, .restart, .list, .echo, .deadLetters, .snapshot, .listing,
                  .welcome, .observe, .states, .poison, .poisonList, .quarantine:
                 guard case .act(let actions) = decision, case .toWorker("edge", let reply)? = actions.first else {
                     Issue.record("\(kind) should be refused, got \(decision)")

@@ -96,7 +96,7 @@ struct MessageAuthorityTests {
         for kind in MessageKind.allCases {
             let authority = kind.authority
             switch kind {
-            case .stateChanged, .output, .machine, .ioRequest: #expect(authority.worker == .hostsAddress, "\(kind)")
+            case .stateChanged, .output, .machine, .ioRequest, .effect: #expect(authority.worker == .hostsAddress, "\(kind)")
             case .ioResult, .ioCancelled: #expect(authority.worker == .runsCall, "\(kind)")
             case .ioCancel: #expect(authority.worker == .startedCall)
             case .instances: #expect(authority.worker == .placedOnSender)
@@ -106,7 +106,7 @@ struct MessageAuthorityTests {
             // The release handler takes from a worker only what it asked that worker to release.
             case .release: #expect(authority.worker == .registered && authority.client == nil)
             case .batch: #expect(authority.worker == .eachEnvelope && authority.client == .eachEnvelope)
-            case .effect, .worker, .welcome, .observe, .listing, .states, .poisonList, .quarantine:
+            case .worker, .welcome, .observe, .listing, .states, .poisonList, .quarantine:
                 #expect(authority.worker == nil && authority.client == nil, "only the coordinator sends \(kind)")
             case .event, .get, .cancel, .stop, .restart, .list, .echo, .deadLetters, .snapshot, .poison:
                 #expect(authority.worker == nil && authority.client != nil, "\(kind)")

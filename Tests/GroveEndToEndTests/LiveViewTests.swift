@@ -74,6 +74,34 @@ extension EndToEnd {
             }
         }
 
+        /// Work the machine's own worker runs is shown too, published by that worker: a poller's
+        /// tick (its state timeout, `{"reserved":"state-timeout"}`) shows as a timer with the
+        /// time left, and an admin cancels it from the page.
+        @Test func aTimerOnTheMachinesOwnWorkerAppearsAndAnAdminCancelsItFromThePage() async throws {
+            var topology = Self.topology
+            // The fetch runs on the poller's own worker, at once: then only the tick is in flight.
+            topology.workers = [.init(name: "main")]
+            topology.io = [(request: "FetchData", worker: "main")]
+            try await withCluster(topology) { cluster in
+                let row = #"#effects tr[data-address="poller/eu"][data-kind="timer"][data-effect='{"reserved":"state-timeout"}']"#
+                let results = try await Self.browse(cluster, [
+                    .wait(row),
+                    .text(row),
+                    .click(row + " button"),
+                    .gone(row),
+                    .text("#send-result"),
+                ]) {
+                    try await cluster.send("poller/eu", #"{"startPolling":{"interval":3600}}"#)
+                }
+                let shown = results.count > 3 ? results[3]["value"] as? String ?? "" : ""
+                #expect(shown.contains("timer") && shown.contains("fires in 3"), "\(shown)")
+                #expect((results.last?["value"] as? String)?.contains("cancelled") == true, "\(results)")
+                // Only the tick went: the poller is still polling.
+                let state = try await cluster.state("poller/eu")
+                #expect(state.objectValue?["polling"] != nil, "\(state)")
+            }
+        }
+
         /// With metrics on, the page plots them: events sent while it watches show as a rate
         /// above zero in the events plot, read from the coordinator's own metrics text.
         @Test func withMetricsOnThePagePlotsTheEventsRate() async throws {

@@ -94,8 +94,15 @@ extension EndToEnd {
                     event.topic == "state:poller/p" && event.state?["polling"]?["lastUpdate"] != nil
                 }
                 #expect(delivered.count == 1)
-                let effects = watcher.phases(of: "poller/p")
-                #expect(effects == ["started", "cancelled", "started", "completed"], "\(effects)")
+                // The fetch across processes, as the coordinator tells it; the tick, a timer on the
+                // poller's own worker, as that worker does: armed, cancelled by pause (leaving
+                // `polling` ends its state timeout), armed again by resume.
+                let fetches = watcher.effects(of: "poller/p").filter { $0.effect == .string("poll-fetch") }.compactMap(\.phase)
+                #expect(fetches == ["started", "cancelled", "started", "completed"], "\(fetches)")
+                let ticks = watcher.effects(of: "poller/p").filter { $0.effect == .object(["reserved": .string("state-timeout")]) }
+                #expect(ticks.compactMap(\.phase) == ["started", "cancelled", "started"], "\(ticks.map(\.description))")
+                #expect(ticks.allSatisfy { $0.payload.objectValue?["kind"] == .string("timer") && $0.worker == "edge" },
+                        "\(ticks.map(\.description))")
 
                 // Stop while a fetch is in flight cancels it as well.
                 try await cluster.send("poller/q", #"{"startPolling":{"interval":30}}"#)

@@ -86,6 +86,45 @@ struct ViewCoreTests {
         #expect(core.apply(Self.effect("auth", .integer(7), "failed"), now: 10).isEmpty)
     }
 
+    /// What a worker publishes of its machine's own work (`LocalEffectEvent`).
+    static func local(_ address: String, _ id: JSONValue, kind: String, _ phase: String, deadlineNs: Int64? = nil) -> ViewCore.Publication {
+        var payload: [String: JSONValue] = ["address": .string(address), "worker": .string("main"), "effect": id, "kind": .string(kind),
+                                            "phase": .string(phase)]
+        if let deadlineNs { payload["deadlineNs"] = .integer(deadlineNs) }
+        return ViewCore.Publication(topic: "effect:\(address)", kind: "effect", address: address, payload: .object(payload))
+    }
+
+    @Test func aTimerIsShownWithItsKindAndDeadlineUntilItFiresOrIsCancelled() throws {
+        var core = ViewCore()
+        let tick = JSONValue.object(["reserved": .string("state-timeout")])
+        let started = core.apply(Self.local("poller/eu", tick, kind: "timer", "started", deadlineNs: 1_700_003_600_123_456_789), now: 5)
+        let json = try #require(started.first?.json.objectValue)
+        #expect(json["kind"] == .string("timer") && json["deadline"] == .integer(1_700_003_600_123), "\(json)")
+        #expect(json["worker"] == .string("main") && json["request"] == .string(""))
+        #expect(core.snapshot(covering: { _ in true })["effects"] == .array([started[0].json]))
+        // Replaced: the old one goes, the new one (same id) comes.
+        #expect(core.apply(Self.local("poller/eu", tick, kind: "timer", "replaced"), now: 6).first?.json.objectValue?["phase"] == .string("replaced"))
+        #expect(core.effects.isEmpty)
+        _ = core.apply(Self.local("poller/eu", tick, kind: "timer", "started", deadlineNs: 2_000_000_000_000_000_000), now: 7)
+        #expect(core.effects.values.first?.deadline == 2_000_000_000_000)
+        for phase in ["cancelled", "fired", "passivated"] {
+            _ = core.apply(Self.local("poller/eu", tick, kind: "timer", "started", deadlineNs: 1), now: 8)
+            #expect(core.apply(Self.local("poller/eu", tick, kind: "timer", phase), now: 9).count == 1, "\(phase)")
+            #expect(core.effects.isEmpty, "\(phase)")
+        }
+    }
+
+    @Test func tasksAndLocalIOAreShownByKindAndACoordinatorsCallAsAnIOCall() {
+        var core = ViewCore()
+        _ = core.apply(Self.local("auth", .integer(3), kind: "stream", "started"), now: 1)
+        _ = core.apply(Self.effect("auth", .string("authenticate"), "started"), now: 1)
+        let kinds = Dictionary(uniqueKeysWithValues: core.effects.values.map { ($0.effect.description, $0.kind) })
+        #expect(kinds == ["3": "stream", JSONValue.string("authenticate").description: "io-call"], "\(kinds)")
+        #expect(core.effects.values.allSatisfy { $0.deadline == nil })
+        _ = core.apply(Self.local("auth", .integer(3), kind: "stream", "finished"), now: 2)
+        #expect(core.effects.values.map(\.kind) == ["io-call"])
+    }
+
     @Test func aMachineThatEndsTakesItsCallsWithIt() {
         var core = ViewCore()
         _ = core.apply(Self.effect("poller/eu", .string("poll-fetch"), "started"), now: 1)

@@ -50,9 +50,15 @@ extension CoordinatorCore {
             if let owner = placementProblem(message.address, for: worker) {
                 return refuse(message, from: worker, "\(Self.shown(message.address)) is not a machine it hosts (\(owner))")
             }
-            guard kind == .stateChanged || kind == .machine else { return nil }
+            guard kind == .stateChanged || kind == .machine || kind == .effect else { return nil }
             if let problem = Self.payloadProblem(message.payload, names: message.address, worker: workerNames[worker]) {
                 return refuse(message, from: worker, problem)
+            }
+            // A worker tells of its machine's own work only: the io calls that cross processes
+            // are the coordinator's to tell (``EffectEvent``), from the calls it forwards.
+            if kind == .effect, (try? WireJSON.decode(LocalEffectEvent.self, from: message.payload)) == nil {
+                return refuse(message, from: worker, "its payload is not an effect of work the machine's own worker runs "
+                    + #"({"address","worker","effect","kind","phase",…}: docs/PROTOCOL.md, "Published events")"#)
             }
             return nil
         case .runsCall?:

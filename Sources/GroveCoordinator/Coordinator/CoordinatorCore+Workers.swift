@@ -118,6 +118,8 @@ extension CoordinatorCore {
             return parsed { deliver($0, to: request) }
         case .stateChanged:
             return checked { [.publish(topic: "state:" + $0.address, $0)] }
+        case .effect:
+            return checked { [.publish(topic: "effect:" + $0.address, $0)] }
         case .machine:
             return checked { ended($0) }
         case .output:
@@ -140,7 +142,7 @@ extension CoordinatorCore {
             return refuseKind("a registration comes on its own, not in a batch")
         case .batch:
             return refuseKind("batches do not nest")
-        case .effect, .worker, .event, .get, .cancel, .stop, .restart, .list, .echo, .deadLetters, .snapshot, .poison, .listing,
+        case .worker, .event, .get, .cancel, .stop, .restart, .list, .echo, .deadLetters, .snapshot, .poison, .listing,
              .welcome, .observe, .states, .poisonList, .quarantine:
             // Why, from the table of message kinds.
             return refuse(WireError(.unknownKind, message.kind.refusalForWorkers ?? "workers may not send \(message.kind.name) messages"))

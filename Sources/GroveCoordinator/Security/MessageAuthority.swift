@@ -117,9 +117,9 @@ extension MessageKind {
         case .ioResult: MessageAuthority(client: nil, worker: .runsCall, destinations: [.callOrigin])
         case .ioCancel: MessageAuthority(client: nil, worker: .startedCall, destinations: [.callTarget])
         case .ioCancelled: MessageAuthority(client: nil, worker: .runsCall, destinations: [])
-        case .stateChanged, .machine: MessageAuthority(client: nil, worker: .hostsAddress, destinations: [.watchers])
+        case .stateChanged, .machine, .effect: MessageAuthority(client: nil, worker: .hostsAddress, destinations: [.watchers])
         case .output: MessageAuthority(client: nil, worker: .hostsAddress, destinations: [.watchers, .routeTargets])
-        case .effect, .worker: MessageAuthority(client: nil, worker: nil, destinations: [.watchers])
+        case .worker: MessageAuthority(client: nil, worker: nil, destinations: [.watchers])
         }
     }
 

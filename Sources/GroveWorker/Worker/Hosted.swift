@@ -47,6 +47,12 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     /// Publishes state changes while someone watches `state:<address>`. Not observing otherwise
     /// keeps the host on its fast path (no observer to notify per commit).
     private let publisher = Mutex<Task<Void, Never>?>(nil)
+    /// Publishes the work in flight while someone watches `effect:<address>`
+    /// (`Hosted+Effects.swift`); not watching, the host tells nobody.
+    let effectPublisher = Mutex<Task<Void, Never>?>(nil)
+    /// The io requests the topology places on other workers: the coordinator publishes those
+    /// calls, so this instance does not.
+    let remoteIO: Set<String>
 
     /// - Parameters:
     ///   - executor: The executor the host runs on: a worker's loop. With one, ``send`` and
@@ -90,6 +96,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         self.durability = durability
         let journal = durability == .journal ? JournalTail(durable?.cursor ?? JournalCursor()) : nil
         self.journal = journal
+        remoteIO = (io as? ClusterIOPerformer)?.remoteNames ?? []
         var options = HostOptions<M>()
         options.address = address
         options.mailboxCapacity = mailboxCapacity
@@ -150,6 +157,9 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         guard handlesOnArrival else { return }
         host.onOwnExecutor { $0.passivate() }
         publisher.withLock { $0?.cancel(); $0 = nil }
+        // Not cancelled: it publishes the `passivated` ends the host just told, then its
+        // stream finishes.
+        effectPublisher.withLock { $0 = nil }
         drainTarget.detach()
     }
 

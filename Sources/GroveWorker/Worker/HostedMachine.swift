@@ -53,6 +53,8 @@ protocol HostedMachine: AnswerKeeper {
     func stop(reply: @escaping @Sendable (Result<[UInt8], WireError>) -> Void)
     /// Starts or stops publishing state changes as watchers come and go.
     func setWatched(_ watched: Bool)
+    /// Starts or stops publishing the work in flight (`effect:<address>`) as watchers come and go.
+    func setEffectsWatched(_ watched: Bool)
     /// What of this instance survives its worker.
     var durability: Durability { get }
     /// Whether it reached a terminal state, was stopped or failed. Read on the worker's loop,

@@ -102,13 +102,13 @@ struct OutboundLimit: Sendable {
         case .output:
             what = "an output (not published or routed)"
             verdict = .drop
-        case .machine, .instances, .release, .ioRequest, .ioCancel, .register, .heartbeat:
+        case .machine, .effect, .instances, .release, .ioRequest, .ioCancel, .register, .heartbeat:
             // Made small where they are made (`HostedMachine`, `InstancesReport`, a release's
             // pages, the core's calls): past that, dropping is all that is left short of losing the connection.
             what = "a \(kind.name) message"
             verdict = .drop
         case .event, .get, .cancel, .stop, .list, .echo, .batch, .deadLetters, .restart, .snapshot, .poison, .listing, .states,
-             .poisonList, .welcome, .observe, .quarantine, .effect, .worker:
+             .poisonList, .welcome, .observe, .quarantine, .worker:
             what = "a \(kind.name) message (which a worker does not send)"
             verdict = .drop
         }

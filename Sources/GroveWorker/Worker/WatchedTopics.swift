@@ -19,4 +19,9 @@ final class WatchedTopics: Sendable {
     func watches(stateOf address: String) -> Bool {
         observation.withLock { $0.prefixes.isEmpty ? false : $0.watches("state:" + address) }
     }
+
+    /// Whether `effect:<address>` is watched, the same way.
+    func watches(effectsOf address: String) -> Bool {
+        observation.withLock { $0.prefixes.isEmpty ? false : $0.watches("effect:" + address) }
+    }
 }

@@ -274,7 +274,10 @@ extension WorkerRuntime {
             run(.resume(call: header.correlation, result))
         case .observe(let observation):
             self.observation.update(observation)
-            for (address, instance) in instances { instance.setWatched(observation.watches("state:" + address)) }
+            for (address, instance) in instances {
+                instance.setWatched(observation.watches("state:" + address))
+                instance.setEffectsWatched(observation.watches("effect:" + address))
+            }
         case .quarantine(let quarantined):
             adoptPatterns(quarantined.patterns)
         case .release(let release):

@@ -283,9 +283,12 @@ actor WorkerRuntime {
             // From now on it may be written: its key's next start reads the store.
             storedKeys.made(address, machine: machine.name)
         }
-        return try factory.make(address: address, type: machine.type, mailboxCapacity: welcome.mailboxCapacity, io: io,
-                                watched: observation.watches(stateOf: address), executor: link.loop.executor, durable: durable,
-                                startsNow: startsNow)
+        let instance = try factory.make(address: address, type: machine.type, mailboxCapacity: welcome.mailboxCapacity, io: io,
+                                        watched: observation.watches(stateOf: address), executor: link.loop.executor, durable: durable,
+                                        startsNow: startsNow)
+        // What is in flight as it starts is told first (``MachineHost/effects()``): it may begin after the host.
+        if observation.watches(effectsOf: address) { instance.setEffectsWatched(true) }
+        return instance
     }
 
     /// A get, stop, restart or cancel: queued on the machine like an event, so it keeps its
