@@ -15,8 +15,22 @@ struct MessageView {
     /// ``Header/Flags/traced``. Split off by a length byte: no copy, nothing parsed.
     let traceBytes: UnsafeRawBufferPointer?
     /// Set when the header says the payload starts with a trace context but its length byte
-    /// runs past the payload; the core refuses the message (`malformed-frame`).
-    let traceProblem: WireError?
+    /// runs past the payload; the core refuses the message (`malformed-frame`). A flag, its
+    /// error made only when asked: a view is made and passed along for every message, and an
+    /// optional error stored in it would be copied (and its strings retained) each time.
+    private let traceMalformed: Bool
+
+    /// Why the trace context's prefix is malformed (``traceMalformed``), or nil.
+    var traceProblem: WireError? {
+        guard traceMalformed else { return nil }
+        do {
+            _ = try TraceParent.split(payloadBytes, correlation: header.correlation)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
     /// Where it came from, for messages about a bad address.
     private let inBatch: Bool
 
@@ -42,7 +56,7 @@ struct MessageView {
             self.header = header
             payloadBytes = payload
             traceBytes = nil
-            traceProblem = nil
+            traceMalformed = false
             return
         }
         var untraced = header
@@ -52,11 +66,11 @@ struct MessageView {
             let (trace, body) = try TraceParent.split(payload, correlation: header.correlation)
             traceBytes = trace
             payloadBytes = body
-            traceProblem = nil
+            traceMalformed = false
         } catch {
             traceBytes = nil
             payloadBytes = payload
-            traceProblem = error
+            traceMalformed = true
         }
     }
 
