@@ -1,4 +1,4 @@
-public import GroveCluster
+package import GroveCluster
 import Foundation
 
 /// Who may scrape the metrics endpoint when the topology asks for tokens

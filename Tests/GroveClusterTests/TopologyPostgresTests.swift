@@ -35,8 +35,8 @@ struct TopologyPostgresTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("grove-pg-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        FileManager.default.createFile(atPath: directory.appendingPathComponent("pg.pass").path, contents: Data("s3cret\n".utf8),
-                                       attributes: [.posixPermissions: 0o644])
+        #expect(FileManager.default.createFile(atPath: directory.appendingPathComponent("pg.pass").path, contents: Data("s3cret\n".utf8),
+                                               attributes: [.posixPermissions: 0o644]))
         let topology = try T.load(T.json(#""durability": { "postgres": { "url": "postgres://grove@db/orders", "passwordFile": "pg.pass" } }"#))
         let problems = topology.storeProblems(besides: directory)
         #expect(problems.count == 1 && problems[0].hasPrefix("$.durability.postgres.passwordFile:") && problems[0].contains("chmod 600"), "\(problems)")

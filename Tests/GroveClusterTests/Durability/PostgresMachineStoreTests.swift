@@ -42,7 +42,7 @@ import Testing
         let directory = try StoreFixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("pg.pass").path
-        FileManager.default.createFile(atPath: file, contents: Data("s3cret\nignored\n".utf8), attributes: [.posixPermissions: 0o600])
+        #expect(FileManager.default.createFile(atPath: file, contents: Data("s3cret\nignored\n".utf8), attributes: [.posixPermissions: 0o600]))
         let environment = [PostgresLocation.passwordVariable: "from-env"]
         #expect(try PostgresLocation(url: "postgres://grove@127.0.0.1/grove", passwordFile: file, environment: environment).password == "s3cret")
         #expect(try PostgresLocation(url: "postgres://grove@127.0.0.1/grove", environment: environment).password == "from-env")
@@ -52,7 +52,7 @@ import Testing
         let directory = try StoreFixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("pg.pass").path
-        FileManager.default.createFile(atPath: file, contents: Data("s3cret\n".utf8), attributes: [.posixPermissions: 0o644])
+        #expect(FileManager.default.createFile(atPath: file, contents: Data("s3cret\n".utf8), attributes: [.posixPermissions: 0o644]))
         let error = #expect(throws: PostgresLocation.Problem.self) {
             try PostgresLocation(url: "postgres://grove@127.0.0.1/grove", passwordFile: file, environment: [:])
         }
