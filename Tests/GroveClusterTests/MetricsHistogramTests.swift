@@ -199,7 +199,7 @@ struct MetricsHistogramTests {
         metrics.turn(on: true)
         metrics.event(on: counts)
         metrics.event(on: metrics.eventCounts(ofMachine: "counter"))
-        metrics.event(at: "counter/k-1")
+        metrics.event(on: metrics.eventCounts(ofMachine: "counter"))
         let report = try #require(WireJSON.decodeQuickly(MetricsReport.self, from: metrics.takeReport(types: ["counter": "Counter"])))
         #expect(report.counters == [.init(name: "grove_worker_events_total", labels: ["machine_type": "Counter"], delta: 3)])
         #expect(counts.events.load(ordering: .relaxed) == 0)

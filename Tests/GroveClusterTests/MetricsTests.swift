@@ -183,11 +183,11 @@ struct MetricsTests {
 
     @Test func offAWorkerCountsNothingAndItsHeartbeatStaysEmpty() {
         let metrics = WorkerMetrics()
-        metrics.event(at: "counter/a")
+        metrics.event(on: metrics.eventCounts(ofMachine: "counter"))
         #expect(metrics.takeReport(types: ["counter": "Counter"]).isEmpty)
         metrics.turn(on: true)
-        metrics.event(at: "counter/a")
-        metrics.event(at: "counter/b")
+        metrics.event(on: metrics.eventCounts(ofMachine: "counter"))
+        metrics.event(on: metrics.eventCounts(ofMachine: "counter"))
         metrics.unhandled(at: "counter/b")
         let report = WireJSON.decodeQuickly(MetricsReport.self, from: metrics.takeReport(types: ["counter": "Counter"]))
         #expect(report?.counters == [

@@ -43,13 +43,6 @@ final class WorkerMetrics: Sendable {
         counts.events.add(1, ordering: .relaxed)
     }
 
-    /// An event was handed to the instance at `address`: a lock and a lookup, for where no
-    /// host is at hand.
-    func event(at address: String) {
-        guard isOn else { return }
-        event(on: eventCounts(ofMachine: MachineAddress.machine(of: address)))
-    }
-
     /// The machine at `address` did not handle an event (rare: a lock and a lookup).
     func unhandled(at address: String) {
         guard isOn else { return }
