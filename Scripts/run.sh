@@ -115,7 +115,10 @@ for line in open(sys.argv[1]):
     p = m["payload"]
     if m["kind"] == "effect":
         reason = f' ({p["reason"]})' if p.get("reason") else ""
-        print(f'  effect  {p["address"]:<12} {p["request"]:<12} {p["phase"]:<9} on {p["worker"]}{reason}')
+        # io across processes names its request; work on the machine's own worker (a timer,
+        # a task, local io) names its kind and effect id.
+        what = p.get("request") or f'{p.get("kind", "?")} {json.dumps(p.get("effect"))}'
+        print(f'  effect  {p["address"]:<12} {what:<12} {p["phase"]:<9} on {p["worker"]}{reason}')
     else:
         print(f'  state   {p["address"]:<12} {json.dumps(p["state"])[:90]}')
 PY
