@@ -100,7 +100,9 @@ def effect(address, phase):
         frames = sub.recv_multipart()
         received = time.monotonic_ns()
         event = json.loads(frames[-1])
-        if event.get("address") == address and event.get("phase") == phase:
+        # The coordinator's io-call events only: a worker's own effects (timers, tasks) carry a
+        # "kind" and are published on the same topic.
+        if event.get("address") == address and event.get("phase") == phase and "kind" not in event:
             return event, received
 
 def load(address):
