@@ -50,6 +50,9 @@ struct ConnectionResult: Sendable {
     var failed = 0
     /// With `--retry`: copies sent again with their event's key (not counted in `sent`).
     var resent = 0
+    /// With `--retry`: events whose copy was answered `already-applied` (counted acknowledged:
+    /// the first copy was applied, its answer lost with a worker and no longer kept).
+    var appliedEarlier = 0
     var errors: [String: Int] = [:]
     var latency = Histogram<UInt64>(highestTrackableValue: 60_000_000) // microseconds, up to 60 s
     var elapsed: Duration = .zero
@@ -60,6 +63,7 @@ struct ConnectionResult: Sendable {
         acknowledged += other.acknowledged
         failed += other.failed
         resent += other.resent
+        appliedEarlier += other.appliedEarlier
         errors.merge(other.errors, uniquingKeysWith: +)
         latency.add(other.latency)
         elapsed = max(elapsed, other.elapsed)
@@ -118,7 +122,7 @@ final class LoadConnection: @unchecked Sendable {
         let interval = plan.ratePerConnection.map { Duration.seconds(1 / $0) }
         var reported = 0
         var drainStarted: ContinuousClock.Instant?
-        var retries = plan.retry && plan.mode != .raw ? LoadRetries() : nil
+        var retries = plan.retry && plan.mode != .raw ? LoadRetries(addresses: plan.addresses.count) : nil
         var lastTimeoutScan: Int64 = 0
         // Addresses and payload in memory of their own: appending arrays to the batch cost a
         // retain and a release of each per event.
@@ -162,7 +166,7 @@ final class LoadConnection: @unchecked Sendable {
                 guard !pending.isEmpty else { return true }
                 guard try send(pending, on: socket) else {
                     // No room: forget this batch (never sent) and try again later.
-                    for (id, _) in intendedTimes { _ = retries?.answered(id, error: nil, now: 0) }
+                    for (id, _) in intendedTimes.reversed() { retries?.takeBack(id) }
                     correlation -= UInt64(pending.count)
                     nextAddress = (nextAddress - pending.count % plan.addresses.count + plan.addresses.count) % plan.addresses.count
                     pending.removeAll()
@@ -233,6 +237,12 @@ final class LoadConnection: @unchecked Sendable {
                     // Sent again with its key: counted once, when its last copy is answered.
                     if retries?.answered(correlation, error: error, now: arrived) == false { return }
                     _ = result.latency.record(UInt64(max(0, (arrived - sent) / 1000)))
+                    // A copy whose first was applied, its answer no longer kept: applied once.
+                    if error == .alreadyApplied {
+                        result.acknowledged += 1
+                        result.appliedEarlier += 1
+                        return
+                    }
                     result.failed += 1
                     let code = error?.rawValue ?? "undecodable-error"
                     result.errors[code, default: 0] += 1

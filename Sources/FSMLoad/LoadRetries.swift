@@ -20,7 +20,9 @@ struct LoadRetries {
     static let retried: Set<WireError.Code> = [.workerLost, .unavailable, .busy]
 
     let client = IdempotencyKey.randomClient()
-    private var nextSequence: UInt64 = 1
+    /// The next sequence for each address (by its index): numbered 1, 2, 3… per address, so a
+    /// worker remembers what it applied of this client in a few words (``IdempotencyKey``).
+    private var nextSequence: [UInt64]
     /// The copy in flight of each event, by its correlation.
     private(set) var inFlight: [UInt64: Attempt] = [:]
     /// Events waiting to be sent again, with when (nanoseconds since the run started).
@@ -28,12 +30,25 @@ struct LoadRetries {
     /// Copies sent again, over the run.
     private(set) var resent = 0
 
+    /// For a run over `addresses` addresses.
+    init(addresses: Int) {
+        nextSequence = Array(repeating: 1, count: addresses)
+    }
+
     /// The payload of a new event to `address`, sent under `correlation` at `now`.
     mutating func first(_ payload: UnsafeBufferPointer<UInt8>, address: Int, correlation: UInt64, now: Int64) -> [UInt8] {
-        let attempt = Attempt(sequence: nextSequence, address: address, copies: 1, sentAt: now)
-        nextSequence += 1
+        let attempt = Attempt(sequence: nextSequence[address], address: address, copies: 1, sentAt: now)
+        nextSequence[address] += 1
         inFlight[correlation] = attempt
         return keyed(payload, attempt)
+    }
+
+    /// Takes back the newest event made by ``first(_:address:correlation:now:)``, never sent (no
+    /// room on the socket): its sequence is given to the next event to its address. Take back
+    /// the newest first.
+    mutating func takeBack(_ correlation: UInt64) {
+        guard let attempt = inFlight.removeValue(forKey: correlation) else { return }
+        if nextSequence[attempt.address] == attempt.sequence + 1 { nextSequence[attempt.address] -= 1 }
     }
 
     func keyed(_ payload: UnsafeBufferPointer<UInt8>, _ attempt: Attempt) -> [UInt8] {

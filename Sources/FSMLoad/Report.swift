@@ -21,6 +21,8 @@ struct RunReport: Codable, Sendable {
     var p50OverRaw: Double?
     /// With `--retry`: copies sent again with their event's idempotency key (not in `sent`).
     var resent: Int?
+    /// With `--retry`: events acknowledged by an `already-applied` answer to a copy.
+    var appliedEarlier: Int?
     /// With `--verify`: acknowledged events against the counts' growth.
     var verification: Verification?
     /// The topology's own figures for the run, from its metrics endpoint, when it has one.
@@ -35,6 +37,7 @@ struct RunReport: Codable, Sendable {
         lost = result.sent - result.acknowledged - result.failed
         errors = result.errors
         resent = result.resent > 0 ? result.resent : nil
+        appliedEarlier = result.appliedEarlier > 0 ? result.appliedEarlier : nil
         seconds = result.elapsed.seconds
         eventsPerSecond = seconds > 0 ? Double(result.acknowledged) / seconds : 0
         latencyMicros = [
@@ -101,6 +104,9 @@ struct LoadReport: Codable, Sendable {
         }
         for run in runs {
             if let resent = run.resent { lines.append("resent (\(run.mode)): \(resent) copies with their event's idempotency key") }
+            if let earlier = run.appliedEarlier {
+                lines.append("applied earlier (\(run.mode)): \(earlier) copies answered already-applied, counted acknowledged once")
+            }
             if let verification = run.verification { lines.append("verified (\(run.mode)): " + verification.text) }
         }
         if let spawn {

@@ -41,7 +41,10 @@ package struct ClientCore: Sendable {
     /// The id this client's keys carry.
     package let clientID: [UInt8]
     private var nextCorrelation: UInt64 = 1
-    private var nextSequence: UInt64 = 1
+    /// The next sequence of each address this client sent keyed events to: numbered 1, 2, 3…
+    /// per address, so a worker remembers what it applied of this client in a few words
+    /// (``IdempotencyKey``). One entry per address.
+    private var nextSequence: [String: UInt64] = [:]
     private var inFlight: InFlight?
 
     /// The request being answered: the copy last sent, and how its retries stand.
@@ -77,8 +80,9 @@ package struct ClientCore: Sendable {
         let keyed = kind == .event && keyedAttempts > 1
         var flags = flags, payload = payload
         if keyed {
-            payload = IdempotencyKey(client: clientID, sequence: nextSequence).prefixed(payload)
-            nextSequence += 1
+            let sequence = nextSequence[address, default: 1]
+            payload = IdempotencyKey(client: clientID, sequence: sequence).prefixed(payload)
+            nextSequence[address] = sequence + 1
             flags.insert(.keyed)
         }
         let message = WireMessage(Header(kind, flags: flags, correlation: takeCorrelation()), address: address, payload: payload,

@@ -6,16 +6,23 @@
 /// offset size
 /// 0      1    n, the client id's length, 1 to 64
 /// 1      n    the client id: bytes the client chose once (a random 128-bit value, say)
-/// 1+n    8    the sequence, unsigned, big-endian: one per event the client sends
+/// 1+n    8    the sequence, unsigned, big-endian, 1 or more: one per event the client sends
 /// 9+n    ...  the payload proper
 /// ```
 ///
-/// The worker keeps the recent keys of each instance with their answers (durable machines in
-/// their store, in the commit of the state): an event whose key it applied already is answered
-/// with the first answer and not applied again (docs/PROTOCOL.md, "Idempotency keys").
+/// A client numbers the events it sends to each address 1, 2, 3…: the worker then remembers
+/// which of them an instance applied in a few words, however many there were.
+///
+/// The worker keeps the recent keys of each instance with their answers, and which sequences of
+/// each client it applied (durable machines in their store, in the commit of the state): an event
+/// whose key it applied already is answered with the first answer, or refused `already-applied`
+/// once that answer is no longer kept, and never applied again (docs/PROTOCOL.md, "Idempotency
+/// keys").
 public struct IdempotencyKey: Sendable, Hashable, CustomStringConvertible {
     /// The longest client id, in bytes.
     public static let maximumClientLength = 64
+    /// The sequence no key has: the worker stores a client's record under it.
+    public static let reservedSequence: UInt64 = 0
 
     public let client: [UInt8]
     public let sequence: UInt64
@@ -52,13 +59,16 @@ public struct IdempotencyKey: Sendable, Hashable, CustomStringConvertible {
         let start = payload.startIndex + 1
         var sequence: UInt64 = 0
         for byte in payload[(start + length) ..< (start + length + 8)] { sequence = sequence << 8 | UInt64(byte) }
+        guard sequence != reservedSequence else {
+            throw malformed("its sequence is 0, which no key has; number a client's events to an address from 1", correlation: correlation)
+        }
         return (IdempotencyKey(client: Array(payload[start ..< start + length]), sequence: sequence), payload[(start + length + 8)...])
     }
 
     static func malformed(_ what: String, correlation: UInt64) -> WireError {
         WireError(.malformedFrame,
             "frame 2 (the payload) of this event has flag bit 4 (keyed), so it must start with an idempotency key, but \(what); "
-            + "send one byte n (1 to \(maximumClientLength)), n bytes of client id, the 8-byte sequence, then the event, or clear the flag "
+            + "send one byte n (1 to \(maximumClientLength)), n bytes of client id, the 8-byte sequence (1 or more), then the event, or clear the flag "
             + "(docs/PROTOCOL.md, 'Idempotency keys')",
             correlation: correlation)
     }

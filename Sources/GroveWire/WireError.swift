@@ -41,6 +41,14 @@ public struct WireError: Error, Sendable, Hashable, Codable, CustomStringConvert
         public static let workerLost = Code(rawValue: "worker-lost")
         /// A queue on the way is full; retry later.
         public static let busy = Code(rawValue: "busy")
+        /// A keyed event whose key its machine applied already, so long ago that the first
+        /// answer is no longer kept: it was not applied again. Do not resend it; read the state
+        /// with a `get` if the answer is needed.
+        public static let alreadyApplied = Code(rawValue: "already-applied")
+        /// A keyed event whose sequence is under what its machine still remembers of the client
+        /// (a retry that came back after many newer events): whether its first copy was applied
+        /// cannot be told, and it was not applied now. Do not resend it.
+        public static let keyTooOld = Code(rawValue: "key-too-old")
         /// A reply did not fit in what the coordinator holds for a client that does not read its
         /// replies (`queues.clientOutboxBytes`): it was dropped and this error sent in its place.
         /// The request itself was handled.

@@ -51,8 +51,8 @@ import Testing
             _ = window.answered(Self.key(sequence), with: Self.state("\(sequence)"))
         }
         let first = window.takeWrites()
-        #expect(first.answers.map(\.key) == (1...capacity).map { Self.key($0) })
-        #expect(first.answers.map(\.slot) == Array(1...capacity))
+        #expect(Self.answers(first.answers).map(\.key) == (1...capacity).map { Self.key($0) })
+        #expect(Self.answers(first.answers).map(\.slot) == Array(1...capacity))
         #expect(first.forgotten == [])
         // Two more: the two oldest leave, and the store is told to delete them.
         for sequence in (capacity + 1)...(capacity + 2) {
@@ -61,9 +61,10 @@ import Testing
         }
         #expect(window.count == Window.capacity)
         let second = window.takeWrites()
-        #expect(second.answers.map(\.key) == [Self.key(capacity + 1), Self.key(capacity + 2)])
+        #expect(Self.answers(second.answers).map(\.key) == [Self.key(capacity + 1), Self.key(capacity + 2)])
         #expect(second.forgotten == [Self.key(1), Self.key(2)])
-        guard case .apply = window.admit(Self.key(1), waiter: "") else { Issue.record("a key past the window is applied again"); return }
+        // Past its answer, a repeat is still told from a new event, and applied no more.
+        guard case .appliedEarlier = window.admit(Self.key(1), waiter: "") else { Issue.record("a key past the window is refused"); return }
         guard case .answer = window.admit(Self.key(3), waiter: "") else { Issue.record("the oldest kept key is answered"); return }
         #expect(!window.hasWrites)
     }
@@ -75,7 +76,7 @@ import Testing
             _ = window.answered(Self.key(sequence), with: Self.state("\(sequence)"))
         }
         let writes = window.takeWrites()
-        #expect(writes.answers.count == Window.capacity)
+        #expect(Self.answers(writes.answers).count == Window.capacity)
         #expect(writes.answers.first?.key == Self.key(4))
         #expect(writes.forgotten == [])
     }
@@ -92,8 +93,86 @@ import Testing
         #expect(answer == Self.state("8"))
         _ = window.admit(Self.key(10), waiter: "")
         _ = window.answered(Self.key(10), with: Self.state("10"))
-        #expect(window.takeWrites().answers == [AnswerEntry(key: Self.key(10), slot: 13, answer: Self.state("10"))])
+        #expect(Self.answers(window.takeWrites().answers) == [AnswerEntry(key: Self.key(10), slot: 13, answer: Self.state("10"))])
         // Replacing what the store holds writes the whole window, oldest first.
-        #expect(window.takeWrites(replacingStored: true).answers.map(\.slot) == [11, 12, 13])
+        #expect(Self.answers(window.takeWrites(replacingStored: true).answers).map(\.slot) == [11, 12, 13])
+    }
+
+    /// The entries that are answers, not a client's sequences.
+    static func answers(_ entries: [AnswerEntry]) -> [AnswerEntry] {
+        entries.filter { $0.key.sequence != Window.sequencesMark }
+    }
+
+    /// The entries that are clients' sequences, read back.
+    static func sequences(_ entries: [AnswerEntry]) -> [[UInt8]: ClientSequences] {
+        Dictionary(entries.filter { $0.key.sequence == Window.sequencesMark }.map { ($0.key.client, ClientSequences(encoded: $0.answer.payload)!) },
+                   uniquingKeysWith: { $1 })
+    }
+
+    static func apply(_ sequences: some Sequence<UInt64>, client: UInt8 = 1, to window: inout Window) {
+        for sequence in sequences {
+            guard case .apply = window.admit(Self.key(sequence, client: client), waiter: "") else {
+                Issue.record("key \(sequence) of client \(client) is new")
+                continue
+            }
+            _ = window.answered(Self.key(sequence, client: client), with: Self.state("\(sequence)"))
+        }
+    }
+
+    /// The bug issue 37's kill-twice run found: a retry that came back after more newer keys
+    /// than the window keeps answers for was applied a second time, in memory and after a
+    /// restore from the store.
+    @Test func aRepeatLongAfterItsAnswerLeftIsNeverAppliedAgainEvenAfterARestore() {
+        var window = Window()
+        // 3 and 4 were lost with a worker before they ran; the rest ran.
+        Self.apply([1, 2] + Array(5...1_000), to: &window)
+        var store: [IdempotencyKey: AnswerEntry] = [:]
+        let writes = window.takeWrites()
+        for key in writes.forgotten { store[key] = nil }
+        for entry in writes.answers { store[entry.key] = entry }
+        #expect(Self.answers(Array(store.values)).count == Window.capacity)
+        #expect(Self.sequences(Array(store.values))[[1, 0xC1]]?.gaps == [3...4])
+
+        var restored = Window()
+        restored.restore(Array(store.values))
+        guard case .appliedEarlier = restored.admit(Self.key(1), waiter: "") else { Issue.record("1 ran: refused"); return }
+        guard case .appliedEarlier = restored.admit(Self.key(700), waiter: "") else { Issue.record("700 ran: refused"); return }
+        guard case .answer = restored.admit(Self.key(999), waiter: "") else { Issue.record("999's answer is kept"); return }
+        // The lost ones were never applied: their copies are, once.
+        Self.apply([4, 3], to: &restored)
+        guard case .appliedEarlier = restored.admit(Self.key(3), waiter: "") else { return }
+        let after = Self.sequences(restored.takeWrites().answers)[[1, 0xC1]]
+        #expect(after?.gaps == [] && after?.highest == 1_000)
+    }
+
+    @Test func aClientsSequencesAreWrittenWhenTheyChangeAndGoWhenTheClientIsForgotten() {
+        var window = Window()
+        func client(_ index: Int) -> [UInt8] { [UInt8(index & 0xFF), UInt8(index >> 8)] }
+        func applyOne(_ index: Int) {
+            _ = window.admit(IdempotencyKey(client: client(index), sequence: 1), waiter: "")
+            _ = window.answered(IdempotencyKey(client: client(index), sequence: 1), with: Self.state(""))
+        }
+        applyOne(0)
+        #expect(Set(Self.sequences(window.takeWrites().answers).keys) == [client(0)])
+        #expect(!window.hasWrites)
+        for index in 1...Window.maximumClients { applyOne(index) }
+        // Client 0, the least lately used, is forgotten: its stored sequences are deleted.
+        let writes = window.takeWrites()
+        #expect(writes.forgotten.filter { $0.sequence == Window.sequencesMark } == [IdempotencyKey(client: client(0), sequence: Window.sequencesMark)])
+        #expect(Self.sequences(writes.answers).count == Window.maximumClients)
+        // Forgotten, and its answer gone too, its repeat is applied again: the documented bound.
+        guard case .apply = window.admit(IdempotencyKey(client: client(0), sequence: 1), waiter: "") else {
+            Issue.record("a forgotten client's key is new"); return
+        }
+    }
+
+    @Test func aKeyUnderWhatTheClientsSequencesStillTellIsRefusedNotApplied() {
+        var window = Window()
+        // Every other sequence lost: each leaves a gap, and the oldest gaps are given up.
+        Self.apply(stride(from: 2, through: UInt64(2 * ClientSequences.maximumGaps + 10), by: 2), to: &window)
+        guard case .tooOld = window.admit(Self.key(1), waiter: "") else { Issue.record("the oldest gap is given up"); return }
+        guard case .apply = window.admit(Self.key(UInt64(2 * ClientSequences.maximumGaps + 9)), waiter: "") else {
+            Issue.record("a recent gap is still told"); return
+        }
     }
 }

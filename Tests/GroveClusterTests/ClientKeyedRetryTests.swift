@@ -23,7 +23,7 @@ struct ClientKeyedRetryTests {
         return message
     }
 
-    @Test func eventsCarryTheClientsKeyWithOneSequenceEach() throws {
+    @Test func eventsCarryTheClientsKeyNumberedPerAddress() throws {
         var core = ClientCore(timeout: .seconds(1), retryUnavailable: false, keyedAttempts: 3, clientID: Self.client)
         let first = core.start(.event, address: "counter/1", payload: Self.event, flags: [], now: Self.t0)
         #expect(first.header.flags.contains(.keyed))
@@ -33,6 +33,10 @@ struct ClientKeyedRetryTests {
         _ = core.received(Self.state(to: 1), now: Self.t0)
         let second = core.start(.event, address: "counter/1", payload: Self.event, flags: [], now: Self.t0)
         #expect(try IdempotencyKey.split(second.payload[...]).key.sequence == 2)
+        // Numbered per address: another address starts at 1.
+        _ = core.received(Self.state(to: 2), now: Self.t0)
+        let elsewhere = core.start(.event, address: "counter/2", payload: Self.event, flags: [], now: Self.t0)
+        #expect(try IdempotencyKey.split(elsewhere.payload[...]).key.sequence == 1)
         // Reads carry none.
         #expect(!core.start(.get, address: "counter/1", payload: [], flags: [], now: Self.t0).header.flags.contains(.keyed))
     }

@@ -113,8 +113,9 @@ struct KeyedWorkerTests {
                                         Self.keyed("tallies/x", sequence: 3, correlation: 3)],
                                        cluster: cluster, worker: first)
         #expect(before.map(\.text) == [#"{"count":1}"#, #"{"count":1}"#, #"{"count":2}"#])
-        // Kept in the commit of the state they report, before the replies left.
-        #expect(try store.answers(of: "tallies/x").count == 2)
+        // Kept in the commit of the state they report, before the replies left: two answers
+        // and the client's sequences.
+        #expect(try store.answers(of: "tallies/x").map(\.key.sequence).sorted() == [IdempotencyKey.reservedSequence, 2, 3])
         killFirst()
 
         let (second, killSecond) = try Self.started(StoreSession(store), cluster: cluster)

@@ -29,6 +29,7 @@ struct IdempotencyKeyTests {
         ([0] + Array(repeating: 0, count: 8), "client id length byte says 0"),
         ([65] + Array(repeating: 1, count: 80), "client id length byte says 65"),
         ([4, 1, 2, 3, 4, 0, 0, 0], "the key needs 13 bytes"),
+        ([1, 7, 0, 0, 0, 0, 0, 0, 0, 0, 42], "its sequence is 0"),
     ])
     func aBadKeyIsRefusedNamingThePayloadFrame(payload: [UInt8], why: String) {
         #expect {

@@ -35,14 +35,23 @@ package struct AnswerEntry: Sendable, Hashable {
 /// answer, or waits for it (``admit(_:waiter:)``). A pure value: the instance that holds it
 /// asks it and carries out what it says; its tests feed keys and read admissions.
 ///
-/// Bounded: the last ``capacity`` keys answered, per instance, whatever client sent them (the
-/// oldest goes first). A repeat of a key answered more than ``capacity`` keyed events of that
-/// instance ago is applied again: retries must come back sooner. Durable instances keep the
-/// window in their store, written in the commit of the state the answer reports
+/// Bounded: the answers of the last ``capacity`` keys answered, per instance, whatever client
+/// sent them (the oldest goes first). Past its answer, a repeat is still told from a new event by
+/// its client's ``ClientSequences`` (the last ``maximumClients`` clients of the instance): it is
+/// refused as applied already, or as too old to tell, and never applied twice. Durable instances
+/// keep the window in their store, written in the commit of the state the answer reports
 /// (``takeWrites(replacingStored:)``); the others keep it in memory only, lost with the worker.
+///
+/// A client's sequences travel to the store as one more entry of that client, under sequence 0
+/// (a key never has it: ``IdempotencyKey/split(_:correlation:)`` refuses it), whose answer's
+/// payload is ``ClientSequences/encoded`` and whose slot orders the clients by last use. So a
+/// store keeps them as any other entry, in the same rows and the same commit.
 package struct AnswerWindow<Waiter> {
-    /// How many answered keys an instance keeps.
+    /// How many answered keys an instance keeps with their answers.
     package static var capacity: Int { 128 }
+    /// How many clients' sequences an instance keeps (the least lately used goes first; a
+    /// repeat from a client it forgot is applied again).
+    package static var maximumClients: Int { 1_000 }
 
     /// What becomes of a keyed event.
     package enum Admission {
@@ -53,6 +62,18 @@ package struct AnswerWindow<Waiter> {
         /// A repeat of a key whose event is still running: the waiter is answered with its
         /// answer when it comes (``answered(_:with:)`` returns it).
         case wait
+        /// A repeat of a key applied already whose answer is no longer kept: apply nothing,
+        /// say so (`already-applied`).
+        case appliedEarlier
+        /// A key under what its client's sequences still tell (``ClientSequences/floor``):
+        /// applied or not, it cannot be told; apply nothing, say so (`key-too-old`).
+        case tooOld
+    }
+
+    /// One client's sequences, and when the instance last applied one of them.
+    private struct Book {
+        var sequences = ClientSequences()
+        var lastUse: UInt64
     }
 
     private var kept: [IdempotencyKey: AnswerEntry] = [:]
@@ -64,6 +85,12 @@ package struct AnswerWindow<Waiter> {
     /// Answered since the last write, and written ones that left the window since.
     private var unwritten: Set<IdempotencyKey> = []
     private var forgotten: [IdempotencyKey] = []
+    /// Each client's sequences, by client id.
+    private var books: [[UInt8]: Book] = [:]
+    private var nextUse: UInt64 = 1
+    /// Clients whose sequences changed since the last write, and forgotten ones written before.
+    private var unwrittenBooks: Set<[UInt8]> = []
+    private var forgottenBooks: [[UInt8]] = []
 
     package init() {}
 
@@ -74,8 +101,15 @@ package struct AnswerWindow<Waiter> {
             running[key]!.append(waiter)
             return .wait
         }
-        running[key] = []
-        return .apply
+        switch books[key.client]?.sequences.verdict(of: key.sequence) ?? .new {
+        case .new:
+            running[key] = []
+            return .apply
+        case .applied:
+            return .appliedEarlier
+        case .unknown:
+            return .tooOld
+        }
     }
 
     /// The event of `key` was applied and answered `answer`: kept (the oldest key leaves past
@@ -83,6 +117,7 @@ package struct AnswerWindow<Waiter> {
     package mutating func answered(_ key: IdempotencyKey, with answer: KeptAnswer) -> [Waiter] {
         let waiters = running.removeValue(forKey: key) ?? []
         guard kept[key] == nil else { return waiters }
+        noteApplied(key)
         kept[key] = AnswerEntry(key: key, slot: nextSlot, answer: answer)
         nextSlot += 1
         order.append(key)
@@ -105,7 +140,15 @@ package struct AnswerWindow<Waiter> {
     /// Takes back what a store kept for the instance (any order): the window then answers
     /// those keys' repeats, and nothing of them is written again.
     package mutating func restore(_ entries: [AnswerEntry]) {
-        for entry in entries.sorted(by: { $0.slot < $1.slot }).suffix(Self.capacity) where kept[entry.key] == nil {
+        for entry in entries where entry.key.sequence == Self.sequencesMark && books[entry.key.client] == nil {
+            // Sequences that cannot be read are left out: the answers kept still tell their
+            // repeats, and the client's next write replaces them.
+            guard let read = ClientSequences(encoded: entry.answer.payload) else { continue }
+            books[entry.key.client] = Book(sequences: read, lastUse: entry.slot)
+            nextUse = max(nextUse, entry.slot + 1)
+        }
+        let answers = entries.filter { $0.key.sequence != Self.sequencesMark }
+        for entry in answers.sorted(by: { $0.slot < $1.slot }).suffix(Self.capacity) where kept[entry.key] == nil {
             kept[entry.key] = entry
             order.append(entry.key)
             nextSlot = max(nextSlot, entry.slot + 1)
@@ -117,14 +160,42 @@ package struct AnswerWindow<Waiter> {
     /// every answer kept.
     package mutating func takeWrites(replacingStored: Bool = false) -> (answers: [AnswerEntry], forgotten: [IdempotencyKey]) {
         let keys = replacingStored ? Array(order) : order.filter { unwritten.contains($0) }
+        let clients = replacingStored ? Array(books.keys) : Array(unwrittenBooks)
         unwritten = []
-        let gone = replacingStored ? [] : forgotten
+        unwrittenBooks = []
+        let gone = replacingStored ? [] : forgotten + forgottenBooks.map { IdempotencyKey(client: $0, sequence: Self.sequencesMark) }
         forgotten = []
-        return (keys.compactMap { kept[$0] }, gone)
+        forgottenBooks = []
+        let sequences = clients.compactMap { client in
+            books[client].map { book in
+                AnswerEntry(key: IdempotencyKey(client: client, sequence: Self.sequencesMark), slot: book.lastUse,
+                            answer: KeptAnswer(kind: .state, payload: book.sequences.encoded))
+            }
+        }
+        return (keys.compactMap { kept[$0] } + sequences, gone)
     }
 
     /// Whether anything waits to be written.
-    package var hasWrites: Bool { !unwritten.isEmpty || !forgotten.isEmpty }
+    package var hasWrites: Bool { !unwritten.isEmpty || !forgotten.isEmpty || !unwrittenBooks.isEmpty || !forgottenBooks.isEmpty }
+
+    /// The sequence under which a client's ``ClientSequences`` are stored: no key has it.
+    package static var sequencesMark: UInt64 { IdempotencyKey.reservedSequence }
+
+    /// `key` was applied: its client's sequences say so (the client least lately used is
+    /// forgotten past ``maximumClients``).
+    private mutating func noteApplied(_ key: IdempotencyKey) {
+        if books[key.client] == nil, books.count >= Self.maximumClients,
+           let oldest = books.min(by: { $0.value.lastUse < $1.value.lastUse })?.key {
+            // Written or not, its row goes: a client's sequences are written again and again.
+            books[oldest] = nil
+            unwrittenBooks.remove(oldest)
+            forgottenBooks.append(oldest)
+        }
+        books[key.client, default: Book(lastUse: nextUse)].sequences.applied(key.sequence)
+        books[key.client]!.lastUse = nextUse
+        nextUse += 1
+        unwrittenBooks.insert(key.client)
+    }
 
     /// How many answers it keeps.
     package var count: Int { order.count }

@@ -28,6 +28,14 @@ extension WorkerRuntime {
                 return reply.resend(answer)
             case .wait:
                 return
+            case .appliedEarlier:
+                return reply.fail(WireError(.alreadyApplied, "\(address) applied the event of idempotency key \(key) already, "
+                    + "more than \(AnswerWindow<StateReply>.capacity) keyed events ago, and keeps its answer no longer; "
+                    + "it was not applied again: do not resend it, read the state with a get", address: address))
+            case .tooOld:
+                return reply.fail(WireError(.keyTooOld, "\(address) cannot tell whether it applied the event of idempotency key \(key): "
+                    + "the key is older than what it remembers of that client, and it was not applied now; do not resend it "
+                    + "(number a client's events to an address 1, 2, 3…, and resend within a few thousand newer ones)", address: address))
             case .apply:
                 break
             }
