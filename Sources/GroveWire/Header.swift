@@ -72,6 +72,11 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
     /// passivation does; worker → coordinator: these have left (or were never here), so their
     /// own worker, registered again, may take them back.
     case release = 0x26
+    /// Handoff, coordinator → worker (payload ``HandoffRelease``): keyed instances handed back
+    /// to this, their own worker, by the one that adopted them. Those with work due (a timer, an
+    /// io call, a queued event) are taken from the shared store at once, so their timers fire
+    /// here without waiting for a message.
+    case returned = 0x27
 
     // io effects between workers, through the coordinator.
     /// Run an io request (payload: an ``IOCallHead``, then the request's bytes); correlation = call id.
@@ -116,6 +121,7 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
         case .poisonList: "poison-list"
         case .quarantine: "quarantine"
         case .release: "release"
+        case .returned: "returned"
         case .states: "states"
         case .state: "state"
         case .accepted: "accepted"

@@ -97,7 +97,7 @@ struct CoordinatorCoreDecisionTests {
                     continue
                 }
                 #expect(try payload(WireError.self, of: reply.message).code == .malformedJSON)
-            case .batch, .state, .accepted, .error, .listing, .deadLetterList, .states, .poisonList, .quarantine, .release, .register, .welcome, .heartbeat,
+            case .batch, .state, .accepted, .error, .listing, .deadLetterList, .states, .poisonList, .quarantine, .release, .returned, .register, .welcome, .heartbeat,
                  .observe, .instances,
                  .ioRequest, .ioResult, .ioCancel, .ioCancelled, .stateChanged, .effect, .worker, .output, .machine:
                 guard case .act(let actions) = decision, let reply = actions.compactMap(\.sentToClient).first else {
@@ -176,7 +176,7 @@ struct CoordinatorCoreDecisionTests {
                 // CoordinatorCoreIOTests and the routes' tests.
                 guard case .act = decision else { Issue.record("\(kind) got \(decision)"); continue }
             case .register, .batch, .worker, .event, .get, .cancel, .stop, .restart, .list, .echo, .deadLetters, .snapshot, .listing,
-                 .welcome, .observe, .states, .poison, .poisonList, .quarantine:
+                 .welcome, .observe, .states, .poison, .poisonList, .quarantine, .returned:
                 guard case .act(let actions) = decision, case .toWorker("edge", let reply)? = actions.first else {
                     Issue.record("\(kind) should be refused, got \(decision)")
                     continue

@@ -84,9 +84,9 @@ import Testing
         }
     }
 
-    static func releases(in actions: [CoordinatorAction]) -> [String: [String]] {
+    static func releases(in actions: [CoordinatorAction], kind: MessageKind = .release) -> [String: [String]] {
         var found: [String: [String]] = [:]
-        for case .toWorker(let worker, let message) in actions where message.header.kind == .release {
+        for case .toWorker(let worker, let message) in actions where message.header.kind == kind {
             found[worker, default: []] += (try? WireJSON.decode(HandoffRelease.self, from: message.payload).addresses) ?? []
         }
         return found
@@ -147,10 +147,11 @@ import Testing
 
         // Only the worker asked may answer; another's word frees nothing.
         let other = interim == "data-2" ? "data-3" : "data-2"
-        _ = fixture.released([address], by: other)
+        #expect(Self.releases(in: fixture.released([address], by: other), kind: .returned).isEmpty)
         #expect(fixture.send(to: address).failureCode == .unavailable)
 
-        _ = fixture.released([address], by: interim)
+        // Released, it goes home, and its own worker is told, to take it back if it has work due.
+        #expect(Self.releases(in: fixture.released([address], by: interim), kind: .returned) == ["data-1": [address]])
         #expect(try fixture.send(to: address).get() == "data-1")
     }
 
@@ -164,8 +165,26 @@ import Testing
         let interim = try fixture.send(to: address).get()
         _ = fixture.register("data-1", at: 2)
         #expect(fixture.send(to: address).failureCode == .unavailable)
-        // Lost, it holds nothing live; the store fences whatever it still writes.
+        // Lost, it holds nothing live; the store fences whatever it still writes. Its own
+        // worker is told it has it back.
+        let lost = fixture.core.lose(interim, reason: "killed", cause: .exited)
+        #expect(Self.releases(in: lost, kind: .returned) == ["data-1": [address]])
+        #expect(try fixture.send(to: address).get() == "data-1")
+    }
+
+    @Test func aWorkerBackAfterItsAdopterWasLostGetsItsInstancesReturnedAtOnce() throws {
+        var fixture = Fixture()
+        for name in ["edge", "data-1", "data-2", "data-3"] { fixture.register(name) }
+        let address = "counter/\(try Self.key(on: "data-1"))"
+        _ = fixture.core.lose("data-1", reason: "killed", cause: .exited)
+        _ = fixture.tick(at: 0.1)
+        _ = fixture.tick(at: 1.2)
+        let interim = try fixture.send(to: address).get()
         _ = fixture.core.lose(interim, reason: "killed", cause: .exited)
+        // Nothing live anywhere to release: back home at once, told so in the same turn.
+        let back = fixture.register("data-1", at: 2)
+        #expect(Self.releases(in: back).isEmpty)
+        #expect(Self.releases(in: back, kind: .returned) == ["data-1": [address]])
         #expect(try fixture.send(to: address).get() == "data-1")
     }
 

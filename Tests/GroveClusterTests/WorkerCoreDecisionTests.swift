@@ -44,7 +44,7 @@ import Testing
                 #expect(decision == .answerCancel(.unknown), "no call 5 is served here: answered at once")
             case .ioResult:
                 #expect(decision == .ignore, "no call 5 is waiting: a result for it is dropped unread")
-            case .observe, .welcome, .error, .quarantine, .release:
+            case .observe, .welcome, .error, .quarantine, .release, .returned:
                 // Control messages whose payload does not decode: logged, nothing else.
                 guard case .act(let actions) = decision, actions.count == 1, case .log(let level, let line) = actions[0] else {
                     Issue.record("\(kind) with an empty payload should be logged, got \(decision)")

@@ -72,13 +72,28 @@ extension CoordinatorCore {
     }
 
     /// Worker `name` was lost: its grace starts at the next tick. What it adopted is placed
-    /// anew (its claims in the store are taken over as any lost worker's), and what it was
-    /// releasing is free for its own worker.
-    mutating func handoffLost(_ name: String) {
-        guard handoff.grace != nil else { return }
+    /// anew (its claims in the store are taken over as any lost worker's); it stays noted as
+    /// adopted by `name` until another worker gets a request for it, so that its own worker,
+    /// once back, is told it has it (`returned`). What it was releasing is free for its own
+    /// worker: the `returned` messages to send it.
+    mutating func handoffLost(_ name: String) -> [CoordinatorAction] {
+        guard handoff.grace != nil else { return [] }
         handoff.justLost.insert(name)
-        handoff.adopted = handoff.adopted.filter { $0.value != name }
+        let freed = handoff.releasing.filter { $0.value == name }.keys
         handoff.releasing = handoff.releasing.filter { $0.value != name }
+        return returnedHome(Array(freed))
+    }
+
+    /// `returned` messages to the own workers (registered) of `addresses`.
+    func returnedHome(_ addresses: [String]) -> [CoordinatorAction] {
+        var home: [String: [String]] = [:]
+        for address in addresses {
+            let parsed = MachineAddress(address)
+            if let own = topology.placement(ofMachine: parsed.machine, key: parsed.key), workers[own]?.registered == true {
+                home[own, default: []].append(address)
+            }
+        }
+        return home.sorted { $0.key < $1.key }.flatMap { Self.pages(of: $0.value, kind: .returned, to: $0.key) }
     }
 
     /// Worker `name` registered: its own instances come back to it. Those other workers
@@ -88,25 +103,35 @@ extension CoordinatorCore {
         handoff.lostSince[name] = nil
         guard handoff.handedOff.remove(name) != nil else { return [] }
         var byWorker: [String: [String]] = [:]
+        var back: [String] = []
         for (address, worker) in handoff.adopted {
             let parsed = MachineAddress(address)
             guard topology.placement(ofMachine: parsed.machine, key: parsed.key) == name else { continue }
             handoff.adopted[address] = nil
             // A worker lost meanwhile holds nothing live; the store fences what it still has.
-            guard workers[worker]?.registered == true else { continue }
+            guard workers[worker]?.registered == true else {
+                back.append(address)
+                continue
+            }
             handoff.releasing[address] = worker
             byWorker[worker, default: []].append(address)
         }
         var actions: [CoordinatorAction] = []
         for (worker, addresses) in byWorker.sorted(by: { $0.key < $1.key }) {
-            let sorted = addresses.sorted()
-            for start in stride(from: 0, to: sorted.count, by: HandoffRelease.pageSize) {
-                let page = Array(sorted[start..<min(start + HandoffRelease.pageSize, sorted.count)])
-                guard let payload = try? WireJSON.encode(HandoffRelease(addresses: page)) else { continue }
-                actions.append(.toWorker(worker, WireMessage(Header(.release), address: worker, payload: payload)))
-            }
+            actions += Self.pages(of: addresses, kind: .release, to: worker)
         }
-        return actions
+        return actions + returnedHome(back)
+    }
+
+    /// `addresses` in order, in `kind` messages (`release` or `returned`) to `worker`, at most
+    /// ``HandoffRelease/pageSize`` a message.
+    static func pages(of addresses: [String], kind: MessageKind, to worker: String) -> [CoordinatorAction] {
+        let sorted = addresses.sorted()
+        return stride(from: 0, to: sorted.count, by: HandoffRelease.pageSize).compactMap { start in
+            let page = Array(sorted[start..<min(start + HandoffRelease.pageSize, sorted.count)])
+            guard let payload = try? WireJSON.encode(HandoffRelease(addresses: page)) else { return nil }
+            return .toWorker(worker, WireMessage(Header(kind), address: worker, payload: payload))
+        }
     }
 
     /// A worker's answer to `release`: the instances it let go of are routed to their own
@@ -116,12 +141,13 @@ extension CoordinatorCore {
         guard let answer = try? WireJSON.decode(HandoffRelease.self, from: message.payload, code: .malformedFrame) else {
             return [.warn("worker \(name) sent a release answer that does not decode; is it the same Grove version?")]
         }
-        var freed = 0
+        // Each goes back to its own worker, which takes those with work due from the store.
+        var freed: [String] = []
         for address in answer.addresses where handoff.releasing[address] == name {
             handoff.releasing[address] = nil
-            freed += 1
+            freed.append(address)
         }
-        if freed > 0 { registrations += 1 }
-        return []
+        if !freed.isEmpty { registrations += 1 }
+        return returnedHome(freed)
     }
 }

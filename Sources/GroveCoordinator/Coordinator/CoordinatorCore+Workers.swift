@@ -143,7 +143,7 @@ extension CoordinatorCore {
         case .batch:
             return refuseKind("batches do not nest")
         case .worker, .event, .get, .cancel, .stop, .restart, .list, .echo, .deadLetters, .snapshot, .poison, .listing,
-             .welcome, .observe, .states, .poisonList, .quarantine:
+             .welcome, .observe, .states, .poisonList, .quarantine, .returned:
             // Why, from the table of message kinds.
             return refuse(WireError(.unknownKind, message.kind.refusalForWorkers ?? "workers may not send \(message.kind.name) messages"))
         }
@@ -316,10 +316,10 @@ extension CoordinatorCore {
         guard workers[name]?.registered == true else { return [] }
         workers[name]?.registered = false
         registrations += 1
-        handoffLost(name)
+        let returned = handoffLost(name)
         let pid = workers[name]?.pid
         workers[name]?.pid = nil
-        var actions: [CoordinatorAction] = [.lost(worker: name, cause: cause, pid: pid)]
+        var actions: [CoordinatorAction] = [.lost(worker: name, cause: cause, pid: pid)] + returned
         let number = number(of: name)
         actions += disconnect(number)
         inFlight[number] = 0

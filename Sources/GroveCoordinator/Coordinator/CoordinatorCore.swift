@@ -376,7 +376,7 @@ struct CoordinatorCore {
         case .batch:
             return refuse(WireError(.unknownKind, "a batch does not nest in a batch: put the requests of both in one batch"))
         case .state, .accepted, .error, .listing, .deadLetterList, .states, .poisonList, .register, .welcome, .heartbeat, .observe,
-             .instances, .quarantine, .release, .ioRequest, .ioResult, .ioCancel, .ioCancelled, .stateChanged, .effect, .worker, .output, .machine:
+             .instances, .quarantine, .release, .returned, .ioRequest, .ioResult, .ioCancel, .ioCancelled, .stateChanged, .effect, .worker, .output, .machine:
             return refuseKind(request.kind)
         }
     }

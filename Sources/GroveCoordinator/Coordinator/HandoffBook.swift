@@ -16,7 +16,8 @@ struct HandoffBook {
     /// other workers of their pool.
     var handedOff: Set<String> = []
     /// Instances routed to a worker other than their own (address → that worker) while their
-    /// own was handed off: what that worker is told to release when their own comes back.
+    /// own was handed off: what that worker is told to release when their own comes back (or,
+    /// when that worker is lost by then, what their own is told it has back, `returned`).
     var adopted: [String: String] = [:]
     /// Instances being released (address → the worker releasing them): routed nowhere (clients
     /// are answered `unavailable`) until that worker says they left, or is lost.

@@ -113,6 +113,7 @@ extension MessageKind {
         case .observe, .quarantine: MessageAuthority(client: nil, worker: nil, destinations: [.everyWorker])
         case .instances: MessageAuthority(client: nil, worker: .placedOnSender, destinations: [])
         case .release: MessageAuthority(client: nil, worker: .registered, destinations: [.worker])
+        case .returned: MessageAuthority(client: nil, worker: nil, destinations: [.worker])
         case .ioRequest: MessageAuthority(client: nil, worker: .hostsAddress, destinations: [.ioWorker])
         case .ioResult: MessageAuthority(client: nil, worker: .runsCall, destinations: [.callOrigin])
         case .ioCancel: MessageAuthority(client: nil, worker: .startedCall, destinations: [.callTarget])

@@ -31,6 +31,12 @@ package protocol MachineStore: AnyObject, Sendable {
     /// that registers again after a pause or a partition drops from memory. A store no other
     /// worker shares: none.
     func movedAway(among addresses: [String]) throws(StoreError) -> Set<String>
+    /// Those of `addresses` whose record holds more than its state (a timer, an io call, a
+    /// queued or postponed event: ``MachineRecord/holdsOnlyState`` is false), whoever owns it:
+    /// the instances handed back to their own worker that it takes from the store at once, so
+    /// their work runs without waiting for a message. A store no other worker shares never
+    /// hands instances back: none.
+    func withWorkDue(among addresses: [String]) throws(StoreError) -> [String]
     /// The journal of `address` after `sequence`, oldest first. An entry at or before the
     /// sequence of its address's record is covered by that record: a store may drop it at any
     /// time, truncated or not, and does not keep entries of an address without a record across
@@ -88,6 +94,8 @@ extension MachineStore {
     }
 
     package func movedAway(among addresses: [String]) throws(StoreError) -> Set<String> { [] }
+
+    package func withWorkDue(among addresses: [String]) throws(StoreError) -> [String] { [] }
 }
 
 /// Deaths of a worker counted against one event of one machine.

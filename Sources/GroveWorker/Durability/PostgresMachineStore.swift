@@ -256,6 +256,15 @@ package final class PostgresMachineStore: MachineStore {
             """, doing: "read the owners of machines in") { row in try row.decode(String.self) })
     }
 
+    package func withWorkDue(among addresses: [String]) throws(StoreError) -> [String] {
+        guard !addresses.isEmpty else { return [] }
+        let rests = Self.rests
+        return try run("""
+            SELECT address FROM grove_machines
+            WHERE topology = \(topology) AND address = ANY(\(addresses)) AND NOT \(unescaped: rests) ORDER BY address
+            """, doing: "read which handed-back machines have work due in") { row in try row.decode(String.self) }
+    }
+
     package func journal(of address: String, after sequence: UInt64) throws(StoreError) -> [JournalEntry] {
         try run("""
             SELECT sequence, event, time FROM grove_journal

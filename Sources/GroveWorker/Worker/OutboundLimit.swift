@@ -108,7 +108,7 @@ struct OutboundLimit: Sendable {
             what = "a \(kind.name) message"
             verdict = .drop
         case .event, .get, .cancel, .stop, .list, .echo, .batch, .deadLetters, .restart, .snapshot, .poison, .listing, .states,
-             .poisonList, .welcome, .observe, .quarantine, .worker:
+             .poisonList, .welcome, .observe, .quarantine, .returned, .worker:
             what = "a \(kind.name) message (which a worker does not send)"
             verdict = .drop
         }

@@ -33,6 +33,8 @@ extension WorkerCore {
         case quarantine(QuarantinedPatterns)
         /// Write these adopted instances and let them leave memory; say so (handoff).
         case release(HandoffRelease)
+        /// Take back from the shared store those of these instances with work due (handoff).
+        case returned(HandoffRelease)
         /// Session actions (a welcome, an error from the coordinator), run in order.
         case act([WorkerAction])
         /// List, drop or retry this worker's quarantined events (an admin's `dead-letters`).
@@ -110,6 +112,11 @@ extension WorkerCore {
                 return .act([.log(.warning, "a release message from the coordinator could not be decoded; is it the same Grove version?")])
             }
             return .release(release)
+        case .returned:
+            guard let returned = try? WireJSON.decode(HandoffRelease.self, from: Array(payload), code: .malformedFrame) else {
+                return .act([.log(.warning, "a returned message from the coordinator could not be decoded; is it the same Grove version?")])
+            }
+            return .returned(returned)
         case .welcome:
             return .act(welcome(Array(payload), now: now))
         case .error:

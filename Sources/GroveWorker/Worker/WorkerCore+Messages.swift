@@ -109,8 +109,8 @@ extension WorkerCore {
     static func refusal(of kind: MessageKind) -> WireError? {
         let why: String
         switch kind {
-        case .event, .get, .cancel, .stop, .restart, .echo, .deadLetters, .welcome, .heartbeat, .observe, .quarantine, .release, .ioRequest,
-             .ioResult, .ioCancel, .error:
+        case .event, .get, .cancel, .stop, .restart, .echo, .deadLetters, .welcome, .heartbeat, .observe, .quarantine, .release, .returned,
+             .ioRequest, .ioResult, .ioCancel, .error:
             return nil
         case .instances:
             why = "instances goes from a worker to the coordinator"

@@ -45,4 +45,24 @@ extension WorkerRuntime {
         guard let payload = try? WireJSON.encode(release) else { return }
         link.send(.release, address: address, payload: payload)
     }
+
+    /// Takes back from the shared store those instances `returned` names whose record holds
+    /// work (a timer, an io call, a queued event), as a message for them would: claimed and
+    /// restored, their timers armed here. The others stay in the store until a message comes.
+    /// Before this, an instance handed back waited for its next message even with a timer due.
+    func returned(_ returned: HandoffRelease) {
+        let due: [String]
+        do {
+            due = try store?.withWorkDue(among: returned.addresses.filter { instances[$0] == nil }) ?? []
+        } catch {
+            return failed(.journalRead(address: returned.addresses.first ?? "", "the handed-back instances could not be read: " + error.message))
+        }
+        var restored = 0
+        for address in due where instances[address] == nil {
+            if adoptHandedOff(address) != nil { restored += 1 }
+        }
+        if restored > 0 {
+            log.notice("took back handed-back instances with work due", metadata: ["restored": "\(restored)", "named": "\(returned.addresses.count)"])
+        }
+    }
 }

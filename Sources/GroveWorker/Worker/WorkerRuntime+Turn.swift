@@ -282,6 +282,8 @@ extension WorkerRuntime {
             adoptPatterns(quarantined.patterns)
         case .release(let release):
             self.release(release, address: address)
+        case .returned(let returned):
+            self.returned(returned)
         case .act(let actions):
             run(actions)
         case .deadLetters(let request):

@@ -42,6 +42,21 @@ struct PostgresHandoffStoreTests {
         #expect(try adopter.record(of: "counter/a") == F.record("counter/a", "2", sequence: 2))
     }
 
+    @Test func theHandedBackMachinesWithWorkDueAreFoundWhoeverOwnsThem() throws {
+        let topology = PostgresTestServer.freshTopology()
+        defer { PostgresTestServer.drop(topology) }
+        let home = try open(topology, "pool-1")
+        let adopter = try open(topology, "pool-2")
+        defer { home.close(); adopter.close() }
+        // A record of its state alone rests; one with more (a timer, say) has work due.
+        let resting = MachineRecord(address: "counter/rest", type: "Counter", snapshot: [DurableRecord.stateAloneCodec, 1, 2])
+        try adopter.commit(F.commit(records: [F.record("counter/timer", "1", sequence: 1), resting, F.record("counter/other", "1")]))
+        #expect(try home.withWorkDue(among: ["counter/rest", "counter/timer", "counter/never"]) == ["counter/timer"])
+        #expect(try home.withWorkDue(among: []) == [])
+        // Taken back: a claim, as for an event.
+        #expect(try home.claim("counter/timer") == F.record("counter/timer", "1", sequence: 1))
+    }
+
     @Test func aRefusalNamesEveryMovedMachineAndTheRestCommitsWithoutThem() throws {
         let topology = PostgresTestServer.freshTopology()
         defer { PostgresTestServer.drop(topology) }
