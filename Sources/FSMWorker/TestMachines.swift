@@ -1,5 +1,6 @@
 import Foundation
 import Grove
+import GroveExamples
 import GroveWorker
 
 /// Machines for Grove's own end-to-end tests, registered only with `fsm-worker
@@ -11,7 +12,19 @@ enum TestMachines {
         configuration.register(AwaitingStateMachine<GatedAdder>.self, as: "GatedAdder")
         configuration.register(AnswerDeadline.self)
         configuration.register(Turnstile.self)
+        configuration.register(QuickAuthFlowChart.self)
     }
+}
+
+/// ``AuthFlowChart``'s statechart with a second factor due in 8 s instead of five minutes: the
+/// tests of a level timeout that fires after its worker was killed and restarted
+/// (`AuthFlowChartRestartTests`).
+enum QuickAuthFlowChart: SignInChart {
+    typealias State = AuthFlow.State
+    typealias Event = AuthFlow.Event
+    typealias Output = AuthFlow.Output
+    static let answerDeadline: Duration = .seconds(30)
+    static let codeDeadline: Duration = .seconds(8)
 }
 
 /// A counter with an event that traps its worker: a poison event, for the tests of quarantine.
