@@ -73,7 +73,8 @@ enum GatedAdder: AwaitingStateMachineProgram {
 /// `arm` waits for an answer for `ms` milliseconds, then `expired`. `probe` arms a named timer
 /// that ends in `probed`, so a test tells by their order in `seen` which of two timers fired
 /// first, without reading a clock. `expired` is handled in every phase, so a state timeout that
-/// outlived its state would show in `seen`.
+/// outlived its state would show in `seen`. `quiet` arms an event timeout that sends `expired`
+/// unless another event comes first.
 enum AnswerDeadline: StateScoped {
     enum Phase: String, Codable, Sendable { case idle, waiting, answered, expired }
     struct State: Codable, Sendable {
@@ -87,6 +88,7 @@ enum AnswerDeadline: StateScoped {
         case expired
         case probe(ms: Int)
         case probed
+        case quiet(ms: Int)
     }
     static var initialState: State { State() }
     static func stateKey(_ state: State) -> Phase { state.phase }
@@ -107,6 +109,8 @@ enum AnswerDeadline: StateScoped {
         case (_, .probed):
             state.seen.append("probed")
             return .none
+        case (_, .quiet(let ms)):
+            return .eventTimeout(after: .milliseconds(ms), send: .expired)
         case (.waiting, .arm), (.answered, .arm), (.expired, .arm), (.idle, .answer), (.answered, .answer), (.expired, .answer):
             return .unhandled
         }

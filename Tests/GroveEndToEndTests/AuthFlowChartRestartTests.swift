@@ -67,23 +67,6 @@ extension EndToEnd {
         /// The id of the second factor's level timeout, as the worker publishes it.
         static let codeDeadlineID = json(#"{"reserved":"state-timeout/signingIn.twoFactor"}"#)
 
-        /// The deadlines (ns since 1970, the worker's clock) of the first `count` `started` events
-        /// of the second factor's level timeout that `watcher` printed.
-        static func codeDeadlines(_ watcher: EventWatcher, count: Int) async throws -> [Int64] {
-            let started = try await watcher.waitFor("the second factor's level timeout started", count: count) {
-                $0.isEffect("auth", "started") && $0.effect == Self.codeDeadlineID
-            }
-            return try started.prefix(count).map { event in
-                guard case .integer(let deadline)? = event.payload["deadlineNs"] else {
-                    throw HarnessError("a timer's started event without deadlineNs: \(event)")
-                }
-                return deadline
-            }
-        }
-
-        /// Nanoseconds since 1970 now, on this machine's clock (the workers').
-        static var nowNs: Int64 { Int64(Date().timeIntervalSince1970 * 1_000_000_000) }
-
         /// Issue 36 on a worker: the level timeout of `twoFactor` (armed on entering it, kept
         /// across its steps) is a durable timer, so a worker killed with SIGKILL before it is due
         /// comes back with it at its original deadline, and when it fires after the restart it
@@ -102,24 +85,24 @@ extension EndToEnd {
             try await withCluster(topology) { cluster in
                 let watcher = try await cluster.watch(["effect:auth"])
                 try await Self.reachTwoFactor(cluster)
-                let deadline = try await Self.codeDeadlines(watcher, count: 1)[0]
+                let deadline = try await StateTimeoutRestartTests.timerDeadlines(watcher, "auth", id: Self.codeDeadlineID, count: 1)[0]
                 // A move inside `twoFactor` keeps its level timeout.
                 let typed = try await cluster.send("auth", #"{"updateTwoFactorCode":{"_0":"1111"}}"#)
                 #expect(typed.step == "enteringTwoFactor", "\(typed)")
                 try await StateTimeoutRestartTests.killAndAwaitRestart(cluster)
-                let killedEarly = Self.nowNs < deadline
+                let killedEarly = StateTimeoutRestartTests.nowNs < deadline
                 #expect(killedEarly, "the worker was killed before the deadline")
 
-                let deadlines = try await Self.codeDeadlines(watcher, count: 2)
+                let deadlines = try await StateTimeoutRestartTests.timerDeadlines(watcher, "auth", id: Self.codeDeadlineID, count: 2)
                 #expect(deadlines[1] == deadline, "restored at its original deadline")
                 let restored = try await cluster.state("auth")
-                if Self.nowNs < deadline {
+                if StateTimeoutRestartTests.nowNs < deadline {
                     #expect(restored.step == "enteringTwoFactor", "before its deadline it has not fired: \(restored)")
                 }
                 let out = try await cluster.waitForState("auth", "logged out by the code deadline", timeout: .seconds(30)) {
                     $0.step == "unauthenticated"
                 }
-                #expect(Self.nowNs >= deadline, "never before its deadline: \(out)")
+                #expect(StateTimeoutRestartTests.nowNs >= deadline, "never before its deadline: \(out)")
                 try await watcher.waitFor("the level timeout fired") {
                     $0.isEffect("auth", "fired") && $0.effect == Self.codeDeadlineID
                 }
