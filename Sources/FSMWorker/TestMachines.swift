@@ -1,5 +1,6 @@
 import Foundation
 import Grove
+import GroveExamples
 import GroveWorker
 
 /// Machines for Grove's own end-to-end tests, registered only with `fsm-worker
@@ -11,7 +12,19 @@ enum TestMachines {
         configuration.register(AwaitingStateMachine<GatedAdder>.self, as: "GatedAdder")
         configuration.register(AnswerDeadline.self)
         configuration.register(Turnstile.self)
+        configuration.register(QuickAuthFlowChart.self)
     }
+}
+
+/// ``AuthFlowChart``'s statechart with a second factor due in 8 s instead of five minutes: the
+/// tests of a level timeout that fires after its worker was killed and restarted
+/// (`AuthFlowChartRestartTests`).
+enum QuickAuthFlowChart: SignInChart {
+    typealias State = AuthFlow.State
+    typealias Event = AuthFlow.Event
+    typealias Output = AuthFlow.Output
+    static let answerDeadline: Duration = .seconds(30)
+    static let codeDeadline: Duration = .seconds(8)
 }
 
 /// A counter with an event that traps its worker: a poison event, for the tests of quarantine.
@@ -60,7 +73,8 @@ enum GatedAdder: AwaitingStateMachineProgram {
 /// `arm` waits for an answer for `ms` milliseconds, then `expired`. `probe` arms a named timer
 /// that ends in `probed`, so a test tells by their order in `seen` which of two timers fired
 /// first, without reading a clock. `expired` is handled in every phase, so a state timeout that
-/// outlived its state would show in `seen`.
+/// outlived its state would show in `seen`. `quiet` arms an event timeout that sends `expired`
+/// unless another event comes first.
 enum AnswerDeadline: StateScoped {
     enum Phase: String, Codable, Sendable { case idle, waiting, answered, expired }
     struct State: Codable, Sendable {
@@ -74,6 +88,7 @@ enum AnswerDeadline: StateScoped {
         case expired
         case probe(ms: Int)
         case probed
+        case quiet(ms: Int)
     }
     static var initialState: State { State() }
     static func stateKey(_ state: State) -> Phase { state.phase }
@@ -94,6 +109,8 @@ enum AnswerDeadline: StateScoped {
         case (_, .probed):
             state.seen.append("probed")
             return .none
+        case (_, .quiet(let ms)):
+            return .eventTimeout(after: .milliseconds(ms), send: .expired)
         case (.waiting, .arm), (.answered, .arm), (.expired, .arm), (.idle, .answer), (.answered, .answer), (.expired, .answer):
             return .unhandled
         }

@@ -9,9 +9,10 @@ extension StateGraph {
     /// print(StateGraph.explore(LoginFlow.self).mermaid)
     /// ```
     ///
-    /// A state with children (``nesting``) is a composite, `state signedIn { … }`, holding its
-    /// children's descriptions and the arrows between them; an arrow between states of
-    /// different parents is drawn at the top, as Mermaid allows.
+    /// A state with children (``nesting``) is a composite, `state signingIn { … }`, holding its
+    /// children's descriptions and the arrows between them; its own actions are lines of its
+    /// label (`state "twoFactor<br/>entry / …" as twoFactor { … }`: Mermaid refuses a description
+    /// line for a composite). An arrow between states of different parents is drawn at the top.
     public var mermaid: String {
         var parents: [String: String] = [:]
         var children: [String: [String]] = [:]
@@ -28,21 +29,27 @@ extension StateGraph {
             let indent = String(repeating: "    ", count: depth)
             let members = parent.map { children[$0] ?? [] } ?? actions.map(\.state).filter { parents[$0] == nil }
             var lines: [String] = []
-            for state in members {
+            // A composite's actions are in its own declaration, below.
+            for state in members where children[state] == nil {
                 let described = (described[state]?.lines ?? []).map { "\(indent)\(state) : \(mermaidText($0))" }
                 // A child named nowhere inside its composite would be drawn outside it.
-                lines += described.isEmpty && parent != nil && children[state] == nil ? [indent + state] : described
+                lines += described.isEmpty && parent != nil ? [indent + state] : described
             }
             for composite in (parent.map { children[$0] ?? [] } ?? composites.elements.filter { parents[$0] == nil })
                 where children[composite] != nil {
-                lines.append("\(indent)state \(composite) {")
+                // Mermaid refuses a description line for a composite ("Group nodes can only have
+                // label"; with one line it shows the line instead of the name): its actions go
+                // in its label, a line each.
+                let actions = described[composite]?.lines ?? []
+                let label = ([composite] + actions.map(mermaidText)).map { $0.replacingQuotes }.joined(separator: "<br/>")
+                lines.append(actions.isEmpty ? "\(indent)state \(composite) {" : "\(indent)state \"\(label)\" as \(composite) {")
                 lines += block(composite, depth: depth + 1)
                 lines.append("\(indent)}")
             }
             // Arrows between two children of this block; at the top, every other arrow too.
             for (from, to, events) in arrows where parent == nil ? parents[from] != parents[to] || parents[from] == nil
                 : parents[from] == parent && parents[to] == parent {
-                lines.append("\(indent)\(from) --> \(to): \(events.joined(separator: ", "))")
+                lines.append("\(indent)\(from) --> \(to): \(mermaidText(events.joined(separator: ", ")))")
             }
             return lines
         }
@@ -124,12 +131,18 @@ extension StateGraph {
         return order.compactMap { grouped[$0] }
     }
 
-    /// Text Mermaid takes as a state's description: it ends one at `;` and reads `#` as a comment.
+    /// Text Mermaid takes as a state's description or an arrow's label: it ends one at `;` or
+    /// `:` (a timer id may hold either) and reads `#` as a comment.
     private func mermaidText(_ text: String) -> String {
-        String(text.map { $0 == ";" || $0 == "#" ? "," : $0 })
+        String(text.map { $0 == ";" || $0 == "#" || $0 == ":" ? "," : $0 })
     }
 
     private func quoted(_ text: String) -> String {
         "\"" + text.map { $0 == "\"" ? "\\\"" : String($0) }.joined() + "\""
     }
+}
+
+extension String {
+    /// The text inside a Mermaid quoted label, which ends at the first `"`.
+    fileprivate var replacingQuotes: String { String(map { $0 == "\"" ? "'" : $0 }) }
 }

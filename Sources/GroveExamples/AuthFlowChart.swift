@@ -29,7 +29,7 @@ public import Grove
 /// - A second factor not completed within five minutes of the password logs the sign-in out.
 /// - A machine started afresh in `authenticated` (not restored) emits `signedIn` at start.
 /// - `accountLocked` locks from any sign-in step, not only while a request is in flight.
-public enum AuthFlowChart: Statechart {
+public enum AuthFlowChart: SignInChart {
     public typealias State = AuthFlow.State
     public typealias Event = AuthFlow.Event
     public typealias Output = AuthFlow.Output
@@ -45,7 +45,23 @@ public enum AuthFlowChart: Statechart {
     public static let answerDeadline: Duration = .seconds(30)
     /// How long the user has, from the password's acceptance, to complete the second factor.
     public static let codeDeadline: Duration = .seconds(300)
+}
 
+/// ``AuthFlowChart``'s machine with its two deadlines left to the type that conforms:
+/// ``AuthFlowChart`` gives the real ones; Grove's end-to-end tests give shorter ones to see a
+/// deadline fire on a worker in seconds (`fsm-worker --with-test-machines`). Everything else,
+/// below, is the one statechart both run.
+public protocol SignInChart: Statechart
+where State == AuthFlow.State, Event == AuthFlow.Event, Output == AuthFlow.Output, Node == AuthFlowChart.Node {
+    /// How long the service has to answer a password before it counts as unreachable
+    /// (`authenticating`'s state timeout).
+    static var answerDeadline: Duration { get }
+    /// How long the user has, from the password's acceptance, to complete the second factor
+    /// (`twoFactor`'s state timeout, kept across its three steps).
+    static var codeDeadline: Duration { get }
+}
+
+extension SignInChart {
     public static var initialState: State { State() }
 
     public static func parent(of node: Node) -> Node? {

@@ -39,8 +39,43 @@ private enum Kettle: StateScoped, Checkable {
     enum Output: Sendable { case whistled }
 }
 
+/// A pump whose timer id holds what ends a Mermaid description or label (`:`, `;`) or starts a
+/// comment (`#`).
+private enum Pump: StateScoped, Checkable {
+    typealias Checked = Pump
+    enum State: Sendable, CaseIterable { case running, stopped }
+    enum Event: Sendable, CaseIterable { case stop }
+    static var initialState: State { .running }
+    static func isTerminal(_ state: State) -> Bool { state == .stopped }
+
+    static func update(_ state: inout State, event: Event) -> Effect {
+        state = .stopped
+        return .none
+    }
+
+    static func enter(_ state: State) -> Effect {
+        switch state {
+        case .running: .after(.seconds(1), id: "pump:1;a#b", send: .stop)
+        case .stopped: .none
+        }
+    }
+}
+
 @Suite("StateGraph: start effect, enter and exit actions, postponed events", .timeLimit(.minutes(2)))
 struct StateGraphActionsTests {
+    @Test("Mermaid text: a timer id's `:`, `;` and `#` are written as `,` in descriptions and arrow labels")
+    func mermaidText() {
+        let graph = StateGraph.explore(Pump.self)
+        #expect(graph.mermaid == """
+            stateDiagram-v2
+                [*] --> running
+                running : entry / timer pump,1,a,b 1s sends stop
+                running --> stopped: stop (timer pump,1,a,b)
+                stopped --> [*]
+
+            """, "\(graph.mermaid)")
+    }
+
     @Test("the timers the start effect arms are pending in the initial state: its timeout is drawn as one")
     func startEffectArmsTimers() {
         let graph = StateGraph.explore(Kettle.self)

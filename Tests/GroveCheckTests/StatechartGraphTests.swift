@@ -102,6 +102,8 @@ struct StatechartGraphTests {
         ])
     }
 
+    /// Mermaid refuses a description line for a composite ("Group nodes can only have label"),
+    /// and with one line shows it instead of the name: a level's actions are in its label.
     @Test("nesting comes from parent(of:): states in their leaf's parent, levels in theirs, drawn as composites")
     func nesting() {
         let graph = StateGraph.explore(Oven.self)
@@ -109,9 +111,7 @@ struct StatechartGraphTests {
         #expect(graph.mermaid == """
             stateDiagram-v2
                 [*] --> off
-                on : entry / state timeout of on 60s sends done
-                on : entry / timer <state-timeout/on> 1s sends ping
-                state on {
+                state "on<br/>entry / state timeout of on 60s sends done<br/>entry / timer <state-timeout/on> 1s sends ping" as on {
                     heating : exit / cancel fan
                     holding
                     heating --> holding: ready

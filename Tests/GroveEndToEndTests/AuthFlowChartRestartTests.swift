@@ -64,5 +64,51 @@ extension EndToEnd {
                 #expect(signedIn["failedAttempts"] == json("0"), "\(signedIn)")
             }
         }
+        /// The id of the second factor's level timeout, as the worker publishes it.
+        static let codeDeadlineID = json(#"{"reserved":"state-timeout/signingIn.twoFactor"}"#)
+
+        /// Issue 36 on a worker: the level timeout of `twoFactor` (armed on entering it, kept
+        /// across its steps) is a durable timer, so a worker killed with SIGKILL before it is due
+        /// comes back with it at its original deadline, and when it fires after the restart it
+        /// logs the half-finished sign-in out. `QuickAuthFlowChart` (`fsm-worker
+        /// --with-test-machines`) is `AuthFlowChart`'s statechart with an 8 s code deadline
+        /// instead of five minutes. The deadline is read from the worker's own `effect:auth`
+        /// events: the same when it is armed and when the restarted worker, watched, announces
+        /// the timers it restored as started. No sleep decides: every wait polls, bounded.
+        @Test(arguments: ["state", "journal"])
+        func theSecondFactorsDeadlineKeptAcrossAKilledWorkerLogsOutAfterTheRestart(durability: String) async throws {
+            let topology = TopologyFile(
+                name: "authchart-deadline-\(durability)", transport: .ipc,
+                workers: [.init(name: "w", arguments: ["--with-test-machines"])],
+                machines: [.init(name: "auth", type: "QuickAuthFlowChart", worker: "w", durability: durability)]
+            )
+            try await withCluster(topology) { cluster in
+                let watcher = try await cluster.watch(["effect:auth"])
+                try await Self.reachTwoFactor(cluster)
+                let deadline = try await StateTimeoutRestartTests.timerDeadlines(watcher, "auth", id: Self.codeDeadlineID, count: 1)[0]
+                // A move inside `twoFactor` keeps its level timeout.
+                let typed = try await cluster.send("auth", #"{"updateTwoFactorCode":{"_0":"1111"}}"#)
+                #expect(typed.step == "enteringTwoFactor", "\(typed)")
+                try await StateTimeoutRestartTests.killAndAwaitRestart(cluster)
+                let killedEarly = StateTimeoutRestartTests.nowNs < deadline
+                #expect(killedEarly, "the worker was killed before the deadline")
+
+                let deadlines = try await StateTimeoutRestartTests.timerDeadlines(watcher, "auth", id: Self.codeDeadlineID, count: 2)
+                #expect(deadlines[1] == deadline, "restored at its original deadline")
+                let restored = try await cluster.state("auth")
+                if StateTimeoutRestartTests.nowNs < deadline {
+                    #expect(restored.step == "enteringTwoFactor", "before its deadline it has not fired: \(restored)")
+                }
+                let out = try await cluster.waitForState("auth", "logged out by the code deadline", timeout: .seconds(30)) {
+                    $0.step == "unauthenticated"
+                }
+                #expect(StateTimeoutRestartTests.nowNs >= deadline, "never before its deadline: \(out)")
+                try await watcher.waitFor("the level timeout fired") {
+                    $0.isEffect("auth", "fired") && $0.effect == Self.codeDeadlineID
+                }
+                let cancelled = watcher.effects(of: "auth", "cancelled").filter { $0.effect == Self.codeDeadlineID }
+                #expect(cancelled.isEmpty, "moving between its steps and the restart kept it: \(cancelled)")
+            }
+        }
     }
 }
