@@ -213,13 +213,19 @@ public final actor MachineHost<M: Machine> {
 
     /// Releasing the host is a stop: work is cancelled and events still queued are reported.
     deinit {
-        for (_, node) in registry.removeAll() { EffectRegistry<M>.release(node.resource) }
+        // Each step is skipped when it has nothing to do: a worker releases a host per key it
+        // passivates (a million for a million keys), and this code is generic, so every loop
+        // over an empty collection still looks up type metadata.
+        if !registry.isEmpty {
+            for (_, node) in registry.removeAll() { EffectRegistry<M>.release(node.resource) }
+        }
         let released = HostError(.hostReleased, address: address, message:
             "the host was released before processing this event; keep a reference to it while it has work")
         var dropped: [M.Event] = []
         let finalState = _state
         let (replyHandler, address) = (self.replyHandler, address)
         mailbox.close(released, finalState: finalState) { queued in
+            guard !queued.isEmpty else { return }
             dropped = Self.settle(Array(queued), finalState: finalState, error: released, address: address, replyHandler: replyHandler)
         }
         if !dropped.isEmpty {
@@ -227,9 +233,9 @@ public final actor MachineHost<M: Machine> {
             baseLog.notice("events dropped", metadata: ["machine": "\(machine)", "count": "\(dropped.count)", "reason": "\(released.code.rawValue)"])
             options.diagnostics?(.eventsDropped(dropped, reason: released))
         }
-        for observer in stateObservers.values { observer.finish() }
-        for observer in outputObservers.values { observer.finish() }
-        for observer in effectObservers.values { observer.finish() }
+        if !stateObservers.isEmpty { for observer in stateObservers.values { observer.finish() } }
+        if !outputObservers.isEmpty { for observer in outputObservers.values { observer.finish() } }
+        if !effectObservers.isEmpty { for observer in effectObservers.values { observer.finish() } }
     }
 
     /// Begins processing events. Idempotent.
@@ -480,6 +486,8 @@ public final actor MachineHost<M: Machine> {
     /// timer's deadline (nil: none), or `.busy`.
     package var resting: Resting {
         guard outcome == nil, postponed.isEmpty, ioToReissue.isEmpty, mailbox.isIdle else { return .busy }
+        // What most instances a sweep lets go hold: nothing (no generic walk to find it out).
+        if registry.isEmpty, timersToRestore.isEmpty { return .idle(earliestTimer: nil) }
         // A closure, not `\.deadline`: a key path in generic code is built at run time, each
         // time (a third of judging an instance in a debug build's sweep).
         var earliest = timersToRestore.lazy.map { $0.deadline }.min()
@@ -503,18 +511,27 @@ public final actor MachineHost<M: Machine> {
     /// Cancels the instance's timers without ending it (no `onEnd`, no trace): it is leaving
     /// memory, its timers kept in its record, and must not fire here again.
     package func passivate() {
-        for (id, node) in registry.removeAll() {
-            EffectRegistry<M>.release(node.resource)
-            noteEnded(id, node.resource, .passivated)
+        // Most instances leave holding nothing: skipped, as in `deinit`.
+        if !registry.isEmpty {
+            for (id, node) in registry.removeAll() {
+                EffectRegistry<M>.release(node.resource)
+                noteEnded(id, node.resource, .passivated)
+            }
         }
-        timersToRestore = []
+        if !timersToRestore.isEmpty { timersToRestore = [] }
         // Its watchers' and outputs' streams end, so the tasks reading them let the host go.
-        for observer in stateObservers.values { observer.finish() }
-        for observer in outputObservers.values { observer.finish() }
-        for observer in effectObservers.values { observer.finish() }
-        stateObservers = [:]
-        outputObservers = [:]
-        effectObservers = [:]
+        if !stateObservers.isEmpty {
+            for observer in stateObservers.values { observer.finish() }
+            stateObservers = [:]
+        }
+        if !outputObservers.isEmpty {
+            for observer in outputObservers.values { observer.finish() }
+            outputObservers = [:]
+        }
+        if !effectObservers.isEmpty {
+            for observer in effectObservers.values { observer.finish() }
+            effectObservers = [:]
+        }
     }
 
     /// The events the machine postponed and has not had again yet, oldest first.

@@ -97,8 +97,9 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         let journal = durability == .journal ? JournalTail(durable?.cursor ?? JournalCursor()) : nil
         self.journal = journal
         remoteIO = (io as? ClusterIOPerformer)?.remoteNames ?? []
-        var options = HostOptions<M>()
-        options.address = address
+        // Given its address: the default, the type's name, is found by reflection (`Mirror`),
+        // 3 % of a worker spawning fresh keys.
+        var options = HostOptions<M>(address: address)
         options.mailboxCapacity = mailboxCapacity
         options.executor = executor
         // A durable machine's snapshots carry the io its request types re-issue.
