@@ -44,6 +44,9 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     let storedAnswers = Atomic<Bool>(false)
     /// The passivation sweep under way when a message last reached it.
     private let touched = Atomic<Int>(0)
+    /// Set for a restored durable instance whose first drain only boots it: that drain is not a
+    /// change to write (``drained(_:)``).
+    let firstDrainOnlyBoots = Atomic<Bool>(false)
     /// Publishes state changes while someone watches `state:<address>`. Not observing otherwise
     /// keeps the host on its fast path (no observer to notify per commit).
     private let publisher = Mutex<Task<Void, Never>?>(nil)
@@ -107,7 +110,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         handlesOnArrival = executor != nil
         // On a test's driven loop, io calls into the worker start there too (``WorkerLoop/spawn(_:)``).
         if case .driven(let loop) = link.loop { options.ioExecutor = loop }
-        let drainTarget = HostDrain(path: path)
+        let drainTarget = HostDrain(address: address, path: path)
         self.drainTarget = drainTarget
         let woken = turn.woken
         options.drainScheduler = { woken.schedule(drainTarget) }

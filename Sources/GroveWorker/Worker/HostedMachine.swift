@@ -81,6 +81,9 @@ protocol HostedMachine: AnswerKeeper {
     /// It leaves memory (passivation): its timers cancelled, its streams finished, without
     /// ending. Its record, written before, holds what it had.
     func passivate()
+    /// Its host was drained by `target`, on the worker's loop (``WorkerRuntime/drained(_:)``):
+    /// a durable instance that ran something joins the turn's writes.
+    func drained(_ target: DrainTarget)
 }
 
 extension HostedMachine {
