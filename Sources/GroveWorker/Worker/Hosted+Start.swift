@@ -64,7 +64,7 @@ extension Hosted {
     func start(watched: Bool, now: Bool = false) {
         guard watched || M.Output.self != Never.self else {
             if now {
-                host.onOwnExecutor { $0.startNow() }
+                path.startNow(host)
             } else {
                 host.start()
             }

@@ -155,11 +155,11 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     @inline(__always)
     func touch(_ sweep: Int) { touched.store(sweep, ordering: .relaxed) }
 
-    var resting: Resting { handlesOnArrival ? host.onOwnExecutor { $0.resting } : .busy }
+    var resting: Resting { handlesOnArrival ? path.resting(host) : .busy }
 
     func passivate() {
         guard handlesOnArrival else { return }
-        host.onOwnExecutor { $0.passivate() }
+        path.passivate(host)
         publisher.withLock { $0?.cancel(); $0 = nil }
         // Not cancelled: it publishes the `passivated` ends the host just told, then its
         // stream finishes.

@@ -126,10 +126,23 @@ struct Passivation {
     ///     (most instances a sweep judges were reached lately and stay).
     ///   - durable: Whether it has a store to come back from.
     func verdict(machine: String, touched: Int, resting: @autoclosure () -> Resting, durable: Bool) -> Verdict {
+        guard idleLongEnough(machine: machine, touched: touched) else { return .stay }
+        return Self.verdict(resting: resting(), durable: durable)
+    }
+
+    /// Whether an instance of `machine` last reached at sweep `touched` was idle long enough
+    /// to leave at the sweep under way (false for a machine that does not passivate).
+    func idleLongEnough(machine: String, touched: Int) -> Bool {
         guard let after = after[machine], let period, (sweep - touched - 1) >= 0, period * (sweep - touched - 1) >= after else {
-            return .stay
+            return false
         }
-        switch resting() {
+        return true
+    }
+
+    /// What becomes of an instance idle long enough (``idleLongEnough(machine:touched:)``),
+    /// by what its host holds.
+    static func verdict(resting: Resting, durable: Bool) -> Verdict {
+        switch resting {
         case .busy:
             return .stay
         case .idle(let earliestTimer):

@@ -30,9 +30,12 @@ extension WorkerRuntime {
             // One a message ended, or that left, since the sweep began is not judged.
             guard let instance = instances[address] else { continue }
             let machine = MachineAddress.machine(of: address)
-            guard core.passivation.passivates(machine) else { continue }
-            let verdict = core.passivation.verdict(machine: machine, touched: instance.touchedSweep, resting: instance.resting,
-                                                   durable: instance.durability != .none)
+            // The instance is asked before the core is: an argument evaluated after
+            // `core.passivation` would make the call work on a copy of it (a retain and a
+            // release of each of its buffers, per instance judged).
+            let touched = instance.touchedSweep, durable = instance.durability != .none
+            guard core.passivation.idleLongEnough(machine: machine, touched: touched) else { continue }
+            let verdict = Passivation.verdict(resting: instance.resting, durable: durable)
             if verdict != .stay { leaving.append((address, instance, verdict)) }
         }
         guard !leaving.isEmpty else { return }

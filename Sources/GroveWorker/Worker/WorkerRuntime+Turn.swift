@@ -332,8 +332,12 @@ extension WorkerRuntime {
             return existing
         }
         let name = MachineAddress.machine(of: address)
-        let machine = try core.placement(of: address, spawning: spawning || recovery.waiting[address] != nil
-                                                                   || core.passivation.passivates(name) || core.placed[name]?.handoff == true)
+        // Worked out before the call: an argument evaluated after `core` would make the call
+        // work on a copy of the whole core (a retain and a release of each of its buffers,
+        // per fresh key).
+        let spawns = spawning || recovery.waiting[address] != nil || core.passivation.passivates(name)
+            || core.placed[name]?.handoff == true
+        let machine = try core.placement(of: address, spawning: spawns)
         if let restored = restoreIfWaiting(address) {
             recovery.restoredOnDemand(now: .now, turn: recoveryTurn)
             restored.touch(sweep)
