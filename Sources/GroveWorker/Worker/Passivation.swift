@@ -133,10 +133,26 @@ struct Passivation {
     /// Whether an instance of `machine` last reached at sweep `touched` was idle long enough
     /// to leave at the sweep under way (false for a machine that does not passivate).
     func idleLongEnough(machine: String, touched: Int) -> Bool {
-        guard let after = after[machine], let period, (sweep - touched - 1) >= 0, period * (sweep - touched - 1) >= after else {
-            return false
+        judging.idleLongEnough(machine: machine, touched: touched)
+    }
+
+    /// What judges idleness at the sweep under way, taken once per tick: a driver that asked
+    /// ``idleLongEnough(machine:touched:)`` of its stored `Passivation` per instance would
+    /// work on a copy of all of it each time.
+    var judging: Judging { Judging(after: after, period: period, sweep: sweep) }
+
+    /// ``idleLongEnough(machine:touched:)`` at one sweep.
+    struct Judging {
+        let after: [String: Duration]
+        let period: Duration?
+        let sweep: Int
+
+        func idleLongEnough(machine: String, touched: Int) -> Bool {
+            guard let after = after[machine], let period, (sweep - touched - 1) >= 0, period * (sweep - touched - 1) >= after else {
+                return false
+            }
+            return true
         }
-        return true
     }
 
     /// What becomes of an instance idle long enough (``idleLongEnough(machine:touched:)``),

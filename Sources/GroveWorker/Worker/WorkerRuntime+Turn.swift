@@ -332,9 +332,6 @@ extension WorkerRuntime {
             return existing
         }
         let name = MachineAddress.machine(of: address)
-        // Worked out before the call: an argument evaluated after `core` would make the call
-        // work on a copy of the whole core (a retain and a release of each of its buffers,
-        // per fresh key).
         let spawns = spawning || recovery.waiting[address] != nil || core.passivation.passivates(name)
             || core.placed[name]?.handoff == true
         let machine = try core.placement(of: address, spawning: spawns)
