@@ -2,6 +2,7 @@ package import Grove
 
 /// A start or end of work in flight on a host: what ``MachineHost/effects()`` tells a watcher
 /// (a worker publishing `effect:<address>` for the live view).
+@usableFromInline
 package struct EffectChange: Sendable, Equatable {
     /// What the work is. Sequences and merges are not told: the work inside them is.
     package enum Kind: String, Sendable, Equatable {

@@ -18,13 +18,19 @@ extension MachineHost {
     func boot() {
         booted = true
         // A host stopped before it first ran arms nothing.
-        if outcome != nil { timersToRestore = [] }
-        for timer in timersToRestore {
-            arm(timer.event, id: timer.id.isGenerated ? nil : timer.id, deadline: timer.deadline, parent: nil)
+        // A new instance restores nothing: skipped, since in generic code each loop over an
+        // empty array still looks up type metadata (a worker boots one per fresh key).
+        if !timersToRestore.isEmpty {
+            if outcome != nil { timersToRestore = [] }
+            for timer in timersToRestore {
+                arm(timer.event, id: timer.id.isGenerated ? nil : timer.id, deadline: timer.deadline, parent: nil)
+            }
+            timersToRestore = []
         }
-        timersToRestore = []
-        if outcome != nil { ioToReissue = [] }
-        reissueRestoredIO()
+        if !ioToReissue.isEmpty {
+            if outcome != nil { ioToReissue = [] }
+            reissueRestoredIO()
+        }
         if startsAfresh, outcome == nil, !M.isTerminal(_state) {
             startsAfresh = false
             _ = execute(M.startEffect(_state), parent: nil)

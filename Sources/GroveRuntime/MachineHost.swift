@@ -100,10 +100,10 @@ public final actor MachineHost<M: Machine> {
     @usableFromInline var ioToReissue: [PendingReissue<M>] = []
     /// The transition being committed, while ``reissuesIO``: the cause of the io it starts.
     var running: RunningTransition<M>?
-    var outputObservers: [Int: AsyncStream<M.Output>.Continuation] = [:]
+    @usableFromInline var outputObservers: [Int: AsyncStream<M.Output>.Continuation] = [:]
     /// Watchers of the work in flight (``effects()``): told of each start and end while any is
     /// here, so a host nobody watches pays one emptiness check where work starts or ends.
-    var effectObservers: [Int: AsyncStream<EffectChange>.Continuation] = [:]
+    @usableFromInline var effectObservers: [Int: AsyncStream<EffectChange>.Continuation] = [:]
     var nextObserverID = 0
     var completionWaiters: [CheckedContinuation<Result<Termination<M>, HostError>, Never>] = []
 
@@ -213,13 +213,19 @@ public final actor MachineHost<M: Machine> {
 
     /// Releasing the host is a stop: work is cancelled and events still queued are reported.
     deinit {
-        for (_, node) in registry.removeAll() { EffectRegistry<M>.release(node.resource) }
+        // Each step is skipped when it has nothing to do: a worker releases a host per key it
+        // passivates (a million for a million keys), and this code is generic, so every loop
+        // over an empty collection still looks up type metadata.
+        if !registry.isEmpty {
+            for (_, node) in registry.removeAll() { EffectRegistry<M>.release(node.resource) }
+        }
         let released = HostError(.hostReleased, address: address, message:
             "the host was released before processing this event; keep a reference to it while it has work")
         var dropped: [M.Event] = []
         let finalState = _state
         let (replyHandler, address) = (self.replyHandler, address)
         mailbox.close(released, finalState: finalState) { queued in
+            guard !queued.isEmpty else { return }
             dropped = Self.settle(Array(queued), finalState: finalState, error: released, address: address, replyHandler: replyHandler)
         }
         if !dropped.isEmpty {
@@ -227,9 +233,9 @@ public final actor MachineHost<M: Machine> {
             baseLog.notice("events dropped", metadata: ["machine": "\(machine)", "count": "\(dropped.count)", "reason": "\(released.code.rawValue)"])
             options.diagnostics?(.eventsDropped(dropped, reason: released))
         }
-        for observer in stateObservers.values { observer.finish() }
-        for observer in outputObservers.values { observer.finish() }
-        for observer in effectObservers.values { observer.finish() }
+        if !stateObservers.isEmpty { for observer in stateObservers.values { observer.finish() } }
+        if !outputObservers.isEmpty { for observer in outputObservers.values { observer.finish() } }
+        if !effectObservers.isEmpty { for observer in effectObservers.values { observer.finish() } }
     }
 
     /// Begins processing events. Idempotent.
@@ -240,6 +246,7 @@ public final actor MachineHost<M: Machine> {
     /// transport on the host's executor (a worker's loop) making an instance for the event in
     /// hand: the host is idle after it, so the event is handled at once
     /// (``sendNow(_:answering:)``) instead of queued for a drain. Idempotent with ``start()``.
+    @inlinable
     package func startNow() {
         guard mailbox.startUnscheduled() else { return }
         flush(rounds: 1)
@@ -478,8 +485,21 @@ public final actor MachineHost<M: Machine> {
     /// queued or running, nothing postponed or to re-issue, and no work in flight but top-level
     /// timers, which a snapshot carries at their deadlines. Returns `.idle` with the earliest
     /// timer's deadline (nil: none), or `.busy`.
+    ///
+    /// Inlinable, so that a worker's specialized path for the machine type asks it without
+    /// generic code (a sweep asks every instance idle long enough); what holds work or
+    /// timers is walked in ``restingHolding``.
+    @inlinable
     package var resting: Resting {
         guard outcome == nil, postponed.isEmpty, ioToReissue.isEmpty, mailbox.isIdle else { return .busy }
+        // What most instances a sweep lets go hold: nothing.
+        if registry.isEmpty, timersToRestore.isEmpty { return .idle(earliestTimer: nil) }
+        return restingHolding
+    }
+
+    /// ``resting`` for a host that holds work or timers.
+    @usableFromInline
+    var restingHolding: Resting {
         // A closure, not `\.deadline`: a key path in generic code is built at run time, each
         // time (a third of judging an instance in a debug build's sweep).
         var earliest = timersToRestore.lazy.map { $0.deadline }.min()
@@ -501,20 +521,37 @@ public final actor MachineHost<M: Machine> {
     }
 
     /// Cancels the instance's timers without ending it (no `onEnd`, no trace): it is leaving
-    /// memory, its timers kept in its record, and must not fire here again.
+    /// memory, its timers kept in its record, and must not fire here again. Inlinable, like
+    /// ``resting``: most instances leave holding nothing, and then it does nothing.
+    @inlinable
     package func passivate() {
-        for (id, node) in registry.removeAll() {
-            EffectRegistry<M>.release(node.resource)
-            noteEnded(id, node.resource, .passivated)
+        guard registry.isEmpty, timersToRestore.isEmpty, stateObservers.isEmpty, outputObservers.isEmpty,
+              effectObservers.isEmpty else { return passivateHolding() }
+    }
+
+    /// ``passivate()`` for a host that holds work, timers or watchers.
+    @usableFromInline
+    func passivateHolding() {
+        if !registry.isEmpty {
+            for (id, node) in registry.removeAll() {
+                EffectRegistry<M>.release(node.resource)
+                noteEnded(id, node.resource, .passivated)
+            }
         }
-        timersToRestore = []
+        if !timersToRestore.isEmpty { timersToRestore = [] }
         // Its watchers' and outputs' streams end, so the tasks reading them let the host go.
-        for observer in stateObservers.values { observer.finish() }
-        for observer in outputObservers.values { observer.finish() }
-        for observer in effectObservers.values { observer.finish() }
-        stateObservers = [:]
-        outputObservers = [:]
-        effectObservers = [:]
+        if !stateObservers.isEmpty {
+            for observer in stateObservers.values { observer.finish() }
+            stateObservers = [:]
+        }
+        if !outputObservers.isEmpty {
+            for observer in outputObservers.values { observer.finish() }
+            outputObservers = [:]
+        }
+        if !effectObservers.isEmpty {
+            for observer in effectObservers.values { observer.finish() }
+            effectObservers = [:]
+        }
     }
 
     /// The events the machine postponed and has not had again yet, oldest first.
@@ -570,6 +607,7 @@ public final actor MachineHost<M: Machine> {
 }
 
 /// Whether a host may leave memory (``MachineHost/resting``).
+@usableFromInline
 package enum Resting: Equatable, Sendable {
     /// Something is queued, running or in flight, or it ended.
     case busy

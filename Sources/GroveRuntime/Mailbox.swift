@@ -100,6 +100,7 @@ final class Mailbox<M: Machine>: Sendable {
     /// Marks the host as running without scheduling a drain, for a host that drains at once on
     /// its own executor (``MachineHost/startNow()``): the drain flag is set as ``start()`` sets
     /// it, and that drain's take clears it. Whether it started now.
+    @usableFromInline
     func startUnscheduled() -> Bool {
         inner.withLock { state in
             guard !state.started else { return false }

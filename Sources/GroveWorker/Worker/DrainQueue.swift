@@ -40,22 +40,35 @@ final class DrainQueue: Sendable {
         state.withLock { $0.collecting = true }
     }
 
-    /// Drains every host woken since ``beginCollecting()``, in the order they were woken.
-    /// Hosts share the caller's executor: they drain in plain calls.
-    func drainCollected() {
+    /// Drains every host woken since ``beginCollecting()``, in the order they were woken, and
+    /// tells `drained` of each that had a host to drain. Hosts share the caller's executor:
+    /// they drain in plain calls.
+    func drainCollected(_ drained: (DrainTarget) -> Void) {
         let targets = state.withLock { state in
             state.collecting = false
             return Swift.exchange(&state.targets, with: [])
         }
-        for target in targets { target.drainHere() }
+        for target in targets where target.drainHere() { drained(target) }
     }
 }
 
 /// How to drain one host.
 class DrainTarget: @unchecked Sendable {
+    /// The address of the instance whose host it drains: what the worker's runtime, which
+    /// drains it, tells after a drain (``WorkerRuntime/drained(_:)``), instead of a closure
+    /// per instance holding the instance weakly (a weak reference moves every retain and
+    /// release of the instance to a slower side table).
+    let address: String
+
+    init(address: String) {
+        self.address = address
+    }
+
     func drain() async {}
-    /// Drains a host whose executor is the caller's, synchronously.
-    func drainHere() {}
+    /// Drains a host whose executor is the caller's, synchronously; false when it has none
+    /// any more (``HostDrain/detach()``).
+    @discardableResult
+    func drainHere() -> Bool { false }
 }
 
 /// Drains a `MachineHost<M>` through its type's specialized ``HostedPath``.
@@ -66,21 +79,15 @@ class DrainTarget: @unchecked Sendable {
 final class HostDrain<M: Machine>: DrainTarget, @unchecked Sendable {
     let path: HostedPath<M>
     private let host = Mutex<MachineHost<M>?>(nil)
-    /// Called after each drain: a durable instance's way to say it changed.
-    private let drained = CallbackSlot<Void>()
 
-    init(path: HostedPath<M>) {
+    init(address: String, path: HostedPath<M>) {
         self.path = path
+        super.init(address: address)
     }
 
     /// Set once, right after the host is created and before it starts.
     func attach(_ host: MachineHost<M>) {
         self.host.withLock { $0 = host }
-    }
-
-    /// Calls `action` after each drain from now on.
-    func afterDrain(_ action: @escaping @Sendable () -> Void) {
-        drained.set { _ in action() }
     }
 
     /// Lets the host go; drains scheduled later do nothing.
@@ -90,15 +97,16 @@ final class HostDrain<M: Machine>: DrainTarget, @unchecked Sendable {
         _ = released
     }
 
+    /// Drains the host in a task: only where no worker's runtime drains it (before its start,
+    /// or a host made outside one), so no instance is told of it.
     override func drain() async {
         guard let host = host.withLock({ $0 }) else { return }
         await path.drain(host)
-        drained.current?(())
     }
 
-    override func drainHere() {
-        guard let host = host.withLock({ $0 }) else { return }
+    override func drainHere() -> Bool {
+        guard let host = host.withLock({ $0 }) else { return false }
         path.drainHere(host)
-        drained.current?(())
+        return true
     }
 }

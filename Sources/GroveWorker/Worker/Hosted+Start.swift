@@ -39,14 +39,20 @@ extension Hosted {
     /// A durable instance is written after each drain that ran something, except a restored
     /// instance's first drain when it only boots it (``Recovery/firstDrainOnlyBoots(queuedEvents:interruptedIO:reissuedIO:)``).
     func noteChangesAfterDrains(restoring: Snapshot<M>?) {
-        let bootsOnly = Atomic<Bool>(restoring.map {
-            Recovery.firstDrainOnlyBoots(queuedEvents: $0.queuedEvents.count, interruptedIO: $0.interruptedIO.count,
-                                         reissuedIO: $0.reissuedIO?.count ?? 0)
-        } ?? false)
-        drainTarget.afterDrain { [weak self] in
-            if bootsOnly.exchange(false, ordering: .relaxed) { return }
-            self?.changed()
-        }
+        guard let restoring else { return }
+        let bootsOnly = Recovery.firstDrainOnlyBoots(queuedEvents: restoring.queuedEvents.count,
+                                                     interruptedIO: restoring.interruptedIO.count,
+                                                     reissuedIO: restoring.reissuedIO?.count ?? 0)
+        firstDrainOnlyBoots.store(bootsOnly, ordering: .relaxed)
+    }
+
+    /// Its host was drained by `target` (the worker's runtime tells it, on its loop): a durable
+    /// instance joins the turn's writes. A target that is not its own (an earlier instance at
+    /// the same address, replaced since) is not its drain.
+    func drained(_ target: DrainTarget) {
+        guard target === drainTarget, durability != .none else { return }
+        if firstDrainOnlyBoots.exchange(false, ordering: .relaxed) { return }
+        changed()
     }
 
     /// Starts the host. With a watcher of `state:<address>` or outputs to forward, it observes
@@ -58,7 +64,7 @@ extension Hosted {
     func start(watched: Bool, now: Bool = false) {
         guard watched || M.Output.self != Never.self else {
             if now {
-                host.onOwnExecutor { $0.startNow() }
+                path.startNow(host)
             } else {
                 host.start()
             }

@@ -44,6 +44,9 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     let storedAnswers = Atomic<Bool>(false)
     /// The passivation sweep under way when a message last reached it.
     private let touched = Atomic<Int>(0)
+    /// Set for a restored durable instance whose first drain only boots it: that drain is not a
+    /// change to write (``drained(_:)``).
+    let firstDrainOnlyBoots = Atomic<Bool>(false)
     /// Publishes state changes while someone watches `state:<address>`. Not observing otherwise
     /// keeps the host on its fast path (no observer to notify per commit).
     private let publisher = Mutex<Task<Void, Never>?>(nil)
@@ -97,8 +100,9 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         let journal = durability == .journal ? JournalTail(durable?.cursor ?? JournalCursor()) : nil
         self.journal = journal
         remoteIO = (io as? ClusterIOPerformer)?.remoteNames ?? []
-        var options = HostOptions<M>()
-        options.address = address
+        // Given its address: the default, the type's name, is found by reflection (`Mirror`),
+        // 3 % of a worker spawning fresh keys.
+        var options = HostOptions<M>(address: address)
         options.mailboxCapacity = mailboxCapacity
         options.executor = executor
         // A durable machine's snapshots carry the io its request types re-issue.
@@ -106,7 +110,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         handlesOnArrival = executor != nil
         // On a test's driven loop, io calls into the worker start there too (``WorkerLoop/spawn(_:)``).
         if case .driven(let loop) = link.loop { options.ioExecutor = loop }
-        let drainTarget = HostDrain(path: path)
+        let drainTarget = HostDrain(address: address, path: path)
         self.drainTarget = drainTarget
         let woken = turn.woken
         options.drainScheduler = { woken.schedule(drainTarget) }
@@ -151,11 +155,11 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     @inline(__always)
     func touch(_ sweep: Int) { touched.store(sweep, ordering: .relaxed) }
 
-    var resting: Resting { handlesOnArrival ? host.onOwnExecutor { $0.resting } : .busy }
+    var resting: Resting { handlesOnArrival ? path.resting(host) : .busy }
 
     func passivate() {
         guard handlesOnArrival else { return }
-        host.onOwnExecutor { $0.passivate() }
+        path.passivate(host)
         publisher.withLock { $0?.cancel(); $0 = nil }
         // Not cancelled: it publishes the `passivated` ends the host just told, then its
         // stream finishes.

@@ -81,6 +81,9 @@ protocol HostedMachine: AnswerKeeper {
     /// It leaves memory (passivation): its timers cancelled, its streams finished, without
     /// ending. Its record, written before, holds what it had.
     func passivate()
+    /// Its host was drained by `target`, on the worker's loop (``WorkerRuntime/drained(_:)``):
+    /// a durable instance that ran something joins the turn's writes.
+    func drained(_ target: DrainTarget)
 }
 
 extension HostedMachine {
@@ -220,6 +223,14 @@ final class HostedPath<M: Machine>: Sendable {
     @usableFromInline let drain: @Sendable (MachineHost<M>) async -> Void
     /// Drains a host whose executor the caller is running on (a worker's loop), synchronously.
     @usableFromInline let drainHere: @Sendable (MachineHost<M>) -> Void
+    /// Starts and boots a host on its executor, which the caller runs on
+    /// (``MachineHost/startNow()``); what leaves memory (``MachineHost/resting``), and its
+    /// leaving (``MachineHost/passivate()``). Specialized like the rest: a worker spawns and
+    /// passivates an instance per fresh key, and in generic code each of these looked up type
+    /// metadata several times.
+    @usableFromInline let startNow: @Sendable (MachineHost<M>) -> Void
+    @usableFromInline let resting: @Sendable (MachineHost<M>) -> Resting
+    @usableFromInline let passivate: @Sendable (MachineHost<M>) -> Void
     /// Decodes an event in GroveWire's binary codec.
     @usableFromInline let decodeBinary: @Sendable (ArraySlice<UInt8>) throws(BinaryCodingError) -> M.Event
     /// Appends an event as its `Codable` conformance writes it: in GroveWire's binary codec
@@ -259,6 +270,9 @@ final class HostedPath<M: Machine>: Sendable {
         }
         drain = { host in await host.flush(rounds: Self.drainRounds) }
         drainHere = { host in host.onOwnExecutor { $0.flush(rounds: Self.drainRounds) } }
+        startNow = { host in host.onOwnExecutor { $0.startNow() } }
+        resting = { host in host.onOwnExecutor { $0.resting } }
+        passivate = { host in host.onOwnExecutor { $0.passivate() } }
         decodeBinary = { payload throws(BinaryCodingError) in try BinaryCodec.decode(M.Event.self, from: payload) }
         record = { host in
             try host.onOwnExecutor { host -> Result<[UInt8]?, any Error> in

@@ -126,10 +126,39 @@ struct Passivation {
     ///     (most instances a sweep judges were reached lately and stay).
     ///   - durable: Whether it has a store to come back from.
     func verdict(machine: String, touched: Int, resting: @autoclosure () -> Resting, durable: Bool) -> Verdict {
-        guard let after = after[machine], let period, (sweep - touched - 1) >= 0, period * (sweep - touched - 1) >= after else {
-            return .stay
+        guard idleLongEnough(machine: machine, touched: touched) else { return .stay }
+        return Self.verdict(resting: resting(), durable: durable)
+    }
+
+    /// Whether an instance of `machine` last reached at sweep `touched` was idle long enough
+    /// to leave at the sweep under way (false for a machine that does not passivate).
+    func idleLongEnough(machine: String, touched: Int) -> Bool {
+        judging.idleLongEnough(machine: machine, touched: touched)
+    }
+
+    /// What judges idleness at the sweep under way, taken once per tick: a driver that asked
+    /// ``idleLongEnough(machine:touched:)`` of its stored `Passivation` per instance would
+    /// work on a copy of all of it each time.
+    var judging: Judging { Judging(after: after, period: period, sweep: sweep) }
+
+    /// ``idleLongEnough(machine:touched:)`` at one sweep.
+    struct Judging {
+        let after: [String: Duration]
+        let period: Duration?
+        let sweep: Int
+
+        func idleLongEnough(machine: String, touched: Int) -> Bool {
+            guard let after = after[machine], let period, (sweep - touched - 1) >= 0, period * (sweep - touched - 1) >= after else {
+                return false
+            }
+            return true
         }
-        switch resting() {
+    }
+
+    /// What becomes of an instance idle long enough (``idleLongEnough(machine:touched:)``),
+    /// by what its host holds.
+    static func verdict(resting: Resting, durable: Bool) -> Verdict {
+        switch resting {
         case .busy:
             return .stay
         case .idle(let earliestTimer):

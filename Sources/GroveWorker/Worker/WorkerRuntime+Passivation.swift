@@ -26,13 +26,16 @@ extension WorkerRuntime {
         let addresses = core.passivation.toJudge(now: now, live: Array(instances.keys))
         guard !addresses.isEmpty else { return }
         var leaving: [(address: String, instance: any HostedMachine, verdict: Passivation.Verdict)] = []
+        let judging = core.passivation.judging
         for address in addresses {
             // One a message ended, or that left, since the sweep began is not judged.
             guard let instance = instances[address] else { continue }
             let machine = MachineAddress.machine(of: address)
-            guard core.passivation.passivates(machine) else { continue }
-            let verdict = core.passivation.verdict(machine: machine, touched: instance.touchedSweep, resting: instance.resting,
-                                                   durable: instance.durability != .none)
+            // Judged by what the sweep took once (``Passivation/judging``), not by calls on
+            // `core.passivation`, each of which would work on a copy of it.
+            guard judging.idleLongEnough(machine: machine, touched: instance.touchedSweep) else { continue }
+            let durable = instance.durability != .none
+            let verdict = Passivation.verdict(resting: instance.resting, durable: durable)
             if verdict != .stay { leaving.append((address, instance, verdict)) }
         }
         guard !leaving.isEmpty else { return }

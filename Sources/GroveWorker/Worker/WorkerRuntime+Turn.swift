@@ -24,8 +24,14 @@ extension WorkerRuntime {
     /// batch's does (its durable state written before its replies leave).
     func drainAlone(_ target: DrainTarget) {
         turn.begin(collectingWoken: false)
-        target.drainHere()
+        if target.drainHere() { drained(target) }
         endTurn()
+    }
+
+    /// `target` drained its host: the instance it belongs to is told (a durable one joins the
+    /// turn's writes).
+    func drained(_ target: DrainTarget) {
+        instances[target.address]?.drained(target)
     }
 
     /// Runs `body`, which decides received messages, as one turn (``Turn``). Parked messages
@@ -44,7 +50,7 @@ extension WorkerRuntime {
     /// committed and the audit lines written (``commitTurn()``), so what is acknowledged is in
     /// the store and the log; then the replies leave.
     func endTurn() {
-        turn.woken.drainCollected()
+        turn.woken.drainCollected { drained($0) }
         settleEndings()
         commitTurn()
         link.flush()
@@ -328,8 +334,9 @@ extension WorkerRuntime {
             return existing
         }
         let name = MachineAddress.machine(of: address)
-        let machine = try core.placement(of: address, spawning: spawning || recovery.waiting[address] != nil
-                                                                   || core.passivation.passivates(name) || core.placed[name]?.handoff == true)
+        let spawns = spawning || recovery.waiting[address] != nil || core.passivation.passivates(name)
+            || core.placed[name]?.handoff == true
+        let machine = try core.placement(of: address, spawning: spawns)
         if let restored = restoreIfWaiting(address) {
             recovery.restoredOnDemand(now: .now, turn: recoveryTurn)
             restored.touch(sweep)
