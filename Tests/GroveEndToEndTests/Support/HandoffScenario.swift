@@ -102,15 +102,29 @@ struct HandoffScenario<Pool: HandoffPool> {
         return acknowledged
     }
 
+    /// The snapshot the store holds for `address`, as a digest: it changes when the instance
+    /// commits, whichever worker runs it.
+    func storedSnapshot(of address: String) -> String? {
+        PostgresServer.psql("SELECT md5(snapshot) FROM grove_machines WHERE topology = '\(topology)' AND address = '\(address)'")?
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     /// `kill -9` of `pool-1`, kept down until `bringBack` starts it again (or its supervisor
     /// does after a long backoff): each of its keys answers from `pool-2` with the count
     /// acknowledged before the kill, goes on there, and goes home with the adopter's state once
-    /// `pool-1` registers again.
+    /// `pool-1` registers again. A poller of pool-1's, adopted meanwhile, goes home with its
+    /// timer: it polls on there without a message (`returned`).
     /// - Returns: How long after the loss was seen the last of its keys answered.
     @discardableResult
     func killedWorkersKeysMoveAndGoHome(bringBack: () async throws -> Void) async throws -> Duration {
         var acknowledged = try await fill()
         let lostKeys = try keys(of: "pool-1")
+        let pollers = (0..<8).map { "poller/p\($0)" }
+        for poller in pollers {
+            #expect(try await send(poller, #"{"startPolling":{"interval":0.5}}"#).caseName == "polling")
+        }
+        let polling = owners()
+        let poller = try #require(pollers.first { polling[$0] == "pool-1" }, "no poller on pool-1: \(polling)")
         let killed = try await pid(of: "pool-1")
         kill(killed, SIGKILL)
         let sent = ContinuousClock.now
@@ -139,6 +153,11 @@ struct HandoffScenario<Pool: HandoffPool> {
             acknowledged[key]! += 1
             #expect(try await send(key, "increment") == json(#"{"count":\#(acknowledged[key]!)}"#))
         }
+        // A read adopts the poller there; it polls on (its record changes without a message).
+        #expect(try await state(poller).caseName == "polling")
+        #expect(owners()[poller] == "pool-2")
+        let adoptedSnapshot = storedSnapshot(of: poller)
+        try await waitUntil("\(poller) to poll on pool-2", timeout: .seconds(20)) { storedSnapshot(of: poller) != adoptedSnapshot }
 
         // Back: placement is restored, with the adopter's state.
         try await bringBack()
@@ -155,6 +174,12 @@ struct HandoffScenario<Pool: HandoffPool> {
         for key in Self.keys {
             #expect(Self.count(try await state(key)) == acknowledged[key], "\(key)")
         }
+        // The poller went home with its timer, no message sent to it: pool-1 took it back from
+        // the store and it polls there (before `returned`, it waited in the store for a message).
+        try await waitUntil("\(poller) to be taken back by pool-1", timeout: .seconds(20)) { owners()[poller] == "pool-1" }
+        let homeSnapshot = storedSnapshot(of: poller)
+        try await waitUntil("\(poller) to poll on pool-1", timeout: .seconds(20)) { storedSnapshot(of: poller) != homeSnapshot }
+        #expect(owners()[poller] == "pool-1")
         return answered
     }
 
