@@ -190,6 +190,9 @@ final class LoadConnection: @unchecked Sendable {
                 } else if done(now) {
                     break
                 }
+                // With --retry, an address with as many events unanswered as its instance keeps
+                // holes for waits (``LoadRetries``), and the round robin with it.
+                if retries?.mayStart(address: nextAddress) == false { break }
                 correlation += 1
                 let address = addresses[nextAddress]
                 nextAddress = (nextAddress + 1) % addresses.count

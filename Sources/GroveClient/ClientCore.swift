@@ -38,13 +38,19 @@ package struct ClientCore: Sendable {
     package let retryUnavailable: Bool
     /// How many times a keyed event may be sent, the first included; 1: events carry no key.
     package let keyedAttempts: Int
-    /// The id this client's keys carry.
-    package let clientID: [UInt8]
+    /// The id this client's keys carry: a new random one once ``numberedAddresses`` addresses
+    /// are numbered (the first one given, then random).
+    package private(set) var clientID: [UInt8]
+    /// How many addresses a client id numbers before the client takes a new one: what bounds
+    /// ``nextSequence`` however many keyed instances a long-lived client sends to.
+    package static let numberedAddresses = 100_000
     private var nextCorrelation: UInt64 = 1
     /// The next sequence of each address this client sent keyed events to: numbered 1, 2, 3…
     /// per address, so a worker remembers what it applied of this client in a few words
-    /// (``IdempotencyKey``). One entry per address.
-    private var nextSequence: [String: UInt64] = [:]
+    /// (``IdempotencyKey``). One entry per address, at most ``numberedAddresses``: a new client id
+    /// starts every address at 1 again without reusing a key (forgetting an address's number
+    /// under the same id would, and its next event would get an earlier one's answer).
+    package private(set) var nextSequence: [String: UInt64] = [:]
     private var inFlight: InFlight?
 
     /// The request being answered: the copy last sent, and how its retries stand.
@@ -80,6 +86,10 @@ package struct ClientCore: Sendable {
         let keyed = kind == .event && keyedAttempts > 1
         var flags = flags, payload = payload
         if keyed {
+            if nextSequence[address] == nil, nextSequence.count >= Self.numberedAddresses {
+                clientID = IdempotencyKey.randomClient()
+                nextSequence = [:]
+            }
             let sequence = nextSequence[address, default: 1]
             payload = IdempotencyKey(client: clientID, sequence: sequence).prefixed(payload)
             nextSequence[address] = sequence + 1

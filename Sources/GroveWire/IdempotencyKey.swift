@@ -23,6 +23,11 @@ public struct IdempotencyKey: Sendable, Hashable, CustomStringConvertible {
     public static let maximumClientLength = 64
     /// The sequence no key has: the worker stores a client's record under it.
     public static let reservedSequence: UInt64 = 0
+    /// How many runs of a client's sequences an instance keeps open under the highest it
+    /// applied (events not applied yet: lost, refused `busy`, on their way again). A client that
+    /// keeps at most this many keyed events unanswered per address (in flight or waiting to be
+    /// sent again) never has a key it did not give up on refused `key-too-old`.
+    public static let openRunsKept = 64
 
     public let client: [UInt8]
     public let sequence: UInt64

@@ -46,8 +46,9 @@ public struct WireError: Error, Sendable, Hashable, Codable, CustomStringConvert
         /// with a `get` if the answer is needed.
         public static let alreadyApplied = Code(rawValue: "already-applied")
         /// A keyed event whose sequence is under what its machine still remembers of the client
-        /// (a retry that came back after many newer events): whether its first copy was applied
-        /// cannot be told, and it was not applied now. Do not resend it.
+        /// (a retry that came back behind more runs of unapplied sequences than it keeps): whether
+        /// its first copy was applied cannot be told, and it was not applied now. A resend gets
+        /// the same answer: read the state with a `get`.
         public static let keyTooOld = Code(rawValue: "key-too-old")
         /// A reply did not fit in what the coordinator holds for a client that does not read its
         /// replies (`queues.clientOutboxBytes`): it was dropped and this error sent in its place.

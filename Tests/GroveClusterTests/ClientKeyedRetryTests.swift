@@ -41,6 +41,26 @@ struct ClientKeyedRetryTests {
         #expect(!core.start(.get, address: "counter/1", payload: [], flags: [], now: Self.t0).header.flags.contains(.keyed))
     }
 
+    @Test func aClientThatNumberedManyAddressesTakesANewIDInsteadOfGrowing() throws {
+        var core = ClientCore(timeout: .seconds(1), retryUnavailable: false, keyedAttempts: 3, clientID: Self.client)
+        func send(_ address: String) throws -> IdempotencyKey {
+            let message = core.start(.event, address: address, payload: Self.event, flags: [], now: Self.t0)
+            _ = core.received(Self.state(to: message.header.correlation), now: Self.t0)
+            return try IdempotencyKey.split(message.payload[...]).key
+        }
+        #expect(try send("counter/0").sequence == 1)
+        #expect(try send("counter/0").sequence == 2)
+        for index in 1..<ClientCore.numberedAddresses { _ = try send("counter/\(index)") }
+        #expect(core.nextSequence.count == ClientCore.numberedAddresses)
+        // An address numbered already goes on under the same id.
+        #expect(try send("counter/0") == IdempotencyKey(client: Self.client, sequence: 3))
+        // One more address: a new id, every address at 1 again, no key of the old id reused.
+        let next = try send("counter/new")
+        #expect(next.client != Self.client && next.sequence == 1)
+        #expect(core.nextSequence.count == 1)
+        #expect(try send("counter/0") == IdempotencyKey(client: next.client, sequence: 1))
+    }
+
     @Test func workerLostUnavailableAndATimeoutResendTheSameKeyUntilTheAttemptsRunOut() throws {
         var core = ClientCore(timeout: .seconds(1), retryUnavailable: false, keyedAttempts: 4, clientID: Self.client)
         let first = core.start(.event, address: "counter/1", payload: Self.event, flags: [], now: Self.t0)

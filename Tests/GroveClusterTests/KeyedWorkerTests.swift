@@ -126,6 +126,32 @@ struct KeyedWorkerTests {
         #expect(after.map(\.text) == [#"{"count":1}"#, #"{"count":2}"#, #"{"count":3}"#], "repeats answered as first, the new key applied")
     }
 
+    @Test func aRepeatWhoseAnswerIsGoneOrUnderTheFloorIsRefusedSayingWhatToDo() throws {
+        let cluster = InMemoryCluster(topology: Self.topology)
+        let (worker, kill) = try Self.started(StoreSession(MemoryMachineStore()), cluster: cluster)
+        defer { kill() }
+        let kept = UInt64(AnswerWindow<StateReply>.capacity)
+        // One client applies 1 … kept + 1, so the answer of 1 is gone; another every other
+        // sequence, more runs open under its highest than an instance keeps, so 1 is under the floor.
+        let runs = UInt64(IdempotencyKey.openRunsKept)
+        let applied = (1...kept + 1).map { Self.keyed("tallies/r", sequence: $0, correlation: $0) }
+            + stride(from: 2, through: 2 * (runs + 2), by: 2).map { Self.keyed("tallies/r", sequence: $0, correlation: 1_000 + $0, client: [7]) }
+        _ = try Self.exchange(applied, cluster: cluster, worker: worker)
+        let replies = try Self.exchange([Self.keyed("tallies/r", sequence: 1, correlation: 5_001),
+                                         Self.keyed("tallies/r", sequence: 1, correlation: 5_002, client: [7]),
+                                         WireMessage(Header(.get, correlation: 5_003), address: "tallies/r")],
+                                        cluster: cluster, worker: worker)
+        let errors = replies.prefix(2).map { try? WireJSON.decode(WireError.self, from: $0.payload) }
+        #expect(errors.map(\.?.code) == [.alreadyApplied, .keyTooOld])
+        #expect(errors[0]?.message.contains("it was not applied again: do not resend it, read the state with a get") == true)
+        // What the client can do now, and how a client keeps out of it.
+        let tooOld = errors[1]?.message ?? ""
+        #expect(tooOld.contains("it was not applied now, and a resend gets the same answer: read the state with a get"), "\(tooOld)")
+        #expect(tooOld.contains("keeping at most \(runs) of them unanswered at a time"), "\(tooOld)")
+        // Neither ran.
+        #expect(replies.last?.text == "{\"count\":\(kept + 1 + runs + 2)}")
+    }
+
     @Test func aBadKeyAndAKeyedReadAreRefusedAndTheWorkerGoesOn() throws {
         let cluster = InMemoryCluster(topology: Self.topology)
         let (worker, kill) = try Self.started(StoreSession(MemoryMachineStore()), cluster: cluster)

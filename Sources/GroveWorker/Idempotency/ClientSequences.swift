@@ -1,3 +1,5 @@
+import GroveWire
+
 /// Which sequences of one client an instance applied, however long ago: what tells a repeat from
 /// a new event once its answer has left the ``AnswerWindow``. A pure value, kept per instance and
 /// client in the window and written with it.
@@ -14,8 +16,8 @@
 /// addresses leaves a gap at every instance for each event it sent elsewhere, so it reaches the
 /// bound soon; its repeats are then refused, never applied twice.
 package struct ClientSequences: Sendable, Hashable {
-    /// How many runs of missing sequences are kept.
-    package static var maximumGaps: Int { 64 }
+    /// How many runs of missing sequences are kept (what clients are told to keep to).
+    package static var maximumGaps: Int { IdempotencyKey.openRunsKept }
 
     /// The highest sequence applied (0: none).
     package private(set) var highest: UInt64 = 0

@@ -34,8 +34,11 @@ extension WorkerRuntime {
                     + "it was not applied again: do not resend it, read the state with a get", address: address))
             case .tooOld:
                 return reply.fail(WireError(.keyTooOld, "\(address) cannot tell whether it applied the event of idempotency key \(key): "
-                    + "the key is older than what it remembers of that client, and it was not applied now; do not resend it "
-                    + "(number a client's events to an address 1, 2, 3…, and resend within a few thousand newer ones)", address: address))
+                    + "it keeps \(IdempotencyKey.openRunsKept) runs of that client's sequences not applied yet, and this one is older "
+                    + "than all of them; it was not applied now, and a resend gets the same answer: read the state with a get to see "
+                    + "whether it took effect. A client avoids this by numbering its events to each address 1, 2, 3… and keeping at "
+                    + "most \(IdempotencyKey.openRunsKept) of them unanswered at a time (docs/PROTOCOL.md, 'Idempotency keys')",
+                    address: address))
             case .apply:
                 break
             }
