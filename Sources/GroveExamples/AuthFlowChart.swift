@@ -7,12 +7,14 @@ public import Grove
 /// signedOut                      unauthenticated
 /// signingIn                      logout (cancels everything), accountLocked
 ///   credentials                  enteringCredentials
-///   authenticating               enter: 30 s to answer; exit: cancel the request
+///   authenticating               enter: 30 s to answer; exit: cancel the request;
+///                                the code's events postponed
 ///   failed                       authenticationFailed
 ///   twoFactor                    enter: 5 minutes for the code, then the sign-in is abandoned
 ///     awaitingCode               requiresTwoFactor
 ///     enteringCode               enteringTwoFactor
-///     verifying                  enter: the VerifyTwoFactor request; exit: cancel it
+///     verifying                  enter: the VerifyTwoFactor request; exit: cancel it;
+///                                the code's events postponed
 /// signedIn                       authenticated; enter: emits signedIn; logout
 /// locked                         terminal
 /// ```
@@ -23,12 +25,22 @@ public import Grove
 /// its three steps keeps; the verification starts in `verifying`'s enter action, so the
 /// transitions into it (a submit, a retry after an unreachable service) do not repeat it.
 ///
+/// Postpone (`gen_statem`'s): a code typed or submitted (`updateTwoFactorCode`,
+/// `submitTwoFactor`) while the password is checked, before the service asks for it, is kept
+/// until the step changes and then delivered again, in order: after the prompt the code is
+/// entered and sent at once; after a sign-in without a second factor, a failure or a logout,
+/// the step it lands in does not take it and it is dropped (reported as unhandled). The same
+/// while a code is checked: another code typed and submitted then is tried once the answer
+/// is known, unless that answer signs the user in. A worker keeps postponed events across a
+/// restart.
+///
 /// Differences from ``AuthFlow``, which its tests (`AuthFlowTests`, run on both) do not see:
 /// - A request that gets no answer in 30 s counts as an unreachable service (not an attempt):
 ///   `authenticating`'s state timeout.
 /// - A second factor not completed within five minutes of the password logs the sign-in out.
 /// - A machine started afresh in `authenticated` (not restored) emits `signedIn` at start.
 /// - `accountLocked` locks from any sign-in step, not only while a request is in flight.
+/// - The code's events while a password or a code is checked are postponed, not unhandled.
 public enum AuthFlowChart: SignInChart {
     public typealias State = AuthFlow.State
     public typealias Event = AuthFlow.Event
@@ -157,8 +169,11 @@ extension SignInChart {
         case .authenticationFailed(.unavailable(let message, let canRetry)):
             state.step = .authenticationFailed(email: email, message: message, canRetry: canRetry)
             return .none
-        case .startLogin, .updateEmail, .updatePassword, .login, .updateTwoFactorCode, .submitTwoFactor,
-             .twoFactorVerified, .twoFactorFailed, .retry, .logout, .accountLocked:
+        case .updateTwoFactorCode, .submitTwoFactor:
+            // A code typed before the prompt: kept for the step the password leads to.
+            return .postpone
+        case .startLogin, .updateEmail, .updatePassword, .login, .twoFactorVerified, .twoFactorFailed, .retry,
+             .logout, .accountLocked:
             return .unhandled
         }
     }
@@ -206,8 +221,11 @@ extension SignInChart {
             // Nothing was judged: keep the code so the user can send it again.
             state.step = .enteringTwoFactor(token: token, email: email, code: code)
             return .none
+        case .updateTwoFactorCode, .submitTwoFactor:
+            // Another code while this one is checked: kept until the answer, then typed over it.
+            return .postpone
         case .startLogin, .updateEmail, .updatePassword, .login, .authenticationSucceeded, .authenticationFailed,
-             .twoFactorRequired, .updateTwoFactorCode, .submitTwoFactor, .retry, .logout, .accountLocked:
+             .twoFactorRequired, .retry, .logout, .accountLocked:
             return .unhandled
         }
     }

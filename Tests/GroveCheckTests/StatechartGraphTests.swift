@@ -140,7 +140,11 @@ struct StatechartGraphTests {
         ])
         let lines = Dictionary(graph.actions.map { ($0.state, $0.lines) }, uniquingKeysWith: { first, _ in first })
         #expect(lines["twoFactor"] == ["entry / state timeout of twoFactor 300s sends logout"])
-        #expect(lines["verifying"] == ["entry / io VerifyTwoFactor", "exit / cancel \(AuthFlow.verifyID)"])
+        #expect(lines["verifying"] == ["entry / io VerifyTwoFactor", "exit / cancel \(AuthFlow.verifyID)",
+                                       "updateTwoFactorCode / defer", "submitTwoFactor / defer"])
+        #expect(lines["authenticating"]?.suffix(2) == ["updateTwoFactorCode / defer", "submitTwoFactor / defer"])
+        #expect(!graph.edges.contains { ["authenticating", "verifying"].contains($0.from) && $0.event == "submitTwoFactor" },
+                "a postponed event is no arrow")
         #expect(lines["signedIn"] == ["entry / output signedIn"])
         #expect(graph.edges.contains { $0.from == "awaitingCode" && $0.event == "logout" && $0.timeout == "state timeout of twoFactor" })
     }

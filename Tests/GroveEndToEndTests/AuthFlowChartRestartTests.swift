@@ -64,6 +64,57 @@ extension EndToEnd {
                 #expect(signedIn["failedAttempts"] == json("0"), "\(signedIn)")
             }
         }
+        /// Issue 36, postpone on a worker: `AuthFlowChart` keeps the code's events while a
+        /// password or a code is checked. The service runs on its own worker, `auth-io`, and takes
+        /// 4 s to answer (`--io-delay-ms`): the window in which the early events arrive; each
+        /// reply shows they were kept, not handled (the step has not moved). First the code,
+        /// typed and submitted before the prompt (a wrong one), is entered and sent by the prompt
+        /// itself, with no further send. Then, while it is checked, the right code is typed and
+        /// submitted (postponed) and the chart's worker is killed with SIGKILL. The restarted
+        /// worker brings the sign-in back holding them; the verification the kill interrupted
+        /// comes back as "service unavailable" (`VerifyTwoFactor` is not sent twice), which does
+        /// not count and moves to `enteringCode`; that change of step delivers the postponed code
+        /// and its submit again, so the right code is verified and the user signed in, with no
+        /// failed attempt: the wrong code was never judged. Every wait polls the state, bounded.
+        @Test(arguments: ["state", "journal"])
+        func codesSentEarlyArePostponedAcrossAKilledWorkerAndHandledWhenTheStepChanges(durability: String) async throws {
+            let topology = TopologyFile(
+                name: "authchart-postpone-\(durability)", transport: .ipc,
+                workers: [.init(name: "w"), .init(name: "auth-io", arguments: ["--io-delay-ms", "4000"])],
+                machines: [.init(name: "auth", type: "AuthFlowChart", worker: "w", durability: durability)],
+                io: [("Authenticate", "auth-io"), ("VerifyTwoFactor", "auth-io")]
+            )
+            try await withCluster(topology) { cluster in
+                let watcher = try await cluster.watch(["effect:auth"])
+                let sent = try await cluster.login("auth", email: "grace@example.com", password: "compiler")
+                #expect(sent.step == "authenticating", "\(sent)")
+                let early = try await cluster.submitCode("auth", "1111")
+                #expect(early.step == "authenticating", "kept for the prompt: \(early)")
+                // The prompt delivers them again: entered, submitted, and sent to the service.
+                try await cluster.waitForState("auth", "verifying the early code", timeout: .seconds(30)) {
+                    $0.step == "verifyingTwoFactor"
+                }
+                let next = try await cluster.submitCode("auth", "424242")
+                #expect(next.step == "verifyingTwoFactor", "kept while the first code is checked: \(next)")
+                let judgedBeforeTheKill = watcher.effects(of: "auth", "completed", id: "verify-two-factor")
+                try await StateTimeoutRestartTests.killAndAwaitRestart(cluster)
+
+                let signedIn = try await cluster.waitForState("auth", "signed in by the postponed code", timeout: .seconds(30)) {
+                    $0.step == "authenticated"
+                }
+                #expect(signedIn["failedAttempts"] == json("0"), "\(signedIn)")
+                #expect(judgedBeforeTheKill.isEmpty, "the kill came before the first code's answer: \(judgedBeforeTheKill)")
+                try await watcher.waitFor("the right code's verification completed") {
+                    $0.isEffect("auth", "completed", id: "verify-two-factor")
+                }
+                // The first code's request was lost with the worker, never answered; the
+                // postponed code's is the one the service judged.
+                let phases = watcher.effects(of: "auth", id: "verify-two-factor").compactMap(\.phase)
+                #expect(phases.filter { $0 == "completed" }.count == 1, "\(phases)")
+                #expect(phases.firstIndex(of: "lost").map { $0 < phases.firstIndex(of: "completed")! } == true, "\(phases)")
+            }
+        }
+
         /// The id of the second factor's level timeout, as the worker publishes it.
         static let codeDeadlineID = json(#"{"reserved":"state-timeout/signingIn.twoFactor"}"#)
 
