@@ -167,16 +167,26 @@ extension FSMSend {
         func run() throws {
             let payload = try reporting { try EventArgument.parse(event) }
             let client = try connection.client()
-            if noWait {
-                try reporting { try client.post(payload, to: address) }
-            } else {
-                let reply = try reporting { try client.sendReply(payload, to: address) }
-                printLine(reply.payload)
-                if reply.header.flags.contains(.unhandled) {
-                    // Not an error (exit 0): the machine chose to ignore it, in the state printed.
-                    FileHandle.standardError.write(Data(("note: \(address) did not handle this event in its current state; "
-                        + "nothing changed\n").utf8))
+            do {
+                if noWait {
+                    try client.post(payload, to: address)
+                } else {
+                    let reply = try client.sendReply(payload, to: address)
+                    printLine(reply.payload)
+                    if reply.header.flags.contains(.unhandled) {
+                        // Not an error (exit 0): the machine chose to ignore it, in the state printed.
+                        FileHandle.standardError.write(Data(("note: \(address) did not handle this event in its current state; "
+                            + "nothing changed\n").utf8))
+                    }
                 }
+            } catch let error as WireError where error.code == .alreadyApplied {
+                // Applied once, on a send whose answer was lost: a success (exit 0), so that a
+                // script retrying on failure does not send it again under a new key.
+                FileHandle.standardError.write(Data(("note: \(address) applied this event on an earlier send whose answer was lost, "
+                    + "and keeps that answer no longer" + (noWait ? "" : "; its state now:") + "\n").utf8))
+                if !noWait { printLine(try reporting { try client.state(of: address) }) }
+            } catch let error as WireError {
+                throw report(error)
             }
         }
     }
