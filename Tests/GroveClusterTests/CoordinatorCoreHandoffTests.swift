@@ -129,15 +129,23 @@ import Testing
         #expect(try fixture.send(to: "counter/\(key)").get() == "data-1")
     }
 
-    @Test func aReturningWorkerGetsItsInstancesBackOnlyAfterTheyAreReleased() throws {
+    /// A pool of three with a key of data-1's adopted by another worker (`interim`), data-1
+    /// lost past the grace.
+    static func adoptedWhileDataOneIsLost() throws -> (fixture: Fixture, address: String, interim: String) {
         var fixture = Fixture()
         for name in ["edge", "data-1", "data-2", "data-3"] { fixture.register(name) }
-        let key = try Self.key(on: "data-1")
-        let address = "counter/\(key)"
+        let address = "counter/\(try Self.key(on: "data-1"))"
         _ = fixture.core.lose("data-1", reason: "killed", cause: .exited)
         _ = fixture.tick(at: 0.1)
         _ = fixture.tick(at: 1.2)
         let interim = try fixture.send(to: address).get()
+        return (fixture, address, interim)
+    }
+
+    @Test func aReturningWorkerGetsItsInstancesBackOnlyAfterTheyAreReleased() throws {
+        let adopted = try Self.adoptedWhileDataOneIsLost()
+        var fixture = adopted.fixture
+        let (address, interim) = (adopted.address, adopted.interim)
 
         let back = fixture.register("data-1", at: 2)
         #expect(Self.releases(in: back) == [interim: [address]])
@@ -156,13 +164,9 @@ import Testing
     }
 
     @Test func aReleasingWorkerThatIsLostFreesWhatItReleased() throws {
-        var fixture = Fixture()
-        for name in ["edge", "data-1", "data-2", "data-3"] { fixture.register(name) }
-        let address = "counter/\(try Self.key(on: "data-1"))"
-        _ = fixture.core.lose("data-1", reason: "killed", cause: .exited)
-        _ = fixture.tick(at: 0.1)
-        _ = fixture.tick(at: 1.2)
-        let interim = try fixture.send(to: address).get()
+        let adopted = try Self.adoptedWhileDataOneIsLost()
+        var fixture = adopted.fixture
+        let (address, interim) = (adopted.address, adopted.interim)
         _ = fixture.register("data-1", at: 2)
         #expect(fixture.send(to: address).failureCode == .unavailable)
         // Lost, it holds nothing live; the store fences whatever it still writes. Its own
@@ -173,13 +177,9 @@ import Testing
     }
 
     @Test func aWorkerBackAfterItsAdopterWasLostGetsItsInstancesReturnedAtOnce() throws {
-        var fixture = Fixture()
-        for name in ["edge", "data-1", "data-2", "data-3"] { fixture.register(name) }
-        let address = "counter/\(try Self.key(on: "data-1"))"
-        _ = fixture.core.lose("data-1", reason: "killed", cause: .exited)
-        _ = fixture.tick(at: 0.1)
-        _ = fixture.tick(at: 1.2)
-        let interim = try fixture.send(to: address).get()
+        let adopted = try Self.adoptedWhileDataOneIsLost()
+        var fixture = adopted.fixture
+        let (address, interim) = (adopted.address, adopted.interim)
         _ = fixture.core.lose(interim, reason: "killed", cause: .exited)
         // Nothing live anywhere to release: back home at once, told so in the same turn.
         let back = fixture.register("data-1", at: 2)
@@ -211,13 +211,9 @@ import Testing
     }
 
     @Test func anAdoptingWorkerSpeaksForWhatItAdopted() throws {
-        var fixture = Fixture()
-        for name in ["edge", "data-1", "data-2", "data-3"] { fixture.register(name) }
-        let address = "counter/\(try Self.key(on: "data-1"))"
-        _ = fixture.core.lose("data-1", reason: "killed", cause: .exited)
-        _ = fixture.tick(at: 0.1)
-        _ = fixture.tick(at: 1.2)
-        let interim = try fixture.send(to: address).get()
+        let adopted = try Self.adoptedWhileDataOneIsLost()
+        var fixture = adopted.fixture
+        let (address, interim) = (adopted.address, adopted.interim)
         let change = try WireJSON.encode(StateChange(address: address, worker: interim, state: .object([:])))
         let actions = fixture.core.fromWorker(Array(interim.utf8), WireMessage(Header(.stateChanged), address: address, payload: change).frames[...],
                                               now: fixture.t0)
