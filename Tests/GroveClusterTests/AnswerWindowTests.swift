@@ -98,6 +98,27 @@ import Testing
         #expect(Self.answers(window.takeWrites(replacingStored: true).answers).map(\.slot) == [11, 12, 13])
     }
 
+    @Test func answersAreKeptWithinABudgetOfBytesAndOneLargerThanItIsNotKept() {
+        var window = Window()
+        let third = Window.maximumBytes / 3
+        let big = KeptAnswer(kind: .state, payload: Array(repeating: 7, count: third))
+        for sequence: UInt64 in 1...4 {
+            _ = window.admit(Self.key(sequence), waiter: "")
+            _ = window.answered(Self.key(sequence), with: big)
+        }
+        // Three fit, the fourth pushed out the first.
+        #expect(window.count == 3)
+        guard case .appliedEarlier = window.admit(Self.key(1), waiter: "") else { Issue.record("1's answer is gone"); return }
+        guard case .answer = window.admit(Self.key(2), waiter: "") else { Issue.record("2's answer is kept"); return }
+        // An answer over the budget alone is not kept, and pushes nothing out; its repeat is
+        // still not applied.
+        let huge = KeptAnswer(kind: .state, payload: Array(repeating: 7, count: Window.maximumBytes + 1))
+        _ = window.admit(Self.key(5), waiter: "")
+        _ = window.answered(Self.key(5), with: huge)
+        #expect(window.count == 3)
+        guard case .appliedEarlier = window.admit(Self.key(5), waiter: "") else { Issue.record("5 ran: refused"); return }
+    }
+
     /// The entries that are answers, not a client's sequences.
     static func answers(_ entries: [AnswerEntry]) -> [AnswerEntry] {
         entries.filter { $0.key.sequence != Window.sequencesMark }

@@ -49,6 +49,10 @@ package struct AnswerEntry: Sendable, Hashable {
 package struct AnswerWindow<Waiter> {
     /// How many answered keys an instance keeps with their answers.
     package static var capacity: Int { 128 }
+    /// How many bytes of answers' payloads an instance keeps, whatever their number: the oldest
+    /// go past it, and an answer larger than it alone is not kept (its repeats are refused
+    /// `already-applied`). So a machine with a large state keeps fewer answers, not 128 states.
+    package static var maximumBytes: Int { 256 * 1024 }
     /// How many clients' sequences an instance keeps (the least lately used goes first; a
     /// repeat from a client it forgot is applied again).
     package static var maximumClients: Int { 1_000 }
@@ -82,6 +86,8 @@ package struct AnswerWindow<Waiter> {
     /// Keys whose event runs, with the repeats that wait for its answer.
     private var running: [IdempotencyKey: [Waiter]] = [:]
     private var nextSlot: UInt64 = 1
+    /// The payload bytes of the answers kept.
+    private var keptBytes = 0
     /// Answered since the last write, and written ones that left the window since.
     private var unwritten: Set<IdempotencyKey> = []
     private var forgotten: [IdempotencyKey] = []
@@ -118,17 +124,24 @@ package struct AnswerWindow<Waiter> {
         let waiters = running.removeValue(forKey: key) ?? []
         guard kept[key] == nil else { return waiters }
         noteApplied(key)
-        kept[key] = AnswerEntry(key: key, slot: nextSlot, answer: answer)
+        guard answer.payload.count <= Self.maximumBytes else { return waiters }
+        keep(AnswerEntry(key: key, slot: nextSlot, answer: answer))
         nextSlot += 1
-        order.append(key)
         unwritten.insert(key)
-        while order.count > Self.capacity {
+        return waiters
+    }
+
+    /// Keeps `entry`, the newest; the oldest go past ``capacity`` or ``maximumBytes``.
+    private mutating func keep(_ entry: AnswerEntry) {
+        kept[entry.key] = entry
+        order.append(entry.key)
+        keptBytes += entry.answer.payload.count
+        while order.count > Self.capacity || keptBytes > Self.maximumBytes {
             let oldest = order.removeFirst()
-            kept[oldest] = nil
+            keptBytes -= kept.removeValue(forKey: oldest)?.answer.payload.count ?? 0
             // One never written needs no deletion.
             if unwritten.remove(oldest) == nil { forgotten.append(oldest) }
         }
-        return waiters
     }
 
     /// The event of `key` was not applied (refused, or failed before it ran): nothing is kept,
@@ -148,9 +161,10 @@ package struct AnswerWindow<Waiter> {
             nextUse = max(nextUse, entry.slot + 1)
         }
         let answers = entries.filter { $0.key.sequence != Self.sequencesMark }
+        // Kept as when they were answered (a store written before ``maximumBytes`` may hold
+        // more: the oldest are then let go, and deleted at the next write).
         for entry in answers.sorted(by: { $0.slot < $1.slot }).suffix(Self.capacity) where kept[entry.key] == nil {
-            kept[entry.key] = entry
-            order.append(entry.key)
+            keep(entry)
             nextSlot = max(nextSlot, entry.slot + 1)
         }
     }
