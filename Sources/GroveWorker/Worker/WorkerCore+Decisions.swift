@@ -147,6 +147,9 @@ extension WorkerCore {
     /// - Parameter spawning: Whether this may start a keyed instance: events do; reads, stops,
     ///   restarts and cancels do not.
     /// - Throws: ``WireError`` `unknown-machine`, saying why.
+    // Inlined: called on the runtime's stored core, an outlined call works on a copy of all of
+    // it (a retain and a release of each of its buffers, per fresh key).
+    @inline(__always)
     func placement(of address: String, spawning: Bool) throws(WireError) -> Welcome.HostedMachine {
         let parsed = MachineAddress(address)
         guard lastWelcome != nil, let machine = placed[parsed.machine] else {

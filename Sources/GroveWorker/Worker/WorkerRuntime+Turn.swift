@@ -365,6 +365,7 @@ extension WorkerRuntime {
         let made = try make(address, machine, factory: factory, welcome: welcome, record: nil, startsNow: MachineAddress.hasKey(address))
         made.touch(sweep)
         instances[address] = made
+        queueForSweep(address, made, machine: name)
         return made
     }
 
