@@ -185,9 +185,49 @@ struct PassivationWalkTests {
         } while !passivation.walk.isEmpty
         #expect(ticks == 3)
         #expect(judged.sorted() == live)
-        // The next begins at the next tick it is due, with the instances live then.
-        #expect(passivation.toJudge(now: now, live: ["counters/late"], perTick: 2) == ["counters/late"])
+        // The next begins at the next tick it is due, with the instances queued for it, not
+        // every live one.
+        _ = passivation.queue("counters/queued", machine: "counters", touched: 0)
+        #expect(passivation.walkIsFull)
+        #expect(passivation.toJudge(now: now, live: ["counters/late"], perTick: 2) == [])
         #expect(passivation.sweep == 2)
+        #expect(!passivation.walkIsFull)
+        now += .milliseconds(500)
+        #expect(passivation.toJudge(now: now, live: ["counters/late"], perTick: 2) == ["counters/queued"])
+        #expect(passivation.sweep == 3)
+    }
+
+    @Test func anInstanceIsQueuedForTheFirstSweepItMayBeIdleLongEnoughAndNoSooner() {
+        var passivation = Passivation()
+        passivation.adopt([PassivationTests.counters, PassivationTests.slow, PassivationTests.staying], now: t0)
+        let live = ["counters/a", "slow/a", "staying/a"]
+        // The first sweep after a welcome walks every live instance.
+        var now = t0 + .milliseconds(500)
+        #expect(passivation.toJudge(now: now, live: live).sorted() == live)
+        #expect(passivation.walkIsFull)
+        // counters: 1,000 ms, sweeps every 500 ms: untouched for two sweeps after the one it
+        // was reached in. slow: 4,000 ms, eight. staying does not passivate.
+        #expect(passivation.queue("counters/a", machine: "counters", touched: 0) == 3)
+        #expect(passivation.queue("slow/a", machine: "slow", touched: 0) == 9)
+        #expect(passivation.queue("staying/a", machine: "staying", touched: 0) == nil)
+        #expect(passivation.queuedCount == 2)
+        var judgedAt: [String: Int] = [:]
+        while passivation.sweep < 9 {
+            now += .milliseconds(500)
+            for address in passivation.toJudge(now: now, live: live) {
+                judgedAt[address] = passivation.sweep
+                // Judged first where it may leave, not before.
+                #expect(passivation.judging.idleLongEnough(machine: MachineAddress.machine(of: address), touched: 0))
+            }
+        }
+        #expect(judgedAt == ["counters/a": 3, "slow/a": 9])
+        #expect(passivation.queuedCount == 0)
+        // Never for the sweep under way or one before: one that holds work is judged at the next.
+        #expect(passivation.queue("counters/b", machine: "counters", touched: 9) == 12)
+        #expect(passivation.queue("counters/busy", machine: "counters", touched: 0) == 10)
+        // A welcome makes the next sweep walk everything again.
+        passivation.adopt([PassivationTests.counters], now: now)
+        #expect(passivation.rescan)
     }
 
     @Test func noSweepBeginsBeforeItIsDueAndAnEmptyOneEndsAtOnce() {
@@ -196,8 +236,14 @@ struct PassivationWalkTests {
         #expect(passivation.sweep == 1)
         #expect(passivation.toJudge(now: t0 + .milliseconds(600), live: ["counters/a"], perTick: 2) == [])
         #expect(passivation.sweep == 1)
-        #expect(passivation.toJudge(now: t0 + .milliseconds(1000), live: ["counters/a"], perTick: 2) == ["counters/a"])
+        // Past the first sweep after a welcome, what is queued for it, not what lives.
+        #expect(passivation.toJudge(now: t0 + .milliseconds(1000), live: ["counters/a"], perTick: 2) == [])
         #expect(passivation.sweep == 2)
+        #expect(passivation.queue("counters/a", machine: "counters", touched: 2) == 5)
+        #expect(passivation.toJudge(now: t0 + .milliseconds(1500), live: [], perTick: 2) == [])
+        #expect(passivation.toJudge(now: t0 + .milliseconds(2000), live: [], perTick: 2) == [])
+        #expect(passivation.toJudge(now: t0 + .milliseconds(2500), live: [], perTick: 2) == ["counters/a"])
+        #expect(passivation.sweep == 5)
         var none = Passivation()
         none.adopt([PassivationTests.staying], now: t0)
         #expect(none.toJudge(now: t0 + .seconds(3600), live: ["staying/a"]) == [])

@@ -44,6 +44,8 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     let storedAnswers = Atomic<Bool>(false)
     /// The passivation sweep under way when a message last reached it.
     private let touched = Atomic<Int>(0)
+    /// The sweep it is queued to be judged at; read and written on the worker's loop only.
+    private let judgedAt = Atomic<Int>(-1)
     /// Set for a restored durable instance whose first drain only boots it: that drain is not a
     /// change to write (``drained(_:)``).
     let firstDrainOnlyBoots = Atomic<Bool>(false)
@@ -154,6 +156,10 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
 
     @inline(__always)
     func touch(_ sweep: Int) { touched.store(sweep, ordering: .relaxed) }
+
+    var judgedAtSweep: Int { judgedAt.load(ordering: .relaxed) }
+
+    func judge(atSweep sweep: Int) { judgedAt.store(sweep, ordering: .relaxed) }
 
     var resting: Resting { handlesOnArrival ? path.resting(host) : .busy }
 

@@ -76,6 +76,10 @@ protocol HostedMachine: AnswerKeeper {
     /// The passivation sweep under way when a message last reached it (``Passivation``).
     var touchedSweep: Int { get }
     func touch(_ sweep: Int)
+    /// The sweep it was last queued to be judged at (``Passivation/queue(_:machine:touched:)``):
+    /// an entry queued for another is stale.
+    var judgedAtSweep: Int { get }
+    func judge(atSweep sweep: Int)
     /// Whether it may leave memory now, on the worker's loop (``MachineHost/resting``).
     var resting: Resting { get }
     /// It leaves memory (passivation): its timers cancelled, its streams finished, without

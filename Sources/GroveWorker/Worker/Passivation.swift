@@ -35,6 +35,9 @@ struct Passivation {
 
     /// `passivateAfterMs` by machine name, from the last welcome.
     private(set) var after: [String: Duration] = [:]
+    /// By machine name, the sweeps an instance must go untouched before it may leave: the
+    /// least `n` with `period * n >= passivateAfterMs`.
+    private(set) var lag: [String: Int] = [:]
     /// How often sweeps run; nil while no machine placed here passivates.
     private(set) var period: Duration?
     /// The number of the sweep under way: what an instance notes when a message reaches it.
@@ -72,6 +75,14 @@ struct Passivation {
         let period = max(Self.shortestPeriod, shortest / 2)
         self.period = period
         nextSweep = now + period
+        lag = after.mapValues { after in
+            var sweeps = 0
+            while period * sweeps < after { sweeps += 1 }
+            return sweeps
+        }
+        // What was queued was worked out from the settings before: the next sweep judges
+        // every live instance and queues each again from there.
+        rescan = true
     }
 
     /// The machines of `machines` whose keyed instances may rest in the store: keyed, durable,
@@ -99,21 +110,59 @@ struct Passivation {
     /// The addresses the sweep under way has still to judge, the next last.
     private(set) var walk: [String] = []
 
+    /// The addresses queued to be judged at a later sweep (``queue(_:machine:touched:)``), by
+    /// its number: an instance is judged when it may first have been idle long enough, not at
+    /// every sweep (three times before it left, with sweeps every half of its timeout). An
+    /// address may be here more than once (made again after it left, or queued again by a
+    /// sweep that walked everything): the runtime judges the entry the instance last took
+    /// (``WorkerRuntime/passivateIdle(now:)``).
+    private var queued: [Int: [String]] = [:]
+
+    /// Whether the next sweep walks every live instance instead of those queued for it: the
+    /// first after a welcome, whose settings may have changed what was queued and when.
+    private(set) var rescan = true
+
+    /// Whether the sweep under way walks every live instance (``rescan``), not only those queued
+    /// for it.
+    private(set) var walkIsFull = false
+
     /// The addresses to judge at this tick: at most `perTick` of the sweep under way, from where
     /// the last tick stopped; when none is under way and one is due at `now`, it begins with
-    /// the addresses `live` names then (read only then). A sweep does not begin before the last
-    /// one's walk is over: sweeps that take longer than ``period`` only make instances leave
-    /// later, never sooner (an instance last reached `n` sweeps ago was still idle `n - 1`
-    /// periods at least).
+    /// those queued for it, or after a welcome with the addresses `live` names then (read only
+    /// then). A sweep does not begin before the last one's walk is over: sweeps that take
+    /// longer than ``period`` only make instances leave later, never sooner (an instance last
+    /// reached `n` sweeps ago was still idle `n - 1` periods at least).
     mutating func toJudge(now: ContinuousClock.Instant, live: @autoclosure () -> [String], perTick: Int = judgedPerTick) -> [String] {
         if walk.isEmpty {
             guard sweepBegins(now: now) else { return [] }
-            walk = live()
+            walkIsFull = rescan
+            if rescan {
+                rescan = false
+                queued = [:]
+                walk = live()
+            } else {
+                walk = queued.removeValue(forKey: sweep) ?? []
+            }
         }
         let count = min(max(1, perTick), walk.count)
         defer { walk.removeLast(count) }
         return Array(walk.suffix(count))
     }
+
+    /// Queues the instance at `address` of `machine`, last reached at sweep `touched`, to be
+    /// judged at the first sweep it may have been idle long enough by then, and at least at the
+    /// next: a new instance, one a sweep found reached since, or one that could not leave yet.
+    /// - Returns: The number of that sweep; nil for a machine that does not passivate (its
+    ///   instances are never judged).
+    mutating func queue(_ address: String, machine: String, touched: Int) -> Int? {
+        guard let lag = lag[machine] else { return nil }
+        let at = max(touched + 1 + lag, sweep + 1)
+        queued[at, default: []].append(address)
+        return at
+    }
+
+    /// How many entries are queued for later sweeps, stale ones included.
+    var queuedCount: Int { queued.values.reduce(0) { $0 + $1.count } }
 
     /// Whether `machine`'s instances may passivate at all.
     func passivates(_ machine: String) -> Bool { after[machine] != nil }

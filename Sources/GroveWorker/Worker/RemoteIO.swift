@@ -50,15 +50,29 @@ final class CoreInlet: Sendable {
 /// The io performer of one hosted machine: runs requests with the worker's own handlers unless
 /// the topology places them on another worker, in which case they travel as `io-request`. Both
 /// kinds time out: local calls by the worker's core, remote ones by the coordinator's.
+///
+/// Its address and the worker's ``ClusterIO``, shared by the instances made under one welcome:
+/// three words, which an `any IOPerformer` holds in place (a performer of all six fields was
+/// boxed, an allocation and a free per instance, and copied with a retain of each).
 struct ClusterIOPerformer: IOPerformer {
     let address: String
-    let local: IOHandlers
-    let remoteNames: Set<String>
-    let core: CoreInlet
-    /// Where its calls are counted and timed, when metrics are on.
-    var metrics: WorkerMetrics?
-    /// The process's tracer; `nil` when none was bootstrapped (``WireTracing``).
-    var tracing: WireTracing? = nil
+    let shared: ClusterIO
+
+    init(address: String, shared: ClusterIO) {
+        self.address = address
+        self.shared = shared
+    }
+
+    init(address: String, local: IOHandlers, remoteNames: Set<String>, core: CoreInlet, metrics: WorkerMetrics? = nil,
+         tracing: WireTracing? = nil) {
+        self.init(address: address, shared: ClusterIO(local: local, remoteNames: remoteNames, core: core, metrics: metrics, tracing: tracing))
+    }
+
+    var local: IOHandlers { shared.local }
+    var remoteNames: Set<String> { shared.remoteNames }
+    var core: CoreInlet { shared.core }
+    var metrics: WorkerMetrics? { shared.metrics }
+    var tracing: WireTracing? { shared.tracing }
 
     func perform<R: IORequest>(_ request: R) async -> Result<R.Response, IOFailure> {
         await perform(request, effect: .generated(0))
@@ -112,6 +126,26 @@ struct ClusterIOPerformer: IOPerformer {
                 return .failure(IOFailure(.codec, "\(error)"))
             }
         }
+    }
+}
+
+/// What the io performers of a worker's instances share: its handlers, the io the topology
+/// places on other workers, the way into its core, its metrics and tracer.
+final class ClusterIO: Sendable {
+    let local: IOHandlers
+    let remoteNames: Set<String>
+    let core: CoreInlet
+    /// Where calls are counted and timed, when metrics are on.
+    let metrics: WorkerMetrics?
+    /// The process's tracer; `nil` when none was bootstrapped (``WireTracing``).
+    let tracing: WireTracing?
+
+    init(local: IOHandlers, remoteNames: Set<String>, core: CoreInlet, metrics: WorkerMetrics?, tracing: WireTracing?) {
+        self.local = local
+        self.remoteNames = remoteNames
+        self.core = core
+        self.metrics = metrics
+        self.tracing = tracing
     }
 }
 

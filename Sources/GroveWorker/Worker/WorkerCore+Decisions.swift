@@ -148,14 +148,23 @@ extension WorkerCore {
     ///   restarts and cancels do not.
     /// - Throws: ``WireError`` `unknown-machine`, saying why.
     func placement(of address: String, spawning: Bool) throws(WireError) -> Welcome.HostedMachine {
-        let parsed = MachineAddress(address)
-        guard lastWelcome != nil, let machine = placed[parsed.machine] else {
+        try Self.placement(of: address, spawning: spawning, placed: lastWelcome == nil ? nil : placed[MachineAddress.machine(of: address)],
+                           machineTypes: machineTypes, worker: worker)
+    }
+
+    /// ``placement(of:spawning:)`` given what it reads of the core: `placed`, what the last
+    /// welcome placed here under the machine's name (nil before any welcome). The runtime
+    /// calls this one with those fields: a call on its stored core, inlined or not, worked on a
+    /// copy of all of it (a retain and a release of each of its buffers, per fresh key).
+    static func placement(of address: String, spawning: Bool, placed: Welcome.HostedMachine?, machineTypes: Set<String>,
+                          worker: String) throws(WireError) -> Welcome.HostedMachine {
+        guard let machine = placed else {
             throw WireError(.unknownMachine, "machine '\(address)' is not placed on worker \(worker)", address: address)
         }
         guard machineTypes.contains(machine.type) else {
             throw WireError(.unknownMachine, "worker \(worker) has no machine type '\(machine.type)'", address: address)
         }
-        guard spawning || parsed.key == nil else {
+        guard spawning || !MachineAddress.hasKey(address) else {
             throw WireError(.unknownMachine, "instance \(address) has not been spawned; keyed instances start with their first event",
                             address: address)
         }

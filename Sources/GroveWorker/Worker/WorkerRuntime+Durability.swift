@@ -96,6 +96,7 @@ extension WorkerRuntime {
             // Its kept answers of idempotency keys are read at its first keyed event.
             made.answersInStore()
             instances[address] = made
+            queueForSweep(address, made, machine: name)
             // Counted here: an instance asked for before its turn comes back outside recoverSome().
             recovery.restored += 1
             return made

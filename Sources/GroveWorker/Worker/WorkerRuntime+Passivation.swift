@@ -27,16 +27,26 @@ extension WorkerRuntime {
         guard !addresses.isEmpty else { return }
         var leaving: [(address: String, instance: any HostedMachine, verdict: Passivation.Verdict)] = []
         let judging = core.passivation.judging
+        let full = core.passivation.walkIsFull
         for address in addresses {
-            // One a message ended, or that left, since the sweep began is not judged.
-            guard let instance = instances[address] else { continue }
+            // One a message ended, or that left, since the sweep began is not judged; nor an
+            // entry the instance no longer stands for (it was queued again since, or made anew).
+            guard let instance = instances[address], full || instance.judgedAtSweep == judging.sweep else { continue }
             let machine = MachineAddress.machine(of: address)
+            let touched = instance.touchedSweep
             // Judged by what the sweep took once (``Passivation/judging``), not by calls on
             // `core.passivation`, each of which would work on a copy of it.
-            guard judging.idleLongEnough(machine: machine, touched: instance.touchedSweep) else { continue }
-            let durable = instance.durability != .none
-            let verdict = Passivation.verdict(resting: instance.resting, durable: durable)
-            if verdict != .stay { leaving.append((address, instance, verdict)) }
+            var verdict = Passivation.Verdict.stay
+            if judging.idleLongEnough(machine: machine, touched: touched) {
+                verdict = Passivation.verdict(resting: instance.resting, durable: instance.durability != .none)
+            }
+            if verdict != .stay {
+                leaving.append((address, instance, verdict))
+            } else if let at = core.passivation.queue(address, machine: machine, touched: touched) {
+                // Reached since, or holding work: judged again when it may have been idle
+                // long enough, not at every sweep.
+                instance.judge(atSweep: at)
+            }
         }
         guard !leaving.isEmpty else { return }
         // What they ran since the last commit goes to the store before they leave.
@@ -56,6 +66,13 @@ extension WorkerRuntime {
             }
         }
         scheduleWake()
+    }
+
+    /// Queues `instance`, new in memory at `address`, to be judged at the first sweep it may
+    /// have been idle long enough (nothing for a machine that does not passivate).
+    func queueForSweep(_ address: String, _ instance: any HostedMachine, machine: String) {
+        let touched = instance.touchedSweep
+        if let at = core.passivation.queue(address, machine: machine, touched: touched) { instance.judge(atSweep: at) }
     }
 
     /// Brings back the passivated instances whose timers fall due now: restored from the store,

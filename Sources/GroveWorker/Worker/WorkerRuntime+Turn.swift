@@ -334,9 +334,11 @@ extension WorkerRuntime {
             return existing
         }
         let name = MachineAddress.machine(of: address)
-        let spawns = spawning || recovery.waiting[address] != nil || core.passivation.passivates(name)
-            || core.placed[name]?.handoff == true
-        let machine = try core.placement(of: address, spawning: spawns)
+        let placed = core.placed[name]
+        let spawns = spawning || recovery.waiting[address] != nil || core.passivation.passivates(name) || placed?.handoff == true
+        // The static form, given the core's fields: a call on `core` works on a copy of it.
+        let machine = try WorkerCore.placement(of: address, spawning: spawns, placed: core.lastWelcome == nil ? nil : placed,
+                                               machineTypes: core.machineTypes, worker: core.worker)
         if let restored = restoreIfWaiting(address) {
             recovery.restoredOnDemand(now: .now, turn: recoveryTurn)
             restored.touch(sweep)
@@ -365,6 +367,7 @@ extension WorkerRuntime {
         let made = try make(address, machine, factory: factory, welcome: welcome, record: nil, startsNow: MachineAddress.hasKey(address))
         made.touch(sweep)
         instances[address] = made
+        queueForSweep(address, made, machine: name)
         return made
     }
 

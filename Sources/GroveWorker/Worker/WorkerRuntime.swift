@@ -85,6 +85,9 @@ actor WorkerRuntime {
     /// The keyed instances the store may hold a record of, for the machines it covers: a fresh
     /// key of a passivating machine starts without a store read (``restorePassivated(_:)``).
     var storedKeys = StoredKeys()
+    /// What the io performers of its instances share (``sharedIO()``), made again when a
+    /// welcome places other io elsewhere.
+    var clusterIO: ClusterIO?
 
     /// The I/O loop's thread: the runtime, its hosts and what they send share it, so a received
     /// batch is queued, drained and answered with no thread hand-off and no executor switch.
@@ -271,8 +274,7 @@ actor WorkerRuntime {
     ///   instance made for the event in hand.
     func make(_ address: String, _ machine: Welcome.HostedMachine, factory: any HostedMachineFactory, welcome: Welcome,
               record: MachineRecord?, journal: [JournalEntry] = [], startsNow: Bool = false) throws(WireError) -> any HostedMachine {
-        let io = ClusterIOPerformer(address: address, local: configuration.io, remoteNames: core.remoteIO, core: inlet,
-                                    metrics: link.metrics, tracing: tracing)
+        let io = ClusterIOPerformer(address: address, shared: sharedIO())
         var durable: DurableStart?
         if let durability = machine.durability, durability != .none {
             guard store != nil else {
@@ -289,6 +291,15 @@ actor WorkerRuntime {
         // What is in flight as it starts is told first (``MachineHost/effects()``): it may begin after the host.
         if observation.watches(effectsOf: address) { instance.setEffectsWatched(true) }
         return instance
+    }
+
+    /// The ``ClusterIO`` of the instances made now: the last one made, unless the io placed on
+    /// other workers changed since.
+    func sharedIO() -> ClusterIO {
+        if let clusterIO, clusterIO.remoteNames == core.remoteIO { return clusterIO }
+        let made = ClusterIO(local: configuration.io, remoteNames: core.remoteIO, core: inlet, metrics: link.metrics, tracing: tracing)
+        clusterIO = made
+        return made
     }
 
     /// A get, stop, restart or cancel: queued on the machine like an event, so it keeps its
