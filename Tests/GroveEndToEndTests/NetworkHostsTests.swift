@@ -94,9 +94,10 @@ extension EndToEnd {
                 }
                 let file = try topology.write(in: directory)
                 let launch = try await hosts.start(Products.launch, [file.path], on: "coordinator", outputIn: directory, label: "fsm-launch")
+                var workers: [(name: String, process: ChildProcess)] = []
                 do {
                     var spread = Spread(hosts: hosts, directory: directory, launch: launch, clients: "")
-                    for (name, host) in placement { try await spread.startWorker(name, on: host) }
+                    for (name, host) in placement { workers.append((name, try await spread.startWorker(name, on: host))) }
                     let clients = try await eventually("the ready line of fsm-launch", timeout: .seconds(30)) { () throws -> String? in
                         if let status = launch.exitStatus { throw HarnessError("fsm-launch exited with \(status):\n\(launch.stderr)") }
                         return launch.stdout.split(separator: "\n").first { $0.hasPrefix("ready ") }.map { String($0.dropFirst(6)) }
@@ -105,6 +106,12 @@ extension EndToEnd {
                     try await body(spread)
                 } catch {
                     Issue.record(Comment(rawValue: "fsm-launch stderr, last lines:\n" + launch.stderr.split(separator: "\n").suffix(30).joined(separator: "\n")))
+                    // A worker that never registered says why in its own output.
+                    for (name, process) in workers {
+                        let status = process.exitStatus.map { "exited with \($0)" } ?? "running"
+                        Issue.record(Comment(rawValue: "worker \(name) (\(status)) stderr, last lines:\n"
+                            + process.stderr.split(separator: "\n").suffix(15).joined(separator: "\n")))
+                    }
                     throw error
                 }
                 try? FileManager.default.removeItem(at: directory)
