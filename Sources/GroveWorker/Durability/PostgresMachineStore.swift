@@ -128,7 +128,11 @@ package final class PostgresMachineStore: MachineStore {
                 throw StoreError("PostgreSQL at \(location) was written by a newer Grove (format \(written), this one writes \(format)): "
                                  + "run that Grove's workers, or point this topology at another database", code: .newerVersion)
             }
-            if written == nil { _ = try connection.query("INSERT INTO grove_format (format) VALUES (\(format))", logger: logger).wait() }
+            if written ?? 0 < format {
+                // A new database, or one of before that the statements above brought to this format.
+                _ = try connection.query("DELETE FROM grove_format", logger: logger).wait()
+                _ = try connection.query("INSERT INTO grove_format (format) VALUES (\(format))", logger: logger).wait()
+            }
             _ = try connection.query("COMMIT", logger: logger).wait()
         } catch {
             _ = try? connection.query("ROLLBACK", logger: logger).wait()
