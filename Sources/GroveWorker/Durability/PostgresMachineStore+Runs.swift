@@ -9,9 +9,9 @@ extension PostgresMachineStore {
     ///
     /// - `GR003`: one probe per address for a run ending at or after its first new entry (an
     ///   entry at or after it ends such a run, as runs of one address do not overlap).
-    /// - Truncations delete the runs that end at or before them; a run that straddles one
-    ///   stays whole, and ``PostgresMachineStore/journal(of:after:)`` skips the entries it
-    ///   covers (a store may keep those, ``MachineStore/journal(of:after:)``).
+    /// - Truncations delete the runs that end at or before them and cut the entries they
+    ///   cover from the one that straddles them (one update, rare: a truncation follows
+    ///   `snapshotEvery` events of an instance).
     static let runsCommitFunction = """
         CREATE OR REPLACE FUNCTION grove_commit_v5(
             p_topology text, p_worker text, p_epoch bigint, p_disk boolean, p_removed text[],
@@ -92,10 +92,16 @@ extension PostgresMachineStore {
                         array_agg(n.t ORDER BY n.s)
                     FROM unnest(p_j_address, p_j_sequence, p_j_event, p_j_time) AS n(a, s, e, t) GROUP BY n.a;
             END IF;
-            -- One ranged delete per address, through the primary key: the runs that end at or
-            -- before the truncation (one that straddles it stays; reads skip what it covers).
+            -- Per address, through the primary key: the runs that end at or before the
+            -- truncation go, and the one that straddles it loses the entries it covers.
             FOR i IN 1 .. coalesce(cardinality(p_t_address), 0) LOOP
                 DELETE FROM grove_journal_runs WHERE topology = p_topology AND address = p_t_address[i] AND last <= p_t_through[i];
+                UPDATE grove_journal_runs SET
+                    sequences = sequences[(SELECT count(*) FROM unnest(sequences) s WHERE s <= p_t_through[i])::int + 1:],
+                    events = events[(SELECT count(*) FROM unnest(sequences) s WHERE s <= p_t_through[i])::int + 1:],
+                    times = times[(SELECT count(*) FROM unnest(sequences) s WHERE s <= p_t_through[i])::int + 1:]
+                    WHERE topology = p_topology AND address = p_t_address[i] AND last > p_t_through[i]
+                    AND sequences[1] <= p_t_through[i];
             END LOOP;
             IF cardinality(p_d_address) > 0 THEN
                 INSERT INTO grove_dead_letters (topology, worker, address, type, event, "binary", error, crashes, time)
