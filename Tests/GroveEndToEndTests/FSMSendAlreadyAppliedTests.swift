@@ -8,7 +8,7 @@ extension EndToEnd {
     /// more than its window of newer answers (RetryTests shows that under kill -9); here a
     /// pyzmq coordinator of the test's own answers every event so, as PROTOCOL.md writes the
     /// reply, and a `get` with a state. Scripts/test.sh installs pyzmq.
-    @Suite(.timeLimit(.minutes(1)))
+    @Suite(.timeLimit(.minutes(2)))
     struct FSMSendAlreadyAppliedTests {
         /// Binds a ROUTER at `endpoint`; answers each event `already-applied` and each `get`
         /// `{"count":7}`, printing `<kind> <flags> <address>` per request; ends after a `get`.
