@@ -120,7 +120,6 @@ public final actor MachineHost<M: Machine> {
         case failed(HostError)
     }
 
-    ///
     /// Inlinable, so that a caller specialized for `M` (a worker's ``HostedPath`` making an
     /// instance per fresh key) makes the host without generic code, which looked up the
     /// metadata of the host, its mailbox and their items several times per instance.
