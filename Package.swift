@@ -174,6 +174,8 @@ let package = Package(
                 // WireTracing: the trace context on the wire, to and from the process's tracer.
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "Logging", package: "swift-log"),
+                // ClientLedger: the busies owed to a client, as runs.
+                .product(name: "DequeModule", package: "swift-collections"),
             ],
             swiftSettings: strict,
             plugins: ["EmbedDefaultTopology"]

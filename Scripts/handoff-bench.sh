@@ -98,6 +98,7 @@ drop_rows() {
     PGPASSWORD="$(cat "$GROVE_TEST_POSTGRES_PASSWORD_FILE")" psql "$GROVE_TEST_POSTGRES_URL" -qtA >/dev/null 2>&1 <<SQL || true
 DELETE FROM grove_machines WHERE topology = '$name';
 DELETE FROM grove_journal WHERE topology = '$name';
+DELETE FROM grove_journal_runs WHERE topology = '$name';
 DELETE FROM grove_dead_letters WHERE topology = '$name';
 DELETE FROM grove_crashes WHERE topology = '$name';
 DELETE FROM grove_workers WHERE topology = '$name';

@@ -179,13 +179,13 @@ extension FSMSend {
                             + "nothing changed\n").utf8))
                     }
                 }
-            } catch let error as WireError where error.code == .alreadyApplied {
+            } catch where error.code == .alreadyApplied {
                 // Applied once, on a send whose answer was lost: a success (exit 0), so that a
                 // script retrying on failure does not send it again under a new key.
                 FileHandle.standardError.write(Data(("note: \(address) applied this event on an earlier send whose answer was lost, "
                     + "and keeps that answer no longer" + (noWait ? "" : "; its state now:") + "\n").utf8))
                 if !noWait { printLine(try reporting { try client.state(of: address) }) }
-            } catch let error as WireError {
+            } catch {
                 throw report(error)
             }
         }

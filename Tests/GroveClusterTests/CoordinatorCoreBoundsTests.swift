@@ -60,11 +60,11 @@ struct CoordinatorCoreBoundsTests {
         for correlation in 1...60 as ClosedRange<UInt64> {
             _ = Self.decide(&fixture.core, "A", Self.event(correlation, huge + "\(correlation)"), backlog: Self.full)
         }
-        let owed = try #require(fixture.core.clientLedger.owed[client])
+        let owed = try #require(fixture.core.clientRules.ledger.owed[client])
         #expect(owed.count == 60)
         #expect(owed.runs.count == 1)
         #expect(owed.bytes == OwedBusies.runBytes, "no address bytes kept")
-        #expect(fixture.core.clientLedger.owedBytes == owed.bytes)
+        #expect(fixture.core.clientRules.ledger.owedBytes == owed.bytes)
         let replies = fixture.core.releaseBusies(to: client, backlog: .empty)
         #expect(replies.count == 10)
         let first = try #require(replies.first?.sentToClient?.message)
@@ -102,7 +102,7 @@ struct CoordinatorCoreBoundsTests {
         for correlation in 1...UInt64(requests) {
             _ = Self.decide(&fixture.core, "A", Self.event(correlation, "counter/s\(correlation % 100)"), backlog: Self.full)
         }
-        let owed = try #require(fixture.core.clientLedger.owed[client])
+        let owed = try #require(fixture.core.clientRules.ledger.owed[client])
         #expect(owed.count == requests)
         #expect(owed.runs.count == 1)
         #expect(owed.bytes <= 2 * OwedBusies.runBytes + 16)
@@ -113,7 +113,7 @@ struct CoordinatorCoreBoundsTests {
             answered += sent.compactMap { $0.sentToClient?.message.header.correlation }
         }
         #expect(answered == Array(1...UInt64(requests)), "every request answered exactly once, in order")
-        #expect(fixture.core.clientLedger.owed.isEmpty && fixture.core.clientLedger.owedBytes == 0)
+        #expect(fixture.core.clientRules.ledger.owed.isEmpty && fixture.core.clientRules.ledger.owedBytes == 0)
     }
 
     @Test func runsBreakOnlyWhereCorrelationsDoNotFollowAndMixedAddressesAreDropped() {
@@ -147,24 +147,24 @@ struct CoordinatorCoreBoundsTests {
                 warnings += actions.compactMap { if case .warn(let text) = $0 { text } else { nil } }
             }
         }
-        let owed = try #require(fixture.core.clientLedger.owed[client])
+        let owed = try #require(fixture.core.clientRules.ledger.owed[client])
         #expect(owed.bytes <= perClient)
         #expect(owed.count == owed.runs.count && owed.count <= 100)
-        #expect(fixture.core.clientLedger.lost[client] == 10_201 - owed.count)
+        #expect(fixture.core.clientRules.ledger.lost[client] == 10_201 - owed.count)
         #expect(warnings.count == 3, "the first falling behind, the first lost, the 10,000th lost: \(warnings)")
         #expect(warnings.last?.contains("limits.owedBytesPerClient") == true)
         // Every client together: B gets what is left of limits.owedBytes, then loses too.
         for correlation in stride(from: 1, through: 201, by: 2) as StrideThrough<UInt64> {
             _ = Self.decide(&fixture.core, "B", Self.event(correlation, "counter/k"), backlog: Self.full)
         }
-        let other = try #require(fixture.core.clientLedger.owed[Array("B".utf8)])
-        #expect(fixture.core.clientLedger.owedBytes == owed.bytes + other.bytes)
-        #expect(fixture.core.clientLedger.owedBytes <= 150 * OwedBusies.runBytes)
-        #expect(other.count > 0 && fixture.core.clientLedger.lost[Array("B".utf8), default: 0] > 0)
+        let other = try #require(fixture.core.clientRules.ledger.owed[Array("B".utf8)])
+        #expect(fixture.core.clientRules.ledger.owedBytes == owed.bytes + other.bytes)
+        #expect(fixture.core.clientRules.ledger.owedBytes <= 150 * OwedBusies.runBytes)
+        #expect(other.count > 0 && fixture.core.clientRules.ledger.lost[Array("B".utf8), default: 0] > 0)
         // A client that goes away frees its part.
         fixture.core.forget(client: client)
-        #expect(fixture.core.clientLedger.owedBytes == other.bytes)
-        #expect(fixture.core.clientLedger.lost[client] == nil)
+        #expect(fixture.core.clientRules.ledger.owedBytes == other.bytes)
+        #expect(fixture.core.clientRules.ledger.lost[client] == nil)
     }
 
     @Test func addressesAreKeptWithinHalfTheBudgetOnly() throws {
@@ -173,7 +173,7 @@ struct CoordinatorCoreBoundsTests {
             _ = Self.decide(&fixture.core, "A", Self.event(correlation, "counter/" + String(repeating: "x", count: 100)),
                             backlog: Self.full)
         }
-        let owed = try #require(fixture.core.clientLedger.owed[Array("A".utf8)])
+        let owed = try #require(fixture.core.clientRules.ledger.owed[Array("A".utf8)])
         #expect(owed.runs.count < 20)
         #expect(owed.bytes <= 1000)
         #expect(owed.runs.first?.address != nil, "the first address fits")
@@ -238,10 +238,10 @@ struct CoordinatorCoreBoundsTests {
         }
         #expect(try errorReply(in: forbidden, to: "A", correlation: 2).code == .forbidden)
         // ASCII, and NFC that is not ASCII, pass.
-        #expect(CoordinatorCore.isNFC("counter/plain") && CoordinatorCore.isNFC("counter/é") && CoordinatorCore.isNFC("poller/東京"))
-        #expect(!CoordinatorCore.isNFC("poller/\u{1100}\u{1161}"), "a decomposed Hangul syllable is not NFC")
-        #expect(Array("counter/plain ~".utf8).withUnsafeBytes(CoordinatorCore.isPrintableASCII))
-        #expect(!Array("counter/é".utf8).withUnsafeBytes(CoordinatorCore.isPrintableASCII))
+        #expect(AddressChecks.isNFC("counter/plain") && AddressChecks.isNFC("counter/é") && AddressChecks.isNFC("poller/東京"))
+        #expect(!AddressChecks.isNFC("poller/\u{1100}\u{1161}"), "a decomposed Hangul syllable is not NFC")
+        #expect(Array("counter/plain ~".utf8).withUnsafeBytes(AddressChecks.isPrintableASCII))
+        #expect(!Array("counter/é".utf8).withUnsafeBytes(AddressChecks.isPrintableASCII))
         guard case .forward = Self.decide(&fixture.core, "A", Self.event(3, "counter/é")) else {
             Issue.record("an NFC address is served")
             return
@@ -260,6 +260,6 @@ struct CoordinatorCoreBoundsTests {
         let error = try errorReply(in: actions, to: "A", correlation: 1)
         #expect(error.code == .malformedFrame)
         #expect(error.message.contains("control character U+") && !error.message.contains(address), "\(error.message)")
-        #expect(!Array(address.utf8).withUnsafeBytes(CoordinatorCore.isPrintableASCII))
+        #expect(!Array(address.utf8).withUnsafeBytes(AddressChecks.isPrintableASCII))
     }
 }

@@ -46,8 +46,8 @@ struct CoordinatorCoreClientLimitTests {
         for correlation in 3...6 as ClosedRange<UInt64> {
             #expect(Self.decide(&fixture.core, "A", Self.get(correlation), backlog: full) == .act([]))
         }
-        #expect(fixture.core.clientLedger.owed[Array("A".utf8)]?.count == 5)
-        #expect(fixture.core.clientLedger.owed[Array("A".utf8)]?.runs.count == 1)
+        #expect(fixture.core.clientRules.ledger.owed[Array("A".utf8)]?.count == 5)
+        #expect(fixture.core.clientRules.ledger.owed[Array("A".utf8)]?.runs.count == 1)
         // Still full: nothing released. Room for three: three, in order.
         #expect(fixture.core.releaseBusies(to: Array("A".utf8), backlog: full).isEmpty)
         let three = fixture.core.releaseBusies(to: Array("A".utf8), backlog: ClientBacklog(messages: 7, bytes: 350))
@@ -60,7 +60,7 @@ struct CoordinatorCoreClientLimitTests {
         #expect(Self.decide(&fixture.core, "A", Self.get(7), backlog: ClientBacklog(messages: 8, bytes: 400)) == .act([]))
         let rest = fixture.core.releaseBusies(to: Array("A".utf8), backlog: .empty)
         #expect(rest.compactMap(\.sentToClient).map(\.message.header.correlation) == [5, 6, 7])
-        #expect(fixture.core.clientLedger.owed.isEmpty)
+        #expect(fixture.core.clientRules.ledger.owed.isEmpty)
         // Another client is not affected by A's queue.
         guard case .forward = Self.decide(&fixture.core, "B", Self.get(1), backlog: .empty) else {
             Issue.record("another client is served")
@@ -89,7 +89,7 @@ struct CoordinatorCoreClientLimitTests {
             Issue.record("a client whose large replies ZeroMQ still holds past its byte limit is owed a busy: \(decision)")
             return
         }
-        #expect(fixture.core.clientLedger.owed[Array("A".utf8)]?.count == 1)
+        #expect(fixture.core.clientRules.ledger.owed[Array("A".utf8)]?.count == 1)
     }
 
     @Test func aReplyThatDoesNotFitIsReplacedByReplyDropped() throws {
@@ -120,7 +120,7 @@ struct CoordinatorCoreClientLimitTests {
         #expect(try #require(admit(3001, ClientBacklog(messages: 0, bytes: 7000))).replacement.wireError?.code == .replyDropped)
         // A client that went away is forgotten.
         fixture.core.forget(client: client)
-        #expect(fixture.core.clientLedger.dropped.isEmpty)
+        #expect(fixture.core.clientRules.ledger.dropped.isEmpty)
     }
 
     @Test func aWorkersUnansweredBytesWithExpectedRepliesAreBounded() throws {

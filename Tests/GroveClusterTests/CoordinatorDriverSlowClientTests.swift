@@ -36,7 +36,7 @@ struct CoordinatorDriverSlowClientTests {
         cluster.advance(by: .milliseconds(100))
         #expect(cluster.requests(to: "data-1").isEmpty)
         #expect(cluster.loop.pending(cluster.clients, peer: slow) == 4)
-        let owed = try #require(cluster.driver.core.clientLedger.owed[slow])
+        let owed = try #require(cluster.driver.core.clientRules.ledger.owed[slow])
         #expect(owed.count == 1000)
         #expect(owed.runs.count == 1)
         #expect(cluster.warnings.filter { $0.contains("answered busy") }.count == 1, "\(cluster.warnings)")
@@ -50,7 +50,7 @@ struct CoordinatorDriverSlowClientTests {
         var replies = cluster.toClient("slow")
         #expect(replies.prefix(4).map(\.header.correlation) == [1, 2, 3, 4])
         #expect(replies.prefix(4).allSatisfy { $0.header.kind == .state })
-        while cluster.driver.core.clientLedger.owed[slow] != nil {
+        while cluster.driver.core.clientRules.ledger.owed[slow] != nil {
             cluster.loop.tick()
             let more = cluster.toClient("slow")
             try #require(!more.isEmpty, "owed busies are sent once the client reads")
@@ -106,14 +106,14 @@ struct CoordinatorDriverSlowClientTests {
         let (cluster, slow, address, requests) = Self.slowClient()
         cluster.fromWorker("data-1", batch: requests.map { $0.stateReply("{}") })
         for number in 5...20 { cluster.fromClient("slow", .event(address, correlation: UInt64(number))) }
-        #expect(cluster.driver.core.clientLedger.owed[slow]?.count == 16)
+        #expect(cluster.driver.core.clientRules.ledger.owed[slow]?.count == 16)
 
         // Gone: what waited for it fails at the next retry, and so is forgotten with what it was owed.
         cluster.loop.disconnect(slow, on: cluster.clients)
         cluster.loop.release(slow, on: cluster.clients)
         cluster.loop.tick()
         #expect(cluster.loop.pending(cluster.clients, peer: slow) == 0)
-        #expect(cluster.driver.core.clientLedger.owed.isEmpty)
+        #expect(cluster.driver.core.clientRules.ledger.owed.isEmpty)
         #expect(cluster.toClient("slow").isEmpty)
     }
 }

@@ -50,9 +50,9 @@ struct MessageAuthorityTests {
     func everyMachineScopeIgnoresTheAddress() {
         let limited = Gatekeeper.Principal.client([Topology.ClientGrant(key: "k", roles: [.read, .admin], machines: ["counter*"])])
         // Even when a request carries an address the grant covers.
-        #expect(CoordinatorCore.forbidden(.list, address: "counter/a", for: limited)?.code == .forbidden)
-        #expect(CoordinatorCore.forbidden(.deadLetters, address: "counter/a", for: limited)?.code == .forbidden)
-        #expect(CoordinatorCore.forbidden(.get, address: "counter/a", for: limited) == nil)
+        #expect(ClientAccess.forbidden(.list, address: "counter/a", for: limited)?.code == .forbidden)
+        #expect(ClientAccess.forbidden(.deadLetters, address: "counter/a", for: limited)?.code == .forbidden)
+        #expect(ClientAccess.forbidden(.get, address: "counter/a", for: limited) == nil)
     }
 
     @Test("a client is refused every kind the table keeps from clients, saying why")

@@ -92,7 +92,7 @@ enum PostgresServer {
 
     /// Deletes the rows of `topology` from every table.
     static func drop(_ topology: String) {
-        for table in ["grove_machines", "grove_journal", "grove_dead_letters", "grove_crashes", "grove_workers"] {
+        for table in ["grove_machines", "grove_journal", "grove_journal_runs", "grove_dead_letters", "grove_crashes", "grove_workers"] {
             _ = psql("DELETE FROM \(table) WHERE topology = '\(topology)'")
         }
     }

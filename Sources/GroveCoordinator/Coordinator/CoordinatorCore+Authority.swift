@@ -1,4 +1,5 @@
 import Foundation
+import GroveCluster
 import GroveWire
 
 /// The checks of the table of message kinds (``MessageKind/authority``) on what registered
@@ -44,7 +45,7 @@ extension CoordinatorCore {
             // Its form first, as a client's: an address Swift takes for an equal one (`e` and a
             // combining accent, for `é`) would find that machine among the resolved addresses,
             // and be kept there, before its bytes are placed.
-            if let problem = Self.addressFormProblem(message.address, limit: topology.limits.addressBytes) {
+            if let problem = AddressChecks.addressFormProblem(message.address, limit: topology.limits.addressBytes) {
                 return refuse(message, from: worker, "its address frame is not a well-formed address (\(problem))")
             }
             if let owner = placementProblem(message.address, for: worker) {

@@ -1,3 +1,4 @@
+import GroveCluster
 import GroveWire
 
 extension CoordinatorCore {
@@ -11,7 +12,7 @@ extension CoordinatorCore {
         func refuse(_ error: WireError) -> ClientDecision {
             .act([.toClient(identity, WireMessage.error(error, correlation: correlation))])
         }
-        if case .trusted? = principal {} else if let refusal = Self.forbidden(.deadLetters, address: nil, for: principal) {
+        if case .trusted? = principal {} else if let refusal = ClientAccess.forbidden(.deadLetters, address: nil, for: principal) {
             return refuse(refusal)
         }
         let worker: String

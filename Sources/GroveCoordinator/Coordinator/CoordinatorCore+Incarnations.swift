@@ -162,7 +162,7 @@ extension CoordinatorCore {
         let limits = topology.limits
         for address in report.instances {
             // As a client's address is held: within limits.addressBytes, printable, in NFC.
-            let wellFormed = Self.addressFormProblem(address, limit: limits.addressBytes) == nil
+            let wellFormed = AddressChecks.addressFormProblem(address, limit: limits.addressBytes) == nil
             let parsed = MachineAddress(address)
             guard wellFormed, let key = parsed.key, !key.isEmpty, let spec = topology.machine(named: parsed.machine), spec.keyed,
                   host(of: spec, key: key) == worker else {

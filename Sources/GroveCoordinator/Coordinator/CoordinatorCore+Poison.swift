@@ -71,10 +71,8 @@ struct Containment {
     /// The refusal of an event or echo from key `sender`, when it is suspended.
     func suspension(of sender: UInt32, address: String) -> WireError? {
         guard let key = key(of: sender), let suspension = ledger.suspended[key] else { return nil }
-        let patterns = suspension.patterns.isEmpty ? "" : " (\(suspension.patterns.map(\.description).joined(separator: ", ")))"
-        return WireError(.forbidden, "this client's key \(key) is suspended: \(suspension.crashes) worker crashes were attributed to its "
-            + "events\(patterns), so its events are refused; its reads still work. An admin lifts the suspension with "
-            + "`fsm-send suspensions lift '\(key)'` once the cause is understood", address: address)
+        return ClientAccess.suspended(key: key, crashes: suspension.crashes, patterns: suspension.patterns.map(\.description),
+                                      address: address)
     }
 }
 
@@ -98,11 +96,11 @@ extension CoordinatorCore {
             containment.reported[name] = incarnation
         }
         // Checked as a client's address is, before anything of the report is kept or logged.
-        if let problem = Self.addressFormProblem(report.address, limit: topology.limits.addressBytes) {
+        if let problem = AddressChecks.addressFormProblem(report.address, limit: topology.limits.addressBytes) {
             return [.warn("worker \(name) reported a crash at \(Self.shown(report.address)), not a well-formed address (\(problem)); not counted")]
         }
         // The rest is the worker's text too: escaped where it could hold a line break.
-        func plain(_ text: String) -> String { Self.controlCharacter(in: text) == nil ? text : Self.shown(text) }
+        func plain(_ text: String) -> String { AddressChecks.controlCharacter(in: text) == nil ? text : Self.shown(text) }
         func described(_ pattern: PoisonPattern?) -> String {
             "a \(plain(report.origin)) event of \(report.address)" + (pattern.map { " (\(plain($0.description)))" } ?? " (its case unknown)")
         }
@@ -215,7 +213,7 @@ extension CoordinatorCore {
         let correlation = request.correlation
         func refuse(_ error: WireError) -> [CoordinatorAction] { [.toClient(identity, WireMessage.error(error, correlation: correlation))] }
         let accepted = CoordinatorAction.toClient(identity, WireMessage(Header(.accepted, correlation: correlation)))
-        if case .trusted? = principal {} else if let refusal = Self.forbidden(.poison, address: nil, for: principal) {
+        if case .trusted? = principal {} else if let refusal = ClientAccess.forbidden(.poison, address: nil, for: principal) {
             return refuse(refusal)
         }
         let parsed: PoisonRequest

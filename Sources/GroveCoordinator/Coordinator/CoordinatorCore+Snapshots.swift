@@ -1,3 +1,4 @@
+import GroveCluster
 import GroveWire
 
 extension CoordinatorCore {
@@ -9,7 +10,7 @@ extension CoordinatorCore {
     /// different paths). Needs the `read` role over every machine, as watching does.
     func snapshot(_ request: MessageView, as principal: Gatekeeper.Principal?) -> WireMessage {
         let correlation = request.correlation
-        if case .trusted? = principal {} else if let refusal = Self.forbidden(.snapshot, address: nil, for: principal) {
+        if case .trusted? = principal {} else if let refusal = ClientAccess.forbidden(.snapshot, address: nil, for: principal) {
             return WireMessage.error(refusal, correlation: correlation)
         }
         let asked: SnapshotRequest

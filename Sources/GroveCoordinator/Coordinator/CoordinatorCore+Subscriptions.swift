@@ -1,3 +1,4 @@
+import GroveCluster
 import GroveWire
 
 /// Who made each topic prefix the events endpoint filters on, and how many each watcher's key

@@ -124,8 +124,9 @@ struct CoordinatorCore {
     /// The bytes a reply of each worker is expected to have: the largest of its recent replies,
     /// decaying slowly (`+Workers.swift`, `noteReply`).
     var expectedReplyBytes: [Int]
-    /// Busies owed to clients that fell behind, replies dropped for them (`+Clients.swift`).
-    var clientLedger = ClientLedger()
+    /// Busies owed to clients that fell behind, replies dropped for them: the rules for clients
+    /// that do not read (``ClientRules``, `+Clients.swift`).
+    var clientRules: ClientRules
     /// What the metrics count (`CoordinatorMetrics`): plain integers, always kept (an add each),
     /// read only when a scrape comes.
     var counts = CoordinatorCounts()
@@ -206,6 +207,7 @@ struct CoordinatorCore {
         self.workersEndpoint = workersEndpoint
         self.maxPayload = maxPayload ?? topology.limits.payloadBytes
         maxAddress = topology.limits.addressBytes
+        clientRules = ClientRules(topology: topology, payloadBytes: self.maxPayload)
         workerNames = topology.workerInstances.map(\.name)
         workerNumbers = Dictionary(workerNames.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
         inFlight = Array(repeating: 0, count: workerNames.count)
@@ -330,13 +332,13 @@ struct CoordinatorCore {
             } catch {
                 return refuse(error)
             }
-            if !Self.isPrintableASCII(request.addressBytes) {
-                if let control = Self.controlCharacter(in: address) {
-                    return refuse(Self.controlInAddress(control, correlation: correlation))
+            if !AddressChecks.isPrintableASCII(request.addressBytes) {
+                if let control = AddressChecks.controlCharacter(in: address) {
+                    return refuse(AddressChecks.controlInAddress(control, correlation: correlation))
                 }
-                guard Self.isNFC(address) else { return refuse(Self.notNFC(address, correlation: correlation)) }
+                guard AddressChecks.isNFC(address) else { return refuse(AddressChecks.notNFC(address, correlation: correlation)) }
             }
-            if case .trusted? = principal {} else if let refusal = Self.forbidden(request.kind, address: address, for: principal) {
+            if case .trusted? = principal {} else if let refusal = ClientAccess.forbidden(request.kind, address: address, for: principal) {
                 return refuse(refusal)
             }
             if sender != 0, containment.hasSuspensions, request.kind == .event || request.kind == .echo,
@@ -354,7 +356,7 @@ struct CoordinatorCore {
             case .failure(let error): return refuse(error)
             }
         case .list:
-            if case .trusted? = principal {} else if let refusal = Self.forbidden(.list, address: nil, for: principal) {
+            if case .trusted? = principal {} else if let refusal = ClientAccess.forbidden(.list, address: nil, for: principal) {
                 return refuse(refusal)
             }
             var page: ListRequest?

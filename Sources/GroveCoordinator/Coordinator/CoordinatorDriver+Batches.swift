@@ -1,3 +1,4 @@
+import GroveCluster
 @_spi(GroveInternal) import GroveWire
 import ZeroMQ
 

@@ -1,9 +1,11 @@
+import GroveCluster
 import GroveWire
 import ZeroMQ
 
-/// How the driver feeds the core's client rules (`CoordinatorCore+Clients.swift`) what waits for
-/// each client, and carries out what they decide: busies owed sent once there is room, a reply
-/// that does not fit replaced by the core's `reply-dropped`.
+/// How the driver feeds the core's client rules (``ClientRules``, through
+/// `CoordinatorCore+Clients.swift`) what waits for each client, and carries out what they
+/// decide: busies owed sent once there is room, a reply that does not fit replaced by the core's
+/// `reply-dropped`.
 extension CoordinatorDriver {
     /// What waits for `client` in this process: its outbox, plus `building` bytes of a batch
     /// being built for it. Free when nothing waits for any client.
@@ -32,7 +34,7 @@ extension CoordinatorDriver {
     /// ZeroMQ takes them; per client per call at most four times `queues.clientOutbox` or 16384,
     /// whichever is more, so a turn stays short and a client that is gone costs few failed sends.
     func releaseBusies(io: LoopIO) {
-        guard !core.clientLedger.owed.isEmpty else { return }
+        guard core.clientRules.owesAny else { return }
         let cap = max(4 * core.topology.queues.clientOutbox, 1 << 14)
         for client in core.clientsOwedBusies {
             var released = 0
@@ -47,7 +49,7 @@ extension CoordinatorDriver {
 
     /// A slow client read some of what waited for it: busies owed may fit now.
     func drained(_ socket: SocketID, io: LoopIO) {
-        guard socket == clients, !core.clientLedger.owed.isEmpty else { return }
+        guard socket == clients, core.clientRules.owesAny else { return }
         releaseBusies(io: io)
         flush(io: io)
     }

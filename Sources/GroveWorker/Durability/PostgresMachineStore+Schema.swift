@@ -1,7 +1,9 @@
 extension PostgresMachineStore {
     /// The format this Grove writes. `grove_format` holds the highest a Grove has written; a
-    /// database holding a higher one was written by a newer Grove and is refused.
-    static let format = 1
+    /// database holding a higher one was written by a newer Grove and is refused. 2: the
+    /// journal is in `grove_journal_runs` (``runsCommitFunction``), which a Grove of format 1
+    /// does not read, so it must not open the database.
+    static let format = 2
 
     /// The tables every topology and worker of one database share, told apart by `topology`
     /// (the topology's name) and `worker` (the instance name). A machine's row names the worker
@@ -43,6 +45,21 @@ extension PostgresMachineStore {
             writer text NOT NULL, event bytea NOT NULL, time bigint NOT NULL,
             PRIMARY KEY (topology, address, sequence))
         """,
+        // Format 2's journal: one row per address per commit, its entries in sequence order,
+        // keyed by the last one's sequence (``runsCommitFunction``).
+        """
+        CREATE TABLE IF NOT EXISTS grove_journal_runs (
+            topology text NOT NULL, address text NOT NULL, last bigint NOT NULL, writer text NOT NULL,
+            sequences bigint[] NOT NULL, events bytea[] NOT NULL, times bigint[] NOT NULL,
+            PRIMARY KEY (topology, address, last))
+        """,
+        // Format 1's entries become runs of one (a database of before; empty after that, as
+        // only a Grove of format 1 writes `grove_journal`, and it refuses a database of 2).
+        """
+        INSERT INTO grove_journal_runs (topology, address, last, writer, sequences, events, times)
+            SELECT topology, address, sequence, writer, ARRAY[sequence], ARRAY[event], ARRAY[time] FROM grove_journal
+        """,
+        "DELETE FROM grove_journal",
         """
         CREATE TABLE IF NOT EXISTS grove_dead_letters (
             id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -66,6 +83,7 @@ extension PostgresMachineStore {
         claimFunction,
         answeringCommitFunction,
         probingCommitFunction,
+        runsCommitFunction,
     ]
 
     /// Adopting a keyed instance (``MachineStore/claim(_:)``): the fence, then the record made

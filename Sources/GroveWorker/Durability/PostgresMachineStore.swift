@@ -58,7 +58,7 @@ package final class PostgresMachineStore: MachineStore {
             // Entries this worker wrote for machines that never got a record: a store does not
             // keep them across a restart (``MachineStore/journal(of:after:)``).
             _ = try opened.query("""
-                DELETE FROM grove_journal j WHERE j.topology = \(topology) AND j.writer = \(worker)
+                DELETE FROM grove_journal_runs j WHERE j.topology = \(topology) AND j.writer = \(worker)
                 AND NOT EXISTS (SELECT 1 FROM grove_machines m WHERE m.topology = j.topology AND m.address = j.address)
                 """, logger: logger).wait()
         } catch {
@@ -128,7 +128,11 @@ package final class PostgresMachineStore: MachineStore {
                 throw StoreError("PostgreSQL at \(location) was written by a newer Grove (format \(written), this one writes \(format)): "
                                  + "run that Grove's workers, or point this topology at another database", code: .newerVersion)
             }
-            if written == nil { _ = try connection.query("INSERT INTO grove_format (format) VALUES (\(format))", logger: logger).wait() }
+            if written ?? 0 < format {
+                // A new database, or one of before that the statements above brought to this format.
+                _ = try connection.query("DELETE FROM grove_format", logger: logger).wait()
+                _ = try connection.query("INSERT INTO grove_format (format) VALUES (\(format))", logger: logger).wait()
+            }
             _ = try connection.query("COMMIT", logger: logger).wait()
         } catch {
             _ = try? connection.query("ROLLBACK", logger: logger).wait()
@@ -150,7 +154,7 @@ package final class PostgresMachineStore: MachineStore {
         let letters = commit.deadLetters
         let forgotten = commit.forgottenAnswers, answers = commit.answers
         let query: PostgresQuery = """
-            SELECT grove_commit_v4(\(topology), \(worker), \(epoch), \(commit.flush == .disk), \(commit.removed),
+            SELECT grove_commit_v5(\(topology), \(worker), \(epoch), \(commit.flush == .disk), \(commit.removed),
                 \(records.map(\.address)), \(records.map(\.type)), \(records.map { ByteBuffer(bytes: $0.snapshot) }),
                 \(records.map { Int64(bitPattern: $0.sequence) }),
                 \(commit.journal.map(\.address)), \(commit.journal.map { Int64(bitPattern: $0.sequence) }),
@@ -266,13 +270,24 @@ package final class PostgresMachineStore: MachineStore {
     }
 
     package func journal(of address: String, after sequence: UInt64) throws(StoreError) -> [JournalEntry] {
-        try run("""
-            SELECT sequence, event, time FROM grove_journal
-            WHERE topology = \(topology) AND address = \(address) AND sequence > \(Int64(bitPattern: sequence)) ORDER BY sequence
-            """, doing: "read the journal of") { row in
-            let (sequence, event, time) = try row.decode((Int64, ByteBuffer, Int64).self)
-            return JournalEntry(address: address, sequence: UInt64(bitPattern: sequence), event: Array(event.readableBytesView), time: time)
+        let after = Int64(bitPattern: sequence)
+        // The runs that end after `sequence`, in order; the first may begin at or before it.
+        let runs = try run("""
+            SELECT sequences, events, times FROM grove_journal_runs
+            WHERE topology = \(topology) AND address = \(address) AND last > \(after) ORDER BY last
+            """, doing: "read the journal of") { row in try row.decode(([Int64], [ByteBuffer], [Int64]).self) }
+        var entries: [JournalEntry] = []
+        for (sequences, events, times) in runs {
+            guard sequences.count == events.count, sequences.count == times.count else {
+                throw StoreError("PostgreSQL at \(location) holds a journal run of '\(address)' whose arrays differ in length: "
+                                 + "the store was written by something other than Grove; restore it from a backup", code: .corrupt)
+            }
+            for index in sequences.indices where sequences[index] > after {
+                entries.append(JournalEntry(address: address, sequence: UInt64(bitPattern: sequences[index]),
+                                            event: Array(events[index].readableBytesView), time: times[index]))
+            }
         }
+        return entries
     }
 
     package func deadLetters() throws(StoreError) -> [DeadLetter] {

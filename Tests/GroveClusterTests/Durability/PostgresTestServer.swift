@@ -43,7 +43,7 @@ enum PostgresTestServer {
 
     /// Deletes every row of `topology`.
     static func drop(_ topology: String) {
-        for table in ["grove_machines", "grove_journal", "grove_dead_letters", "grove_crashes", "grove_workers"] {
+        for table in ["grove_machines", "grove_journal", "grove_journal_runs", "grove_dead_letters", "grove_crashes", "grove_workers"] {
             _ = try? rows(PostgresQuery(unsafeSQL: "DELETE FROM \(table) WHERE topology = $1", binds: {
                 var binds = PostgresBindings()
                 binds.append(topology)

@@ -1,26 +1,33 @@
-import DequeModule
+package import DequeModule
 
 /// What the coordinator holds for one client: the replies ZeroMQ has not taken yet (the driver's
 /// outbox for that client), in messages and in bytes, and in `bytes` also the large replies
 /// ZeroMQ took and has not written to the client's connection yet (`HeldBytes`).
-struct ClientBacklog: Sendable, Equatable {
+@usableFromInline
+package struct ClientBacklog: Sendable, Equatable {
     /// Replies waiting in the outbox.
-    var messages: Int
+    @usableFromInline package var messages: Int
     /// Their bytes, and those of the large replies ZeroMQ still holds.
-    var bytes: Int
+    @usableFromInline package var bytes: Int
 
-    static let empty = ClientBacklog(messages: 0, bytes: 0)
+    @inlinable
+    package init(messages: Int, bytes: Int) {
+        self.messages = messages
+        self.bytes = bytes
+    }
+
+    package static let empty = ClientBacklog(messages: 0, bytes: 0)
 }
 
 /// Which of a client's limits (`queues.clientOutbox`, `queues.clientOutboxBytes`) it reached.
-enum ClientLimit: Sendable, Equatable {
+package enum ClientLimit: Sendable, Equatable {
     case messages
     case bytes
 }
 
 /// Why a reply is owed to a client that fell behind: a `busy` for a request past its queue's
 /// limit, or the refusal of a request whose size was refused before anything of it was kept.
-enum OwedReason: Sendable, Equatable {
+package enum OwedReason: Sendable, Equatable {
     case busy(ClientLimit)
     /// The address was longer than `limits.addressBytes`.
     case addressTooLong
@@ -38,25 +45,28 @@ enum OwedReason: Sendable, Equatable {
 /// correlation id is what answers a request). Bounded in bytes (``bytes``): past its budget a
 /// request is not recorded and goes unanswered (``ClientLedger/lost``); only a client whose ids
 /// do not count up, and that does not read, gets there.
-struct OwedBusies: Equatable {
-    struct Run: Equatable {
-        var first: UInt64
-        var count: Int
-        var reason: OwedReason
+@usableFromInline
+package struct OwedBusies: Equatable {
+    package struct Run: Equatable {
+        package var first: UInt64
+        package var count: Int
+        package var reason: OwedReason
         /// The address every request of the run named; `nil` when they differ or it was not kept.
-        var address: String?
+        package var address: String?
     }
 
     /// What one run costs, besides its address: its place in the deque, rounded up.
-    static let runBytes = 48
+    package static let runBytes = 48
 
-    private(set) var runs: Deque<Run> = []
+    package private(set) var runs: Deque<Run> = []
     /// Replies owed, all runs together.
-    private(set) var count = 0
+    package private(set) var count = 0
     /// What the runs cost: ``runBytes`` each, and the bytes of the addresses kept.
-    private(set) var bytes = 0
+    package private(set) var bytes = 0
 
-    var isEmpty: Bool { count == 0 }
+    package var isEmpty: Bool { count == 0 }
+
+    package init() {}
 
     /// Records a reply owed for `correlation`, within `budget` bytes.
     /// - Parameters:
@@ -64,7 +74,7 @@ struct OwedBusies: Equatable {
     ///     kept (one refused for its size).
     ///   - room: Bytes the ledgers of every client may still grow by.
     /// - Returns: The bytes the ledger grew by, or `nil` when the request could not be recorded.
-    mutating func owe(address: UnsafeRawBufferPointer?, correlation: UInt64, reason: OwedReason, budget: Int, room: Int) -> Int? {
+    package mutating func owe(address: UnsafeRawBufferPointer?, correlation: UInt64, reason: OwedReason, budget: Int, room: Int) -> Int? {
         if let last = runs.last, last.reason == reason, last.first &+ UInt64(last.count) == correlation {
             count += 1
             runs[runs.count - 1].count += 1
@@ -89,7 +99,7 @@ struct OwedBusies: Equatable {
 
     /// Takes the oldest reply owed.
     /// - Returns: It, and the bytes the ledger shrank by.
-    mutating func next() -> (address: String?, correlation: UInt64, reason: OwedReason, freed: Int)? {
+    package mutating func next() -> (address: String?, correlation: UInt64, reason: OwedReason, freed: Int)? {
         guard let head = runs.first else { return nil }
         count -= 1
         var freed = 0
@@ -105,16 +115,20 @@ struct OwedBusies: Equatable {
     }
 }
 
-/// The coordinator's accounts with clients that fell behind: the replies it owes them and the
-/// replies it dropped for them. Empty while every client reads its replies.
-struct ClientLedger {
-    var owed: [[UInt8]: OwedBusies] = [:]
+/// The accounts with clients that fell behind, kept by whoever answers them (the coordinator;
+/// ``ClientRules`` holds it): the replies owed to them and the replies dropped for them. Empty
+/// while every client reads its replies.
+@usableFromInline
+package struct ClientLedger {
+    @usableFromInline package var owed: [[UInt8]: OwedBusies] = [:]
     /// What the owed replies of every client cost (their ``OwedBusies/bytes``), against
     /// `limits.owedBytes`.
-    var owedBytes = 0
+    package var owedBytes = 0
     /// Replies replaced by `reply-dropped` for each client, since it last went away.
-    var dropped: [[UInt8]: Int] = [:]
+    package var dropped: [[UInt8]: Int] = [:]
     /// Requests of each client that were neither recorded nor answered (its ledger or every
     /// client's was full), since it last went away.
-    var lost: [[UInt8]: Int] = [:]
+    package var lost: [[UInt8]: Int] = [:]
+
+    package init() {}
 }

@@ -5,7 +5,7 @@ import GroveWire
 /// what the coordinator checks.
 extension MessageAuthority {
     /// The Markdown table, one row per kind, in the order of their numbers.
-    static var markdownTable: String {
+    package static var markdownTable: String {
         var lines = [
             "| kind | name | a client may send it | a worker may send it | the coordinator sends it to |",
             "|---|---|---|---|---|",

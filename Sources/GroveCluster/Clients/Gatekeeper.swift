@@ -1,8 +1,8 @@
-package import GroveCluster
 package import ZeroMQ
 
 /// Who may connect to the coordinator's endpoints and who they are once connected: the ZAP
-/// handler's decisions (RFC 27) as a pure value. The coordinator's loop answers libzmq's ZAP
+/// handler's decisions (RFC 27) as a pure value, in GroveCluster so that a worker serving clients
+/// directly can hold one too (docs/DIRECT-ROUTES.md, 2.1). The coordinator's loop answers libzmq's ZAP
 /// requests with ``answer(_:)``; every message then carries the `User-Id` given here, which
 /// ``principal(userID:)`` turns back into a worker group or a client's grants.
 ///

@@ -1,5 +1,4 @@
-import GroveCluster
-import GroveWire
+package import GroveWire
 
 /// Who may send a message of one kind, to whom the coordinator sends it, and what the
 /// coordinator checks before the message has any effect: one value per ``MessageKind``
@@ -7,9 +6,9 @@ import GroveWire
 /// the coordinator's refusals of clients and workers, and the table "Who may send what" in
 /// docs/PROTOCOL.md derive from (`MessageAuthority+Document.swift`; a test compares the page with
 /// the code).
-struct MessageAuthority: Sendable, Equatable {
+package struct MessageAuthority: Sendable, Equatable {
     /// What a client needs to send the kind.
-    enum ClientUse: Sendable, Equatable {
+    package enum ClientUse: Sendable, Equatable {
         /// A role of its key, over the machine addressed or over every machine.
         case role(Topology.Role, Scope)
         /// Nothing of its own: each envelope is checked as a message of its kind.
@@ -17,7 +16,7 @@ struct MessageAuthority: Sendable, Equatable {
     }
 
     /// What a role must cover.
-    enum Scope: Sendable, Equatable {
+    package enum Scope: Sendable, Equatable {
         /// The machine the message addresses (a grant's machine patterns apply).
         case addressedMachine
         /// Every machine: the answer names them all, or the message addresses a worker.
@@ -29,7 +28,7 @@ struct MessageAuthority: Sendable, Equatable {
     /// `error` `forbidden` naming the kind and the address, and the coordinator logs it
     /// (rate-limited, never the payload). Every kind also needs its sender to be a registered
     /// worker process, on the connection it registered from, with the key it registered with.
-    enum WorkerCheck: Sendable, Equatable {
+    package enum WorkerCheck: Sendable, Equatable {
         /// Nothing more (heartbeats).
         case registered
         /// The connection's key is the key of the group of the worker it names; the coordinator
@@ -57,45 +56,54 @@ struct MessageAuthority: Sendable, Equatable {
 
     /// Where the coordinator sends a message of the kind. A set of bits, not an array: the
     /// table is read on the hot path and makes nothing on the heap.
-    struct Destinations: OptionSet, Sendable, Hashable {
-        let rawValue: UInt16
+    package struct Destinations: OptionSet, Sendable, Hashable {
+        package let rawValue: UInt16
+
+        package init(rawValue: UInt16) { self.rawValue = rawValue }
 
         /// The worker hosting the machine addressed (client requests, routed events).
-        static let machinesWorker = Destinations(rawValue: 1 << 0)
+        package static let machinesWorker = Destinations(rawValue: 1 << 0)
         /// The worker instance the address names (dead-letters).
-        static let namedWorker = Destinations(rawValue: 1 << 1)
+        package static let namedWorker = Destinations(rawValue: 1 << 1)
         /// A registered worker of the group the topology places the io request on.
-        static let ioWorker = Destinations(rawValue: 1 << 2)
+        package static let ioWorker = Destinations(rawValue: 1 << 2)
         /// The worker whose machine started the io call.
-        static let callOrigin = Destinations(rawValue: 1 << 3)
+        package static let callOrigin = Destinations(rawValue: 1 << 3)
         /// The worker running the io call.
-        static let callTarget = Destinations(rawValue: 1 << 4)
+        package static let callTarget = Destinations(rawValue: 1 << 4)
         /// A worker the coordinator answers, refuses, welcomes or heartbeats.
-        static let worker = Destinations(rawValue: 1 << 5)
+        package static let worker = Destinations(rawValue: 1 << 5)
         /// Every registered worker (what watchers subscribe to).
-        static let everyWorker = Destinations(rawValue: 1 << 6)
+        package static let everyWorker = Destinations(rawValue: 1 << 6)
         /// The client whose request it answers.
-        static let requester = Destinations(rawValue: 1 << 7)
+        package static let requester = Destinations(rawValue: 1 << 7)
         /// Watchers, on the events endpoint.
-        static let watchers = Destinations(rawValue: 1 << 8)
+        package static let watchers = Destinations(rawValue: 1 << 8)
         /// Clients and workers that batch: replies and forwarded requests may travel batched.
-        static let batching = Destinations(rawValue: 1 << 9)
+        package static let batching = Destinations(rawValue: 1 << 9)
         /// The targets of the topology's routes from the machine, as events (outputs).
-        static let routeTargets = Destinations(rawValue: 1 << 10)
+        package static let routeTargets = Destinations(rawValue: 1 << 10)
     }
 
     /// What a client needs to send it; `nil` when no client may.
-    let client: ClientUse?
+    package let client: ClientUse?
     /// What the coordinator checks of a worker that sends it; `nil` when no worker may.
-    let worker: WorkerCheck?
+    package let worker: WorkerCheck?
     /// Where the coordinator sends it; empty when only the coordinator receives it.
-    let destinations: Destinations
+    package let destinations: Destinations
+
+    package init(client: ClientUse?, worker: WorkerCheck?, destinations: Destinations) {
+        self.client = client
+        self.worker = worker
+        self.destinations = destinations
+    }
 }
 
 extension MessageKind {
     /// Who may send this kind, to whom it goes and what is checked: the table of
-    /// docs/PROTOCOL.md, "Who may send what".
-    var authority: MessageAuthority {
+    /// docs/PROTOCOL.md, "Who may send what". Read for the worker messages the coordinator
+    /// checks, each already parsed: a call across the module boundary costs nothing beside that.
+    package var authority: MessageAuthority {
         switch self {
         case .event, .echo: MessageAuthority(client: .role(.send, .addressedMachine), worker: nil, destinations: [.machinesWorker])
         case .get: MessageAuthority(client: .role(.read, .addressedMachine), worker: nil, destinations: [.machinesWorker])
@@ -125,7 +133,7 @@ extension MessageKind {
     }
 
     /// Why a client may not send this kind; `nil` when it may.
-    var refusalForClients: String? {
+    package var refusalForClients: String? {
         guard authority.client == nil else { return nil }
         let allowed = MessageKind.allCases.filter { $0.authority.client != nil }.map(\.name)
         let why = authority.destinations.contains(.watchers)
@@ -135,7 +143,7 @@ extension MessageKind {
     }
 
     /// Why a worker may not send this kind; `nil` when it may.
-    var refusalForWorkers: String? {
+    package var refusalForWorkers: String? {
         guard authority.worker == nil else { return nil }
         let why = authority.client != nil
             ? "requests come from clients"
