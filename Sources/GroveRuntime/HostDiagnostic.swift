@@ -46,7 +46,7 @@ public struct HostOptions<M: Machine>: Sendable {
     /// Replaces the task a host starts to drain its mailbox when work arrives. Whoever sets it
     /// must then call ``MachineHost/flush()`` soon: a transport drains every host a received
     /// batch touched in one task, instead of one task per host.
-    package var drainScheduler: (@Sendable () -> Void)?
+    @usableFromInline package var drainScheduler: (@Sendable () -> Void)?
     /// Answers the senders of events sent with ``MachineHost/send(_:replyToken:)``: called on
     /// the host's actor with the sender's token, the host's address and the state the event
     /// committed, or why it did not run. Instead of a closure per event; since it is told the
@@ -55,7 +55,7 @@ public struct HostOptions<M: Machine>: Sendable {
     /// Where the host's code runs. `nil` (the default): an executor of its own on the shared
     /// pool, like any actor's. A transport gives the hosts of one process a serial executor they
     /// share with their caller, so calls between them need no executor switch.
-    package var executor: (any SerialExecutor)?
+    @usableFromInline package var executor: (any SerialExecutor)?
     /// Told which event is about to run (``RunRecorder/willRun``) and that it returned
     /// (``RunRecorder/didRun``): a worker's flight recorder, which names the event that was
     /// running when its process died. `nil` (the default) costs one branch per event.

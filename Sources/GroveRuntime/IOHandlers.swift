@@ -47,6 +47,7 @@ public struct IOHandlers: Sendable, IOPerformer {
         await perform(request).map { $0 }
     }
 
+    @usableFromInline
     package func perform<R: IORequest>(_ request: R) async -> Result<R.Response, IOFailure> {
         guard let handler = handlers[R.name] else {
             return .failure(IOFailure(.noHandler,

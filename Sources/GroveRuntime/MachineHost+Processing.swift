@@ -2,6 +2,7 @@ public import Grove
 public import DequeModule
 
 extension MachineHost {
+    @usableFromInline
     func drainWhenWoken() {
         bootIfNeeded()
         drainNow()
@@ -14,8 +15,29 @@ extension MachineHost {
 
     /// First run: arms restored timers, runs the start effect of a machine that starts afresh
     /// (``Machine/startEffect(_:)``), and ends at once when the initial state is terminal.
-    @usableFromInline
+    ///
+    /// Inlinable for what most first runs are, a new instance with nothing restored and no
+    /// start effect: a worker boots one per fresh key, and specialized for the machine type
+    /// (its ``HostedPath``) that is a few checks; generic, each step looked up type metadata.
+    @inlinable
     func boot() {
+        if startsAfresh, outcome == nil, timersToRestore.isEmpty, ioToReissue.isEmpty, !M.isTerminal(_state) {
+            let start = M.startEffect(_state)
+            if case .none = start.kind, inline.isEmpty, inlineBuffer.isEmpty {
+                booted = true
+                startsAfresh = false
+                return
+            }
+            return bootFully(startEffect: start)
+        }
+        bootFully(startEffect: nil)
+    }
+
+    /// ``boot()`` for a host that restores something, starts with an effect, or ends at once.
+    /// - Parameter startEffect: ``Machine/startEffect(_:)`` when ``boot()`` asked for it already
+    ///   (it is asked once).
+    @usableFromInline
+    func bootFully(startEffect: MachineEffect<M>?) {
         booted = true
         // A host stopped before it first ran arms nothing.
         // A new instance restores nothing: skipped, since in generic code each loop over an
@@ -33,7 +55,8 @@ extension MachineHost {
         }
         if startsAfresh, outcome == nil, !M.isTerminal(_state) {
             startsAfresh = false
-            _ = execute(M.startEffect(_state), parent: nil)
+            let start = startEffect ?? M.startEffect(_state)
+            _ = execute(start, parent: nil)
             if !inline.isEmpty || !inlineBuffer.isEmpty { runInline() }
             if outcome != nil {
                 finishRun(droppedBefore: EmptyCollection())

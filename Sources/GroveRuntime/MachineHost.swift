@@ -4,7 +4,7 @@ public import DequeModule
 
 /// The logger of hosts created without one; made on first use, after the program bootstrapped
 /// its logging system.
-let sharedHostLogger = Logger(label: "grove.host")
+@usableFromInline let sharedHostLogger = Logger(label: "grove.host")
 
 /// Runs one instance of a machine: a mailbox, an effect registry and observation, in an actor.
 ///
@@ -64,11 +64,11 @@ public final actor MachineHost<M: Machine> {
     @usableFromInline @exclusivity(unchecked) var outcome: Outcome?
 
     @usableFromInline @exclusivity(unchecked) var registry = EffectRegistry<M>()
-    let env: M.Env
-    let clock: any HostClock
-    let io: any IOPerformer
+    @usableFromInline let env: M.Env
+    @usableFromInline let clock: any HostClock
+    @usableFromInline let io: any IOPerformer
     @usableFromInline let options: HostOptions<M>
-    let baseLog: Logger
+    @usableFromInline let baseLog: Logger
     /// The logger with this host's address as `machine` metadata.
     nonisolated var log: Logger {
         var log = baseLog
@@ -77,8 +77,8 @@ public final actor MachineHost<M: Machine> {
     }
     /// What isolates the host when ``HostOptions/executor`` is `nil`: an actor of its own, whose
     /// executor the host shares (a host with an executor option cannot be a default actor).
-    private let ownIsolation: HostIsolation?
-    private nonisolated let executorReference: UnownedSerialExecutor
+    @usableFromInline let ownIsolation: HostIsolation?
+    @usableFromInline nonisolated let executorReference: UnownedSerialExecutor
 
     /// ``HostOptions/executor``, else the executor of an actor of the host's own.
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executorReference }
@@ -95,7 +95,7 @@ public final actor MachineHost<M: Machine> {
     @usableFromInline var postponed: [M.Event] = []
     /// Whether the first run is the machine's start (``Machine/startEffect(_:)`` runs), not a
     /// restore from a snapshot.
-    var startsAfresh = true
+    @usableFromInline var startsAfresh = true
     /// Re-issued io of the snapshot this host was restored from, sent at its first run.
     @usableFromInline var ioToReissue: [PendingReissue<M>] = []
     /// The transition being committed, while ``reissuesIO``: the cause of the io it starts.
@@ -120,6 +120,10 @@ public final actor MachineHost<M: Machine> {
         case failed(HostError)
     }
 
+    /// Inlinable, so that a caller specialized for `M` (a worker's ``HostedPath`` making an
+    /// instance per fresh key) makes the host without generic code, which looked up the
+    /// metadata of the host, its mailbox and their items several times per instance.
+    @inlinable
     package init(
         machine: M.Type,
         env: M.Env,
@@ -154,16 +158,10 @@ public final actor MachineHost<M: Machine> {
         self._state = initialState ?? M.initialState
         if let snapshot {
             startsAfresh = false
-            postponed = snapshot.postponed ?? []
-            timersToRestore = snapshot.timers
-            let (reissued, underived) = Self.rederive(snapshot.reissuedIO ?? [])
-            ioToReissue = reissued
-            // What interrupted io turns into comes before what was queued: those results were
-            // due before anything sent after them. The machine's own restart events come first.
-            // A closure, not `\.event`: a key path in generic code is built at run time, each
-            // time (7 % of a worker bringing back 50,000 instances).
-            mailbox.restore(M.eventsAfterRestore(snapshot.state) + underived + snapshot.interruptedIO.map { $0.event }
-                + snapshot.queuedEvents)
+            let restored = Self.restored(from: snapshot, into: mailbox)
+            postponed = restored.postponed
+            timersToRestore = restored.timers
+            ioToReissue = restored.reissued
         }
         if let schedule = options.drainScheduler {
             mailbox.setWake(schedule)
@@ -173,6 +171,21 @@ public final actor MachineHost<M: Machine> {
                 Task { await host.drainWhenWoken() }
             }
         }
+    }
+
+    /// What a host restored from `snapshot` starts with: its postponed events, timers and io to
+    /// re-issue; the events it had queued go back into `mailbox`.
+    @usableFromInline
+    nonisolated static func restored(from snapshot: Snapshot<M>, into mailbox: Mailbox<M>)
+        -> (postponed: [M.Event], timers: [Snapshot<M>.PendingTimer], reissued: [PendingReissue<M>]) {
+        let (reissued, underived) = rederive(snapshot.reissuedIO ?? [])
+        // What interrupted io turns into comes before what was queued: those results were
+        // due before anything sent after them. The machine's own restart events come first.
+        // A closure, not `\.event`: a key path in generic code is built at run time, each
+        // time (7 % of a worker bringing back 50,000 instances).
+        mailbox.restore(M.eventsAfterRestore(snapshot.state) + underived + snapshot.interruptedIO.map { $0.event }
+            + snapshot.queuedEvents)
+        return (snapshot.postponed ?? [], snapshot.timers, reissued)
     }
 
     /// Creates a host for `machine`. Call ``start()`` (or ``run()``) to begin processing; events
@@ -616,4 +629,7 @@ package enum Resting: Equatable, Sendable {
 }
 
 /// The actor whose executor a host without ``HostOptions/executor`` runs on.
-final actor HostIsolation {}
+@usableFromInline
+final actor HostIsolation {
+    @usableFromInline init() {}
+}

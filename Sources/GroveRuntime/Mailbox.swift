@@ -89,10 +89,12 @@ final class Mailbox<M: Machine>: Sendable {
     @usableFromInline let capacity: Int
     @usableFromInline let inner = Mutex(Inner())
 
+    @inlinable
     init(capacity: Int) {
         self.capacity = capacity
     }
 
+    @inlinable
     func setWake(_ wake: @escaping @Sendable () -> Void) {
         inner.withLock { $0.wake = wake }
     }
@@ -236,6 +238,7 @@ final class Mailbox<M: Machine>: Sendable {
 
     /// Puts restored events back in the queue, ahead of anything sent later, ignoring capacity.
     /// Before ``start()`` only (the host's init), which then schedules their drain.
+    @usableFromInline
     func restore(_ events: [M.Event]) {
         inner.withLock { state in
             assert(!state.started, "restore(_:) after start(): its events would have no drain scheduled")

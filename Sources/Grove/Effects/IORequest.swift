@@ -109,6 +109,7 @@ public struct IOFailure: Error, Codable, Sendable, Hashable, CustomStringConvert
 }
 
 /// Something that can execute io requests: local handlers, or a link to a remote worker.
+@usableFromInline
 package protocol IOPerformer: Sendable {
     func perform<R: IORequest>(_ request: R) async -> Result<R.Response, IOFailure>
     /// Runs `request` for the effect `effect` of one machine; performers that report or route
@@ -117,6 +118,7 @@ package protocol IOPerformer: Sendable {
 }
 
 extension IOPerformer {
+    @usableFromInline
     package func perform<R: IORequest>(_ request: R, effect: EffectID) async -> Result<R.Response, IOFailure> {
         await perform(request)
     }

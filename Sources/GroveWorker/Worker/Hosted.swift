@@ -139,8 +139,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         if let clock = link.metrics.transitionClock(type: type.isEmpty ? "\(M.self)" : type) {
             options.recorder = Self.timing(options.recorder, on: clock)
         }
-        host = MachineHost(machine: M.self, env: env, initialState: durable?.restoring?.state ?? initialState, performer: io,
-                           clock: clock, options: options, logger: nil, restoring: durable?.restoring)
+        host = path.makeHost(env, durable?.restoring?.state ?? initialState, io, clock, options, durable?.restoring)
         drainTarget.attach(host)
         if durability != .none { noteChangesAfterDrains(restoring: durable?.restoring) }
         start(watched: watched, now: startsNow && executor != nil && durable?.restoring == nil)

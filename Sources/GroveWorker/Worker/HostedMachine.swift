@@ -245,6 +245,11 @@ final class HostedPath<M: Machine>: Sendable {
     /// link: the state an event committed in the event's codec, or why it did not run. A worker
     /// makes one per machine type and its hosts share it.
     @usableFromInline let replyHandler: @Sendable (WorkerLink) -> ReplyHandler
+    /// Makes an instance's host: specialized like the rest, since a worker makes one per fresh
+    /// key (``MachineHost``'s init is inlinable), where generic code looked up the metadata of
+    /// the host, its mailbox and their items several times per instance.
+    @usableFromInline let makeHost: @Sendable (_ env: M.Env, _ initialState: M.State?, _ io: any IOPerformer, _ clock: any HostClock,
+                                              _ options: HostOptions<M>, _ restoring: Snapshot<M>?) -> MachineHost<M>
 
     /// The record of a durable instance now, on the host's executor: its state alone when that
     /// is all it holds (no snapshot built, the state encoded specialized), else its whole
@@ -277,6 +282,10 @@ final class HostedPath<M: Machine>: Sendable {
         startNow = { host in host.onOwnExecutor { $0.startNow() } }
         resting = { host in host.onOwnExecutor { $0.resting } }
         passivate = { host in host.onOwnExecutor { $0.passivate() } }
+        makeHost = { env, initialState, io, clock, options, restoring in
+            MachineHost(machine: M.self, env: env, initialState: initialState, performer: io, clock: clock, options: options,
+                        logger: nil, restoring: restoring)
+        }
         decodeBinary = { payload throws(BinaryCodingError) in try BinaryCodec.decode(M.Event.self, from: payload) }
         record = { host in
             try host.onOwnExecutor { host -> Result<[UInt8]?, any Error> in
