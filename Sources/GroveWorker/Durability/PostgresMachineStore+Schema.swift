@@ -53,13 +53,6 @@ extension PostgresMachineStore {
             sequences bigint[] NOT NULL, events bytea[] NOT NULL, times bigint[] NOT NULL,
             PRIMARY KEY (topology, address, last))
         """,
-        // Format 1's entries become runs of one (a database of before; empty after that, as
-        // only a Grove of format 1 writes `grove_journal`, and it refuses a database of 2).
-        """
-        INSERT INTO grove_journal_runs (topology, address, last, writer, sequences, events, times)
-            SELECT topology, address, sequence, writer, ARRAY[sequence], ARRAY[event], ARRAY[time] FROM grove_journal
-        """,
-        "DELETE FROM grove_journal",
         """
         CREATE TABLE IF NOT EXISTS grove_dead_letters (
             id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

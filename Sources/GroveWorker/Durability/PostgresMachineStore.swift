@@ -46,7 +46,7 @@ package final class PostgresMachineStore: MachineStore {
         let opened = try Self.connect(location, logger: logger)
         connection = Mutex(opened)
         do {
-            try Self.prepareSchema(on: opened, logger: logger, location: location)
+            try Self.prepareSchema(on: opened, logger: logger, location: location, topology: topology)
             let rows = try opened.query("""
                 INSERT INTO grove_workers (topology, worker, epoch) VALUES (\(topology), \(worker), 1)
                 ON CONFLICT (topology, worker) DO UPDATE SET epoch = grove_workers.epoch + 1 RETURNING epoch
@@ -116,7 +116,8 @@ package final class PostgresMachineStore: MachineStore {
         }
     }
 
-    private static func prepareSchema(on connection: PostgresConnection, logger: Logger, location: PostgresLocation) throws {
+    private static func prepareSchema(on connection: PostgresConnection, logger: Logger, location: PostgresLocation,
+                                      topology: String) throws {
         _ = try connection.query("BEGIN", logger: logger).wait()
         do {
             for statement in schema {
@@ -133,10 +134,32 @@ package final class PostgresMachineStore: MachineStore {
                 _ = try connection.query("DELETE FROM grove_format", logger: logger).wait()
                 _ = try connection.query("INSERT INTO grove_format (format) VALUES (\(format))", logger: logger).wait()
             }
+            try moveFormatOneJournal(of: topology, on: connection, logger: logger, location: location)
             _ = try connection.query("COMMIT", logger: logger).wait()
         } catch {
             _ = try? connection.query("ROLLBACK", logger: logger).wait()
             throw error
+        }
+    }
+
+    /// Format 1's journal entries of `topology` become runs of one, at every open: a worker of
+    /// format 1 still running when the database moved to 2 may have written more since (it is
+    /// refused at its next open). Only this topology's, so that another's entries, whatever
+    /// they hold, cannot keep it from opening.
+    private static func moveFormatOneJournal(of topology: String, on connection: PostgresConnection, logger: Logger,
+                                             location: PostgresLocation) throws {
+        do {
+            _ = try connection.query("""
+                INSERT INTO grove_journal_runs (topology, address, last, writer, sequences, events, times)
+                    SELECT topology, address, sequence, writer, ARRAY[sequence], ARRAY[event], ARRAY[time] FROM grove_journal
+                    WHERE topology = \(topology)
+                """, logger: logger).wait()
+            _ = try connection.query("DELETE FROM grove_journal WHERE topology = \(topology)", logger: logger).wait()
+        } catch {
+            let cause = storeError(error, location: location, doing: "move the format-1 journal of topology '\(topology)' in")
+            throw StoreError("PostgreSQL at \(location): topology '\(topology)' has format-1 journal entries (grove_journal) that "
+                             + "cannot become runs (\(cause.message)); an entry and a run holding one sequence of one address is "
+                             + "not something Grove writes: restore the store from a backup", code: .corrupt)
         }
     }
 
@@ -271,23 +294,46 @@ package final class PostgresMachineStore: MachineStore {
 
     package func journal(of address: String, after sequence: UInt64) throws(StoreError) -> [JournalEntry] {
         let after = Int64(bitPattern: sequence)
-        // The runs that end after `sequence`, in order; the first may begin at or before it.
+        // The runs that end after `sequence`, in order; the first may begin at or before it. A
+        // run with a NULL element comes back empty and marked, to be refused below by name.
         let runs = try run("""
-            SELECT sequences, events, times FROM grove_journal_runs
-            WHERE topology = \(topology) AND address = \(address) AND last > \(after) ORDER BY last
-            """, doing: "read the journal of") { row in try row.decode(([Int64], [ByteBuffer], [Int64]).self) }
+            SELECT last, whole, CASE WHEN whole THEN sequences ELSE '{}' END, CASE WHEN whole THEN events ELSE '{}' END,
+                   CASE WHEN whole THEN times ELSE '{}' END
+            FROM (SELECT last, sequences, events, times, array_position(sequences, NULL) IS NULL
+                         AND array_position(events, NULL) IS NULL AND array_position(times, NULL) IS NULL AS whole
+                  FROM grove_journal_runs
+                  WHERE topology = \(topology) AND address = \(address) AND last > \(after)) r
+            ORDER BY last
+            """, doing: "read the journal of") { row in try row.decode((Int64, Bool, [Int64], [ByteBuffer], [Int64]).self) }
         var entries: [JournalEntry] = []
-        for (sequences, events, times) in runs {
-            guard sequences.count == events.count, sequences.count == times.count else {
-                throw StoreError("PostgreSQL at \(location) holds a journal run of '\(address)' whose arrays differ in length: "
-                                 + "the store was written by something other than Grove; restore it from a backup", code: .corrupt)
+        var previous: Int64?
+        for (last, whole, sequences, events, times) in runs {
+            if let problem = Self.problem(ofRun: last, whole: whole, sequences: sequences, events: events.count, times: times.count,
+                                          after: previous) {
+                throw StoreError("PostgreSQL at \(location) holds a journal run of '\(address)' (last \(last)) that \(problem): "
+                                 + "Grove never writes one, so the store was changed by something else; restore it from a backup",
+                                 code: .corrupt)
             }
+            previous = last
             for index in sequences.indices where sequences[index] > after {
                 entries.append(JournalEntry(address: address, sequence: UInt64(bitPattern: sequences[index]),
                                             event: Array(events[index].readableBytesView), time: times[index]))
             }
         }
         return entries
+    }
+
+    /// What is wrong with a journal run as read, or `nil`: its arrays whole and of one length,
+    /// its sequences rising and ending at its key `last`, all after the run before (`after`),
+    /// so that no entry is replayed twice or out of order.
+    static func problem(ofRun last: Int64, whole: Bool, sequences: [Int64], events: Int, times: Int, after: Int64?) -> String? {
+        guard whole else { return "has a NULL element" }
+        guard sequences.count == events, sequences.count == times else { return "has arrays of different lengths" }
+        guard let first = sequences.first else { return "is empty" }
+        guard sequences.last == last else { return "ends at sequence \(sequences.last ?? 0), not at its key" }
+        guard zip(sequences, sequences.dropFirst()).allSatisfy({ $0 < $1 }) else { return "has sequences that do not rise" }
+        if let after, first <= after { return "overlaps the run before it, which ends at \(after)" }
+        return nil
     }
 
     package func deadLetters() throws(StoreError) -> [DeadLetter] {

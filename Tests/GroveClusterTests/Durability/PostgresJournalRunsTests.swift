@@ -76,4 +76,52 @@ struct PostgresJournalRunsTests {
         let format = try PostgresTestServer.rows("SELECT max(format) FROM grove_format")
         #expect(try format.first?.decode(Int32.self) == Int32(PostgresMachineStore.format))
     }
+
+    /// Runs Grove never writes (what someone changing the tables could leave) are refused
+    /// `corrupt`, naming the address and the run, never replayed twice or out of order.
+    @Test func aTamperedRunIsRefusedByNameNotReplayed() throws {
+        let topology = PostgresTestServer.freshTopology()
+        defer { PostgresTestServer.drop(topology) }
+        let store = try open(topology, "main")
+        defer { store.close() }
+        try store.commit(F.commit(records: [F.record("counter/a", "0")], journal: [F.entry("counter/a", 1), F.entry("counter/a", 2)]))
+        // What is wrong, the run's key, its arrays; the run before ends at 2.
+        let tampering: [(String, Int64, String)] = [
+            ("overlaps the run before it", 3, "ARRAY[2, 3]::bigint[], ARRAY['x', 'y']::bytea[], ARRAY[1, 2]::bigint[]"),
+            ("do not rise", 3, "ARRAY[4, 3]::bigint[], ARRAY['x', 'y']::bytea[], ARRAY[1, 2]::bigint[]"),
+            ("not at its key", 5, "ARRAY[3, 4]::bigint[], ARRAY['x', 'y']::bytea[], ARRAY[1, 2]::bigint[]"),
+            ("different lengths", 3, "ARRAY[3]::bigint[], ARRAY['x', 'y']::bytea[], ARRAY[1]::bigint[]"),
+            ("NULL element", 3, "ARRAY[3]::bigint[], ARRAY['x']::bytea[], ARRAY[NULL]::bigint[]"),
+        ]
+        for (problem, last, arrays) in tampering {
+            _ = try PostgresTestServer.rows(PostgresQuery(unsafeSQL: """
+                INSERT INTO grove_journal_runs (topology, address, last, writer, sequences, events, times)
+                VALUES ('\(topology)', 'counter/a', \(last), 'main', \(arrays))
+                """))
+            defer { _ = try? PostgresTestServer.rows("DELETE FROM grove_journal_runs WHERE topology = \(topology) AND last = \(last)") }
+            let error = #expect(throws: StoreError.self) { try store.journal(of: "counter/a", after: 0) }
+            #expect(error?.code == .corrupt, "\(problem): \(error?.message ?? "")")
+            #expect(error?.message.contains("'counter/a' (last \(last))") == true, "\(error?.message ?? "")")
+            #expect(error?.message.contains(problem) == true, "\(problem): \(error?.message ?? "")")
+        }
+        #expect(try store.journal(of: "counter/a", after: 0) == [F.entry("counter/a", 1), F.entry("counter/a", 2)])
+    }
+
+    /// Each topology moves its own format-1 entries when its workers open: an entry of another
+    /// that clashes with a run refuses that topology, by name, not this one.
+    @Test func anotherTopologysClashingEntryDoesNotKeepThisOneFromOpening() throws {
+        let topology = PostgresTestServer.freshTopology(), other = PostgresTestServer.freshTopology()
+        defer { PostgresTestServer.drop(topology); PostgresTestServer.drop(other) }
+        try open(other, "main").commit(F.commit(records: [F.record("counter/a", "0")], journal: [F.entry("counter/a", 1)]))
+        _ = try PostgresTestServer.rows("""
+            INSERT INTO grove_journal (topology, address, sequence, writer, event, time)
+            VALUES (\(other), 'counter/a', 1, 'main', \(ByteBuffer(string: "x")), 1)
+            """)
+        let store = try open(topology, "main")
+        store.close()
+        let error = #expect(throws: StoreError.self) { try open(other, "main") }
+        #expect(error?.code == .corrupt, "\(error?.message ?? "")")
+        #expect(error?.message.contains("topology '\(other)'") == true, "\(error?.message ?? "")")
+        _ = try PostgresTestServer.rows("DELETE FROM grove_journal WHERE topology = \(other)")
+    }
 }
