@@ -43,7 +43,10 @@ public final class Client {
     ///     picked once per `Client`, and a sequence per event) and is sent again with the same key
     ///     when answered `worker-lost` or `unavailable`, or not answered within `timeout`, up to
     ///     this many sends in all, pausing 50 ms doubling to 2 s between them: the worker answers
-    ///     a key it applied already with its first answer, so the event applies once. 1 (the
+    ///     a key it applied already with its first answer, so the event applies once. A resend
+    ///     whose first answer the worker no longer keeps is thrown as ``WireError`` code
+    ///     `already-applied`: the event did apply, once; read what it left with `state(of:)`
+    ///     (as `fsm-send` does), and do not send it again under a new key. 1 (the
     ///     default): events carry no key, and only `retryUnavailable` resends.
     ///   - credentials: The keys for a coordinator that speaks CURVE; `nil` for one that does not.
     /// - Throws: ``WireError`` `untrusted-endpoint` when another local user may stand behind the
