@@ -34,6 +34,11 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
     /// lifted or a pattern released (`accepted`). Answered by the coordinator itself, which keeps
     /// them. Needs the `admin` role.
     case poison = 0x0B
+    /// Where a machine lives: its pool's workers in placement order, each with its state and,
+    /// once it serves a direct route, its endpoint (address: a machine name or an instance
+    /// address; empty payload). Answered by the coordinator itself with `location`. Needs any
+    /// role on the machine addressed.
+    case locate = 0x0C
 
     // Replies (coordinator → client; worker → coordinator).
     /// A machine's state as JSON.
@@ -50,6 +55,8 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
     case states = 0x15
     /// Payload is a ``PoisonList``: the answer to `poison`.
     case poisonList = 0x16
+    /// Payload is a ``Location``: the answer to `locate`.
+    case location = 0x17
 
     // Worker ↔ coordinator control.
     /// A worker announces itself (payload ``Registration``).
@@ -119,6 +126,8 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
         case .snapshot: "snapshot"
         case .poison: "poison"
         case .poisonList: "poison-list"
+        case .locate: "locate"
+        case .location: "location"
         case .quarantine: "quarantine"
         case .release: "release"
         case .returned: "returned"

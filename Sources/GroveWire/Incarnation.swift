@@ -27,9 +27,20 @@
         self.value = value & Self.largest
     }
 
-    /// A random epoch, never 0.
+    /// The epoch of the ids a worker gives the requests it serves on its direct endpoint
+    /// (docs/DIRECT-ROUTES.md 1.7), so that a reply's epoch alone says which socket it leaves
+    /// by: no coordinator life draws it (``random()``), and tests' epoch 0 is not it.
+    public static let direct = CorrelationEpoch(largest)
+
+    /// A random epoch, never 0 and never ``direct``.
     public static func random() -> CorrelationEpoch {
-        CorrelationEpoch(UInt64.random(in: 1 ... largest))
+        var generator = SystemRandomNumberGenerator()
+        return random(using: &generator)
+    }
+
+    /// A random epoch drawn with `generator`, never 0 and never ``direct``.
+    public static func random(using generator: inout some RandomNumberGenerator) -> CorrelationEpoch {
+        CorrelationEpoch(UInt64.random(in: 1 ... largest - 1, using: &generator))
     }
 
     /// The id of `counter` (1 ... 2^40-1) in this epoch.

@@ -22,10 +22,14 @@
     /// coordinator attributes the crash before it welcomes the process. Absent when the last
     /// process ended between events, and from an older worker.
     public var crash: CrashReport?
+    /// The endpoint the worker serves direct requests on (docs/DIRECT-ROUTES.md), as bound;
+    /// what `locate` names for it. Absent from a worker without one, and from an older worker.
+    public var direct: String?
 
     public init(worker: String, pid: Int32, machineTypes: [String], ioHandlers: [String],
-                incarnation: UInt64? = nil, startedAtMs: Int64? = nil, crash: CrashReport? = nil) {
+                incarnation: UInt64? = nil, startedAtMs: Int64? = nil, crash: CrashReport? = nil, direct: String? = nil) {
         self.crash = crash
+        self.direct = direct
         self.worker = worker
         self.pid = pid
         self.machineTypes = machineTypes

@@ -80,6 +80,10 @@ public struct WireError: Error, Sendable, Hashable, Codable, CustomStringConvert
         /// A `poison` request named a client key that is not suspended, or a pattern that is
         /// not quarantined (lifted or released already).
         public static let unknownPoison = Code(rawValue: "unknown-poison")
+        /// The request did not reach a machine where it was sent (or, for reason `not-committed`,
+        /// its turn was not committed): the location the client used is stale. ``WireError/reason``
+        /// says why; resend it after a `locate`, on either route (docs/PROTOCOL.md, "Locating").
+        public static let moved = Code(rawValue: "moved")
         /// A worker's registration does not match the topology.
         public static let registrationRejected = Code(rawValue: "registration-rejected")
         /// A worker's registration comes from an older process than the one registered under its
@@ -99,8 +103,37 @@ public struct WireError: Error, Sendable, Hashable, Codable, CustomStringConvert
         public static let untrustedEndpoint = Code(rawValue: "untrusted-endpoint")
     }
 
+    /// Why a `moved` request was not served where it was sent (``Code/moved``); absent for other
+    /// codes.
+    public struct Reason: RawRepresentable, Sendable, Hashable, Codable {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        public init(from decoder: any Decoder) throws {
+            rawValue = try decoder.singleValueContainer().decode(String.self)
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(rawValue)
+        }
+
+        /// The address is not placed on this worker now: re-locate.
+        public static let notHere = Reason(rawValue: "not-here")
+        /// A keyed instance this worker does not hold yet: its first event goes by the coordinator.
+        public static let notSpawned = Reason(rawValue: "not-spawned")
+        /// The worker is not registered with the coordinator now: re-locate after a pause.
+        public static let notRegistered = Reason(rawValue: "not-registered")
+        /// The shared store refused the turn (another worker holds the instance): re-locate.
+        public static let notCommitted = Reason(rawValue: "not-committed")
+        /// The worker is shutting down: re-locate.
+        public static let stopping = Reason(rawValue: "stopping")
+    }
+
     public var code: Code
     public var message: String
+    /// Why, for a `moved` error; `nil` otherwise.
+    public var reason: Reason?
     /// The machine address involved, if any.
     public var address: String?
     /// Where in the payload decoding failed, e.g. `$.updateEmail._0`.
@@ -109,21 +142,24 @@ public struct WireError: Error, Sendable, Hashable, Codable, CustomStringConvert
     /// in the header.
     public var correlation: UInt64?
 
-    public init(_ code: Code, _ message: String, address: String? = nil, path: String? = nil, correlation: UInt64? = nil) {
+    public init(_ code: Code, _ message: String, address: String? = nil, path: String? = nil, correlation: UInt64? = nil,
+                reason: Reason? = nil) {
         self.code = code
         self.message = message
+        self.reason = reason
         self.address = address
         self.path = path
         self.correlation = correlation
     }
 
-    enum CodingKeys: String, CodingKey { case code, message, address, path }
+    enum CodingKeys: String, CodingKey { case code, reason, message, address, path }
 
     public static func == (lhs: WireError, rhs: WireError) -> Bool { lhs.code == rhs.code }
     public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 
     public var description: String {
         var text = code.rawValue
+        if let reason { text += " (\(reason.rawValue))" }
         if let address { text += " at \(address)" }
         if let path { text += " (\(path))" }
         return text + ": " + message

@@ -37,13 +37,15 @@ struct MessageAuthorityTests {
         for kind in MessageKind.allCases {
             switch kind.authority.client {
             case .role(let role, _)?: #expect(Topology.Role.needed(for: kind) == role, "\(kind)")
-            case .eachEnvelope?, nil: #expect(Topology.Role.needed(for: kind) == nil, "\(kind)")
+            case .anyRole?, .eachEnvelope?, nil: #expect(Topology.Role.needed(for: kind) == nil, "\(kind)")
             }
         }
         // The roles as docs/PROTOCOL.md's Security section names them.
         #expect(Topology.Role.needed(for: .event) == .send && Topology.Role.needed(for: .echo) == .send)
         #expect(Topology.Role.needed(for: .get) == .read && Topology.Role.needed(for: .snapshot) == .read)
         #expect(Topology.Role.needed(for: .restart) == .admin && Topology.Role.needed(for: .deadLetters) == .admin)
+        // A locate needs a role, any of them, on the machine addressed.
+        #expect(MessageKind.locate.authority.client == .anyRole(.addressedMachine))
     }
 
     @Test("a grant limited to some machines never covers a request over every machine")
@@ -106,9 +108,9 @@ struct MessageAuthorityTests {
             // The release handler takes from a worker only what it asked that worker to release.
             case .release: #expect(authority.worker == .registered && authority.client == nil)
             case .batch: #expect(authority.worker == .eachEnvelope && authority.client == .eachEnvelope)
-            case .worker, .welcome, .observe, .listing, .states, .poisonList, .quarantine, .returned:
+            case .worker, .welcome, .observe, .listing, .states, .poisonList, .location, .quarantine, .returned:
                 #expect(authority.worker == nil && authority.client == nil, "only the coordinator sends \(kind)")
-            case .event, .get, .cancel, .stop, .restart, .list, .echo, .deadLetters, .snapshot, .poison:
+            case .event, .get, .cancel, .stop, .restart, .list, .echo, .deadLetters, .snapshot, .poison, .locate:
                 #expect(authority.worker == nil && authority.client != nil, "\(kind)")
             }
         }

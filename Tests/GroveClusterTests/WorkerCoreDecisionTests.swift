@@ -56,7 +56,8 @@ import Testing
                 // An empty payload is not a dead-letters request: refused, saying why.
                 guard case .refuse(let error) = decision else { Issue.record("\(kind) should be refused, got \(decision)"); continue }
                 #expect(error.message.contains("dead-letters request"), "\(error.message)")
-            case .list, .snapshot, .poison, .batch, .state, .accepted, .listing, .deadLetterList, .states, .poisonList, .register, .instances,
+            case .list, .snapshot, .poison, .locate, .batch, .state, .accepted, .listing, .deadLetterList, .states, .poisonList, .location,
+                 .register, .instances,
                  .ioCancelled,
                  .stateChanged, .effect, .worker, .output, .machine:
                 guard case .refuse(let error) = decision else { Issue.record("\(kind) should be refused, got \(decision)"); continue }

@@ -68,9 +68,9 @@ struct HeaderTests {
     @Test func kindNumbersAndNamesMatchDocsProtocol() {
         let documented: [(UInt8, String)] = [
             (0x01, "event"), (0x02, "get"), (0x03, "cancel"), (0x04, "stop"), (0x05, "list"), (0x06, "echo"), (0x07, "batch"), (0x08, "dead-letters"),
-            (0x09, "restart"), (0x0A, "snapshot"), (0x0B, "poison"),
+            (0x09, "restart"), (0x0A, "snapshot"), (0x0B, "poison"), (0x0C, "locate"),
             (0x10, "state"), (0x11, "accepted"), (0x12, "error"), (0x13, "listing"), (0x14, "dead-letter-list"), (0x15, "states"),
-            (0x16, "poison-list"),
+            (0x16, "poison-list"), (0x17, "location"),
             (0x20, "register"), (0x21, "welcome"), (0x22, "heartbeat"), (0x23, "observe"), (0x24, "instances"), (0x25, "quarantine"),
             (0x26, "release"), (0x27, "returned"),
             (0x30, "io-request"), (0x31, "io-result"), (0x32, "io-cancel"), (0x33, "io-cancelled"),
@@ -116,7 +116,7 @@ struct HeaderTests {
         #expect(error?.message.contains("version 2") == true)
     }
 
-    @Test(arguments: [0x00, 0x0F, 0x17, 0x2F, 0x34, 0x4F, 0xFF] as [UInt8])
+    @Test(arguments: [0x00, 0x0F, 0x18, 0x2F, 0x34, 0x4F, 0xFF] as [UInt8])
     func unknownKindKeepsTheCorrelation(kind: UInt8) {
         #expect(MessageKind(rawValue: kind) == nil)
         var frame = Header(.event, correlation: UInt64.max - 3).bytes

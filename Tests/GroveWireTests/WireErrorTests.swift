@@ -61,12 +61,30 @@ struct WireErrorTests {
             (.unavailable, "unavailable"), (.workerLost, "worker-lost"), (.busy, "busy"),
             (.mailboxFull, "mailbox-full"), (.machineEnded, "machine-ended"),
             (.registrationRejected, "registration-rejected"), (.timeout, "timeout"), (.unreachable, "unreachable"),
-            (.invalidEndpoint, "invalid-endpoint"),
+            (.invalidEndpoint, "invalid-endpoint"), (.moved, "moved"),
         ]
         for (code, spelling) in codes {
             #expect(code.rawValue == spelling)
         }
         #expect(Set(codes.map(\.0)).count == codes.count)
+    }
+
+    @Test func aMovedErrorCarriesItsReason() throws {
+        let moved = WireError(.moved, "counter/7 is not placed on worker data-1 now", address: "counter/7", reason: .notHere)
+        let json = String(decoding: moved.payload, as: UTF8.self)
+        #expect(json == #"{"address":"counter/7","code":"moved","message":"counter/7 is not placed on worker data-1 now","reason":"not-here"}"#)
+        #expect(try WireJSON.decode(WireError.self, from: moved.payload).reason == .notHere)
+        #expect(moved.description == "moved (not-here) at counter/7: counter/7 is not placed on worker data-1 now")
+        // Without a reason, as every other code: nothing more on the wire.
+        #expect(!String(decoding: WireError(.busy, "retry").payload, as: UTF8.self).contains("reason"))
+        let reasons: [(WireError.Reason, String)] = [
+            (.notHere, "not-here"), (.notSpawned, "not-spawned"), (.notRegistered, "not-registered"),
+            (.notCommitted, "not-committed"), (.stopping, "stopping"),
+        ]
+        for (reason, spelling) in reasons { #expect(reason.rawValue == spelling) }
+        // Reasons this build does not know still decode: workers may be newer.
+        #expect(try WireJSON.decode(WireError.self, from: Array(#"{"code":"moved","reason":"resharded","message":"m"}"#.utf8)).reason?.rawValue
+            == "resharded")
     }
 
     @Test func descriptionShowsCodeAddressPathAndMessage() {

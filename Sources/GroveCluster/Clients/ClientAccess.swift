@@ -3,8 +3,8 @@ package import GroveWire
 extension Topology.Role {
     /// The role a client request needs, from the table of message kinds
     /// (``MessageKind/authority``); `nil` for kinds clients may not send at all (refused as
-    /// such wherever a client's request is decided) and for batches, whose envelopes are checked
-    /// one by one.
+    /// such wherever a client's request is decided), for batches, whose envelopes are checked
+    /// one by one, and for `locate`, which any role allows (``MessageAuthority/ClientUse/anyRole(_:)``).
     package static func needed(for kind: MessageKind) -> Topology.Role? {
         guard case .role(let role, _)? = kind.authority.client else { return nil }
         return role
@@ -22,7 +22,12 @@ package enum ClientAccess {
     /// Asked only of a client with a key (CURVE; a trusted peer is never asked), whose every
     /// message costs a decryption besides: not `@inlinable`.
     package static func forbidden(_ kind: MessageKind, address: String?, for principal: Gatekeeper.Principal?) -> WireError? {
-        guard case .role(let role, let scope)? = kind.authority.client else { return nil }
+        let role: Topology.Role?, scope: MessageAuthority.Scope
+        switch kind.authority.client {
+        case .role(let needed, let covering)?: (role, scope) = (needed, covering)
+        case .anyRole(let covering)?: (role, scope) = (nil, covering)
+        case .eachEnvelope?, nil: return nil
+        }
         // What the role must cover comes from the table too: a grant limited to some machines
         // never covers a request over every machine, whatever address it carries.
         let address = scope == .everyMachine ? nil : address
@@ -30,7 +35,8 @@ package enum ClientAccess {
         case .trusted: return nil
         case .client(let grants):
             let allowed = grants.contains { grant in
-                grant.roles.contains(role) && (address.map(grant.covers(address:)) ?? grant.machines.isEmpty)
+                (role.map(grant.roles.contains) ?? !grant.roles.isEmpty)
+                    && (address.map(grant.covers(address:)) ?? grant.machines.isEmpty)
             }
             return allowed ? nil : refusal(kind, role: role, address: address, grants: grants)
         case .worker, nil:
@@ -38,16 +44,17 @@ package enum ClientAccess {
         }
     }
 
-    /// The refusal ``forbidden(_:address:for:)`` returns, naming the role the request needs and
-    /// the roles the key has (`grants`; `nil` for a key that is no client key).
-    package static func refusal(_ kind: MessageKind, role: Topology.Role, address: String?,
+    /// The refusal ``forbidden(_:address:for:)`` returns, naming the role the request needs
+    /// (`nil`: any role) and the roles the key has (`grants`; `nil` for a key that is no client key).
+    package static func refusal(_ kind: MessageKind, role: Topology.Role?, address: String?,
                                 grants: [Topology.ClientGrant]?) -> WireError {
+        let needs = role.map { "the \($0.rawValue) role" } ?? "a role (read, send or admin)"
         guard let grants else {
-            return WireError(.forbidden, "this connection's key is not a client key of the topology; a \(kind.name) needs the \(role.rawValue) role",
+            return WireError(.forbidden, "this connection's key is not a client key of the topology; a \(kind.name) needs \(needs)",
                              address: address)
         }
         let target = address.map { "on \($0)" } ?? "over every machine"
-        return WireError(.forbidden, "a \(kind.name) needs the \(role.rawValue) role \(target); this client's key has "
+        return WireError(.forbidden, "a \(kind.name) needs \(needs) \(target); this client's key has "
             + grants.map { grant in
                 grant.roles.sorted().map(\.rawValue).joined(separator: "+") + (grant.machines.isEmpty ? "" : " on \(grant.machines.joined(separator: ", "))")
             }.joined(separator: "; ") + ". Ask for the role in the topology's security.clients, or use a key that has it",

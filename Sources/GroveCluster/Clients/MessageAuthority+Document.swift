@@ -24,6 +24,8 @@ extension MessageAuthority {
         case nil: "no"
         case .role(let role, .addressedMachine)?: "with the `\(role.rawValue)` role on the machine addressed"
         case .role(let role, .everyMachine)?: "with the `\(role.rawValue)` role over every machine"
+        case .anyRole(.addressedMachine)?: "with any role on the machine addressed"
+        case .anyRole(.everyMachine)?: "with any role over every machine"
         case .eachEnvelope?: "yes; each envelope is checked as a message of its kind"
         }
     }

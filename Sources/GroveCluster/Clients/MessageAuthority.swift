@@ -11,6 +11,9 @@ package struct MessageAuthority: Sendable, Equatable {
     package enum ClientUse: Sendable, Equatable {
         /// A role of its key, over the machine addressed or over every machine.
         case role(Topology.Role, Scope)
+        /// Any role of its key (`read`, `send` or `admin`) over the machine addressed: a `locate`,
+        /// which a key that may only send must be able to use.
+        case anyRole(Scope)
         /// Nothing of its own: each envelope is checked as a message of its kind.
         case eachEnvelope
     }
@@ -111,10 +114,11 @@ extension MessageKind {
         case .list, .snapshot: MessageAuthority(client: .role(.read, .everyMachine), worker: nil, destinations: [])
         case .deadLetters: MessageAuthority(client: .role(.admin, .everyMachine), worker: nil, destinations: [.namedWorker])
         case .poison: MessageAuthority(client: .role(.admin, .everyMachine), worker: nil, destinations: [])
+        case .locate: MessageAuthority(client: .anyRole(.addressedMachine), worker: nil, destinations: [])
         case .batch: MessageAuthority(client: .eachEnvelope, worker: .eachEnvelope, destinations: [.batching])
         case .state, .accepted, .deadLetterList: MessageAuthority(client: nil, worker: .answersItsRequest, destinations: [.requester])
         case .error: MessageAuthority(client: nil, worker: .answersItsRequest, destinations: [.requester, .worker])
-        case .listing, .states, .poisonList: MessageAuthority(client: nil, worker: nil, destinations: [.requester])
+        case .listing, .states, .poisonList, .location: MessageAuthority(client: nil, worker: nil, destinations: [.requester])
         case .register: MessageAuthority(client: nil, worker: .groupKey, destinations: [])
         case .welcome: MessageAuthority(client: nil, worker: nil, destinations: [.worker])
         case .heartbeat: MessageAuthority(client: nil, worker: .registered, destinations: [.worker])

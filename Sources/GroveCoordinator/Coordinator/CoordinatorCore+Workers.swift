@@ -142,8 +142,8 @@ extension CoordinatorCore {
             return refuseKind("a registration comes on its own, not in a batch")
         case .batch:
             return refuseKind("batches do not nest")
-        case .worker, .event, .get, .cancel, .stop, .restart, .list, .echo, .deadLetters, .snapshot, .poison, .listing,
-             .welcome, .observe, .states, .poisonList, .quarantine, .returned:
+        case .worker, .event, .get, .cancel, .stop, .restart, .list, .echo, .deadLetters, .snapshot, .poison, .locate, .listing,
+             .welcome, .observe, .states, .poisonList, .location, .quarantine, .returned:
             // Why, from the table of message kinds.
             return refuse(WireError(.unknownKind, message.kind.refusalForWorkers ?? "workers may not send \(message.kind.name) messages"))
         }
@@ -222,6 +222,10 @@ extension CoordinatorCore {
         registrations += 1
         workers[name]?.pid = registration.pid
         workers[name]?.lastHeard = now
+        workers[name]?.direct = registration.direct
+        // Under CURVE the worker's key, as ZAP gave it (its User-Id starts with the key in Z85).
+        if case .worker? = principal, let peer { workers[name]?.serverKey = String(peer.prefix(40)) } else { workers[name]?.serverKey = nil }
+        workers[name]?.incarnation = registration.incarnation
         connect(identity, worker: number(of: name), userID: peer)
         let remote = topology.io.filter { $0.worker != slot.group }.map(\.request)
         // Single machines go to one instance of a pool; keyed ones to every instance (by key).

@@ -46,6 +46,11 @@ struct CoordinatorCore {
         var registered = false
         var pid: Int32?
         var lastHeard: ContinuousClock.Instant?
+        /// What its registered process said of itself, for `locate` (`+Locate.swift`): its direct
+        /// endpoint (`nil`: none), the CURVE key it registered with, its incarnation.
+        var direct: String?
+        var serverKey: String?
+        var incarnation: UInt64?
     }
 
     /// A request forwarded to a worker, waiting for its reply.
@@ -377,7 +382,9 @@ struct CoordinatorCore {
             return .act([.toClient(identity, snapshot(request, as: principal))])
         case .batch:
             return refuse(WireError(.unknownKind, "a batch does not nest in a batch: put the requests of both in one batch"))
-        case .state, .accepted, .error, .listing, .deadLetterList, .states, .poisonList, .register, .welcome, .heartbeat, .observe,
+        case .locate:
+            return .act([.toClient(identity, locate(request, as: principal))])
+        case .state, .accepted, .error, .listing, .deadLetterList, .states, .poisonList, .location, .register, .welcome, .heartbeat, .observe,
              .instances, .quarantine, .release, .returned, .ioRequest, .ioResult, .ioCancel, .ioCancelled, .stateChanged, .effect, .worker, .output, .machine:
             return refuseKind(request.kind)
         }

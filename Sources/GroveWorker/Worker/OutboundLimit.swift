@@ -107,8 +107,8 @@ struct OutboundLimit: Sendable {
             // pages, the core's calls): past that, dropping is all that is left short of losing the connection.
             what = "a \(kind.name) message"
             verdict = .drop
-        case .event, .get, .cancel, .stop, .list, .echo, .batch, .deadLetters, .restart, .snapshot, .poison, .listing, .states,
-             .poisonList, .welcome, .observe, .quarantine, .returned, .worker:
+        case .event, .get, .cancel, .stop, .list, .echo, .batch, .deadLetters, .restart, .snapshot, .poison, .locate, .listing, .states,
+             .poisonList, .location, .welcome, .observe, .quarantine, .returned, .worker:
             what = "a \(kind.name) message (which a worker does not send)"
             verdict = .drop
         }

@@ -127,7 +127,8 @@ extension WorkerCore {
             } catch {
                 return .refuse(error)
             }
-        case .list, .snapshot, .poison, .batch, .state, .accepted, .listing, .deadLetterList, .states, .poisonList, .register, .instances,
+        case .list, .snapshot, .poison, .locate, .batch, .state, .accepted, .listing, .deadLetterList, .states, .poisonList, .location,
+             .register, .instances,
              .ioCancelled,
              .stateChanged, .effect, .worker, .output, .machine:
             return .refuse(Self.refusal(of: header.kind)

@@ -124,7 +124,9 @@ extension WorkerCore {
             why = "snapshot is answered by the coordinator, which keeps what it published"
         case .poison:
             why = "poison is answered by the coordinator, which keeps the suspensions and the quarantined patterns"
-        case .state, .accepted, .listing, .deadLetterList, .states, .poisonList:
+        case .locate:
+            why = "locate is answered by the coordinator, which is the directory of where machines live"
+        case .state, .accepted, .listing, .deadLetterList, .states, .poisonList, .location:
             why = "\(kind.name) is a reply to a client; a worker sends such replies and never asked for one"
         case .register:
             why = "register goes from a worker to the coordinator"
