@@ -82,8 +82,12 @@ extension FSMLaunch {
             return names.isEmpty ? nil : "\(level): \(names.joined(separator: ", "))"
         }
         let settings = topology.durability
-        var line = "durability: \(levels.joined(separator: "; ")); data in \(dataDirectory.path); flush \(settings.flush.rawValue)"
+        // A shared store is named by its URL, which holds no password (``PostgresLocation``).
+        let store = settings.postgres.map { "PostgreSQL at \($0.url)" + ($0.passwordFile.map { ", password in \($0)" } ?? "") }
+        var line = "durability: \(levels.joined(separator: "; ")); "
+            + (store ?? "data in \(dataDirectory.path)") + "; flush \(settings.flush.rawValue)"
         if durable.contains(where: { $0.durability.rawValue == "journal" }) { line += "; snapshot every \(settings.snapshotEvery) events" }
+        if let handoff = settings.handoff { line += "; handoff after \(handoff.graceMs) ms" }
         return line
     }
 

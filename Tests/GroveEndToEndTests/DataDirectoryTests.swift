@@ -35,6 +35,18 @@ extension EndToEnd {
             // Checking creates nothing.
             #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("grove-data").path))
 
+            // A shared store is named by its URL and password file (never the password), not a folder.
+            let password = directory.appendingPathComponent("pgpass")
+            FileManager.default.createFile(atPath: password.path, contents: Data("not-said\n".utf8), attributes: [.posixPermissions: 0o600])
+            try Data(Self.durableTopology(#"""
+                { "postgres": { "url": "postgres://grove@127.0.0.1:5432/grove", "passwordFile": "pgpass" }, "handoff": { "graceMs": 2000 } }
+                """#).utf8).write(to: file)
+            let shared = try await runCommand(Products.launch, ["--check", file.path], in: directory)
+            #expect(shared.status == 0, "\(shared)")
+            #expect(shared.stdout.contains("durability: state: auth, counter; PostgreSQL at postgres://grove@127.0.0.1:5432/grove, "
+                                           + "password in pgpass; flush process; handoff after 2000 ms\n"), "\(shared)")
+            #expect(!shared.stdout.contains("not-said") && !shared.stdout.contains("grove-data"), "\(shared)")
+
             try Data(Self.durableTopology(#"{ "snapshotEvery": 0, "directory": "../elsewhere" }"#).utf8).write(to: file)
             let refused = try await runCommand(Products.launch, ["--check", file.path], in: directory)
             #expect(refused.status == 2, "\(refused)")
