@@ -2,18 +2,11 @@
 /// compares codes only; the message is for people and says what to do next.
 public struct WireError: Error, Sendable, Hashable, Codable, CustomStringConvertible {
     /// The kind of error, as it appears in `error` replies.
+    /// Open, so that a code a newer peer sends still decodes; encoded as its bare string (the
+    /// standard library's coding of a `String`-backed `RawRepresentable`).
     public struct Code: RawRepresentable, Sendable, Hashable, Codable {
         public var rawValue: String
         public init(rawValue: String) { self.rawValue = rawValue }
-
-        public init(from decoder: any Decoder) throws {
-            rawValue = try decoder.singleValueContainer().decode(String.self)
-        }
-
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.singleValueContainer()
-            try container.encode(rawValue)
-        }
 
         /// Frames that are not a Grove message (wrong count, size, magic or encoding).
         public static let malformedFrame = Code(rawValue: "malformed-frame")
@@ -108,15 +101,6 @@ public struct WireError: Error, Sendable, Hashable, Codable, CustomStringConvert
     public struct Reason: RawRepresentable, Sendable, Hashable, Codable {
         public var rawValue: String
         public init(rawValue: String) { self.rawValue = rawValue }
-
-        public init(from decoder: any Decoder) throws {
-            rawValue = try decoder.singleValueContainer().decode(String.self)
-        }
-
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.singleValueContainer()
-            try container.encode(rawValue)
-        }
 
         /// The address is not placed on this worker now: re-locate.
         public static let notHere = Reason(rawValue: "not-here")
