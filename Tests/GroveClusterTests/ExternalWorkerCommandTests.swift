@@ -93,6 +93,17 @@ import Testing
         #expect(try Worker.Options(arguments: ledger.arguments).storePasswordFile == "pg.password")
     }
 
+    /// One Z85 key in 85 starts with `-`: the printed command still works as written (the
+    /// option takes its next word whatever it looks like). It failed a CI run when it did not.
+    @Test func aCoordinatorKeyThatStartsWithADashIsReadAsTheKey() throws {
+        let key = "-^#[8b=y7bK3[[y6udS>pqIfp>KzOe5enkH(eUn:"
+        let command = try #require(try Self.topology().externalWorkerCommands(
+            workersEndpoint: "tcp://0.0.0.0:5556", hostName: "grove-1", coordinatorKey: key, topologyDirectory: nil).first)
+        #expect(command.line.hasSuffix("--coordinator-key '\(key)'"))
+        #expect(try Worker.Options(arguments: command.arguments).coordinatorKey == key)
+        #expect(try Worker.Options(arguments: ["--name", "w", "--coordinator", "ipc:///x", "--coordinator-key", "-x"]).coordinatorKey == "-x")
+    }
+
     @Test func theInstructionsNameTheFilesToCopyAndWhereTheyAre() throws {
         let ledger = try #require(Self.commands(try Self.topology()).last)
         #expect(ledger.instructions.hasPrefix("waiting for external worker ledger: start it with `fsm-worker --name ledger "))

@@ -30,8 +30,9 @@ extension Worker {
                 help: ArgumentHelp("For a coordinator that speaks CURVE: this worker's NAME.key_secret, or - to read it from standard input.", valueName: "FILE"))
         public var keyFile: String?
         /// The coordinator's public key (a `.key` file or 40 Z85 characters); else
-        /// `$GROVE_COORDINATOR_KEY`.
-        @Option(name: .customLong("coordinator-key"),
+        /// `$GROVE_COORDINATOR_KEY`. Its next word whatever it looks like: a Z85 key may start
+        /// with `-`.
+        @Option(name: .customLong("coordinator-key"), parsing: .unconditional,
                 help: ArgumentHelp("For a coordinator that speaks CURVE: its public key, a .key file or the 40 Z85 characters.", valueName: "KEY"))
         public var coordinatorKey: String?
         /// Where the worker keeps its store (`<dataDirectory>/<name>.sqlite`) once a durable

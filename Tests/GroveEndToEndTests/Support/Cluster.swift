@@ -63,7 +63,9 @@ final class Cluster: Sendable {
         } catch {
             for process in externals { await process.stopped(grace: .seconds(1)) }
             await launch.stopped()
-            throw HarnessError("\(error)\nfsm-launch stderr:\n\(launch.stderr.suffix(4000))")
+            // An external worker that exited at once (a bad argument) says why only here.
+            let workers = externals.map { "\n\($0.stderrURL.lastPathComponent) (exit \($0.exitStatus.map(String.init) ?? "none yet")):\n\($0.stderr.suffix(1500))" }
+            throw HarnessError("\(error)\nfsm-launch stderr:\n\(launch.stderr.suffix(4000))\(workers.joined())")
         }
     }
 
