@@ -398,6 +398,41 @@ public final actor MachineHost<M: Machine> {
         #endif
     }
 
+    /// ``onOwnExecutor(_:)`` for a `body` that captures nothing and takes what it needs as
+    /// `argument`: the form for a path run per event. A closure that captures nothing has no
+    /// context, so release builds call it with no allocation, where making a capturing one
+    /// escape for the cast (`withoutActuallyEscaping`) boxes it twice per call.
+    @inlinable
+    package nonisolated func onOwnExecutor<A, T: Sendable>(with argument: A, _ body: @escaping (isolated MachineHost, A) -> T) -> T {
+        #if DEBUG
+        preconditionIsolated("onOwnExecutor(with:_:) called off the host's executor")
+        #endif
+        return unsafeBitCast(body, to: ((MachineHost, A) -> T).self)(self, argument)
+    }
+
+    /// ``sendNow(_:)`` called from the host's own executor, as ``onOwnExecutor(_:)`` would call
+    /// it but with no closure to box: per event, on a worker's loop.
+    @inlinable
+    package nonisolated func sendNowOnOwnExecutor(_ event: M.Event) -> Bool {
+        let body: (isolated MachineHost, M.Event) -> Bool = { host, event in host.sendNow(event) }
+        #if DEBUG
+        preconditionIsolated("sendNowOnOwnExecutor(_:) called off the host's executor")
+        #endif
+        return unsafeBitCast(body, to: ((MachineHost, M.Event) -> Bool).self)(self, event)
+    }
+
+    /// ``sendNow(_:answering:)`` called from the host's own executor, as
+    /// ``sendNowOnOwnExecutor(_:)`` is.
+    @inlinable
+    package nonisolated func sendNowOnOwnExecutor(_ event: M.Event, answering answer: (Result<M.State, HostError>, _ unhandled: Bool) -> Void) -> Bool {
+        typealias Answer = (Result<M.State, HostError>, Bool) -> Void
+        let body: (isolated MachineHost, M.Event, Answer) -> Bool = { host, event, answer in host.sendNow(event, answering: answer) }
+        #if DEBUG
+        preconditionIsolated("sendNowOnOwnExecutor(_:answering:) called off the host's executor")
+        #endif
+        return unsafeBitCast(body, to: ((MachineHost, M.Event, Answer) -> Bool).self)(self, event, answer)
+    }
+
     /// Booted, running, not in the middle of processing, and its mailbox idle.
     @inlinable
     var isIdle: Bool {

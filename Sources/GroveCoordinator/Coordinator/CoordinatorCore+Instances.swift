@@ -6,9 +6,6 @@ import GroveWire
 /// bound there, before its worker spends anything on it. Existing keys keep working; a removed
 /// instance (`onEnd: "remove"`, or its worker lost) frees its place.
 extension CoordinatorCore {
-    /// The bytes of addresses the resolved-address cache holds before it starts over (as it does
-    /// at 100,000 entries): with the longest addresses, 100,000 would hold 100 MiB.
-    static let resolvedBytesLimit = 8 << 20
 
     /// Lists `address`, which an event is about to start, as an instance of its keyed machine;
     /// or, when that machine has `limits.instancesPerMachine` instances already and this is a

@@ -171,6 +171,10 @@ struct CoordinatorCore {
     var resolvedAt = 0
     /// The bytes of the addresses in `resolved`.
     var resolvedBytes = 0
+    /// The bytes of addresses `resolved` holds before it starts over (as it does at 100,000
+    /// entries): with the longest addresses, 100,000 would hold 100 MiB. A variable so that
+    /// tests reach it with a few requests.
+    var resolvedBytesLimit = 8 << 20
     /// Numbers publications and keeps the watched states for `snapshot` (`PublicationLog.swift`).
     var publications: PublicationLog
     /// The connection (routing id) of each worker's registered process, by worker number: where
@@ -427,7 +431,7 @@ struct CoordinatorCore {
             // A cache, not a registry: bounded in entries and bytes, however many addresses
             // clients try. Only events list a keyed instance (gets, stops, cancels and echoes do
             // not spawn one), and only within limits.instancesPerMachine.
-            if resolved.count >= 100_000 || resolvedBytes >= Self.resolvedBytesLimit {
+            if resolved.count >= 100_000 || resolvedBytes >= resolvedBytesLimit {
                 resolved.removeAll(keepingCapacity: resolved.count < 100_000)
                 resolvedBytes = 0
             }

@@ -175,7 +175,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     var hasEnded: Bool {
         // A host with no executor of its own runs on its actor: not read from outside. Every
         // host a worker makes runs on the worker's loop.
-        handlesOnArrival ? host.onOwnExecutor { $0.hasEnded } : false
+        handlesOnArrival ? host.onOwnExecutor(with: ()) { host, _ in host.hasEnded } : false
     }
 
     func setWatched(_ watched: Bool) {

@@ -273,15 +273,17 @@ final class HostedPath<M: Machine>: Sendable {
         self.redacts = redacts
         send = { host, event throws(HostError) in try host.send(event) }
         sendReplying = { host, event, token throws(HostError) in try host.send(event, replyToken: token) }
-        sendNow = { host, event in host.onOwnExecutor { $0.sendNow(event) } }
+        // Per event, and per instance in a passivation sweep: no closure boxed per call
+        // (``MachineHost/sendNowOnOwnExecutor(_:)``, ``MachineHost/onOwnExecutor(with:_:)``).
+        sendNow = { host, event in host.sendNowOnOwnExecutor(event) }
         sendNowReplying = { host, event, reply in
-            host.onOwnExecutor { $0.sendNow(event) { Self.answer(reply, with: $0, unhandled: $1, redacting: redacts) } }
+            host.sendNowOnOwnExecutor(event) { Self.answer(reply, with: $0, unhandled: $1, redacting: redacts) }
         }
         drain = { host in await host.flush(rounds: Self.drainRounds) }
-        drainHere = { host in host.onOwnExecutor { $0.flush(rounds: Self.drainRounds) } }
-        startNow = { host in host.onOwnExecutor { $0.startNow() } }
-        resting = { host in host.onOwnExecutor { $0.resting } }
-        passivate = { host in host.onOwnExecutor { $0.passivate() } }
+        drainHere = { host in host.onOwnExecutor(with: ()) { host, _ in host.flush(rounds: Self.drainRounds) } }
+        startNow = { host in host.onOwnExecutor(with: ()) { host, _ in host.startNow() } }
+        resting = { host in host.onOwnExecutor(with: ()) { host, _ in host.resting } }
+        passivate = { host in host.onOwnExecutor(with: ()) { host, _ in host.passivate() } }
         makeHost = { env, initialState, io, clock, options, restoring in
             MachineHost(machine: M.self, env: env, initialState: initialState, performer: io, clock: clock, options: options,
                         logger: nil, restoring: restoring)
@@ -423,7 +425,7 @@ extension Hosted {
             case nil: return nil
             }
         }
-        let (ended, holdsOnlyState) = host.onOwnExecutor { ($0.hasEnded, $0.holdsOnlyState) }
+        let (ended, holdsOnlyState) = host.onOwnExecutor(with: ()) { host, _ in (host.hasEnded, host.holdsOnlyState) }
         if ended { return nil }
         switch journal.write(holdsOnlyState: holdsOnlyState, snapshotEvery: snapshotEvery) {
         case .append(let events):
