@@ -115,21 +115,22 @@ struct DirectCore {
         let correlation = request.header.correlation
         let address = request.address
         func refuse(_ error: WireError) -> Decision { .act([.send(peer, WireMessage.error(error, correlation: correlation))]) }
-        guard let settings, var rules else { return refuse(Self.moved(.notRegistered, address: address, worker: worker)) }
-        defer { self.rules = rules }
+        // The rules are mutated in place (`rules!`), never through a local copy: a copy would
+        // duplicate the ledger's buffers on every request.
+        guard let settings, rules != nil else { return refuse(Self.moved(.notRegistered, address: address, worker: worker)) }
         let addressCount = address.utf8.count, payloadCount = request.payload.count
         let limits = settings.limits
         if !AddressChecks.withinSizes(addressCount: addressCount, payloadCount: payloadCount, maxAddress: limits.addressBytes,
                                       maxPayload: limits.payloadBytes),
            let refused = AddressChecks.sizeRefusal(addressCount: addressCount, payloadCount: payloadCount, maxAddress: limits.addressBytes,
                                                    maxPayload: limits.payloadBytes, correlation: correlation, address: { address }) {
-            if let owed = rules.owesBusy(to: peer, correlation: correlation, address: nil, refusal: refused.reason, backlog: backlog) {
+            if let owed = rules!.owesBusy(to: peer, correlation: correlation, address: nil, refusal: refused.reason, backlog: backlog) {
                 return .act(owed)
             }
             return refuse(refused.error)
         }
         let bytes = Array(address.utf8)
-        let owed = bytes.withUnsafeBytes { rules.owesBusy(to: peer, correlation: correlation, address: $0, backlog: backlog) }
+        let owed = bytes.withUnsafeBytes { rules!.owesBusy(to: peer, correlation: correlation, address: $0, backlog: backlog) }
         if let owed { return .act(owed) }
         guard request.header.kind.authority.servedDirect else { return refuse(Self.notServed(request.header.kind)) }
         if !bytes.withUnsafeBytes(AddressChecks.isPrintableASCII) {
