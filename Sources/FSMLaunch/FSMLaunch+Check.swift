@@ -24,6 +24,7 @@ extension FSMLaunch {
         } catch {
             problems.append(error.description)
         }
+        problems += topology.directSocketProblems()
         problems += topology.directoryProblems(dataDirectory: dataDirectory(of: topology, besides: topologyDirectory),
                                                auditDirectory: topology.auditDirectory(besides: topologyDirectory))
         guard problems.isEmpty else {

@@ -84,6 +84,12 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
     /// io call, a queued event) are taken from the shared store at once, so their timers fire
     /// here without waiting for a message.
     case returned = 0x27
+    /// Coordinator → a worker serving direct routes (payload ``ClientTable``): the client keys,
+    /// their grants and the suspended ones, the whole table on each change.
+    case access = 0x28
+    /// Coordinator → the workers of a handoff pool serving direct routes (payload
+    /// ``PlacementView``): which workers are handed off and which are taking theirs back.
+    case placement = 0x29
 
     // io effects between workers, through the coordinator.
     /// Run an io request (payload: an ``IOCallHead``, then the request's bytes); correlation = call id.
@@ -131,6 +137,8 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
         case .quarantine: "quarantine"
         case .release: "release"
         case .returned: "returned"
+        case .access: "access"
+        case .placement: "placement"
         case .states: "states"
         case .state: "state"
         case .accepted: "accepted"

@@ -139,6 +139,10 @@
     /// topology's `durability.postgres`); absent: SQLite. Never a password: the worker reads that
     /// on its own host.
     public var store: SharedStore?
+    /// What the worker needs to serve direct routes (docs/DIRECT-ROUTES.md): present only when
+    /// it registered a direct endpoint and its group's topology entry has `direct` on. Absent:
+    /// it answers every direct request `moved` (`not-registered`).
+    public var direct: DirectSettings?
 
     public init(machines: [HostedMachine], remoteIO: [String], heartbeatIntervalMs: Int, heartbeatTimeoutMs: Int, mailboxCapacity: Int,
                 routeEvents: [RouteEvent]? = nil, snapshotEvery: Int? = nil, flush: DurabilityFlush? = nil,

@@ -104,7 +104,7 @@ struct CoordinatorCoreDecisionTests {
                     continue
                 }
                 #expect(reply.message.header.kind == .location && reply.message.header.correlation == 5)
-            case .batch, .state, .accepted, .error, .listing, .deadLetterList, .states, .poisonList, .location, .quarantine, .release, .returned, .register, .welcome, .heartbeat,
+            case .batch, .state, .accepted, .error, .listing, .deadLetterList, .states, .poisonList, .location, .quarantine, .release, .returned, .access, .placement, .register, .welcome, .heartbeat,
                  .observe, .instances,
                  .ioRequest, .ioResult, .ioCancel, .ioCancelled, .stateChanged, .effect, .worker, .output, .machine:
                 guard case .act(let actions) = decision, let reply = actions.compactMap(\.sentToClient).first else {
@@ -183,7 +183,7 @@ struct CoordinatorCoreDecisionTests {
                 // CoordinatorCoreIOTests and the routes' tests.
                 guard case .act = decision else { Issue.record("\(kind) got \(decision)"); continue }
             case .register, .batch, .worker, .event, .get, .cancel, .stop, .restart, .list, .echo, .deadLetters, .snapshot, .listing,
-                 .welcome, .observe, .states, .poison, .poisonList, .locate, .location, .quarantine, .returned:
+                 .welcome, .observe, .states, .poison, .poisonList, .locate, .location, .quarantine, .returned, .access, .placement:
                 guard case .act(let actions) = decision, case .toWorker("edge", let reply)? = actions.first else {
                     Issue.record("\(kind) should be refused, got \(decision)")
                     continue

@@ -108,7 +108,7 @@ struct MessageAuthorityTests {
             // The release handler takes from a worker only what it asked that worker to release.
             case .release: #expect(authority.worker == .registered && authority.client == nil)
             case .batch: #expect(authority.worker == .eachEnvelope && authority.client == .eachEnvelope)
-            case .worker, .welcome, .observe, .listing, .states, .poisonList, .location, .quarantine, .returned:
+            case .worker, .welcome, .observe, .listing, .states, .poisonList, .location, .quarantine, .returned, .access, .placement:
                 #expect(authority.worker == nil && authority.client == nil, "only the coordinator sends \(kind)")
             case .event, .get, .cancel, .stop, .restart, .list, .echo, .deadLetters, .snapshot, .poison, .locate:
                 #expect(authority.worker == nil && authority.client != nil, "\(kind)")

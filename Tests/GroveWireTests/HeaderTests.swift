@@ -72,7 +72,7 @@ struct HeaderTests {
             (0x10, "state"), (0x11, "accepted"), (0x12, "error"), (0x13, "listing"), (0x14, "dead-letter-list"), (0x15, "states"),
             (0x16, "poison-list"), (0x17, "location"),
             (0x20, "register"), (0x21, "welcome"), (0x22, "heartbeat"), (0x23, "observe"), (0x24, "instances"), (0x25, "quarantine"),
-            (0x26, "release"), (0x27, "returned"),
+            (0x26, "release"), (0x27, "returned"), (0x28, "access"), (0x29, "placement"),
             (0x30, "io-request"), (0x31, "io-result"), (0x32, "io-cancel"), (0x33, "io-cancelled"),
             (0x40, "state-changed"), (0x41, "effect"), (0x42, "worker"), (0x43, "output"), (0x44, "machine"),
         ]

@@ -54,6 +54,7 @@ extension MessageAuthority {
         (.requester, "the client that asked"),
         (.worker, "a worker"),
         (.everyWorker, "every registered worker"),
+        (.directWorkers, "every registered worker serving direct routes"),
         (.watchers, "watchers (events endpoint)"),
         (.routeTargets, "the workers of its routes' targets, as events"),
         (.batching, "clients and workers that batch"),

@@ -86,6 +86,9 @@ package struct MessageAuthority: Sendable, Equatable {
         package static let batching = Destinations(rawValue: 1 << 9)
         /// The targets of the topology's routes from the machine, as events (outputs).
         package static let routeTargets = Destinations(rawValue: 1 << 10)
+        /// Every registered worker that serves direct routes (of a pool with a handoff machine,
+        /// for `placement`).
+        package static let directWorkers = Destinations(rawValue: 1 << 11)
     }
 
     /// What a client needs to send it; `nil` when no client may.
@@ -100,6 +103,13 @@ package struct MessageAuthority: Sendable, Equatable {
         self.worker = worker
         self.destinations = destinations
     }
+}
+
+extension MessageAuthority {
+    /// Whether a worker's direct route serves the kind (docs/DIRECT-ROUTES.md 1.3): what a
+    /// client may send that goes to the worker hosting the machine. Everything else is the
+    /// coordinator's.
+    package var servedDirect: Bool { client != nil && destinations.contains(.machinesWorker) }
 }
 
 extension MessageKind {
@@ -126,6 +136,7 @@ extension MessageKind {
         case .instances: MessageAuthority(client: nil, worker: .placedOnSender, destinations: [])
         case .release: MessageAuthority(client: nil, worker: .registered, destinations: [.worker])
         case .returned: MessageAuthority(client: nil, worker: nil, destinations: [.worker])
+        case .access, .placement: MessageAuthority(client: nil, worker: nil, destinations: [.directWorkers])
         case .ioRequest: MessageAuthority(client: nil, worker: .hostsAddress, destinations: [.ioWorker])
         case .ioResult: MessageAuthority(client: nil, worker: .runsCall, destinations: [.callOrigin])
         case .ioCancel: MessageAuthority(client: nil, worker: .startedCall, destinations: [.callTarget])

@@ -39,6 +39,17 @@ public enum RuntimeDirectory {
         path(environment: environment, uid: uid) + "/" + name
     }
 
+    /// The socket path a worker process binds for direct routes over ipc
+    /// (docs/DIRECT-ROUTES.md, 1.2): `<directory>/<name>/direct/<instance>.<incarnation, 16 hex>`,
+    /// one per process, so that a stopped predecessor's socket never stands in a new one's way.
+    package static func directSocket(ofTopology name: String, instance: String, incarnation: UInt64,
+                                     environment: [String: String] = ProcessInfo.processInfo.environment,
+                                     uid: uid_t = geteuid()) -> String {
+        let hex = String(incarnation, radix: 16)
+        return directory(ofTopology: name, environment: environment, uid: uid) + "/direct/" + instance + "."
+            + String(repeating: "0", count: 16 - hex.count) + hex
+    }
+
     /// The endpoints topology `name` binds when it names none: `ipc://<directory>/<name>/clients`,
     /// `…/workers`, `…/events`.
     public static func endpoints(ofTopology name: String, environment: [String: String] = ProcessInfo.processInfo.environment,
@@ -54,5 +65,23 @@ public enum RuntimeDirectory {
         if name.contains("/") { return "it contains '/'" }
         if name.utf8.contains(0) { return "it contains a NUL character" }
         return nil
+    }
+}
+
+extension Topology {
+    /// What is wrong with the direct sockets the workers of groups with `direct` on would bind
+    /// over ipc (a topology whose workers endpoint is tcp binds tcp ports): each path must fit a
+    /// socket's (`fsm-launch --check`). Empty when nothing is.
+    package func directSocketProblems(environment: [String: String] = ProcessInfo.processInfo.environment,
+                                      uid: uid_t = geteuid()) -> [String] {
+        guard coordinator.workers.hasPrefix("ipc://") else { return [] }
+        return workers.enumerated().compactMap { index, group in
+            guard group.direct, let longest = group.instanceNames.max(by: { $0.utf8.count < $1.utf8.count }) else { return nil }
+            let path = RuntimeDirectory.directSocket(ofTopology: name, instance: longest, incarnation: .max, environment: environment, uid: uid)
+            guard path.utf8.count > LocalEndpoint.maximumSocketPath else { return nil }
+            return "$.workers[\(index)].direct: worker \(longest)'s direct socket \(path) is \(path.utf8.count) bytes and a Unix socket's "
+                + "path holds at most \(LocalEndpoint.maximumSocketPath); set \(RuntimeDirectory.variable) to a shorter directory, "
+                + "or shorten the topology's or the group's name"
+        }
     }
 }

@@ -59,6 +59,21 @@ extension Topology {
         return candidates[Int(Topology.stableHash(key) % UInt64(candidates.count))]
     }
 
+    /// The worker of `pool` (its group's instances in placement order) a keyed instance at `key`
+    /// lives on while the workers `handedOff` are handed off: its home, unless that is handed off,
+    /// then the one among the others by the same hash (the home when every one is). The
+    /// coordinator routes with it (`CoordinatorCore.host(of:key:)`), a worker serving direct
+    /// routes checks with it that a key is its own (docs/DIRECT-ROUTES.md 2.8). `nil` for an
+    /// empty pool.
+    package static func host(ofKey key: String, pool: [String], handedOff: Set<String>) -> String? {
+        guard !pool.isEmpty else { return nil }
+        let hash = stableHash(key)
+        let home = pool[Int(hash % UInt64(pool.count))]
+        guard handedOff.contains(home) else { return home }
+        let live = pool.filter { !handedOff.contains($0) }
+        return live.isEmpty ? home : live[Int(hash % UInt64(live.count))]
+    }
+
     /// The worker group that executes io requests named `request`, or `nil` when they run on the
     /// worker of the machine that starts them.
     /// - Parameter request: An io request name, e.g. `"Authenticate"`.

@@ -32,6 +32,10 @@ extension Topology {
         /// for an ``external`` group; a group `fsm-launch` starts gets a fresh key pair per
         /// process when it has none.
         public var key: String?
+        /// Whether the group's workers serve direct routes (docs/DIRECT-ROUTES.md): clients that
+        /// located a machine send its requests to the worker hosting it rather than through the
+        /// coordinator. Defaults to `false`.
+        public var direct: Bool
 
         /// - Parameters:
         ///   - name: The group's name.
@@ -41,6 +45,7 @@ extension Topology {
         ///   - external: `true` when the instances are started by hand.
         ///   - supervision: How `fsm-launch` restarts the group's processes.
         ///   - key: The public key file of the group's workers.
+        ///   - direct: Whether the group's workers serve direct routes.
         public init(
             name: String,
             count: Int = 1,
@@ -48,7 +53,8 @@ extension Topology {
             arguments: [String] = [],
             external: Bool = false,
             supervision: Supervision = Supervision(),
-            key: String? = nil
+            key: String? = nil,
+            direct: Bool = false
         ) {
             self.name = name
             self.count = count
@@ -57,6 +63,7 @@ extension Topology {
             self.external = external
             self.supervision = supervision
             self.key = key
+            self.direct = direct
         }
 
         /// The names of the group's instances: the group name when ``count`` is 1, otherwise

@@ -50,10 +50,14 @@ extension TopologyDecoder {
                 text($0, Field("key", "\"keys/edge.key\"", "the public key file of the group's workers"), at: path.appending("key"))
             }
             if members["key"] != nil, key == nil { continue }
-            guard let name, let count, let executable, let arguments, let external, let supervision else { continue }
+            let direct = optionalFlag(
+                Field("direct", "true", "whether the group's workers serve direct routes"),
+                in: members, at: path, default: false
+            )
+            guard let name, let count, let executable, let arguments, let external, let supervision, let direct else { continue }
             let group = Topology.WorkerGroup(
                 name: name, count: count, executable: executable, arguments: arguments, external: external,
-                supervision: supervision, key: key
+                supervision: supervision, key: key, direct: direct
             )
             groups.append(group)
             if count > 1 { pools.append((path, group)) }

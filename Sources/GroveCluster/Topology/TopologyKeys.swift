@@ -5,7 +5,7 @@
 enum TopologyKeys {
     static let root = ["name", "coordinator", "workers", "machines", "io", "routes", "heartbeat", "queues", "ioLimits", "security", "durability", "audit", "poison", "limits", "metrics", "view"]
     static let coordinator = ["clients", "workers", "events"]
-    static let workerGroup = ["name", "count", "executable", "arguments", "external", "supervision", "key"]
+    static let workerGroup = ["name", "count", "executable", "arguments", "external", "supervision", "key", "direct"]
     static let supervision = ["intensity", "periodMs", "backoff", "finalExitCodes", "onGiveUp"]
     static let backoff = ["initialMs", "maxMs", "resetAfterMs"]
     static let machine = ["name", "type", "worker", "keyed", "durability", "audit", "onEnd", "restart", "passivateAfterMs"]

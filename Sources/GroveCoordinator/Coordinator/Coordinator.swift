@@ -177,6 +177,11 @@ public final class Coordinator: Sendable {
         }
         driver.usesCurve = topology.security.usesCurve
         driver.gatekeeper = Gatekeeper(topology: topology, workerKeys: keys.workers, clientKeys: keys.clients, uid: getuid())
+        // The same keys and grants, for the `access` table of workers serving direct routes
+        // (none is registered yet: nothing to send).
+        var grants: [String: [Topology.ClientGrant]] = [:]
+        for (grant, key) in zip(topology.security.clients, keys.clients) { grants[key.z85, default: []].append(grant) }
+        _ = driver.withCore { $0.admitClients(grants.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }) }
     }
 
     /// Admits `key` as the key of a worker process of `group` (one `fsm-launch` starts with a
@@ -190,7 +195,11 @@ public final class Coordinator: Sendable {
     /// to the coordinator as a client), for as long as the coordinator runs.
     package func admitClientKey(_ key: CurveKey, grants: [Topology.ClientGrant]) {
         let driver = driver
-        loop.execute { _ in driver.gatekeeper.admit(client: key, grants: grants) }
+        loop.execute { io in
+            driver.gatekeeper.admit(client: key, grants: grants)
+            driver.apply(driver.withCore { $0.admitClients([(key.z85, grants)]) }, io: io)
+            driver.flush(io: io)
+        }
     }
 
     /// Serves a scrape of the metrics endpoint only when `check` finds its `Authorization`

@@ -16,9 +16,8 @@ extension CoordinatorCore {
         guard !handoff.isIdle, let key else { return home }
         if let releasing = handoff.releasing[spec.name + "/" + key] { return releasing }
         guard handoff.handedOff.contains(home), topology.handsOff(spec) else { return home }
-        let live = topology.instances(of: spec.worker).filter { !handoff.handedOff.contains($0) }
         // Every worker of the pool handed off: the instance waits for its own, as without handoff.
-        return topology.placement(ofKey: key, among: live) ?? home
+        return Topology.host(ofKey: key, pool: topology.instances(of: spec.worker), handedOff: handoff.handedOff) ?? home
     }
 
     /// Why a client's request for `address` (placed on worker `worker`) waits: its instance is
@@ -148,6 +147,6 @@ extension CoordinatorCore {
             freed.append(address)
         }
         if !freed.isEmpty { registrations += 1 }
-        return returnedHome(freed)
+        return returnedHome(freed) + pushPlacement()
     }
 }

@@ -169,6 +169,7 @@ extension CoordinatorCore {
         if let suspended = verdict.suspended {
             actions.append(.warn("suspended client key \(suspended) after \(verdict.senderCrashes) worker crashes attributed to its events "
                 + "within \(settings.periodMs) ms: its events are refused (forbidden) until an admin lifts it (fsm-send suspensions lift '\(suspended)')"))
+            actions += pushAccess()
         }
         for forgiven in verdict.forgiven {
             guard let pid = forgiven.pid else { continue }
@@ -241,7 +242,7 @@ extension CoordinatorCore {
             }
             let lifted = [suspension ? "the suspension" : nil, watcher ? "the events endpoint's refusal" : nil].compactMap { $0 }
             return [.warn("an admin lifted \(lifted.joined(separator: " and ")) of client key \(key)")]
-                + (watcher ? [.admitWatcher(key)] : []) + [accepted]
+                + (watcher ? [.admitWatcher(key)] : []) + (suspension ? pushAccess() : []) + [accepted]
         case .release:
             guard let type = parsed.type, let event = parsed.event else {
                 return refuse(WireError(.malformedJSON, #"a poison release needs the pattern: {"action":"release","type":"Counter","event":"add"}"#))

@@ -143,7 +143,7 @@ extension CoordinatorCore {
         case .batch:
             return refuseKind("batches do not nest")
         case .worker, .event, .get, .cancel, .stop, .restart, .list, .echo, .deadLetters, .snapshot, .poison, .locate, .listing,
-             .welcome, .observe, .states, .poisonList, .location, .quarantine, .returned:
+             .welcome, .observe, .states, .poisonList, .location, .quarantine, .returned, .access, .placement:
             // Why, from the table of message kinds.
             return refuse(WireError(.unknownKind, message.kind.refusalForWorkers ?? "workers may not send \(message.kind.name) messages"))
         }
@@ -264,12 +264,16 @@ extension CoordinatorCore {
         if durable, let postgres = topology.durability.postgres {
             welcome.store = SharedStore(postgres: postgres.url, topology: topology.name)
         }
+        welcome.direct = directSettings(forGroup: slot.group, registered: registration.direct)
         if let payload = try? WireJSON.encode(welcome) {
             actions.append(.toWorker(name, WireMessage(Header(.welcome, correlation: message.header.correlation), address: name, payload: payload)))
         }
+        // A worker serving direct routes judges clients with the table from its first message on.
+        if welcome.direct != nil { actions += pushAccess(to: name) }
         actions.append(observe(for: name))
         actions.append(publishWorker(WorkerEvent(worker: name, phase: .registered, machines: machines(on: name))))
         actions += handoffRegistered(name)
+        actions += pushPlacement(fresh: name)
         return actions
     }
 
@@ -308,6 +312,7 @@ extension CoordinatorCore {
             }
         }
         actions += handoffTick(now: now)
+        actions += pushPlacement()
         return actions
     }
 
@@ -363,7 +368,7 @@ extension CoordinatorCore {
         }
         actions.append(.warn("worker \(name) lost (\(reason)); its machines are unavailable until it registers again"))
         actions.append(publishWorker(WorkerEvent(worker: name, phase: .lost, reason: reason, machines: machines)))
-        return actions
+        return actions + pushPlacement()
     }
 
     /// The addresses a worker instance hosts: its single machines and the keyed instances placed

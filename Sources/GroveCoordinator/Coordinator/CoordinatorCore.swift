@@ -194,6 +194,11 @@ struct CoordinatorCore {
     /// Where a pool's keyed instances live while one of its workers is handed off
     /// (`CoordinatorCore+Handoff.swift`).
     var handoff: HandoffBook
+    /// The client keys (Z85) admitted and their grants, for `access` (`+Direct.swift`): the
+    /// topology's, then those ``admitClients(_:)`` adds.
+    var clientGrants: [String: [Topology.ClientGrant]] = [:]
+    /// The last `placement` each worker group serving direct routes was sent (`+Direct.swift`).
+    var placementSent: [String: PlacementView] = [:]
 
     /// - Parameters:
     ///   - epoch: This coordinator life's epoch (random in a real coordinator; 0, ids 1, 2, 3,
@@ -389,7 +394,7 @@ struct CoordinatorCore {
         case .locate:
             return .act([.toClient(identity, locate(request, as: principal))])
         case .state, .accepted, .error, .listing, .deadLetterList, .states, .poisonList, .location, .register, .welcome, .heartbeat, .observe,
-             .instances, .quarantine, .release, .returned, .ioRequest, .ioResult, .ioCancel, .ioCancelled, .stateChanged, .effect, .worker, .output, .machine:
+             .instances, .quarantine, .release, .returned, .access, .placement, .ioRequest, .ioResult, .ioCancel, .ioCancelled, .stateChanged, .effect, .worker, .output, .machine:
             return refuseKind(request.kind)
         }
     }

@@ -108,7 +108,7 @@ struct OutboundLimit: Sendable {
             what = "a \(kind.name) message"
             verdict = .drop
         case .event, .get, .cancel, .stop, .list, .echo, .batch, .deadLetters, .restart, .snapshot, .poison, .locate, .listing, .states,
-             .poisonList, .location, .welcome, .observe, .quarantine, .returned, .worker:
+             .poisonList, .location, .welcome, .observe, .quarantine, .returned, .access, .placement, .worker:
             what = "a \(kind.name) message (which a worker does not send)"
             verdict = .drop
         }

@@ -117,6 +117,11 @@ extension WorkerCore {
                 return .act([.log(.warning, "a returned message from the coordinator could not be decoded; is it the same Grove version?")])
             }
             return .returned(returned)
+        case .access, .placement:
+            // What a worker serving direct routes judges clients by (docs/DIRECT-ROUTES.md, 1.5).
+            // Sent only to a worker that registered a direct endpoint, which none does until it
+            // binds one (step 3's driver): read then, by its DirectCore.
+            return .ignore
         case .welcome:
             return .act(welcome(Array(payload), now: now))
         case .error:

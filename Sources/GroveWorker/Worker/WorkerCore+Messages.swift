@@ -110,6 +110,7 @@ extension WorkerCore {
         let why: String
         switch kind {
         case .event, .get, .cancel, .stop, .restart, .echo, .deadLetters, .welcome, .heartbeat, .observe, .quarantine, .release, .returned,
+             .access, .placement,
              .ioRequest, .ioResult, .ioCancel, .error:
             return nil
         case .instances:

@@ -1,0 +1,239 @@
+import GroveCluster
+@_spi(GroveInternal) import GroveWire
+
+/// What a worker serving direct routes does with a client's request that came to its own
+/// socket rather than through the coordinator (docs/DIRECT-ROUTES.md, step 3): the pure core,
+/// no socket, no clock. It answers as the coordinator would have, with the same functions
+/// (``AddressChecks``, ``ClientAccess``, ``ClientRules``, ``Topology/host(ofKey:pool:handedOff:)``),
+/// so the two routes cannot drift apart; what only a worker can say (the address is not placed
+/// here now, the session with the coordinator is over) is `moved`, before the request reaches a
+/// machine, so the client may resend it anywhere.
+///
+/// Checked in this order, as `CoordinatorCore.decide(client:)` does: sizes (a refusal owed as a
+/// busy to a client that does not read), the client's backlog, the kind, the address's form,
+/// then what the coordinator's route checks that a worker learns from the coordinator (the
+/// session, the key's role, its suspension, placement) and the worker's own bound on what it
+/// holds for direct clients.
+struct DirectCore {
+    /// A request that may go on: to the machine at `address`, under `id` (an id of
+    /// ``CorrelationEpoch/direct``, which no coordinator issues), never starting a keyed instance
+    /// (`existingOnly`: the runtime answers ``DirectCore/moved(_:address:worker:)`` `not-spawned`
+    /// for one it neither holds nor has in its store).
+    enum Decision: Equatable {
+        case deliver(id: UInt64, existingOnly: Bool)
+        /// Answered here: the refusals, busies and log lines to carry out.
+        case act([ClientRuleAction])
+    }
+
+    /// A request delivered and not answered yet: whom to answer, under which correlation.
+    struct Pending: Equatable {
+        let peer: [UInt8]
+        let correlation: UInt64
+        let address: String
+        let bytes: Int
+    }
+
+    /// The worker's name, for the texts.
+    let worker: String
+    /// What the welcome's `direct` part said; `nil` until a welcome with one, and after the
+    /// session ends: every request is then `moved` `not-registered`.
+    private(set) var settings: DirectSettings?
+    /// The flow-control rules and the busies owed, from the welcome's numbers.
+    private(set) var rules: ClientRules?
+    /// The machines the welcome placed here, by name.
+    private(set) var placed: [String: Welcome.HostedMachine] = [:]
+    /// Client keys (Z85) and what they may do, from the last `access`.
+    private(set) var grants: [String: [Topology.ClientGrant]] = [:]
+    private(set) var numbers: [String: UInt32] = [:]
+    private(set) var suspended: [UInt32: ClientTable.Suspended] = [:]
+    /// The last `placement`: handed-off workers of the pool and those taking theirs back.
+    private(set) var view = PlacementView(generation: 0)
+    /// Delivered, not answered, by id.
+    private(set) var pending: [UInt64: Pending] = [:]
+    private(set) var pendingBytes = 0
+    private var nextID: UInt64 = 1
+
+    init(worker: String) {
+        self.worker = worker
+    }
+
+    // MARK: What the coordinator says
+
+    /// A welcome: its `direct` part (none: an older coordinator, or `direct` off for the group)
+    /// and what it places here. The access table and the view wait for their own messages.
+    mutating func welcomed(_ welcome: Welcome) {
+        guard let direct = welcome.direct, welcome.epoch != CorrelationEpoch.direct.value else {
+            // Not served (or a coordinator whose epoch is the direct routes' own): nothing is.
+            sessionEnded()
+            return
+        }
+        settings = direct
+        rules = ClientRules(clientOutbox: direct.queues.clientOutbox, clientOutboxBytes: direct.queues.clientOutboxBytes,
+                            owedBytesPerClient: direct.limits.owedBytesPerClient, owedBytes: direct.limits.owedBytes,
+                            addressBytes: direct.limits.addressBytes, payloadBytes: direct.limits.payloadBytes)
+        placed = Dictionary(welcome.machines.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        view = PlacementView(generation: 0)
+    }
+
+    /// The session with the coordinator is over (lost, superseded, or woke from a stall): until
+    /// the next welcome, every direct request is `moved` `not-registered`.
+    mutating func sessionEnded() {
+        settings = nil
+        grants = [:]
+        numbers = [:]
+        suspended = [:]
+    }
+
+    /// An `access` table: the keys, their grants, the suspended ones.
+    mutating func access(_ table: ClientTable) {
+        grants = [:]
+        numbers = [:]
+        for client in table.clients {
+            numbers[client.key] = client.number
+            grants[client.key] = client.grants.map { grant in
+                Topology.ClientGrant(key: "", roles: Set(grant.roles.compactMap(Topology.Role.init(rawValue:))), machines: grant.machines)
+            }
+        }
+        suspended = Dictionary(table.suspended.map { ($0.number, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// A `placement` view.
+    mutating func placement(_ view: PlacementView) {
+        self.view = view
+    }
+
+    // MARK: Requests
+
+    /// The one place that decides what becomes of a direct request (an envelope of a batch is
+    /// decided as a lone one).
+    /// - Parameters:
+    ///   - peer: The client's routing id on the worker's direct socket.
+    ///   - userID: The connection's ZAP `User-Id` (``Gatekeeper/trustedUser``, or a key and the
+    ///     peer's address).
+    ///   - backlog: What waits for this client on the worker's socket.
+    mutating func decide(peer: [UInt8], _ request: WireMessage, userID: String, backlog: ClientBacklog = .empty) -> Decision {
+        let correlation = request.header.correlation
+        let address = request.address
+        func refuse(_ error: WireError) -> Decision { .act([.send(peer, WireMessage.error(error, correlation: correlation))]) }
+        // The rules are mutated in place (`rules!`), never through a local copy: a copy would
+        // duplicate the ledger's buffers on every request.
+        guard let settings, rules != nil else { return refuse(Self.moved(.notRegistered, address: address, worker: worker)) }
+        let addressCount = address.utf8.count, payloadCount = request.payload.count
+        let limits = settings.limits
+        if !AddressChecks.withinSizes(addressCount: addressCount, payloadCount: payloadCount, maxAddress: limits.addressBytes,
+                                      maxPayload: limits.payloadBytes),
+           let refused = AddressChecks.sizeRefusal(addressCount: addressCount, payloadCount: payloadCount, maxAddress: limits.addressBytes,
+                                                   maxPayload: limits.payloadBytes, correlation: correlation, address: { address }) {
+            if let owed = rules!.owesBusy(to: peer, correlation: correlation, address: nil, refusal: refused.reason, backlog: backlog) {
+                return .act(owed)
+            }
+            return refuse(refused.error)
+        }
+        let bytes = Array(address.utf8)
+        let owed = bytes.withUnsafeBytes { rules!.owesBusy(to: peer, correlation: correlation, address: $0, backlog: backlog) }
+        if let owed { return .act(owed) }
+        guard request.header.kind.authority.servedDirect else { return refuse(Self.notServed(request.header.kind)) }
+        if !bytes.withUnsafeBytes(AddressChecks.isPrintableASCII) {
+            if let control = AddressChecks.controlCharacter(in: address) {
+                return refuse(AddressChecks.controlInAddress(control, correlation: correlation))
+            }
+            guard AddressChecks.isNFC(address) else { return refuse(AddressChecks.notNFC(address, correlation: correlation)) }
+        }
+        let key = userID == Gatekeeper.trustedUser ? nil : String(userID.prefix(40))
+        if let key {
+            let principal = grants[key].map(Gatekeeper.Principal.client)
+            if let refusal = ClientAccess.forbidden(request.header.kind, address: address, for: principal) { return refuse(refusal) }
+            if request.header.kind == .event || request.header.kind == .echo, let number = numbers[key], let suspension = suspended[number] {
+                return refuse(ClientAccess.suspended(key: key, crashes: suspension.crashes, patterns: suspension.patterns, address: address))
+            }
+        }
+        if let reason = misplaced(address) { return refuse(Self.moved(reason, address: address, worker: worker)) }
+        if let busy = busy(adding: addressCount + payloadCount, address: address, readsSlowly: backlog.messages > 0) {
+            return refuse(busy)
+        }
+        let id = CorrelationEpoch.direct.id(nextID)
+        nextID = nextID & CorrelationEpoch.counterMask == CorrelationEpoch.counterMask ? 1 : nextID + 1
+        pending[id] = Pending(peer: peer, correlation: correlation, address: address, bytes: addressCount + payloadCount)
+        pendingBytes += addressCount + payloadCount
+        return .deliver(id: id, existingOnly: MachineAddress.hasKey(address))
+    }
+
+    /// Why `address` is not served here now, if it is not: `not-here` for a machine not placed
+    /// here, a key whose home is another worker (or this one, handed off), or a key homed on a
+    /// worker its adopted instances are being handed back to.
+    func misplaced(_ address: String) -> WireError.Reason? {
+        let parsed = MachineAddress(address)
+        guard let machine = placed[parsed.machine] else { return .notHere }
+        guard machine.keyed, let key = parsed.key, !key.isEmpty, let pool = settings?.pool else { return nil }
+        let handsOff = machine.handoff == true
+        let handedOff = handsOff ? Set(view.handedOff) : []
+        if handsOff, !view.handingBack.isEmpty, let home = Topology.host(ofKey: key, pool: pool, handedOff: []),
+           view.handingBack.contains(home) {
+            return .notHere
+        }
+        return Topology.host(ofKey: key, pool: pool, handedOff: handedOff) == worker ? nil : .notHere
+    }
+
+    /// The worker's bound on the direct requests it holds unanswered: `queues.workerOutbox`
+    /// requests and `queues.workerOutboxBytes` bytes, half of each for a client whose replies
+    /// wait unread, as the coordinator bounds what it forwards to one worker.
+    func busy(adding bytes: Int, address: String, readsSlowly: Bool) -> WireError? {
+        guard let queues = settings?.queues else { return nil }
+        let unanswered = pending.count
+        guard unanswered < queues.workerOutbox else {
+            return WireError(.busy, "worker \(worker) has \(queues.workerOutbox) direct requests unanswered "
+                             + "(queues.workerOutbox); retry later", address: address)
+        }
+        guard unanswered > 0 else { return nil }
+        let expected = pendingBytes + bytes
+        if readsSlowly, unanswered >= max(1, queues.workerOutbox / 2) || expected > queues.workerOutboxBytes / 2 {
+            return WireError(.busy, "this client's replies wait unread at worker \(worker), so its requests may fill at most half "
+                             + "of the worker's queue (queues.workerOutbox, queues.workerOutboxBytes), and that half is full; "
+                             + "read your replies, then retry", address: address)
+        }
+        guard expected > queues.workerOutboxBytes else { return nil }
+        return WireError(.busy, "worker \(worker) has \(unanswered) direct requests unanswered holding \(pendingBytes) bytes, which "
+                         + "with this one pass \(queues.workerOutboxBytes) bytes (queues.workerOutboxBytes); retry later", address: address)
+    }
+
+    /// The answer to direct request `id`: whom to send it to, under the client's correlation, and
+    /// what to send in its place when it does not fit what waits for the client (`reply-dropped`).
+    /// `nil` for an id not pending (answered already, or not a direct one).
+    mutating func answered(_ id: UInt64, kind: MessageKind, size: Int, backlog: ClientBacklog = .empty)
+        -> (peer: [UInt8], correlation: UInt64, replacement: WireMessage?, warning: String?)? {
+        guard let request = pending.removeValue(forKey: id) else { return nil }
+        pendingBytes -= request.bytes
+        let dropped = rules?.admitReply(to: request.peer, size: size, kind: kind, correlation: request.correlation,
+                                        address: request.address, backlog: backlog)
+        return (request.peer, request.correlation, dropped?.replacement, dropped?.warning)
+    }
+
+    /// The busies owed to `peer` that fit now that its queue drained.
+    mutating func drained(_ peer: [UInt8], backlog: ClientBacklog) -> [ClientRuleAction] {
+        rules?.releaseBusies(to: peer, backlog: backlog) ?? []
+    }
+
+    // MARK: Texts
+
+    /// The `moved` error for `reason`: the request did not reach a machine here (for
+    /// `not-committed`, its turn was not kept), so it may be resent, after a `locate`, on either
+    /// route.
+    static func moved(_ reason: WireError.Reason, address: String, worker: String) -> WireError {
+        let why = switch reason {
+        case .notHere: "\(address) is not placed on worker \(worker) now; locate it again"
+        case .notSpawned: "instance \(address) is not on worker \(worker) yet: send its first event through the coordinator, which starts it"
+        case .notRegistered: "worker \(worker) is not registered with the coordinator now; locate \(address) again after a pause"
+        case .notCommitted: "the shared store refused worker \(worker)'s turn for \(address) (another worker holds it); locate it again"
+        case .stopping: "worker \(worker) is shutting down; locate \(address) again"
+        default: "worker \(worker) does not serve \(address) now (\(reason.rawValue)); locate it again"
+        }
+        return WireError(.moved, why + ", then resend the request, which was not applied", address: address.isEmpty ? nil : address,
+                         reason: reason)
+    }
+
+    /// The refusal of a kind a direct route does not serve.
+    static func notServed(_ kind: MessageKind) -> WireError {
+        WireError(.unknownKind, "a worker's direct route serves event, get, cancel, stop, restart, echo and batches of them; "
+                  + "send \(kind.name) to the coordinator's clients endpoint")
+    }
+}
