@@ -224,6 +224,21 @@ final class Mailbox<M: Machine>: Sendable {
         }
     }
 
+    /// Closes the mailbox as ``close(_:finalState:settle:)`` does when nothing is queued, and
+    /// says whether it did; a mailbox holding items is left open for that. Inlinable: a worker
+    /// closes one per instance it passivates, from code specialized for the machine type.
+    @inlinable
+    func closeIfEmpty(_ reason: HostError, finalState: M.State) -> Bool {
+        inner.withLock { state in
+            guard state.queue.isEmpty else { return false }
+            if state.closedBy == nil { state.closedBy = reason }
+            if state.finalState == nil { state.finalState = finalState }
+            state.externalCount = 0
+            state.wake = nil
+            return true
+        }
+    }
+
     /// Queues a request; returns nil, or the final state when the mailbox is closed (the
     /// caller answers with it at once, after everything queued before the close was settled).
     func post(_ request: HostRequest<M>) -> M.State? {
