@@ -75,7 +75,7 @@ final class Mailbox<M: Machine>: Sendable {
         /// The state the machine ended in, once closed: requests arriving later are answered with it.
         @usableFromInline var finalState: M.State?
 
-        @usableFromInline init() {}
+        @inlinable init() {}
     }
 
     /// What an attempt to enqueue found.
@@ -87,11 +87,15 @@ final class Mailbox<M: Machine>: Sendable {
     }
 
     @usableFromInline let capacity: Int
-    @usableFromInline let inner = Mutex(Inner())
+    @usableFromInline let inner: Mutex<Inner>
 
+    /// Inlinable with what it makes (a default value here was a function of its own, generic
+    /// code run per host): a host made specialized for its machine type makes its mailbox
+    /// without looking up the metadata of the mailbox's lock and items.
     @inlinable
     init(capacity: Int) {
         self.capacity = capacity
+        inner = Mutex(Inner())
     }
 
     @inlinable
