@@ -32,8 +32,8 @@ public final actor MachineHost<M: Machine> {
     // run outside any. Such an overlap would no longer trap: code added inside a modification
     // must keep to that.
 
-    // The fixed-size ones first, then the state and the outcome, whose sizes depend on the
-    // machine: a large state does not push the others apart.
+    // The fixed-size ones first, then the state, whose size depends on the machine: a large
+    // state does not push the others apart. (How the machine ended is in ``seldom``, a box.)
     @usableFromInline @exclusivity(unchecked) var booted = false
     /// Whether ``passivate()`` closed the mailbox as the host's release would: its deinit,
     /// generic code, then skips that part (a worker releases a host per key it passivates).
@@ -581,7 +581,7 @@ public final actor MachineHost<M: Machine> {
 
     /// Cancels the instance's timers without ending it (no `onEnd`, no trace): it is leaving
     /// memory, its timers kept in its record, and must not fire here again. Inlinable, like
-    /// ``resting``: most instances leave holding nothing, and then it does nothing.
+    /// ``resting``: most instances leave holding nothing, and then it only closes the mailbox.
     ///
     /// Its mailbox is closed here when nothing is queued, as its release would close it (later
     /// sends are refused as released), so that its deinit, generic code, skips that: a worker
