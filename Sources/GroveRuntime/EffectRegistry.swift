@@ -38,10 +38,12 @@ struct EffectRegistry<M: Machine>: Sendable {
     }
 
     @usableFromInline private(set) var nodes: [EffectID: Node] = [:]
-    private var lastToken: UInt64 = 0
-    private var lastGenerated: UInt64 = 0
+    @usableFromInline var lastToken: UInt64 = 0
+    @usableFromInline var lastGenerated: UInt64 = 0
 
-    @usableFromInline init() {}
+    /// Inlinable, as its fields are usable from inline code: a host made specialized for its
+    /// machine type (a worker's per fresh key) makes its registry without generic code.
+    @inlinable init() {}
 
     @inlinable var isEmpty: Bool { nodes.isEmpty }
 

@@ -52,6 +52,13 @@ public struct HostError: Error, Sendable, Equatable, CustomStringConvertible {
             + "or raise HostOptions.mailboxCapacity if bursts are expected")
     }
 
+    /// What a host's release answers the events it had queued with, and later sends.
+    @usableFromInline
+    static func released(address: String) -> HostError {
+        HostError(.hostReleased, address: address, message:
+            "the host was released before processing this event; keep a reference to it while it has work")
+    }
+
     static func terminated(address: String) -> HostError {
         HostError(.terminated, address: address, message:
             "the machine reached a terminal state and accepts no more events; start a new instance")

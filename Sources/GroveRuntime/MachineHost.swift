@@ -32,9 +32,12 @@ public final actor MachineHost<M: Machine> {
     // run outside any. Such an overlap would no longer trap: code added inside a modification
     // must keep to that.
 
-    // The fixed-size ones first, then the state and the outcome, whose sizes depend on the
-    // machine: a large state does not push the others apart.
+    // The fixed-size ones first, then the state, whose size depends on the machine: a large
+    // state does not push the others apart. (How the machine ended is in ``seldom``, a box.)
     @usableFromInline @exclusivity(unchecked) var booted = false
+    /// Whether ``passivate()`` closed the mailbox as the host's release would: its deinit,
+    /// generic code, then skips that part (a worker releases a host per key it passivates).
+    @usableFromInline @exclusivity(unchecked) var closedForRelease = false
     @usableFromInline @exclusivity(unchecked) var inline: Deque<InlineItem> = []
     @usableFromInline @exclusivity(unchecked) var inlineBuffer: [InlineItem] = []
     @usableFromInline let mailbox: Mailbox<M>
@@ -61,7 +64,14 @@ public final actor MachineHost<M: Machine> {
     /// The current state.
     @usableFromInline @exclusivity(unchecked)
     var _state: M.State
-    @usableFromInline @exclusivity(unchecked) var outcome: Outcome?
+    /// How the machine ended, its last output and the transition being committed: what most
+    /// hosts never set, in one box made when first set (``Seldom``).
+    @usableFromInline @exclusivity(unchecked) var seldom: Seldom?
+    /// How the machine ended; nil while it runs.
+    @inlinable var outcome: Outcome? {
+        get { seldom?.outcome }
+        set { seldomFields.outcome = newValue }
+    }
 
     @usableFromInline @exclusivity(unchecked) var registry = EffectRegistry<M>()
     @usableFromInline let env: M.Env
@@ -88,7 +98,13 @@ public final actor MachineHost<M: Machine> {
 
     var droppedOnEnd: [M.Event] = []
     var endReported = false
-    var lastOutput: M.Output?
+    var lastOutput: M.Output? {
+        get { seldom?.lastOutput }
+        set {
+            if seldom == nil, newValue == nil { return }
+            seldomFields.lastOutput = newValue
+        }
+    }
     @usableFromInline var timersToRestore: [Snapshot<M>.PendingTimer] = []
     /// Events the machine postponed (``MachineEffect/postpone``), oldest first: delivered again
     /// when the state's key next changes.
@@ -99,7 +115,13 @@ public final actor MachineHost<M: Machine> {
     /// Re-issued io of the snapshot this host was restored from, sent at its first run.
     @usableFromInline var ioToReissue: [PendingReissue<M>] = []
     /// The transition being committed, while ``reissuesIO``: the cause of the io it starts.
-    var running: RunningTransition<M>?
+    var running: RunningTransition<M>? {
+        get { seldom?.running }
+        set {
+            if seldom == nil, newValue == nil { return }
+            seldomFields.running = newValue
+        }
+    }
     @usableFromInline var outputObservers: [Int: AsyncStream<M.Output>.Continuation] = [:]
     /// Watchers of the work in flight (``effects()``): told of each start and end while any is
     /// here, so a host nobody watches pays one emptiness check where work starts or ends.
@@ -112,6 +134,28 @@ public final actor MachineHost<M: Machine> {
         case event(M.Event)
         case guarded(M.Event, JobKey)
         case done(JobKey)
+    }
+
+    /// The fields of a host that most hosts never set, boxed: a worker releases a host per
+    /// key it passivates, and the host's deinit is generic code, which looks up the metadata of
+    /// each field whose type depends on the machine to destroy it (two lookups per optional
+    /// one). One reference to a box, nil for most, costs none.
+    @usableFromInline
+    final class Seldom {
+        @usableFromInline @exclusivity(unchecked) var outcome: Outcome?
+        @exclusivity(unchecked) var lastOutput: M.Output?
+        @exclusivity(unchecked) var running: RunningTransition<M>?
+
+        @usableFromInline init() {}
+    }
+
+    /// ``seldom``, made if it is not yet.
+    @usableFromInline
+    var seldomFields: Seldom {
+        if let seldom { return seldom }
+        let made = Seldom()
+        seldom = made
+        return made
     }
 
     @usableFromInline
@@ -232,19 +276,21 @@ public final actor MachineHost<M: Machine> {
         if !registry.isEmpty {
             for (_, node) in registry.removeAll() { EffectRegistry<M>.release(node.resource) }
         }
-        let released = HostError(.hostReleased, address: address, message:
-            "the host was released before processing this event; keep a reference to it while it has work")
-        var dropped: [M.Event] = []
-        let finalState = _state
-        let (replyHandler, address) = (self.replyHandler, address)
-        mailbox.close(released, finalState: finalState) { queued in
-            guard !queued.isEmpty else { return }
-            dropped = Self.settle(Array(queued), finalState: finalState, error: released, address: address, replyHandler: replyHandler)
-        }
-        if !dropped.isEmpty {
-            let machine = address
-            baseLog.notice("events dropped", metadata: ["machine": "\(machine)", "count": "\(dropped.count)", "reason": "\(released.code.rawValue)"])
-            options.diagnostics?(.eventsDropped(dropped, reason: released))
+        // Closed already, with nothing queued, when the host left memory (``passivate()``).
+        if !closedForRelease {
+            let released = HostError.released(address: address)
+            var dropped: [M.Event] = []
+            let finalState = _state
+            let (replyHandler, address) = (self.replyHandler, address)
+            mailbox.close(released, finalState: finalState) { queued in
+                guard !queued.isEmpty else { return }
+                dropped = Self.settle(Array(queued), finalState: finalState, error: released, address: address, replyHandler: replyHandler)
+            }
+            if !dropped.isEmpty {
+                let machine = address
+                baseLog.notice("events dropped", metadata: ["machine": "\(machine)", "count": "\(dropped.count)", "reason": "\(released.code.rawValue)"])
+                options.diagnostics?(.eventsDropped(dropped, reason: released))
+            }
         }
         if !stateObservers.isEmpty { for observer in stateObservers.values { observer.finish() } }
         if !outputObservers.isEmpty { for observer in outputObservers.values { observer.finish() } }
@@ -570,11 +616,20 @@ public final actor MachineHost<M: Machine> {
 
     /// Cancels the instance's timers without ending it (no `onEnd`, no trace): it is leaving
     /// memory, its timers kept in its record, and must not fire here again. Inlinable, like
-    /// ``resting``: most instances leave holding nothing, and then it does nothing.
+    /// ``resting``: most instances leave holding nothing, and then it only closes the mailbox.
+    ///
+    /// Its mailbox is closed here when nothing is queued, as its release would close it (later
+    /// sends are refused as released), so that its deinit, generic code, skips that: a worker
+    /// releases a host per key it passivates.
     @inlinable
     package func passivate() {
-        guard registry.isEmpty, timersToRestore.isEmpty, stateObservers.isEmpty, outputObservers.isEmpty,
-              effectObservers.isEmpty else { return passivateHolding() }
+        if !registry.isEmpty || !timersToRestore.isEmpty || !stateObservers.isEmpty || !outputObservers.isEmpty
+            || !effectObservers.isEmpty {
+            passivateHolding()
+        }
+        if !closedForRelease {
+            closedForRelease = mailbox.closeIfEmpty(.released(address: address), finalState: _state)
+        }
     }
 
     /// ``passivate()`` for a host that holds work, timers or watchers.

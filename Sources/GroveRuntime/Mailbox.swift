@@ -75,7 +75,7 @@ final class Mailbox<M: Machine>: Sendable {
         /// The state the machine ended in, once closed: requests arriving later are answered with it.
         @usableFromInline var finalState: M.State?
 
-        @usableFromInline init() {}
+        @inlinable init() {}
     }
 
     /// What an attempt to enqueue found.
@@ -87,11 +87,15 @@ final class Mailbox<M: Machine>: Sendable {
     }
 
     @usableFromInline let capacity: Int
-    @usableFromInline let inner = Mutex(Inner())
+    @usableFromInline let inner: Mutex<Inner>
 
+    /// Inlinable with what it makes (a default value here was a function of its own, generic
+    /// code run per host): a host made specialized for its machine type makes its mailbox
+    /// without looking up the metadata of the mailbox's lock and items.
     @inlinable
     init(capacity: Int) {
         self.capacity = capacity
+        inner = Mutex(Inner())
     }
 
     @inlinable
@@ -221,6 +225,21 @@ final class Mailbox<M: Machine>: Sendable {
             state.externalCount = 0
             state.wake = nil
             settle(Swift.exchange(&state.queue, with: []))
+        }
+    }
+
+    /// Closes the mailbox as ``close(_:finalState:settle:)`` does when nothing is queued, and
+    /// says whether it did; a mailbox holding items is left open for that. Inlinable: a worker
+    /// closes one per instance it passivates, from code specialized for the machine type.
+    @inlinable
+    func closeIfEmpty(_ reason: HostError, finalState: M.State) -> Bool {
+        inner.withLock { state in
+            guard state.queue.isEmpty else { return false }
+            if state.closedBy == nil { state.closedBy = reason }
+            if state.finalState == nil { state.finalState = finalState }
+            state.externalCount = 0
+            state.wake = nil
+            return true
         }
     }
 

@@ -77,8 +77,9 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     ///   - initialState: Where a new instance starts, when its registration says (a reducer's
     ///     initial state); `M.initialState` otherwise.
     ///   - type: The type name the topology gives the machine.
-    ///   - durable: The type name and durability of a durable instance, the snapshot it
-    ///     continues from (nil for a new one) and, for `journal`, where its journal stands.
+    ///   - durability: What the store keeps of it (`.none`: nothing).
+    ///   - restoring: The snapshot a durable instance continues from; nil for a new one.
+    ///   - cursor: Where a `journal` instance's journal stands; nil for a new one.
     ///   - startsNow: Whether a new instance with an executor starts and boots here, on it
     ///     (the caller runs there: a worker making a keyed instance for its first event), so
     ///     that event finds it idle and runs at once, with no drain to schedule.
@@ -86,20 +87,21 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
          turn: Turn, poison: PoisonWatch = PoisonWatch(), inlet: CoreInlet = CoreInlet(), watched: Bool = false,
          clock: any HostClock = WallClock(),
          executor: (any SerialExecutor)? = nil, replyHandler: HostedPath<M>.ReplyHandler? = nil, initialState: M.State? = nil,
-         type: String = "", durable: (type: String, durability: Durability, restoring: Snapshot<M>?, cursor: JournalCursor?)? = nil,
+         type: String = "", durability: Durability = .none, restoring: Snapshot<M>? = nil, cursor: JournalCursor? = nil,
          startsNow: Bool = false) {
+        // Durability, snapshot and cursor apart, not an optional tuple of them: in this generic
+        // code a tuple's metadata is built, and its copies go through value witnesses, per
+        // instance.
         self.address = address
         self.path = path
         self.link = link
         self.turn = turn
         self.poison = poison
         self.inlet = inlet
-        let type = durable?.type ?? type
         self.type = type
         eventCounts = link.metrics.eventCounts(ofMachine: MachineAddress.machine(of: address))
-        let durability = durable?.durability ?? .none
         self.durability = durability
-        let journal = durability == .journal ? JournalTail(durable?.cursor ?? JournalCursor()) : nil
+        let journal = durability == .journal ? JournalTail(cursor ?? JournalCursor()) : nil
         self.journal = journal
         remoteIO = (io as? ClusterIOPerformer)?.remoteNames ?? []
         // Given its address: the default, the type's name, is found by reflection (`Mirror`),
@@ -123,7 +125,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         } else {
             options.replyHandler = path.replyHandler(link)
         }
-        options.trace = AuditTrail<M>.handler(for: address, worker: link.worker, sink: turn.audit, clock: clock, initial: durable?.restoring?.state ?? initialState ?? M.initialState)
+        options.trace = AuditTrail<M>.handler(for: address, worker: link.worker, sink: turn.audit, clock: clock, initial: restoring?.state ?? initialState ?? M.initialState)
         options.onEnd = Self.ending(address, durability: durability, link: link, turn: turn)
         // Every machine's events, durable or not: a crash is attributed to the event that
         // caused it, and to its sender, whatever the machine keeps.
@@ -139,10 +141,10 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         if let clock = link.metrics.transitionClock(type: type.isEmpty ? "\(M.self)" : type) {
             options.recorder = Self.timing(options.recorder, on: clock)
         }
-        host = path.makeHost(env, durable?.restoring?.state ?? initialState, io, clock, options, durable?.restoring)
+        host = path.makeHost(env, restoring?.state ?? initialState, io, clock, options, restoring)
         drainTarget.attach(host)
-        if durability != .none { noteChangesAfterDrains(restoring: durable?.restoring) }
-        start(watched: watched, now: startsNow && executor != nil && durable?.restoring == nil)
+        if durability != .none { noteChangesAfterDrains(restoring: restoring) }
+        start(watched: watched, now: startsNow && executor != nil && restoring == nil)
     }
 
     deinit {

@@ -160,8 +160,8 @@ struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event
         // host then keeps (heaptrack found seven of 88 bytes per instance, four made here).
         return Hosted<M>(address: address, env: env, path: path, mailboxCapacity: mailboxCapacity, io: io, link: wiring.link,
                          turn: wiring.turn, poison: wiring.poison, inlet: wiring.inlet, watched: watched, clock: wiring.clock,
-                         executor: executor, replyHandler: replyHandler, initialState: start?.initialState, type: type,
-                         durable: durable.map { ($0.type, $0.durability, restoring, cursor) }, startsNow: startsNow)
+                         executor: executor, replyHandler: replyHandler, initialState: start?.initialState, type: durable?.type ?? type,
+                         durability: durable?.durability ?? .none, restoring: restoring, cursor: cursor, startsNow: startsNow)
     }
 
     func check(event json: [UInt8], address: String) -> WireError? {
