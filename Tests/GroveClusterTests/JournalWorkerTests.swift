@@ -24,7 +24,7 @@ struct JournalWorkerTests {
     /// A worker on `store`, cut off from it when killed (what its machines still run in this
     /// test process never reaches the store, as nothing of a killed process would); its flight
     /// log left by a process that died replaying `died` on `ledger`, when given.
-    static func worker(_ store: MemoryMachineStore, died: [UInt8]? = nil,
+    static func worker(_ store: any MachineStore, died: [UInt8]? = nil,
                        clock: any HostClock = WallClock()) throws -> (worker: InMemoryWorker, kill: () -> Void) {
         let log = MemoryFlightLog()
         if let died { log.begin(address: "ledger", event: Array(died.dropFirst()), binary: died[0] == 1, origin: .journal) }
