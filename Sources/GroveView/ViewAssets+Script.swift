@@ -246,8 +246,17 @@ extension ViewAssets {
       source.onmessage = (message) => { apply(JSON.parse(message.data)); schedule(); };
       source.onerror = () => { $("connection").textContent = "reconnecting"; $("connection").className = "down"; };
     }
+    // Drawn at the next animation frame, or within 250 ms when none comes (a browser that
+    // draws no frames for the page, hidden or headless, runs no frame callbacks): an update is
+    // never left applied and undrawn, which no later update could mend while `dirty` held.
     let dirty = false;
-    function schedule() { if (!dirty) { dirty = true; requestAnimationFrame(() => { dirty = false; render(); }); } }
+    function schedule() {
+      if (dirty) return;
+      dirty = true;
+      const draw = () => { if (dirty) { dirty = false; render(); } };
+      requestAnimationFrame(draw);
+      setTimeout(draw, 250);
+    }
     setInterval(renderEffects, 1000);
     connect();
     """#

@@ -82,7 +82,11 @@ package struct ViewCore: Sendable {
 
     package private(set) var states: [String: MachineState] = [:]
     package private(set) var effects: [String: Effect] = [:]
-    package private(set) var recent: [JSONValue] = []
+    /// The last ``recentCapacity`` transitions, as the page shows them.
+    package var recent: [JSONValue] { transitions.map(\.json) }
+    /// The transitions behind ``recent``, with the states they went between: a transition
+    /// seen before its machine's graph came is named again by the graph's nodes when it does.
+    private var transitions: [Transition] = []
     package private(set) var workers: [String: String] = [:]
     /// Addresses not kept for ``stateCapacity``.
     package private(set) var omitted = 0
@@ -145,12 +149,21 @@ package struct ViewCore: Sendable {
     }
 
     /// Takes in the graphs' node names (machine type → names) once the workers described them,
-    /// and names every kept state's node again by them.
+    /// and names every kept state's node, and both ends of every recent transition, again by
+    /// them: a transition made before the graphs came reads `auth: unauthenticated →
+    /// enteringCredentials` in the next snapshot, not `? → ?`.
     package mutating func setGraphNodes(_ nodes: [String: Set<String>]) {
         graphNodes = nodes
         for (address, var kept) in states {
             kept.node = node(of: kept.state, at: address)
             states[address] = kept
+        }
+        for index in transitions.indices {
+            guard let states = transitions[index].states else { continue }
+            let address = transitions[index].address
+            transitions[index].fromNode = node(of: states.from, at: address)
+            transitions[index].toNode = node(of: states.to, at: address)
+            if hasGraph(address) { transitions[index].states = nil }
         }
     }
 
@@ -179,14 +192,13 @@ package struct ViewCore: Sendable {
             // state a snapshot brought back after missed publications (the view cannot tell
             // which transitions it missed, only where the machine stands now).
             if let before, publication.kind != Self.resyncKind {
-                let transition = JSONValue.object([
-                    "type": .string("transition"), "address": .string(address), "from": before.node.map(JSONValue.string) ?? .null,
-                    "to": node.map(JSONValue.string) ?? .null, "at": .integer(now),
-                ])
-                recent.append(transition)
-                if recent.count > Self.recentCapacity { recent.removeFirst(recent.count - Self.recentCapacity) }
+                // The states are kept only until the machine's graph names them (bounded: 50).
+                let transition = Transition(address: address, fromNode: before.node, toNode: node, at: now,
+                                            states: hasGraph(address) ? nil : (before.state, state))
+                transitions.append(transition)
+                if transitions.count > Self.recentCapacity { transitions.removeFirst(transitions.count - Self.recentCapacity) }
                 count(Self.machine(of: address), at: now)
-                updates.append(Update(address: address, json: transition))
+                updates.append(Update(address: address, json: transition.json))
             }
             return updates
         case "effect":
@@ -265,6 +277,28 @@ package struct ViewCore: Sendable {
             "states": .array(machines), "effects": .array(inFlight), "recent": .array(transitions),
             "workers": .object(workers.mapValues(JSONValue.string)), "omitted": .integer(Int64(omitted)),
         ]
+    }
+
+    /// Whether the graph of the machine at `address` named the nodes already.
+    private func hasGraph(_ address: String) -> Bool {
+        machineTypes[Self.machine(of: address)].flatMap { graphNodes[$0] } != nil
+    }
+
+    /// A machine moving from one published state to the next.
+    struct Transition: Sendable {
+        var address: String
+        var fromNode: String?
+        var toNode: String?
+        var at: Int64
+        /// The states it went between, while its machine has no graph to name them by.
+        var states: (from: JSONValue, to: JSONValue)?
+
+        var json: JSONValue {
+            .object([
+                "type": .string("transition"), "address": .string(address), "from": fromNode.map(JSONValue.string) ?? .null,
+                "to": toNode.map(JSONValue.string) ?? .null, "at": .integer(at),
+            ])
+        }
     }
 
     static func stateJSON(_ address: String, _ state: MachineState) -> JSONValue {

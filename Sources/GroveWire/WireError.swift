@@ -57,6 +57,12 @@ public struct WireError: Error, Sendable, Hashable, Codable, CustomStringConvert
         /// topic and number are the publication's, the payload says its kind and size. Read the
         /// state with a `get`. Never a reply.
         public static let publicationTooLarge = Code(rawValue: "publication-too-large")
+        /// The machine's durable instance could not be brought back: its stored record or a
+        /// journal entry does not read (a bad codec byte, bytes that do not decode, a journal
+        /// the store finds tampered with). It is not started afresh, which would bury the state
+        /// it acknowledged; the message names the address, the store and what was wrong, and
+        /// says what to do. Its worker serves every other machine.
+        public static let unreadableRecord = Code(rawValue: "unreadable-record")
         /// The machine's mailbox is full; retry later.
         public static let mailboxFull = Code(rawValue: "mailbox-full")
         /// The machine reached a terminal state, was stopped or failed.

@@ -94,6 +94,50 @@ struct DurableWorkerTests {
 }
 
 extension DurableWorkerTests {
+    /// A record whose codec byte is unknown, and one whose bytes do not decode: each instance
+    /// is refused with an error naming it and the store, and never started afresh over its
+    /// record, which stays as it is; the worker's other machines are served.
+    @Test func aRecordThatDoesNotReadRefusesItsInstanceOnlyAndIsLeftAsItIs() async throws {
+        let cluster = InMemoryCluster(topology: Self.topology)
+        let store = RememberingStore()
+        let (first, killFirst) = try Self.worker(store)
+        first.start()
+        try #require(Self.welcome(first, in: cluster), "\(cluster.warnings)")
+        _ = try await Self.send([("tally", 1), ("tally", 2), ("tallies/x", 3), ("tallies/y", 4)], through: cluster, to: first)
+        killFirst()
+        var stored = Dictionary(uniqueKeysWithValues: try store.records().map { ($0.address, $0) })
+        var badByte = try #require(stored["tally"])
+        badByte.snapshot[0] = 0xE7
+        var badBytes = try #require(stored["tallies/x"])
+        badBytes.snapshot = [badBytes.snapshot[0], 0xFF, 0xFF, 0xFF]
+        var corrupting = StoreCommit()
+        corrupting.records = [badByte, badBytes]
+        try store.commit(corrupting)
+        stored = Dictionary(uniqueKeysWithValues: try store.records().map { ($0.address, $0) })
+
+        let (second, killSecond) = try Self.worker(store)
+        defer { killSecond() }
+        second.start()
+        try #require(Self.welcome(second, in: cluster), "\(cluster.warnings)")
+        let replies = try await Self.send([("tally", 5), ("tallies/x", 6), ("tallies/y", 7), ("scratch", 8), ("tally", 9)],
+                                          through: cluster, to: second)
+        #expect(replies[2].text == #"{"count":2}"#, "tallies/y continues")
+        #expect(replies[3].text == #"{"count":1}"#, "scratch is served")
+        for (index, address, what) in [(0, "tally", "unknown codec byte 231"), (1, "tallies/x", "does not decode"), (4, "tally", "unknown codec byte 231")] {
+            let reply = replies[index]
+            #expect(reply.header.kind == .error, "\(address): \(reply.text)")
+            let error = try WireJSON.decode(WireError.self, from: reply.payload)
+            #expect(error.code == .unreadableRecord && error.address == address, "\(error)")
+            #expect(error.message.contains("cannot read what the worker's store holds for '\(address)'") && error.message.contains(what),
+                    "\(error.message)")
+            #expect(error.message.contains("Restore the store from a backup"), "\(error.message)")
+        }
+        // Left as they were: nothing started afresh wrote over them.
+        let after = Dictionary(uniqueKeysWithValues: try store.records().map { ($0.address, $0) })
+        #expect(after["tally"] == stored["tally"] && after["tallies/x"] == stored["tallies/x"])
+        #expect(store.counts()["tallies/y"] == 2)
+    }
+
     @Test func aTimerThatFellDueWhileTheWorkerWasDownFiresOnceWhenItIsBack() async throws {
         let cluster = InMemoryCluster(topology: Self.topology)
         let store = RememberingStore()

@@ -24,7 +24,7 @@ struct JournalWorkerTests {
     /// A worker on `store`, cut off from it when killed (what its machines still run in this
     /// test process never reaches the store, as nothing of a killed process would); its flight
     /// log left by a process that died replaying `died` on `ledger`, when given.
-    static func worker(_ store: MemoryMachineStore, died: [UInt8]? = nil,
+    static func worker(_ store: any MachineStore, died: [UInt8]? = nil,
                        clock: any HostClock = WallClock()) throws -> (worker: InMemoryWorker, kill: () -> Void) {
         let log = MemoryFlightLog()
         if let died { log.begin(address: "ledger", event: Array(died.dropFirst()), binary: died[0] == 1, origin: .journal) }
@@ -210,4 +210,46 @@ final class StoreSession: MachineStore {
         try store.forgetCrashes(of: address, event: identity)
     }
     func crashes() throws(StoreError) -> [CrashCount] { try store.crashes() }
+}
+
+extension JournalWorkerTests {
+    /// A journal entry whose codec byte changed in the store refuses its instance only, with an
+    /// error naming it and the entry; the record and journal stay as they were, and the
+    /// worker's other instances are replayed and served.
+    @Test func aJournalEntryThatDoesNotReadRefusesItsInstanceOnly() async throws {
+        let cluster = InMemoryCluster(topology: Self.topology)
+        let store = MemoryMachineStore()
+        let (first, killFirst) = try Self.worker(store)
+        try await Self.start(first, in: cluster)
+        #expect(try await Self.add(7, to: "ledgers/x", cluster, first, correlation: 1) == #"{"total":7}"#)
+        #expect(try await Self.add(8, to: "ledgers/x", cluster, first, correlation: 2) == #"{"total":15}"#)
+        #expect(try await Self.add(1, to: "ledger", cluster, first, correlation: 3) == #"{"total":1}"#)
+        killFirst()
+        // Entry 2 of ledgers/x written again with an unknown codec byte (the store refuses an
+        // entry written twice: removed first, then record and journal as they were).
+        let record = try #require(try store.record(of: "ledgers/x"))
+        var entries = try store.journal(of: "ledgers/x", after: record.sequence)
+        try #require(entries.map(\.sequence) == [2])
+        entries[0].event[0] = 0xE7
+        var removing = StoreCommit()
+        removing.removed = ["ledgers/x"]
+        try store.commit(removing)
+        var corrupting = StoreCommit()
+        corrupting.records = [record]
+        corrupting.journal = entries
+        try store.commit(corrupting)
+
+        let (restarted, killRestarted) = try Self.worker(store)
+        defer { killRestarted() }
+        try await Self.start(restarted, in: cluster)
+        #expect(try await Self.add(100, to: "ledger", cluster, restarted, correlation: 4) == #"{"total":101}"#)
+        for correlation: UInt64 in [5, 6] {
+            let reply = try await Self.add(100, to: "ledgers/x", cluster, restarted, correlation: correlation)
+            let error = try WireJSON.decode(WireError.self, from: Array(reply.utf8))
+            #expect(error.code == .unreadableRecord && error.address == "ledgers/x", "\(reply)")
+            #expect(error.message.contains("journal entry 2 of 'ledgers/x' starts with an unknown codec byte"), "\(error.message)")
+        }
+        #expect(try store.record(of: "ledgers/x") == record)
+        #expect(try store.journal(of: "ledgers/x", after: record.sequence) == entries)
+    }
 }

@@ -58,6 +58,17 @@ struct WorkerCoreFailureTests {
         }
     }
 
+    @Test func aRecordThatDoesNotReadIsLoggedAndTheWorkerServesItsOtherMachines() {
+        // One unreadable record is that instance's problem: a restart would read the same bytes.
+        let actions = core.failed(.recordUnreadable(address: "ledger/a", message: "worker edge cannot read what the SQLite store holds"))
+        guard actions.count == 1, case .log(let level, let line) = actions[0] else {
+            Issue.record("not one log line: \(actions)")
+            return
+        }
+        #expect(level == .error)
+        #expect(line == "worker edge cannot read what the SQLite store holds")
+    }
+
     @Test func anUnwrittenQuarantineSaysTheEventIsNotRunAgainAndWhatTheNextStartDoes() throws {
         let reason = try #require(exit(.quarantineWrite(address: "ledger", "database is locked")))
         #expect(reason.message.contains("worker edge could not quarantine the event that crashed it twice at ledger: database is locked"))

@@ -104,6 +104,48 @@ extension EndToEnd {
             }
         }
 
+        /// A record changed on disk between two launches (its codec byte, as a bad sector or a
+        /// stray tool would) costs its instance only: each event to it gets `unreadable-record`
+        /// naming it, the SQLite file and what was wrong, the record stays as it was, and the
+        /// worker serves its other machines.
+        @Test func aRecordCorruptedOnDiskRefusesItsInstanceOnlyAndStaysAsItWas() async throws {
+            let sqlite = URL(fileURLWithPath: "/usr/bin/sqlite3")
+            let read = "SELECT hex(snapshot) FROM machines WHERE address = 'counter'"
+            var corrupted = ""
+            try await withKilledAndRelaunchedCluster(Self.counters, before: Self.fill, between: { directory in
+                let file = try Self.store(of: "w", in: directory)
+                let stored = try await runCommand(sqlite, [file, read], in: directory).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+                try #require(stored.count > 2, "no record of counter in \(file)")
+                // The codec byte (3, the state alone) becomes 0xE7, the rest as it was.
+                corrupted = "E7" + stored.dropFirst(2)
+                let changed = try await runCommand(sqlite, [file, "UPDATE machines SET snapshot = X'\(corrupted)' WHERE address = 'counter'", read],
+                                                   in: directory)
+                #expect(changed.status == 0 && changed.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == corrupted, "\(changed)")
+            }, after: { (second: Cluster, _: Void) in
+                let file = try Self.store(of: "w", in: second.directory)
+                for _ in 0..<2 {
+                    let refused = try await second.fsmSend(["send", "counter", "increment"])
+                    #expect(refused.status != 0, "\(refused)")
+                    #expect(refused.stderr.contains("unreadable-record") && refused.stderr.contains("'counter'")
+                            && refused.stderr.contains("the SQLite store \(file)") && refused.stderr.contains("unknown codec byte 231")
+                            && refused.stderr.contains("Restore the store from a backup"), "\(refused)")
+                }
+                #expect(try await second.send("counters/a", "increment") == json(#"{"count":4}"#))
+                #expect(try await second.send("scratch", "increment") == json(#"{"count":1}"#))
+                #expect(second.log.contains("cannot read what the SQLite store \(file) holds for 'counter'"), "\(second.log.suffix(2000))")
+                // Left as it was, though the worker wrote counters/a since.
+                let after = try await runCommand(sqlite, [file, read], in: second.directory)
+                #expect(after.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == corrupted, "\(after)")
+            })
+        }
+
+        /// The SQLite file of worker `worker` in a cluster's directory.
+        static func store(of worker: String, in directory: URL) throws -> String {
+            let files = FileManager.default.enumerator(atPath: directory.path)?.compactMap { $0 as? String } ?? []
+            let file = try #require(files.first { $0 == "\(worker).sqlite" || $0.hasSuffix("/\(worker).sqlite") }, "\(files)")
+            return directory.appendingPathComponent(file).path
+        }
+
         @Test func aRelaunchedTopologyBringsBackItsMachines() async throws {
             try await withKilledAndRelaunchedCluster(Self.counters, before: Self.fill, after: { (second: Cluster, _: Void) in
                 try await Self.expectFilled(second)

@@ -37,10 +37,13 @@ extension EndToEnd {
             }
             try await act()
             let results = await Browser.results(of: browser)
+            // A step that failed says what the page received, the browser's stderr, and what
+            // fsm-launch (the view and the workers) logged.
+            let launched = "\nfsm-launch stderr, last lines:\n" + cluster.log.split(separator: "\n").suffix(40).joined(separator: "\n")
             for result in results where result["ok"] as? Bool != true {
-                Issue.record("browser step \(result["step"] ?? "?") failed: \(result["value"] ?? "")\nstderr: \(browser.stderr.suffix(2000))")
+                Issue.record("browser step \(result["step"] ?? "?") failed: \(result["value"] ?? "")\nstderr: \(browser.stderr.suffix(2000))\(launched)")
             }
-            #expect(results.count == steps.count + 2, "browser: \(browser.stdout)\n\(browser.stderr.suffix(2000))")
+            #expect(results.count == steps.count + 2, "browser: \(browser.stdout)\n\(browser.stderr.suffix(2000))\(launched)")
             return results
         }
 

@@ -46,6 +46,24 @@ struct ViewCoreTests {
         #expect(core.states["auth"]?.node == "unauthenticated")
     }
 
+    /// The live view's flake (theGraphHighlightsTheStateAnFsmSendCaused): a transition made
+    /// before the workers described the graphs was kept as `? → ?` for good, since only the
+    /// states were named again when the graphs came.
+    @Test func aTransitionSeenBeforeTheGraphsIsNamedByThemWhenTheyCome() {
+        var core = ViewCore(machineTypes: ["auth": "AuthFlow"])
+        let step = { (name: String) in JSONValue.object(["failedAttempts": .integer(0), "maxAttempts": .integer(3),
+                                                         "step": .object([name: .object([:])])]) }
+        _ = core.apply(Self.state("auth", step("unauthenticated")), now: 1)
+        let made = core.apply(Self.state("auth", step("enteringCredentials")), now: 2)
+        #expect(made.last?.json.objectValue?["to"] == .null, "no graph yet: no node")
+        core.setGraphNodes(["AuthFlow": ["unauthenticated", "enteringCredentials"]])
+        let shown = core.snapshot(covering: { _ in true })["recent"]
+        let transition = JSONValue.object(["type": .string("transition"), "address": .string("auth"), "from": .string("unauthenticated"),
+                                           "to": .string("enteringCredentials"), "at": .integer(2)])
+        #expect(shown == .array([transition]))
+        #expect(core.recent == [transition])
+    }
+
     @Test func theFirstStateIsWhereAMachineStandsAndTheNextOneATransition() {
         var core = ViewCore()
         let first = core.apply(Self.state("auth", .object(["idle": .object([:])])), now: 1_000)

@@ -48,7 +48,7 @@ enum DurableRecord {
     static func decode<M: Machine>(_ bytes: [UInt8], as machine: M.Type) throws -> Snapshot<M> where M.State: Codable, M.Event: Codable {
         guard let codec = bytes.first, (binaryCodec...jsonPostponingCodec).contains(codec) else {
             throw WireError(.malformedFrame, "the record starts with an unknown codec byte \(bytes.first.map { "\($0)" } ?? "(empty)"): "
-                + "written by a newer Grove, whose workers can read it")
+                + "damaged, or written by a newer Grove, whose workers can read it")
         }
         if codec == stateAloneCodec {
             return Snapshot(state: try IOBody.decode(M.State.self, from: bytes[1...], binary: true,

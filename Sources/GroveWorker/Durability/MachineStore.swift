@@ -68,10 +68,15 @@ package protocol MachineStore: AnyObject, Sendable {
     /// no other machine needs: the worker writes a record for each, which lets them go. Empty
     /// when the store frees its journal otherwise (the default).
     func journalLaggards(limit: Int) -> [String]
+    /// The store as people are told of it in errors: the SQLite file, or the PostgreSQL
+    /// server, database and topology (never a password).
+    var label: String { get }
 }
 
 extension MachineStore {
     package func journalLaggards(limit: Int) -> [String] { [] }
+
+    package var label: String { "the worker's store" }
 
     /// Reads every record to find one: correct for a store without an index on addresses,
     /// which should implement its own.

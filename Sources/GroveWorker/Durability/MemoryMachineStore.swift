@@ -25,6 +25,8 @@ package final class MemoryMachineStore: MachineStore {
 
     package init() {}
 
+    package var label: String { "the in-memory store" }
+
     /// While set, every ``commit(_:)`` throws it and changes nothing: a full disk, say.
     package var failure: StoreError? {
         get { injected.withLock { $0 } }

@@ -29,6 +29,8 @@ package final class PostgresMachineStore: MachineStore {
     package let worker: String
     /// The fencing token this process holds.
     package let epoch: Int64
+
+    package var label: String { "the PostgreSQL store at \(location) (topology '\(topology)', worker '\(worker)')" }
     private let connection: Mutex<PostgresConnection?>
     private let logger: Logger
 

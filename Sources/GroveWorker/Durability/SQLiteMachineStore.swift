@@ -22,6 +22,8 @@ import Synchronization
 package final class SQLiteMachineStore: MachineStore {
     /// The database file.
     package let path: String
+
+    package var label: String { "the SQLite store \(path)" }
     private let database: DatabaseQueue
     private let lock: StoreLock
     private let state = Mutex(Connection())

@@ -17,6 +17,25 @@ extension WireError {
         }
     }
 
+    /// The error every request to a durable instance whose stored record or journal does not
+    /// read is answered with: where, what was wrong, that nothing was written over it, and
+    /// what to do.
+    /// - Parameters:
+    ///   - address: The instance's address.
+    ///   - store: The store, as its ``MachineStore/label`` names it.
+    ///   - worker: The worker's name.
+    ///   - why: What reading it met, e.g. "the record starts with an unknown codec byte 9".
+    static func unreadableRecord(address: String, store: String, worker: String, why: String) -> WireError {
+        var why = why
+        if why.hasSuffix(".") { why.removeLast() }
+        return WireError(.unreadableRecord, "worker \(worker) cannot read what \(store) holds for '\(address)': \(why). "
+            + "The record is corrupt, or was written by another version of Grove or of the machine's type; "
+            + "so that its acknowledged state is not lost, the instance is not started from its initial state and the record is left "
+            + "as it is, and every request to '\(address)' gets this error. Restore the store from a backup, or run a worker "
+            + "that reads the record, then restart worker \(worker); the worker's other machines are served meanwhile",
+                         address: address)
+    }
+
     /// A state the machine committed that its `Encodable` conformance refuses to encode (a NaN in
     /// JSON, say): what happened, where in the state, and what to fix.
     /// - Parameters:

@@ -147,7 +147,8 @@ struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event
             do {
                 restoring = try decodeRecord(record.snapshot)
             } catch {
-                throw WireError(.unknownMachine, "the stored record of '\(address)' does not decode as \(M.self)'s snapshot: \(error)",
+                let why = (error as? WireError)?.message ?? "\(error)"
+                throw WireError(.unknownMachine, "the stored record of '\(address)' does not decode as \(M.self)'s snapshot: \(why)",
                                 address: address)
             }
             if durable?.durability == .journal, let snapshot = restoring, let journal = durable?.journal {

@@ -13,6 +13,10 @@ enum WorkerFailure: Sendable, Equatable {
     case storeWrite(String)
     /// The store could not give the journal of the `journal` instance at `address`, coming back.
     case journalRead(address: String, String)
+    /// The stored record or journal of the instance at `address` was read and does not decode
+    /// (a bad codec byte, a state of another shape, a run the store calls corrupt): `message`
+    /// is the error its events are answered with (``WireError/unreadableRecord(address:store:worker:why:)``).
+    case recordUnreadable(address: String, message: String)
     /// The store refused the commit that quarantines an event at `address` (its dead letter and
     /// the machine's record without it): nothing of it was stored.
     case quarantineWrite(address: String, String)
@@ -50,6 +54,11 @@ extension WorkerCore {
             // Started without its journal the instance would lose acknowledged events, and its
             // first record would bury them.
             [.exit(.journalUnreadable(worker: worker, address: address, why))]
+        case .recordUnreadable(_, let message):
+            // Only that instance: the store is fine, one record in it is not. Ending the worker
+            // would end every other machine for nothing (a restart reads the same bytes), and
+            // starting the instance afresh would write over what it acknowledged.
+            [.log(.error, message)]
         case .quarantineWrite(let address, let why):
             // Running on would leave the event in the stored record for the next start to run a
             // third time; the count kept in the store lets the next process quarantine it first.

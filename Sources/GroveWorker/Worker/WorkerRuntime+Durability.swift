@@ -73,10 +73,10 @@ extension WorkerRuntime {
     }
 
     /// The instance at `address` brought back from its stored record, when one waits for its
-    /// turn; nil otherwise (and when the record or a journal entry does not decode: the
-    /// instance then starts from its initial state with its next event, and the record stays
-    /// until it writes again). A `journal` instance's entries after its record are replayed
-    /// onto it (``Factory/replaying(_:onto:address:flight:)``).
+    /// turn; nil otherwise. A `journal` instance's entries after its record are replayed onto
+    /// it (``Factory/replaying(_:onto:address:flight:)``). When the record or a journal entry
+    /// does not decode, or the store finds the journal `corrupt`, the instance is refused
+    /// (``refuseUnreadable(_:why:)``): nil now, and an error for every request to it later.
     func restoreIfWaiting(_ address: String) -> (any HostedMachine)? {
         guard let record = recovery.waiting.removeValue(forKey: address) else { return nil }
         let name = MachineAddress.machine(of: address)
@@ -85,6 +85,9 @@ extension WorkerRuntime {
         if machine.durability == .journal, let store {
             do {
                 journal = try store.journal(of: address, after: record.sequence)
+            } catch where error.code == .corrupt {
+                refuseUnreadable(address, why: error.message)
+                return nil
             } catch {
                 // The core ends the worker (WorkerCore+Failures.swift).
                 failed(.journalRead(address: address, error.message))
@@ -101,8 +104,19 @@ extension WorkerRuntime {
             recovery.restored += 1
             return made
         } catch {
-            log.error("\(error.message); it starts from its initial state when it next gets an event")
+            refuseUnreadable(address, why: error.message)
             return nil
         }
+    }
+
+    /// Refuses the instance at `address` from now on, its stored record or journal unreadable
+    /// for `why`: starting it from its initial state would write over the state it
+    /// acknowledged, at its first commit. The record stays in the store untouched; the worker
+    /// serves on (``WorkerFailure/recordUnreadable(address:message:)``).
+    func refuseUnreadable(_ address: String, why: String) {
+        let refusal = WireError.unreadableRecord(address: address, store: store?.label ?? "the worker's store", worker: link.worker,
+                                                 why: why)
+        unreadable[address] = refusal
+        failed(.recordUnreadable(address: address, message: refusal.message))
     }
 }

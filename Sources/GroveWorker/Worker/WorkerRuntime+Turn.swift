@@ -333,6 +333,7 @@ extension WorkerRuntime {
             existing.touch(sweep)
             return existing
         }
+        if let refusal = unreadable[address] { throw refusal }
         let name = MachineAddress.machine(of: address)
         let placed = core.placed[name]
         let spawns = spawning || recovery.waiting[address] != nil || core.passivation.passivates(name) || placed?.handoff == true
@@ -356,6 +357,8 @@ extension WorkerRuntime {
             adopted.touch(sweep)
             return adopted
         }
+        // Its record was there and did not read: refused, not started afresh over it.
+        if let refusal = unreadable[address] { throw refusal }
         guard spawning || !MachineAddress.hasKey(address) else {
             throw WireError(.unknownMachine, "instance \(address) has not been spawned; keyed instances start with their first event",
                             address: address)

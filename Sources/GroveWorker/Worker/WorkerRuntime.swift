@@ -85,6 +85,10 @@ actor WorkerRuntime {
     /// The keyed instances the store may hold a record of, for the machines it covers: a fresh
     /// key of a passivating machine starts without a store read (``restorePassivated(_:)``).
     var storedKeys = StoredKeys()
+    /// Durable instances whose stored record or journal does not read, with the error every
+    /// request to them is answered with (``refuseUnreadable(_:why:)``): never started afresh
+    /// over what they acknowledged.
+    var unreadable: [String: WireError] = [:]
     /// What the io performers of its instances share (``sharedIO()``), made again when a
     /// welcome places other io elsewhere.
     var clusterIO: ClusterIO?

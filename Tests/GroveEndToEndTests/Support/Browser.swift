@@ -89,7 +89,29 @@ struct Browser {
     options.binary_location = "/usr/bin/chromium"
     for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1600,1000", "--disable-gpu"]:
         options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    # What the page's event stream carried, for a step that times out: each message as it came
+    # (its first 300 characters), the last 300 kept.
+    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": """
+      window.__received = [];
+      const Original = window.EventSource;
+      window.EventSource = function (url) {
+        const source = new Original(url);
+        const note = (text) => { window.__received.push(new Date().toISOString().slice(11, 23) + " " + text); if (window.__received.length > 300) window.__received.shift(); };
+        source.addEventListener("open", () => note("(open)"));
+        source.addEventListener("error", () => note("(error, state " + source.readyState + ")"));
+        source.addEventListener("message", (m) => note(m.data.slice(0, 300)));
+        return source;
+      };"""})
+
+    def diagnosis():
+        try:
+            received = driver.execute_script("return window.__received || []")
+            console = [entry.get("message", "") for entry in driver.get_log("browser")]
+            return "\nreceived:\n" + "\n".join(received) + "\nconsole:\n" + "\n".join(console)
+        except Exception as error:
+            return "\n(no diagnosis: " + repr(error) + ")"
     wait = WebDriverWait(driver, 30, poll_frequency=0.05)
 
     # The text of the first match (a space when it has none, so that a match is never falsy).
@@ -137,7 +159,8 @@ struct Browser {
                     driver.save_screenshot(argument)
                     report(index, True)
             except TimeoutException:
-                report(index, False, "timed out after 30 s: " + json.dumps(step) + "; page: " + driver.find_element(By.TAG_NAME, "body").text[:1500])
+                report(index, False, "timed out after 30 s: " + json.dumps(step) + "; page: " + driver.find_element(By.TAG_NAME, "body").text[:1500]
+                       + diagnosis())
                 break
             except Exception as error:
                 report(index, False, repr(error))
