@@ -191,6 +191,8 @@ final class StoreSession: MachineStore {
 
     func revoke() { revoked.withLock { $0 = true } }
 
+    var label: String { store.label }
+
     func answers(of address: String) throws(StoreError) -> [AnswerEntry] { try store.answers(of: address) }
     func records() throws(StoreError) -> [MachineRecord] { try store.records() }
     func journal(of address: String, after sequence: UInt64) throws(StoreError) -> [JournalEntry] {
