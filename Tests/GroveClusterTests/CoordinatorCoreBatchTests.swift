@@ -43,6 +43,26 @@ struct CoordinatorCoreBatchTests {
         #expect(error.message.contains(says), "\(error.message)")
     }
 
+    /// Found by an attacker's review: one batch of 100,000 `list`s held the coordinator for
+    /// four and a half minutes, workers declared lost meanwhile. What the coordinator answers
+    /// itself is bounded per batch; events beside them do not count.
+    @Test func aBatchOfMoreRequestsThanTheCoordinatorAnswersPerBatchIsRefusedAsAWhole() throws {
+        var fixture = CoreFixture()
+        fixture.registerAll()
+        let limit = CoordinatorCore.answeredHerePerBatch
+        func list(_ correlation: UInt64) -> WireMessage { WireMessage(Header(.list, correlation: correlation)) }
+        let within = (1 ... UInt64(limit)).map(list) + [Self.event(999)]
+        let answered = fixture.fromClient("A", Self.batch(count: UInt64(within.count), within))
+        #expect(answered.compactMap(\.sentToWorker).count == 1)
+        #expect(answered.filter { if case .toClient = $0 { true } else { false } }.count == limit)
+
+        let over = (1 ... UInt64(limit + 1)).map(list)
+        let error = try errorReply(in: fixture.fromClient("B", Self.batch(count: UInt64(over.count), over)), to: "B", correlation: 0)
+        #expect(error.code == .malformedFrame)
+        #expect(error.message.contains("holds \(limit + 1) requests the coordinator answers itself"), "\(error.message)")
+        #expect(!fixture.core.batchingClients.contains(Array("B".utf8)))
+    }
+
     @Test func aNestedBatchIsRefusedAsAWholeUnderCorrelationZero() throws {
         var fixture = CoreFixture()
         fixture.registerAll()

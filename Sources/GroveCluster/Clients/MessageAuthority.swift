@@ -110,6 +110,10 @@ extension MessageAuthority {
     /// client may send that goes to the worker hosting the machine. Everything else is the
     /// coordinator's.
     package var servedDirect: Bool { client != nil && destinations.contains(.machinesWorker) }
+
+    /// A client's request the coordinator answers itself, going to no worker (`list`,
+    /// `snapshot`, `poison`, `locate`): its cost is the coordinator's alone.
+    package var answeredByCoordinator: Bool { client != nil && destinations.isEmpty }
 }
 
 extension MessageKind {

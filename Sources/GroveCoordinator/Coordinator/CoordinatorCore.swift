@@ -281,14 +281,28 @@ struct CoordinatorCore {
     /// The envelopes of a client's batch, or its refusal as a whole (correlation 0, not one
     /// envelope's, which would look like an answer to it); the client is noted as batching.
     mutating func envelopes(ofBatch batch: [UInt8], count: UInt64, from identity: [UInt8]) -> Result<[Envelope], BatchRefusal> {
-        do {
+        do throws(WireError) {
             let envelopes = try Batch.envelopes(in: batch, count: count)
+            let answeredHere = envelopes.count { $0.kind.authority.answeredByCoordinator }
+            guard answeredHere <= Self.answeredHerePerBatch else {
+                throw WireError(.malformedFrame, """
+                    the batch holds \(answeredHere) requests the coordinator answers itself (list, snapshot, poison, locate), \
+                    over the \(Self.answeredHerePerBatch) a batch may hold: each one is work in the one turn that reads the \
+                    batch, which would hold every other client and worker back. Split them over batches \
+                    (docs/PROTOCOL.md, 'Batches')
+                    """)
+            }
             batchingClients.insert(identity)
             return .success(envelopes)
         } catch {
             return .failure(BatchRefusal(actions: [.toClient(identity, WireMessage.error(error, correlation: 0))]))
         }
     }
+
+    /// The requests the coordinator answers itself (``MessageAuthority/answeredByCoordinator``)
+    /// one batch may hold: events and gets are bounded by the workers' queues, these by nothing
+    /// else, and a batch of 100,000 `list`s held the coordinator for minutes.
+    static let answeredHerePerBatch = 64
 
     /// Why a client's batch was refused as a whole, as what to send.
     struct BatchRefusal: Error {
