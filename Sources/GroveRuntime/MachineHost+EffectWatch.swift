@@ -70,7 +70,7 @@ extension MachineHost {
         let (stream, continuation) = AsyncStream.makeStream(of: EffectChange.self)
         let inFlight = registry.nodes.compactMap { $0.value.resource.change($0.key, .started) }
         for change in inFlight.sorted(by: { $0.id.description < $1.id.description }) { continuation.yield(change) }
-        guard outcome == nil else {
+        guard isRunning else {
             continuation.finish()
             return stream
         }

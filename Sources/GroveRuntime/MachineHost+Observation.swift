@@ -6,7 +6,7 @@ extension MachineHost {
     public func states() -> AsyncStream<M.State> {
         let (stream, continuation) = AsyncStream.makeStream(of: M.State.self)
         continuation.yield(_state)
-        guard outcome == nil else {
+        guard isRunning else {
             continuation.finish()
             return stream
         }
@@ -23,7 +23,7 @@ extension MachineHost {
     /// Every output emitted from now on; finishes when the machine ends.
     public func outputs() -> AsyncStream<M.Output> {
         let (stream, continuation) = AsyncStream.makeStream(of: M.Output.self)
-        guard outcome == nil else {
+        guard isRunning else {
             continuation.finish()
             return stream
         }

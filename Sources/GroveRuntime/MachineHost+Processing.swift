@@ -21,7 +21,7 @@ extension MachineHost {
     /// (its ``HostedPath``) that is a few checks; generic, each step looked up type metadata.
     @inlinable
     func boot() {
-        if startsAfresh, outcome == nil, timersToRestore.isEmpty, ioToReissue.isEmpty, !M.isTerminal(_state) {
+        if startsAfresh, isRunning, timersToRestore.isEmpty, ioToReissue.isEmpty, !M.isTerminal(_state) {
             let start = M.startEffect(_state)
             if case .none = start.kind, inline.isEmpty, inlineBuffer.isEmpty {
                 booted = true
@@ -43,27 +43,27 @@ extension MachineHost {
         // A new instance restores nothing: skipped, since in generic code each loop over an
         // empty array still looks up type metadata (a worker boots one per fresh key).
         if !timersToRestore.isEmpty {
-            if outcome != nil { timersToRestore = [] }
+            if !isRunning { timersToRestore = [] }
             for timer in timersToRestore {
                 arm(timer.event, id: timer.id.isGenerated ? nil : timer.id, deadline: timer.deadline, parent: nil)
             }
             timersToRestore = []
         }
         if !ioToReissue.isEmpty {
-            if outcome != nil { ioToReissue = [] }
+            if !isRunning { ioToReissue = [] }
             reissueRestoredIO()
         }
-        if startsAfresh, outcome == nil, !M.isTerminal(_state) {
+        if startsAfresh, isRunning, !M.isTerminal(_state) {
             startsAfresh = false
             let start = startEffect ?? M.startEffect(_state)
             _ = execute(start, parent: nil)
             if !inline.isEmpty || !inlineBuffer.isEmpty { runInline() }
-            if outcome != nil {
+            if !isRunning {
                 finishRun(droppedBefore: EmptyCollection())
                 return
             }
         }
-        if outcome == nil, M.isTerminal(_state) {
+        if isRunning, M.isTerminal(_state) {
             lastOutput = M.initialOutput
             end(.ended(Termination(reason: .terminalState, finalState: _state, lastOutput: lastOutput, droppedEvents: [])))
             finishRun(droppedBefore: EmptyCollection())
@@ -79,7 +79,7 @@ extension MachineHost {
         var processed = 0
         var batch: Deque<MailItem<M>> = []
         var taken = 0
-        while outcome == nil {
+        while isRunning {
             if taken == rounds {
                 mailbox.release(processed: processed)
                 return true
@@ -95,7 +95,7 @@ extension MachineHost {
             while let item = batch.popFirst() {
                 if item.isExternal { processed += 1 }
                 handle(item)
-                if outcome != nil {
+                if !isRunning {
                     finishRun(droppedBefore: batch)
                     return false
                 }
@@ -141,7 +141,7 @@ extension MachineHost {
         // Read before the inline events it started, which are not what the sender asked about.
         let unhandled = unhandledLast
         if !inline.isEmpty || !inlineBuffer.isEmpty { runInline() }
-        if let outcome, case .failed(let error) = outcome {
+        if !isRunning, let outcome, case .failed(let error) = outcome {
             answer(.failure(error), false)
         } else {
             answer(.success(_state), unhandled)
@@ -204,7 +204,7 @@ extension MachineHost {
     @usableFromInline
     func runInline() {
         flushInlineBuffer()
-        while outcome == nil, let item = inline.popFirst() {
+        while isRunning, let item = inline.popFirst() {
             switch item {
             case .event(let event):
                 apply(event, origin: .inline)
@@ -323,7 +323,7 @@ extension MachineHost {
 
     /// Marks the run as over: cancels all work and closes the mailbox. `finishRun` completes it.
     func end(_ newOutcome: Outcome) {
-        guard outcome == nil else { return }
+        guard isRunning else { return }
         outcome = newOutcome
         for (id, node) in registry.removeAll() {
             EffectRegistry<M>.release(node.resource)

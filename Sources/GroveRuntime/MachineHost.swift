@@ -73,6 +73,13 @@ public final actor MachineHost<M: Machine> {
         set { seldomFields.outcome = newValue }
     }
 
+    /// No ``outcome`` yet: one pointer compare for a host that never set a seldom field,
+    /// where `outcome == nil` copies the optional (and its error's strings) out of the box.
+    @inlinable var isRunning: Bool {
+        guard let seldom else { return true }
+        return seldom.outcome == nil
+    }
+
     @usableFromInline @exclusivity(unchecked) var registry = EffectRegistry<M>()
     @usableFromInline let env: M.Env
     @usableFromInline let clock: any HostClock
@@ -335,13 +342,13 @@ public final actor MachineHost<M: Machine> {
     /// - Throws: `HostError` when the event was not accepted or the machine ended before it ran.
     @inlinable
     public func sendAndWait(_ event: M.Event) async throws(HostError) -> M.State {
-        if let outcome { throw error(for: outcome) }
+        if !isRunning, let outcome { throw error(for: outcome) }
         guard booted || mailbox.isStarted else { return try await sendAndWaitBeforeStart(event) }
         bootIfNeeded()
         drainNow()
-        if let outcome { throw error(for: outcome) }
+        if !isRunning, let outcome { throw error(for: outcome) }
         handle(.event(event))
-        if outcome != nil { return try finishedDuringSendAndWait() }
+        if !isRunning { return try finishedDuringSendAndWait() }
         return _state
     }
 
@@ -411,7 +418,7 @@ public final actor MachineHost<M: Machine> {
     package func sendNow(_ event: M.Event, answering answer: (Result<M.State, HostError>, _ unhandled: Bool) -> Void) -> Bool {
         guard isIdle else { return false }
         handleAwaiting(event, answer)
-        if outcome != nil { finishRun(droppedBefore: EmptyCollection()) }
+        if !isRunning { finishRun(droppedBefore: EmptyCollection()) }
         return true
     }
 
@@ -421,7 +428,7 @@ public final actor MachineHost<M: Machine> {
         guard isIdle else { return false }
         apply(event, origin: .sent)
         if !inline.isEmpty || !inlineBuffer.isEmpty { runInline() }
-        if outcome != nil { finishRun(droppedBefore: EmptyCollection()) }
+        if !isRunning { finishRun(droppedBefore: EmptyCollection()) }
         return true
     }
 
@@ -482,7 +489,7 @@ public final actor MachineHost<M: Machine> {
     /// Booted, running, not in the middle of processing, and its mailbox idle.
     @inlinable
     var isIdle: Bool {
-        booted && outcome == nil && inline.isEmpty && inlineBuffer.isEmpty && mailbox.isIdle
+        booted && isRunning && inline.isEmpty && inlineBuffer.isEmpty && mailbox.isIdle
     }
 
     /// Answers `reply` with the state once every event queued before this call was processed,
@@ -527,7 +534,7 @@ public final actor MachineHost<M: Machine> {
 
     /// Stops the machine: cancels all work, reports queued events as dropped, fails later sends.
     public func stop() {
-        guard outcome == nil else { return }
+        guard isRunning else { return }
         end(.ended(Termination(reason: .stopped, finalState: _state, lastOutput: lastOutput, droppedEvents: [])))
         finishRun(droppedBefore: EmptyCollection())
     }
@@ -564,7 +571,7 @@ public final actor MachineHost<M: Machine> {
     package nonisolated var queuedEventCount: Int { mailbox.externalDepth }
 
     /// `true` once the machine reached a terminal state, was stopped or failed.
-    public var hasEnded: Bool { outcome != nil }
+    public var hasEnded: Bool { !isRunning }
 
     /// Whether a ``snapshot()`` taken now would carry the state alone: no effect in flight, no
     /// timer to restore, nothing queued or postponed. Inlinable, so a caller specialized for `M` (a worker
@@ -585,7 +592,7 @@ public final actor MachineHost<M: Machine> {
     /// timers is walked in ``restingHolding``.
     @inlinable
     package var resting: Resting {
-        guard outcome == nil, postponed.isEmpty, ioToReissue.isEmpty, mailbox.isIdle else { return .busy }
+        guard isRunning, postponed.isEmpty, ioToReissue.isEmpty, mailbox.isIdle else { return .busy }
         // What most instances a sweep lets go hold: nothing.
         if registry.isEmpty, timersToRestore.isEmpty { return .idle(earliestTimer: nil) }
         return restingHolding

@@ -154,7 +154,7 @@ extension WorkerCore {
     ///   restarts and cancels do not.
     /// - Throws: ``WireError`` `unknown-machine`, saying why.
     func placement(of address: String, spawning: Bool) throws(WireError) -> Welcome.HostedMachine {
-        try Self.placement(of: address, spawning: spawning, placed: lastWelcome == nil ? nil : placed[MachineAddress.machine(of: address)],
+        try Self.placement(of: address, spawning: spawning, placed: !welcomed ? nil : placed[MachineAddress.machine(of: address)],
                            machineTypes: machineTypes, worker: worker)
     }
 

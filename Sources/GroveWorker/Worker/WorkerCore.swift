@@ -107,7 +107,12 @@ struct WorkerCore {
     var toldAt: ContinuousClock.Instant?
     /// What the last welcome placed here, by machine name.
     var placed: [String: Welcome.HostedMachine] = [:]
-    var lastWelcome: Welcome?
+    var lastWelcome: Welcome? {
+        didSet { welcomed = lastWelcome != nil }
+    }
+    /// `lastWelcome != nil`, kept as it is set: per event, where comparing the optional would
+    /// copy the whole welcome.
+    private(set) var welcomed = false
     /// The io requests the last welcome places on other workers.
     var remoteIO: Set<String> = []
     /// The io calls of other workers' machines running here, by call id, until their task

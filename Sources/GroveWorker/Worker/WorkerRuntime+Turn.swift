@@ -338,7 +338,7 @@ extension WorkerRuntime {
         let placed = core.placed[name]
         let spawns = spawning || recovery.waiting[address] != nil || core.passivation.passivates(name) || placed?.handoff == true
         // The static form, given the core's fields: a call on `core` works on a copy of it.
-        let machine = try WorkerCore.placement(of: address, spawning: spawns, placed: core.lastWelcome == nil ? nil : placed,
+        let machine = try WorkerCore.placement(of: address, spawning: spawns, placed: core.welcomed ? placed : nil,
                                                machineTypes: core.machineTypes, worker: core.worker)
         if let restored = restoreIfWaiting(address) {
             recovery.restoredOnDemand(now: .now, turn: recoveryTurn)
