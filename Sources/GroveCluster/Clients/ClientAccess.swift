@@ -49,12 +49,13 @@ package enum ClientAccess {
     package static func refusal(_ kind: MessageKind, role: Topology.Role?, address: String?,
                                 grants: [Topology.ClientGrant]?) -> WireError {
         let needs = role.map { "the \($0.rawValue) role" } ?? "a role (read, send or admin)"
+        let request = ("aeiou".contains(kind.name.prefix(1)) ? "an " : "a ") + kind.name
         guard let grants else {
-            return WireError(.forbidden, "this connection's key is not a client key of the topology; a \(kind.name) needs \(needs)",
+            return WireError(.forbidden, "this connection's key is not a client key of the topology; \(request) needs \(needs)",
                              address: address)
         }
         let target = address.map { "on \($0)" } ?? "over every machine"
-        return WireError(.forbidden, "a \(kind.name) needs \(needs) \(target); this client's key has "
+        return WireError(.forbidden, "\(request) needs \(needs) \(target); this client's key has "
             + grants.map { grant in
                 grant.roles.sorted().map(\.rawValue).joined(separator: "+") + (grant.machines.isEmpty ? "" : " on \(grant.machines.joined(separator: ", "))")
             }.joined(separator: "; ") + ". Ask for the role in the topology's security.clients, or use a key that has it",

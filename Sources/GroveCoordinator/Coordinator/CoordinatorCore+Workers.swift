@@ -301,7 +301,7 @@ extension CoordinatorCore {
             let registered = workers.keys.filter { workers[$0]?.registered == true }
             for name in registered { workers[name]?.lastHeard = now }
             if !registered.isEmpty {
-                actions.append(.warn("the coordinator did not run for \((now - lastTick).wholeMilliseconds) ms (stopped, or starved of CPU); "
+                actions.append(.warn("the coordinator did not run for \((now - lastTick).wholeMilliseconds) ms (stopped, starved of CPU, or busy with one long turn of work); "
                                      + "its workers get a full heartbeat timeout from now to be heard from again"))
             }
         }
