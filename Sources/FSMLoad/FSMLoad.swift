@@ -50,6 +50,9 @@ struct FSMLoad: ParsableCommand {
     @Option(help: "Runs to make, comma separated, from: raw, ack, reply.")
     var mode: String = "ack"
 
+    @Option(help: ArgumentHelp("Roads to drive each mode by, comma separated, from: coordinator (every event through the coordinator), direct (straight to the worker that runs each address, as the coordinator's locate says; docs/DIRECT-ROUTES.md). Each mode runs once per road, in this order, in the same topology.", valueName: "roads"))
+    var route: String = "coordinator"
+
     @Flag(help: "Skip the raw baseline run.")
     var noBaseline = false
 
@@ -162,6 +165,10 @@ struct FSMLoad: ParsableCommand {
         if let metrics, !metrics.hasPrefix("http://") {
             throw ValidationError("--metrics must be an http:// URL like http://127.0.0.1:9464/metrics, got '\(metrics)'")
         }
+        for name in route.split(separator: ",", omittingEmptySubsequences: false) where LoadRoute(rawValue: String(name)) == nil {
+            throw ValidationError(name.isEmpty ? "--route has an empty entry in '\(route)'; list roads like coordinator,direct"
+                                               : "unknown road '\(name)'; use coordinator or direct")
+        }
         let names = mode.split(separator: ",", omittingEmptySubsequences: false)
         for name in names where LoadPlan.Mode(rawValue: String(name)) == nil {
             throw ValidationError(name.isEmpty ? "--mode has an empty entry in '\(mode)'; list runs like ack,reply"
@@ -205,37 +212,52 @@ struct FSMLoad: ParsableCommand {
         }
         var modes = mode.split(separator: ",").compactMap { LoadPlan.Mode(rawValue: String($0)) }
         if !noBaseline, !modes.contains(.raw) { modes.insert(.raw, at: 0) }
+        let roads = route.split(separator: ",").compactMap { LoadRoute(rawValue: String($0)) }
+        var location: Location?
+        if roads.contains(.direct) {
+            location = try locateForDirect(client: client, addresses: addresses)
+        }
+        var spawned = false
         for mode in modes {
-            let binary = codec == "binary"
-            let plan = LoadPlan(mode: mode, addresses: addresses, payload: try Self.payload(size: payloadSize, binary: binary), window: window,
-                                count: count, duration: .seconds(duration), ratePerConnection: rate.map { $0 / Double(connections) },
-                                batch: batch, linger: .microseconds(linger), binary: binary, retry: retry)
-            if warmup > 0 {
-                do {
-                    let scraped = metricsURL.flatMap { scrape($0) }
-                    let acknowledged = try warmUp(plan, endpoint: endpoint)
-                    // The warm-up's figures reach the coordinator with the workers' next
-                    // heartbeats: waited for, so that they are not counted in the run's.
-                    if let metricsURL, let scraped, plan.mode != .raw {
-                        _ = figures(since: scraped, at: metricsURL, acknowledged: acknowledged)
-                    }
-                } catch {
-                    // The runs that finished before it are still reported.
-                    if !report.runs.isEmpty { try publish(&report) }
-                    throw error
+            for road in roads {
+                let binary = codec == "binary"
+                let plan = LoadPlan(mode: mode, addresses: addresses, payload: try Self.payload(size: payloadSize, binary: binary), window: window,
+                                    count: count, duration: .seconds(duration), ratePerConnection: rate.map { $0 / Double(connections) },
+                                    batch: batch, linger: .microseconds(linger), binary: binary, retry: retry)
+                if road == .direct, mode != .raw, !spawned {
+                    // A direct event never starts a keyed instance: each is started through the
+                    // coordinator first, before the counts are read.
+                    try spawnForDirect(plan, endpoint: endpoint)
+                    spawned = true
                 }
+                if warmup > 0 {
+                    do {
+                        let scraped = metricsURL.flatMap { scrape($0) }
+                        let acknowledged = try warmUp(plan, endpoint: endpoint, direct: road == .direct ? location : nil)
+                        // The warm-up's figures reach the coordinator with the workers' next
+                        // heartbeats: waited for, so that they are not counted in the run's.
+                        if let metricsURL, let scraped, plan.mode != .raw {
+                            _ = figures(since: scraped, at: metricsURL, acknowledged: acknowledged)
+                        }
+                    } catch {
+                        // The runs that finished before it are still reported.
+                        if !report.runs.isEmpty { try publish(&report) }
+                        throw error
+                    }
+                }
+                let counts = (verify || retry) && mode != .raw ? CountReader(endpoint: endpoint, credentials: credentials) : nil
+                let before = try counts?.total(of: addresses)
+                let scraped = metricsURL.flatMap { scrape($0) }
+                var run = try measure(plan, endpoint: endpoint, pids: pids, direct: road == .direct ? location : nil)
+                if road == .direct { run.route = road.rawValue }
+                if let metricsURL, let scraped {
+                    run.topologyFigures = figures(since: scraped, at: metricsURL, acknowledged: mode == .raw ? 0 : run.acknowledged)
+                }
+                if let counts, let before {
+                    run.verification = Verification(acknowledged: run.acknowledged, sent: run.sent, applied: try counts.total(of: addresses) - before)
+                }
+                report.runs.append(run)
             }
-            let counts = (verify || retry) && mode != .raw ? CountReader(endpoint: endpoint, credentials: credentials) : nil
-            let before = try counts?.total(of: addresses)
-            let scraped = metricsURL.flatMap { scrape($0) }
-            var run = try measure(plan, endpoint: endpoint, pids: pids)
-            if let metricsURL, let scraped {
-                run.topologyFigures = figures(since: scraped, at: metricsURL, acknowledged: mode == .raw ? 0 : run.acknowledged)
-            }
-            if let counts, let before {
-                run.verification = Verification(acknowledged: run.acknowledged, sent: run.sent, applied: try counts.total(of: addresses) - before)
-            }
-            report.runs.append(run)
         }
         try publish(&report)
         for run in report.runs where run.acknowledged == 0 && run.failed > 0 {
@@ -294,7 +316,7 @@ struct FSMLoad: ParsableCommand {
         return "; fsm-load sends note(String) events, which '\(machine)' does not accept: pick a machine whose Event has that case"
     }
 
-    func measure(_ plan: LoadPlan, endpoint: String, pids: [String: Int32], label: String? = nil) throws -> RunReport {
+    func measure(_ plan: LoadPlan, endpoint: String, pids: [String: Int32], label: String? = nil, direct location: Location? = nil) throws -> RunReport {
         let before = pids.compactMapValues { ProcessStats.read(pid: $0) }
         let progress = LoadConnection.Progress()
         let results = Mutex(ConnectionResult())
@@ -309,19 +331,24 @@ struct FSMLoad: ParsableCommand {
             if plan.addresses.count >= connections {
                 share.addresses = stride(from: index, to: plan.addresses.count, by: connections).map { plan.addresses[$0] }
             }
-            let connection = LoadConnection(context: context, endpoint: endpoint, plan: share, index: index, progress: progress,
-                                            credentials: try credentials)
-            group.enter()
-            let thread = Thread {
-                do {
-                    let result = try connection.run()
-                    results.withLock { $0.merge(result) }
-                } catch {
-                    failures.withLock { $0.append("\(error)") }
+            let legs = try location.map { try DirectLegs.split(share, location: $0, coordinator: endpoint, credentials: credentials) }
+                ?? [DirectLegs.Leg(endpoint: endpoint, plan: share, credentials: try credentials)]
+            for (leg, part) in legs.enumerated() {
+                // Correlations start at index << 48: one index per leg, so that none repeats.
+                let connection = LoadConnection(context: context, endpoint: part.endpoint, plan: part.plan, index: index * DirectLegs.maximumLegs + leg,
+                                                progress: progress, credentials: part.credentials)
+                group.enter()
+                let thread = Thread {
+                    do {
+                        let result = try connection.run()
+                        results.withLock { $0.merge(result) }
+                    } catch {
+                        failures.withLock { $0.append("\(error)") }
+                    }
+                    group.leave()
                 }
-                group.leave()
+                thread.start()
             }
-            thread.start()
         }
         let tty = isatty(STDERR_FILENO) == 1
         let started = Date()
@@ -344,11 +371,11 @@ struct FSMLoad: ParsableCommand {
     /// Runs `plan` for ``warmup`` seconds, unreported. Refusals are told on stderr (the run that
     /// follows reports its own); a lost event is an error, as in a run.
     /// - Returns: The events acknowledged.
-    func warmUp(_ plan: LoadPlan, endpoint: String) throws -> Int {
+    func warmUp(_ plan: LoadPlan, endpoint: String, direct location: Location?) throws -> Int {
         var warm = plan
         warm.count = nil
         warm.duration = .seconds(warmup)
-        let run = try measure(warm, endpoint: endpoint, pids: [:], label: "\(plan.mode.rawValue) warm-up")
+        let run = try measure(warm, endpoint: endpoint, pids: [:], label: "\(plan.mode.rawValue) warm-up", direct: location)
         if run.lost > 0 {
             throw LoadError("the warm-up before the \(plan.mode.rawValue) run lost \(run.lost) of \(run.sent) events (no answer within 10 s); "
                 + "the topology did not keep up with this load or a worker went away: check fsm-launch's log")

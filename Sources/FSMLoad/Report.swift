@@ -4,6 +4,9 @@ import GroveWire
 /// One measured run, as printed and as `--json`.
 struct RunReport: Codable, Sendable {
     var mode: String
+    /// `direct` when the events went straight to the workers (`--route direct`); absent for the
+    /// coordinator road.
+    var route: String?
     var eventsPerSecond: Double
     var sent: Int
     /// ZeroMQ messages the events left in (batching puts several in one).
@@ -27,6 +30,9 @@ struct RunReport: Codable, Sendable {
     var verification: Verification?
     /// The topology's own figures for the run, from its metrics endpoint, when it has one.
     var topologyFigures: TopologyFigures?
+
+    /// The run's name in the text report: its mode, and its road when it is not the coordinator.
+    var label: String { route.map { "\(mode)/\($0)" } ?? mode }
 
     init(mode: LoadPlan.Mode, result: ConnectionResult, cpu: [String: Double]) {
         self.mode = mode.rawValue
@@ -78,36 +84,36 @@ struct LoadReport: Codable, Sendable {
             + (rate.map { ", paced at \(Int($0)) events/s" } ?? "")
             + (lingerMicros.map { ", held up to \($0) µs to batch" } ?? "")
             + (warmupSeconds.map { String(format: ", each run after a %g s warm-up", $0) } ?? "")]
-        lines.append(pad("run", 8) + pad("events/s", 12) + pad("p50 µs", 9) + pad("p90", 9) + pad("p99", 9) + pad("p99.9", 9)
+        lines.append(pad("run", 13) + pad("events/s", 12) + pad("p50 µs", 9) + pad("p90", 9) + pad("p99", 9) + pad("p99.9", 9)
             + pad("sent", 10) + pad("lost", 6) + "failed")
         for run in runs {
-            lines.append(pad(run.mode, 8) + pad(String(format: "%.0f", run.eventsPerSecond), 12)
+            lines.append(pad(run.label, 13) + pad(String(format: "%.0f", run.eventsPerSecond), 12)
                 + pad("\(run.latencyMicros["p50"] ?? 0)", 9) + pad("\(run.latencyMicros["p90"] ?? 0)", 9)
                 + pad("\(run.latencyMicros["p99"] ?? 0)", 9) + pad("\(run.latencyMicros["p999"] ?? 0)", 9)
                 + pad("\(run.sent)", 10) + pad("\(run.lost)", 6) + "\(run.failed)"
                 + (run.errors.isEmpty ? "" : " " + run.errors.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: " ")))
         }
-        let shares = runs.compactMap { run in run.shareOfRaw.map { String(format: "%@ %.1f%%", run.mode, $0 * 100) } }
+        let shares = runs.compactMap { run in run.shareOfRaw.map { String(format: "%@ %.1f%%", run.label, $0 * 100) } }
         if !shares.isEmpty { lines.append("grove / raw (events/s): " + shares.joined(separator: ", ")) }
-        let ratios = runs.compactMap { run in run.p50OverRaw.map { String(format: "%@ %.2fx", run.mode, $0) } }
+        let ratios = runs.compactMap { run in run.p50OverRaw.map { String(format: "%@ %.2fx", run.label, $0) } }
         if !ratios.isEmpty { lines.append("grove / raw (p50 round trip, paced alike): " + ratios.joined(separator: ", ")) }
         if batch > 1 {
-            let sizes = runs.map { String(format: "%@ %.1f", $0.mode, Double($0.sent) / Double(max(1, $0.messages))) }
+            let sizes = runs.map { String(format: "%@ %.1f", $0.label, Double($0.sent) / Double(max(1, $0.messages))) }
             lines.append("events per message: " + sizes.joined(separator: ", "))
         }
         for run in runs where !run.cpuSeconds.isEmpty {
             let cpu = run.cpuSeconds.sorted { $0.key < $1.key }.map { String(format: "%@ %.2f", $0.key, $0.value) }
-            lines.append("cpu seconds (\(run.mode)): " + cpu.joined(separator: ", "))
+            lines.append("cpu seconds (\(run.label)): " + cpu.joined(separator: ", "))
         }
         for run in runs {
-            if let figures = run.topologyFigures { lines.append("topology's own figures (\(run.mode)): " + figures.text) }
+            if let figures = run.topologyFigures { lines.append("topology's own figures (\(run.label)): " + figures.text) }
         }
         for run in runs {
-            if let resent = run.resent { lines.append("resent (\(run.mode)): \(resent) copies with their event's idempotency key") }
+            if let resent = run.resent { lines.append("resent (\(run.label)): \(resent) copies with their event's idempotency key") }
             if let earlier = run.appliedEarlier {
-                lines.append("applied earlier (\(run.mode)): \(earlier) copies answered already-applied, counted acknowledged once")
+                lines.append("applied earlier (\(run.label)): \(earlier) copies answered already-applied, counted acknowledged once")
             }
-            if let verification = run.verification { lines.append("verified (\(run.mode)): " + verification.text) }
+            if let verification = run.verification { lines.append("verified (\(run.label)): " + verification.text) }
         }
         if let spawn {
             lines.append("spawned \(spawn.instances) instances in \(String(format: "%.2f", spawn.seconds)) s; resident memory "

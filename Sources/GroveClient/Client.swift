@@ -227,6 +227,14 @@ public final class Client {
         try WireJSON.decode(Listing.self, from: request(.list).payload, code: .malformedFrame, what: "the listing")
     }
 
+    /// Where `address`'s machine lives (docs/PROTOCOL.md, "Locating a machine"): its workers in
+    /// placement order, with the direct endpoint of each that serves one.
+    /// - Throws: ``WireError`` as ``request(_:address:payload:flags:)`` does; `forbidden` for a
+    ///   key with no role on the machine, `unknown-kind` from a coordinator older than `locate`.
+    public func locate(_ address: String) throws(WireError) -> Location {
+        try WireJSON.decode(Location.self, from: request(.locate, address: address).payload, code: .malformedFrame, what: "the location")
+    }
+
     /// The last state the coordinator published for each watched address whose `state:` topic
     /// starts with one of `prefixes` (all when empty), with the number each was published
     /// under: hand it to ``Watcher/apply(_:)`` to skip the publications it makes stale.

@@ -41,6 +41,12 @@ public struct Credentials: Sendable {
         }
     }
 
+    /// These keys, speaking to another CURVE server: a worker's direct endpoint, whose public
+    /// key (Z85) the coordinator gave in a `location`. `nil` when `serverKey` is not a key.
+    package func speaking(to serverKey: String) -> Credentials? {
+        CurveKey(z85: serverKey).map { Credentials(keys: keys, coordinator: $0) }
+    }
+
     /// The credentials the options name, else the environment's (``keyFileVariable``,
     /// ``coordinatorKeyVariable``); `nil` when neither names a key file.
     /// - Throws: ``WireError`` when only one of the two is given, or a file cannot be used.
