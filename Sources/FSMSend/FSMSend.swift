@@ -38,7 +38,7 @@ struct FSMSend: ParsableCommand {
 
             \(SendExitStatus.summary)
             """,
-        subcommands: [Send.self, State.self, Watch.self, Cancel.self, Stop.self, Restart.self, List.self, DeadLetters.self,
+        subcommands: [Send.self, State.self, Watch.self, Cancel.self, Stop.self, Restart.self, List.self, Locate.self, DeadLetters.self,
                       Suspensions.self, Quarantines.self, View.self, MetricsToken.self],
         defaultSubcommand: Send.self
     )
@@ -68,9 +68,10 @@ struct FSMSend: ParsableCommand {
     }
 
     static func movingLeadingOptions(_ arguments: [String]) -> [String] {
-        let subcommands: Set = ["send", "state", "watch", "cancel", "stop", "restart", "list", "dead-letters", "suspensions", "quarantines",
-                                "view", "help"]
-        let takesValue: Set = ["--endpoint", "--timeout", "--events", "--duration", "--count", "--key-file", "--coordinator-key"]
+        let subcommands: Set = ["send", "state", "watch", "cancel", "stop", "restart", "list", "locate", "dead-letters", "suspensions",
+                                "quarantines", "view", "help"]
+        let takesValue: Set = ["--endpoint", "--timeout", "--events", "--duration", "--count", "--key-file", "--coordinator-key", "--route",
+                                "--attempts"]
         var index = 0
         while index < arguments.count, arguments[index].hasPrefix("-") {
             index += takesValue.contains(arguments[index]) ? 2 : 1
@@ -103,13 +104,29 @@ struct Connection: ParsableArguments {
     @Flag(help: "Send an event once, without an idempotency key (as an older fsm-send did): worker-lost and timeouts are not retried.")
     var noRetry = false
 
+    @Option(help: ArgumentHelp("The road requests to machines take: coordinator (through the coordinator), or direct (straight to "
+        + "the worker that runs the machine, located through the coordinator; docs/DIRECT-ROUTES.md). Default: $FSM_ROUTE, else coordinator.",
+        valueName: "road"))
+    var route: String?
+
     func validate() throws {
         guard (1...100).contains(attempts) else {
             throw ValidationError("--attempts must be from 1 to 100, e.g. --attempts 5; got \(attempts)")
         }
         // Bounded: Duration.seconds traps on a value as large as 1e300.
+        _ = try resolvedRoute
         guard timeout > 0, timeout <= 1_000_000 else {
             throw ValidationError("--timeout must be a number of seconds above 0 and at most 1000000, e.g. --timeout 0.5; got \(timeout)")
+        }
+    }
+
+    var resolvedRoute: Client.Route {
+        get throws {
+            let name = route ?? ProcessInfo.processInfo.environment["FSM_ROUTE"] ?? Client.Route.coordinator.rawValue
+            guard let road = Client.Route(rawValue: name) else {
+                throw ValidationError("--route (or FSM_ROUTE) must be coordinator or direct; got '\(name)'")
+            }
+            return road
         }
     }
 
@@ -123,9 +140,10 @@ struct Connection: ParsableArguments {
 
     func client() throws -> Client {
         let credentials = try credentials()
+        let road = try resolvedRoute
         return try reporting {
             try Client(endpoint: resolvedEndpoint, timeout: .seconds(timeout), retryUnavailable: true, keyedAttempts: noRetry ? 1 : attempts,
-                       credentials: credentials)
+                       credentials: credentials, route: road)
         }
     }
 }
@@ -253,6 +271,23 @@ extension FSMSend {
                 ?? Array(JSONValue.string(effect).jsonData)
             let client = try connection.client()
             try reporting { try client.cancel(effect: id, of: address) }
+        }
+    }
+
+    struct Locate: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print where a machine lives as JSON: its workers in placement order, with each direct endpoint.",
+            discussion: "The coordinator's answer to locate (docs/PROTOCOL.md, \"Locating a machine\"), as --route direct uses it. "
+                + "Any role on the machine allows it.")
+
+        @Argument(help: "The machine's name, or an address of it (name/key: the key is ignored).")
+        var address: String
+
+        @OptionGroup var connection: Connection
+
+        func run() throws {
+            let client = try connection.client()
+            printLine(try reporting { try client.request(.locate, address: address).payload })
         }
     }
 

@@ -17,12 +17,22 @@ public final class Client {
     public let timeout: Duration
     /// Whether requests answered `unavailable` are sent again; see ``init(endpoint:timeout:retryUnavailable:)``.
     public let retryUnavailable: Bool
+    /// The road requests to machines take: through the coordinator (the default), or straight
+    /// to the worker that runs each machine once the coordinator has located it.
+    public let route: Route
     /// Whether the connection speaks CURVE: a refused key then looks like no coordinator at all.
-    private let usesCurve: Bool
-    private let context: ZMQContext
-    private let socket: Socket
+    let usesCurve: Bool
+    let credentials: Credentials?
+    let context: ZMQContext
+    let socket: Socket
     /// Decides correlations, what replies mean and retries; this class only moves the bytes.
-    private var core: ClientCore
+    var core: ClientCore
+    /// With ``Route/direct``: where each machine lives, and the road for each request.
+    var roads = RouteCore()
+    /// With ``Route/direct``: a socket per worker endpoint, made on first use.
+    var directSockets: [String: Socket] = [:]
+    /// Correlations of this client's own `locate` requests (``locate(_:)``'s are the core's).
+    var nextLocate: UInt64 = Client.locateCorrelations
     /// The process's tracer, read once when the client is made; `nil` when none was
     /// bootstrapped: then no span is made and requests carry no trace context.
     private let tracing: WireTracing?
@@ -49,12 +59,18 @@ public final class Client {
     ///     (as `fsm-send` does), and do not send it again under a new key. 1 (the
     ///     default): events carry no key, and only `retryUnavailable` resends.
     ///   - credentials: The keys for a coordinator that speaks CURVE; `nil` for one that does not.
+    ///   - route: ``Route/direct`` sends requests to machines (events, `get`, `stop`, `restart`,
+    ///     `cancel`) straight to their worker, located once per machine through the coordinator,
+    ///     and falls back to the coordinator road for what no worker serves directly (see
+    ///     docs/DIRECT-ROUTES.md). Everything else goes through the coordinator either way.
     /// - Throws: ``WireError`` `untrusted-endpoint` when another local user may stand behind the
     ///   endpoint (see ``ClientEndpoint/verify(_:curve:uid:)``), `invalid-endpoint` when ZeroMQ
     ///   refuses it, `unreachable` when the socket cannot be set up.
     public init(endpoint: String = Client.defaultEndpoint, timeout: Duration = .seconds(5), retryUnavailable: Bool = false,
-                keyedAttempts: Int = 1, credentials: Credentials? = nil) throws(WireError) {
+                keyedAttempts: Int = 1, credentials: Credentials? = nil, route: Route = .coordinator) throws(WireError) {
         self.endpoint = endpoint
+        self.route = route
+        self.credentials = credentials
         self.timeout = timeout
         self.retryUnavailable = retryUnavailable
         core = ClientCore(timeout: timeout, retryUnavailable: retryUnavailable, keyedAttempts: keyedAttempts)
@@ -84,6 +100,7 @@ public final class Client {
     }
 
     deinit {
+        for direct in directSockets.values { direct.close() }
         socket.close()
         context.terminate()
     }
@@ -111,23 +128,51 @@ public final class Client {
     private func exchange(_ kind: MessageKind, address: String, payload: [UInt8], flags: Header.Flags,
                           trace: [UInt8]?) throws(WireError) -> WireMessage {
         let clock = ContinuousClock()
-        try transmit(core.start(kind, address: address, payload: payload, flags: flags, now: clock.now, trace: trace))
+        var message = core.start(kind, address: address, payload: payload, flags: flags, now: clock.now, trace: trace)
+        var road = road(for: kind, address: address)
+        let deadline = clock.now + timeout
+        try transmit(message, on: road)
         while true {
-            let frames: [[UInt8]]
+            var frames: [[UInt8]]
             do {
-                frames = try receive(kind, address: address)
+                frames = try receive(kind, address: address, on: road)
             } catch where error.code == .timeout {
-                guard case .send(let message, let pause) = core.timedOut(error) else { throw error }
-                Thread.sleep(forTimeInterval: Self.seconds(pause))
-                try transmit(message)
+                switch road.target.map({ judgeSilence(of: $0, address: address) }) {
+                case .keepWaiting? where clock.now < deadline:
+                    continue
+                case .lost(let lost)?:
+                    // Answered for the worker that went away; the core decides whether to resend.
+                    frames = WireMessage(Header(.error, correlation: message.header.correlation), address: address, payload: lost.payload).frames
+                    road = self.road(for: kind, address: address)
+                case .keepWaiting?, nil:
+                    guard case .send(let again, let pause) = core.timedOut(error) else { throw error }
+                    message = again
+                    Thread.sleep(forTimeInterval: Self.seconds(pause))
+                    road = self.road(for: kind, address: address)
+                    try transmit(message, on: road)
+                    continue
+                }
+            }
+            if case .direct = road, let moved = Self.moved(in: frames, answering: message.header.correlation) {
+                // Never reached a machine: send it again by the road the answer points to.
+                switch roads.moved(moved, address: address) {
+                case .resend(let pause):
+                    Thread.sleep(forTimeInterval: Self.seconds(pause))
+                    road = self.road(for: kind, address: address)
+                case .resendByCoordinator:
+                    road = .coordinator
+                }
+                try transmit(message, on: road)
                 continue
             }
             switch core.received(frames, now: clock.now) {
             case .receiveAgain:
                 continue
-            case .send(let message, let pause):
+            case .send(let again, let pause):
+                message = again
                 Thread.sleep(forTimeInterval: Self.seconds(pause))
-                try transmit(message)
+                road = self.road(for: kind, address: address)
+                try transmit(message, on: road)
             case .reply(let reply):
                 return reply
             case .fail(let error):
@@ -138,13 +183,13 @@ public final class Client {
 
     /// With CURVE, a coordinator that refused the handshake is silent as one that is not there:
     /// the coordinator's log says which (a key it does not accept, a frame over its limit).
-    private var curveHint: String {
+    var curveHint: String {
         usesCurve ? ". With keys, the coordinator may also have refused this client's key (not in security.clients, or "
             + "--coordinator-key is not its key) or a message over limits.messageBytes: its log says so" : ""
     }
 
     /// Sends one message, waiting at most `timeout` for the socket to take it.
-    private func transmit(_ message: WireMessage) throws(WireError) {
+    func transmit(_ message: WireMessage) throws(WireError) {
         do {
             guard try socket.send(message.frames, dontWait: false) else {
                 throw WireError(.unreachable, "no coordinator at \(endpoint) within \(timeout); is fsm-launch running, "
@@ -159,7 +204,7 @@ public final class Client {
     }
 
     /// Waits at most `timeout` for the next message's frames.
-    private func receive(_ kind: MessageKind, address: String) throws(WireError) -> [[UInt8]] {
+    func receive(_ kind: MessageKind, address: String) throws(WireError) -> [[UInt8]] {
         let frames: [[UInt8]]?
         do {
             frames = try socket.receive(dontWait: false)
@@ -177,7 +222,7 @@ public final class Client {
     /// `ipc://<runtime directory>/default/clients` (see ``RuntimeDirectory``).
     public static var defaultEndpoint: String { RuntimeDirectory.endpoints(ofTopology: "default").clients }
 
-    private static func seconds(_ duration: Duration) -> TimeInterval {
+    static func seconds(_ duration: Duration) -> TimeInterval {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
