@@ -141,6 +141,16 @@ extension CoordinatorCore {
                 // Its spelling is the coordinator's.
                 pattern = report.event == nil ? nil : request.eventCase.map { PoisonPattern(type: spec.type, event: $0) }
             }
+        } else if report.origin == "sent", let correlation = report.correlation, DirectRequestID.isDirect(correlation) {
+            // A direct request: the coordinator never saw it, so only the exit fsm-launch saw
+            // witnesses the crash, and the sender is the worker's word (the number its id
+            // carries). Counted against that key only when the key may send there: a worker
+            // key can then blame only a key that could have sent the event.
+            guard containment.sawExit.remove(name) != nil else {
+                return [.warn("worker \(name) reported a crash while it ran \(described(pattern)) from its direct route, but fsm-launch "
+                    + "did not see its process exit; not counted")]
+            }
+            sender = directSender(of: correlation, address: report.address)
         } else if containment.sawExit.remove(name) == nil {
             return [.warn("worker \(name) reported a crash while it ran \(described(pattern)), but neither fsm-launch saw its process exit nor was a "
                 + "request at that address lost with it; not counted")]
@@ -177,6 +187,14 @@ extension CoordinatorCore {
             actions.append(.forgive(worker: forgiven.worker, pid: pid, reason: "its crash was caused by \(cause)"))
         }
         return actions
+    }
+
+    /// The client key a direct request's `id` names (``DirectRequestID``), when that key may
+    /// send events to `address`: the one a crash on the direct route is counted against.
+    func directSender(of id: UInt64, address: String) -> String? {
+        guard let number = DirectRequestID.sender(of: id), let key = containment.key(of: number),
+              let grants = clientGrants[key] else { return nil }
+        return ClientAccess.forbidden(.event, address: address, for: .client(grants)) == nil ? key : nil
     }
 
     /// The exit of worker `name`'s process `pid`, as its launcher saw it: `blamesEvent` false
