@@ -16,6 +16,9 @@ extension EndToEnd {
             (["watch", "--duration", "-2"], "--duration must be a number of seconds above 0"),
             (["watch", "--count", "0"], "--count must be at least 1"),
             (["watch", "--count", "-3"], "--count must be at least 1"),
+            (["state", "auth", "--route", "fast"], "--route (or FSM_ROUTE) must be coordinator or direct; got 'fast'"),
+            // Options written before the subcommand are moved after it, values with them.
+            (["--route", "sideways", "locate", "counter"], "must be coordinator or direct; got 'sideways'"),
         ])
         func fsmSendRefusesBadValues(arguments: [String], says: String) async throws {
             let directory = try Cluster.makeDirectory()

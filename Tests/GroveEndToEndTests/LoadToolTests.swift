@@ -235,6 +235,8 @@ extension EndToEnd {
             (["--count", "0"], "--count must be at least 1"),
             (["--mode", ","], "empty entry"),
             (["--mode", "ack,fast"], "unknown mode 'fast'"),
+            (["--route", "direct,,"], "--route has an empty entry"),
+            (["--route", "coordinator,fast"], "unknown road 'fast'; use coordinator or direct"),
             (["--payload-size", "2000000"], "at most 1048576"),
             (["--codec", "xml"], "--codec must be json or binary"),
             (["--batch", "0"], "--batch must be at least 1"),
