@@ -110,6 +110,39 @@ extension EndToEnd {
             }
         }
 
+        static let durable = TopologyFile(
+            name: "directstate", transport: .runtimeDirectory,
+            workers: [.init(name: "data", direct: true)],
+            machines: [.init(name: "counter", type: "Counter", worker: "data", keyed: true, durability: "state")]
+        )
+
+        /// What a direct reply acknowledged was committed first: a worker killed right after is
+        /// restarted from its store with every acknowledged event, on a new endpoint.
+        @Test func whatADirectReplyAcknowledgedOutlivesAKill() async throws {
+            try await withCluster(Self.durable) { cluster in
+                #expect(try await cluster.send("counter/d", "increment")["count"] == .integer(1))
+                let before = try await Self.locate("counter", at: cluster.clients)
+                let endpoint = try #require(before.workers.first?.endpoint)
+                let counts = try await onThread { () throws -> [Int?] in
+                    let client = try RawClient(endpoint: endpoint)
+                    return try (2...6).map { try Self.count(client.request(Self.event("counter/d", UInt64($0)))) }
+                }
+                #expect(counts == [2, 3, 4, 5, 6])
+                let pid = try await cluster.workerPID("data")
+                kill(pid, SIGKILL)
+                try await waitUntil("data to run as a new process", timeout: .seconds(30)) {
+                    (try? await cluster.workerPID("data")).map { $0 != pid } ?? false
+                }
+                let after = try await eventually("data registered with its direct endpoint") { () async throws -> String? in
+                    let location = try await Self.locate("counter", at: cluster.clients)
+                    return location.workers.first?.state == .registered ? location.workers.first?.endpoint : nil
+                }
+                #expect(after != endpoint, "a new process binds a new endpoint")
+                #expect(Self.count(try await Self.request(Self.get("counter/d", 7), at: after)) == 6)
+                #expect(try await cluster.state("counter/d")["count"] == .integer(6))
+            }
+        }
+
         static let curve = TopologyFile(
             name: "directcurve", transport: .tcp,
             workers: [.init(name: "main", direct: true), .init(name: "edge", external: true, key: "keys/edge.key")],
