@@ -129,6 +129,10 @@ final class Supervisor: Sendable {
         var options = Worker.Options(name: worker, coordinator: coordinator.workersConnectEndpoint, exitWithParent: true,
                                      parentPid: getpid(), dataDirectory: dataDirectory.path, auditDirectory: auditDirectory?.path,
                                      storePasswordFile: storePasswordFile?.path)
+        if let group = topology.workerInstances.first(where: { $0.name == worker })?.group,
+           topology.workers.first(where: { $0.name == group })?.direct == true {
+            options.direct = topology.directEndpoint(ofWorker: worker, connectingTo: coordinator.workersConnectEndpoint)
+        }
         process.standardOutput = FileHandle.standardError  // stdout is fsm-launch's data: the ready line
         // A trap ends the worker at once rather than after (or, hung, instead of) symbolication.
         process.environment = WorkerEnvironment.spawning(from: ProcessInfo.processInfo.environment)

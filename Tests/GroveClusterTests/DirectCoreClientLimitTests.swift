@@ -43,6 +43,9 @@ struct DirectCoreClientLimitTests {
         let sent = first.compactMap { if case .send(_, let message) = $0 { message } else { nil } }
         #expect(sent.map(\.header.correlation) == [10, 11])
         #expect(try sent.allSatisfy { try WireJSON.decode(WireError.self, from: $0.payload).code == .busy })
+        // The busy names who holds the replies: the worker, not the coordinator.
+        let busy = try WireJSON.decode(WireError.self, from: sent[0].payload)
+        #expect(busy.message.contains("waiting unread at worker data-1"), "\(busy.message)")
         #expect(first.contains(.countedBusies(2)))
         let rest = core.drained(Self.peer, backlog: .empty).compactMap { if case .send(_, let message) = $0 { message } else { nil } }
         #expect(rest.map(\.header.correlation) == [12])

@@ -191,7 +191,8 @@ struct DirectCoreTests {
         #expect(long.message == AddressChecks.addressTooLong(28, limit: 16, correlation: 7).message)
         let large = try Self.refusal(core.decide(peer: Self.peer, Self.event("sink", payload: String(repeating: "x", count: 9)),
                                                  userID: Gatekeeper.trustedUser))
-        #expect(large.message == AddressChecks.payloadTooLarge(9, limit: 8, address: "sink").message)
+        #expect(large.message == AddressChecks.payloadTooLarge(9, limit: 8, address: "sink", answerer: "worker data-1").message)
+        #expect(large.message.contains("worker data-1 accepts at most 8"), "\(large.message)")
         let decomposed = "counter/e\u{301}"
         let notNFC = try Self.refusal(core.decide(peer: Self.peer, Self.event(decomposed, payload: ""), userID: Gatekeeper.trustedUser))
         #expect(notNFC.code == AddressChecks.notNFC(decomposed, correlation: 7).code)

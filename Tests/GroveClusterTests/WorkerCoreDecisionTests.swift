@@ -44,7 +44,7 @@ import Testing
                 #expect(decision == .answerCancel(.unknown), "no call 5 is served here: answered at once")
             case .ioResult:
                 #expect(decision == .ignore, "no call 5 is waiting: a result for it is dropped unread")
-            case .observe, .welcome, .error, .quarantine, .release, .returned:
+            case .observe, .welcome, .error, .quarantine, .release, .returned, .access, .placement:
                 // Control messages whose payload does not decode: logged, nothing else.
                 guard case .act(let actions) = decision, actions.count == 1, case .log(let level, let line) = actions[0] else {
                     Issue.record("\(kind) with an empty payload should be logged, got \(decision)")
@@ -52,9 +52,6 @@ import Testing
                 }
                 #expect(level >= .warning, "\(kind)")
                 #expect(line.contains("could not be decoded"), "\(kind): \(line)")
-            case .access, .placement:
-                // Read by a worker serving direct routes (its DirectCore), which this one does not.
-                #expect(decision == .ignore, "\(kind)")
             case .deadLetters:
                 // An empty payload is not a dead-letters request: refused, saying why.
                 guard case .refuse(let error) = decision else { Issue.record("\(kind) should be refused, got \(decision)"); continue }

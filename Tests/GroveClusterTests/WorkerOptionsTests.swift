@@ -65,6 +65,7 @@ import Testing
         options.keyFile = "-"
         options.coordinatorKey = "-Ab.3:+=^!/*?&<>()[]{}@%$#Ab.3:+=^!/*?&<"
         options.storePasswordFile = "/srv/grove/postgres.password"
+        options.direct = "ipc:///run/t/direct/edge-1.00000000000000ff"
         return options
     }
 
@@ -90,6 +91,7 @@ import Testing
         #expect(read.exitWithParent && read.parentPid == 4242)
         #expect(read.dataDirectory == "/srv/grove/data" && read.auditDirectory == "/srv/grove/audit")
         #expect(read.keyFile == "-" && read.coordinatorKey == options.coordinatorKey)
+        #expect(read.direct == options.direct)
         #expect(read.arguments == options.arguments)
     }
 

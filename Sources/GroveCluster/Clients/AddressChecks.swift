@@ -19,13 +19,14 @@ package enum AddressChecks {
     /// Why a request is refused for its size, with the error that says so; `nil` when its
     /// address and payload are within the limits.
     /// - Parameter address: The address as text, for the payload's refusal; `nil` when it is not UTF-8.
+    /// - Parameter answerer: Who refuses it, for the text ("the coordinator", "worker NAME").
     package static func sizeRefusal(addressCount: Int, payloadCount: Int, maxAddress: Int, maxPayload: Int, correlation: UInt64,
-                                    address: () -> String?) -> (reason: OwedReason, error: WireError)? {
+                                    answerer: String = "the coordinator", address: () -> String?) -> (reason: OwedReason, error: WireError)? {
         if addressCount > maxAddress {
             return (.addressTooLong, addressTooLong(addressCount, limit: maxAddress, correlation: correlation))
         }
         if payloadCount > maxPayload {
-            return (.payloadTooLarge, payloadTooLarge(payloadCount, limit: maxPayload, address: address()))
+            return (.payloadTooLarge, payloadTooLarge(payloadCount, limit: maxPayload, address: address(), answerer: answerer))
         }
         return nil
     }
@@ -39,11 +40,12 @@ package enum AddressChecks {
             correlation: correlation)
     }
 
-    /// A payload over `limits.payloadBytes`, as ``addressTooLong(_:limit:correlation:)``.
-    package static func payloadTooLarge(_ count: Int?, limit: Int, address: String?) -> WireError {
+    /// A payload over `limits.payloadBytes`, as ``addressTooLong(_:limit:correlation:)``, refused
+    /// by `answerer` ("the coordinator", "worker NAME").
+    package static func payloadTooLarge(_ count: Int?, limit: Int, address: String?, answerer: String = "the coordinator") -> WireError {
         let size = count.map { "has \($0) bytes" } ?? "was larger than that"
         return WireError(.oversized,
-            "the payload \(size); the coordinator accepts at most \(limit) (limits.payloadBytes in the topology); send less, or split it",
+            "the payload \(size); \(answerer) accepts at most \(limit) (limits.payloadBytes in the topology); send less, or split it",
             address: address)
     }
 

@@ -39,8 +39,13 @@ package struct ClientRules {
     /// `limits.addressBytes` and the largest payload accepted, for the refusals owed for a size.
     package let addressBytes: Int
     package let payloadBytes: Int
+    /// Who answers the clients, for the texts: "the coordinator", or "worker NAME" for a worker
+    /// serving direct routes.
+    package let answerer: String
 
-    package init(clientOutbox: Int, clientOutboxBytes: Int, owedBytesPerClient: Int, owedBytes: Int, addressBytes: Int, payloadBytes: Int) {
+    package init(clientOutbox: Int, clientOutboxBytes: Int, owedBytesPerClient: Int, owedBytes: Int, addressBytes: Int, payloadBytes: Int,
+                 answerer: String = "the coordinator") {
+        self.answerer = answerer
         self.clientOutbox = clientOutbox
         self.clientOutboxBytes = clientOutboxBytes
         self.owedBytesPerClient = owedBytesPerClient
@@ -111,7 +116,7 @@ package struct ClientRules {
             ledger.lost[client] = lost
             // Logged the first time and every 10,000th: the client is not told (it does not read).
             guard lost == 1 || lost % 10_000 == 0 else { return [] }
-            return [.warn("a client that does not read its replies sent \(lost) request(s) the coordinator can no longer remember "
+            return [.warn("a client that does not read its replies sent \(lost) request(s) \(answerer) can no longer remember "
                           + "a reply for (\(ledger.owed[client]?.bytes ?? 0) bytes owed to it, limits.owedBytesPerClient \(owedBytesPerClient); "
                           + "\(ledger.owedBytes) to every client, limits.owedBytes \(owedBytes)): they go unanswered. Its "
                           + "correlation ids do not count up, so its owed replies cannot be kept as runs; client \(Self.hex(client))")]
@@ -155,7 +160,7 @@ package struct ClientRules {
         switch reason {
         case .busy(let limit): clientBusy(limit, address: address)
         case .addressTooLong: AddressChecks.addressTooLong(nil, limit: addressBytes, correlation: nil)
-        case .payloadTooLarge: AddressChecks.payloadTooLarge(nil, limit: payloadBytes, address: nil)
+        case .payloadTooLarge: AddressChecks.payloadTooLarge(nil, limit: payloadBytes, address: nil, answerer: answerer)
         }
     }
 
@@ -163,10 +168,10 @@ package struct ClientRules {
     package func clientBusy(_ limit: ClientLimit, address: String) -> WireError {
         let text = switch limit {
         case .messages:
-            "this client has \(clientOutbox) replies waiting unread at the coordinator or owed to it "
+            "this client has \(clientOutbox) replies waiting unread at \(answerer) or owed to it "
                 + "(queues.clientOutbox); read your replies, then retry"
         case .bytes:
-            "the replies waiting unread for this client at the coordinator hold \(clientOutboxBytes) bytes or more "
+            "the replies waiting unread for this client at \(answerer) hold \(clientOutboxBytes) bytes or more "
                 + "(queues.clientOutboxBytes); read your replies, then retry"
         }
         return WireError(.busy, text, address: address.isEmpty ? nil : address)
@@ -188,7 +193,7 @@ package struct ClientRules {
         let dropped = ledger.dropped[client, default: 0] + 1
         ledger.dropped[client] = dropped
         let error = WireError(.replyDropped,
-            "the \(kind.name) reply to this request (\(size) bytes) did not fit in the \(budget) bytes the coordinator "
+            "the \(kind.name) reply to this request (\(size) bytes) did not fit in the \(budget) bytes \(answerer) "
                 + "holds for a client that does not read (queues.clientOutboxBytes; \(backlog.bytes) wait unread): it was "
                 + "dropped, the request itself was handled. Read your replies sooner, then ask again (a get returns the state)",
             address: address.isEmpty ? nil : address)

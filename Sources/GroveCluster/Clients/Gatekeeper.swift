@@ -13,6 +13,11 @@ package import ZeroMQ
 /// - NULL over ipc: admitted when the peer process runs as the launching user (libzmq passes
 ///   the peer's uid with each ipc connection).
 /// - NULL over tcp: only in a topology that says `"insecure": true`; everyone is admitted.
+///
+/// A worker serving direct routes holds one too, for its direct endpoint only (domain
+/// `grove.direct`, ``init(direct:curve:uid:)``): it admits the client keys of the coordinator's
+/// last `access` table (``replaceClients(_:)``), as the coordinator's clients endpoint admits
+/// them; a worker key or an unknown key fails the handshake.
 package struct Gatekeeper: Sendable {
     /// What a connection proved to be.
     package enum Principal: Sendable, Equatable {
@@ -25,11 +30,12 @@ package struct Gatekeeper: Sendable {
         case trusted
     }
 
-    /// The three ZAP domains, one per endpoint.
+    /// The ZAP domains, one per endpoint: the coordinator's three, and a worker's direct one.
     package enum Endpoint: String, Sendable, CaseIterable {
         case clients = "grove.clients"
         case workers = "grove.workers"
         case events = "grove.events"
+        case direct = "grove.direct"
     }
 
     /// An answer to one ZAP request, and what to log about it.
@@ -74,6 +80,23 @@ package struct Gatekeeper: Sendable {
         self.uid = uid
     }
 
+    /// What a worker serving direct routes holds for its direct endpoint: no keys until the
+    /// coordinator's `access` table (``replaceClients(_:)``); ipc peers of `uid` only.
+    /// - Parameters:
+    ///   - endpoint: The direct endpoint (tcp, or ipc).
+    ///   - curve: Whether the endpoint is a CURVE server (the topology has a coordinator key).
+    package init(direct endpoint: String, curve: Bool, uid: UInt32) {
+        self.curve = curve
+        tcp = endpoint.hasPrefix("tcp://") ? [.direct] : []
+        self.uid = uid
+    }
+
+    /// Admits exactly these client keys with their grants (a worker's direct endpoint, from the
+    /// coordinator's `access` table); connections made before keep their `User-Id`.
+    package mutating func replaceClients(_ grants: [CurveKey: [Topology.ClientGrant]]) {
+        clientKeys = grants
+    }
+
     /// Admits `key` on the workers endpoint as a worker of `group`: a key `fsm-launch` made for
     /// a process it starts.
     package mutating func admit(worker key: CurveKey, group: String) {
@@ -109,7 +132,7 @@ package struct Gatekeeper: Sendable {
         guard let key = CurveKey(z85: String(userID.prefix(40))) else { return nil }
         switch endpoint {
         case .workers: return workerKeys[key].map { .worker(group: $0) }
-        case .clients, .events: return clientKeys[key].map { .client($0) }
+        case .clients, .events, .direct: return clientKeys[key].map { .client($0) }
         }
     }
 
@@ -175,7 +198,7 @@ package struct Gatekeeper: Sendable {
     private func admits(_ key: CurveKey, on endpoint: Endpoint) -> Bool {
         switch endpoint {
         case .workers: workerKeys[key] != nil
-        case .clients: clientKeys[key] != nil
+        case .clients, .direct: clientKeys[key] != nil
         case .events: !refusedWatchers.contains(key) && clientKeys[key]?.contains { $0.roles.contains(.read) && $0.machines.isEmpty } ?? false
         }
     }
@@ -184,6 +207,7 @@ package struct Gatekeeper: Sendable {
         switch endpoint {
         case .workers where clientKeys[key] != nil: " (it is a client key; workers need their group's key)"
         case .clients where workerKeys[key] != nil: " (it is a worker key; clients need a key from security.clients)"
+        case .direct: " (a worker's direct endpoint admits the client keys of the topology only)"
         case .events where refusedWatchers.contains(key):
             " (its watcher subscribed to more than limits.watcherSubscriptions prefixes; it is refused until an admin lifts it: fsm-send suspensions lift 'KEY')"
         case .events where clientKeys[key] != nil: " (watching needs a client key whose read role covers every machine)"
@@ -212,6 +236,7 @@ extension Gatekeeper.Endpoint {
         case .clients: "clients"
         case .workers: "workers"
         case .events: "events"
+        case .direct: "direct"
         }
     }
 }

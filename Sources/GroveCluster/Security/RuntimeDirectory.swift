@@ -69,6 +69,21 @@ public enum RuntimeDirectory {
 }
 
 extension Topology {
+    /// The direct endpoint fsm-launch gives a worker process it starts, in a group with `direct`
+    /// on (docs/DIRECT-ROUTES.md, 1.2): beside an ipc workers endpoint, a socket of its own in
+    /// the topology's runtime directory, named with a fresh random number per start (so that a
+    /// stopped predecessor's socket never stands in its way); beside a tcp one, a free port on
+    /// the host the workers reach the coordinator at (`tcp://HOST:0`).
+    /// - Parameter workers: The coordinator's workers endpoint as workers connect to it.
+    package func directEndpoint(ofWorker instance: String, connectingTo workers: String,
+                                environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if workers.hasPrefix("tcp://"), let colon = workers.lastIndex(of: ":") {
+            return String(workers[..<colon]) + ":0"
+        }
+        return "ipc://" + RuntimeDirectory.directSocket(ofTopology: name, instance: instance, incarnation: .random(in: 1 ... .max),
+                                                        environment: environment)
+    }
+
     /// What is wrong with the direct sockets the workers of groups with `direct` on would bind
     /// over ipc (a topology whose workers endpoint is tcp binds tcp ports): each path must fit a
     /// socket's (`fsm-launch --check`). Empty when nothing is.

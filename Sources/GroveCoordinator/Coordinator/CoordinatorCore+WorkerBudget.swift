@@ -1,3 +1,4 @@
+import GroveCluster
 import GroveWire
 
 /// What one worker may have unanswered: `queues.workerOutbox` requests, and
@@ -16,23 +17,10 @@ extension CoordinatorCore {
     /// - Parameter readsSlowly: Whether the request's client has replies waiting unread: it
     ///   may fill only half of the worker's queue.
     func workerBusy(_ worker: Int, adding bytes: Int, address: String?, readsSlowly: Bool = false) -> WireError? {
-        let queues = topology.queues
-        let unanswered = inFlight[worker]
-        guard unanswered < queues.workerOutbox else {
-            return WireError(.busy, "worker \(workerNames[worker]) has \(queues.workerOutbox) requests unanswered "
-                             + "(queues.workerOutbox); retry later", address: address)
-        }
-        guard unanswered > 0 else { return nil }
-        let expected = inFlightBytes[worker] + bytes + (unanswered + 1) * expectedReplyBytes[worker]
-        if readsSlowly, unanswered >= max(1, queues.workerOutbox / 2) || expected > queues.workerOutboxBytes / 2 {
-            return WireError(.busy, "this client's replies wait unread at the coordinator, so its requests may fill at most half "
-                             + "of worker \(workerNames[worker])'s queue (queues.workerOutbox, queues.workerOutboxBytes), and that "
-                             + "half is full; read your replies, then retry", address: address)
-        }
-        guard expected > queues.workerOutboxBytes else { return nil }
-        return WireError(.busy, "worker \(workerNames[worker]) has \(unanswered) requests unanswered, which with the replies "
-                         + "expected back (about \(expectedReplyBytes[worker]) bytes each) reach \(queues.workerOutboxBytes) bytes "
-                         + "(queues.workerOutboxBytes); retry later", address: address)
+        RequestBound.busy(unanswered: inFlight[worker], heldBytes: inFlightBytes[worker], adding: bytes,
+                          expectedReplyBytes: expectedReplyBytes[worker], workerOutbox: topology.queues.workerOutbox,
+                          workerOutboxBytes: topology.queues.workerOutboxBytes, holder: .coordinator(forWorker: workerNames[worker]),
+                          address: address, readsSlowly: readsSlowly)
     }
 
     /// Counts a reply of `size` bytes (address and payload) from worker number `worker` into the

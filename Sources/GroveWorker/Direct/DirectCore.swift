@@ -70,7 +70,8 @@ struct DirectCore {
         settings = direct
         rules = ClientRules(clientOutbox: direct.queues.clientOutbox, clientOutboxBytes: direct.queues.clientOutboxBytes,
                             owedBytesPerClient: direct.limits.owedBytesPerClient, owedBytes: direct.limits.owedBytes,
-                            addressBytes: direct.limits.addressBytes, payloadBytes: direct.limits.payloadBytes)
+                            addressBytes: direct.limits.addressBytes, payloadBytes: direct.limits.payloadBytes,
+                            answerer: "worker \(worker)")
         placed = Dictionary(welcome.machines.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         view = PlacementView(generation: 0)
     }
@@ -123,7 +124,8 @@ struct DirectCore {
         if !AddressChecks.withinSizes(addressCount: addressCount, payloadCount: payloadCount, maxAddress: limits.addressBytes,
                                       maxPayload: limits.payloadBytes),
            let refused = AddressChecks.sizeRefusal(addressCount: addressCount, payloadCount: payloadCount, maxAddress: limits.addressBytes,
-                                                   maxPayload: limits.payloadBytes, correlation: correlation, address: { address }) {
+                                                   maxPayload: limits.payloadBytes, correlation: correlation, answerer: "worker \(worker)",
+                                                   address: { address }) {
             if let owed = rules!.owesBusy(to: peer, correlation: correlation, address: nil, refusal: refused.reason, backlog: backlog) {
                 return .act(owed)
             }
@@ -174,26 +176,15 @@ struct DirectCore {
         return Topology.host(ofKey: key, pool: pool, handedOff: handedOff) == worker ? nil : .notHere
     }
 
-    /// The worker's bound on the direct requests it holds unanswered: `queues.workerOutbox`
-    /// requests and `queues.workerOutboxBytes` bytes, half of each for a client whose replies
-    /// wait unread, as the coordinator bounds what it forwards to one worker.
+    /// The worker's bound on the direct requests it holds unanswered (``RequestBound``, the
+    /// coordinator's rule for what it forwards to one worker): `queues.workerOutbox` requests and
+    /// `queues.workerOutboxBytes` bytes, half of each for a client whose replies wait unread.
+    /// Replies are not counted ahead: the worker sees each reply's size as it sends it.
     func busy(adding bytes: Int, address: String, readsSlowly: Bool) -> WireError? {
         guard let queues = settings?.queues else { return nil }
-        let unanswered = pending.count
-        guard unanswered < queues.workerOutbox else {
-            return WireError(.busy, "worker \(worker) has \(queues.workerOutbox) direct requests unanswered "
-                             + "(queues.workerOutbox); retry later", address: address)
-        }
-        guard unanswered > 0 else { return nil }
-        let expected = pendingBytes + bytes
-        if readsSlowly, unanswered >= max(1, queues.workerOutbox / 2) || expected > queues.workerOutboxBytes / 2 {
-            return WireError(.busy, "this client's replies wait unread at worker \(worker), so its requests may fill at most half "
-                             + "of the worker's queue (queues.workerOutbox, queues.workerOutboxBytes), and that half is full; "
-                             + "read your replies, then retry", address: address)
-        }
-        guard expected > queues.workerOutboxBytes else { return nil }
-        return WireError(.busy, "worker \(worker) has \(unanswered) direct requests unanswered holding \(pendingBytes) bytes, which "
-                         + "with this one pass \(queues.workerOutboxBytes) bytes (queues.workerOutboxBytes); retry later", address: address)
+        return RequestBound.busy(unanswered: pending.count, heldBytes: pendingBytes, adding: bytes, expectedReplyBytes: 0,
+                                 workerOutbox: queues.workerOutbox, workerOutboxBytes: queues.workerOutboxBytes,
+                                 holder: .worker(worker), address: address, readsSlowly: readsSlowly)
     }
 
     /// The answer to direct request `id`: whom to send it to, under the client's correlation, and
@@ -206,6 +197,11 @@ struct DirectCore {
         let dropped = rules?.admitReply(to: request.peer, size: size, kind: kind, correlation: request.correlation,
                                         address: request.address, backlog: backlog)
         return (request.peer, request.correlation, dropped?.replacement, dropped?.warning)
+    }
+
+    /// A client that went away (its routing id unreachable): owed nothing more.
+    mutating func forget(_ peer: [UInt8]) {
+        rules?.forget(client: peer)
     }
 
     /// The busies owed to `peer` that fit now that its queue drained.

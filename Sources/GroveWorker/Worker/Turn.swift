@@ -20,15 +20,19 @@ final class Turn: Sendable {
     let durable = DurableWrites()
     let audit = AuditSink()
     let ended = EndedInstances()
+    /// The direct endpoint's replies, held as ``outbound``'s are (docs/DIRECT-ROUTES.md, 2.2).
+    let direct: DirectRoute?
 
-    init(outbound: OutboundCollector) {
+    init(outbound: OutboundCollector, direct: DirectRoute? = nil) {
         self.outbound = outbound
+        self.direct = direct
     }
 
     /// From now until the turn ends, messages, durable changes and (for a batch, whose hosts
     /// drain after it is queued: `collectingWoken`) wake-ups are held.
     func begin(collectingWoken: Bool) {
         outbound.begin()
+        direct?.begin()
         if collectingWoken { woken.beginCollecting() }
         durable.beginCollecting()
     }

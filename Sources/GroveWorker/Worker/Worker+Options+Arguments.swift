@@ -16,6 +16,7 @@ extension Worker.Options {
         if let keyFile { arguments += Self.option("--key-file", keyFile) }
         if let coordinatorKey { arguments += Self.option("--coordinator-key", coordinatorKey) }
         if let storePasswordFile { arguments += Self.option("--store-password-file", storePasswordFile) }
+        if let direct { arguments += Self.option("--direct", direct) }
         if let describe { arguments += Self.option("--describe", describe) }
         if describeMachines { arguments.append("--describe-machines") }
         if let describeLimit { arguments += Self.option("--describe-limit", String(describeLimit)) }

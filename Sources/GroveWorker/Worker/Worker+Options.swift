@@ -59,6 +59,9 @@ extension Worker {
         /// Print the explored state graph of a machine made describable with
         /// ``WorkerConfiguration/checkable(_:as:)`` as JSON, and exit: what `fsm-check --worker`
         /// reads. The worker connects to nothing, so `--name` and `--coordinator` are not needed.
+        @Option(name: .customLong("direct"),
+                help: ArgumentHelp("Serve clients' requests directly on this endpoint as well (docs/DIRECT-ROUTES.md): ipc://PATH, or tcp://HOST:PORT (port 0: a free one). fsm-launch passes one to the workers of groups with \"direct\": true.", valueName: "ENDPOINT"))
+        public var direct: String?
         @Option(name: .customLong("describe"),
                 help: ArgumentHelp("Print the state graph of the machine type TYPE as JSON and exit (for fsm-check --worker).", valueName: "TYPE"))
         public var describe: String?
@@ -125,6 +128,7 @@ extension Worker {
             options.keyFile = keyFile
             options.coordinatorKey = coordinatorKey
             options.storePasswordFile = storePasswordFile
+            options.direct = nil
             options.describe = nil
             options.describeMachines = false
             options.describeLimit = nil
@@ -165,6 +169,9 @@ extension Worker {
             if let dataDirectoryArgument, dataDirectoryArgument.isEmpty {
                 throw ValidationError("--data-dir needs a directory, e.g. --data-dir /var/lib/grove")
             }
+            if let direct, !(direct.hasPrefix("ipc://") || direct.hasPrefix("tcp://")) || direct == "ipc://" || direct == "tcp://" {
+                throw ValidationError("--direct needs an ipc:// or tcp:// endpoint, e.g. --direct tcp://10.0.0.2:0, got '\(direct)'")
+            }
             if let auditDirectoryArgument, auditDirectoryArgument.isEmpty {
                 throw ValidationError("--audit-dir needs a directory, e.g. --audit-dir /var/log/grove")
             }
@@ -188,5 +195,5 @@ extension Worker {
     }
 
     /// The options every worker reads, as a usage line (without the program's name).
-    public static let usage = "--name NAME --coordinator ENDPOINT [--exit-with-parent [--parent-pid PID]] [--key-file FILE --coordinator-key KEY] [--data-dir DIR] [--audit-dir DIR] [--store-password-file FILE] [--describe TYPE [--describe-limit N] | --describe-machines]"
+    public static let usage = "--name NAME --coordinator ENDPOINT [--exit-with-parent [--parent-pid PID]] [--key-file FILE --coordinator-key KEY] [--data-dir DIR] [--audit-dir DIR] [--store-password-file FILE] [--direct ENDPOINT] [--describe TYPE [--describe-limit N] | --describe-machines]"
 }

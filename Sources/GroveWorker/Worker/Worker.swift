@@ -83,7 +83,10 @@ public enum Worker {
         let context = try ZMQContext()
         let loop = try IOLoop(name: "grove-worker-io")
         let socketID = loop.add(try dealer(context, options, credentials))
-        let link = WorkerLink(worker: options.name, loop: .io(loop), socket: socketID, log: log)
+        let direct = try options.direct.map { endpoint in
+            try bindDirect(endpoint, context: context, loop: loop, worker: options.name, credentials: credentials, log: log)
+        }
+        let link = WorkerLink(worker: options.name, loop: .io(loop), socket: socketID, direct: direct?.route, log: log)
         let logger = log
         // The Paranoid Pirate way: a coordinator gone silent gets a new socket (what the old one
         // queued for it is dropped) and a new registration, which the core sends after this.
@@ -116,8 +119,12 @@ public enum Worker {
         runtime.turn.audit.use(directory: options.auditDirectory)
         // The runtime and its hosts run on the loop's thread (``LoopExecutor``): a received
         // batch is queued, drained and answered right there, with no thread hand-off.
+        let directSockets = direct.map { direct in
+            WorkerLoopDelegate.DirectSockets(route: direct.route, zap: direct.zap,
+                                             onRequests: { batch in runtime.assumeIsolated { $0.handleDirect(batch) } })
+        }
         loop.start(WorkerLoopDelegate(onBatch: { batch in runtime.assumeIsolated { $0.handle(batch) } },
-                                      messageBytes: { link.messageBytes }))
+                                      messageBytes: { link.messageBytes }, direct: directSockets))
         await runtime.start()
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { tasks in
@@ -136,6 +143,8 @@ public enum Worker {
         await withCheckedContinuation { (stopped: CheckedContinuation<Void, Never>) in
             Thread { loop.stop(); stopped.resume() }.start()
         }
+        // The direct socket's file is this process's alone (a name per start): it goes with it.
+        if let direct, case .socket(let path) = LocalEndpoint(direct.route.endpoint) { unlink(path) }
     }
 
     /// Ticks the session core (heartbeats, silence, reconnection, notices) at the pace it asks

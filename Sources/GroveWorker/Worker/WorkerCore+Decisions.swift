@@ -35,6 +35,10 @@ extension WorkerCore {
         case release(HandoffRelease)
         /// Take back from the shared store those of these instances with work due (handoff).
         case returned(HandoffRelease)
+        /// Judge direct requests by this client table (docs/DIRECT-ROUTES.md, 1.5).
+        case access(ClientTable)
+        /// Judge direct requests' placement by this view of the pool (handoff).
+        case placement(PlacementView)
         /// Session actions (a welcome, an error from the coordinator), run in order.
         case act([WorkerAction])
         /// List, drop or retry this worker's quarantined events (an admin's `dead-letters`).
@@ -117,11 +121,18 @@ extension WorkerCore {
                 return .act([.log(.warning, "a returned message from the coordinator could not be decoded; is it the same Grove version?")])
             }
             return .returned(returned)
-        case .access, .placement:
-            // What a worker serving direct routes judges clients by (docs/DIRECT-ROUTES.md, 1.5).
-            // Sent only to a worker that registered a direct endpoint, which none does until it
-            // binds one (step 3's driver): read then, by its DirectCore.
-            return .ignore
+        case .access:
+            // What a worker serving direct routes judges clients by (docs/DIRECT-ROUTES.md, 1.5),
+            // sent only to a worker that registered a direct endpoint.
+            guard let table = try? WireJSON.decode(ClientTable.self, from: Array(payload), code: .malformedFrame) else {
+                return .act([.log(.warning, "an access message from the coordinator could not be decoded; is it the same Grove version?")])
+            }
+            return .access(table)
+        case .placement:
+            guard let view = try? WireJSON.decode(PlacementView.self, from: Array(payload), code: .malformedFrame) else {
+                return .act([.log(.warning, "a placement message from the coordinator could not be decoded; is it the same Grove version?")])
+            }
+            return .placement(view)
         case .welcome:
             return .act(welcome(Array(payload), now: now))
         case .error:
@@ -170,10 +181,13 @@ extension WorkerCore {
         guard machineTypes.contains(machine.type) else {
             throw WireError(.unknownMachine, "worker \(worker) has no machine type '\(machine.type)'", address: address)
         }
-        guard spawning || !MachineAddress.hasKey(address) else {
-            throw WireError(.unknownMachine, "instance \(address) has not been spawned; keyed instances start with their first event",
-                            address: address)
-        }
+        guard spawning || !MachineAddress.hasKey(address) else { throw notSpawned(address) }
         return machine
+    }
+
+    /// The refusal of a request (not an event) for a keyed instance no event has started.
+    static func notSpawned(_ address: String) -> WireError {
+        WireError(.unknownMachine, "instance \(address) has not been spawned; keyed instances start with their first event",
+                  address: address)
     }
 }

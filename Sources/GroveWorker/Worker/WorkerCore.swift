@@ -200,6 +200,15 @@ struct WorkerCore {
         return nil
     }
 
+    /// A batch of direct requests arrived (docs/DIRECT-ROUTES.md, 2.4): only the stall half of
+    /// ``heard(at:)``. Direct traffic is not the coordinator's, so it never counts as hearing it
+    /// (a flood of it would mask the coordinator's silence); but after a stall past the timeout
+    /// the session is over before anything is served, as for a coordinator's batch.
+    mutating func stalled(at now: ContinuousClock.Instant) -> [WorkerAction]? {
+        guard let lastTick, now - lastTick > timeout, session == .welcomed else { return nil }
+        return woke(after: now - lastTick, now: now)
+    }
+
     /// Heartbeats, silence, reconnection attempts and notices; the machines' restarts that are
     /// due, whether the coordinator is there or not.
     mutating func tick(now: ContinuousClock.Instant) -> [WorkerAction] {

@@ -21,10 +21,11 @@ struct WorkerIncarnation: Sendable, Equatable, CustomStringConvertible {
 }
 
 extension WorkerCore {
-    /// The registration this worker sends: what it can host and which process it is.
-    func registration(pid: Int32, ioHandlers: [String]) -> Registration {
+    /// The registration this worker sends: what it can host, which process it is, and where it
+    /// serves direct requests (`direct`: its direct endpoint as bound, when it binds one).
+    func registration(pid: Int32, ioHandlers: [String], direct: String? = nil) -> Registration {
         Registration(worker: worker, pid: pid, machineTypes: machineTypes.sorted(), ioHandlers: ioHandlers,
-                     incarnation: incarnation.id, startedAtMs: incarnation.startedAtMs, crash: crashReport)
+                     incarnation: incarnation.id, startedAtMs: incarnation.startedAtMs, crash: crashReport, direct: direct)
     }
 
     /// The correlation of this process's registrations, which the coordinator echoes in its

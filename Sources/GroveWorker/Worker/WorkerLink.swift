@@ -23,12 +23,24 @@ final class WorkerLink: Sendable {
     let outflow = OutflowGate()
     /// What the topology's metrics count here; off unless the welcome asks (``WorkerMetrics``).
     let metrics = WorkerMetrics()
+    /// The direct endpoint, for a worker that serves direct routes: replies under a
+    /// ``CorrelationEpoch/direct`` id go there, not to the coordinator.
+    let direct: DirectRoute?
 
-    init(worker: String, loop: WorkerLoop, socket: SocketID, log: Logger = Logger(label: "grove.worker")) {
+    init(worker: String, loop: WorkerLoop, socket: SocketID, direct: DirectRoute? = nil, log: Logger = Logger(label: "grove.worker")) {
         outbound = OutboundCollector(log: log)
         self.worker = worker
         self.loop = loop
         self.socket = socket
+        self.direct = direct
+    }
+
+    /// Whether a message is a reply to a direct request: its correlation is a
+    /// ``CorrelationEpoch/direct`` id (a shift and a compare), and it is a reply's kind (a
+    /// registration's correlation is a random incarnation).
+    @inline(__always)
+    static func isDirectReply(_ kind: MessageKind, correlation: UInt64) -> Bool {
+        CorrelationEpoch.of(correlation) == CorrelationEpoch.direct.value && (kind == .state || kind == .accepted || kind == .error)
     }
 
     func send(_ message: WireMessage) {
@@ -41,6 +53,11 @@ final class WorkerLink: Sendable {
     /// ``outflow`` is closed.
     func send(_ kind: MessageKind, flags: Header.Flags = [], correlation: UInt64 = 0, address: String = "",
               payload: some Collection<UInt8> = EmptyCollection()) {
+        // A direct request's reply goes to its client whatever the session: the request was
+        // taken while it held, and what it ran is true.
+        if let direct, Self.isDirectReply(kind, correlation: correlation) {
+            return direct.reply(kind, flags: flags, correlation: correlation, address: address, payload: payload)
+        }
         guard kind == .register || outflow.passes() else { return }
         outbound.send(kind, flags: flags, correlation: correlation, address: address, payload: payload, socket: socket, via: loop)
     }
@@ -48,7 +65,10 @@ final class WorkerLink: Sendable {
     /// Sends what the turn collected since it began (``Turn/begin(collectingWoken:)``): one
     /// hand-off to the I/O thread (one wake-up, one batch message) for a whole received batch
     /// instead of one per reply.
-    func flush() { outbound.end(socket: socket, via: loop) }
+    func flush() {
+        outbound.end(socket: socket, via: loop)
+        direct?.end()
+    }
 
     /// The coordinator's frame limit, from its welcome (``OutboundLimit``).
     var messageBytes: Int {
@@ -60,6 +80,11 @@ final class WorkerLink: Sendable {
     /// into the batch of replies. Nothing is sent when `write` throws.
     func send<Failure: Error>(_ kind: MessageKind, flags: Header.Flags, correlation: UInt64, address: String,
                               writingPayload write: (inout [UInt8]) throws(Failure) -> Void) throws(Failure) {
+        if let direct, Self.isDirectReply(kind, correlation: correlation) {
+            var payload: [UInt8] = []
+            try write(&payload)
+            return direct.reply(kind, flags: flags, correlation: correlation, address: address, payload: payload)
+        }
         guard outflow.passes() else { return }
         try outbound.send(kind, flags: flags, correlation: correlation, address: address, writingPayload: write,
                            socket: socket, via: loop)
@@ -73,25 +98,68 @@ final class WorkerLink: Sendable {
 }
 
 /// The worker's I/O delegate: hands received batches to the runtime, and packs everything posted
-/// for the coordinator in one loop turn into one batch message.
+/// for the coordinator in one loop turn into one batch message. With a direct endpoint it splits
+/// what arrives by socket: ZAP requests answered, direct requests handed to the runtime with
+/// their clients' backlogs, the rest the coordinator's; and what is posted for the direct socket
+/// goes to its clients (``DirectRoute/send(_:io:)``).
 final class WorkerLoopDelegate: IOLoopDelegate {
+    /// A worker's direct endpoint: its route, the ZAP handler's socket, where its requests go.
+    struct DirectSockets {
+        let route: DirectRoute
+        let zap: SocketID
+        let onRequests: @Sendable ([DirectInbound]) -> Void
+    }
+
     let onBatch: @Sendable ([Inbound]) -> Void
     /// The coordinator's frame limit now (``OutboundCollector/messageBytes``): a batch made of
     /// what was posted leaves before it would pass it.
     let messageBytes: @Sendable () -> Int
+    let direct: DirectSockets?
 
-    init(onBatch: @escaping @Sendable ([Inbound]) -> Void, messageBytes: @escaping @Sendable () -> Int = { OutboundLimit().messageBytes }) {
+    init(onBatch: @escaping @Sendable ([Inbound]) -> Void, messageBytes: @escaping @Sendable () -> Int = { OutboundLimit().messageBytes },
+         direct: DirectSockets? = nil) {
         self.onBatch = onBatch
         self.messageBytes = messageBytes
+        self.direct = direct
     }
 
-    func received(_ batch: [Inbound], io: LoopIO) { onBatch(batch) }
+    func received(_ batch: [Inbound], io: LoopIO) {
+        guard let direct else { return onBatch(batch) }
+        var coordinator: [Inbound] = []
+        var requests: [DirectInbound] = []
+        for inbound in batch {
+            if inbound.socket == direct.zap {
+                direct.route.answer(zapRequest: inbound.frames, on: direct.zap, io: io)
+            } else if inbound.socket == direct.route.socket {
+                guard let peer = inbound.frames.first else { continue }
+                requests.append(DirectInbound(peer: peer, userID: inbound.userID ?? "", backlog: direct.route.backlogOf(peer, io: io),
+                                              frames: inbound.frames.dropFirst()))
+            } else {
+                coordinator.append(inbound)
+            }
+        }
+        if !coordinator.isEmpty { onBatch(coordinator) }
+        if !requests.isEmpty { direct.onRequests(requests) }
+    }
 
-    func sendFailed(_ socket: SocketID, frames: [[UInt8]], error: ZMQError, io: LoopIO) {}
+    func sendFailed(_ socket: SocketID, frames: [[UInt8]], error: ZMQError, io: LoopIO) {
+        // A direct client that went away is owed nothing more.
+        if let direct, socket == direct.route.socket, let peer = frames.first { direct.route.forget(peer) }
+    }
 
-    func tick(io: LoopIO) {}
+    func tick(io: LoopIO) { direct?.route.releaseBusies(io: io) }
+
+    func drained(_ socket: SocketID, io: LoopIO) {
+        if let direct, socket == direct.route.socket { direct.route.releaseBusies(io: io) }
+    }
 
     func posted(_ messages: [Outbound], io: LoopIO) {
+        guard let direct, messages.contains(where: { $0.socket == direct.route.socket }) else { return postToCoordinator(messages, io: io) }
+        postToCoordinator(messages.filter { $0.socket != direct.route.socket }, io: io)
+        for message in messages where message.socket == direct.route.socket { direct.route.send(message.frames, io: io) }
+    }
+
+    private func postToCoordinator(_ messages: [Outbound], io: LoopIO) {
         guard let socket = messages.first?.socket else { return }
         // Alone in its turn (a batch of replies, under load): it leaves as it is, not copied.
         if messages.count == 1 {

@@ -129,6 +129,7 @@ extension WorkerRuntime {
             WireError(.unavailable, "instance \(address) moved to another worker of its pool (handoff); what it ran here was not "
                       + "committed: retry", address: address)
         }
+        link.direct?.withdraw(repliesTo: Set(addresses), worker: link.worker)
         scheduleWake()
     }
 
@@ -290,6 +291,10 @@ extension WorkerRuntime {
             self.release(release, address: address)
         case .returned(let returned):
             self.returned(returned)
+        case .access(let table):
+            link.direct?.access(table)
+        case .placement(let view):
+            link.direct?.placement(view)
         case .act(let actions):
             run(actions)
         case .deadLetters(let request):
@@ -359,10 +364,7 @@ extension WorkerRuntime {
         }
         // Its record was there and did not read: refused, not started afresh over it.
         if let refusal = unreadable[address] { throw refusal }
-        guard spawning || !MachineAddress.hasKey(address) else {
-            throw WireError(.unknownMachine, "instance \(address) has not been spawned; keyed instances start with their first event",
-                            address: address)
-        }
+        guard spawning || !MachineAddress.hasKey(address) else { throw WorkerCore.notSpawned(address) }
         guard let factory = factories[machine.type], let welcome = core.lastWelcome else {
             throw WireError(.unknownMachine, "worker \(link.worker) cannot host '\(address)' yet", address: address)
         }

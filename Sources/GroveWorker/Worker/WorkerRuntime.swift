@@ -122,7 +122,7 @@ actor WorkerRuntime {
         self.recoveryTurn = recoveryTurn
         self.openStore = openStore
         self.openRecorder = openRecorder
-        let turn = Turn(outbound: link.outbound), poison = PoisonWatch(), inlet = CoreInlet()
+        let turn = Turn(outbound: link.outbound, direct: link.direct), poison = PoisonWatch(), inlet = CoreInlet()
         (self.turn, self.poison, self.inlet) = (turn, poison, inlet)
         let wiring = HostWiring(link: link, turn: turn, poison: poison, inlet: inlet, clock: clock)
         self.factories = configuration.factories.mapValues { $0.bound(to: wiring) }
@@ -193,8 +193,10 @@ actor WorkerRuntime {
                 run(core.reopened(dropped: link.outflow.open()))
             case .closeOutflow:
                 link.outflow.close()
+                link.direct?.sessionEnded()
             case .adopt(let welcome, let dropping):
                 adopt(welcome, dropping: dropping)
+                link.direct?.welcomed(welcome)
             case .reportInstances:
                 reportInstances()
             case .restartInstance(let address, let answering):
@@ -219,7 +221,7 @@ actor WorkerRuntime {
     }
 
     private func register() {
-        let registration = core.registration(pid: getpid(), ioHandlers: configuration.io.names.sorted())
+        let registration = core.registration(pid: getpid(), ioHandlers: configuration.io.names.sorted(), direct: link.direct?.endpoint)
         guard let payload = try? WireJSON.encode(registration) else { return }
         link.send(.register, correlation: core.registrationCorrelation, address: link.worker, payload: payload)
     }

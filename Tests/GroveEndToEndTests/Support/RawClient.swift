@@ -12,7 +12,34 @@ final class RawClient {
     /// - Parameter receiveQueue: The replies ZeroMQ may read ahead for this client; 0, the
     ///   default, for no limit. A small one makes a client that does not read stop the
     ///   coordinator's sends to it, as a slow client does.
-    init(endpoint: String, receiveQueue: Int32 = 0) throws {
+    /// A CURVE client's keys: the server's public key and its own pair.
+    struct Curve: Sendable {
+        var server: CurveKey
+        var keys: CurveKeyPair
+
+        /// The public key of a certificate file (`NAME.key`, or the secret file's public line).
+        static func publicKey(file: String) throws -> CurveKey {
+            guard let key = CurveKey(z85: try field("public-key", in: file)) else { throw HarnessError("no public key in \(file)") }
+            return key
+        }
+
+        /// The pair of a secret certificate file (`NAME.key_secret`).
+        static func keyPair(file: String) throws -> CurveKeyPair {
+            guard let secret = CurveKey(z85: try field("secret-key", in: file)) else { throw HarnessError("no secret key in \(file)") }
+            return CurveKeyPair(publicKey: try publicKey(file: file), secretKey: secret)
+        }
+
+        private static func field(_ name: String, in file: String) throws -> String {
+            let text = try String(contentsOfFile: file, encoding: .utf8)
+            for line in text.split(separator: "\n") {
+                let parts = line.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                if parts.count == 2, parts[0] == name { return parts[1].trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
+            }
+            throw HarnessError("no \(name) line in \(file)")
+        }
+    }
+
+    init(endpoint: String, receiveQueue: Int32 = 0, curve: Curve? = nil) throws {
         self.endpoint = endpoint
         context = try ZMQContext()
         socket = try Socket(context, .dealer)
@@ -21,6 +48,7 @@ final class RawClient {
         try socket.setSendTimeout(milliseconds: 5000)
         try socket.setSendHighWaterMark(0)
         try socket.setReceiveHighWaterMark(receiveQueue)
+        if let curve { try socket.becomeCurveClient(of: curve.server, keys: curve.keys) }
         try socket.connect(endpoint)
     }
 

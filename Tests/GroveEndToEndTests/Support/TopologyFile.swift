@@ -37,6 +37,8 @@ struct TopologyFile {
         var key: String?
         /// `workers[].executable`, when not fsm-worker: a path, or a name next to fsm-launch.
         var executable: String?
+        /// `workers[].direct`: its workers serve direct routes (docs/DIRECT-ROUTES.md).
+        var direct = false
     }
 
     struct Machine {
@@ -154,6 +156,7 @@ struct TopologyFile {
                 var entry: [String: Any] = ["name": group.name, "count": group.count]
                 if !group.arguments.isEmpty { entry["arguments"] = group.arguments }
                 if group.external { entry["external"] = true }
+                if group.direct { entry["direct"] = true }
                 if let key = group.key { entry["key"] = key }
                 if let executable = group.executable { entry["executable"] = executable }
                 if let supervision = group.supervision {

@@ -1,0 +1,111 @@
+import GroveCluster
+@_spi(GroveInternal) import GroveWire
+
+/// One request a client sent to the worker's direct endpoint, as the I/O thread read it.
+struct DirectInbound: Sendable {
+    /// The client's routing id on the direct socket.
+    let peer: [UInt8]
+    /// The connection's ZAP `User-Id` (``Gatekeeper/trustedUser``, or a key and an address).
+    let userID: String
+    /// What waits for the client on the direct socket, read once per received batch.
+    let backlog: ClientBacklog
+    /// The message's frames after the routing id.
+    let frames: ArraySlice<[UInt8]>
+}
+
+// What the worker does with its direct requests (docs/DIRECT-ROUTES.md, step 3): each is decided
+// by ``DirectCore`` (through ``DirectRoute``); one it lets through is handed on exactly as a
+// forwarded one is (``WorkerRuntime/decide(_:address:payload:now:)``), under a direct id, in a
+// turn of its own, so its reply leaves after the turn's commit and goes back to its client.
+
+extension WorkerRuntime {
+    /// A batch of direct requests from the I/O loop, on its thread, as one turn.
+    func handleDirect(_ batch: [DirectInbound]) {
+        guard let direct = link.direct else { return }
+        let now = ContinuousClock.now
+        // Stalled past the timeout: the session is over first, so every request is `moved`.
+        if let over = core.stalled(at: now) { run(over) }
+        runTurn {
+            for inbound in batch { queueDirect(inbound, on: direct, now: now) }
+        }
+    }
+
+    /// One direct message: lone, or a batch whose envelopes are each decided as a lone one.
+    private func queueDirect(_ inbound: DirectInbound, on direct: DirectRoute, now: ContinuousClock.Instant) {
+        let frames = inbound.frames
+        guard frames.count == 3 else {
+            return direct.refuse(inbound.peer, WireError(.malformedFrame, "a message of \(frames.count) frames; a request has three "
+                                                         + "(header, address, payload: docs/PROTOCOL.md)"), correlation: 0)
+        }
+        let header: Header
+        do {
+            header = try Header(frames[frames.startIndex])
+        } catch {
+            return direct.refuse(inbound.peer, error, correlation: 0)
+        }
+        let payload = frames[frames.startIndex + 2]
+        guard header.kind == .batch else {
+            do {
+                let address = try WireMessage.address(frames[frames.startIndex + 1], correlation: header.correlation)
+                decideDirect(header, address: address, payload: payload[...], from: inbound, on: direct, now: now)
+            } catch {
+                direct.refuse(inbound.peer, error, correlation: header.correlation)
+            }
+            return
+        }
+        let envelopes: [Envelope]
+        do {
+            envelopes = try Batch.envelopes(in: payload, count: header.correlation)
+        } catch {
+            return direct.refuse(inbound.peer, error, correlation: 0)
+        }
+        for envelope in envelopes {
+            let lone = Header(envelope.kind, flags: envelope.flags, correlation: envelope.correlation)
+            do {
+                decideDirect(lone, address: try envelope.addressText(in: payload), payload: payload[envelope.payload], from: inbound,
+                             on: direct, now: now)
+            } catch {
+                direct.refuse(inbound.peer, error, correlation: envelope.correlation)
+            }
+        }
+    }
+
+    /// One direct request: refused, or handed on under its direct id as a forwarded one is.
+    private func decideDirect(_ header: Header, address: String, payload: ArraySlice<UInt8>, from inbound: DirectInbound,
+                              on direct: DirectRoute, now: ContinuousClock.Instant) {
+        // A trace context the core would drop with a log line is refused here, so every request
+        // is answered.
+        if header.flags.contains(.traced) {
+            do {
+                _ = try TraceParent.split(payload, correlation: header.correlation)
+            } catch {
+                return direct.refuse(inbound.peer, error, correlation: header.correlation)
+            }
+        }
+        let request = WireMessage(header, address: address, payload: Array(payload))
+        switch direct.decide(peer: inbound.peer, request, userID: inbound.userID, backlog: inbound.backlog) {
+        case .act(let actions):
+            direct.carryOut(actions)
+        case .deliver(let id, let existingOnly):
+            if existingOnly, let refusal = notSpawned(address) {
+                return link.send(WireMessage.error(refusal, correlation: id, address: address))
+            }
+            decide(Header(header.kind, flags: header.flags, correlation: id), address: address, payload: payload, now: now)
+        }
+    }
+
+    /// `moved` `not-spawned` for a keyed instance this worker neither holds nor can bring back
+    /// (from recovery, passivation or the shared store): a direct request never starts one
+    /// (docs/DIRECT-ROUTES.md, 2.6). `nil` when it is here now, or when it is refused for
+    /// another reason, which the request's own road then answers.
+    private func notSpawned(_ address: String) -> WireError? {
+        guard instances[address] == nil else { return nil }
+        do {
+            _ = try instance(for: address, spawning: false)
+            return nil
+        } catch {
+            guard error == WorkerCore.notSpawned(address) else { return nil }
+            return DirectCore.moved(.notSpawned, address: address, worker: link.worker)
+        }
+    }
+}
