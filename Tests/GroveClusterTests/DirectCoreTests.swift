@@ -111,10 +111,12 @@ struct DirectCoreTests {
         #expect(refused.message == ClientAccess.suspended(key: Self.sender, crashes: 2, patterns: ["Counter.add"], address: address).message)
         // Lifted: the next table has it no more.
         core.access(ClientTable(clients: [.init(key: Self.sender, number: 2, grants: [.init(roles: ["send"])])]))
-        guard case .deliver = core.decide(peer: Self.peer, Self.event(address), userID: Self.user(Self.sender)) else {
+        guard case .deliver(let id, _) = core.decide(peer: Self.peer, Self.event(address), userID: Self.user(Self.sender)) else {
             Issue.record("a lifted key was refused")
             return
         }
+        // The id names the sender's number, for a crash report (DirectRequestID).
+        #expect(DirectRequestID.sender(of: id) == 2)
     }
 
     @Test func whatTheCoordinatorAnswersIsRefusedSendingItThere() throws {

@@ -153,8 +153,16 @@ struct DirectCore {
         if let busy = busy(adding: addressCount + payloadCount, address: address, readsSlowly: backlog.messages > 0) {
             return refuse(busy)
         }
-        let id = CorrelationEpoch.direct.id(nextID)
-        nextID = nextID & CorrelationEpoch.counterMask == CorrelationEpoch.counterMask ? 1 : nextID + 1
+        // The id carries the sender's number: the flight log records it, so a crash report
+        // names who sent the event (DirectRequestID). Its sequence wraps; one still pending
+        // keeps its id, and the next is taken.
+        let sender = key.flatMap { numbers[$0] } ?? 0
+        var id = DirectRequestID.make(sender: sender, sequence: nextID)
+        while pending[id] != nil {
+            nextID += 1
+            id = DirectRequestID.make(sender: sender, sequence: nextID)
+        }
+        nextID = (nextID + 1) & DirectRequestID.sequenceMask
         pending[id] = Pending(peer: peer, correlation: correlation, address: address, bytes: addressCount + payloadCount)
         pendingBytes += addressCount + payloadCount
         return .deliver(id: id, existingOnly: MachineAddress.hasKey(address))
