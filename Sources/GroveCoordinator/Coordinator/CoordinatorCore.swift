@@ -249,13 +249,16 @@ struct CoordinatorCore {
     /// A message from a client connection, by the road the driver takes
     /// (``CoordinatorDriver/received(_:io:)``): a lone request is put to
     /// ``decide(client:_:as:backlog:sender:)`` as a ``MessageView`` of its frames, a batch as a
-    /// view of each envelope (``envelopes(ofBatch:count:from:)``), and frames that are no
+    /// view of each envelope (``envelopes(ofBatch:count:addressCount:from:)``), and frames that are no
     /// message are refused here. The driver then copies bytes where a decision says; this
     /// returns the forwarded requests as messages instead, for tests and tools.
-    mutating func fromClient(_ identity: [UInt8], _ frames: ArraySlice<[UInt8]>) -> [CoordinatorAction] {
-        guard frames.count == 3, let header = try? Header(frames[frames.startIndex]) else {
+    /// - Parameter frameCount: How many frames the message had after the routing id, those the
+    ///   socket dropped unread included (``Inbound/frameCount``); `nil`: `frames.count`.
+    mutating func fromClient(_ identity: [UInt8], _ frames: ArraySlice<[UInt8]>, frameCount: Int? = nil) -> [CoordinatorAction] {
+        let frameCount = frameCount ?? frames.count
+        guard frames.count == 3, frameCount == 3, let header = try? Header(frames[frames.startIndex]) else {
             do {
-                _ = try WireMessage(frames: frames)
+                _ = try WireMessage(frames: frames, received: frameCount)
                 return [.toClient(identity, WireMessage.error(WireError(.malformedFrame, "not a message"), correlation: 0))]
             } catch {
                 return [.toClient(identity, WireMessage.error(error, correlation: error.correlation ?? 0))]
@@ -266,7 +269,7 @@ struct CoordinatorCore {
             return MessageView.with(header, address: address, payload: payload) { forwarding(decide(client: identity, $0), of: $0) }
         }
         let parsed: [Envelope]
-        switch envelopes(ofBatch: payload, count: header.correlation, from: identity) {
+        switch envelopes(ofBatch: payload, count: header.correlation, addressCount: address.count, from: identity) {
         case .success(let envelopes): parsed = envelopes
         case .failure(let refusal): return refusal.actions
         }
@@ -280,8 +283,11 @@ struct CoordinatorCore {
 
     /// The envelopes of a client's batch, or its refusal as a whole (correlation 0, not one
     /// envelope's, which would look like an answer to it); the client is noted as batching.
-    mutating func envelopes(ofBatch batch: [UInt8], count: UInt64, from identity: [UInt8]) -> Result<[Envelope], BatchRefusal> {
+    /// - Parameter addressCount: The size of the batch's address frame, which must be empty.
+    mutating func envelopes(ofBatch batch: [UInt8], count: UInt64, addressCount: Int,
+                            from identity: [UInt8]) -> Result<[Envelope], BatchRefusal> {
         do throws(WireError) {
+            if let refusal = Batch.addressRefusal(addressCount) { throw refusal }
             let envelopes = try Batch.envelopes(in: batch, count: count)
             let answeredHere = envelopes.count { $0.kind.authority.answeredByCoordinator }
             guard answeredHere <= Self.answeredHerePerBatch else {
