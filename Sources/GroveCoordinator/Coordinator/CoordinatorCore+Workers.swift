@@ -366,7 +366,7 @@ extension CoordinatorCore {
         // (each starts with its next event), so they are no longer listed.
         for address in machines {
             let parsed = MachineAddress(address)
-            if parsed.isInstance { keyedInstances[parsed.machine]?.remove(address) }
+            if parsed.isInstance { keyedInstances.remove(address, of: parsed.machine) }
         }
         actions.append(.warn("worker \(name) lost (\(reason)); its machines are unavailable until it registers again"))
         actions.append(publishWorker(WorkerEvent(worker: name, phase: .lost, reason: reason, machines: machines)))

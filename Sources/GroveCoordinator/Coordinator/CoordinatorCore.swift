@@ -145,7 +145,9 @@ struct CoordinatorCore {
     var callsRunning: [String: Int] = [:]
     /// No call's deadline is earlier: a tick before it looks at no call.
     var earliestCallDeadline: ContinuousClock.Instant?
-    var keyedInstances: [String: Set<String>] = [:]
+    var keyedInstances = InstanceBook()
+    /// The last full listing's reply payload, with what it was built from (``listingPayload()``).
+    var listingCache: (registrations: Int, instances: UInt64, payload: [UInt8])?
     /// This coordinator life's epoch, in the top bits of every id it sends to workers.
     let epoch: CorrelationEpoch
     /// The counter part of the next id.
@@ -401,7 +403,7 @@ struct CoordinatorCore {
                     return refuse(error)
                 }
             }
-            guard let payload = try? WireJSON.encode(listing(page: page)) else { return .act([]) }
+            guard let payload = page == nil ? listingPayload() : try? WireJSON.encode(listing(page: page)) else { return .act([]) }
             return .act([.toClient(identity, WireMessage(Header(.listing, correlation: correlation), payload: payload))])
         case .deadLetters:
             return routeDeadLetters(from: identity, request, as: principal)
@@ -528,7 +530,22 @@ struct CoordinatorCore {
     mutating func noteInstance(_ address: String) {
         let parsed = MachineAddress(address)
         guard parsed.isInstance else { return }
-        keyedInstances[parsed.machine, default: []].insert(address)
+        keyedInstances.insert(address, of: parsed.machine)
+    }
+
+    /// The encoded ``listing(page:)`` of the first page, built again only when what it shows
+    /// changed: a worker registered or was lost (``registrations``, which also counts the pid it
+    /// registered with) or a keyed instance came or went (``InstanceBook/generation``). Until
+    /// then each `list` costs a copy of the bytes, however many instances there are: a client
+    /// asking in a loop walked every instance and encoded the result per request, and with
+    /// 10,000 instances held the coordinator's loop for 20 s (debug build).
+    mutating func listingPayload() -> [UInt8]? {
+        if let cache = listingCache, cache.registrations == registrations, cache.instances == keyedInstances.generation {
+            return cache.payload
+        }
+        guard let payload = try? WireJSON.encode(listing()) else { return nil }
+        listingCache = (registrations, keyedInstances.generation, payload)
+        return payload
     }
 
     /// The topology's machines and workers, each keyed machine with at most
