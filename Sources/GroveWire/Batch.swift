@@ -54,7 +54,7 @@ public enum Batch {
     /// sender could take for an address its envelopes are sent to.
     /// - Parameter correlation: The batch header's correlation (its envelope count), for the log;
     ///   a client's batch is refused under correlation 0 (docs/PROTOCOL.md, 'Batches').
-    public static func addressRefusal(_ count: Int, correlation: UInt64 = 0) -> WireError? {
+    @_spi(GroveInternal) public static func addressRefusal(_ count: Int, correlation: UInt64 = 0) -> WireError? {
         guard count != 0 else { return nil }
         return WireError(.malformedFrame, """
             a batch's address frame (frame 1) must be empty, as each envelope carries its own address; \

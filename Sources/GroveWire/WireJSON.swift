@@ -74,7 +74,7 @@ public enum WireJSON {
     }
 
     /// The JSON path `$.add._0` as people write it: `add._0` (`$` for the whole value).
-    public static func displayPath(_ path: String) -> String {
+    static func displayPath(_ path: String) -> String {
         path.hasPrefix("$.") ? String(path.dropFirst(2)) : path
     }
 

@@ -101,7 +101,7 @@ public struct WireMessage: Sendable, Hashable {
     /// (``init(frames:)-(ArraySlice<[UInt8]>)`` otherwise): a refusal for the frame count gives
     /// `count`, the frames the message had, not the ones kept.
     /// - Throws: ``WireError``, as ``init(frames:)-(ArraySlice<[UInt8]>)`` does.
-    public init(frames: ArraySlice<[UInt8]>, received count: Int) throws(WireError) {
+    @_spi(GroveInternal) public init(frames: ArraySlice<[UInt8]>, received count: Int) throws(WireError) {
         guard let first = frames.first else {
             throw WireError(.malformedFrame, "an empty message; send three frames: header, address, payload")
         }

@@ -1,4 +1,4 @@
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 import Testing
 
 @Suite("Batch", .timeLimit(.minutes(2)))
