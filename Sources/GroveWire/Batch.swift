@@ -49,6 +49,19 @@ public enum Batch {
         payload.append(contentsOf: body)
     }
 
+    /// Why a batch whose address frame is `count` bytes is refused, or `nil` when it is empty:
+    /// each envelope carries its own address, and one in the frame would be ignored, which a
+    /// sender could take for an address its envelopes are sent to.
+    /// - Parameter correlation: The batch header's correlation (its envelope count), for the log;
+    ///   a client's batch is refused under correlation 0 (docs/PROTOCOL.md, 'Batches').
+    @_spi(GroveInternal) public static func addressRefusal(_ count: Int, correlation: UInt64 = 0) -> WireError? {
+        guard count != 0 else { return nil }
+        return WireError(.malformedFrame, """
+            a batch's address frame (frame 1) must be empty, as each envelope carries its own address; \
+            got \(count) bytes. See docs/PROTOCOL.md, 'Batches'
+            """, correlation: correlation)
+    }
+
     /// The envelopes of a batch payload, in order.
     /// - Throws: ``WireError`` `malformed-frame` when an envelope is truncated, its address is
     ///   not UTF-8, its kind is unknown or is itself a batch.
@@ -104,6 +117,9 @@ public enum Batch {
                 throw WireError(.malformedFrame,
                     "batch envelope \(envelopes.count + 1) has kind 0x\(String(kindByte, radix: 16)), which is unknown or a nested batch",
                     correlation: correlation)
+            }
+            if let refusal = Header.undefinedFlags(flags, correlation: correlation, where: "batch envelope \(envelopes.count + 1)") {
+                throw refusal
             }
             let addressCount = try number(2)
             guard payload.count - offset >= addressCount else { throw truncated() }

@@ -202,6 +202,27 @@ public struct Header: Sendable, Hashable {
         /// idempotency key (``IdempotencyKey``): a repeat of a key the machine already applied
         /// is answered with the first answer, not applied again.
         public static let keyed = Flags(rawValue: 1 << 4)
+
+        /// Every bit protocol v1 defines. The others (bits 5–7) are reserved: a flag changes how
+        /// the payload is read (its codec, a prefix before it), so a reader that skipped one it
+        /// does not know would misread the payload; a message with one set is refused
+        /// (``Header/undefinedFlags(_:correlation:where:)``). New flags come with a new version.
+        public static let defined: Flags = [.binary, .noWait, .unhandled, .traced, .keyed]
+    }
+
+    /// Why flag bits `raw` are refused, or `nil` when protocol v1 defines every bit set.
+    /// - Parameters:
+    ///   - raw: The flags byte as it came.
+    ///   - correlation: The message's correlation id, for the reply.
+    ///   - place: Where the byte was, for the message: "the header (frame 0)", "batch envelope 3".
+    static func undefinedFlags(_ raw: UInt8, correlation: UInt64, where place: String) -> WireError? {
+        let undefined = raw & ~Flags.defined.rawValue
+        guard undefined != 0 else { return nil }
+        let bits = (0 ..< 8).filter { undefined & (1 << $0) != 0 }.map(String.init).joined(separator: ", ")
+        return WireError(.malformedFrame, """
+            \(place) sets flag bits 0x\(String(undefined, radix: 16)) (bit \(bits)), which protocol v1 does not define; \
+            clear them: only bits 0–4 (binary, no-wait, unhandled, traced, keyed) have a meaning. See docs/PROTOCOL.md, 'Frames'
+            """, correlation: correlation)
     }
 
     public var kind: MessageKind
@@ -237,8 +258,8 @@ public struct Header: Sendable, Hashable {
     }
 
     /// Reads a header frame.
-    /// - Throws: ``WireError`` `malformed-frame` (wrong size or magic), `unsupported-version`, or
-    ///   `unknown-kind`; ``WireError/correlation`` carries the correlation id whenever it could be
+    /// - Throws: ``WireError`` `malformed-frame` (wrong size or magic, a flag bit v1 does not
+    ///   define), `unsupported-version`, or `unknown-kind`; ``WireError/correlation`` carries the correlation id whenever it could be
     ///   read, so the error reply can still be matched to its request.
     public init(_ frame: [UInt8]) throws(WireError) {
         let header = frame.withUnsafeBytes { raw in Result { () throws(WireError) -> Header in try Header(raw) } }
@@ -266,6 +287,7 @@ public struct Header: Sendable, Hashable {
                 "message kind 0x\(String(frame[2], radix: 16)) is not part of protocol v1; see docs/PROTOCOL.md, 'Message kinds'",
                 correlation: correlation)
         }
+        if let refusal = Self.undefinedFlags(frame[3], correlation: correlation, where: "the header (frame 0)") { throw refusal }
         self.init(kind, flags: Flags(rawValue: frame[3]), correlation: correlation)
     }
 }

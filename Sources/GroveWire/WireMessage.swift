@@ -94,14 +94,25 @@ public struct WireMessage: Sendable, Hashable {
     /// - Throws: ``WireError`` when the header is malformed, the frame count is not 3 or the
     ///   address is not UTF-8.
     public init(frames: ArraySlice<[UInt8]>) throws(WireError) {
+        try self.init(frames: frames, received: frames.count)
+    }
+
+    /// Parses the three frames of a message of which a socket kept only the first `frames`
+    /// (``init(frames:)-(ArraySlice<[UInt8]>)`` otherwise): a refusal for the frame count gives
+    /// `count`, the frames the message had, not the ones kept.
+    /// - Throws: ``WireError``, as ``init(frames:)-(ArraySlice<[UInt8]>)`` does.
+    @_spi(GroveInternal) public init(frames: ArraySlice<[UInt8]>, received count: Int) throws(WireError) {
         guard let first = frames.first else {
             throw WireError(.malformedFrame, "an empty message; send three frames: header, address, payload")
         }
         let header = try Header(first)
-        guard frames.count == 3 else {
+        guard frames.count == 3, count == 3 else {
             throw WireError(.malformedFrame,
-                "a message of kind \(header.kind.name) has \(frames.count) frames; send exactly three: header, address, payload (empty frames are fine)",
+                "a message of kind \(header.kind.name) has \(max(count, frames.count)) frames; send exactly three: header, address, payload (empty frames are fine)",
                 correlation: header.correlation)
+        }
+        if header.kind == .batch, let refusal = Batch.addressRefusal(frames[frames.startIndex + 1].count, correlation: header.correlation) {
+            throw refusal
         }
         let address = try Self.address(frames[frames.startIndex + 1], correlation: header.correlation)
         try self.init(wire: header, address: address, payload: frames[frames.startIndex + 2][...])

@@ -10,16 +10,21 @@ package struct Inbound: Sendable {
     /// The `User-Id` the ZAP handler gave the sender's connection, on a socket that
     /// ``Socket/readsUserID``; `nil` otherwise.
     package let userID: String?
+    /// How many frames the message had, routing id included: more than `frames.count` when the
+    /// socket dropped those past its ``Socket/maximumFrames`` unread.
+    package let frameCount: Int
 
     /// Creates an inbound message.
     /// - Parameters:
     ///   - socket: The socket it arrived on.
     ///   - frames: Its frames.
     ///   - userID: The sender's ZAP user id, when the socket reads it.
-    package init(socket: SocketID, frames: [[UInt8]], userID: String? = nil) {
+    ///   - frameCount: How many frames it had, those dropped included; `nil`: `frames.count`.
+    package init(socket: SocketID, frames: [[UInt8]], userID: String? = nil, frameCount: Int? = nil) {
         self.socket = socket
         self.frames = frames
         self.userID = userID
+        self.frameCount = frameCount ?? frames.count
     }
 }
 

@@ -302,16 +302,9 @@ final class LoopCore: @unchecked Sendable {
             guard items[id].revents & Int16(ZMQ_POLLIN) != 0 else { continue }
             while batch.count < maxBatch, bytes < Self.maxBatchBytes {
                 do {
-                    let frames: [[UInt8]]
-                    if sockets[id].readsUserID {
-                        guard let (received, userID) = try sockets[id].receiveWithUserID(dontWait: true) else { break }
-                        frames = received
-                        batch.append(Inbound(socket: id, frames: frames, userID: userID))
-                    } else {
-                        guard let received = try sockets[id].receive(dontWait: true) else { break }
-                        frames = received
-                        batch.append(Inbound(socket: id, frames: frames))
-                    }
+                    guard let inbound = try sockets[id].receiveInbound(dontWait: true, as: id) else { break }
+                    let frames = inbound.frames
+                    batch.append(inbound)
                     for frame in frames { bytes += frame.count }
                     // A peer that sends is usually reading too (a client keeps a window of
                     // requests): its queue is tried this turn, not after the pause a queue

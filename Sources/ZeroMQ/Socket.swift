@@ -212,7 +212,7 @@ package final class Socket {
     ///   with `dontWait`, or the receive timeout expired.
     /// - Throws: `ZMQError` for other failures, e.g. `ETERM` or `ENOTSOCK` after `close()`.
     package func receive(dontWait: Bool) throws(ZMQError) -> [[UInt8]]? {
-        try receive(dontWait: dontWait, userID: nil)
+        try receive(dontWait: dontWait, userID: nil)?.frames
     }
 
     /// Receives one whole multipart message and the `User-Id` the ZAP handler gave its
@@ -222,16 +222,30 @@ package final class Socket {
     /// - Throws: `ZMQError` as ``receive(dontWait:)`` does.
     package func receiveWithUserID(dontWait: Bool) throws(ZMQError) -> (frames: [[UInt8]], userID: String?)? {
         var userID: String?
-        guard let frames = try receive(dontWait: dontWait, userID: &userID) else { return nil }
+        guard let (frames, _) = try receive(dontWait: dontWait, userID: &userID) else { return nil }
         return (frames, userID)
     }
 
-    private func receive(dontWait: Bool, userID: UnsafeMutablePointer<String?>?) throws(ZMQError) -> [[UInt8]]? {
+    /// Receives one whole multipart message as the loop takes it: the frames copied out (at
+    /// most ``maximumFrames``), the `User-Id` when the socket ``readsUserID``, and how many
+    /// frames the message had, those dropped unread included, so that a refusal can say so.
+    /// - Parameter dontWait: Return at once when nothing is waiting.
+    /// - Returns: An ``Inbound`` on `socket`, or `nil` on `EAGAIN`.
+    /// - Throws: `ZMQError` as ``receive(dontWait:)`` does.
+    package func receiveInbound(dontWait: Bool, as socket: SocketID) throws(ZMQError) -> Inbound? {
+        var userID: String?
+        let received = readsUserID ? try receive(dontWait: dontWait, userID: &userID) : try receive(dontWait: dontWait, userID: nil)
+        guard let (frames, frameCount) = received else { return nil }
+        return Inbound(socket: socket, frames: frames, userID: userID, frameCount: frameCount)
+    }
+
+    private func receive(dontWait: Bool, userID: UnsafeMutablePointer<String?>?) throws(ZMQError) -> (frames: [[UInt8]], count: Int)? {
         let handle = try open("receive on \(type)")
         var message = zmq_msg_t()
         zmq_msg_init(&message)
         defer { zmq_msg_close(&message) }
         var frames: [[UInt8]] = []
+        var count = 0
         var flags = dontWait ? ZMQ_DONTWAIT : 0
         while true {
             if zmq_msg_recv(&message, handle, flags) < 0 {
@@ -246,6 +260,7 @@ package final class Socket {
                 throw ZMQError(errno: code, operation: "receive on \(type)")
             }
             let size = zmq_msg_size(&message)
+            count += 1
             // Room for a whole message at its first frame, not grown frame by frame (an
             // allocation and a copy per growth, per message), and none when nothing waits.
             if frames.capacity == 0 { frames.reserveCapacity(Self.framesReserved) }
@@ -258,7 +273,7 @@ package final class Socket {
             }
             if zmq_msg_more(&message) == 0 {
                 if let userID, let text = zmq_msg_gets(&message, "User-Id") { userID.pointee = String(cString: text) }
-                return frames
+                return (frames, count)
             }
         }
     }

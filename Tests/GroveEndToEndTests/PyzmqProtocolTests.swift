@@ -61,6 +61,65 @@ extension EndToEnd {
             }
         }
 
+        /// What the attacker's review of issue 34 sent raw: each refusal says what was wrong and
+        /// where, and the coordinator answers the next request as before.
+        static let hostileFrames = #"""
+            import json, struct, sys, zmq
+            s = zmq.Context().socket(zmq.DEALER)
+            s.setsockopt(zmq.LINGER, 0)
+            s.setsockopt(zmq.RCVTIMEO, 5000)
+            s.connect(sys.argv[1])
+            def header(kind, correlation, flags=0):
+                return struct.pack(">BBBBQ", 0x47, 1, kind, flags, correlation)
+            def answer(frames):
+                s.send_multipart(frames)
+                h, address, payload = s.recv_multipart()
+                return hex(h[2]), struct.unpack(">Q", h[4:])[0], json.loads(payload)
+            kind, correlation, error = answer([header(0x01, 1), b"counter/k", b'{"add":{"_0":9223372036854775808}}'])
+            print(json.dumps({"case": "add", "kind": kind, "correlation": correlation, "error": error}))
+            frames = [header(0x01, 2), b"counter/k", b'"increment"'] + [b"x"] * 7
+            kind, correlation, error = answer(frames)
+            print(json.dumps({"case": "frames", "kind": kind, "correlation": correlation, "error": error}))
+            kind, correlation, error = answer([header(0x01, 3, flags=0x80), b"counter/k", b'"increment"'])
+            print(json.dumps({"case": "flag", "kind": kind, "correlation": correlation, "error": error}))
+            env = struct.pack(">BBQH", 0x01, 0, 4, 9) + b"counter/k" + struct.pack(">I", 11) + b'"increment"'
+            kind, correlation, error = answer([header(0x07, 1), b"counter/x", env])
+            print(json.dumps({"case": "batch", "kind": kind, "correlation": correlation, "error": error}))
+            kind, correlation, state = answer([header(0x01, 5), b"counter/k", b'"increment"'])
+            print(json.dumps({"case": "after", "kind": kind, "correlation": correlation, "error": state}))
+            """#
+
+        @Test func hostileFramesAreRefusedSayingWhatAndWhere() async throws {
+            try await withCluster(Self.topology) { cluster in
+                let file = cluster.directory.appendingPathComponent("hostile.py")
+                try Self.hostileFrames.write(to: file, atomically: true, encoding: .utf8)
+                let result = try await runCommand(URL(fileURLWithPath: "/usr/bin/env"), ["python3", file.path, cluster.clients],
+                                                  in: cluster.directory)
+                #expect(result.status == 0, "python3 hostile.py failed: \(result.stderr)")
+                struct Line: Decodable {
+                    var `case`: String, kind: String, correlation: UInt64
+                    var error: [String: JSONValue]
+                    func text(_ key: String) -> String { if case .string(let text)? = error[key] { text } else { "" } }
+                }
+                let lines = try result.stdout.split(separator: "\n").map { try JSONDecoder().decode(Line.self, from: Data($0.utf8)) }
+                try #require(lines.map(\.case) == ["add", "frames", "flag", "batch", "after"], "\(result.stdout)")
+                let add = lines[0], frames = lines[1], flag = lines[2], batch = lines[3], after = lines[4]
+                #expect(add.kind == "0x12" && add.correlation == 1)
+                #expect(add.text("code") == "undecodable-event")
+                #expect(add.text("path") == "$.add._0")
+                #expect(add.text("message").hasPrefix("'add' has a value that does not fit its type at add._0: 9223372036854775808 does not fit in Int"),
+                        "\(add.text("message"))")
+                #expect(frames.kind == "0x12" && frames.correlation == 2 && frames.text("code") == "malformed-frame")
+                #expect(frames.text("message").contains("has 10 frames"), "\(frames.text("message"))")
+                #expect(flag.kind == "0x12" && flag.correlation == 3 && flag.text("code") == "malformed-frame")
+                #expect(flag.text("message").contains("the header (frame 0) sets flag bits 0x80"), "\(flag.text("message"))")
+                #expect(batch.kind == "0x12" && batch.correlation == 0 && batch.text("code") == "malformed-frame")
+                #expect(batch.text("message").contains("a batch's address frame (frame 1) must be empty"), "\(batch.text("message"))")
+                #expect(after.kind == "0x10" && after.correlation == 5)
+                #expect(after.error["count"] == .integer(1), "the refused requests ran nothing: \(after.error)")
+            }
+        }
+
         @Test func theDocumentedCurveClientWorks() async throws {
             let example = try #require(try Self.examples().first { $0.contains("curve_serverkey") }, "docs/PROTOCOL.md has no CURVE example")
             let documentedEndpoint = #"ENDPOINT = "tcp://127.0.0.1:5555""#

@@ -1,4 +1,4 @@
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 import Testing
 
 @Suite("Batch", .timeLimit(.minutes(2)))
@@ -79,6 +79,28 @@ struct BatchTests {
         nested[0] = 0x7E
         let error = #expect(throws: WireError.self) { try Batch.unpack(nested) }
         #expect(error?.message.contains("0x7e") == true)
+    }
+
+    /// An envelope's flags are a header's: bits protocol v1 does not define are refused.
+    @Test func anEnvelopeWithAnUndefinedFlagIsRefused() {
+        var payload: [UInt8] = []
+        Batch.append(WireMessage(Header(.event, correlation: 1), address: "a", payload: []), to: &payload)
+        Batch.append(WireMessage(Header(.event, correlation: 2), address: "b", payload: []), to: &payload)
+        payload[16 + 1 + 1] = 0x80 // the second envelope's flags (the first is 16 bytes and one of address)
+        let error = #expect(throws: WireError.self) { try Batch.unpack(payload) }
+        #expect(error?.code == .malformedFrame)
+        #expect(error?.message.contains("batch envelope 2 sets flag bits 0x80") == true, "\(error?.message ?? "")")
+    }
+
+    /// Each envelope carries its address; one in the batch's own frame would be ignored.
+    @Test func aBatchWithAnAddressFrameIsRefused() throws {
+        var batch = Batch.pack([WireMessage(Header(.get, correlation: 1), address: "a"), WireMessage(Header(.get, correlation: 2), address: "b")])
+        batch.address = "counter/x"
+        let error = #expect(throws: WireError.self) { try WireMessage(frames: batch.frames) }
+        #expect(error?.code == .malformedFrame)
+        #expect(error?.message.contains("a batch's address frame (frame 1) must be empty") == true, "\(error?.message ?? "")")
+        #expect(error?.message.contains("got 9 bytes") == true, "\(error?.message ?? "")")
+        #expect(Batch.addressRefusal(0) == nil)
     }
 
     @Test func aNonUTF8AddressIsRefused() {

@@ -12,7 +12,7 @@ struct HeaderTests {
 
     @Test(arguments: MessageKind.allCases)
     func roundTripsEveryKindWithEdgeCorrelationsAndFlags(kind: MessageKind) throws {
-        let flagSets: [Header.Flags] = [[], .binary, .noWait, [.binary, .noWait], Header.Flags(rawValue: 0xFF)]
+        let flagSets: [Header.Flags] = [[], .binary, .noWait, [.binary, .noWait], .defined]
         for flags in flagSets {
             for correlation in Self.edgeCorrelations {
                 let header = Header(kind, flags: flags, correlation: correlation)
@@ -29,7 +29,7 @@ struct HeaderTests {
         let kinds = MessageKind.allCases
         for _ in 0..<5000 {
             let kind = kinds.randomElement(using: &random)!
-            let flags = Header.Flags(rawValue: UInt8.random(in: .min ... .max, using: &random))
+            let flags = Header.Flags(rawValue: UInt8.random(in: .min ... .max, using: &random) & Header.Flags.defined.rawValue)
             // Mix full-width values with small ones so both ends of the range are exercised.
             let correlation = Bool.random(using: &random)
                 ? random.next()
@@ -107,6 +107,26 @@ struct HeaderTests {
         #expect(error?.message.contains("0x48") == true)
     }
 
+    /// Found by an attacker's review: bit 0x80 was kept and ignored. A flag changes how the
+    /// payload is read, so one this reader does not know is refused, naming the frame and bits.
+    @Test(arguments: [0x80, 0x20, 0x40, 0xE0, 0x81] as [UInt8])
+    func undefinedFlagBitsAreMalformedAndKeepTheCorrelation(flags: UInt8) {
+        var frame = Header(.event, correlation: 42).bytes
+        frame[3] = flags
+        let error = #expect(throws: WireError.self) { try Header(frame) }
+        #expect(error?.code == .malformedFrame)
+        #expect(error?.correlation == 42)
+        let undefined = String(flags & 0xE0, radix: 16)
+        #expect(error?.message.contains("the header (frame 0) sets flag bits 0x\(undefined)") == true, "\(error?.message ?? "")")
+    }
+
+    @Test func everyDefinedFlagBitIsRead() throws {
+        var frame = Header(.event, correlation: 1).bytes
+        frame[3] = 0x1F
+        #expect(try Header(frame).flags == .defined)
+        #expect(Header.Flags.defined.rawValue == 0x1F)
+    }
+
     @Test func versionTwoIsUnsupportedButKeepsTheCorrelation() {
         var frame = Header(.event, correlation: 0xDEAD_BEEF_0000_0042).bytes
         frame[1] = 2
@@ -157,7 +177,8 @@ struct HeaderBorrowedTests {
         var random = SeededGenerator(seed: 0x7769_6E64)
         for _ in 0..<500 {
             let header = Header(MessageKind.allCases.randomElement(using: &random)!,
-                                flags: Header.Flags(rawValue: UInt8.random(in: .min ... .max, using: &random)), correlation: random.next())
+                                flags: Header.Flags(rawValue: UInt8.random(in: .min ... .max, using: &random) & Header.Flags.defined.rawValue),
+                                correlation: random.next())
             let before = (0..<Int.random(in: 0...9, using: &random)).map { _ in UInt8.random(in: .min ... .max, using: &random) }
             let memory = before + header.bytes + [0x47, 1, 1, 0]
             let (read, short) = memory.withUnsafeBytes { raw in

@@ -1,4 +1,4 @@
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 import Testing
 
 @Suite("WireMessage", .timeLimit(.minutes(2)))
@@ -20,7 +20,9 @@ struct WireMessageTests {
             let kind = MessageKind.allCases.randomElement(using: &random)!
             let header = Header(kind, flags: Header.Flags(rawValue: UInt8.random(in: 0...3, using: &random)),
                                 correlation: random.next())
-            let address = String((0..<Int.random(in: 0...20, using: &random)).map { _ in alphabet.randomElement(using: &random)! })
+            // A batch's envelopes carry the addresses; its own address frame is empty.
+            let length = Int.random(in: 0...20, using: &random)
+            let address = kind == .batch ? "" : String((0..<length).map { _ in alphabet.randomElement(using: &random)! })
             let payload = (0..<Int.random(in: 0...64, using: &random)).map { _ in UInt8.random(in: .min ... .max, using: &random) }
             let message = WireMessage(header, address: address, payload: payload)
             let parsed = try WireMessage(frames: message.frames)
@@ -68,6 +70,17 @@ struct WireMessageTests {
         #expect(error?.code == .malformedFrame)
         #expect(error?.correlation == 77)
         #expect(error?.message.contains("has \(count) frames") == true)
+    }
+
+    /// Found by an attacker's review: a socket keeps the first frames of a message and drops the
+    /// rest; the refusal gives the frames the message had, not the ones kept.
+    @Test func aRefusalForTheFrameCountGivesTheCountReceived() {
+        let header = Header(.event, correlation: 9).bytes
+        let kept = [header] + Array(repeating: [UInt8](), count: 6)
+        let error = #expect(throws: WireError.self) { try WireMessage(frames: kept[...], received: 10) }
+        #expect(error?.code == .malformedFrame)
+        #expect(error?.correlation == 9)
+        #expect(error?.message.contains("has 10 frames") == true, "\(error?.message ?? "")")
     }
 
     @Test func headerErrorsComeFirst() {

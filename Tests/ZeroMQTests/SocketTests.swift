@@ -82,6 +82,32 @@ import Testing
         #expect(try right.receive(dontWait: false) == [[]])
     }
 
+    /// Frames past ``Socket/maximumFrames`` are dropped unread, but counted: the coordinator's
+    /// refusal of a 10-frame message said "7 frames" (the frames kept) until the count came along.
+    @Test func framesPastTheMaximumAreDroppedButCounted() throws {
+        let context = try ZMQContext()
+        defer { context.terminate() }
+        let endpoint = uniqueEndpoint()
+        let left = try makeSocket(context, .pair)
+        let right = try makeSocket(context, .pair)
+        defer { left.close(); right.close() }
+        try right.setReceiveTimeout(milliseconds: 5000)
+        right.maximumFrames = 8
+        try left.bind(endpoint)
+        try right.connect(endpoint)
+        let message: [[UInt8]] = (0 ..< 10).map { [UInt8($0)] }
+        #expect(try left.send(message, dontWait: false))
+        #expect(try left.send(Array(message.prefix(3)), dontWait: false))
+
+        let long = try #require(try right.receiveInbound(dontWait: false, as: 7))
+        #expect(long.frames == Array(message.prefix(8)))
+        #expect(long.frameCount == 10)
+        #expect(long.socket == 7)
+        let short = try #require(try right.receiveInbound(dontWait: false, as: 7))
+        #expect(short.frames.count == 3)
+        #expect(short.frameCount == 3)
+    }
+
     @Test func waitUntilReadableTimesOutThenSeesAMessage() throws {
         let context = try ZMQContext()
         defer { context.terminate() }

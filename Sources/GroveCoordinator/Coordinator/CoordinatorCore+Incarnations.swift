@@ -171,11 +171,11 @@ extension CoordinatorCore {
             }
             // A worker lists no more instances than clients could have started: the same bound.
             guard keyedInstances[spec.name]?.contains(address) == true
-                    || keyedInstances[spec.name, default: []].count < limits.instancesPerMachine else {
+                    || (keyedInstances[spec.name]?.count ?? 0) < limits.instancesPerMachine else {
                 over += 1
                 continue
             }
-            keyedInstances[spec.name, default: []].insert(address)
+            keyedInstances.insert(address, of: spec.name)
         }
         var actions: [CoordinatorAction] = []
         if over > 0 {

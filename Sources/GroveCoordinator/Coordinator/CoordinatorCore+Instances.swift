@@ -22,7 +22,7 @@ extension CoordinatorCore {
                     + "Existing keys keep working; retry later, or raise the limit",
                 address: address)
         }
-        keyedInstances[name, default: []].insert(address)
+        keyedInstances.insert(address, of: name)
         return nil
     }
 }

@@ -20,7 +20,7 @@ extension CoordinatorCore {
     mutating func forgetInstance(_ address: String) {
         let parsed = MachineAddress(address)
         guard parsed.isInstance else { return }
-        keyedInstances[parsed.machine]?.remove(address)
+        keyedInstances.remove(address, of: parsed.machine)
         resolved[address] = nil
         publications.forgetStates(of: [address])
     }

@@ -10,11 +10,13 @@ extension CoordinatorCore {
     ///   - peer: The connection's ZAP user id (`nil` without CURVE): a registration binds it to
     ///     the worker with the routing id, and messages must carry it; also for messages about
     ///     a refusal.
+    ///   - frameCount: How many frames the message had after the routing id, those the socket
+    ///     dropped unread included (``Inbound/frameCount``); `nil`: `frames.count`.
     mutating func fromWorker(_ identity: [UInt8], _ frames: ArraySlice<[UInt8]>, now: ContinuousClock.Instant,
-                             principal: Gatekeeper.Principal? = .trusted, peer: String? = nil) -> [CoordinatorAction] {
+                             principal: Gatekeeper.Principal? = .trusted, peer: String? = nil, frameCount: Int? = nil) -> [CoordinatorAction] {
         let message: WireMessage
         do {
-            message = try WireMessage(frames: frames)
+            message = try WireMessage(frames: frames, received: frameCount ?? frames.count)
         } catch {
             let refusal = WireMessage.error(error, correlation: error.correlation ?? 0)
             guard let connection = connections[identity] else { return [.toPeer(identity, refusal)] }
@@ -364,7 +366,7 @@ extension CoordinatorCore {
         // (each starts with its next event), so they are no longer listed.
         for address in machines {
             let parsed = MachineAddress(address)
-            if parsed.isInstance { keyedInstances[parsed.machine]?.remove(address) }
+            if parsed.isInstance { keyedInstances.remove(address, of: parsed.machine) }
         }
         actions.append(.warn("worker \(name) lost (\(reason)); its machines are unavailable until it registers again"))
         actions.append(publishWorker(WorkerEvent(worker: name, phase: .lost, reason: reason, machines: machines)))

@@ -145,7 +145,9 @@ struct CoordinatorCore {
     var callsRunning: [String: Int] = [:]
     /// No call's deadline is earlier: a tick before it looks at no call.
     var earliestCallDeadline: ContinuousClock.Instant?
-    var keyedInstances: [String: Set<String>] = [:]
+    var keyedInstances = InstanceBook()
+    /// The last full listing's reply payload, with what it was built from (``listingPayload()``).
+    var listingCache: (registrations: Int, instances: UInt64, payload: [UInt8])?
     /// This coordinator life's epoch, in the top bits of every id it sends to workers.
     let epoch: CorrelationEpoch
     /// The counter part of the next id.
@@ -249,13 +251,16 @@ struct CoordinatorCore {
     /// A message from a client connection, by the road the driver takes
     /// (``CoordinatorDriver/received(_:io:)``): a lone request is put to
     /// ``decide(client:_:as:backlog:sender:)`` as a ``MessageView`` of its frames, a batch as a
-    /// view of each envelope (``envelopes(ofBatch:count:from:)``), and frames that are no
+    /// view of each envelope (``envelopes(ofBatch:count:addressCount:from:)``), and frames that are no
     /// message are refused here. The driver then copies bytes where a decision says; this
     /// returns the forwarded requests as messages instead, for tests and tools.
-    mutating func fromClient(_ identity: [UInt8], _ frames: ArraySlice<[UInt8]>) -> [CoordinatorAction] {
-        guard frames.count == 3, let header = try? Header(frames[frames.startIndex]) else {
+    /// - Parameter frameCount: How many frames the message had after the routing id, those the
+    ///   socket dropped unread included (``Inbound/frameCount``); `nil`: `frames.count`.
+    mutating func fromClient(_ identity: [UInt8], _ frames: ArraySlice<[UInt8]>, frameCount: Int? = nil) -> [CoordinatorAction] {
+        let frameCount = frameCount ?? frames.count
+        guard frames.count == 3, frameCount == 3, let header = try? Header(frames[frames.startIndex]) else {
             do {
-                _ = try WireMessage(frames: frames)
+                _ = try WireMessage(frames: frames, received: frameCount)
                 return [.toClient(identity, WireMessage.error(WireError(.malformedFrame, "not a message"), correlation: 0))]
             } catch {
                 return [.toClient(identity, WireMessage.error(error, correlation: error.correlation ?? 0))]
@@ -266,7 +271,7 @@ struct CoordinatorCore {
             return MessageView.with(header, address: address, payload: payload) { forwarding(decide(client: identity, $0), of: $0) }
         }
         let parsed: [Envelope]
-        switch envelopes(ofBatch: payload, count: header.correlation, from: identity) {
+        switch envelopes(ofBatch: payload, count: header.correlation, addressCount: address.count, from: identity) {
         case .success(let envelopes): parsed = envelopes
         case .failure(let refusal): return refusal.actions
         }
@@ -280,8 +285,11 @@ struct CoordinatorCore {
 
     /// The envelopes of a client's batch, or its refusal as a whole (correlation 0, not one
     /// envelope's, which would look like an answer to it); the client is noted as batching.
-    mutating func envelopes(ofBatch batch: [UInt8], count: UInt64, from identity: [UInt8]) -> Result<[Envelope], BatchRefusal> {
+    /// - Parameter addressCount: The size of the batch's address frame, which must be empty.
+    mutating func envelopes(ofBatch batch: [UInt8], count: UInt64, addressCount: Int,
+                            from identity: [UInt8]) -> Result<[Envelope], BatchRefusal> {
         do throws(WireError) {
+            if let refusal = Batch.addressRefusal(addressCount) { throw refusal }
             let envelopes = try Batch.envelopes(in: batch, count: count)
             let answeredHere = envelopes.count { $0.kind.authority.answeredByCoordinator }
             guard answeredHere <= Self.answeredHerePerBatch else {
@@ -395,7 +403,7 @@ struct CoordinatorCore {
                     return refuse(error)
                 }
             }
-            guard let payload = try? WireJSON.encode(listing(page: page)) else { return .act([]) }
+            guard let payload = page == nil ? listingPayload() : try? WireJSON.encode(listing(page: page)) else { return .act([]) }
             return .act([.toClient(identity, WireMessage(Header(.listing, correlation: correlation), payload: payload))])
         case .deadLetters:
             return routeDeadLetters(from: identity, request, as: principal)
@@ -522,7 +530,22 @@ struct CoordinatorCore {
     mutating func noteInstance(_ address: String) {
         let parsed = MachineAddress(address)
         guard parsed.isInstance else { return }
-        keyedInstances[parsed.machine, default: []].insert(address)
+        keyedInstances.insert(address, of: parsed.machine)
+    }
+
+    /// The encoded ``listing(page:)`` of the first page, built again only when what it shows
+    /// changed: a worker registered or was lost (``registrations``, which also counts the pid it
+    /// registered with) or a keyed instance came or went (``InstanceBook/generation``). Until
+    /// then each `list` costs a copy of the bytes, however many instances there are: a client
+    /// asking in a loop walked every instance and encoded the result per request, and with
+    /// 10,000 instances held the coordinator's loop for 20 s (debug build).
+    mutating func listingPayload() -> [UInt8]? {
+        if let cache = listingCache, cache.registrations == registrations, cache.instances == keyedInstances.generation {
+            return cache.payload
+        }
+        guard let payload = try? WireJSON.encode(listing()) else { return nil }
+        listingCache = (registrations, keyedInstances.generation, payload)
+        return payload
     }
 
     /// The topology's machines and workers, each keyed machine with at most

@@ -9,10 +9,11 @@ extension CoordinatorDriver {
     /// A client's batch: refused as a whole when it does not parse, else each envelope in order.
     /// - Parameter backlog: What waits for the client (``backlog(of:building:io:)``).
     /// - Parameter sender: The client's key, numbered (``Containment/number(ofSender:)``); 0 without CURVE.
-    func forward(_ batch: [UInt8], count: UInt64, fromClient identity: [UInt8], as principal: Gatekeeper.Principal?,
+    /// - Parameter addressCount: The size of the batch's address frame (it must be empty).
+    func forward(_ batch: [UInt8], count: UInt64, addressCount: Int, fromClient identity: [UInt8], as principal: Gatekeeper.Principal?,
                  backlog: ClientBacklog, sender: UInt32 = 0, io: LoopIO) {
         let envelopes: [Envelope]
-        switch core.envelopes(ofBatch: batch, count: count, from: identity) {
+        switch core.envelopes(ofBatch: batch, count: count, addressCount: addressCount, from: identity) {
         case .success(let parsed): envelopes = parsed
         case .failure(let refusal):
             apply(refusal.actions, io: io)
@@ -44,7 +45,8 @@ extension CoordinatorDriver {
     /// process's (``CoordinatorCore/sender(_:userID:kind:now:)``) or it does not parse, else each
     /// envelope in order.
     /// - Parameter userID: The message's ZAP user id (`nil` without CURVE).
-    func forward(_ batch: [UInt8], fromWorker identity: [UInt8], userID: String?, io: LoopIO) {
+    /// - Parameter addressCount: The size of the batch's address frame (it must be empty).
+    func forward(_ batch: [UInt8], addressCount: Int, fromWorker identity: [UInt8], userID: String?, io: LoopIO) {
         let worker: Int
         switch core.sender(identity, userID: userID, kind: .batch, now: io.now) {
         case .worker(let number): worker = number
@@ -53,7 +55,8 @@ extension CoordinatorDriver {
             return
         }
         let envelopes: [Envelope]
-        do {
+        do throws(WireError) {
+            if let refusal = Batch.addressRefusal(addressCount) { throw refusal }
             envelopes = try Batch.envelopes(in: batch)
         } catch {
             apply([.toWorker(core.workerNames[worker], WireMessage.error(error, correlation: 0))], io: io)

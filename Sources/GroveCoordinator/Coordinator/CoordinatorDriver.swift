@@ -83,10 +83,11 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
                 let principal = principal(of: inbound, on: .clients)
                 // Its key, numbered, for the crashes its events may cause; 0 without CURVE.
                 let sender = usesCurve ? inbound.userID.map { core.containment.number(ofSender: $0) } ?? 0 : 0
-                if rest.count == 3, let header = try? Header(rest[rest.startIndex]) {
+                if rest.count == 3, inbound.frameCount == 4, let header = try? Header(rest[rest.startIndex]) {
                     noteRefusedSize(header, address: rest[rest.startIndex + 1], payload: rest[rest.startIndex + 2])
                     if header.kind == .batch {
-                        forward(rest[rest.startIndex + 2], count: header.correlation, fromClient: identity, as: principal,
+                        forward(rest[rest.startIndex + 2], count: header.correlation, addressCount: rest[rest.startIndex + 1].count,
+                                fromClient: identity, as: principal,
                                 backlog: waiting, sender: sender, io: io)
                     } else {
                         MessageView.with(header, address: rest[rest.startIndex + 1], payload: rest[rest.startIndex + 2]) {
@@ -96,11 +97,12 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
                     continue
                 }
                 // Not a message (frames missing, a bad header): the core says what is wrong.
-                apply(core.fromClient(identity, rest), io: io)
+                apply(core.fromClient(identity, rest, frameCount: inbound.frameCount - 1), io: io)
             } else if inbound.socket == workers {
-                if rest.count == 3, let header = try? Header(rest[rest.startIndex]), header.kind != .register {
+                if rest.count == 3, inbound.frameCount == 4, let header = try? Header(rest[rest.startIndex]), header.kind != .register {
                     if header.kind == .batch {
-                        forward(rest[rest.startIndex + 2], fromWorker: identity, userID: inbound.userID, io: io)
+                        forward(rest[rest.startIndex + 2], addressCount: rest[rest.startIndex + 1].count, fromWorker: identity,
+                                userID: inbound.userID, io: io)
                     } else {
                         MessageView.with(header, address: rest[rest.startIndex + 1], payload: rest[rest.startIndex + 2]) {
                             forward($0, fromWorker: identity, userID: inbound.userID, io: io)
@@ -110,7 +112,8 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
                 }
                 // A registration, or not a message: the core's general path.
                 let principal = principal(of: inbound, on: .workers)
-                apply(core.fromWorker(identity, rest, now: io.now, principal: principal, peer: inbound.userID), io: io)
+                apply(core.fromWorker(identity, rest, now: io.now, principal: principal, peer: inbound.userID,
+                                      frameCount: inbound.frameCount - 1), io: io)
             } else if inbound.socket == events {
                 noteClosedSubscription(identity, from: inbound.userID)
                 apply(core.subscription(identity, from: inbound.userID), io: io)

@@ -47,14 +47,23 @@ extension Hosted {
     }
 
     /// What went wrong with `{"name": ...}`: an unknown case, or a known case whose values are
-    /// missing or of the wrong type.
+    /// missing, of the wrong type or out of their type's range (the message names the case and
+    /// the path, `add._0`).
     static func explain(_ error: WireError, name: String, address: String) -> WireError {
         var explained = error
         explained.address = address
+        let finding = error.message.replacingOccurrences(of: "the event for \(address) ", with: "")
         if error.path == "$" {
-            explained.message = "'\(name)' is not a case of \(M.self).Event"
+            // Swift's synthesized `init(from:)` of an enum finds no key it knows: "Invalid
+            // number of keys found, expected one". Anything else at the top (a type's own
+            // `init(from:)` refusing) is said as it was, not taken for an unknown case.
+            explained.message = error.message.contains("Invalid number of keys")
+                ? "'\(name)' is not a case of \(M.self).Event"
+                : "'\(name)' does not decode as \(M.self).Event: \(finding)"
         } else if error.message.contains("is missing key") {
-            explained.message = "'\(name)' needs its values: " + error.message.replacingOccurrences(of: "the event for \(address) ", with: "")
+            explained.message = "'\(name)' needs its values: " + finding
+        } else {
+            explained.message = "'\(name)' " + finding
         }
         return explained
     }
