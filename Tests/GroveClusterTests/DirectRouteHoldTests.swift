@@ -8,7 +8,7 @@ import ZeroMQ
 /// under direct ids leave only when the turn ends (``WorkerRuntime/endTurn()`` ends it after the
 /// commit), in order; a reply whose turn's commit was refused becomes `moved` `not-committed`.
 /// On a ``DrivenLoop``: no socket.
-@Suite(.timeLimit(.minutes(1))) struct DirectRouteHoldTests {
+@Suite(.timeLimit(.minutes(2))) struct DirectRouteHoldTests {
     static func route(_ loop: DrivenLoop) -> DirectRoute {
         DirectRoute(worker: "edge-1", endpoint: "ipc:///run/t/direct/edge-1.1", socket: 7, loop: .driven(loop), curve: false)
     }
