@@ -34,7 +34,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     let unwritten = Atomic<Bool>(false)
     /// Where a `journal` instance's journal stands; nil for the other levels.
     let journal: JournalTail?
-    let drainTarget: HostDrain<M>
+    let drainTarget: HostDrain
     /// The idempotency keys it answered lately (``AnswerWindow``); nil until its first keyed
     /// event, so an instance that never gets one pays a word and a lock for it.
     let answers = Mutex<AnswerBook?>(nil)
@@ -114,10 +114,10 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         handlesOnArrival = executor != nil
         // On a test's driven loop, io calls into the worker start there too (``WorkerLoop/spawn(_:)``).
         if case .driven(let loop) = link.loop { options.ioExecutor = loop }
-        let drainTarget = HostDrain(address: address, path: path)
+        let drainTarget = HostDrain(address: address, drainer: path.drainer, woken: turn.woken)
         self.drainTarget = drainTarget
-        let woken = turn.woken
-        options.drainScheduler = { woken.schedule(drainTarget) }
+        // The target alone captured: its reference is the closure's context, no box per instance.
+        options.drainScheduler = { drainTarget.schedule() }
         // Events whose senders wait are answered through one handler, with the reply's
         // correlation and codec in a token, instead of a closure per event.
         if let replyHandler {
