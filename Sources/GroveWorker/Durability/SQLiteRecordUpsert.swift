@@ -4,8 +4,8 @@ import GRDBSQLite
 /// Writes a commit's machine records through SQLite's own binding calls on a statement GRDB
 /// prepared and caches, as ``SQLiteJournalAppend`` does for the journal. GRDB's
 /// `execute(arguments:)` built a `StatementArguments` array of `DatabaseValue`s and a `Data`
-/// copy of the snapshot per record: about half of what writing a fresh key's record cost a
-/// worker spawning fresh keys (4 % of its CPU). The rows and the SQL are the same.
+/// copy of the snapshot per record: with it, SQLite and GRDB were 19 % of a worker's samples
+/// spawning fresh keys at a million keys, 14 % without. The rows and the SQL are the same.
 struct SQLiteRecordUpsert {
     /// Only this type steps it, so GRDB's own state for it (its arguments, whether it was reset)
     /// never has to agree with what is done here.
