@@ -43,6 +43,10 @@ public struct HostOptions<M: Machine>: Sendable {
     /// `.fail`), on the host's actor, with what `run()` returns. Transports use it to announce
     /// that a machine ended.
     public var onEnd: (@Sendable (Result<Termination<M>, HostError>) -> Void)?
+    /// ``onEnd`` told the host's address, called after it: since it is told the address, one
+    /// function can serve every host of a machine type, instead of a closure (and the box of
+    /// what it captures) made per host.
+    @usableFromInline package var onEndAt: (@Sendable (String, Result<Termination<M>, HostError>) -> Void)?
     /// Replaces the task a host starts to drain its mailbox when work arrives. Whoever sets it
     /// must then call ``MachineHost/flush()`` soon: a transport drains every host a received
     /// batch touched in one task, instead of one task per host.

@@ -362,6 +362,7 @@ extension MachineHost {
         if !endReported {
             endReported = true
             options.onEnd?(result)
+            options.onEndAt?(address, result)
         }
         for waiter in completionWaiters { waiter.resume(returning: result) }
         completionWaiters = []

@@ -97,10 +97,6 @@ extension SQLiteMachineStore {
     }
 
     enum SQL {
-        static let upsertRecord = """
-            INSERT INTO machines (address, type, snapshot, sequence) VALUES (?, ?, ?, ?)
-            ON CONFLICT (address) DO UPDATE SET type = excluded.type, snapshot = excluded.snapshot, sequence = excluded.sequence
-            """
         static let deleteJournal = "DELETE FROM journal WHERE position < ?"
         static let removeRecord = "DELETE FROM machines WHERE address = ?"
         static let insertDeadLetter = """

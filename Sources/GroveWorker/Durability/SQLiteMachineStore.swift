@@ -253,12 +253,8 @@ package final class SQLiteMachineStore: MachineStore {
             }
         }
         if !commit.records.isEmpty {
-            let upsert = try db.cachedStatement(sql: SQL.upsertRecord)
-            for record in commit.records {
-                try upsert.execute(arguments: [
-                    record.address, record.type, Data(record.snapshot), Int64(bitPattern: record.sequence),
-                ])
-            }
+            let upsert = try SQLiteRecordUpsert(in: db)
+            for record in commit.records { try upsert.upsert(record) }
         }
         if !commit.journal.isEmpty {
             let append = try SQLiteJournalAppend(in: db)

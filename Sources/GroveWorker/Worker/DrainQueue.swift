@@ -71,22 +71,33 @@ class DrainTarget: @unchecked Sendable {
     func drainHere() -> Bool { false }
 }
 
-/// Drains a `MachineHost<M>` through its type's specialized ``HostedPath``.
+/// Drains one instance's host through its type's specialized ``HostedPath`` (its ``HostDrainer``).
+///
+/// Not generic: a worker makes one per fresh key and frees it when the instance leaves, and as
+/// `HostDrain<M>` its init, attach, detach and deinit each looked up type metadata (the
+/// optional host under its lock), 4 % of a worker spawning fresh keys. The host is held as an
+/// actor and handed back to the type's drainer, which knows its type.
 ///
 /// Holds the host strongly, so the host needs no weak references (which would move every
 /// retain and release of it to a slower side table). The cycle this makes (host → mailbox →
 /// wake-up → target → host) is broken by ``detach()`` when the host's ``Hosted`` goes away.
-final class HostDrain<M: Machine>: DrainTarget, @unchecked Sendable {
-    let path: HostedPath<M>
-    private let host = Mutex<MachineHost<M>?>(nil)
+final class HostDrain: DrainTarget, @unchecked Sendable {
+    let drainer: HostDrainer
+    /// The turn's queue of woken hosts, which ``schedule()`` joins: kept here so that the
+    /// host's ``HostOptions/drainScheduler`` captures this target alone, which Swift passes as
+    /// the closure's context instead of boxing the captures per instance.
+    private let woken: DrainQueue
+    private let host = Mutex<(any Actor)?>(nil)
 
-    init(address: String, path: HostedPath<M>) {
-        self.path = path
+    init(address: String, drainer: HostDrainer, woken: DrainQueue) {
+        self.drainer = drainer
+        self.woken = woken
         super.init(address: address)
     }
 
-    /// Set once, right after the host is created and before it starts.
-    func attach(_ host: MachineHost<M>) {
+    /// Set once, right after the host is created and before it starts: a `MachineHost` of
+    /// the drainer's machine type.
+    func attach(_ host: any Actor) {
         self.host.withLock { $0 = host }
     }
 
@@ -97,16 +108,35 @@ final class HostDrain<M: Machine>: DrainTarget, @unchecked Sendable {
         _ = released
     }
 
+    /// Its host went from idle to having work: the turn drains it.
+    func schedule() {
+        woken.schedule(self)
+    }
+
     /// Drains the host in a task: only where no worker's runtime drains it (before its start,
     /// or a host made outside one), so no instance is told of it.
     override func drain() async {
         guard let host = host.withLock({ $0 }) else { return }
-        await path.drain(host)
+        await drainer.drain(host)
     }
 
     override func drainHere() -> Bool {
         guard let host = host.withLock({ $0 }) else { return false }
-        path.drainHere(host)
+        drainer.drainHere(host)
         return true
+    }
+}
+
+/// How a machine type's hosts are drained, with the host passed as an actor: one per
+/// ``HostedPath``, whose inlinable init builds its closures where the type is known.
+@usableFromInline
+final class HostDrainer: Sendable {
+    @usableFromInline let drain: @Sendable (any Actor) async -> Void
+    @usableFromInline let drainHere: @Sendable (any Actor) -> Void
+
+    @usableFromInline
+    init(drain: @escaping @Sendable (any Actor) async -> Void, drainHere: @escaping @Sendable (any Actor) -> Void) {
+        self.drain = drain
+        self.drainHere = drainHere
     }
 }

@@ -9,10 +9,10 @@ extension Hosted {
     /// durable record goes in the turn's commit, the coordinator is told (`machine`, with the
     /// final state, or null and why when it does not encode or is over the coordinator's frame
     /// limit: the end itself must arrive), and the runtime applies the machine's `onEnd` policy
-    /// before the turn's replies leave (``Turn/ended``).
-    static func ending(_ address: String, durability: Durability, link: WorkerLink, turn: Turn)
-        -> @Sendable (Result<Termination<M>, HostError>) -> Void {
-        { result in
+    /// before the turn's replies leave (``Turn/ended``). Told the address, so a worker makes
+    /// one per machine type and durability and its hosts share it (``Factory/bound(to:)``).
+    static func ending(durability: Durability, link: WorkerLink, turn: Turn) -> EndHandler {
+        { address, result in
             if durability != .none { turn.durable.ended(address) }
             let ended: MachineEnded
             switch result {

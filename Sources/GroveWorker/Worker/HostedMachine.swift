@@ -224,9 +224,10 @@ final class HostedPath<M: Machine>: Sendable {
     /// ``sendNow`` for a sender that waits: answered with `reply` at once, in the machine's
     /// turn.
     @usableFromInline let sendNowReplying: @Sendable (MachineHost<M>, M.Event, StateReply) -> Bool
-    @usableFromInline let drain: @Sendable (MachineHost<M>) async -> Void
-    /// Drains a host whose executor the caller is running on (a worker's loop), synchronously.
-    @usableFromInline let drainHere: @Sendable (MachineHost<M>) -> Void
+    /// Drains a host in a task, or one whose executor the caller is running on (a worker's
+    /// loop) synchronously; the host passed as an actor, so that an instance's
+    /// ``HostDrain`` is not generic.
+    @usableFromInline let drainer: HostDrainer
     /// Starts and boots a host on its executor, which the caller runs on
     /// (``MachineHost/startNow()``); what leaves memory (``MachineHost/resting``), and its
     /// leaving (``MachineHost/passivate()``). Specialized like the rest: a worker spawns and
@@ -279,8 +280,11 @@ final class HostedPath<M: Machine>: Sendable {
         sendNowReplying = { host, event, reply in
             host.sendNowOnOwnExecutor(event) { Self.answer(reply, with: $0, unhandled: $1, redacting: redacts) }
         }
-        drain = { host in await host.flush(rounds: Self.drainRounds) }
-        drainHere = { host in host.onOwnExecutor(with: ()) { host, _ in host.flush(rounds: Self.drainRounds) } }
+        drainer = HostDrainer(
+            drain: { host in await unsafeDowncast(host, to: MachineHost<M>.self).flush(rounds: Self.drainRounds) },
+            drainHere: { host in
+                unsafeDowncast(host, to: MachineHost<M>.self).onOwnExecutor(with: ()) { host, _ in host.flush(rounds: Self.drainRounds) }
+            })
         startNow = { host in host.onOwnExecutor(with: ()) { host, _ in host.startNow() } }
         resting = { host in host.onOwnExecutor(with: ()) { host, _ in host.resting } }
         passivate = { host in host.onOwnExecutor(with: ()) { host, _ in host.passivate() } }

@@ -62,6 +62,21 @@ import Testing
         #expect(try store.deadLetters() == letters && letters.count == 1)
     }
 
+    /// Records are bound by hand (``SQLiteRecordUpsert``): an empty snapshot is stored as an
+    /// empty blob, not NULL, and a record written again replaces its row, in one commit or two.
+    @Test func recordsBoundByHandReplaceTheirRowsAndKeepAnEmptySnapshot() throws {
+        let directory = try F.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try SQLiteMachineStore.open(directory: directory.path, worker: "main")
+        defer { store.close() }
+        let empty = MachineRecord(address: "counter/é", type: "Counter", snapshot: [], sequence: 0)
+        try store.commit(F.commit(records: [empty, F.record("counter/b", "1", sequence: 1)]))
+        #expect(try store.record(of: "counter/é") == empty)
+        let replaced = MachineRecord(address: "counter/é", type: "Tally", snapshot: [0, 1, 2], sequence: UInt64.max)
+        try store.commit(F.commit(records: [F.record("counter/b", "2", sequence: 2), replaced]))
+        #expect(try store.records() == [F.record("counter/b", "2", sequence: 2), replaced])
+    }
+
     @Test func aSecondOpenerIsRefusedUntilTheFirstCloses() throws {
         let directory = try F.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
