@@ -336,7 +336,7 @@ struct FSMLoad: ParsableCommand {
             for (leg, part) in legs.enumerated() {
                 // Correlations start at index << 48: one index per leg, so that none repeats.
                 let connection = LoadConnection(context: context, endpoint: part.endpoint, plan: part.plan, index: index * DirectLegs.maximumLegs + leg,
-                                                progress: progress, credentials: part.credentials)
+                                                progress: progress, credentials: part.credentials, detour: part.detour)
                 group.enter()
                 let thread = Thread {
                     do {
