@@ -23,6 +23,14 @@ enum DirectLegs {
         let endpoint: String
         let plan: LoadPlan
         let credentials: Credentials?
+        /// A leg to a worker, with `--retry`: the coordinator it resends through.
+        var detour: Detour? = nil
+    }
+
+    /// The coordinator's clients endpoint and the credentials for it.
+    struct Detour: Sendable {
+        let endpoint: String
+        let credentials: Credentials?
     }
 
     /// Splits `plan`'s addresses by their road under `location`, as ``RouteCore`` decides it.
@@ -52,12 +60,13 @@ enum DirectLegs {
             part.ratePerConnection = plan.ratePerConnection.map { $0 * Double(share.count) / Double(total) }
             part.count = plan.count.map { max(1, $0 * share.count / total) }
             guard let target = targets[endpoint] else { return Leg(endpoint: endpoint, plan: part, credentials: credentials) }
-            guard let credentials else { return Leg(endpoint: endpoint, plan: part, credentials: nil) }
+            let detour = plan.retry && plan.mode != .raw ? Detour(endpoint: coordinator, credentials: credentials) : nil
+            guard let credentials else { return Leg(endpoint: endpoint, plan: part, credentials: nil, detour: detour) }
             guard let serverKey = target.serverKey, let speaking = credentials.speaking(to: serverKey) else {
                 throw LoadError("worker \(target.worker) serves \(endpoint) without a CURVE key this client can use, "
                     + "while the coordinator speaks CURVE; check the worker's registration (fsm-send locate \(location.machine))")
             }
-            return Leg(endpoint: endpoint, plan: part, credentials: speaking)
+            return Leg(endpoint: endpoint, plan: part, credentials: speaking, detour: detour)
         }
     }
 }

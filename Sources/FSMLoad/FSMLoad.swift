@@ -110,7 +110,7 @@ struct FSMLoad: ParsableCommand {
     @Flag(help: "After each ack or reply run, read the driven machines' counts back (their state must be {\"count\": N}, as the shipped Counter's) and check that every acknowledged event was applied, none twice: for durability checks with workers killed during the run. Exit status 1 when it does not hold.")
     var verify = false
 
-    @Flag(help: "Give every event an idempotency key and send it again with the same key when answered worker-lost, unavailable or busy, or not answered within 3 s (at most 12 sends, 100 ms doubling to 2 s apart): the worker answers a key it applied already with its first answer (or already-applied, counted acknowledged once, when it no longer keeps it). At most 64 events per address are unanswered at once, so that no event that never ran is refused key-too-old. Implies --verify, which then reports events lost (acknowledged, not in the counts) and applied twice; exit status 1 when either is not 0.")
+    @Flag(help: "Give every event an idempotency key and send it again with the same key when answered worker-lost, unavailable or busy, or not answered within 3 s (at most 12 sends, 100 ms doubling to 2 s apart; on the direct road also moved, and the copy goes through the coordinator, as does the rest of that worker's share once one did): the worker answers a key it applied already with its first answer (or already-applied, counted acknowledged once, when it no longer keeps it). At most 64 events per address are unanswered at once, so that no event that never ran is refused key-too-old. Implies --verify, which then reports events lost (acknowledged, not in the counts) and applied twice; exit status 1 when either is not 0.")
     var retry = false
 
     @Option(help: ArgumentHelp("This client's secret key file (NAME.key_secret), for a coordinator that speaks CURVE. Default: $\(Credentials.keyFileVariable).", valueName: "file"))
@@ -336,7 +336,7 @@ struct FSMLoad: ParsableCommand {
             for (leg, part) in legs.enumerated() {
                 // Correlations start at index << 48: one index per leg, so that none repeats.
                 let connection = LoadConnection(context: context, endpoint: part.endpoint, plan: part.plan, index: index * DirectLegs.maximumLegs + leg,
-                                                progress: progress, credentials: part.credentials)
+                                                progress: progress, credentials: part.credentials, detour: part.detour)
                 group.enter()
                 let thread = Thread {
                     do {

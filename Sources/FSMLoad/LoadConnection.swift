@@ -89,10 +89,17 @@ final class LoadConnection: @unchecked Sendable {
     let context: ZMQContext
 
     let credentials: Credentials?
+    /// A direct leg's way to the coordinator, with `--retry`: what the worker answers `moved` or
+    /// `worker-lost`, or leaves unanswered past ``LoadRetries/timeout``, goes there again with its
+    /// key (the coordinator's road is always right; the key applies it once), and so does every
+    /// new event once the leg saw one such answer. `nil` on the coordinator road.
+    let detour: DirectLegs.Detour?
 
-    init(context: ZMQContext, endpoint: String, plan: LoadPlan, index: Int, progress: Progress, credentials: Credentials?) {
+    init(context: ZMQContext, endpoint: String, plan: LoadPlan, index: Int, progress: Progress, credentials: Credentials?,
+         detour: DirectLegs.Detour? = nil) {
         self.context = context
         self.credentials = credentials
+        self.detour = detour
         self.endpoint = endpoint
         self.plan = plan
         self.index = index
@@ -108,6 +115,11 @@ final class LoadConnection: @unchecked Sendable {
         try socket.setReceiveHighWaterMark(Int32(clamping: plan.window * 2))
         try credentials?.apply(to: socket)
         try socket.connect(endpoint)
+        let detourSocket = try detour.map { try Self.open($0, context: context, highWaterMark: plan.window * 2) }
+        defer { detourSocket?.close() }
+        // Where new events go: the leg's own socket until a direct leg is told (or finds) that its
+        // worker no longer serves it, then the coordinator's for the rest of the run.
+        var road = socket
 
         var result = ConnectionResult()
         // Send times in nanoseconds since `start`: plain integers keep the per-request table
@@ -122,7 +134,7 @@ final class LoadConnection: @unchecked Sendable {
         let interval = plan.ratePerConnection.map { Duration.seconds(1 / $0) }
         var reported = 0
         var drainStarted: ContinuousClock.Instant?
-        var retries = plan.retry && plan.mode != .raw ? LoadRetries(addresses: plan.addresses.count) : nil
+        var retries = plan.retry && plan.mode != .raw ? LoadRetries(addresses: plan.addresses.count, direct: detour != nil) : nil
         var lastTimeoutScan: Int64 = 0
         // Addresses and payload in memory of their own: appending arrays to the batch cost a
         // retain and a release of each per event.
@@ -160,11 +172,14 @@ final class LoadConnection: @unchecked Sendable {
             // Send while the window (or the schedule) allows, `plan.batch` events per message.
             pending.removeAll()
             intendedTimes.removeAll(keepingCapacity: true)
-            if retries != nil { try resend(&retries!, on: socket, correlation: &correlation, sentAt: &sentAt, addresses: addresses,
-                                           payload: payload, now: nowNanos, lastScan: &lastTimeoutScan) }
+            if retries != nil {
+                let timedOut = try resend(&retries!, on: detourSocket ?? socket, correlation: &correlation, sentAt: &sentAt, addresses: addresses,
+                                          payload: payload, now: nowNanos, lastScan: &lastTimeoutScan)
+                if timedOut, let detourSocket { road = detourSocket }
+            }
             func transmit() throws -> Bool {
                 guard !pending.isEmpty else { return true }
-                guard try send(pending, on: socket) else {
+                guard try send(pending, on: road) else {
                     // No room: forget this batch (never sent) and try again later.
                     for (id, _) in intendedTimes.reversed() { retries?.takeBack(id) }
                     correlation -= UInt64(pending.count)
@@ -232,11 +247,15 @@ final class LoadConnection: @unchecked Sendable {
                 }
                 wait = min(wait, max(.zero, wake - clock.now))
             }
-            guard try socket.waitUntilReadable(timeout: wait) else { continue }
+            guard try road.waitUntilReadable(timeout: wait) || detourSocket != nil else { continue }
             func record(_ kind: MessageKind, _ correlation: UInt64, arrived: Int64, _ payload: @autoclosure () -> [UInt8]) {
                 guard let sent = sentAt.remove(correlation) else { return }
                 if kind == .error {
-                    let error = (try? WireJSON.decode(WireError.self, from: payload()))?.code
+                    let decoded = try? WireJSON.decode(WireError.self, from: payload())
+                    let error = decoded?.code
+                    // A direct leg told its worker does not serve it (or lost it) sends what it
+                    // has left by the coordinator.
+                    if let detourSocket, error == .moved || error == .workerLost { road = detourSocket }
                     // Sent again with its key: counted once, when its last copy is answered.
                     if retries?.answered(correlation, error: error, now: arrived) == false { return }
                     _ = result.latency.record(UInt64(max(0, (arrived - sent) / 1000)))
@@ -247,7 +266,9 @@ final class LoadConnection: @unchecked Sendable {
                         return
                     }
                     result.failed += 1
-                    let code = error?.rawValue ?? "undecodable-error"
+                    var code = error?.rawValue ?? "undecodable-error"
+                    // `moved` by reason: each says something else about where the leg went.
+                    if error == .moved { code += ":\(decoded?.reason?.rawValue ?? "none")" }
                     result.errors[code, default: 0] += 1
                 } else {
                     _ = retries?.answered(correlation, error: nil, now: arrived)
@@ -260,35 +281,39 @@ final class LoadConnection: @unchecked Sendable {
                     record(envelope.kind, envelope.correlation, arrived: arrived, Array(batch[envelope.payload]))
                 }
             }
-            var received = 0
-            while received < 4096 {
-                if plan.batch > 1 {
-                    // Batches come back: their payload is copied into an array once either way.
-                    guard let frames = try socket.receive(dontWait: true) else { break }
-                    received += 1
-                    guard frames.count == 3, let header = try? Header(frames[0]) else { continue }
-                    let arrived = nanosSinceStart(clock.now)
-                    if header.kind == .batch {
-                        recordBatch(frames[2], arrived: arrived)
-                    } else {
-                        record(header.kind, header.correlation, arrived: arrived, frames[2])
-                    }
-                } else {
-                    // Replies one at a time, read where libzmq holds them: no arrays made.
-                    let got: Bool? = try socket.receive(dontWait: true) { frames, count in
-                        guard count == 3, let header = try? Header(frames[0]) else { return true }
+            func receive(from socket: Socket) throws {
+                var received = 0
+                while received < 4096 {
+                    if plan.batch > 1 {
+                        // Batches come back: their payload is copied into an array once either way.
+                        guard let frames = try socket.receive(dontWait: true) else { break }
+                        received += 1
+                        guard frames.count == 3, let header = try? Header(frames[0]) else { continue }
                         let arrived = nanosSinceStart(clock.now)
                         if header.kind == .batch {
-                            recordBatch(Array(frames[2]), arrived: arrived)
+                            recordBatch(frames[2], arrived: arrived)
                         } else {
-                            record(header.kind, header.correlation, arrived: arrived, Array(frames[2]))
+                            record(header.kind, header.correlation, arrived: arrived, frames[2])
                         }
-                        return true
+                    } else {
+                        // Replies one at a time, read where libzmq holds them: no arrays made.
+                        let got: Bool? = try socket.receive(dontWait: true) { frames, count in
+                            guard count == 3, let header = try? Header(frames[0]) else { return true }
+                            let arrived = nanosSinceStart(clock.now)
+                            if header.kind == .batch {
+                                recordBatch(Array(frames[2]), arrived: arrived)
+                            } else {
+                                record(header.kind, header.correlation, arrived: arrived, Array(frames[2]))
+                            }
+                            return true
+                        }
+                        guard got != nil else { break }
+                        received += 1
                     }
-                    guard got != nil else { break }
-                    received += 1
                 }
             }
+            try receive(from: socket)
+            if let detourSocket { try receive(from: detourSocket) }
             if result.acknowledged + result.failed - reported >= 1000 {
                 progress.add(result.acknowledged + result.failed - reported)
                 reported = result.acknowledged + result.failed
@@ -305,17 +330,21 @@ extension LoadConnection {
     /// With `--retry`: takes the copies in flight past ``LoadRetries/timeout`` out of the
     /// window (scanned every 100 ms), then sends the events due again, each alone under a new
     /// correlation with its key as first sent; one that finds no room waits for the next turn.
+    /// - Returns: Whether a copy timed out.
+    @discardableResult
     func resend(_ retries: inout LoadRetries, on socket: Socket, correlation: inout UInt64, sentAt: inout InFlightTimes,
-                addresses: [UnsafeBufferPointer<UInt8>], payload: UnsafeBufferPointer<UInt8>, now: Int64, lastScan: inout Int64) throws {
+                addresses: [UnsafeBufferPointer<UInt8>], payload: UnsafeBufferPointer<UInt8>, now: Int64, lastScan: inout Int64) throws -> Bool {
+        var timedOut = false
         if now - lastScan > 100_000_000 {
             lastScan = now
             let (retried, givenUp) = retries.timedOut(now: now)
             // A given-up event stays in the window: the drain deadline counts it lost.
             _ = givenUp
             for id in retried { _ = sentAt.remove(id) }
+            timedOut = !retried.isEmpty
         }
         let room = plan.window - sentAt.count
-        guard room > 0 else { return }
+        guard room > 0 else { return timedOut }
         for attempt in retries.takeDue(now: now, atMost: room) {
             correlation += 1
             var builder = BatchBuilder()
@@ -329,6 +358,19 @@ extension LoadConnection {
             retries.sentAgain(attempt, correlation: correlation, now: now)
             sentAt.insert(correlation, sentAt: now)
         }
+        return timedOut
+    }
+
+    /// A DEALER to `detour`'s coordinator, as ``run()`` opens its own socket.
+    static func open(_ detour: DirectLegs.Detour, context: ZMQContext, highWaterMark: Int) throws -> Socket {
+        try ClientEndpoint.verify(detour.endpoint, curve: detour.credentials != nil)
+        let socket = try Socket(context, .dealer)
+        try socket.setLinger(milliseconds: 0)
+        try socket.setSendHighWaterMark(Int32(clamping: highWaterMark))
+        try socket.setReceiveHighWaterMark(Int32(clamping: highWaterMark))
+        try detour.credentials?.apply(to: socket)
+        try socket.connect(detour.endpoint)
+        return socket
     }
 
     /// Sends what `pending` holds: one event as a plain message straight from the batch's

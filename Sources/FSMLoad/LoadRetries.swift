@@ -1,8 +1,9 @@
 import GroveWire
 
 /// `fsm-load --retry`: every event carries an idempotency key (the connection's client id and
-/// the event's sequence), and one answered `worker-lost`, `unavailable` or `busy`, or not
-/// answered within ``timeout``, is sent again with the same key under a new correlation, up to
+/// the event's sequence), and one answered `worker-lost`, `unavailable` or `busy` (on a direct
+/// leg also `moved`), or not answered within ``timeout``, is sent again with the same key under
+/// a new correlation, up to
 /// ``maximumCopies`` sends, after a pause of 100 ms doubling to 2 s. The worker answers a key it
 /// applied already with its first answer, so an event counts once however often it went.
 ///
@@ -24,6 +25,12 @@ struct LoadRetries {
     static let maximumCopies = 12
     static let timeout = Duration.seconds(3)
     static let retried: Set<WireError.Code> = [.workerLost, .unavailable, .busy]
+    /// On a direct leg, `moved` too: the worker answers it before the event reaches a machine,
+    /// so the copy the leg resends through the coordinator applies it once.
+    static let retriedDirect: Set<WireError.Code> = retried.union([.moved])
+
+    /// The codes whose answer sends the event again.
+    let retriedCodes: Set<WireError.Code>
 
     let client = IdempotencyKey.randomClient()
     /// The next sequence for each address (by its index): numbered 1, 2, 3… per address, so a
@@ -38,8 +45,9 @@ struct LoadRetries {
     /// The events of each address (by its index) not answered yet, nor given up.
     private var unanswered: [Int]
 
-    /// For a run over `addresses` addresses.
-    init(addresses: Int) {
+    /// For a run over `addresses` addresses; `direct` for a leg straight to a worker.
+    init(addresses: Int, direct: Bool = false) {
+        retriedCodes = direct ? Self.retriedDirect : Self.retried
         nextSequence = Array(repeating: 1, count: addresses)
         unanswered = Array(repeating: 0, count: addresses)
     }
@@ -76,7 +84,7 @@ struct LoadRetries {
     /// not retried, or the last copy's), false when the event will be sent again.
     mutating func answered(_ correlation: UInt64, error: WireError.Code?, now: Int64) -> Bool {
         guard let attempt = inFlight.removeValue(forKey: correlation) else { return true }
-        guard let error, Self.retried.contains(error), attempt.copies < Self.maximumCopies else {
+        guard let error, retriedCodes.contains(error), attempt.copies < Self.maximumCopies else {
             unanswered[attempt.address] -= 1
             return true
         }

@@ -110,6 +110,27 @@ extension EndToEnd {
             }
         }
 
+        /// `fsm-send --route direct`: events and reads by the worker's socket, the same states the
+        /// coordinator's road reads.
+        @Test func fsmSendOnTheDirectRoadSendsAndReadsACounter() async throws {
+            try await withCluster(Self.topology) { cluster in
+                let watcher = try await cluster.watch(["state:counter/b"])
+                var counts: [JSONValue?] = []
+                for _ in 1...3 {
+                    let sent = try await cluster.fsmSend(["counter/b", "increment", "--route", "direct"])
+                    #expect(sent.status == 0, "\(sent)")
+                    counts.append((try? JSONValue(parsing: Data(sent.stdout.utf8)))?["count"])
+                }
+                #expect(counts == [.integer(1), .integer(2), .integer(3)])
+                let direct = try await cluster.fsmSend(["state", "counter/b", "--route", "direct"])
+                #expect(direct.status == 0, "\(direct)")
+                #expect(try JSONValue(parsing: Data(direct.stdout.utf8)) == (try await cluster.state("counter/b")))
+                #expect(try await cluster.state("counter/b")["count"] == .integer(3))
+                try await watcher.waitFor("counter/b at 3") { $0.topic == "state:counter/b" && $0.state?["count"] == .integer(3) }
+                #expect(watcher.states(of: "counter/b").compactMap { $0["count"] } == (0...3).map { .integer($0) })
+            }
+        }
+
         static let durable = TopologyFile(
             name: "directstate", transport: .runtimeDirectory,
             workers: [.init(name: "data", direct: true)],
@@ -197,6 +218,26 @@ extension EndToEnd {
                     }
                 }
                 try await cluster.waitForLog("to the direct endpoint was refused", "is not one the topology accepts", count: 2)
+            }
+        }
+
+        /// A key without `send` is refused by `fsm-send --route direct` as by the coordinator's
+        /// road: exit status 4 and the coordinator's `forbidden` text.
+        @Test func fsmSendOnTheDirectRoadIsRefusedWhatTheKeyMayNotDo() async throws {
+            try await withCluster(Self.curve) { cluster in
+                #expect(try await cluster.send("counter/a", "increment")["count"] == .integer(1))
+                let coordinators = try await cluster.fsmSend(["counter/a", "increment"], as: "reader")
+                let direct = try await cluster.fsmSend(["counter/a", "increment", "--route", "direct"], as: "reader")
+                #expect(coordinators.status == 4 && coordinators.stderr.contains("forbidden") && coordinators.stderr.contains("send role"),
+                        "\(coordinators)")
+                #expect(direct.status == 4, "\(direct)")
+                #expect(direct.stderr == coordinators.stderr, "direct: \(direct.stderr); coordinator: \(coordinators.stderr)")
+                // The reader may read on the direct road, and sender may send there.
+                let read = try await cluster.fsmSend(["state", "counter/a", "--route", "direct"], as: "reader")
+                #expect(read.status == 0 && (try? JSONValue(parsing: Data(read.stdout.utf8)))?["count"] == .integer(1), "\(read)")
+                let sent = try await cluster.fsmSend(["counter/a", "increment", "--route", "direct"], as: "sender")
+                #expect(sent.status == 0, "\(sent)")
+                #expect(try await cluster.state("counter/a")["count"] == .integer(2))
             }
         }
     }
