@@ -109,4 +109,36 @@ import Testing
         #expect(ledger.instructions.hasPrefix("waiting for external worker ledger: start it with `fsm-worker --name ledger "))
         #expect(ledger.instructions.contains("` in a directory holding ledger.key_secret and pg.password (copy /etc/grove/ledger.key_secret and /srv/topologies/secrets/pg.password there"))
     }
+
+    /// A group with `direct` on (design 1.2): told to bind a direct endpoint of its own, over tcp
+    /// a free port on its own host (which fsm-launch cannot know: the instructions say to fill it
+    /// in), over ipc a socket of its own in the topology's runtime directory.
+    @Test func anExternalGroupWithDirectRoutesIsToldToBindItsOwnEndpoint() throws {
+        func topology(workers: String) throws -> Topology {
+            try Topology(json: Data("""
+                { "name": "spread", "coordinator": { "clients": "ipc:///run/t/c", "workers": "\(workers)", "events": "ipc:///run/t/e" },
+                  "workers": [ { "name": "gpu", "count": 2, "external": true, "direct": true }, { "name": "edge", "external": true } ],
+                  "machines": [ { "name": "render", "type": "Counter", "worker": "gpu", "keyed": true },
+                                { "name": "plain", "type": "Counter", "worker": "edge" } ],
+                  "security": { "insecure": true } }
+                """.utf8), source: "spread.json")
+        }
+        let overTCP = try topology(workers: "tcp://0.0.0.0:5556").externalWorkerCommands(
+            workersEndpoint: "tcp://0.0.0.0:5556", hostName: "grove-1", coordinatorKey: nil, topologyDirectory: Self.folder)
+        #expect(overTCP.map(\.name) == ["gpu-1", "gpu-2", "edge"])
+        #expect(overTCP[0].arguments == ["--name", "gpu-1", "--coordinator", "tcp://grove-1:5556", "--direct", "tcp://HOST:0"])
+        #expect(overTCP[0].instructions.contains("HOST in --direct replaced by the address clients reach that host at"))
+        #expect(!overTCP[2].arguments.contains("--direct"), "direct is off for edge")
+        #expect(!overTCP[2].instructions.contains("HOST"))
+        // The worker reads the printed line back as it was meant.
+        let options = try Worker.Options(arguments: Array(overTCP[0].arguments))
+        #expect(options.direct == "tcp://HOST:0")
+
+        let overIPC = try topology(workers: "ipc:///run/t/w").externalWorkerCommands(
+            workersEndpoint: "ipc:///run/t/w", hostName: "grove-1", coordinatorKey: nil, topologyDirectory: nil)
+        let gpu1 = try #require(overIPC.first?.arguments.split(separator: "--direct").last?.first)
+        let gpu2 = try #require(overIPC.dropFirst().first?.arguments.split(separator: "--direct").last?.first)
+        #expect(gpu1.hasPrefix("ipc://") && gpu1.contains("/spread/direct/gpu-1."), "\(gpu1)")
+        #expect(gpu2.contains("/spread/direct/gpu-2.") && gpu1 != gpu2)
+    }
 }

@@ -79,7 +79,7 @@ extension EndToEnd {
                 }
                 let direct = try #require(home, "no worker served counter/a")
 
-                // A batch of two events and a get, answered envelope by envelope, in order.
+                // A batch of two events and a get, answered in order (batched back: read in both forms).
                 let replies = try await onThread { () throws -> [WireMessage] in
                     let client = try RawClient(endpoint: direct)
                     try client.send(Batch.pack([Self.event("counter/a", 10), Self.event("counter/a", 11), Self.get("counter/a", 12)]))

@@ -10,7 +10,8 @@ extension Topology {
         public var executable: String
         /// The arguments, after the executable: `--name`, `--coordinator`, and with CURVE
         /// `--key-file` and `--coordinator-key`, with a PostgreSQL store that names a password
-        /// file `--store-password-file`. Files are named by their last path component: the
+        /// file `--store-password-file`, for a group with `direct` on `--direct` (over tcp
+        /// ``directHostPlaceholder``'s port 0, the host to fill in). Files are named by their last path component: the
         /// command runs in a directory of the worker's host that holds a copy of each of ``files``.
         public var arguments: [String]
         /// The files the command reads, as they are on this host (absolute): copy each into the
@@ -30,10 +31,17 @@ extension Topology {
             self.files = files
         }
 
+        /// The host part of a tcp `--direct` endpoint fsm-launch cannot know: the address at
+        /// which clients reach the worker's own host (docs/DIRECT-ROUTES.md, 1.2).
+        public static let directHostPlaceholder = "HOST"
+
         /// What `fsm-launch` prints for the instance until it registers: the command, and the
         /// files to copy to its host first. Tools read the command between the backquotes.
         public var instructions: String {
             var text = "waiting for external worker \(name): start it with `\(line)`"
+            if arguments.contains("tcp://\(Self.directHostPlaceholder):0") {
+                text += ", \(Self.directHostPlaceholder) in --direct replaced by the address clients reach that host at"
+            }
             guard !files.isEmpty else { return text }
             text += " in a directory holding " + files.map(\.lastPathComponent).joined(separator: " and ")
                 + " (copy " + files.map(\.path).joined(separator: " and ") + " there from this host; a secret over ssh, mode 0600)"
@@ -90,8 +98,13 @@ extension Topology {
                 files.append(password)
             }
             return group.instanceNames.map { name in
-                ExternalWorkerCommand(name: name, executable: group.executable,
-                                      arguments: ["--name", name, "--coordinator", endpoint] + shared, files: files)
+                // Its own direct endpoint (design 1.2): a socket of its own beside an ipc workers
+                // endpoint (same host), a free port on its own host over tcp.
+                let direct = !group.direct ? []
+                    : ["--direct", endpoint.hasPrefix("tcp://") ? "tcp://\(ExternalWorkerCommand.directHostPlaceholder):0"
+                                                              : directEndpoint(ofWorker: name, connectingTo: endpoint)]
+                return ExternalWorkerCommand(name: name, executable: group.executable,
+                                             arguments: ["--name", name, "--coordinator", endpoint] + shared + direct, files: files)
             }
         }
     }

@@ -52,6 +52,12 @@ struct DirectCore {
     private(set) var pending: [UInt64: Pending] = [:]
     private(set) var pendingBytes = 0
     private var nextID: UInt64 = 1
+    /// Clients that sent a batch: their replies go back batched (``DirectReplies``), as the
+    /// coordinator's `batchingClients`. Forgotten with the client.
+    private(set) var batching: Set<[UInt8]> = []
+    /// The worker began a graceful stop (SIGTERM): every request from now on is `moved`
+    /// `stopping`, whatever the coordinator says after.
+    private(set) var stopping = false
 
     init(worker: String) {
         self.worker = worker
@@ -103,6 +109,17 @@ struct DirectCore {
         self.view = view
     }
 
+    /// The worker began a graceful stop: nothing more reaches a machine by this route (what was
+    /// delivered is still answered), every request is `moved` `stopping`.
+    mutating func beginStopping() {
+        stopping = true
+    }
+
+    /// `peer` sent a batch: from now on its replies go back in batches.
+    mutating func noteBatch(from peer: [UInt8]) {
+        if !batching.contains(peer) { batching.insert(peer) }
+    }
+
     // MARK: Requests
 
     /// The one place that decides what becomes of a direct request (an envelope of a batch is
@@ -113,13 +130,22 @@ struct DirectCore {
     ///     peer's address).
     ///   - backlog: What waits for this client on the worker's socket.
     mutating func decide(peer: [UInt8], _ request: WireMessage, userID: String, backlog: ClientBacklog = .empty) -> Decision {
-        let correlation = request.header.correlation
-        let address = request.address
+        decide(peer: peer, request.header, address: request.address, payloadCount: request.payload.count, userID: userID,
+               backlog: backlog)
+    }
+
+    /// ``decide(peer:_:userID:backlog:)`` from a request's parts: the runtime makes no message
+    /// (and no copy of the payload) for a request it hands on.
+    mutating func decide(peer: [UInt8], _ header: Header, address: String, payloadCount: Int, userID: String,
+                         backlog: ClientBacklog = .empty) -> Decision {
+        let correlation = header.correlation
+        let kind = header.kind
         func refuse(_ error: WireError) -> Decision { .act([.send(peer, WireMessage.error(error, correlation: correlation))]) }
+        if stopping { return refuse(Self.moved(.stopping, address: address, worker: worker)) }
         // The rules are mutated in place (`rules!`), never through a local copy: a copy would
         // duplicate the ledger's buffers on every request.
         guard let settings, rules != nil else { return refuse(Self.moved(.notRegistered, address: address, worker: worker)) }
-        let addressCount = address.utf8.count, payloadCount = request.payload.count
+        let addressCount = address.utf8.count
         let limits = settings.limits
         if !AddressChecks.withinSizes(addressCount: addressCount, payloadCount: payloadCount, maxAddress: limits.addressBytes,
                                       maxPayload: limits.payloadBytes),
@@ -131,11 +157,16 @@ struct DirectCore {
             }
             return refuse(refused.error)
         }
-        let bytes = Array(address.utf8)
-        let owed = bytes.withUnsafeBytes { rules!.owesBusy(to: peer, correlation: correlation, address: $0, backlog: backlog) }
+        // The address's own bytes, not a copy of them: a native string is contiguous (the
+        // copy is for the rare one that is not).
+        var address = address
+        let (owed, printable) = address.withUTF8 { bytes in
+            let raw = UnsafeRawBufferPointer(bytes)
+            return (rules!.owesBusy(to: peer, correlation: correlation, address: raw, backlog: backlog), AddressChecks.isPrintableASCII(raw))
+        }
         if let owed { return .act(owed) }
-        guard request.header.kind.authority.servedDirect else { return refuse(Self.notServed(request.header.kind)) }
-        if !bytes.withUnsafeBytes(AddressChecks.isPrintableASCII) {
+        guard kind.authority.servedDirect else { return refuse(Self.notServed(kind)) }
+        if !printable {
             if let control = AddressChecks.controlCharacter(in: address) {
                 return refuse(AddressChecks.controlInAddress(control, correlation: correlation))
             }
@@ -144,8 +175,8 @@ struct DirectCore {
         let key = userID == Gatekeeper.trustedUser ? nil : String(userID.prefix(40))
         if let key {
             let principal = grants[key].map(Gatekeeper.Principal.client)
-            if let refusal = ClientAccess.forbidden(request.header.kind, address: address, for: principal) { return refuse(refusal) }
-            if request.header.kind == .event || request.header.kind == .echo, let number = numbers[key], let suspension = suspended[number] {
+            if let refusal = ClientAccess.forbidden(kind, address: address, for: principal) { return refuse(refusal) }
+            if kind == .event || kind == .echo, let number = numbers[key], let suspension = suspended[number] {
                 return refuse(ClientAccess.suspended(key: key, crashes: suspension.crashes, patterns: suspension.patterns, address: address))
             }
         }
@@ -210,6 +241,7 @@ struct DirectCore {
     /// A client that went away (its routing id unreachable): owed nothing more.
     mutating func forget(_ peer: [UInt8]) {
         rules?.forget(client: peer)
+        batching.remove(peer)
     }
 
     /// The busies owed to `peer` that fit now that its queue drained.

@@ -62,12 +62,20 @@ final class DirectRoute: Sendable {
 
     func placement(_ view: PlacementView) { state.withLock { $0.core.placement(view) } }
 
+    /// The worker began a graceful stop (SIGTERM): every request from now on is answered `moved`
+    /// `stopping` before it reaches a machine; what was delivered is still answered.
+    func beginStopping() { state.withLock { $0.core.beginStopping() } }
+
     // MARK: Requests and replies (the runtime)
 
     /// What becomes of one direct request (``DirectCore/decide(peer:_:userID:backlog:)``).
-    func decide(peer: [UInt8], _ request: WireMessage, userID: String, backlog: ClientBacklog) -> DirectCore.Decision {
-        state.withLock { $0.core.decide(peer: peer, request, userID: userID, backlog: backlog) }
+    func decide(peer: [UInt8], _ header: Header, address: String, payloadCount: Int, userID: String,
+                backlog: ClientBacklog) -> DirectCore.Decision {
+        state.withLock { $0.core.decide(peer: peer, header, address: address, payloadCount: payloadCount, userID: userID, backlog: backlog) }
     }
+
+    /// `peer` sent a batch: its replies go back in batches from now on.
+    func noteBatch(from peer: [UInt8]) { state.withLock { $0.core.noteBatch(from: peer) } }
 
     /// From now until ``end()``, what is sent here is held: a turn's replies leave after its commit.
     func begin() { state.withLock { $0.collecting = true } }
@@ -79,7 +87,8 @@ final class DirectRoute: Sendable {
             defer { state.held = [] }
             return state.held
         }
-        for message in held { loop.post(message) }
+        // One hand-off: the I/O thread gets the turn's replies together, and batches them per client.
+        if !held.isEmpty { loop.post(contentsOf: held) }
     }
 
     /// A reply under a direct id (`correlation`): mapped back to its client on the I/O thread.
@@ -136,22 +145,60 @@ final class DirectRoute: Sendable {
 
     // MARK: The I/O thread
 
-    /// Sends one message posted for the direct socket: a reply under a direct id goes to its
-    /// client under the client's correlation (or `reply-dropped` in its place); a message that
-    /// names its client already goes as it is.
-    func send(_ frames: [[UInt8]], io: LoopIO) {
-        if frames.count == 4 { return io.send(socket, frames) }
-        guard frames.count == 3, let header = try? Header(frames[0]) else { return }
-        let backlog = state.withLock { $0.core.pending[header.correlation]?.peer }.map { backlogOf($0, io: io) } ?? .empty
-        let answer = state.withLock {
-            $0.core.answered(header.correlation, kind: header.kind, size: frames[1].count + frames[2].count, backlog: backlog)
+    /// Sends the messages posted for the direct socket in one hand-off (``replies(to:backlog:)``).
+    func send(_ messages: some Sequence<Outbound>, io: LoopIO) {
+        let (out, warnings) = replies(to: messages.lazy.map(\.frames)) { backlogOf($0, io: io) }
+        for warning in warnings { log.warning("\(warning)") }
+        for frames in out { io.send(socket, frames) }
+    }
+
+    /// What to send for messages posted for the direct socket, in order per client: a reply under
+    /// a direct id goes to its client under the client's correlation (or `reply-dropped` in its
+    /// place), a message that names its client already goes as it is; replies to a client that
+    /// batches are gathered in batches (``DirectReplies``). One lock for them all.
+    /// - Parameter backlog: What waits for a client on the socket (asked for large replies only).
+    /// - Returns: The messages (routing id first) and the warnings to log.
+    func replies(to posted: some Sequence<[[UInt8]]>, backlog: ([UInt8]) -> ClientBacklog) -> (messages: [[[UInt8]]], warnings: [String]) {
+        var out: [[[UInt8]]] = []
+        var warnings: [String] = []
+        var replies = DirectReplies()
+        state.withLock { state in
+            for frames in posted {
+                if frames.count == 4 {
+                    // Answered before any machine saw it (a refusal, a busy): the client is named.
+                    guard let header = try? Header(frames[1]) else { continue }
+                    let batching = state.core.batching.contains(frames[0])
+                    if let message = replies.add(to: frames[0], batching: batching, header.kind, flags: header.flags,
+                                                 correlation: header.correlation, address: frames[2], payload: frames[3]) {
+                        out.append(message)
+                    }
+                    continue
+                }
+                guard frames.count == 3, let header = try? Header(frames[0]),
+                      let peer = state.core.pending[header.correlation]?.peer else { continue }
+                let size = frames[1].count + frames[2].count
+                // Only a large reply may be dropped (``ClientRules/admitReply``): no lookup for the rest.
+                var waiting = ClientBacklog.empty
+                if size > ClientRules.smallReply {
+                    let queued = backlog(peer)
+                    waiting = ClientBacklog(messages: queued.messages, bytes: queued.bytes + replies.building(for: peer))
+                }
+                guard let answer = state.core.answered(header.correlation, kind: header.kind, size: size, backlog: waiting) else { continue }
+                if let warning = answer.warning { warnings.append(warning) }
+                let batching = state.core.batching.contains(peer)
+                let message = if let replacement = answer.replacement {
+                    replies.add(to: peer, batching: batching, replacement.header.kind, flags: replacement.header.flags,
+                                correlation: replacement.header.correlation, address: Array(replacement.address.utf8),
+                                payload: replacement.payload)
+                } else {
+                    replies.add(to: peer, batching: batching, header.kind, flags: header.flags, correlation: answer.correlation,
+                                address: frames[1], payload: frames[2])
+                }
+                if let message { out.append(message) }
+            }
         }
-        guard let answer else { return }
-        if let warning = answer.warning { log.warning("\(warning)") }
-        if let replacement = answer.replacement {
-            return io.send(socket, [answer.peer, replacement.header.bytes, Array(replacement.address.utf8), replacement.payload])
-        }
-        io.send(socket, [answer.peer, Header(header.kind, flags: header.flags, correlation: answer.correlation).bytes, frames[1], frames[2]])
+        out += replies.finish()
+        return (out, warnings)
     }
 
     /// What waits for `peer` on the direct socket.

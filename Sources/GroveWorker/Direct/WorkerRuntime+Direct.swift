@@ -59,6 +59,8 @@ extension WorkerRuntime {
         } catch {
             return direct.refuse(inbound.peer, error, correlation: 0)
         }
+        // A client that batches gets its replies batched (docs/PROTOCOL.md, "Batches").
+        direct.noteBatch(from: inbound.peer)
         for envelope in envelopes {
             let lone = Header(envelope.kind, flags: envelope.flags, correlation: envelope.correlation)
             do {
@@ -82,8 +84,8 @@ extension WorkerRuntime {
                 return direct.refuse(inbound.peer, error, correlation: header.correlation)
             }
         }
-        let request = WireMessage(header, address: address, payload: Array(payload))
-        switch direct.decide(peer: inbound.peer, request, userID: inbound.userID, backlog: inbound.backlog) {
+        switch direct.decide(peer: inbound.peer, header, address: address, payloadCount: payload.count, userID: inbound.userID,
+                             backlog: inbound.backlog) {
         case .act(let actions):
             direct.carryOut(actions)
         case .deliver(let id, let existingOnly):

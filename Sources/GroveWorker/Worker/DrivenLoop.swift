@@ -49,6 +49,11 @@ final class DrivenLoop: SerialExecutor, TaskExecutor, Sendable {
         state.withLock { $0.posted.append(message) }
     }
 
+    /// Keeps several messages the worker posted, in order.
+    func post(contentsOf messages: [Outbound]) {
+        state.withLock { $0.posted += messages }
+    }
+
     /// Takes what the worker posted so far, in order.
     func takePosted() -> [Outbound] {
         state.withLock { Swift.exchange(&$0.posted, with: []) }

@@ -126,19 +126,26 @@ public enum Worker {
         loop.start(WorkerLoopDelegate(onBatch: { batch in runtime.assumeIsolated { $0.handle(batch) } },
                                       messageBytes: { link.messageBytes }, direct: directSockets))
         await runtime.start()
-        await cancelWhenGracefulShutdown {
-            await withTaskGroup(of: Void.self) { tasks in
-                tasks.addTask { await keep(runtime) }
-                if options.exitWithParent {
-                    tasks.addTask {
-                        await parent.waitUntilGone()
-                        if parent.isGone { logger.notice("the launching process is gone; exiting") }
+        // From the first moment of a graceful stop, direct requests are answered `moved`
+        // `stopping` (their clients locate again) rather than taken and left unanswered.
+        await withGracefulShutdownHandler {
+            await cancelWhenGracefulShutdown {
+                await withTaskGroup(of: Void.self) { tasks in
+                    tasks.addTask { await keep(runtime) }
+                    if options.exitWithParent {
+                        tasks.addTask {
+                            await parent.waitUntilGone()
+                            if parent.isGone { logger.notice("the launching process is gone; exiting") }
+                        }
                     }
+                    await tasks.next()  // the keeper ends only when cancelled: the parent is gone
+                    tasks.cancelAll()
                 }
-                await tasks.next()  // the keeper ends only when cancelled: the parent is gone
-                tasks.cancelAll()
             }
+        } onGracefulShutdown: {
+            direct?.route.beginStopping()
         }
+        direct?.route.beginStopping()
         // `stop()` joins the loop's thread: waited for on a thread of its own, not the pool's.
         await withCheckedContinuation { (stopped: CheckedContinuation<Void, Never>) in
             Thread { loop.stop(); stopped.resume() }.start()

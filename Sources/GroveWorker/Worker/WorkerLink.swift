@@ -156,7 +156,7 @@ final class WorkerLoopDelegate: IOLoopDelegate {
     func posted(_ messages: [Outbound], io: LoopIO) {
         guard let direct, messages.contains(where: { $0.socket == direct.route.socket }) else { return postToCoordinator(messages, io: io) }
         postToCoordinator(messages.filter { $0.socket != direct.route.socket }, io: io)
-        for message in messages where message.socket == direct.route.socket { direct.route.send(message.frames, io: io) }
+        direct.route.send(messages.lazy.filter { $0.socket == direct.route.socket }, io: io)
     }
 
     private func postToCoordinator(_ messages: [Outbound], io: LoopIO) {

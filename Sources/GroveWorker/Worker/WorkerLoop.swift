@@ -25,6 +25,15 @@ enum WorkerLoop: Sendable {
         }
     }
 
+    /// Hands several messages to the loop at once, in order (one wake-up: the delegate gets them
+    /// together).
+    func post(contentsOf messages: [Outbound]) {
+        switch self {
+        case .io(let loop): loop.post(contentsOf: messages)
+        case .driven(let loop): loop.post(contentsOf: messages)
+        }
+    }
+
     /// A short pause in which the loop reads and sends (between recovery chunks, before parked
     /// messages): a millisecond's sleep beside an I/O loop; on a driven loop, until the test
     /// runs it again (``DrivenLoop/runUntilIdle()`` resumes what paused in an earlier run only).
