@@ -196,6 +196,57 @@ struct MetricsTests {
         ])
     }
 
+    @Test func theDirectRoadsRequestsAndRefusalsBecomeDeltas() {
+        var counts = WorkerCounts()
+        counts.directRequests = 7
+        counts.directBusy = 2
+        counts.countMoved(reason: "not-here")
+        counts.countMoved(reason: "not-spawned")
+        counts.countMoved(reason: "not-here")
+        #expect(counts.report(types: [:]).counters == [
+            .init(name: "grove_worker_direct_requests_total", labels: [:], delta: 7),
+            .init(name: "grove_worker_direct_busy_total", labels: [:], delta: 2),
+            .init(name: "grove_worker_direct_moved_total", labels: ["reason": "not-here"], delta: 2),
+            .init(name: "grove_worker_direct_moved_total", labels: ["reason": "not-spawned"], delta: 1),
+        ])
+        #expect(counts == WorkerCounts())
+        for index in 0..<(WorkerCounts.reasonLimit + 3) { counts.countMoved(reason: "reason-\(index)") }
+        #expect(counts.directMoved.count == WorkerCounts.reasonLimit, "reasons are a bounded label")
+    }
+
+    @Test func theDirectRoadIsCountedOffItsFrames() {
+        let event = WireMessage(Header(.event, correlation: 1), address: "counter", payload: [])
+        let batch = Batch.pack([event, event, event])
+        #expect(DirectTally.requests(in: [event.header.bytes, Array("counter".utf8), []][...]) == 1)
+        #expect(DirectTally.requests(in: [batch.header.bytes, [], batch.payload][...]) == 3)
+        #expect(DirectTally.requests(in: [[1, 2]][...]) == 1, "a malformed message is answered, so counted")
+
+        func frames(_ error: WireError, peer: Bool) -> [[UInt8]] {
+            let message = WireMessage.error(error, correlation: 4, address: "counter/a")
+            return (peer ? [[9]] : []) + [message.header.bytes, Array(message.address.utf8), message.payload]
+        }
+        let moved = WireError(.moved, "moved", address: "counter/a", reason: .notHere)
+        #expect(DirectTally.refusal(in: frames(moved, peer: true))?.moved == "not-here")
+        #expect(DirectTally.refusal(in: frames(moved, peer: false))?.busy == false)
+        #expect(DirectTally.refusal(in: frames(WireError(.busy, "busy"), peer: true))?.busy == true)
+        #expect(DirectTally.refusal(in: frames(WireError(.forbidden, "no"), peer: true)) == nil)
+        let state = WireMessage(Header(.state, correlation: 4), address: "counter/a", payload: Array("{}".utf8))
+        #expect(DirectTally.refusal(in: [state.header.bytes, Array(state.address.utf8), state.payload]) == nil)
+
+        let metrics = WorkerMetrics()
+        metrics.directRequests(3)
+        metrics.directRefused(busy: true)
+        #expect(metrics.takeReport(types: [:]).isEmpty, "off, nothing is counted")
+        metrics.turn(on: true)
+        metrics.directRequests(3)
+        metrics.directRefused(movedBecause: "not-spawned")
+        let report = WireJSON.decodeQuickly(MetricsReport.self, from: metrics.takeReport(types: [:]))
+        #expect(report?.counters == [
+            .init(name: "grove_worker_direct_requests_total", labels: [:], delta: 3),
+            .init(name: "grove_worker_direct_moved_total", labels: ["reason": "not-spawned"], delta: 1),
+        ])
+    }
+
     // MARK: - HTTP
 
     static func answer(_ request: String) -> String? {

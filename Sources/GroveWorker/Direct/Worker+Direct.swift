@@ -14,7 +14,8 @@ extension Worker {
     /// topology's client keys, from the coordinator's `access`; over ipc without keys, peers of
     /// this process's uid), then a ROUTER with the clients endpoint's bounds, a CURVE server with
     /// the worker's own key pair when the topology speaks CURVE. Over ipc, the socket's directory
-    /// is made private (0700) first and the path checked.
+    /// is made private (0700) first, the path checked, and the files this instance's killed
+    /// processes left swept (``DirectSocketFiles``).
     /// - Returns: The route (its endpoint as bound, a wildcard host replaced) and the ZAP socket.
     static func bindDirect(_ endpoint: String, context: ZMQContext, loop: IOLoop, worker: String, credentials: Credentials?,
                            log: Logger) throws -> (route: DirectRoute, zap: SocketID) {
@@ -24,6 +25,11 @@ extension Worker {
                 try LocalEndpoint.checkSocket(path)
             } catch {
                 throw DirectEndpointError(description: "cannot use the direct endpoint \(endpoint): \(error)")
+            }
+            // Files an earlier process of this instance left when killed (SIGKILL skips the
+            // unlink at stop); one something still listens on stays (a stopped predecessor's).
+            for leftover in DirectSocketFiles.sweepLeftovers(beside: path, instance: worker) {
+                log.info("removed the direct socket file \(leftover), left by an earlier process of worker \(worker) that nobody listens on")
             }
         }
         let zap = try Socket(context, .router)

@@ -121,7 +121,8 @@ public enum Worker {
         // batch is queued, drained and answered right there, with no thread hand-off.
         let directSockets = direct.map { direct in
             WorkerLoopDelegate.DirectSockets(route: direct.route, zap: direct.zap,
-                                             onRequests: { batch in runtime.assumeIsolated { $0.handleDirect(batch) } })
+                                             onRequests: { batch in runtime.assumeIsolated { $0.handleDirect(batch) } },
+                                             metrics: link.metrics)
         }
         loop.start(WorkerLoopDelegate(onBatch: { batch in runtime.assumeIsolated { $0.handle(batch) } },
                                       messageBytes: { link.messageBytes }, direct: directSockets))

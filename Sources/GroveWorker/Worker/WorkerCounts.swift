@@ -20,6 +20,16 @@ struct WorkerCounts: Equatable {
     var commitWrites = HistogramCounts(bounds: HistogramBounds.byName[HistogramBounds.storeCommitWrites]!)
     /// io calls not counted because ``requestLimit`` request types were counted already.
     var refusedRequests = 0
+    /// Requests clients sent to the worker's direct endpoint (each envelope of a batch one).
+    var directRequests = 0
+    /// Direct requests answered `busy` (the worker holds too many, or the client does not read).
+    var directBusy = 0
+    /// Direct requests answered `moved`, by reason (docs/DIRECT-ROUTES.md, 1.4).
+    var directMoved: [String: Int] = [:]
+
+    /// Distinct `moved` reasons counted between two reports: the worker gives five; a guard
+    /// against a label without bound, not a limit anyone meets.
+    static let reasonLimit = 16
 
     /// Distinct io request types counted between two reports; more are not counted (a
     /// worker's handlers are compiled in, so this is a guard, not a limit anyone meets).
@@ -43,6 +53,11 @@ struct WorkerCounts: Equatable {
         }
         ioCalls[request, default: [:]][outcome, default: 0] += 1
         ioSeconds[request, default: HistogramCounts(bounds: HistogramBounds.byName[HistogramBounds.ioCallSeconds]!)].record(seconds)
+    }
+
+    mutating func countMoved(reason: String) {
+        guard directMoved[reason] != nil || directMoved.count < Self.reasonLimit else { return }
+        directMoved[reason, default: 0] += 1
     }
 
     mutating func storeCommit(seconds: Double, writes: Int) {
@@ -69,6 +84,13 @@ struct WorkerCounts: Equatable {
                 deltas.append(.init(name: "grove_worker_io_calls_total", labels: ["request": request, "outcome": outcome],
                                     delta: ioCalls[request]![outcome]!))
             }
+        }
+        if directRequests > 0 {
+            deltas.append(.init(name: "grove_worker_direct_requests_total", labels: [:], delta: directRequests))
+        }
+        if directBusy > 0 { deltas.append(.init(name: "grove_worker_direct_busy_total", labels: [:], delta: directBusy)) }
+        for reason in directMoved.keys.sorted() {
+            deltas.append(.init(name: "grove_worker_direct_moved_total", labels: ["reason": reason], delta: directMoved[reason]!))
         }
         var histograms: [MetricsReport.HistogramDelta] = ioSeconds.keys.sorted().map { request in
             .init(name: HistogramBounds.ioCallSeconds, labels: ["request": request], buckets: ioSeconds[request]!.buckets,

@@ -108,6 +108,8 @@ final class WorkerLoopDelegate: IOLoopDelegate {
         let route: DirectRoute
         let zap: SocketID
         let onRequests: @Sendable ([DirectInbound]) -> Void
+        /// Where the direct road's requests and refusals are counted (``DirectTally``).
+        var metrics: WorkerMetrics?
     }
 
     let onBatch: @Sendable ([Inbound]) -> Void
@@ -132,6 +134,7 @@ final class WorkerLoopDelegate: IOLoopDelegate {
                 direct.route.answer(zapRequest: inbound.frames, on: direct.zap, io: io)
             } else if inbound.socket == direct.route.socket {
                 guard let peer = inbound.frames.first else { continue }
+                if let metrics = direct.metrics, metrics.isOn { metrics.directRequests(DirectTally.requests(in: inbound.frames.dropFirst())) }
                 requests.append(DirectInbound(peer: peer, userID: inbound.userID ?? "", backlog: direct.route.backlogOf(peer, io: io),
                                               frames: inbound.frames.dropFirst()))
             } else {
@@ -156,7 +159,16 @@ final class WorkerLoopDelegate: IOLoopDelegate {
     func posted(_ messages: [Outbound], io: LoopIO) {
         guard let direct, messages.contains(where: { $0.socket == direct.route.socket }) else { return postToCoordinator(messages, io: io) }
         postToCoordinator(messages.filter { $0.socket != direct.route.socket }, io: io)
-        direct.route.send(messages.lazy.filter { $0.socket == direct.route.socket }, io: io)
+        let replies = messages.lazy.filter { $0.socket == direct.route.socket }
+        // Each reply is posted alone (the route batches them per client): refusals counted here.
+        if let counting = direct.metrics?.isOn == true ? direct.metrics : nil {
+            for message in replies {
+                if let refusal = DirectTally.refusal(in: message.frames) {
+                    counting.directRefused(busy: refusal.busy, movedBecause: refusal.moved)
+                }
+            }
+        }
+        direct.route.send(replies, io: io)
     }
 
     private func postToCoordinator(_ messages: [Outbound], io: LoopIO) {

@@ -57,6 +57,21 @@ final class WorkerMetrics: Sendable {
         counts.withLock { $0.ioCall(request: request, outcome: outcome, seconds: seconds) }
     }
 
+    /// `count` requests arrived on the direct endpoint (a batch's envelopes each one).
+    func directRequests(_ count: Int) {
+        guard isOn, count > 0 else { return }
+        counts.withLock { $0.directRequests += count }
+    }
+
+    /// A direct request was answered `busy`, or `moved` with `reason` (docs/DIRECT-ROUTES.md, 1.4).
+    func directRefused(busy: Bool = false, movedBecause reason: String? = nil) {
+        guard isOn, busy || reason != nil else { return }
+        counts.withLock { counts in
+            if busy { counts.directBusy += 1 }
+            if let reason { counts.countMoved(reason: reason) }
+        }
+    }
+
     /// A store commit of `writes` writes took `seconds`.
     func storeCommit(seconds: Double, writes: Int) {
         guard isOn else { return }
