@@ -9,8 +9,10 @@ struct DirectInbound: Sendable {
     let userID: String
     /// What waits for the client on the direct socket, read once per received batch.
     let backlog: ClientBacklog
-    /// The message's frames after the routing id.
+    /// The message's frames after the routing id (at most the socket's maximum).
     let frames: ArraySlice<[UInt8]>
+    /// How many frames the message had after the routing id, those past the maximum included.
+    var frameCount: Int
 }
 
 // What the worker does with its direct requests (docs/DIRECT-ROUTES.md, step 3): each is decided
@@ -33,8 +35,8 @@ extension WorkerRuntime {
     /// One direct message: lone, or a batch whose envelopes are each decided as a lone one.
     private func queueDirect(_ inbound: DirectInbound, on direct: DirectRoute, now: ContinuousClock.Instant) {
         let frames = inbound.frames
-        guard frames.count == 3 else {
-            return direct.refuse(inbound.peer, WireError(.malformedFrame, "a message of \(frames.count) frames; a request has three "
+        guard frames.count == 3, inbound.frameCount == 3 else {
+            return direct.refuse(inbound.peer, WireError(.malformedFrame, "a message of \(inbound.frameCount) frames; a request has three "
                                                          + "(header, address, payload: docs/PROTOCOL.md)"), correlation: 0)
         }
         let header: Header

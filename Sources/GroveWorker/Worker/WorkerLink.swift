@@ -136,7 +136,7 @@ final class WorkerLoopDelegate: IOLoopDelegate {
                 guard let peer = inbound.frames.first else { continue }
                 if let metrics = direct.metrics, metrics.isOn { metrics.directRequests(DirectTally.requests(in: inbound.frames.dropFirst())) }
                 requests.append(DirectInbound(peer: peer, userID: inbound.userID ?? "", backlog: direct.route.backlogOf(peer, io: io),
-                                              frames: inbound.frames.dropFirst()))
+                                              frames: inbound.frames.dropFirst(), frameCount: inbound.frameCount - 1))
             } else {
                 coordinator.append(inbound)
             }
