@@ -60,6 +60,27 @@ import ZeroMQ
         #expect(try Self.envelopes(finished[1]).map(\.correlation) == [2, 3])
     }
 
+    @Test func interleavedRepliesGoToTheirOwnClientsBatchesInOrder() throws {
+        var replies = DirectReplies()
+        let plain = Array("p".utf8)
+        var sent: [DirectReplies.Message] = []
+        for (correlation, peer, batching) in [(1, Self.batcher, true), (2, Self.loner, true), (3, plain, false), (4, Self.batcher, true),
+                                              (5, plain, false), (6, Self.loner, true), (7, Self.batcher, true)] {
+            // A copy of the routing id, as a later message from the same client brings.
+            if let message = replies.add(to: Array(peer), batching: batching, .state, flags: [], correlation: UInt64(correlation),
+                                         address: Array("counter/a".utf8), payload: Self.state(correlation)) {
+                sent.append(message)
+            }
+        }
+        #expect(sent.map { $0[0] } == [plain, plain], "a client that does not batch gets each reply at once")
+        #expect(try sent.map { try Header($0[1]).correlation } == [3, 5])
+        let finished = replies.finish()
+        #expect(finished.map { $0[0] } == [Self.batcher, Self.loner], "in the order of their first reply")
+        #expect(try Self.envelopes(finished[0]).map(\.correlation) == [1, 4, 7])
+        #expect(try Self.envelopes(finished[1]).map(\.correlation) == [2, 6])
+        #expect(replies.finish().isEmpty, "nothing left after a finish")
+    }
+
     @Test func aBatchLeavesOnceItReachesThePreferredSize() throws {
         var replies = DirectReplies()
         let big = [UInt8](repeating: 0x61, count: BatchBuilder.preferredByteCount / 3)

@@ -23,7 +23,7 @@ struct DirectSocketFilesTests {
         let directory = makePrivateDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         for name in ["edge.0000000000000001", "edge.0000000000000002", "edge-1.0000000000000003", Self.own] {
-            FileManager.default.createFile(atPath: directory + "/" + name, contents: nil)
+            _ = FileManager.default.createFile(atPath: directory + "/" + name, contents: nil)
         }
         var asked: [String] = []
         var removed: [String] = []

@@ -25,14 +25,6 @@ struct DirectCore {
         case act([ClientRuleAction])
     }
 
-    /// A request delivered and not answered yet: whom to answer, under which correlation.
-    struct Pending: Equatable {
-        let peer: [UInt8]
-        let correlation: UInt64
-        let address: String
-        let bytes: Int
-    }
-
     /// The worker's name, for the texts.
     let worker: String
     /// What the welcome's `direct` part said; `nil` until a welcome with one, and after the
@@ -49,9 +41,7 @@ struct DirectCore {
     /// The last `placement`: handed-off workers of the pool and those taking theirs back.
     private(set) var view = PlacementView(generation: 0)
     /// Delivered, not answered, by id.
-    private(set) var pending: [UInt64: Pending] = [:]
-    private(set) var pendingBytes = 0
-    private var nextID: UInt64 = 1
+    private(set) var pending = DirectPending()
     /// Clients that sent a batch: their replies go back batched (``DirectReplies``), as the
     /// coordinator's `batchingClients`. Forgotten with the client.
     private(set) var batching: Set<[UInt8]> = []
@@ -186,16 +176,10 @@ struct DirectCore {
         }
         // The id carries the sender's number: the flight log records it, so a crash report
         // names who sent the event (DirectRequestID). Its sequence wraps; one still pending
-        // keeps its id, and the next is taken.
+        // keeps its id, and the next free one is taken (DirectPending).
         let sender = key.flatMap { numbers[$0] } ?? 0
-        var id = DirectRequestID.make(sender: sender, sequence: nextID)
-        while pending[id] != nil {
-            nextID += 1
-            id = DirectRequestID.make(sender: sender, sequence: nextID)
-        }
-        nextID = (nextID + 1) & DirectRequestID.sequenceMask
-        pending[id] = Pending(peer: peer, correlation: correlation, address: address, bytes: addressCount + payloadCount)
-        pendingBytes += addressCount + payloadCount
+        let id = pending.insert(DirectPending.Request(peer: peer, correlation: correlation, address: address,
+                                                      bytes: addressCount + payloadCount), sender: sender)
         return .deliver(id: id, existingOnly: MachineAddress.hasKey(address))
     }
 
@@ -221,7 +205,7 @@ struct DirectCore {
     /// Replies are not counted ahead: the worker sees each reply's size as it sends it.
     func busy(adding bytes: Int, address: String, readsSlowly: Bool) -> WireError? {
         guard let queues = settings?.queues else { return nil }
-        return RequestBound.busy(unanswered: pending.count, heldBytes: pendingBytes, adding: bytes, expectedReplyBytes: 0,
+        return RequestBound.busy(unanswered: pending.count, heldBytes: pending.bytes, adding: bytes, expectedReplyBytes: 0,
                                  workerOutbox: queues.workerOutbox, workerOutboxBytes: queues.workerOutboxBytes,
                                  holder: .worker(worker), address: address, readsSlowly: readsSlowly)
     }
@@ -231,8 +215,7 @@ struct DirectCore {
     /// `nil` for an id not pending (answered already, or not a direct one).
     mutating func answered(_ id: UInt64, kind: MessageKind, size: Int, backlog: ClientBacklog = .empty)
         -> (peer: [UInt8], correlation: UInt64, replacement: WireMessage?, warning: String?)? {
-        guard let request = pending.removeValue(forKey: id) else { return nil }
-        pendingBytes -= request.bytes
+        guard let request = pending.remove(id) else { return nil }
         let dropped = rules?.admitReply(to: request.peer, size: size, kind: kind, correlation: request.correlation,
                                         address: request.address, backlog: backlog)
         return (request.peer, request.correlation, dropped?.replacement, dropped?.warning)

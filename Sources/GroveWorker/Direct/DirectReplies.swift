@@ -10,44 +10,66 @@ struct DirectReplies {
     /// What to send: the client's routing id, then the message's frames.
     typealias Message = [[UInt8]]
 
+    /// The batches of clients that are not the current run's, by routing id.
     private var batches: [[UInt8]: BatchBuilder] = [:]
     /// Clients with a batch under way, in the order they got their first reply (for a stable
     /// order of ``finish()``).
     private var order: [[UInt8]] = []
+    /// The client of the last reply, whether it batches, and its batch: a hand-off's replies
+    /// come in runs for one client (a batch's envelopes), and a reply in the run needs no lookup
+    /// (comparing a routing id with the run's is cheap, most often the same buffer).
+    private var runPeer: [UInt8]?
+    private var runBatching = false
+    private var runBatch = BatchBuilder()
 
     init() {}
 
     /// The bytes of the batch being built for `peer`: they wait for it as surely as its outbox
     /// does (the backlog a large reply is judged against).
-    func building(for peer: [UInt8]) -> Int { batches[peer]?.byteCount ?? 0 }
+    func building(for peer: [UInt8]) -> Int { peer == runPeer ? runBatch.byteCount : batches[peer]?.byteCount ?? 0 }
 
     /// Adds one reply for `peer`.
-    /// - Parameter batching: Whether the client sent a batch (then its replies are batched).
+    /// - Parameter batching: Whether the client sent a batch (then its replies are batched);
+    ///   asked when a run for another client begins.
     /// - Returns: A message to send now: the reply itself for a client that does not batch, or
     ///   a batch that reached its preferred size; `nil` while the batch grows.
-    mutating func add(to peer: [UInt8], batching: Bool, _ kind: MessageKind, flags: Header.Flags, correlation: UInt64,
-                      address: [UInt8], payload: [UInt8]) -> Message? {
-        guard batching else { return [peer, Header(kind, flags: flags, correlation: correlation).bytes, address, payload] }
-        // Taken out and put back: the builder is appended to in place, never copied.
-        var batch: BatchBuilder
+    mutating func add(to peer: [UInt8], batching: @autoclosure () -> Bool, _ kind: MessageKind, flags: Header.Flags,
+                      correlation: UInt64, address: [UInt8], payload: [UInt8]) -> Message? {
+        if peer != runPeer { beginRun(for: peer, batching: batching()) }
+        guard runBatching else { return [peer, Header(kind, flags: flags, correlation: correlation).bytes, address, payload] }
+        runBatch.append(kind: kind, flags: flags, correlation: correlation, address: address, payload: payload)
+        guard runBatch.byteCount >= BatchBuilder.preferredByteCount else { return nil }
+        // The next reply starts a batch of its own, behind this one.
+        let full = runBatch
+        runBatch = BatchBuilder(reservingCapacity: full.byteCount)
+        return [peer] + full.frames()
+    }
+
+    /// Puts the run's batch aside and takes up `peer`'s (a new one for a client not seen yet).
+    private mutating func beginRun(for peer: [UInt8], batching: Bool) {
+        endRun()
+        runPeer = peer
+        runBatching = batching
+        guard batching else { return }
         if let building = batches.removeValue(forKey: peer) {
-            batch = building
+            runBatch = building
         } else {
             order.append(peer)
-            batch = BatchBuilder()
         }
-        batch.append(kind: kind, flags: flags, correlation: correlation, address: address, payload: payload)
-        guard batch.byteCount >= BatchBuilder.preferredByteCount else {
-            batches[peer] = batch
-            return nil
+    }
+
+    /// The run's batch back among the others.
+    private mutating func endRun() {
+        if let runPeer, runBatching {
+            batches[runPeer] = runBatch
+            runBatch = BatchBuilder()
         }
-        // The next reply starts a batch of its own, behind this one.
-        batches[peer] = BatchBuilder(reservingCapacity: batch.byteCount)
-        return [peer] + batch.frames()
+        runPeer = nil
     }
 
     /// The batches still under way, one message per client (a batch of one as a plain message).
     mutating func finish() -> [Message] {
+        endRun()
         defer {
             batches = [:]
             order = []

@@ -167,8 +167,7 @@ final class DirectRoute: Sendable {
                 if frames.count == 4 {
                     // Answered before any machine saw it (a refusal, a busy): the client is named.
                     guard let header = try? Header(frames[1]) else { continue }
-                    let batching = state.core.batching.contains(frames[0])
-                    if let message = replies.add(to: frames[0], batching: batching, header.kind, flags: header.flags,
+                    if let message = replies.add(to: frames[0], batching: state.core.batching.contains(frames[0]), header.kind, flags: header.flags,
                                                  correlation: header.correlation, address: frames[2], payload: frames[3]) {
                         out.append(message)
                     }
@@ -185,13 +184,12 @@ final class DirectRoute: Sendable {
                 }
                 guard let answer = state.core.answered(header.correlation, kind: header.kind, size: size, backlog: waiting) else { continue }
                 if let warning = answer.warning { warnings.append(warning) }
-                let batching = state.core.batching.contains(peer)
                 let message = if let replacement = answer.replacement {
-                    replies.add(to: peer, batching: batching, replacement.header.kind, flags: replacement.header.flags,
+                    replies.add(to: peer, batching: state.core.batching.contains(peer), replacement.header.kind, flags: replacement.header.flags,
                                 correlation: replacement.header.correlation, address: Array(replacement.address.utf8),
                                 payload: replacement.payload)
                 } else {
-                    replies.add(to: peer, batching: batching, header.kind, flags: header.flags, correlation: answer.correlation,
+                    replies.add(to: peer, batching: state.core.batching.contains(peer), header.kind, flags: header.flags, correlation: answer.correlation,
                                 address: frames[1], payload: frames[2])
                 }
                 if let message { out.append(message) }
