@@ -32,8 +32,18 @@ struct DirectCore {
     private(set) var settings: DirectSettings?
     /// The flow-control rules and the busies owed, from the welcome's numbers.
     private(set) var rules: ClientRules?
+    /// What the placement check needs of a machine placed here.
+    struct Placed: Equatable {
+        let keyed: Bool
+        /// Its instances are handed off when their worker is lost (`handoff`).
+        let handsOff: Bool
+    }
+
     /// The machines the welcome placed here, by name.
-    private(set) var placed: [String: Welcome.HostedMachine] = [:]
+    private(set) var placed: [String: Placed] = [:]
+    /// The machine the last request named: a batch's requests mostly name one, and its name's
+    /// bytes are compared, not hashed.
+    private var lastPlaced: (name: [UInt8], placed: Placed)?
     /// Client keys (Z85) and what they may do, from the last `access`.
     private(set) var grants: [String: [Topology.ClientGrant]] = [:]
     private(set) var numbers: [String: UInt32] = [:]
@@ -68,7 +78,9 @@ struct DirectCore {
                             owedBytesPerClient: direct.limits.owedBytesPerClient, owedBytes: direct.limits.owedBytes,
                             addressBytes: direct.limits.addressBytes, payloadBytes: direct.limits.payloadBytes,
                             answerer: "worker \(worker)")
-        placed = Dictionary(welcome.machines.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        placed = Dictionary(welcome.machines.map { ($0.name, Placed(keyed: $0.keyed, handsOff: $0.handoff == true)) },
+                            uniquingKeysWith: { first, _ in first })
+        lastPlaced = nil
         view = PlacementView(generation: 0)
     }
 
@@ -185,18 +197,33 @@ struct DirectCore {
 
     /// Why `address` is not served here now, if it is not: `not-here` for a machine not placed
     /// here, a key whose home is another worker (or this one, handed off), or a key homed on a
-    /// worker its adopted instances are being handed back to.
-    func misplaced(_ address: String) -> WireError.Reason? {
-        let parsed = MachineAddress(address)
-        guard let machine = placed[parsed.machine] else { return .notHere }
-        guard machine.keyed, let key = parsed.key, !key.isEmpty, let pool = settings?.pool else { return nil }
-        let handsOff = machine.handoff == true
-        let handedOff = handsOff ? Set(view.handedOff) : []
-        if handsOff, !view.handingBack.isEmpty, let home = Topology.host(ofKey: key, pool: pool, handedOff: []),
+    /// worker its adopted instances are being handed back to. Read from the address's bytes,
+    /// split as ``MachineAddress`` splits it (at the first `/` byte).
+    mutating func misplaced(_ address: String) -> WireError.Reason? {
+        var address = address
+        return address.withUTF8 { misplaced(bytes: $0) }
+    }
+
+    private mutating func misplaced(bytes address: UnsafeBufferPointer<UInt8>) -> WireError.Reason? {
+        let slash = address.firstIndex(of: UInt8(ascii: "/"))
+        let name = UnsafeBufferPointer(rebasing: address[..<(slash ?? address.endIndex)])
+        guard let machine = placedMachine(named: name) else { return .notHere }
+        guard machine.keyed, let slash, slash + 1 < address.endIndex, let pool = settings?.pool else { return nil }
+        let key = UnsafeBufferPointer(rebasing: address[(slash + 1)...])
+        let handedOff = machine.handsOff ? Set(view.handedOff) : []
+        if machine.handsOff, !view.handingBack.isEmpty, let home = Topology.host(ofKeyBytes: key, pool: pool, handedOff: []),
            view.handingBack.contains(home) {
             return .notHere
         }
-        return Topology.host(ofKey: key, pool: pool, handedOff: handedOff) == worker ? nil : .notHere
+        return Topology.host(ofKeyBytes: key, pool: pool, handedOff: handedOff) == worker ? nil : .notHere
+    }
+
+    /// The machine placed here under `name`, if one is.
+    private mutating func placedMachine(named name: UnsafeBufferPointer<UInt8>) -> Placed? {
+        if let lastPlaced, lastPlaced.name.elementsEqual(name) { return lastPlaced.placed }
+        guard let machine = placed[String(decoding: name, as: UTF8.self)] else { return nil }
+        lastPlaced = (Array(name), machine)
+        return machine
     }
 
     /// The worker's bound on the direct requests it holds unanswered (``RequestBound``, the
