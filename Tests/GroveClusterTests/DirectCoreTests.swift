@@ -203,3 +203,21 @@ struct DirectCoreTests {
         #expect(control.code == .malformedFrame)
     }
 }
+
+extension DirectCoreTests {
+    /// ZeroMQ never tells the worker that a client left: the clients remembered as batching are
+    /// bounded, whatever the number of routing ids that ever sent a batch, and the one that just
+    /// sent one is among them.
+    @Test func theBatchingClientsAreBoundedHoweverManyPeersCameAndWent() {
+        var core = Self.core()
+        for index in 0..<(3 * DirectCore.batchingBound + 7) {
+            let peer = Array("peer-\(index)-".utf8) + Array(repeating: UInt8(ascii: "R"), count: 200)
+            core.noteBatch(from: peer)
+            #expect(core.batching.contains(peer))
+            #expect(core.batching.count <= DirectCore.batchingBound)
+        }
+        core.noteBatch(from: Self.peer)
+        core.noteBatch(from: Self.peer)
+        #expect(core.batching.contains(Self.peer))
+    }
+}
