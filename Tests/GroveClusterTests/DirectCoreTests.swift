@@ -203,3 +203,54 @@ struct DirectCoreTests {
         #expect(control.code == .malformedFrame)
     }
 }
+
+extension DirectCoreTests {
+    /// ZeroMQ never tells the worker that a client left: the clients remembered as batching are
+    /// bounded, whatever the number of routing ids that ever sent a batch, and the one that just
+    /// sent one is among them.
+    @Test func theBatchingClientsAreBoundedHoweverManyPeersCameAndWent() {
+        var core = Self.core()
+        for index in 0..<(3 * DirectCore.batchingBound + 7) {
+            let peer = Array("peer-\(index)-".utf8) + Array(repeating: UInt8(ascii: "R"), count: 200)
+            core.noteBatch(from: peer)
+            #expect(core.batching.contains(peer))
+            #expect(core.batching.count <= DirectCore.batchingBound)
+        }
+        core.noteBatch(from: Self.peer)
+        core.noteBatch(from: Self.peer)
+        #expect(core.batching.contains(Self.peer))
+    }
+}
+
+extension DirectCoreTests {
+    /// A worker's turn sends nothing until it ends: the replies to a batch's earlier envelopes,
+    /// past what ZeroMQ takes, wait for its client as surely as its outbox does, so a batch of
+    /// many thousand envelopes meets the client's bound within its own message, and the rest are
+    /// owed busies (kept as runs, released as the client reads), not one refusal encoded each.
+    @Test func aBatchsOwnRepliesCountTowardItsClientsQueuePastWhatZeroMQTakes() throws {
+        let inbound = DirectInbound(peer: Self.peer, userID: Gatekeeper.trustedUser, backlog: ClientBacklog(messages: 3, bytes: 100),
+                                    frames: [], frameCount: 3)
+        #expect(inbound.backlog(afterReplies: 0, madeBytes: 0) == inbound.backlog)
+        #expect(inbound.backlog(afterReplies: DirectInbound.socketQueue, madeBytes: 9000) == inbound.backlog, "ZeroMQ takes these")
+        #expect(inbound.backlog(afterReplies: DirectInbound.socketQueue + 500, madeBytes: 9000) == ClientBacklog(messages: 503, bytes: 9100))
+
+        // The welcome's clientOutbox is 4: an empty queue takes the request, four replies past
+        // ZeroMQ's make the next one owed (no reply now, a warning that the client fell behind).
+        var core = Self.core()
+        let key = try Self.key(on: "data-1")
+        let empty = DirectInbound(peer: Self.peer, userID: Gatekeeper.trustedUser, backlog: .empty, frames: [], frameCount: 3)
+        guard case .deliver = core.decide(peer: Self.peer, Self.event("counter/\(key)"), userID: Gatekeeper.trustedUser,
+                                          backlog: empty.backlog(afterReplies: 1, madeBytes: 20)) else {
+            Issue.record("the first envelope is delivered")
+            return
+        }
+        let behind = empty.backlog(afterReplies: DirectInbound.socketQueue + 4, madeBytes: 20 * (DirectInbound.socketQueue + 4))
+        let owed = core.decide(peer: Self.peer, Self.event("counter/\(key)"), userID: Gatekeeper.trustedUser, backlog: behind)
+        guard case .act(let actions) = owed else {
+            Issue.record("expected the request owed a busy, got \(owed)")
+            return
+        }
+        #expect(actions.allSatisfy { if case .warn = $0 { true } else { false } }, "owed, not sent now: \(actions)")
+        #expect(core.rules?.clientsOwed == [Self.peer])
+    }
+}

@@ -53,8 +53,15 @@ struct DirectCore {
     /// Delivered, not answered, by id.
     private(set) var pending = DirectPending()
     /// Clients that sent a batch: their replies go back batched (``DirectReplies``), as the
-    /// coordinator's `batchingClients`. Forgotten with the client.
+    /// coordinator's `batchingClients`. Forgotten with the client, and all at once past
+    /// ``batchingBound`` (a client that batches is noted again with its next batch).
     private(set) var batching: Set<[UInt8]> = []
+    /// At most this many clients are remembered as batching. ZeroMQ does not tell a ROUTER that
+    /// a peer left, so a client that sent a batch, read its replies and went away stayed here:
+    /// on 076e5e6, 30,000 connections with 255-byte routing ids, each one batch, grew the worker
+    /// by 10 MiB, for good. Forgetting costs a client nothing but batched replies until its
+    /// next batch (clients read both forms: docs/PROTOCOL.md, "The direct route").
+    static let batchingBound = 4096
     /// The worker began a graceful stop (SIGTERM): every request from now on is `moved`
     /// `stopping`, whatever the coordinator says after.
     private(set) var stopping = false
@@ -119,7 +126,9 @@ struct DirectCore {
 
     /// `peer` sent a batch: from now on its replies go back in batches.
     mutating func noteBatch(from peer: [UInt8]) {
-        if !batching.contains(peer) { batching.insert(peer) }
+        guard !batching.contains(peer) else { return }
+        if batching.count >= Self.batchingBound { batching.removeAll(keepingCapacity: true) }
+        batching.insert(peer)
     }
 
     // MARK: Requests

@@ -13,6 +13,23 @@ struct DirectInbound: Sendable {
     let frames: ArraySlice<[UInt8]>
     /// How many frames the message had after the routing id, those past the maximum included.
     var frameCount: Int
+
+    /// What ZeroMQ takes for one client on the direct socket before our outbox holds the rest
+    /// (the socket's send high-water mark, ``Worker/bindDirect``).
+    static let socketQueue = 1000
+
+    /// What waits for the client once the replies to the first `made` requests of this message
+    /// are sent too (`madeBytes`: the least they take, header and address): a turn sends nothing
+    /// until it ends, so past what ZeroMQ takes they wait in the outbox, and a batch of many
+    /// thousand envelopes meets the client's bound (``ClientRules``) within its own message. Past
+    /// it, its requests are owed busies, kept as runs, rather than one refusal encoded per
+    /// envelope: on 076e5e6 one batch of 30,000 `get`s held the worker's loop past the
+    /// heartbeat timeout, and the coordinator had it killed. Free (the backlog as read) for a
+    /// batch of up to ``socketQueue`` envelopes.
+    func backlog(afterReplies made: Int, madeBytes: Int) -> ClientBacklog {
+        guard made > Self.socketQueue else { return backlog }
+        return ClientBacklog(messages: backlog.messages + made - Self.socketQueue, bytes: backlog.bytes + madeBytes)
+    }
 }
 
 // What the worker does with its direct requests (docs/DIRECT-ROUTES.md, step 3): each is decided
@@ -49,7 +66,8 @@ extension WorkerRuntime {
         guard header.kind == .batch else {
             do {
                 let address = try WireMessage.address(frames[frames.startIndex + 1], correlation: header.correlation)
-                decideDirect(header, address: address, payload: payload[...], from: inbound, on: direct, now: now)
+                decideDirect(header, address: address, payload: payload[...], from: inbound, backlog: inbound.backlog, on: direct,
+                             now: now)
             } catch {
                 direct.refuse(inbound.peer, error, correlation: header.correlation)
             }
@@ -63,20 +81,26 @@ extension WorkerRuntime {
         }
         // A client that batches gets its replies batched (docs/PROTOCOL.md, "Batches").
         direct.noteBatch(from: inbound.peer)
+        // Each envelope is answered: what the earlier ones will send counts toward the client's queue.
+        var made = 0
+        var madeBytes = 0
         for envelope in envelopes {
             let lone = Header(envelope.kind, flags: envelope.flags, correlation: envelope.correlation)
             do {
                 decideDirect(lone, address: try envelope.addressText(in: payload), payload: payload[envelope.payload], from: inbound,
-                             on: direct, now: now)
+                             backlog: inbound.backlog(afterReplies: made, madeBytes: madeBytes), on: direct, now: now)
             } catch {
                 direct.refuse(inbound.peer, error, correlation: envelope.correlation)
             }
+            made += 1
+            madeBytes += Header.size + envelope.address.count
         }
     }
 
     /// One direct request: refused, or handed on under its direct id as a forwarded one is.
+    /// - Parameter backlog: What waits for the client, with what this message's earlier requests will send.
     private func decideDirect(_ header: Header, address: String, payload: ArraySlice<UInt8>, from inbound: DirectInbound,
-                              on direct: DirectRoute, now: ContinuousClock.Instant) {
+                              backlog: ClientBacklog, on direct: DirectRoute, now: ContinuousClock.Instant) {
         // A trace context the core would drop with a log line is refused here, so every request
         // is answered.
         if header.flags.contains(.traced) {
@@ -87,7 +111,7 @@ extension WorkerRuntime {
             }
         }
         switch direct.decide(peer: inbound.peer, header, address: address, payloadCount: payload.count, userID: inbound.userID,
-                             backlog: inbound.backlog) {
+                             backlog: backlog) {
         case .act(let actions):
             direct.carryOut(actions)
         case .deliver(let id, let existingOnly):
