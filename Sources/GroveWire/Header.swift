@@ -279,7 +279,7 @@ public struct Header: Sendable, Hashable {
         for byte in frame[4..<12] { correlation = correlation << 8 | UInt64(byte) }
         guard frame[1] == Self.version else {
             throw WireError(.unsupportedVersion,
-                "protocol version \(frame[1]) is not supported; this coordinator speaks version \(Self.version)",
+                "protocol version \(frame[1]) is not supported; this peer speaks version \(Self.version)",
                 correlation: correlation)
         }
         guard let kind = MessageKind(rawValue: frame[2]) else {

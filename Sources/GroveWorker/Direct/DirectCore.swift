@@ -275,6 +275,8 @@ struct DirectCore {
     /// route.
     static func moved(_ reason: WireError.Reason, address: String, worker: String) -> WireError {
         let why = switch reason {
+        case .notHere where address.isEmpty: "a request without an address names no machine on worker \(worker); address a machine "
+            + "by its name, or an instance as machine/key"
         case .notHere: "\(address) is not placed on worker \(worker) now; locate it again"
         case .notSpawned: "instance \(address) is not on worker \(worker) yet: send its first event through the coordinator, which starts it"
         case .notRegistered: "worker \(worker) is not registered with the coordinator now; locate \(address) again after a pause"
