@@ -65,6 +65,19 @@ struct DirectCore {
     /// The worker began a graceful stop (SIGTERM): every request from now on is `moved`
     /// `stopping`, whatever the coordinator says after.
     private(set) var stopping = false
+    /// Who sent the last request, by its connection's `User-Id`: a connection's requests come
+    /// together (a batch's envelopes), and its key's grants and number are looked up once.
+    /// Forgotten with every `access` table and session.
+    private var lastSender: (userID: String, sender: Sender)?
+
+    /// What the roles and the crash count need of a request's sender.
+    struct Sender {
+        /// The client key (Z85), `nil` for a trusted connection (ipc, the worker's own uid).
+        let key: String?
+        let principal: Gatekeeper.Principal?
+        /// The key's number in the `access` table.
+        let number: UInt32?
+    }
 
     init(worker: String) {
         self.worker = worker
@@ -94,6 +107,7 @@ struct DirectCore {
     /// The session with the coordinator is over (lost, superseded, or woke from a stall): until
     /// the next welcome, every direct request is `moved` `not-registered`.
     mutating func sessionEnded() {
+        lastSender = nil
         settings = nil
         grants = [:]
         numbers = [:]
@@ -102,6 +116,7 @@ struct DirectCore {
 
     /// An `access` table: the keys, their grants, the suspended ones.
     mutating func access(_ table: ClientTable) {
+        lastSender = nil
         grants = [:]
         numbers = [:]
         for client in table.clients {
@@ -111,6 +126,16 @@ struct DirectCore {
             }
         }
         suspended = Dictionary(table.suspended.map { ($0.number, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// The sender behind `userID` (``Gatekeeper/trustedUser``, or a key and the peer's address).
+    private mutating func sender(of userID: String) -> Sender {
+        if let lastSender, lastSender.userID == userID { return lastSender.sender }
+        let key = userID == Gatekeeper.trustedUser ? nil : String(userID.prefix(40))
+        let sender = Sender(key: key, principal: key.flatMap { grants[$0] }.map(Gatekeeper.Principal.client),
+                            number: key.flatMap { numbers[$0] })
+        lastSender = (userID, sender)
+        return sender
     }
 
     /// A `placement` view.
@@ -183,11 +208,10 @@ struct DirectCore {
             }
             guard AddressChecks.isNFC(address) else { return refuse(AddressChecks.notNFC(address, correlation: correlation)) }
         }
-        let key = userID == Gatekeeper.trustedUser ? nil : String(userID.prefix(40))
-        if let key {
-            let principal = grants[key].map(Gatekeeper.Principal.client)
-            if let refusal = ClientAccess.forbidden(kind, address: address, for: principal) { return refuse(refusal) }
-            if kind == .event || kind == .echo, let number = numbers[key], let suspension = suspended[number] {
+        let sender = sender(of: userID)
+        if let key = sender.key {
+            if let refusal = ClientAccess.forbidden(kind, address: address, for: sender.principal) { return refuse(refusal) }
+            if kind == .event || kind == .echo, let number = sender.number, let suspension = suspended[number] {
                 return refuse(ClientAccess.suspended(key: key, crashes: suspension.crashes, patterns: suspension.patterns, address: address))
             }
         }
@@ -198,9 +222,8 @@ struct DirectCore {
         // The id carries the sender's number: the flight log records it, so a crash report
         // names who sent the event (DirectRequestID). Its sequence wraps; one still pending
         // keeps its id, and the next free one is taken (DirectPending).
-        let sender = key.flatMap { numbers[$0] } ?? 0
         let id = pending.insert(DirectPending.Request(peer: peer, correlation: correlation, address: address,
-                                                      bytes: addressCount + payloadCount), sender: sender)
+                                                      bytes: addressCount + payloadCount), sender: sender.number ?? 0)
         return .deliver(id: id, existingOnly: MachineAddress.hasKey(address))
     }
 
@@ -266,31 +289,5 @@ struct DirectCore {
     /// The busies owed to `peer` that fit now that its queue drained.
     mutating func drained(_ peer: [UInt8], backlog: ClientBacklog) -> [ClientRuleAction] {
         rules?.releaseBusies(to: peer, backlog: backlog) ?? []
-    }
-
-    // MARK: Texts
-
-    /// The `moved` error for `reason`: the request did not reach a machine here (for
-    /// `not-committed`, its turn was not kept), so it may be resent, after a `locate`, on either
-    /// route.
-    static func moved(_ reason: WireError.Reason, address: String, worker: String) -> WireError {
-        let why = switch reason {
-        case .notHere where address.isEmpty: "a request without an address names no machine on worker \(worker); address a machine "
-            + "by its name, or an instance as machine/key"
-        case .notHere: "\(address) is not placed on worker \(worker) now; locate it again"
-        case .notSpawned: "instance \(address) is not on worker \(worker) yet: send its first event through the coordinator, which starts it"
-        case .notRegistered: "worker \(worker) is not registered with the coordinator now; locate \(address) again after a pause"
-        case .notCommitted: "the shared store refused worker \(worker)'s turn for \(address) (another worker holds it); locate it again"
-        case .stopping: "worker \(worker) is shutting down; locate \(address) again"
-        default: "worker \(worker) does not serve \(address) now (\(reason.rawValue)); locate it again"
-        }
-        return WireError(.moved, why + ", then resend the request, which was not applied", address: address.isEmpty ? nil : address,
-                         reason: reason)
-    }
-
-    /// The refusal of a kind a direct route does not serve.
-    static func notServed(_ kind: MessageKind) -> WireError {
-        WireError(.unknownKind, "a worker's direct route serves event, get, cancel, stop, restart, echo and batches of them; "
-                  + "send \(kind.name) to the coordinator's clients endpoint")
     }
 }
