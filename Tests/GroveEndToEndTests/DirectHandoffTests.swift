@@ -72,6 +72,69 @@ extension EndToEnd {
             }
         }
 
+        /// fsm-load's direct legs with a window of events in flight while pool-1 is paused past
+        /// the grace and resumed: what pool-1 held is resent with its keys through the
+        /// coordinator (its legs do not re-locate within a run), so the checks are fsm-load's
+        /// own: nothing lost, nothing refused, each event applied once, every count watched.
+        @Test func aLoadOnTheDirectRoadLosesNothingWhileAWorkerIsHandedOff() async throws {
+            let topology = try Self.pool(external: true)
+            defer { PostgresServer.drop(topology.name) }
+            try await withCluster(topology) { cluster in
+                let addresses = 20
+                let watcher = try await cluster.watch(["state:counter/"])
+                let load = try await ChildProcess(
+                    Products.load, ["--endpoint", cluster.clients, "--machine", "counter", "--machines", "\(addresses)",
+                                    "--mode", "reply", "--no-baseline", "--route", "direct", "--retry", "--verify",
+                                    "--connections", "1", "--rate", "300", "--duration", "10", "--json"],
+                    outputIn: cluster.directory, label: "fsm-load")
+                defer { load.stop(grace: .seconds(1)) }
+                typealias Loss = DirectWorkerLossTests
+                try await waitUntil("the direct run to reach the counters", timeout: .seconds(30)) {
+                    let first = await Loss.count(cluster, "counter/0") ?? 0
+                    let second = await Loss.count(cluster, "counter/1") ?? 0
+                    return first > 3 && second > 3
+                }
+                let paused = try await cluster.workerPID("pool-1")
+                kill(paused, SIGSTOP)
+                var resumed = false
+                defer { if !resumed { kill(paused, SIGCONT) } }
+                try await waitUntil("pool-1 to be handed off", timeout: .milliseconds(Self.graceMs) + .seconds(20)) {
+                    try await DirectRouteTests.locate("counter", at: cluster.clients).workers.first { $0.name == "pool-1" }?.state == .handedOff
+                }
+                kill(paused, SIGCONT)
+                resumed = true
+
+                let status = await load.waitForExit(timeout: .seconds(120))
+                let output = "\(load.stdout)\n\(load.stderr)"
+                #expect(status == 0, "fsm-load: \(output)")
+                let report = try JSONValue(parsing: Data(load.stdout.utf8))
+                let run = try #require(report.objectValue?["runs"]?.arrayValue?.last?.objectValue, "\(output)")
+                func number(_ key: String) -> Int? { run[key].flatMap(Loss.integer) }
+                #expect(run["route"]?.stringValue == "direct", "\(output)")
+                let sent = try #require(number("sent"), "\(output)")
+                print("direct handoff under load: " + ["sent", "acknowledged", "resent", "lost", "failed", "seconds"]
+                    .map { "\($0) \(run[$0].map { "\($0)" } ?? "-")" }.joined(separator: ", ") + ", errors \(run["errors"].map { "\($0)" } ?? "-")")
+                #expect(number("lost") == 0 && number("failed") == 0 && number("acknowledged") == sent, "\(output)")
+                #expect((number("resent") ?? 0) > 0, "pool-1's events went again: \(output)")
+                let verification = try #require(run["verification"]?.objectValue, "\(output)")
+                #expect(verification["applied"].flatMap(Loss.integer) == sent, "applied once each: \(output)")
+
+                var finals = 0
+                for index in 0..<addresses {
+                    let address = "counter/\(index)"
+                    let final = try #require(await Loss.count(cluster, address), "\(address) has no count")
+                    finals += final
+                    try await watcher.waitFor("\(address) at \(final)") { event in
+                        event.topic == "state:" + address && event.state?["count"].flatMap(Loss.integer) == final
+                    }
+                    let missing = Set(1...final).subtracting(Loss.countsSeen(watcher, address))
+                    #expect(missing.isEmpty, "the watcher never saw \(address) at \(missing.sorted())")
+                }
+                #expect(finals == sent + addresses, "one event per address started the instances: \(output)")
+                #expect(watcher.events.allSatisfy { $0.missed == nil }, "the watcher was told of a gap")
+            }
+        }
+
         /// One case's cluster, its driver on the direct road and its watcher.
         struct Run {
             let cluster: Cluster
