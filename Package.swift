@@ -360,7 +360,8 @@ let package = Package(
         ),
         .testTarget(
             name: "GroveEndToEndTests",
-            dependencies: ["GroveWire", "ZeroMQ"],
+            // GroveClient: DirectHandoffTests drive the direct road with the `Client` library itself.
+            dependencies: ["GroveWire", "GroveClient", "ZeroMQ"],
             swiftSettings: strict
         ),
         .testTarget(name: "GroveTests", dependencies: ["Grove"], swiftSettings: strict),

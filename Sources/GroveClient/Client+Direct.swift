@@ -33,7 +33,9 @@ extension Client {
     /// nothing is known of it.
     func road(for kind: MessageKind, address: String) -> Road {
         guard route == .direct, kind.authority.servedDirect, !address.isEmpty else { return .coordinator }
-        if case .locate(let machine) = roads.route(address) { locateForRoad(machine) }
+        let now = ContinuousClock.now
+        if case .locate(let machine) = roads.route(address, now: now) { locateForRoad(machine) }
+        // Asked without an instant: a location just answered is never stale.
         switch roads.route(address) {
         case .direct(let target): return .direct(target)
         case .coordinator, .locate: return .coordinator
@@ -56,7 +58,7 @@ extension Client {
                     return
                 }
                 do {
-                    roads.located(try WireJSON.decode(Location.self, from: reply.payload))
+                    roads.located(try WireJSON.decode(Location.self, from: reply.payload), at: ContinuousClock.now)
                 } catch {
                     roads.locateFailed(machine: machine, code: nil)
                 }

@@ -63,6 +63,11 @@ package struct RouteCore: Sendable {
     /// The last `location` of each machine, or `nil` when its `locate` was refused (the
     /// coordinator road then answers for it, with the coordinator's own error).
     package private(set) var locations: [String: Location?] = [:]
+    /// When each machine's location was last answered (``located(_:at:)``), for those told
+    /// with an instant: a location that sends an address to the coordinator only for now (its
+    /// worker `lost`, its home handing back, the address held after `not-here`) is asked again
+    /// once it is older than its `heartbeatMs` (``route(_:now:)``).
+    package private(set) var locatedAt: [String: ContinuousClock.Instant] = [:]
     /// Addresses sent through the coordinator until a `location` of their machine with a
     /// generation above the one stored here: a worker said the address is not placed on it.
     package private(set) var overrides: [String: Int] = [:]
@@ -73,14 +78,33 @@ package struct RouteCore: Sendable {
     package init() {}
 
     /// The road for a request to `address` (`counter/7`, `auth`) now.
-    package func route(_ address: String) -> Decision {
+    ///
+    /// Nothing on the coordinator road tells a client that a worker came back or a handoff
+    /// ended (the coordinator answers there as it should), so a location that sends `address`
+    /// to the coordinator only for the time being (its worker `lost`, a `handingBack` home, the
+    /// address held after `not-here`) is asked again, once it is older than its `heartbeatMs`,
+    /// rather than kept for the client's life: with `now`, that decision is `.locate`. Without
+    /// `now` (one decision, as fsm-load's split), a location is never stale.
+    package func route(_ address: String, now: ContinuousClock.Instant? = nil) -> Decision {
         if coordinatorOnly { return .coordinator }
         let parsed = MachineAddress(address)
         guard let known = locations[parsed.machine] else { return .locate(machine: parsed.machine) }
         guard let location = known else { return .coordinator }
-        if let held = overrides[address], held >= location.generation { return .coordinator }
-        guard let worker = Self.worker(of: parsed, in: location) else { return .coordinator }
-        guard worker.state == .registered, let endpoint = worker.endpoint else { return .coordinator }
+        var forNow: Decision {
+            guard let now, let asked = locatedAt[parsed.machine], now - asked >= .milliseconds(max(1, location.heartbeatMs)) else {
+                return .coordinator
+            }
+            return .locate(machine: parsed.machine)
+        }
+        if let held = overrides[address], held >= location.generation { return forNow }
+        guard let worker = Self.worker(of: parsed, in: location) else {
+            // A key homed on a worker taking its instances back, or no live worker: for now. A
+            // keyed machine without a key, or a single one with one: the coordinator answers it.
+            return location.keyed == (parsed.key?.isEmpty == false) ? forNow : .coordinator
+        }
+        guard worker.state == .registered, let endpoint = worker.endpoint else {
+            return worker.state == .noDirect ? .coordinator : forNow
+        }
         return .direct(Target(worker: worker.name, endpoint: endpoint, serverKey: worker.serverKey, incarnation: worker.incarnation))
     }
 
@@ -103,12 +127,16 @@ package struct RouteCore: Sendable {
         return location.workers.first { $0.name == host }
     }
 
-    /// The coordinator's answer to `locate`. An answer older than the one kept (a lower
-    /// generation, answers crossing) is ignored; a newer one releases the machine's addresses
-    /// held to the coordinator road.
-    package mutating func located(_ location: Location) {
+    /// The coordinator's answer to `locate`, which came at `now` (see ``route(_:now:)``). An
+    /// answer older than the one kept (a lower generation, answers crossing) is ignored; a
+    /// newer one releases the machine's addresses held to the coordinator road.
+    package mutating func located(_ location: Location, at now: ContinuousClock.Instant? = nil) {
+        if let now { locatedAt[location.machine] = now }
         if case let kept?? = locations[location.machine], kept.generation > location.generation { return }
-        if locations[location.machine] == nil, locations.count >= Self.maximumMachines { locations.removeAll() }
+        if locations[location.machine] == nil, locations.count >= Self.maximumMachines {
+            locations.removeAll()
+            locatedAt = now.map { [location.machine: $0] } ?? [:]
+        }
         locations[location.machine] = location
         if !overrides.isEmpty {
             overrides = overrides.filter { address, held in
@@ -126,7 +154,10 @@ package struct RouteCore: Sendable {
             coordinatorOnly = true
             return
         }
-        if locations[machine] == nil, locations.count >= Self.maximumMachines { locations.removeAll() }
+        if locations[machine] == nil, locations.count >= Self.maximumMachines {
+            locations.removeAll()
+            locatedAt.removeAll()
+        }
         locations[machine] = .some(nil)
     }
 

@@ -5,7 +5,7 @@ import Testing
 
 /// The client's choice of road (docs/DIRECT-ROUTES.md, section 3): direct to a machine's worker
 /// once located, the coordinator otherwise; what each `moved` reason and a silent worker lead to.
-/// No socket, no clock.
+/// No socket, no clock (instants are given).
 @Suite("Route core", .timeLimit(.minutes(2)))
 struct RouteCoreTests {
     static let pool = ["data-1", "data-2", "data-3"]
@@ -93,6 +93,43 @@ struct RouteCoreTests {
             let decision = core.route("counter/\(key)")
             #expect(home == "data-1" ? decision == .coordinator : Self.target(decision)?.worker == home)
         }
+    }
+
+    /// A key whose worker is `lost` (a kill, a pause: the grace has not run out) goes by the
+    /// coordinator for now; the location is asked again once older than its `heartbeatMs`, so
+    /// that once the worker is handed off the key goes straight to the adopter, and once it is
+    /// back, home: the coordinator road itself never says either.
+    @Test func aLocationThatSendsAKeyToTheCoordinatorForNowIsAskedAgainAfterItsHeartbeat() throws {
+        var core = RouteCore()
+        let start = ContinuousClock.now
+        let key = try #require((0..<100).map { "k\($0)" }.first { Self.topology.placement(ofKey: $0, among: Self.pool) == "data-1" })
+        let address = "counter/\(key)"
+        core.located(Self.counter(generation: 2, states: [.lost, .registered, .registered]), at: start)
+        #expect(core.route(address, now: start + .milliseconds(1499)) == .coordinator)
+        #expect(core.route(address, now: start + .milliseconds(1500)) == .locate(machine: "counter"))
+        #expect(core.route(address) == .coordinator, "without an instant, never stale")
+        // Handed off: straight to where the coordinator places it among the live.
+        let adopted = start + .seconds(2)
+        core.located(Self.counter(generation: 3, states: [.handedOff, .registered, .registered]), at: adopted)
+        let adopter = try #require(Self.topology.placement(ofKey: key, among: ["data-2", "data-3"]))
+        #expect(Self.target(core.route(address, now: adopted + .seconds(60)))?.worker == adopter, "a direct road is never stale")
+        // Back, taking its instances home: by the coordinator for now, then home.
+        let back = start + .seconds(10)
+        core.located(Self.counter(generation: 4, handingBack: ["data-1"]), at: back)
+        #expect(core.route(address, now: back + .milliseconds(10)) == .coordinator)
+        #expect(core.route(address, now: back + .milliseconds(1500)) == .locate(machine: "counter"))
+        core.located(Self.counter(generation: 5), at: back + .milliseconds(1500))
+        #expect(Self.target(core.route(address, now: back + .milliseconds(1500)))?.worker == "data-1")
+    }
+
+    /// What the coordinator answers for good is not asked again: a worker without a direct
+    /// endpoint, a keyed machine without a key.
+    @Test func aLocationThatSendsAnAddressToTheCoordinatorForGoodIsKept() throws {
+        var core = RouteCore()
+        let start = ContinuousClock.now
+        core.located(Self.counter(states: [.noDirect, .noDirect, .noDirect]), at: start)
+        #expect(core.route("counter/a", now: start + .seconds(60)) == .coordinator)
+        #expect(core.route("counter", now: start + .seconds(60)) == .coordinator)
     }
 
     @Test func aSingleMachineLivesOnItsOneWorkerAndMalformedAddressesGoToTheCoordinator() {

@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 import Testing
 
 extension EndToEnd {
@@ -37,6 +37,48 @@ extension EndToEnd {
                 #expect(after.value("grove_coordinator_busy_total") == 0)
                 #expect(after.text.contains("# TYPE grove_worker_events_total counter"))
                 #expect(try Scrape.raw(url, path: "/other").hasPrefix("HTTP/1.1 404"))
+            }
+        }
+
+        static let direct = TopologyFile(
+            name: "metricsdirect", transport: .runtimeDirectory,
+            workers: [.init(name: "edge", direct: true)],
+            machines: [.init(name: "counter", type: "Counter", worker: "edge", keyed: true),
+                       .init(name: "single", type: "Counter", worker: "edge")],
+            metrics: #"{ "listen": "127.0.0.1:0" }"#
+        )
+
+        /// The direct road is counted as the coordinator's route is: requests the worker took on
+        /// its own endpoint (a batch's envelopes each), and the `moved` it answered by reason;
+        /// the coordinator routed none of them.
+        @Test func theWorkersDirectRequestsAndRefusalsAreCounted() async throws {
+            try await withCluster(Self.direct) { cluster in
+                let line = try #require(cluster.launch.stdout.split(separator: "\n").first { $0.hasPrefix("metrics ") })
+                let url = String(line.dropFirst("metrics ".count))
+                let before = try await eventually("a first scrape of \(url)") { try? Scrape.get(url) }
+                let location = try await DirectRouteTests.locate("single", at: cluster.clients)
+                let endpoint = try #require(location.workers.first?.endpoint)
+                let replies = try await onThread { () throws -> [WireMessage] in
+                    let client = try RawClient(endpoint: endpoint)
+                    let lone = try client.request(DirectRouteTests.event("single", 1))
+                    let fresh = try client.request(DirectRouteTests.event("counter/fresh", 2))
+                    try client.send(Batch.pack([DirectRouteTests.event("single", 3), DirectRouteTests.event("single", 4)]))
+                    return try [lone, fresh] + client.receiveReplies(2)
+                }
+                #expect(replies.map(DirectRouteTests.count) == [1, nil, 2, 3])
+                #expect(replies[1].error?.reason == .notSpawned, "\(replies[1].error?.message ?? "")")
+                let requests = "grove_worker_direct_requests_total"
+                let after = try await eventually("the direct requests in a scrape of \(url)") { () -> Scrape? in
+                    guard let scrape = try? Scrape.get(url), scrape.sum(requests) - before.sum(requests) >= 4 else { return nil }
+                    return scrape
+                }
+                #expect(after.sum(requests) - before.sum(requests) == 4)
+                #expect(after.value(#"grove_worker_direct_requests_total{worker="edge"}"#) == after.sum(requests))
+                #expect(after.sum("grove_worker_direct_moved_total", containing: #"reason="not-spawned""#) == 1)
+                #expect(after.sum("grove_worker_direct_moved_total", containing: #"reason="not-here""#) == 0)
+                #expect(after.sum("grove_worker_direct_busy_total") == 0)
+                #expect(after.value("grove_coordinator_requests_routed_total") - before.value("grove_coordinator_requests_routed_total") == 0,
+                        "the coordinator answered the locate itself and routed nothing")
             }
         }
 
@@ -126,6 +168,13 @@ struct Scrape {
             return Double(line.dropFirst(series.count + 1)) ?? 0
         }
         return 0
+    }
+
+    /// The sum of `name`'s series whose line contains `containing` (a label, as Prometheus prints
+    /// it); all of them when it is empty (Foundation's `contains("")` is false).
+    func sum(_ name: String, containing: String = "") -> Double {
+        text.split(separator: "\n").filter { ($0.hasPrefix(name + "{") || $0.hasPrefix(name + " ")) && (containing.isEmpty || $0.contains(containing)) }
+            .compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }.reduce(0, +)
     }
 
     /// The whole response to `GET path` (the URL's own path when nil).

@@ -28,6 +28,10 @@ final class InMemoryWorker {
     /// first (with its status), so what the runtime did after it is not a promise.
     var exits: [WorkerExitReason] { exitLog.reasons.withLock { $0 } }
     private let exitLog = ExitLog()
+    /// Its direct route, when made with one: what it posts for its clients goes to ``directSocket``.
+    let direct: DirectRoute?
+    /// The socket id its direct route posts for (never a socket: the test takes what is posted).
+    static let directSocket: SocketID = 7
     /// The largest frame posted so far, what the coordinator's `ZMQ_MAXMSGSIZE` would see.
     private var largestFrame = 0
 
@@ -52,14 +56,18 @@ final class InMemoryWorker {
     ///   - log: Where it logs; nowhere a test reads by default.
     ///   - recoveryTurn: How long one turn may bring stored instances back.
     ///   - clock: What its machines' timers run on (a `TestClock` moves only when told).
+    ///   - direct: Whether it has a direct route (``direct``), whose replies are posted for
+    ///     ``directSocket``.
     init(name: String, configuration: WorkerConfiguration, openStore: (@Sendable () throws(StoreError) -> any MachineStore)? = nil,
          flightLog: (any FlightLog)? = nil, log: Logger = Logger(label: "grove.worker.in-memory"),
-         recoveryTurn: Duration = Recovery.turn, clock: any HostClock = WallClock()) throws {
+         recoveryTurn: Duration = Recovery.turn, clock: any HostClock = WallClock(), direct: Bool = false) throws {
         let exitLog = exitLog
         self.name = name
         loop = DrivenLoop()
+        self.direct = direct ? DirectRoute(worker: name, endpoint: "ipc:///run/in-memory/direct/\(name).1", socket: Self.directSocket,
+                                           loop: .driven(loop), curve: false) : nil
         // The link's socket id is never used as one: the test takes what is posted for it.
-        let link = WorkerLink(worker: name, loop: .driven(loop), socket: 0, log: log)
+        let link = WorkerLink(worker: name, loop: .driven(loop), socket: 0, direct: self.direct, log: log)
         var openRecorder: (@Sendable () throws(StoreError) -> FlightRecorder)?
         if let flightLog {
             openRecorder = { () throws(StoreError) -> FlightRecorder in FlightRecorder(log: flightLog) }
