@@ -66,12 +66,13 @@ extension Topology {
     /// routes checks with it that a key is its own (docs/DIRECT-ROUTES.md 2.8). `nil` for an
     /// empty pool.
     package static func host(ofKey key: String, pool: [String], handedOff: Set<String>) -> String? {
-        host(ofKeyBytes: key.utf8, pool: pool, handedOff: handedOff)
+        var key = key
+        return key.withUTF8 { host(ofKeyBytes: $0, pool: pool, handedOff: handedOff) }
     }
 
     /// ``host(ofKey:pool:handedOff:)`` from the key's UTF-8 bytes, which a worker has at hand
     /// without making a string of them.
-    package static func host(ofKeyBytes key: some Sequence<UInt8>, pool: [String], handedOff: Set<String>) -> String? {
+    package static func host(ofKeyBytes key: UnsafeBufferPointer<UInt8>, pool: [String], handedOff: Set<String>) -> String? {
         guard !pool.isEmpty else { return nil }
         let hash = stableHash(key)
         let home = pool[Int(hash % UInt64(pool.count))]
@@ -120,11 +121,14 @@ extension Topology {
     /// those bits ("a" and "q", "user-1" and "user-3" with 2) always shared an instance. The
     /// finalizer makes every bit of the result depend on every bit of the key.
     @usableFromInline
-    static func stableHash(_ key: String) -> UInt64 { stableHash(key.utf8) }
+    static func stableHash(_ key: String) -> UInt64 {
+        var key = key
+        return key.withUTF8 { stableHash($0) }
+    }
 
     /// ``stableHash(_:)-(String)`` of a key's UTF-8 bytes.
     @usableFromInline
-    static func stableHash(_ key: some Sequence<UInt8>) -> UInt64 {
+    static func stableHash(_ key: UnsafeBufferPointer<UInt8>) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in key {
             hash ^= UInt64(byte)

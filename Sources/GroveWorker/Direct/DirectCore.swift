@@ -1,3 +1,4 @@
+import Foundation
 import GroveCluster
 @_spi(GroveInternal) import GroveWire
 
@@ -252,7 +253,10 @@ struct DirectCore {
 
     /// The machine placed here under `name`, if one is.
     private mutating func placedMachine(named name: UnsafeBufferPointer<UInt8>) -> Placed? {
-        if let lastPlaced, lastPlaced.name.elementsEqual(name) { return lastPlaced.placed }
+        if let lastPlaced, lastPlaced.name.count == name.count,
+           name.isEmpty || lastPlaced.name.withUnsafeBytes({ memcmp($0.baseAddress!, name.baseAddress!, name.count) == 0 }) {
+            return lastPlaced.placed
+        }
         guard let machine = placed[String(decoding: name, as: UTF8.self)] else { return nil }
         lastPlaced = (Array(name), machine)
         return machine
