@@ -125,21 +125,20 @@ extension Factory {
 /// with (``Hosted/recording(type:in:path:)``): one per machine type and worker, which its hosts
 /// share, instead of a closure and the box of what it captures per host.
 final class SharedRecordings<M: Machine>: Sendable where M.State: Codable, M.Event: Codable, M.Output: Encodable {
-    let recorder: FlightRecorder
     let path: HostedPath<M>
-    private let byType = Mutex<[String: RunRecorder<M>]>([:])
+    private let byType = Mutex<[String: (flight: FlightRecorder, recording: RunRecorder<M>)]>([:])
 
-    init(recorder: FlightRecorder, path: HostedPath<M>) {
-        self.recorder = recorder
+    init(path: HostedPath<M>) {
         self.path = path
     }
 
-    /// The recorder of the hosts of type `type`, made at the first.
-    func recording(type: String) -> RunRecorder<M> {
+    /// What the hosts of type `type` call around each event for `flight`, made at the first.
+    /// The worker opens its flight recorder after its factories are bound, so it is told here.
+    func recording(type: String, in flight: FlightRecorder) -> RunRecorder<M> {
         byType.withLock { made in
-            if let recording = made[type] { return recording }
-            let recording = Hosted<M>.recording(type: type, in: recorder, path: path)
-            made[type] = recording
+            if let kept = made[type], kept.flight === flight { return kept.recording }
+            let recording = Hosted<M>.recording(type: type, in: flight, path: path)
+            made[type] = (flight, recording)
             return recording
         }
     }

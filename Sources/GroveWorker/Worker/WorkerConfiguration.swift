@@ -117,7 +117,7 @@ struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event
     private var durableEndHandler: Hosted<M>.EndHandler?
     private var endHandler: Hosted<M>.EndHandler?
     /// What its instances call around each event for the worker's flight recorder, shared the
-    /// same way; nil while the worker records nothing.
+    /// same way.
     private var recordings: SharedRecordings<M>?
 
     init(env: M.Env, path: HostedPath<M>, start: InstanceStart<M>? = nil) {
@@ -141,7 +141,7 @@ struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event
         bound.replyHandler = path.replyHandler(wiring.link)
         bound.durableEndHandler = Hosted<M>.ending(durability: .state, link: wiring.link, turn: wiring.turn)
         bound.endHandler = Hosted<M>.ending(durability: .none, link: wiring.link, turn: wiring.turn)
-        bound.recordings = wiring.poison.recorder.map { SharedRecordings(recorder: $0, path: path) }
+        bound.recordings = SharedRecordings(path: path)
         return bound
     }
 
@@ -175,8 +175,15 @@ struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event
                          turn: wiring.turn, poison: wiring.poison, inlet: wiring.inlet, watched: watched, clock: wiring.clock,
                          executor: executor, replyHandler: replyHandler,
                          endHandler: durability == .none ? endHandler : durableEndHandler,
-                         recording: durability == .journal ? nil : recordings?.recording(type: type), initialState: start?.initialState,
+                         recording: recording(type: type, durability: durability), initialState: start?.initialState,
                          type: type, durability: durability, restoring: restoring, cursor: cursor, startsNow: startsNow)
+    }
+
+    /// The flight recorder's shared ``RunRecorder`` for an instance of type `type`; nil when the
+    /// worker records nothing, or for a `journal` instance, whose recorder is its own.
+    private func recording(type: String, durability: Durability) -> RunRecorder<M>? {
+        guard durability != .journal, let recordings, let flight = wiring?.poison.recorder else { return nil }
+        return recordings.recording(type: type, in: flight)
     }
 
     func check(event json: [UInt8], address: String) -> WireError? {
