@@ -75,7 +75,7 @@ public struct HostOptions<M: Machine>: Sendable {
     /// Where the task of each `.io` call starts. `nil` (the default): the shared pool. A test
     /// that runs a worker on an executor of its own gives that executor here, so the call into
     /// the worker runs when the test runs it, never on a thread the test does not drive.
-    package var ioExecutor: (any TaskExecutor)?
+    @usableFromInline package var ioExecutor: (any TaskExecutor)?
 
     /// - Parameters:
     ///   - address: Defaults to the machine type's name.
@@ -122,12 +122,14 @@ public struct Termination<M: Machine>: Sendable {
 /// process and names the event.
 @usableFromInline
 package struct RunRecorder<M: Machine>: Sendable {
-    /// Called with the event, where it came from, and the reply token of the request that
-    /// carried a queued event whose sender waits (``HostOptions/replyHandler``'s; 0 otherwise).
-    @usableFromInline package let willRun: @Sendable (M.Event, EventOrigin, UInt64) -> Void
+    /// Called with the host's address, the event, where it came from, and the reply token of
+    /// the request that carried a queued event whose sender waits (``HostOptions/replyHandler``'s;
+    /// 0 otherwise). Told the address, one recorder can serve every host of a machine type
+    /// instead of a closure (and the box of what it captures) made per host.
+    @usableFromInline package let willRun: @Sendable (String, M.Event, EventOrigin, UInt64) -> Void
     @usableFromInline package let didRun: @Sendable () -> Void
 
-    package init(willRun: @escaping @Sendable (M.Event, EventOrigin, UInt64) -> Void, didRun: @escaping @Sendable () -> Void) {
+    package init(willRun: @escaping @Sendable (String, M.Event, EventOrigin, UInt64) -> Void, didRun: @escaping @Sendable () -> Void) {
         self.willRun = willRun
         self.didRun = didRun
     }

@@ -39,7 +39,7 @@ extension MachineHost {
             return arm(event, id: id, deadline: clock.now() + delay, parent: parent)
         case .io(let id, let call):
             let key = newKey(id)
-            let task = Self.spawn(call, key: key, performer: io, mailbox: mailbox, on: options.ioExecutor)
+            let task = Self.spawn(call, key: key, performer: io, mailbox: mailbox, on: ioExecutor)
             register(key, parent: parent, .io(task, flight(of: call, id: key.id, under: parent)))
             return key
         case .sequence(let id, let effects):

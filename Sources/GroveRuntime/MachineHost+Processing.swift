@@ -229,7 +229,7 @@ extension MachineHost {
     @inlinable
     func apply(_ event: M.Event, origin: EventOrigin) {
         guard let recorder else { return transition(event, origin: origin) }
-        recorder.willRun(event, origin, runningToken)
+        recorder.willRun(address, event, origin, runningToken)
         transition(event, origin: origin)
         recorder.didRun()
     }
@@ -361,8 +361,8 @@ extension MachineHost {
         let result = result(for: self.outcome!)
         if !endReported {
             endReported = true
-            options.onEnd?(result)
-            options.onEndAt?(address, result)
+            hooks?.onEnd?(result)
+            onEndAt?(address, result)
         }
         for waiter in completionWaiters { waiter.resume(returning: result) }
         completionWaiters = []
@@ -435,6 +435,6 @@ extension MachineHost {
                 log.debug("\(text)", metadata: ["effect": "\(id)"])
             }
         }
-        options.diagnostics?(diagnostic)
+        diagnostics?(diagnostic)
     }
 }

@@ -59,7 +59,7 @@ extension MachineHost {
             return IOFlight(name: call.requestName, interrupted: call.interrupted, cause: nil)
         }
         guard let transition = running else {
-            if options.reissuesIO { report(.reissueNotKept(id: id, request: call.requestName)) }
+            if reissueRequested { report(.reissueNotKept(id: id, request: call.requestName)) }
             return IOFlight(name: call.requestName, interrupted: call.interrupted, cause: nil)
         }
         running?.reissued += 1
@@ -92,7 +92,7 @@ extension MachineHost {
         for item in pending {
             let record = item.record
             let key = newKey(record.id.isGenerated ? nil : record.id)
-            let task = Self.spawn(item.call, key: key, performer: io, mailbox: mailbox, on: options.ioExecutor)
+            let task = Self.spawn(item.call, key: key, performer: io, mailbox: mailbox, on: ioExecutor)
             let cause = IOCause<M>(name: record.name, state: record.stateBefore, event: record.event, ordinal: record.ordinal)
             register(key, parent: nil, .io(task, IOFlight(name: item.call.requestName, interrupted: item.call.interrupted, cause: cause)))
         }

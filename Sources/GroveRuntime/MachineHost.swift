@@ -22,7 +22,7 @@ public final actor MachineHost<M: Machine> {
     // The stored properties the per-event path touches come first, in declaration order, which
     // is the object's layout: handling an event on a worker with many hosts finds each host cold
     // in the cache, and these then share a few cache lines instead of being spread over the
-    // object (options, logger and clock sit between them otherwise).
+    // object (logger and clock sit between them otherwise).
     //
     // They are `@exclusivity(unchecked)`: the runtime's per-access bookkeeping (a thread-local
     // access set on every read-modify-write) cost time on every event. What keeps them safe is
@@ -84,7 +84,18 @@ public final actor MachineHost<M: Machine> {
     @usableFromInline let env: M.Env
     @usableFromInline let clock: any HostClock
     @usableFromInline let io: any IOPerformer
-    @usableFromInline let options: HostOptions<M>
+    /// ``HostOptions/onEndAt`` and ``HostOptions/drainScheduler``, which a worker sets for every
+    /// host; the rest of the options a host reads after it is made sit in ``hooks``. Not the
+    /// options whole: a worker keeps a host per live instance, and they were some 200 bytes of
+    /// it, most of them copies of fields above or nil.
+    @usableFromInline let onEndAt: (@Sendable (String, Result<Termination<M>, HostError>) -> Void)?
+    @usableFromInline let drainScheduler: (@Sendable () -> Void)?
+    /// ``HostOptions/reissuesIO`` as given (``reissuesIO`` is it for a machine type that
+    /// re-issues io).
+    @usableFromInline let reissueRequested: Bool
+    /// ``HostOptions/onEnd``, ``HostOptions/diagnostics`` and ``HostOptions/ioExecutor``, in
+    /// one box when any is set; nil for a worker's hosts, which set none.
+    @usableFromInline let hooks: Hooks?
     @usableFromInline let baseLog: Logger
     /// The logger with this host's address as `machine` metadata.
     nonisolated var log: Logger {
@@ -156,6 +167,34 @@ public final actor MachineHost<M: Machine> {
         @usableFromInline init() {}
     }
 
+    /// The options a host reads after it is made that a worker's hosts never set (``hooks``).
+    @usableFromInline
+    final class Hooks: Sendable {
+        let onEnd: (@Sendable (Result<Termination<M>, HostError>) -> Void)?
+        let diagnostics: (@Sendable (HostDiagnostic<M>) -> Void)?
+        let ioExecutor: (any TaskExecutor)?
+
+        /// A box of `options`' hooks; nil when none is set.
+        @inlinable static func of(_ options: HostOptions<M>) -> Hooks? {
+            guard options.onEnd != nil || options.diagnostics != nil || options.ioExecutor != nil else { return nil }
+            return Hooks(onEnd: options.onEnd, diagnostics: options.diagnostics, ioExecutor: options.ioExecutor)
+        }
+
+        @usableFromInline
+        init(onEnd: (@Sendable (Result<Termination<M>, HostError>) -> Void)?, diagnostics: (@Sendable (HostDiagnostic<M>) -> Void)?,
+             ioExecutor: (any TaskExecutor)?) {
+            self.onEnd = onEnd
+            self.diagnostics = diagnostics
+            self.ioExecutor = ioExecutor
+        }
+    }
+
+    /// ``HostOptions/diagnostics``.
+    nonisolated var diagnostics: (@Sendable (HostDiagnostic<M>) -> Void)? { hooks?.diagnostics }
+
+    /// ``HostOptions/ioExecutor``.
+    nonisolated var ioExecutor: (any TaskExecutor)? { hooks?.ioExecutor }
+
     /// ``seldom``, made if it is not yet.
     @usableFromInline
     var seldomFields: Seldom {
@@ -189,7 +228,10 @@ public final actor MachineHost<M: Machine> {
         self.env = env
         self.clock = clock
         self.io = performer
-        self.options = options
+        self.onEndAt = options.onEndAt
+        self.drainScheduler = options.drainScheduler
+        self.reissueRequested = options.reissuesIO
+        self.hooks = Hooks.of(options)
         self.mailbox = Mailbox(capacity: options.mailboxCapacity)
         // One shared logger unless given one: a logger (and its metadata) per host would cost
         // every idle instance a few hundred bytes. The address is added where a host logs.
@@ -296,7 +338,7 @@ public final actor MachineHost<M: Machine> {
             if !dropped.isEmpty {
                 let machine = address
                 baseLog.notice("events dropped", metadata: ["machine": "\(machine)", "count": "\(dropped.count)", "reason": "\(released.code.rawValue)"])
-                options.diagnostics?(.eventsDropped(dropped, reason: released))
+                hooks?.diagnostics?(.eventsDropped(dropped, reason: released))
             }
         }
         if !stateObservers.isEmpty { for observer in stateObservers.values { observer.finish() } }
@@ -333,7 +375,7 @@ public final actor MachineHost<M: Machine> {
 
     @usableFromInline
     nonisolated func refused(_ event: M.Event, _ error: HostError) {
-        if error.code == .mailboxFull { options.diagnostics?(.mailboxOverflow(event: event)) }
+        if error.code == .mailboxFull { diagnostics?(.mailboxOverflow(event: event)) }
     }
 
     /// Sends `event` and returns the state committed by it: the state after `update` handled it
@@ -696,7 +738,7 @@ public final actor MachineHost<M: Machine> {
     /// Asks for another drain: through the transport's scheduler, else in a task of its own.
     @usableFromInline
     func drainLater() {
-        if let schedule = options.drainScheduler { schedule() } else { Task { self.flush() } }
+        if let schedule = drainScheduler { schedule() } else { Task { self.flush() } }
     }
 
     @usableFromInline

@@ -38,7 +38,7 @@ extension Hosted {
                            path: HostedPath<M>) -> RunRecorder<M> {
         let encode = path.encodeEvent
         return RunRecorder(
-            willRun: { event, origin, token in
+            willRun: { _, event, origin, token in
                 var encoded: [UInt8] = [0]
                 let binary = encode(event, &encoded)
                 if let binary { encoded[0] = RecordedRun.codecByte(binary: binary) }

@@ -2,15 +2,17 @@ import Foundation
 import Grove
 import GroveRuntime
 import GroveWire
+import Synchronization
 
 extension Hosted {
-    /// What the host at `address`, a machine of type `type`, calls around each event:
-    /// `recorder` notes the event (the type's ``HostedPath/encodeEvent``, specialized) before
-    /// `update`, and clears it after.
-    static func recording(_ address: String, type: String, in recorder: FlightRecorder, path: HostedPath<M>) -> RunRecorder<M> {
+    /// What the hosts of a machine of type `type` call around each event: `recorder` notes the
+    /// event at the host's address (the type's ``HostedPath/encodeEvent``, specialized) before
+    /// `update`, and clears it after. One per machine type and worker (``Factory``), shared by
+    /// its hosts.
+    static func recording(type: String, in recorder: FlightRecorder, path: HostedPath<M>) -> RunRecorder<M> {
         let encode = path.encodeEvent
         return RunRecorder(
-            willRun: { event, origin, token in
+            willRun: { address, event, origin, token in
                 recorder.willRun(address: address, type: type, origin: RecordedRun.Origin(origin),
                                  correlation: ReplyToken(raw: token).correlation) { encode(event, &$0) }
             },
@@ -23,10 +25,10 @@ extension Hosted {
     /// one type that share `clock` may run theirs at once on several threads.
     static func timing(_ inner: RunRecorder<M>?, on clock: TransitionClock) -> RunRecorder<M> {
         let started = TransitionStart()
-        guard let inner else { return RunRecorder(willRun: { _, _, _ in started.mark() }, didRun: { clock.record(since: started) }) }
+        guard let inner else { return RunRecorder(willRun: { _, _, _, _ in started.mark() }, didRun: { clock.record(since: started) }) }
         return RunRecorder(
-            willRun: { event, origin, token in
-                inner.willRun(event, origin, token)
+            willRun: { address, event, origin, token in
+                inner.willRun(address, event, origin, token)
                 started.mark()
             },
             didRun: {
@@ -116,5 +118,28 @@ extension Factory {
     private func decode(_ event: [UInt8], binary: Bool) -> M.Event? {
         if binary { return try? path.decodeBinary(event[...]) }
         return try? Hosted<M>.decodeEvent(event[...], address: "a recorded event")
+    }
+}
+
+/// The flight recorder's ``RunRecorder`` for each type name a ``Factory``'s instances are made
+/// with (``Hosted/recording(type:in:path:)``): one per machine type and worker, which its hosts
+/// share, instead of a closure and the box of what it captures per host.
+final class SharedRecordings<M: Machine>: Sendable where M.State: Codable, M.Event: Codable, M.Output: Encodable {
+    let path: HostedPath<M>
+    private let byType = Mutex<[String: (flight: FlightRecorder, recording: RunRecorder<M>)]>([:])
+
+    init(path: HostedPath<M>) {
+        self.path = path
+    }
+
+    /// What the hosts of type `type` call around each event for `flight`, made at the first.
+    /// The worker opens its flight recorder after its factories are bound, so it is told here.
+    func recording(type: String, in flight: FlightRecorder) -> RunRecorder<M> {
+        byType.withLock { made in
+            if let kept = made[type], kept.flight === flight { return kept.recording }
+            let recording = Hosted<M>.recording(type: type, in: flight, path: path)
+            made[type] = (flight, recording)
+            return recording
+        }
     }
 }

@@ -79,6 +79,9 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     ///   - endHandler: What the host does when it ends (``ending(durability:link:turn:)``)
     ///     for `durability`, which a worker makes once per machine type and shares between its
     ///     hosts; one of the host's own when `nil`.
+    ///   - recording: What its host calls around each event for the flight recorder (`poison`'s),
+    ///     made once per machine type by the worker (``SharedRecordings``); one of the host's
+    ///     own when `nil`.
     ///   - initialState: Where a new instance starts, when its registration says (a reducer's
     ///     initial state); `M.initialState` otherwise.
     ///   - type: The type name the topology gives the machine.
@@ -92,7 +95,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
          turn: Turn, poison: PoisonWatch = PoisonWatch(), inlet: CoreInlet = CoreInlet(), watched: Bool = false,
          clock: any HostClock = WallClock(),
          executor: (any SerialExecutor)? = nil, replyHandler: HostedPath<M>.ReplyHandler? = nil, endHandler: EndHandler? = nil,
-         initialState: M.State? = nil,
+         recording: RunRecorder<M>? = nil, initialState: M.State? = nil,
          type: String = "", durability: Durability = .none, restoring: Snapshot<M>? = nil, cursor: JournalCursor? = nil,
          startsNow: Bool = false) {
         // Durability, snapshot and cursor apart, not an optional tuple of them: in this generic
@@ -144,7 +147,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         if let journal {
             options.recorder = Self.journaling(address, type: type, into: journal, flight: recorder, path: path)
         } else if let recorder {
-            options.recorder = Self.recording(address, type: type, in: recorder, path: path)
+            options.recorder = recording ?? Self.recording(type: type, in: recorder, path: path)
         }
         // With metrics on, each transition is timed for its type's histogram (two clock reads,
         // a lock and an add); off, the host has no more to call than before.

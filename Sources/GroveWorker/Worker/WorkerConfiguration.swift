@@ -116,6 +116,9 @@ struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event
     /// instance, and for one that is not.
     private var durableEndHandler: Hosted<M>.EndHandler?
     private var endHandler: Hosted<M>.EndHandler?
+    /// What its instances call around each event for the worker's flight recorder, shared the
+    /// same way.
+    private var recordings: SharedRecordings<M>?
 
     init(env: M.Env, path: HostedPath<M>, start: InstanceStart<M>? = nil) {
         self.env = env
@@ -138,6 +141,7 @@ struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event
         bound.replyHandler = path.replyHandler(wiring.link)
         bound.durableEndHandler = Hosted<M>.ending(durability: .state, link: wiring.link, turn: wiring.turn)
         bound.endHandler = Hosted<M>.ending(durability: .none, link: wiring.link, turn: wiring.turn)
+        bound.recordings = SharedRecordings(path: path)
         return bound
     }
 
@@ -166,11 +170,20 @@ struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event
         // closure through one re-abstracts it, which allocates wrappers per instance that the
         // host then keeps (heaptrack found seven of 88 bytes per instance, four made here).
         let durability = durable?.durability ?? .none
+        let type = durable?.type ?? type
         return Hosted<M>(address: address, env: env, path: path, mailboxCapacity: mailboxCapacity, io: io, link: wiring.link,
                          turn: wiring.turn, poison: wiring.poison, inlet: wiring.inlet, watched: watched, clock: wiring.clock,
                          executor: executor, replyHandler: replyHandler,
-                         endHandler: durability == .none ? endHandler : durableEndHandler, initialState: start?.initialState,
-                         type: durable?.type ?? type, durability: durability, restoring: restoring, cursor: cursor, startsNow: startsNow)
+                         endHandler: durability == .none ? endHandler : durableEndHandler,
+                         recording: recording(type: type, durability: durability), initialState: start?.initialState,
+                         type: type, durability: durability, restoring: restoring, cursor: cursor, startsNow: startsNow)
+    }
+
+    /// The flight recorder's shared ``RunRecorder`` for an instance of type `type`; nil when the
+    /// worker records nothing, or for a `journal` instance, whose recorder is its own.
+    private func recording(type: String, durability: Durability) -> RunRecorder<M>? {
+        guard durability != .journal, let recordings, let flight = wiring?.poison.recorder else { return nil }
+        return recordings.recording(type: type, in: flight)
     }
 
     func check(event json: [UInt8], address: String) -> WireError? {
