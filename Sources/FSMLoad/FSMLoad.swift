@@ -79,7 +79,7 @@ struct FSMLoad: ParsableCommand {
     @Option(parsing: .unconditional, help: "Requests in flight per connection.")
     var window: Int = 1000
 
-    @Option(parsing: .unconditional, help: "Events per ZeroMQ message (batching); 1 sends each event on its own; at most --window. With --rate, the events due at the same moment leave together, up to this many per message. Batched runs need a window of several batches to keep the pipeline full (Scripts/bench.sh uses --batch 200 --window 4000).")
+    @Option(parsing: .unconditional, help: "Events per ZeroMQ message (batching); 1 sends each event on its own; at most --window and 10000 (limits.batchEnvelopes' default). With --rate, the events due at the same moment leave together, up to this many per message. Batched runs need a window of several batches to keep the pipeline full (Scripts/bench.sh uses --batch 200 --window 4000).")
     var batch: Int = 1
 
     @Option(parsing: .unconditional, help: ArgumentHelp(
@@ -143,6 +143,12 @@ struct FSMLoad: ParsableCommand {
         }
         guard window > 0 else { throw ValidationError("--window must be at least 1") }
         guard batch > 0 else { throw ValidationError("--batch must be at least 1 (1 sends each event on its own), got \(batch)") }
+        // A batch of more envelopes than limits.batchEnvelopes is refused whole, by the coordinator and by a direct worker.
+        let envelopes = Topology.Limits().batchEnvelopes
+        guard batch <= envelopes else {
+            throw ValidationError("--batch \(batch) is above \(envelopes), the most envelopes a topology accepts in one batch by default "
+                                  + "(limits.batchEnvelopes); lower --batch, or send from more --connections")
+        }
         guard batch <= window else {
             throw ValidationError("--batch \(batch) is above --window \(window) (requests in flight per connection); lower --batch or raise --window")
         }

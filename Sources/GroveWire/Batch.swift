@@ -73,10 +73,16 @@ public enum Batch {
 
     /// The envelopes of a client's batch, whose header says it holds `count`: as
     /// ``envelopes(in:)``, also refusing a batch that holds none (it would get no reply at all)
-    /// or another number than its header says.
+    /// or another number than its header says. No more than `count` envelopes are read, so a
+    /// header that counts fewer than the payload holds costs no more than one that is true
+    /// (the count itself is bounded before: `limits.batchEnvelopes`).
     /// - Throws: ``WireError`` `malformed-frame`, saying which.
     public static func envelopes(in payload: [UInt8], count: UInt64) throws(WireError) -> [Envelope] {
-        let envelopes = try envelopes(in: payload)
+        let (envelopes, complete) = try envelopes(in: payload, atMost: Int(clamping: count))
+        guard complete else {
+            throw WireError(.malformedFrame,
+                "the batch header's correlation says \(count) envelope(s) but the payload holds more; set it to the number of envelopes (docs/PROTOCOL.md, 'Batches')")
+        }
         guard !envelopes.isEmpty else {
             throw WireError(.malformedFrame,
                 "the batch holds no envelopes, so nothing in it could be answered; send at least one (docs/PROTOCOL.md, 'Batches')")
@@ -93,6 +99,11 @@ public enum Batch {
     /// - Throws: ``WireError`` `malformed-frame` when an envelope is truncated, its kind is
     ///   unknown or is itself a batch.
     public static func envelopes(in payload: [UInt8]) throws(WireError) -> [Envelope] {
+        try envelopes(in: payload, atMost: .max).envelopes
+    }
+
+    /// The first `limit` envelopes of a batch payload, and whether they are all of it.
+    private static func envelopes(in payload: [UInt8], atMost limit: Int) throws(WireError) -> (envelopes: [Envelope], complete: Bool) {
         var envelopes: [Envelope] = []
         var offset = 0
         func truncated() -> WireError {
@@ -107,6 +118,7 @@ public enum Batch {
             return value
         }
         while offset < payload.count {
+            guard envelopes.count < limit else { return (envelopes, false) }
             guard payload.count - offset >= 10 else { throw truncated() }
             let kindByte = payload[offset]
             let flags = payload[offset + 1]
@@ -131,7 +143,7 @@ public enum Batch {
                                       address: address, payload: offset ..< offset + bodyCount))
             offset += bodyCount
         }
-        return envelopes
+        return (envelopes, true)
     }
 
     private static func appendBigEndian(_ value: UInt64, bytes: Int, to payload: inout [UInt8]) {

@@ -13,11 +13,15 @@
         public var payloadBytes: Int
         public var owedBytesPerClient: Int
         public var owedBytes: Int
-        public init(addressBytes: Int, payloadBytes: Int, owedBytesPerClient: Int, owedBytes: Int) {
+        /// `limits.batchEnvelopes`; absent from an older coordinator (the worker then holds
+        /// batches to the default, 10,000).
+        public var batchEnvelopes: Int?
+        public init(addressBytes: Int, payloadBytes: Int, owedBytesPerClient: Int, owedBytes: Int, batchEnvelopes: Int? = nil) {
             self.addressBytes = addressBytes
             self.payloadBytes = payloadBytes
             self.owedBytesPerClient = owedBytesPerClient
             self.owedBytes = owedBytes
+            self.batchEnvelopes = batchEnvelopes
         }
     }
 

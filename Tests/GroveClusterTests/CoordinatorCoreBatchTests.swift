@@ -33,7 +33,7 @@ struct CoordinatorCoreBatchTests {
     @Test(arguments: [
         (UInt64(0), [WireMessage](), "holds no envelopes"),
         (UInt64(3), [event(7)], "says 3 envelope(s) but the payload holds 1"),
-        (UInt64(1), [event(7), event(8)], "says 1 envelope(s) but the payload holds 2"),
+        (UInt64(1), [event(7), event(8)], "says 1 envelope(s) but the payload holds more"),
     ])
     func aBatchThatDoesNotAddUpIsRefusedAsAWhole(count: UInt64, messages: [WireMessage], says: String) throws {
         var fixture = CoreFixture()
@@ -61,6 +61,31 @@ struct CoordinatorCoreBatchTests {
         #expect(error.code == .malformedFrame)
         #expect(error.message.contains("holds \(limit + 1) requests the coordinator answers itself"), "\(error.message)")
         #expect(!fixture.core.batchingClients.contains(Array("B".utf8)))
+    }
+
+    /// Found by an attacker (h31): one 16 MiB batch of 700,000 `get`s held a release
+    /// coordinator's loop for 1.9 s. The header's count is bounded (`limits.batchEnvelopes`)
+    /// before any envelope is read: past it the batch is refused whole, `oversized`, and nothing
+    /// of it is forwarded; within it the batch is served.
+    @Test func aBatchWhoseHeaderCountsMoreThanTheLimitIsRefusedBeforeAnyEnvelopeIsRead() throws {
+        var topology = CoreFixture.topology
+        topology.limits.batchEnvelopes = 3
+        var fixture = CoreFixture(topology: topology)
+        fixture.registerAll()
+        let over = (1...4).map { Self.event(UInt64($0)) }
+        let error = try errorReply(in: fixture.fromClient("A", Self.batch(count: 4, over)), to: "A", correlation: 0)
+        #expect(error.code == .oversized)
+        #expect(error.message.contains("counts 4 envelopes") && error.message.contains("the coordinator accepts at most 3")
+                && error.message.contains("limits.batchEnvelopes") && error.message.contains("split it into batches of at most 3"),
+                "\(error.message)")
+        #expect(!fixture.core.batchingClients.contains(Array("A".utf8)))
+        // The header alone decides: a count of 700,000 over a payload of one envelope is
+        // refused for its count, not walked.
+        let liar = try errorReply(in: fixture.fromClient("A", Self.batch(count: 700_000, [Self.event(9)])), to: "A", correlation: 0)
+        #expect(liar.code == .oversized && liar.message.contains("counts 700000 envelopes"), "\(liar.message)")
+        // Within the limit, the same client's next batch is served, envelope by envelope.
+        let within = fixture.fromClient("A", Self.batch(count: 3, Array(over.prefix(3))))
+        #expect(within.compactMap(\.sentToWorker).count == 3, "\(within)")
     }
 
     @Test func aNestedBatchIsRefusedAsAWholeUnderCorrelationZero() throws {

@@ -43,19 +43,21 @@ struct TopologyLimitsTests {
         #expect(limits.owedBytesPerClient == 1 << 20 && limits.owedBytes == 32 << 20 && limits.watchedStateBytes == 64 << 20)
         #expect(limits.publicationBytes == 64 << 10)
         #expect(limits.subscriptionBytes == 1032 && limits.subscriptionFrameBytes == 1042)
-        #expect(limits.summary == "limits: addressBytes 1024, payloadBytes 1048576, messageBytes 16777216; instancesPerMachine 100000; "
+        #expect(limits.batchEnvelopes == 10_000)
+        #expect(limits.summary == "limits: addressBytes 1024, payloadBytes 1048576, messageBytes 16777216, batchEnvelopes 10000; instancesPerMachine 100000; "
                 + "watcherSubscriptions 128, subscriptions 1024; owedBytesPerClient 1048576, owedBytes 33554432; watchedStateBytes 67108864; "
                 + "publicationBytes 65536")
     }
 
     @Test func theSectionSetsEachLimit() throws {
         let json = Self.document(#"""
-            "limits": { "addressBytes": 200, "payloadBytes": 4096, "messageBytes": 65536, "instancesPerMachine": 1000000,
+            "limits": { "addressBytes": 200, "payloadBytes": 4096, "messageBytes": 65536, "batchEnvelopes": 250, "instancesPerMachine": 1000000,
                         "watcherSubscriptions": 8, "subscriptions": 64, "owedBytesPerClient": 4096, "owedBytes": 65536,
                         "watchedStateBytes": 1048576, "publicationBytes": 2048 }
             """#)
         let topology = try Topology(json: Data(json.utf8), source: "t.json")
-        #expect(topology.limits == Topology.Limits(addressBytes: 200, payloadBytes: 4096, messageBytes: 65536, instancesPerMachine: 1_000_000,
+        #expect(topology.limits == Topology.Limits(addressBytes: 200, payloadBytes: 4096, messageBytes: 65536, batchEnvelopes: 250,
+                                                   instancesPerMachine: 1_000_000,
                                                    watcherSubscriptions: 8, subscriptions: 64, owedBytesPerClient: 4096, owedBytes: 65536,
                                                    watchedStateBytes: 1 << 20, publicationBytes: 2048))
     }
@@ -75,6 +77,22 @@ struct TopologyLimitsTests {
         #expect(crossed.map { String($0.prefix { $0 != ":" }) } == ["invalid-value $.limits.owedBytesPerClient",
                                                                      "invalid-value $.limits.watcherSubscriptions"], "\(crossed)")
         #expect(Self.issues(Self.document(#""limits": 3"#)).first?.hasPrefix("wrong-type $.limits") == true)
+    }
+
+    /// `batchEnvelopes` from 1 to 100,000: past that one batch holds a loop for a good part of a
+    /// second; each bad value is reported at its path with what to write.
+    @Test func batchEnvelopesIsBoundedAtItsPath() throws {
+        let zero = Self.issues(Self.document(#""limits": { "batchEnvelopes": 0 }"#))
+        #expect(zero.count == 1 && zero[0].hasPrefix("invalid-value $.limits.batchEnvelopes") && zero[0].contains("at least 1"), "\(zero)")
+        let over = Self.issues(Self.document(#""limits": { "batchEnvelopes": 100001 }"#))
+        #expect(over.count == 1 && over[0].hasPrefix("invalid-value $.limits.batchEnvelopes") && over[0].contains("at most 100000")
+                && over[0].contains("\"batchEnvelopes\": 10000"), "\(over)")
+        let text = Self.issues(Self.document(#""limits": { "batchEnvelopes": "many" }"#))
+        #expect(text.count == 1 && text[0].hasPrefix("wrong-type $.limits.batchEnvelopes"), "\(text)")
+        for bound in [1, 100_000] {
+            let topology = try Topology(json: Data(Self.document(#""limits": { "batchEnvelopes": \#(bound) }"#).utf8), source: "t.json")
+            #expect(topology.limits.batchEnvelopes == bound)
+        }
     }
 
     /// The coordinator refuses addresses not in NFC; names, route addresses and grant patterns

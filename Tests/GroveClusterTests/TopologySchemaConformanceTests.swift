@@ -114,7 +114,7 @@ struct ConformanceProbe {
                       "handoff": { "graceMs": 2000 } },
       "audit": { "directory": "probe-audit", "states": true, "flush": "disk" },
       "poison": { "quarantineAfter": 3, "suspendAfter": 4, "periodMs": 5000 },
-      "limits": { "addressBytes": 512, "payloadBytes": 4096, "messageBytes": 8192, "instancesPerMachine": 9, "watcherSubscriptions": 8,
+      "limits": { "addressBytes": 512, "payloadBytes": 4096, "messageBytes": 8192, "batchEnvelopes": 300, "instancesPerMachine": 9, "watcherSubscriptions": 8,
                   "subscriptions": 16, "owedBytesPerClient": 1000, "owedBytes": 2000, "watchedStateBytes": 3000, "publicationBytes": 4000 },
       "metrics": { "listen": "127.0.0.1:9464" },
       "view": { "listen": "127.0.0.1:8420" }

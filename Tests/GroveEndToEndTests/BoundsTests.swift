@@ -235,11 +235,11 @@ extension EndToEnd {
             defer { try? FileManager.default.removeItem(at: directory) }
             var topology = TopologyFile(name: "limits", transport: .ipc, workers: [.init(name: "main")],
                                         machines: [.init(name: "counter", type: "Counter", worker: "main", keyed: true)])
-            topology.limits = #"{ "instancesPerMachine": 2000000, "addressBytes": 256 }"#
+            topology.limits = #"{ "instancesPerMachine": 2000000, "addressBytes": 256, "batchEnvelopes": 500 }"#
             let file = try topology.write(in: directory)
             let check = try await runCommand(Products.launch, ["--check", file.path], in: directory)
             #expect(check.status == 0, "\(check)")
-            #expect(check.stdout.contains("limits: addressBytes 256, payloadBytes 1048576, messageBytes 16777216; instancesPerMachine 2000000;"),
+            #expect(check.stdout.contains("limits: addressBytes 256, payloadBytes 1048576, messageBytes 16777216, batchEnvelopes 500; instancesPerMachine 2000000;"),
                     "\(check.stdout)")
         }
 

@@ -9,11 +9,16 @@ extension EndToEnd {
     /// on the way.
     @Suite(.timeLimit(.minutes(3)))
     struct DirectHostileTests {
-        static let topology = TopologyFile(
-            name: "directhostile", transport: .runtimeDirectory,
-            workers: [.init(name: "main", direct: true)],
-            machines: [.init(name: "plain", type: "Counter", worker: "main", keyed: true)]
-        )
+        static let topology = {
+            var topology = TopologyFile(
+                name: "directhostile", transport: .runtimeDirectory,
+                workers: [.init(name: "main", direct: true)],
+                machines: [.init(name: "plain", type: "Counter", worker: "main", keyed: true)]
+            )
+            // Above the default 10,000: what is bounded here is the worker's work per envelope.
+            topology.limits = #"{ "batchEnvelopes": \#(envelopes) }"#
+            return topology
+        }()
 
         /// Envelopes in each batch: far under every limit (1.4 MB of 16 MiB), and on 076e5e6 enough
         /// for one message to hold the worker's loop past its heartbeat timeout (30,000 did it
@@ -57,6 +62,72 @@ extension EndToEnd {
                 #expect(try await cluster.workerPID("main") == pid, "the worker was restarted:\n\(cluster.log.suffix(2000))")
                 #expect(DirectRouteTests.count(try await DirectRouteTests.request(DirectRouteTests.get("plain/p", 1), at: endpoint)) == 1)
                 #expect(try await cluster.send("plain/p", "increment")["count"] == .integer(2), "the instance was kept")
+            }
+        }
+
+        /// The bound on a batch's envelopes (`limits.batchEnvelopes`, 100 here), on both roads.
+        static let bounded = {
+            var topology = TopologyFile(
+                name: "batchbound", transport: .runtimeDirectory,
+                workers: [.init(name: "main", direct: true)],
+                machines: [.init(name: "plain", type: "Counter", worker: "main", keyed: true)]
+            )
+            topology.limits = #"{ "batchEnvelopes": 100 }"#
+            return topology
+        }()
+
+        /// h31: one 16 MiB batch of 700,000 `get`s held a release coordinator's loop for 1.9 s
+        /// and a worker's direct socket for 1 s. A batch whose header counts more envelopes than
+        /// `limits.batchEnvelopes` is refused whole, `oversized` under correlation 0, before any
+        /// envelope is read, through the coordinator and straight to the worker: none of its
+        /// increments is applied, a header that claims 700,000 over two envelopes is refused for
+        /// its count, and the same client's next batch, within the bound, is answered envelope
+        /// by envelope. The worker is neither lost nor restarted.
+        @Test func aBatchPastTheBoundIsRefusedWholeOnBothRoadsAndTheNextIsServed() async throws {
+            try await withCluster(Self.bounded) { cluster in
+                #expect(try await cluster.send("plain/b", "increment")["count"] == .integer(1))
+                let pid = try await cluster.workerPID("main")
+                let location = try await DirectRouteTests.locate("plain", at: cluster.clients)
+                let direct = try #require(location.workers.first?.endpoint, "\(location)")
+                let coordinator = cluster.clients
+
+                let problems = try await onThread { () throws -> [String] in
+                    var problems: [String] = []
+                    for (road, endpoint, answerer) in [("coordinator", coordinator, "the coordinator"), ("direct", direct, "worker main")] {
+                        let client = try RawClient(endpoint: endpoint)
+                        func refusal(of batch: WireMessage, counting count: Int) throws {
+                            try client.send(batch)
+                            let replies = try client.receiveReplies(1)
+                            guard replies.count == 1, let error = replies[0].error, replies[0].header.correlation == 0 else {
+                                return problems.append("\(road): \(count) envelopes answered \(replies.map(\.header))")
+                            }
+                            let says = ["counts \(count) envelopes", "\(answerer) accepts at most 100", "limits.batchEnvelopes",
+                                        "split it into batches of at most 100"]
+                            if error.code != .oversized || !says.allSatisfy(error.message.contains) {
+                                problems.append("\(road): \(error.code.rawValue) \(error.message)")
+                            }
+                        }
+                        let increments = (1...101).map {
+                            WireMessage(Header(.event, correlation: UInt64($0)), address: "plain/b", payload: Array(#""increment""#.utf8))
+                        }
+                        try refusal(of: Batch.pack(increments), counting: 101)
+                        let two = Batch.pack([DirectRouteTests.get("plain/b", 201), DirectRouteTests.get("plain/b", 202)])
+                        try refusal(of: WireMessage(Header(.batch, correlation: 700_000), payload: two.payload), counting: 700_000)
+
+                        let gets = (1001...1100).map { DirectRouteTests.get("plain/b", UInt64($0)) }
+                        try client.send(Batch.pack(gets))
+                        let answers = try client.receiveReplies(100)
+                        let correlations = Set(answers.map(\.header.correlation))
+                        if correlations != Set(1001...1100) || !answers.allSatisfy({ DirectRouteTests.count($0) == 1 }) {
+                            problems.append("\(road): the batch within the bound was answered \(answers.map { ($0.header.correlation, $0.error?.message ?? "\($0.header.kind)") })")
+                        }
+                    }
+                    return problems
+                }
+                #expect(problems.isEmpty, "\(problems)")
+                #expect(try await cluster.workerPID("main") == pid, "the worker was restarted:\n\(cluster.log.suffix(2000))")
+                #expect(!cluster.log.contains("worker main lost"), "the worker was declared lost:\n\(cluster.log.suffix(2000))")
+                #expect(try await cluster.send("plain/b", "increment")["count"] == .integer(2), "none of the refused increments was applied")
             }
         }
 

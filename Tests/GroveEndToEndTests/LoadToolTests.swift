@@ -241,6 +241,8 @@ extension EndToEnd {
             (["--codec", "xml"], "--codec must be json or binary"),
             (["--batch", "0"], "--batch must be at least 1"),
             (["--batch", "5000"], "--batch 5000 is above --window 1000"),
+            // A topology refuses a batch of more envelopes than limits.batchEnvelopes (10,000 by default).
+            (["--batch", "10001", "--window", "20000"], "--batch 10001 is above 10000, the most envelopes a topology accepts in one batch"),
             // A negative number is read as the option's value, not as an unknown option.
             (["--duration", "-1"], "--duration must be a positive number of seconds"),
             (["--duration", "inf"], "--duration must be a positive number of seconds"),

@@ -59,11 +59,18 @@ struct BatchTests {
     @Test func aClientBatchMustHoldTheEnvelopesItsHeaderCounts() throws {
         let batch = Batch.pack((1...3).map(Self.message))
         #expect(try Batch.envelopes(in: batch.payload, count: 3).count == 3)
-        for count: UInt64 in [0, 1, 2, 4] {
+        // A header that counts fewer is refused once that many are read: the rest is not walked.
+        for count: UInt64 in [0, 1, 2] {
             let error = #expect(throws: WireError.self) { try Batch.envelopes(in: batch.payload, count: count) }
             #expect(error?.code == .malformedFrame)
-            #expect(error?.message.contains("says \(count) envelope(s) but the payload holds 3") == true, "\(error?.message ?? "")")
+            #expect(error?.message.contains("says \(count) envelope(s) but the payload holds more") == true, "\(error?.message ?? "")")
         }
+        let more = #expect(throws: WireError.self) { try Batch.envelopes(in: batch.payload, count: 4) }
+        #expect(more?.code == .malformedFrame)
+        #expect(more?.message.contains("says 4 envelope(s) but the payload holds 3") == true, "\(more?.message ?? "")")
+        // Past the count, even bytes that are no envelope are not read: the refusal is the count's.
+        let tail = #expect(throws: WireError.self) { try Batch.envelopes(in: batch.payload + [0xFF], count: 3) }
+        #expect(tail?.message.contains("says 3 envelope(s) but the payload holds more") == true, "\(tail?.message ?? "")")
         for count: UInt64 in [0, 1] {
             let error = #expect(throws: WireError.self) { try Batch.envelopes(in: [], count: count) }
             #expect(error?.code == .malformedFrame)

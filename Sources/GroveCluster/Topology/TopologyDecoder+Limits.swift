@@ -3,7 +3,8 @@ import GroveWire
 
 extension TopologyDecoder {
     /// `limits`: every key optional, each a whole number of at least 1; `addressBytes` at most
-    /// the protocol's 1024, and `messageBytes` large enough for one request of the largest size.
+    /// the protocol's 1024, `batchEnvelopes` at most 100,000, and `messageBytes` large enough for
+    /// one request of the largest size.
     mutating func decodeLimits(in root: [String: JSONValue]) -> Topology.Limits? {
         let defaults = Topology.Limits()
         guard let value = root["limits"] else { return defaults }
@@ -18,6 +19,7 @@ extension TopologyDecoder {
         let address = count("addressBytes", defaults.addressBytes, "the longest address a request may name, in UTF-8 bytes")
         let payload = count("payloadBytes", defaults.payloadBytes, "the largest payload of one request, in bytes")
         let message = count("messageBytes", defaults.messageBytes, "the largest frame a client or worker may send, a batch's included")
+        let batch = count("batchEnvelopes", defaults.batchEnvelopes, "the most envelopes one batch from a client may hold")
         let instances = count("instancesPerMachine", defaults.instancesPerMachine, "the keyed instances one keyed machine may have")
         let perWatcher = count("watcherSubscriptions", defaults.watcherSubscriptions, "the distinct topic prefixes one watcher's key may subscribe to")
         let subscriptions = count("subscriptions", defaults.subscriptions, "the distinct topic prefixes all watchers may subscribe to")
@@ -26,11 +28,11 @@ extension TopologyDecoder {
         let states = count("watchedStateBytes", defaults.watchedStateBytes, "the bytes of watched states kept for snapshot")
         let publication = count("publicationBytes", defaults.publicationBytes,
                                 "the largest payload a publication carries; past it watchers are told its size instead")
-        guard let address, let payload, let message, let instances, let perWatcher, let subscriptions, let owedPerClient, let owed,
+        guard let address, let payload, let message, let batch, let instances, let perWatcher, let subscriptions, let owedPerClient, let owed,
               let states, let publication else { return nil }
-        var limits = Topology.Limits(addressBytes: address, payloadBytes: payload, messageBytes: message, instancesPerMachine: instances,
-                                     watcherSubscriptions: perWatcher, subscriptions: subscriptions, owedBytesPerClient: owedPerClient,
-                                     owedBytes: owed, watchedStateBytes: states, publicationBytes: publication)
+        var limits = Topology.Limits(addressBytes: address, payloadBytes: payload, messageBytes: message, batchEnvelopes: batch,
+                                     instancesPerMachine: instances, watcherSubscriptions: perWatcher, subscriptions: subscriptions,
+                                     owedBytesPerClient: owedPerClient, owedBytes: owed, watchedStateBytes: states, publicationBytes: publication)
         var valid = true
         if address > WireMessage.maximumAddressLength {
             report(.invalidValue, path.appending("addressBytes"),
@@ -41,6 +43,12 @@ extension TopologyDecoder {
             report(.invalidValue, path.appending("messageBytes"),
                    "messageBytes (\(message)) must hold one request of the largest size: payloadBytes (\(payload)) + addressBytes (\(address)) "
                    + "+ \(Topology.Limits.envelopeHeaderBytes) = \(limits.smallestMessageBytes); raise it or lower payloadBytes")
+            valid = false
+        }
+        if batch > Topology.Limits.batchEnvelopesRange.upperBound {
+            report(.invalidValue, path.appending("batchEnvelopes"),
+                   "batchEnvelopes must be at most \(Topology.Limits.batchEnvelopesRange.upperBound), found \(batch): every envelope of a batch "
+                   + "is decided in the one turn that reads it, so a larger batch holds everyone else back; write it like \"batchEnvelopes\": 10000")
             valid = false
         }
         if owedPerClient > owed {

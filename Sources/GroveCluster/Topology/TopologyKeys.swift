@@ -25,7 +25,7 @@ enum TopologyKeys {
     static let poison = ["quarantineAfter", "suspendAfter", "periodMs"]
     static let metrics = ["listen", "requireToken"]
     static let view = ["listen"]
-    static let limits = ["addressBytes", "payloadBytes", "messageBytes", "instancesPerMachine", "watcherSubscriptions", "subscriptions",
+    static let limits = ["addressBytes", "payloadBytes", "messageBytes", "batchEnvelopes", "instancesPerMachine", "watcherSubscriptions", "subscriptions",
                          "owedBytesPerClient", "owedBytes", "watchedStateBytes", "publicationBytes"]
 
     /// Each object by where it stands in a topology (`[]` for every element of an array).

@@ -22,7 +22,7 @@ extension CoordinatorCore {
         let limits = topology.limits, queues = topology.queues
         return DirectSettings(
             limits: .init(addressBytes: limits.addressBytes, payloadBytes: maxPayload,
-                          owedBytesPerClient: limits.owedBytesPerClient, owedBytes: limits.owedBytes),
+                          owedBytesPerClient: limits.owedBytesPerClient, owedBytes: limits.owedBytes, batchEnvelopes: limits.batchEnvelopes),
             queues: .init(clientOutbox: queues.clientOutbox, clientOutboxBytes: queues.clientOutboxBytes,
                           workerOutbox: queues.workerOutbox, workerOutboxBytes: queues.workerOutboxBytes),
             pool: topology.instances(of: group))

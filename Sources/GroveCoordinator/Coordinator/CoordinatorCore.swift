@@ -284,12 +284,15 @@ struct CoordinatorCore {
     }
 
     /// The envelopes of a client's batch, or its refusal as a whole (correlation 0, not one
-    /// envelope's, which would look like an answer to it); the client is noted as batching.
+    /// envelope's, which would look like an answer to it): a header that counts more than
+    /// `limits.batchEnvelopes` before any envelope is read. The client is noted as batching.
     /// - Parameter addressCount: The size of the batch's address frame, which must be empty.
     mutating func envelopes(ofBatch batch: [UInt8], count: UInt64, addressCount: Int,
                             from identity: [UInt8]) -> Result<[Envelope], BatchRefusal> {
         do throws(WireError) {
             if let refusal = Batch.addressRefusal(addressCount) { throw refusal }
+            // Bounded from the header before any envelope is read (limits.batchEnvelopes).
+            if let refusal = BatchBound.refusal(count: count, limit: topology.limits.batchEnvelopes) { throw refusal }
             let envelopes = try Batch.envelopes(in: batch, count: count)
             let answeredHere = envelopes.count { $0.kind.authority.answeredByCoordinator }
             guard answeredHere <= Self.answeredHerePerBatch else {

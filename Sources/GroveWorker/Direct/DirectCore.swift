@@ -159,6 +159,14 @@ struct DirectCore {
 
     // MARK: Requests
 
+    /// Why a client's batch whose header counts `count` envelopes is refused as a whole, before
+    /// any envelope is read (``BatchBound``, the coordinator's check): past the welcome's
+    /// `limits.batchEnvelopes`, or the default before a welcome and from an older coordinator.
+    func batchRefusal(count: UInt64) -> WireError? {
+        BatchBound.refusal(count: count, limit: settings?.limits.batchEnvelopes ?? Topology.Limits().batchEnvelopes,
+                           answerer: "worker \(worker)")
+    }
+
     /// The one place that decides what becomes of a direct request (an envelope of a batch is
     /// decided as a lone one).
     /// - Parameters:

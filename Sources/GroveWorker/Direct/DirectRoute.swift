@@ -74,6 +74,9 @@ final class DirectRoute: Sendable {
         state.withLock { $0.core.decide(peer: peer, header, address: address, payloadCount: payloadCount, userID: userID, backlog: backlog) }
     }
 
+    /// Why a batch whose header counts `count` envelopes is refused whole (``DirectCore/batchRefusal(count:)``).
+    func batchRefusal(count: UInt64) -> WireError? { state.withLock { $0.core.batchRefusal(count: count) } }
+
     /// `peer` sent a batch: its replies go back in batches from now on.
     func noteBatch(from peer: [UInt8]) { state.withLock { $0.core.noteBatch(from: peer) } }
 

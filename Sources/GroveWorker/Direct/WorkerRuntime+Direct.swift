@@ -73,6 +73,8 @@ extension WorkerRuntime {
             }
             return
         }
+        // Bounded from the header before any envelope is read (limits.batchEnvelopes).
+        if let refusal = direct.batchRefusal(count: header.correlation) { return direct.refuse(inbound.peer, refusal, correlation: 0) }
         let envelopes: [Envelope]
         do {
             envelopes = try Batch.envelopes(in: payload, count: header.correlation)
