@@ -205,9 +205,10 @@ struct DirectCore {
         // The address's own bytes, not a copy of them: a native string is contiguous (the
         // copy is for the rare one that is not).
         var address = address
-        let (owed, printable) = address.withUTF8 { bytes in
+        let (owed, printable, keyed) = address.withUTF8 { bytes in
             let raw = UnsafeRawBufferPointer(bytes)
-            return (rules!.owesBusy(to: peer, correlation: correlation, address: raw, backlog: backlog), AddressChecks.isPrintableASCII(raw))
+            return (rules!.owesBusy(to: peer, correlation: correlation, address: raw, backlog: backlog), AddressChecks.isPrintableASCII(raw),
+                    bytes.firstIndex(of: UInt8(ascii: "/")) != nil)
         }
         if let owed { return .act(owed) }
         guard kind.authority.servedDirect else { return refuse(Self.notServed(kind)) }
@@ -233,7 +234,8 @@ struct DirectCore {
         // keeps its id, and the next free one is taken (DirectPending).
         let id = pending.insert(DirectPending.Request(peer: peer, correlation: correlation, address: address,
                                                       bytes: addressCount + payloadCount), sender: sender.number ?? 0)
-        return .deliver(id: id, existingOnly: MachineAddress.hasKey(address))
+        // A key part (a `/` byte, as `MachineAddress.hasKey`): an instance, never started here.
+        return .deliver(id: id, existingOnly: keyed)
     }
 
     /// Why `address` is not served here now, if it is not: `not-here` for a machine not placed
