@@ -51,4 +51,23 @@ import ZeroMQ
         #expect(refused.map { $0.error.message.prefix(20) } == ["a message of 5 frame", "a message of 2 frame"],
                 "\(refused.map(\.error.message))")
     }
+
+    @Test func aBatchWithAnAddressIsRefusedAsTheCoordinatorRefusesIt() throws {
+        let worker = try InMemoryWorker(name: "data-1", configuration: WorkerConfiguration(), direct: true)
+        defer { worker.stop() }
+        var batch = BatchBuilder()
+        for correlation in [1, 2] as [UInt64] {
+            batch.append(kind: .get, flags: [], correlation: correlation, address: Array("counter/a".utf8), payload: [])
+        }
+        let frames = batch.frames()
+        #expect(try Header(frames[0]).kind == .batch)
+        let addressed = [frames[0], Array("counter/a".utf8), frames[2]]
+        worker.onLoop {
+            $0.handleDirect([DirectInbound(peer: Self.peer, userID: Gatekeeper.trustedUser, backlog: .empty, frames: addressed[...],
+                                           frameCount: 3)])
+        }
+        let refused = try Self.refusals(of: worker)
+        try #require(refused.count == 1)
+        #expect(refused[0].error == Batch.addressRefusal(9), "the coordinator's own refusal: \(refused[0].error.message)")
+    }
 }

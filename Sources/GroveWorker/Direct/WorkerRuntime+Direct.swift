@@ -73,8 +73,12 @@ extension WorkerRuntime {
             }
             return
         }
-        // Bounded from the header before any envelope is read (limits.batchEnvelopes).
+        // Bounded from the header before any envelope is read (limits.batchEnvelopes), and its
+        // address frame empty, as the coordinator's clients endpoint holds it.
         if let refusal = direct.batchRefusal(count: header.correlation) { return direct.refuse(inbound.peer, refusal, correlation: 0) }
+        if let refusal = Batch.addressRefusal(frames[frames.startIndex + 1].count) {
+            return direct.refuse(inbound.peer, refusal, correlation: 0)
+        }
         let envelopes: [Envelope]
         do {
             envelopes = try Batch.envelopes(in: payload, count: header.correlation)
