@@ -13,8 +13,11 @@ import ZeroMQ
 
     /// The refusals `worker` posted for its direct clients, each with the client it names.
     static func refusals(of worker: InMemoryWorker) throws -> [(peer: [UInt8], correlation: UInt64, error: WireError)] {
-        try worker.loop.takePosted().filter { $0.socket == InMemoryWorker.directSocket }.map { posted in
-            let frames = posted.frames
+        try worker.direct!.takeReady().map { outgoing in
+            guard case .named(let frames) = outgoing else {
+                Issue.record("a refusal names its client: \(outgoing)")
+                throw CancellationError()
+            }
             try #require(frames.count == 4, "a refusal names its client: \(frames.count) frames")
             let header = try Header(frames[1])
             #expect(header.kind == .error)

@@ -131,9 +131,10 @@ import ZeroMQ
         route.refuse(Self.batcher, WireError(.unknownKind, "no"), correlation: 104)
         #expect(!loop.hasPosted, "held until the turn ends (after its commit)")
         link.flush()
-        let posted = loop.takePosted()
-        #expect(posted.count == 6 && posted.allSatisfy { $0.socket == 7 })
-        let (messages, warnings) = route.replies(to: posted.map(\.frames)) { _ in .empty }
+        #expect(loop.takePosted().map(\.socket) == [7], "one wake-up")
+        let posted = route.takeReady()
+        #expect(posted.count == 6)
+        let (messages, warnings) = route.replies(to: posted) { _ in .empty }
         #expect(warnings.isEmpty)
         #expect(messages.map { $0[0] } == [Self.loner, Self.loner, Self.batcher], "lone replies at once, the batch at the end")
         #expect(try messages[0 ..< 2].flatMap(Self.envelopes).map(\.correlation) == [201, 202])
@@ -141,7 +142,7 @@ import ZeroMQ
         #expect(batch.map(\.correlation) == [101, 102, 103, 104])
         #expect(batch.map(\.kind) == [.state, .state, .state, .error])
         // Answered: the ids are free, a second hand-off of the same replies sends nothing.
-        #expect(route.replies(to: posted.prefix(5).map(\.frames)) { _ in .empty }.messages.isEmpty)
+        #expect(route.replies(to: Array(posted.prefix(5))) { _ in .empty }.messages.isEmpty)
     }
 
     @Test func aLargeReplyIsJudgedWithTheBatchBuiltForItsClient() throws {
@@ -153,7 +154,7 @@ import ZeroMQ
         // The welcome's clientOutboxBytes is 1 MiB: two replies of 600 KiB do not both fit once
         // something waits in the outbox, the first counted as it is built.
         let large = [UInt8](repeating: 0x61, count: 600 << 10)
-        let posted = [first, second].map { id in [Header(.state, correlation: id).bytes, Array("sink".utf8), large] }
+        let posted = [first, second].map { id in DirectRoute.Outgoing.reply(.state, flags: [], id: id, address: "sink", payload: large) }
         let (messages, warnings) = route.replies(to: posted) { _ in ClientBacklog(messages: 1, bytes: 10) }
         #expect(warnings.count == 1)
         let batch = try Self.envelopes(try #require(messages.first))

@@ -13,6 +13,14 @@ import ZeroMQ
         DirectRoute(worker: "edge-1", endpoint: "ipc:///run/t/direct/edge-1.1", socket: 7, loop: .driven(loop), curve: false)
     }
 
+    /// The direct ids of the replies among `ready`.
+    static func ids(_ ready: [DirectRoute.Outgoing]) -> [UInt64] {
+        ready.compactMap { outgoing in
+            guard case .reply(_, _, let id, _, _) = outgoing else { return nil }
+            return id
+        }
+    }
+
     @Test func aTurnsRepliesLeaveWhenItEndsInOrder() throws {
         let loop = DrivenLoop()
         let link = WorkerLink(worker: "edge-1", loop: .driven(loop), socket: 0, direct: Self.route(loop))
@@ -25,12 +33,12 @@ import ZeroMQ
         link.send(.state, correlation: 5, address: "counter/b", payload: Array(#"{"count":1}"#.utf8))
         #expect(!loop.hasPosted, "held until the turn ends")
         link.flush()
-        let posted = loop.takePosted()
-        #expect(posted.map(\.socket) == [7, 7])
-        #expect(try posted.map { try Header($0.frames[0]).correlation } == [first, second])
+        #expect(loop.takePosted().map(\.socket) == [7], "one wake-up for the turn's replies")
+        #expect(Self.ids(link.direct!.takeReady()) == [first, second])
         // Outside a turn, a reply leaves at once.
         link.send(.accepted, correlation: CorrelationEpoch.direct.id(3), address: "counter/a")
         #expect(loop.takePosted().count == 1)
+        #expect(Self.ids(link.direct!.takeReady()) == [CorrelationEpoch.direct.id(3)])
     }
 
     @Test func aRefusedCommitTurnsHeldRepliesIntoMovedNotCommitted() throws {
@@ -41,10 +49,14 @@ import ZeroMQ
         route.reply(.state, flags: [], correlation: CorrelationEpoch.direct.id(2), address: "counter/b", payload: Array("{}".utf8))
         route.withdraw(repliesTo: ["counter/a"], worker: "edge-1")
         route.end()
-        let posted = loop.takePosted()
-        #expect(try posted.map { try Header($0.frames[0]).kind } == [.error, .state])
-        let error = try WireJSON.decode(WireError.self, from: posted[0].frames[2])
+        let ready = route.takeReady()
+        guard case .reply(let kind, _, let id, _, let payload) = ready.first, ready.count == 2,
+              case .reply(.state, _, _, _, _) = ready[1] else {
+            Issue.record("two replies, the first withdrawn: \(ready)")
+            return
+        }
+        #expect(kind == .error && id == CorrelationEpoch.direct.id(1))
+        let error = try WireJSON.decode(WireError.self, from: payload)
         #expect(error.code == .moved && error.reason == .notCommitted, "\(error.message)")
-        #expect(try Header(posted[0].frames[0]).correlation == CorrelationEpoch.direct.id(1))
     }
 }

@@ -34,9 +34,9 @@ struct DirectReplies {
     /// - Returns: A message to send now: the reply itself for a client that does not batch, or
     ///   a batch that reached its preferred size; `nil` while the batch grows.
     mutating func add(to peer: [UInt8], batching: @autoclosure () -> Bool, _ kind: MessageKind, flags: Header.Flags,
-                      correlation: UInt64, address: [UInt8], payload: [UInt8]) -> Message? {
+                      correlation: UInt64, address: some Collection<UInt8>, payload: [UInt8]) -> Message? {
         if peer != runPeer { beginRun(for: peer, batching: batching()) }
-        guard runBatching else { return [peer, Header(kind, flags: flags, correlation: correlation).bytes, address, payload] }
+        guard runBatching else { return [peer, Header(kind, flags: flags, correlation: correlation).bytes, Array(address), payload] }
         runBatch.append(kind: kind, flags: flags, correlation: correlation, address: address, payload: payload)
         guard runBatch.byteCount >= BatchBuilder.preferredByteCount else { return nil }
         // The next reply starts a batch of its own, behind this one.

@@ -15,11 +15,23 @@ import ZeroMQ
 /// until its commit (``begin()``, ``end()``), and the I/O thread maps each id back to its client
 /// and correlation (``send(_:io:)``), with the client's backlog in hand for `reply-dropped`.
 final class DirectRoute: Sendable {
+    /// What the route sends a client, held in the form it was made in until the I/O thread
+    /// takes it: a reply is not made into frames, only to be read again there.
+    enum Outgoing: Equatable {
+        /// A reply under a direct id, mapped to its client (and its correlation) on the I/O thread.
+        case reply(MessageKind, flags: Header.Flags, id: UInt64, address: String, payload: [UInt8])
+        /// A message that names its client already (a refusal, a busy): `[peer, header, address, payload]`.
+        case named([[UInt8]])
+    }
+
     private struct State {
         var core: DirectCore
         var gatekeeper: Gatekeeper
         var collecting = false
-        var held: [Outbound] = []
+        /// What the running turn made, until its commit.
+        var held: [Outgoing] = []
+        /// What waits for the I/O thread, in order; one wake-up is posted when it stops being empty.
+        var ready: [Outgoing] = []
     }
 
     /// The endpoint as bound (registered with the coordinator, which tells clients).
@@ -85,19 +97,21 @@ final class DirectRoute: Sendable {
 
     /// Sends what the turn held, in order.
     func end() {
-        let held = state.withLock { state in
+        let wake = state.withLock { state -> Bool in
             state.collecting = false
-            defer { state.held = [] }
-            return state.held
+            guard !state.held.isEmpty else { return false }
+            let wasEmpty = state.ready.isEmpty
+            if wasEmpty { swap(&state.ready, &state.held) } else { state.ready += state.held }
+            state.held.removeAll(keepingCapacity: true)
+            return wasEmpty
         }
-        // One hand-off: the I/O thread gets the turn's replies together, and batches them per client.
-        if !held.isEmpty { loop.post(contentsOf: held) }
+        // One hand-off: the I/O thread takes the turn's replies together, and batches them per client.
+        if wake { wakeIO() }
     }
 
     /// A reply under a direct id (`correlation`): mapped back to its client on the I/O thread.
     func reply(_ kind: MessageKind, flags: Header.Flags, correlation: UInt64, address: String, payload: some Collection<UInt8>) {
-        post(Outbound(socket: socket, frames: [Header(kind, flags: flags, correlation: correlation).bytes, Array(address.utf8),
-                                               Array(payload)]))
+        post(.reply(kind, flags: flags, id: correlation, address: address, payload: Array(payload)))
     }
 
     /// Carries out what the core decided for a request it answered itself.
@@ -105,7 +119,7 @@ final class DirectRoute: Sendable {
         for action in actions {
             switch action {
             case .send(let peer, let message):
-                post(Outbound(socket: socket, frames: [peer, message.header.bytes, Array(message.address.utf8), message.payload]))
+                post(.named([peer, message.header.bytes, Array(message.address.utf8), message.payload]))
             case .warn(let line):
                 log.warning("\(line)")
             case .countedBusies:
@@ -120,13 +134,28 @@ final class DirectRoute: Sendable {
         carryOut([.send(peer, WireMessage.error(error, correlation: correlation))])
     }
 
-    private func post(_ message: Outbound) {
-        let now = state.withLock { state -> Bool in
-            guard state.collecting else { return true }
-            state.held.append(message)
-            return false
+    private func post(_ outgoing: Outgoing) {
+        let wake = state.withLock { state -> Bool in
+            guard !state.collecting else {
+                state.held.append(outgoing)
+                return false
+            }
+            state.ready.append(outgoing)
+            return state.ready.count == 1
         }
-        if now { loop.post(message) }
+        if wake { wakeIO() }
+    }
+
+    /// Tells the I/O thread that something is ready: an empty message for the direct socket,
+    /// which it answers by taking what is ready (``takeReady()``).
+    private func wakeIO() { loop.post(Outbound(socket: socket, frames: [])) }
+
+    /// What is ready for the I/O thread, in order; the route holds nothing of it after.
+    func takeReady() -> [Outgoing] {
+        state.withLock { state in
+            defer { state.ready = [] }
+            return state.ready
+        }
     }
 
     /// Replaces the held replies to `addresses` (`state`, `accepted`) by `moved` `not-committed`:
@@ -134,68 +163,65 @@ final class DirectRoute: Sendable {
     func withdraw(repliesTo addresses: Set<String>, worker: String) {
         guard !addresses.isEmpty else { return }
         state.withLock { state in
-            for index in state.held.indices where state.held[index].frames.count == 3 {
-                let frames = state.held[index].frames
-                guard let header = try? Header(frames[0]), header.kind == .state || header.kind == .accepted else { continue }
-                let address = String(decoding: frames[1], as: UTF8.self)
-                guard addresses.contains(address) else { continue }
+            for index in state.held.indices {
+                guard case .reply(let kind, _, let id, let address, _) = state.held[index], kind == .state || kind == .accepted,
+                      addresses.contains(address) else { continue }
                 let error = DirectCore.moved(.notCommitted, address: address, worker: worker)
-                state.held[index] = Outbound(socket: socket, frames: [Header(.error, correlation: header.correlation).bytes, frames[1],
-                                                                      WireMessage.error(error, correlation: 0).payload])
+                state.held[index] = .reply(.error, flags: [], id: id, address: address, payload: WireMessage.error(error, correlation: 0).payload)
             }
         }
     }
 
     // MARK: The I/O thread
 
-    /// Sends the messages posted for the direct socket in one hand-off (``replies(to:backlog:)``).
-    func send(_ messages: some Sequence<Outbound>, io: LoopIO) {
-        let (out, warnings) = replies(to: messages.lazy.map(\.frames)) { backlogOf($0, io: io) }
+    /// Sends what is ready for the direct socket (``replies(to:backlog:)``).
+    func send(_ ready: [Outgoing], io: LoopIO) {
+        let (out, warnings) = replies(to: ready) { backlogOf($0, io: io) }
         for warning in warnings { log.warning("\(warning)") }
         for frames in out { io.send(socket, frames) }
     }
 
-    /// What to send for messages posted for the direct socket, in order per client: a reply under
+    /// What to send for what was ready for the direct socket, in order per client: a reply under
     /// a direct id goes to its client under the client's correlation (or `reply-dropped` in its
     /// place), a message that names its client already goes as it is; replies to a client that
     /// batches are gathered in batches (``DirectReplies``). One lock for them all.
     /// - Parameter backlog: What waits for a client on the socket (asked for large replies only).
     /// - Returns: The messages (routing id first) and the warnings to log.
-    func replies(to posted: some Sequence<[[UInt8]]>, backlog: ([UInt8]) -> ClientBacklog) -> (messages: [[[UInt8]]], warnings: [String]) {
+    func replies(to ready: [Outgoing], backlog: ([UInt8]) -> ClientBacklog) -> (messages: [[[UInt8]]], warnings: [String]) {
         var out: [[[UInt8]]] = []
         var warnings: [String] = []
         var replies = DirectReplies()
         state.withLock { state in
-            for frames in posted {
-                if frames.count == 4 {
+            for outgoing in ready {
+                switch outgoing {
+                case .named(let frames):
                     // Answered before any machine saw it (a refusal, a busy): the client is named.
-                    guard let header = try? Header(frames[1]) else { continue }
-                    if let message = replies.add(to: frames[0], batching: state.core.batching.contains(frames[0]), header.kind, flags: header.flags,
-                                                 correlation: header.correlation, address: frames[2], payload: frames[3]) {
+                    guard frames.count == 4, let header = try? Header(frames[1]) else { continue }
+                    if let message = replies.add(to: frames[0], batching: state.core.batching.contains(frames[0]), header.kind,
+                                                 flags: header.flags, correlation: header.correlation, address: frames[2], payload: frames[3]) {
                         out.append(message)
                     }
-                    continue
+                case .reply(let kind, let flags, let id, let address, let payload):
+                    guard let peer = state.core.pending[id]?.peer else { continue }
+                    let size = address.utf8.count + payload.count
+                    // Only a large reply may be dropped (``ClientRules/admitReply``): no lookup for the rest.
+                    var waiting = ClientBacklog.empty
+                    if size > ClientRules.smallReply {
+                        let queued = backlog(peer)
+                        waiting = ClientBacklog(messages: queued.messages, bytes: queued.bytes + replies.building(for: peer))
+                    }
+                    guard let answer = state.core.answered(id, kind: kind, size: size, backlog: waiting) else { continue }
+                    if let warning = answer.warning { warnings.append(warning) }
+                    let message = if let replacement = answer.replacement {
+                        replies.add(to: peer, batching: state.core.batching.contains(peer), replacement.header.kind,
+                                    flags: replacement.header.flags, correlation: replacement.header.correlation,
+                                    address: Array(replacement.address.utf8), payload: replacement.payload)
+                    } else {
+                        replies.add(to: peer, batching: state.core.batching.contains(peer), kind, flags: flags, correlation: answer.correlation,
+                                    address: address.utf8, payload: payload)
+                    }
+                    if let message { out.append(message) }
                 }
-                guard frames.count == 3, let header = try? Header(frames[0]),
-                      let peer = state.core.pending[header.correlation]?.peer else { continue }
-                let size = frames[1].count + frames[2].count
-                // Only a large reply may be dropped (``ClientRules/admitReply``): no lookup for the rest.
-                var waiting = ClientBacklog.empty
-                if size > ClientRules.smallReply {
-                    let queued = backlog(peer)
-                    waiting = ClientBacklog(messages: queued.messages, bytes: queued.bytes + replies.building(for: peer))
-                }
-                guard let answer = state.core.answered(header.correlation, kind: header.kind, size: size, backlog: waiting) else { continue }
-                if let warning = answer.warning { warnings.append(warning) }
-                let message = if let replacement = answer.replacement {
-                    replies.add(to: peer, batching: state.core.batching.contains(peer), replacement.header.kind, flags: replacement.header.flags,
-                                correlation: replacement.header.correlation, address: Array(replacement.address.utf8),
-                                payload: replacement.payload)
-                } else {
-                    replies.add(to: peer, batching: state.core.batching.contains(peer), header.kind, flags: header.flags, correlation: answer.correlation,
-                                address: frames[1], payload: frames[2])
-                }
-                if let message { out.append(message) }
             }
         }
         out += replies.finish()

@@ -159,16 +159,17 @@ final class WorkerLoopDelegate: IOLoopDelegate {
     func posted(_ messages: [Outbound], io: LoopIO) {
         guard let direct, messages.contains(where: { $0.socket == direct.route.socket }) else { return postToCoordinator(messages, io: io) }
         postToCoordinator(messages.filter { $0.socket != direct.route.socket }, io: io)
-        let replies = messages.lazy.filter { $0.socket == direct.route.socket }
-        // Each reply is posted alone (the route batches them per client): refusals counted here.
+        // What is posted for the direct socket is a wake-up: the route hands over what is ready
+        // (it batches replies per client), and refusals are counted here.
+        let ready = direct.route.takeReady()
         if let counting = direct.metrics?.isOn == true ? direct.metrics : nil {
-            for message in replies {
-                if let refusal = DirectTally.refusal(in: message.frames) {
+            for outgoing in ready {
+                if let refusal = DirectTally.refusal(in: outgoing) {
                     counting.directRefused(busy: refusal.busy, movedBecause: refusal.moved)
                 }
             }
         }
-        direct.route.send(replies, io: io)
+        direct.route.send(ready, io: io)
     }
 
     private func postToCoordinator(_ messages: [Outbound], io: LoopIO) {
