@@ -62,16 +62,8 @@ extension EndToEnd {
         @Test func aClientWhoseLocateIsUnknownSendsThroughTheCoordinatorForItsLife() async throws {
             let directory = try Cluster.makeDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
-            let endpoint = "ipc://\(directory.path)/clients"
-            let script = directory.appendingPathComponent("coordinator.py")
-            try Self.oldCoordinator.write(to: script, atomically: true, encoding: .utf8)
-            let fake = try await ChildProcess(URL(fileURLWithPath: "/usr/bin/env"), ["python3", script.path, endpoint],
-                                              outputIn: directory, label: "coordinator.py")
+            let (fake, endpoint) = try await startFakeCoordinator(Self.oldCoordinator, in: directory)
             defer { _ = fake.stop() }
-            try await waitUntil("the test's coordinator to bind \(endpoint): \(fake.stderr)") {
-                guard fake.isRunning else { throw HarnessError("the test's coordinator ended: \(fake.stderr)") }
-                return fake.stdout.contains("bound")
-            }
 
             let result = try await runCommand(Products.send, ["counter/a", "increment", "--endpoint", endpoint, "--route", "direct",
                                                               "--timeout", "20"], in: directory)

@@ -35,16 +35,8 @@ extension EndToEnd {
         @Test func anEventAppliedOnAnEarlierSendIsASuccessWithTheStateNow() async throws {
             let directory = try Cluster.makeDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
-            let endpoint = "ipc://\(directory.path)/clients"
-            let script = directory.appendingPathComponent("coordinator.py")
-            try Self.coordinator.write(to: script, atomically: true, encoding: .utf8)
-            let fake = try await ChildProcess(URL(fileURLWithPath: "/usr/bin/env"), ["python3", script.path, endpoint],
-                                              outputIn: directory, label: "coordinator.py")
+            let (fake, endpoint) = try await startFakeCoordinator(Self.coordinator, in: directory)
             defer { _ = fake.stop() }
-            try await waitUntil("the test's coordinator to bind \(endpoint): \(fake.stderr)") {
-                guard fake.isRunning else { throw HarnessError("the test's coordinator ended: \(fake.stderr)") }
-                return fake.stdout.contains("bound")
-            }
 
             // A generous timeout: a loaded machine may be slow to run the test's Python.
             let result = try await runCommand(Products.send, ["counter/a", "increment", "--endpoint", endpoint, "--timeout", "20"],
