@@ -337,24 +337,21 @@ struct FSMLoad: ParsableCommand {
             if plan.addresses.count >= connections {
                 share.addresses = stride(from: index, to: plan.addresses.count, by: connections).map { plan.addresses[$0] }
             }
-            let legs = try location.map { try DirectLegs.split(share, location: $0, coordinator: endpoint, credentials: credentials) }
-                ?? [DirectLegs.Leg(endpoint: endpoint, plan: share, credentials: try credentials)]
-            for (leg, part) in legs.enumerated() {
-                // Correlations start at index << 48: one index per leg, so that none repeats.
-                let connection = LoadConnection(context: context, endpoint: part.endpoint, plan: part.plan, index: index * DirectLegs.maximumLegs + leg,
-                                                progress: progress, credentials: part.credentials, detour: part.detour)
-                group.enter()
-                let thread = Thread {
-                    do {
-                        let result = try connection.run()
-                        results.withLock { $0.merge(result) }
-                    } catch {
-                        failures.withLock { $0.append("\(error)") }
-                    }
-                    group.leave()
+            let legs = try location.map { try LoadLegs.direct(share, location: $0, coordinator: endpoint, credentials: credentials) }
+                ?? LoadLegs.coordinator(endpoint, credentials: try credentials, addresses: share.addresses.count)
+            // Correlations start at index << 48, so that none repeats across connections.
+            let connection = LoadConnection(context: context, legs: legs, plan: share, index: index, progress: progress)
+            group.enter()
+            let thread = Thread {
+                do {
+                    let result = try connection.run()
+                    results.withLock { $0.merge(result) }
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
                 }
-                thread.start()
+                group.leave()
             }
+            thread.start()
         }
         let tty = isatty(STDERR_FILENO) == 1
         let started = Date()

@@ -72,9 +72,11 @@ struct ConnectionResult: Sendable {
 
 /// One client connection on its own thread: keeps up to `window` requests in flight (or sends at
 /// a fixed rate), and records each round trip. A request is counted once, as acknowledged or as
-/// failed; what is neither when the drain deadline passes is lost.
+/// failed; what is neither when the drain deadline passes is lost. On the direct road the
+/// connection has a socket per worker (its legs, ``LoadLegs``), sent to and read from by this one
+/// thread.
 final class LoadConnection: @unchecked Sendable {
-    let endpoint: String
+    let legs: LoadLegs
     let plan: LoadPlan
     let index: Int
     let progress: Progress
@@ -88,38 +90,42 @@ final class LoadConnection: @unchecked Sendable {
 
     let context: ZMQContext
 
-    let credentials: Credentials?
-    /// A direct leg's way to the coordinator, with `--retry`: what the worker answers `moved` or
-    /// `worker-lost`, or leaves unanswered past ``LoadRetries/timeout``, goes there again with its
-    /// key (the coordinator's road is always right; the key applies it once), and so does every
-    /// new event once the leg saw one such answer. `nil` on the coordinator road.
-    let detour: DirectLegs.Detour?
-
-    init(context: ZMQContext, endpoint: String, plan: LoadPlan, index: Int, progress: Progress, credentials: Credentials?,
-         detour: DirectLegs.Detour? = nil) {
+    init(context: ZMQContext, legs: LoadLegs, plan: LoadPlan, index: Int, progress: Progress) {
         self.context = context
-        self.credentials = credentials
-        self.detour = detour
-        self.endpoint = endpoint
+        self.legs = legs
         self.plan = plan
         self.index = index
         self.progress = progress
     }
 
     func run() throws -> ConnectionResult {
-        try ClientEndpoint.verify(endpoint, curve: credentials != nil)
-        let socket = try Socket(context, .dealer)
-        defer { socket.close() }
-        try socket.setLinger(milliseconds: 0)
-        try socket.setSendHighWaterMark(Int32(clamping: plan.window * 2))
-        try socket.setReceiveHighWaterMark(Int32(clamping: plan.window * 2))
-        try credentials?.apply(to: socket)
-        try socket.connect(endpoint)
-        let detourSocket = try detour.map { try Self.open($0, context: context, highWaterMark: plan.window * 2) }
+        var sockets: [Socket] = []
+        defer { for socket in sockets { socket.close() } }
+        for leg in legs.legs {
+            try ClientEndpoint.verify(leg.endpoint, curve: leg.credentials != nil)
+            let socket = try Socket(context, .dealer)
+            sockets.append(socket)
+            try socket.setLinger(milliseconds: 0)
+            try socket.setSendHighWaterMark(Int32(clamping: plan.window * 2))
+            try socket.setReceiveHighWaterMark(Int32(clamping: plan.window * 2))
+            try leg.credentials?.apply(to: socket)
+            try socket.connect(leg.endpoint)
+        }
+        // A direct leg's way to the coordinator, with `--retry`: what the worker answers `moved` or
+        // `worker-lost`, or leaves unanswered past ``LoadRetries/timeout``, goes there again with its
+        // key (the coordinator's road is always right; the key applies it once), and so does every
+        // new event of a leg once it saw one such answer.
+        let detourSocket = try legs.detour.map { try Self.open($0, context: context, highWaterMark: plan.window * 2) }
         defer { detourSocket?.close() }
-        // Where new events go: the leg's own socket until a direct leg is told (or finds) that its
-        // worker no longer serves it, then the coordinator's for the rest of the run.
-        var road = socket
+        // Where each leg's new events go: its own socket until a leg to a worker is told (or
+        // finds) that its worker no longer serves it, then the coordinator's for the rest of the run.
+        var roads = sockets
+        let watched = sockets + (detourSocket.map { [$0] } ?? [])
+        let legOf = legs.legs.count == 1 ? nil : legs.legOf
+        func detourLeg(_ leg: Int) {
+            guard let detourSocket, legs.legs[leg].toWorker else { return }
+            roads[leg] = detourSocket
+        }
 
         var result = ConnectionResult()
         // Send times in nanoseconds since `start`: plain integers keep the per-request table
@@ -134,7 +140,7 @@ final class LoadConnection: @unchecked Sendable {
         let interval = plan.ratePerConnection.map { Duration.seconds(1 / $0) }
         var reported = 0
         var drainStarted: ContinuousClock.Instant?
-        var retries = plan.retry && plan.mode != .raw ? LoadRetries(addresses: plan.addresses.count, direct: detour != nil) : nil
+        var retries = plan.retry && plan.mode != .raw ? LoadRetries(addresses: plan.addresses.count, direct: legs.detour != nil) : nil
         var lastTimeoutScan: Int64 = 0
         // Addresses and payload in memory of their own: appending arrays to the batch cost a
         // retain and a release of each per event.
@@ -153,10 +159,12 @@ final class LoadConnection: @unchecked Sendable {
             return now >= deadline
         }
 
-        // The batch under construction and the intended send time of each of its requests; both
-        // keep their capacity from batch to batch.
-        var pending = BatchBuilder()
-        var intendedTimes: [(UInt64, Int64)] = []
+        // Each leg's batch under construction and the intended send time of each of its
+        // requests; both keep their capacity from batch to batch. A batch its socket had no room
+        // for stays, and goes first in the next turn.
+        var pending = Array(repeating: BatchBuilder(), count: legs.legs.count)
+        var intendedTimes: [[(UInt64, Int64)]] = Array(repeating: [], count: legs.legs.count)
+        var held = 0
         while true {
             var now = clock.now
             var nowNanos = nanosSinceStart(now)
@@ -169,36 +177,28 @@ final class LoadConnection: @unchecked Sendable {
                 return now >= start + interval * result.sent + plan.linger || start + interval * (result.sent + plan.batch - 1) <= now
                     || (plan.count == nil && now >= deadline)
             }
-            // Send while the window (or the schedule) allows, `plan.batch` events per message.
-            pending.removeAll()
-            intendedTimes.removeAll(keepingCapacity: true)
             if retries != nil {
-                let timedOut = try resend(&retries!, on: detourSocket ?? socket, correlation: &correlation, sentAt: &sentAt, addresses: addresses,
+                let timedOut = try resend(&retries!, on: detourSocket ?? sockets[0], correlation: &correlation, sentAt: &sentAt, addresses: addresses,
                                           payload: payload, now: nowNanos, lastScan: &lastTimeoutScan)
-                if timedOut, let detourSocket { road = detourSocket }
+                for address in timedOut { detourLeg(legOf?[address] ?? 0) }
             }
-            func transmit() throws -> Bool {
-                guard !pending.isEmpty else { return true }
-                guard try send(pending, on: road) else {
-                    // No room: forget this batch (never sent) and try again later.
-                    for (id, _) in intendedTimes.reversed() { retries?.takeBack(id) }
-                    correlation -= UInt64(pending.count)
-                    nextAddress = (nextAddress - pending.count % plan.addresses.count + plan.addresses.count) % plan.addresses.count
-                    pending.removeAll()
-                    intendedTimes.removeAll(keepingCapacity: true)
-                    return false
-                }
-                for (id, time) in intendedTimes { sentAt.insert(id, sentAt: time) }
-                result.sent += pending.count
+            /// Sends `leg`'s batch; false when its socket has no room (the batch stays).
+            func transmit(_ leg: Int) throws -> Bool {
+                guard !pending[leg].isEmpty else { return true }
+                guard try send(pending[leg], on: roads[leg]) else { return false }
+                for (id, time) in intendedTimes[leg] { sentAt.insert(id, sentAt: time) }
+                result.sent += pending[leg].count
                 result.messages += 1
-                pending.removeAll()
-                intendedTimes.removeAll(keepingCapacity: true)
+                held -= pending[leg].count
+                pending[leg].removeAll()
+                intendedTimes[leg].removeAll(keepingCapacity: true)
                 return true
             }
-            while !pending.isEmpty || releases(now), sentAt.count + pending.count < plan.window, plan.count.map({ result.sent + pending.count < $0 }) ?? true {
+            // Send while the window (or the schedule) allows, `plan.batch` events per message.
+            while held > 0 || releases(now), sentAt.count + held < plan.window, plan.count.map({ result.sent + held < $0 }) ?? true {
                 var intended = nowNanos
                 if let interval {
-                    let scheduled = start + interval * (result.sent + pending.count)
+                    let scheduled = start + interval * (result.sent + held)
                     // Nothing before its time, and nothing at or after a timed run's deadline.
                     if scheduled > now || (plan.count == nil && scheduled >= deadline) { break }
                     intended = nanosSinceStart(scheduled)
@@ -209,23 +209,24 @@ final class LoadConnection: @unchecked Sendable {
                 // holes for waits (``LoadRetries``), and the round robin with it.
                 if retries?.mayStart(address: nextAddress) == false { break }
                 correlation += 1
-                let address = addresses[nextAddress]
+                let addressIndex = nextAddress
+                let leg = legOf?[addressIndex] ?? 0
                 nextAddress = (nextAddress + 1) % addresses.count
                 if retries != nil {
-                    let keyed = retries!.first(payload, address: (nextAddress + addresses.count - 1) % addresses.count,
-                                               correlation: correlation, now: intended)
-                    pending.append(kind: plan.kind, flags: plan.flags, correlation: correlation, address: address, payload: keyed)
+                    let keyed = retries!.first(payload, address: addressIndex, correlation: correlation, now: intended)
+                    pending[leg].append(kind: plan.kind, flags: plan.flags, correlation: correlation, address: addresses[addressIndex], payload: keyed)
                 } else {
-                    pending.append(kind: plan.kind, flags: plan.flags, correlation: correlation, address: address, payload: payload)
+                    pending[leg].append(kind: plan.kind, flags: plan.flags, correlation: correlation, address: addresses[addressIndex], payload: payload)
                 }
-                intendedTimes.append((correlation, intended))
-                if pending.count >= plan.batch {
-                    guard try transmit() else { break }
+                intendedTimes[leg].append((correlation, intended))
+                held += 1
+                if pending[leg].count >= plan.batch {
+                    guard try transmit(leg) else { break }
                     now = clock.now
                     nowNanos = nanosSinceStart(now)
                 }
             }
-            _ = try transmit()
+            for leg in pending.indices { _ = try transmit(leg) }
             if done(now) {
                 if sentAt.isEmpty, retries?.isIdle ?? true { break }
                 let started = drainStarted ?? now
@@ -247,15 +248,16 @@ final class LoadConnection: @unchecked Sendable {
                 }
                 wait = min(wait, max(.zero, wake - clock.now))
             }
-            guard try road.waitUntilReadable(timeout: wait) || detourSocket != nil else { continue }
-            func record(_ kind: MessageKind, _ correlation: UInt64, arrived: Int64, _ payload: @autoclosure () -> [UInt8]) {
+            guard try Socket.waitUntilAnyReadable(watched, timeout: wait) else { continue }
+            /// - Parameter leg: The leg whose own socket it came by (nil: the detour's).
+            func record(_ kind: MessageKind, _ correlation: UInt64, arrived: Int64, leg: Int?, _ payload: @autoclosure () -> [UInt8]) {
                 guard let sent = sentAt.remove(correlation) else { return }
                 if kind == .error {
                     let decoded = try? WireJSON.decode(WireError.self, from: payload())
                     let error = decoded?.code
                     // A direct leg told its worker does not serve it (or lost it) sends what it
                     // has left by the coordinator.
-                    if let detourSocket, error == .moved || error == .workerLost { road = detourSocket }
+                    if let leg, error == .moved || error == .workerLost { detourLeg(leg) }
                     // Sent again with its key: counted once, when its last copy is answered.
                     if retries?.answered(correlation, error: error, now: arrived) == false { return }
                     _ = result.latency.record(UInt64(max(0, (arrived - sent) / 1000)))
@@ -276,12 +278,12 @@ final class LoadConnection: @unchecked Sendable {
                     result.acknowledged += 1
                 }
             }
-            func recordBatch(_ batch: [UInt8], arrived: Int64) {
+            func recordBatch(_ batch: [UInt8], arrived: Int64, leg: Int?) {
                 for envelope in (try? Batch.envelopes(in: batch)) ?? [] {
-                    record(envelope.kind, envelope.correlation, arrived: arrived, Array(batch[envelope.payload]))
+                    record(envelope.kind, envelope.correlation, arrived: arrived, leg: leg, Array(batch[envelope.payload]))
                 }
             }
-            func receive(from socket: Socket) throws {
+            func receive(from socket: Socket, leg: Int?) throws {
                 var received = 0
                 while received < 4096 {
                     if plan.batch > 1 {
@@ -291,9 +293,9 @@ final class LoadConnection: @unchecked Sendable {
                         guard frames.count == 3, let header = try? Header(frames[0]) else { continue }
                         let arrived = nanosSinceStart(clock.now)
                         if header.kind == .batch {
-                            recordBatch(frames[2], arrived: arrived)
+                            recordBatch(frames[2], arrived: arrived, leg: leg)
                         } else {
-                            record(header.kind, header.correlation, arrived: arrived, frames[2])
+                            record(header.kind, header.correlation, arrived: arrived, leg: leg, frames[2])
                         }
                     } else {
                         // Replies one at a time, read where libzmq holds them: no arrays made.
@@ -301,9 +303,9 @@ final class LoadConnection: @unchecked Sendable {
                             guard count == 3, let header = try? Header(frames[0]) else { return true }
                             let arrived = nanosSinceStart(clock.now)
                             if header.kind == .batch {
-                                recordBatch(Array(frames[2]), arrived: arrived)
+                                recordBatch(Array(frames[2]), arrived: arrived, leg: leg)
                             } else {
-                                record(header.kind, header.correlation, arrived: arrived, Array(frames[2]))
+                                record(header.kind, header.correlation, arrived: arrived, leg: leg, Array(frames[2]))
                             }
                             return true
                         }
@@ -312,8 +314,8 @@ final class LoadConnection: @unchecked Sendable {
                     }
                 }
             }
-            try receive(from: socket)
-            if let detourSocket { try receive(from: detourSocket) }
+            for (leg, socket) in sockets.enumerated() { try receive(from: socket, leg: leg) }
+            if let detourSocket { try receive(from: detourSocket, leg: nil) }
             if result.acknowledged + result.failed - reported >= 1000 {
                 progress.add(result.acknowledged + result.failed - reported)
                 reported = result.acknowledged + result.failed
@@ -330,18 +332,20 @@ extension LoadConnection {
     /// With `--retry`: takes the copies in flight past ``LoadRetries/timeout`` out of the
     /// window (scanned every 100 ms), then sends the events due again, each alone under a new
     /// correlation with its key as first sent; one that finds no room waits for the next turn.
-    /// - Returns: Whether a copy timed out.
+    /// - Returns: The addresses (by index) of the copies that timed out.
     @discardableResult
     func resend(_ retries: inout LoadRetries, on socket: Socket, correlation: inout UInt64, sentAt: inout InFlightTimes,
-                addresses: [UnsafeBufferPointer<UInt8>], payload: UnsafeBufferPointer<UInt8>, now: Int64, lastScan: inout Int64) throws -> Bool {
-        var timedOut = false
+                addresses: [UnsafeBufferPointer<UInt8>], payload: UnsafeBufferPointer<UInt8>, now: Int64, lastScan: inout Int64) throws -> [Int] {
+        var timedOut: [Int] = []
         if now - lastScan > 100_000_000 {
             lastScan = now
             let (retried, givenUp) = retries.timedOut(now: now)
             // A given-up event stays in the window: the drain deadline counts it lost.
             _ = givenUp
-            for id in retried { _ = sentAt.remove(id) }
-            timedOut = !retried.isEmpty
+            for (id, address) in retried {
+                _ = sentAt.remove(id)
+                timedOut.append(address)
+            }
         }
         let room = plan.window - sentAt.count
         guard room > 0 else { return timedOut }
@@ -362,7 +366,7 @@ extension LoadConnection {
     }
 
     /// A DEALER to `detour`'s coordinator, as ``run()`` opens its own socket.
-    static func open(_ detour: DirectLegs.Detour, context: ZMQContext, highWaterMark: Int) throws -> Socket {
+    static func open(_ detour: LoadLegs.Detour, context: ZMQContext, highWaterMark: Int) throws -> Socket {
         try ClientEndpoint.verify(detour.endpoint, curve: detour.credentials != nil)
         let socket = try Socket(context, .dealer)
         try socket.setLinger(milliseconds: 0)

@@ -93,15 +93,16 @@ struct LoadRetries {
     }
 
     /// The copies in flight longer than ``timeout`` at `now`: taken out (their correlations, for
-    /// the caller to forget) and due again at once, or given up after the last copy.
-    mutating func timedOut(now: Int64) -> (retried: [UInt64], givenUp: [UInt64]) {
+    /// the caller to forget, with their addresses' indices) and due again at once, or given up
+    /// after the last copy.
+    mutating func timedOut(now: Int64) -> (retried: [(correlation: UInt64, address: Int)], givenUp: [UInt64]) {
         let limit = Self.timeout.nanoseconds
-        var retried: [UInt64] = [], givenUp: [UInt64] = []
+        var retried: [(correlation: UInt64, address: Int)] = [], givenUp: [UInt64] = []
         for (correlation, attempt) in inFlight where now - attempt.sentAt > limit {
             inFlight[correlation] = nil
             if attempt.copies < Self.maximumCopies {
                 due.append((now, attempt))
-                retried.append(correlation)
+                retried.append((correlation, attempt.address))
             } else {
                 // Its hole stays at the instance, the oldest, the first given up there.
                 unanswered[attempt.address] -= 1

@@ -25,6 +25,37 @@ extension Socket {
         }
     }
 
+    /// Waits until a message can be received on any of `sockets` or `timeout` passes, as
+    /// ``waitUntilReadable(timeout:)`` does for one: a client thread that drives several sockets
+    /// (one per worker on the direct road) sleeps once for all of them.
+    /// - Returns: Whether a message is ready on one of them.
+    /// - Throws: `ZMQError` when a socket is closed.
+    package static func waitUntilAnyReadable(_ sockets: [Socket], timeout: Duration) throws(ZMQError) -> Bool {
+        if sockets.count == 1 { return try sockets[0].waitUntilReadable(timeout: timeout) }
+        var handles: [UnsafeMutableRawPointer] = []
+        var descriptors: [Int32] = []
+        for socket in sockets {
+            let handle = try socket.open("wait on \(socket.type)")
+            if try socket.events(handle) & ZMQ_POLLIN != 0 { return true }
+            var descriptor: Int32 = -1
+            var size = MemoryLayout<Int32>.size
+            guard zmq_getsockopt(handle, ZMQ_FD, &descriptor, &size) == 0 else { throw ZMQError.last("get ZMQ_FD") }
+            handles.append(handle)
+            descriptors.append(descriptor)
+        }
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: timeout)
+        while true {
+            let remaining = clock.now.duration(to: deadline)
+            guard remaining > .zero else { return false }
+            let (seconds, attoseconds) = remaining.components
+            _ = grove_wait_any_readable(descriptors, Int32(descriptors.count), max(1, seconds * 1_000_000 + attoseconds / 1_000_000_000_000))
+            for (socket, handle) in zip(sockets, handles) {
+                if try socket.events(handle) & ZMQ_POLLIN != 0 { return true }
+            }
+        }
+    }
+
     private func events(_ handle: UnsafeMutableRawPointer) throws(ZMQError) -> Int32 {
         var events: Int32 = 0
         var size = MemoryLayout<Int32>.size

@@ -82,6 +82,19 @@ struct DirectCoreTests {
         #expect(again == nil, "answered once")
     }
 
+    /// An `echo` is answered by the worker whether or not the instance is here (fsm-load's raw
+    /// run on the direct road): it is not held to instances that exist, as an event is.
+    @Test func anEchoToAKeyIsDeliveredWhetherOrNotItsInstanceIsHere() throws {
+        var core = Self.core()
+        let here = try Self.key(on: "data-1")
+        guard case .deliver(_, let existingOnly) = core.decide(peer: Self.peer, Self.event("counter/\(here)", .echo, payload: "x"),
+                                                                 userID: Gatekeeper.trustedUser) else {
+            Issue.record("an echo to a placed key was not delivered")
+            return
+        }
+        #expect(!existingOnly)
+    }
+
     @Test func aKeyWithoutTheRoleIsRefusedAsTheCoordinatorRefusesIt() throws {
         var core = Self.core()
         let here = try Self.key(on: "data-1")

@@ -235,7 +235,9 @@ struct DirectCore {
         let id = pending.insert(DirectPending.Request(peer: peer, correlation: correlation, address: address,
                                                       bytes: addressCount + payloadCount), sender: sender.number ?? 0)
         // A key part (a `/` byte, as `MachineAddress.hasKey`): an instance, never started here.
-        return .deliver(id: id, existingOnly: keyed)
+        // An `echo` goes no further than the worker, which answers it whether or not the
+        // instance is here.
+        return .deliver(id: id, existingOnly: keyed && kind != .echo)
     }
 
     /// Why `address` is not served here now, if it is not: `not-here` for a machine not placed

@@ -10,21 +10,20 @@ enum LoadRoute: String, Sendable {
     case direct
 }
 
-/// One connection's share of addresses on the direct road, split by the worker each address
-/// lives on: one leg (a socket on its own thread) per worker endpoint, plus one through the
-/// coordinator for the addresses no worker serves directly. Each leg keeps a part of the
-/// connection's window, rate and count in proportion to its addresses, so a run keeps as many
-/// events in flight on either road.
-enum DirectLegs {
-    /// At most this many legs per connection (correlations start at `leg index << 48`).
+/// Where one connection sends its events: one leg (a socket) per road, all driven by the
+/// connection's one thread, as a client with one I/O thread would. On the coordinator road a
+/// single leg; on the direct road one per worker endpoint that serves some of the connection's
+/// addresses directly, plus one through the coordinator for the addresses no worker serves so.
+/// The connection's window, rate and count are shared by its legs.
+struct LoadLegs {
+    /// At most this many legs per connection (one socket each, polled together).
     static let maximumLegs = 64
 
     struct Leg {
         let endpoint: String
-        let plan: LoadPlan
         let credentials: Credentials?
-        /// A leg to a worker, with `--retry`: the coordinator it resends through.
-        var detour: Detour? = nil
+        /// A leg straight to a worker (not the coordinator's).
+        let toWorker: Bool
     }
 
     /// The coordinator's clients endpoint and the credentials for it.
@@ -33,41 +32,50 @@ enum DirectLegs {
         let credentials: Credentials?
     }
 
+    let legs: [Leg]
+    /// The leg of each of the plan's addresses, by the address's index.
+    let legOf: [Int]
+    /// With `--retry` on the direct road: the coordinator that events a leg's worker refused
+    /// (`moved`, `worker-lost`) or left unanswered go to again.
+    let detour: Detour?
+
+    /// Every address through the coordinator.
+    static func coordinator(_ endpoint: String, credentials: Credentials?, addresses: Int) -> LoadLegs {
+        LoadLegs(legs: [Leg(endpoint: endpoint, credentials: credentials, toWorker: false)], legOf: Array(repeating: 0, count: addresses),
+                 detour: nil)
+    }
+
     /// Splits `plan`'s addresses by their road under `location`, as ``RouteCore`` decides it.
-    static func split(_ plan: LoadPlan, location: Location, coordinator: String, credentials: Credentials?) throws -> [Leg] {
+    static func direct(_ plan: LoadPlan, location: Location, coordinator: String, credentials: Credentials?) throws -> LoadLegs {
         var core = RouteCore()
         core.located(location)
         var targets: [String: RouteCore.Target] = [:]
-        var addresses: [String: [String]] = [:]
+        var endpoints: [String] = []
         for address in plan.addresses {
             switch core.route(address) {
             case .direct(let target):
                 targets[target.endpoint] = target
-                addresses[target.endpoint, default: []].append(address)
+                endpoints.append(target.endpoint)
             case .coordinator, .locate:
-                addresses[coordinator, default: []].append(address)
+                endpoints.append(coordinator)
             }
         }
-        guard addresses.count <= maximumLegs else {
-            throw LoadError("the addresses live on \(addresses.count) workers; fsm-load drives at most \(maximumLegs) per connection")
+        let roads = Set(endpoints).sorted()
+        guard roads.count <= maximumLegs else {
+            throw LoadError("the addresses live on \(roads.count) workers; fsm-load drives at most \(maximumLegs) per connection")
         }
-        let total = max(1, plan.addresses.count)
-        return try addresses.keys.sorted().map { endpoint in
-            let share = addresses[endpoint]!
-            var part = plan
-            part.addresses = share
-            part.window = max(plan.batch, plan.window * share.count / total)
-            part.ratePerConnection = plan.ratePerConnection.map { $0 * Double(share.count) / Double(total) }
-            part.count = plan.count.map { max(1, $0 * share.count / total) }
-            guard let target = targets[endpoint] else { return Leg(endpoint: endpoint, plan: part, credentials: credentials) }
-            let detour = plan.retry && plan.mode != .raw ? Detour(endpoint: coordinator, credentials: credentials) : nil
-            guard let credentials else { return Leg(endpoint: endpoint, plan: part, credentials: nil, detour: detour) }
+        let legs = try roads.map { endpoint in
+            guard let target = targets[endpoint] else { return Leg(endpoint: endpoint, credentials: credentials, toWorker: false) }
+            guard let credentials else { return Leg(endpoint: endpoint, credentials: nil, toWorker: true) }
             guard let serverKey = target.serverKey, let speaking = credentials.speaking(to: serverKey) else {
                 throw LoadError("worker \(target.worker) serves \(endpoint) without a CURVE key this client can use, "
                     + "while the coordinator speaks CURVE; check the worker's registration (fsm-send locate \(location.machine))")
             }
-            return Leg(endpoint: endpoint, plan: part, credentials: speaking, detour: detour)
+            return Leg(endpoint: endpoint, credentials: speaking, toWorker: true)
         }
+        let index = Dictionary(uniqueKeysWithValues: roads.enumerated().map { ($1, $0) })
+        let detour = plan.retry && plan.mode != .raw && legs.contains(where: \.toWorker) ? Detour(endpoint: coordinator, credentials: credentials) : nil
+        return LoadLegs(legs: legs, legOf: endpoints.map { index[$0]! }, detour: detour)
     }
 }
 
