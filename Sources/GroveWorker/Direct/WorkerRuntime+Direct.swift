@@ -121,6 +121,14 @@ extension WorkerRuntime {
         case .act(let actions):
             direct.carryOut(actions)
         case .deliver(let id, let existingOnly):
+            // An event without a key or a trace for an instance that is here, the common case:
+            // handed to it as ``decide(_:address:payload:now:)`` would (the core delivers every
+            // event), with one lookup of the instance instead of two.
+            if header.kind == .event, header.flags.isDisjoint(with: [.keyed, .traced]), let here = instances[address] {
+                here.touch(core.passivation.sweep)
+                let reply = StateReply(link: link, correlation: id, address: address, binary: header.flags.contains(.binary))
+                return deliver(payload, flags: header.flags, reply: reply, to: here)
+            }
             if existingOnly, let refusal = notSpawned(address) {
                 return link.send(WireMessage.error(refusal, correlation: id, address: address))
             }

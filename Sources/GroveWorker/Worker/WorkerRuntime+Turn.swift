@@ -314,19 +314,25 @@ extension WorkerRuntime {
         let reply = StateReply(link: link, correlation: correlation, address: address, binary: binary)
         if flags.contains(.keyed) { return deliverKeyed(payload, flags: flags, reply: reply) }
         do {
-            let target = try instance(for: address)
-            link.metrics.event(on: target.eventCounts)
-            if flags.contains(.noWait) {
-                // A no-wait event is answered as soon as it is queued, or refused: either way at
-                // once, not in the machine's turn.
-                if let refused = target.enqueue(payload, binary: binary, correlation: correlation) { return reply.fail(refused) }
-                link.send(.accepted, correlation: correlation, address: address)
-                return
-            }
-            target.send(payload, binary: binary, reply: reply)
+            deliver(payload, flags: flags, reply: reply, to: try instance(for: address))
         } catch {
             reply.fail(error)
         }
+    }
+
+    /// An event without an idempotency key for `target`, found already (``instance(for:spawning:)``
+    /// or, on the direct road, the instance that is here).
+    func deliver(_ payload: ArraySlice<UInt8>, flags: Header.Flags, reply: StateReply, to target: any HostedMachine) {
+        link.metrics.event(on: target.eventCounts)
+        let binary = flags.contains(.binary)
+        if flags.contains(.noWait) {
+            // A no-wait event is answered as soon as it is queued, or refused: either way at
+            // once, not in the machine's turn.
+            if let refused = target.enqueue(payload, binary: binary, correlation: reply.correlation) { return reply.fail(refused) }
+            link.send(.accepted, correlation: reply.correlation, address: reply.address)
+            return
+        }
+        target.send(payload, binary: binary, reply: reply)
     }
 
     /// The instance at `address`, started when the core says it may be.
