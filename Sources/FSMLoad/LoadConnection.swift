@@ -1,4 +1,5 @@
 import Foundation
+import GroveClient
 import GroveCluster
 @_spi(GroveInternal) import GroveWire
 import Histogram
@@ -50,6 +51,9 @@ struct ConnectionResult: Sendable {
     var failed = 0
     /// With `--retry`: copies sent again with their event's key (not counted in `sent`).
     var resent = 0
+    /// On the direct road: how often the connection asked the coordinator where the machine
+    /// lives now, after a leg was told its worker no longer serves it.
+    var relocations = 0
     /// With `--retry`: events whose copy was answered `already-applied` (counted acknowledged:
     /// the first copy was applied, its answer lost with a worker and no longer kept).
     var appliedEarlier = 0
@@ -63,6 +67,7 @@ struct ConnectionResult: Sendable {
         acknowledged += other.acknowledged
         failed += other.failed
         resent += other.resent
+        relocations += other.relocations
         appliedEarlier += other.appliedEarlier
         errors.merge(other.errors, uniquingKeysWith: +)
         latency.add(other.latency)
@@ -98,33 +103,48 @@ final class LoadConnection: @unchecked Sendable {
         self.progress = progress
     }
 
-    func run() throws -> ConnectionResult {
-        var sockets: [Socket] = []
-        defer { for socket in sockets { socket.close() } }
-        for leg in legs.legs {
-            try ClientEndpoint.verify(leg.endpoint, curve: leg.credentials != nil)
-            let socket = try Socket(context, .dealer)
-            sockets.append(socket)
+    /// A DEALER to `leg`'s endpoint, with the run's high-water marks.
+    func open(_ leg: LoadLegs.Leg) throws -> Socket {
+        try ClientEndpoint.verify(leg.endpoint, curve: leg.credentials != nil)
+        let socket = try Socket(context, .dealer)
+        do {
             try socket.setLinger(milliseconds: 0)
             try socket.setSendHighWaterMark(Int32(clamping: plan.window * 2))
             try socket.setReceiveHighWaterMark(Int32(clamping: plan.window * 2))
             try leg.credentials?.apply(to: socket)
             try socket.connect(leg.endpoint)
+        } catch {
+            socket.close()
+            throw error
         }
+        return socket
+    }
+
+    func run() throws -> ConnectionResult {
+        var legList = legs.legs
+        var sockets: [Socket] = []
+        defer { for socket in sockets { socket.close() } }
+        for leg in legList { sockets.append(try open(leg)) }
         // A direct leg's way to the coordinator, with `--retry`: what the worker answers `moved` or
         // `worker-lost`, or leaves unanswered past ``LoadRetries/timeout``, goes there again with its
-        // key (the coordinator's road is always right; the key applies it once), and so does every
-        // new event of a leg once it saw one such answer.
+        // key (the coordinator's road is always right; the key applies it once), and so do the
+        // leg's new events until the connection has asked where the machine lives now.
         let detourSocket = try legs.detour.map { try Self.open($0, context: context, highWaterMark: plan.window * 2) }
         defer { detourSocket?.close() }
         // Where each leg's new events go: its own socket until a leg to a worker is told (or
-        // finds) that its worker no longer serves it, then the coordinator's for the rest of the run.
+        // finds) that its worker no longer serves it, then the coordinator's, until the
+        // connection locates the machine again (``relocate(_:)``).
         var roads = sockets
-        let watched = sockets + (detourSocket.map { [$0] } ?? [])
-        let legOf = legs.legs.count == 1 ? nil : legs.legOf
-        func detourLeg(_ leg: Int) {
-            guard let detourSocket, legs.legs[leg].toWorker else { return }
-            roads[leg] = detourSocket
+        var watched = sockets + (detourSocket.map { [$0] } ?? [])
+        var legOf = legs.legs.count == 1 ? nil : legs.legOf
+        // When to ask the coordinator where the machine lives: set when a leg leaves its road,
+        // and again a second after an answer that still sends some addresses by the coordinator
+        // (their worker lost, or being handed back), as the `Client` library does (``RouteCore``).
+        var relocateAt: ContinuousClock.Instant?
+        func leaveRoad(_ leg: Int) {
+            guard legList[leg].toWorker else { return }
+            if let detourSocket { roads[leg] = detourSocket }
+            if legs.relocation != nil, relocateAt == nil { relocateAt = .now + .milliseconds(500) }
         }
 
         var result = ConnectionResult()
@@ -165,9 +185,49 @@ final class LoadConnection: @unchecked Sendable {
         var pending = Array(repeating: BatchBuilder(), count: legs.legs.count)
         var intendedTimes: [[(UInt64, Int64)]] = Array(repeating: [], count: legs.legs.count)
         var held = 0
+        /// Asks the coordinator where the machine lives now and sends each address by that road
+        /// from here on: a leg its answer still names goes back to its own socket, a worker new to
+        /// the connection (restarted on a new endpoint, or an adopter) gets a leg of its own.
+        func relocate(_ relocation: LoadLegs.Relocation) throws {
+            let location = try Client(endpoint: relocation.coordinator, timeout: .seconds(2), credentials: relocation.credentials)
+                .locate(relocation.machine)
+            let fresh = try LoadLegs.direct(plan, location: location, coordinator: relocation.coordinator, credentials: relocation.credentials)
+            var index: [Int] = []
+            for leg in fresh.legs {
+                if let known = legList.firstIndex(where: { $0.endpoint == leg.endpoint }) {
+                    roads[known] = sockets[known]
+                    index.append(known)
+                    continue
+                }
+                guard legList.count < LoadLegs.maximumLegs else {
+                    throw LoadError("the addresses moved to more than \(LoadLegs.maximumLegs) endpoints in one run")
+                }
+                let socket = try open(leg)
+                legList.append(leg)
+                sockets.append(socket)
+                roads.append(socket)
+                pending.append(BatchBuilder())
+                intendedTimes.append([])
+                index.append(legList.count - 1)
+            }
+            legOf = fresh.legOf.map { index[$0] }
+            watched = sockets + (detourSocket.map { [$0] } ?? [])
+            result.relocations += 1
+            if fresh.legs.contains(where: { !$0.toWorker }) { relocateAt = .now + .seconds(1) }
+        }
         while true {
             var now = clock.now
             var nowNanos = nanosSinceStart(now)
+            if let at = relocateAt, now >= at, let relocation = legs.relocation {
+                relocateAt = nil
+                do {
+                    try relocate(relocation)
+                } catch {
+                    // The coordinator did not answer in time, or the answer could not be used:
+                    // the legs stay as they are, and it is asked again.
+                    relocateAt = now + .seconds(1)
+                }
+            }
             // With --linger, what fell due is held until the oldest of it has waited the linger,
             // a batch is full or the schedule ends, so that one message carries it all. Asked
             // as each batch starts. (A batch is full when its last event is due: the same sum the
@@ -180,7 +240,7 @@ final class LoadConnection: @unchecked Sendable {
             if retries != nil {
                 let timedOut = try resend(&retries!, on: detourSocket ?? sockets[0], correlation: &correlation, sentAt: &sentAt, addresses: addresses,
                                           payload: payload, now: nowNanos, lastScan: &lastTimeoutScan)
-                for address in timedOut { detourLeg(legOf?[address] ?? 0) }
+                for address in timedOut { leaveRoad(legOf?[address] ?? 0) }
             }
             /// Sends `leg`'s batch; false when its socket has no room (the batch stays).
             func transmit(_ leg: Int) throws -> Bool {
@@ -257,7 +317,7 @@ final class LoadConnection: @unchecked Sendable {
                     let error = decoded?.code
                     // A direct leg told its worker does not serve it (or lost it) sends what it
                     // has left by the coordinator.
-                    if let leg, error == .moved || error == .workerLost { detourLeg(leg) }
+                    if let leg, error == .moved || error == .workerLost { leaveRoad(leg) }
                     // Sent again with its key: counted once, when its last copy is answered.
                     if retries?.answered(correlation, error: error, now: arrived) == false { return }
                     _ = result.latency.record(UInt64(max(0, (arrived - sent) / 1000)))

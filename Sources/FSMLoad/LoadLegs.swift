@@ -32,12 +32,22 @@ struct LoadLegs {
         let credentials: Credentials?
     }
 
+    /// On the direct road: where and as whom to ask where the machine lives now, when a leg is
+    /// told (or finds) that its worker no longer serves it.
+    struct Relocation: Sendable {
+        let coordinator: String
+        let credentials: Credentials?
+        let machine: String
+    }
+
     let legs: [Leg]
     /// The leg of each of the plan's addresses, by the address's index.
     let legOf: [Int]
     /// With `--retry` on the direct road: the coordinator that events a leg's worker refused
     /// (`moved`, `worker-lost`) or left unanswered go to again.
     let detour: Detour?
+    /// On the direct road (nil on the coordinator's).
+    var relocation: Relocation? = nil
 
     /// Every address through the coordinator.
     static func coordinator(_ endpoint: String, credentials: Credentials?, addresses: Int) -> LoadLegs {
@@ -75,7 +85,8 @@ struct LoadLegs {
         }
         let index = Dictionary(uniqueKeysWithValues: roads.enumerated().map { ($1, $0) })
         let detour = plan.retry && plan.mode != .raw && legs.contains(where: \.toWorker) ? Detour(endpoint: coordinator, credentials: credentials) : nil
-        return LoadLegs(legs: legs, legOf: endpoints.map { index[$0]! }, detour: detour)
+        return LoadLegs(legs: legs, legOf: endpoints.map { index[$0]! }, detour: detour,
+                        relocation: Relocation(coordinator: coordinator, credentials: credentials, machine: location.machine))
     }
 }
 

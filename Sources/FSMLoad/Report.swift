@@ -26,6 +26,9 @@ struct RunReport: Codable, Sendable {
     var resent: Int?
     /// With `--retry`: events acknowledged by an `already-applied` answer to a copy.
     var appliedEarlier: Int?
+    /// On the direct road: how often a connection asked where the machine lives now, after a
+    /// worker answered `moved` or `worker-lost` (or, with `--retry`, left a copy unanswered).
+    var relocations: Int?
     /// With `--verify`: acknowledged events against the counts' growth.
     var verification: Verification?
     /// The topology's own figures for the run, from its metrics endpoint, when it has one.
@@ -44,6 +47,7 @@ struct RunReport: Codable, Sendable {
         errors = result.errors
         resent = result.resent > 0 ? result.resent : nil
         appliedEarlier = result.appliedEarlier > 0 ? result.appliedEarlier : nil
+        relocations = result.relocations > 0 ? result.relocations : nil
         seconds = result.elapsed.seconds
         eventsPerSecond = seconds > 0 ? Double(result.acknowledged) / seconds : 0
         latencyMicros = [
@@ -110,6 +114,9 @@ struct LoadReport: Codable, Sendable {
         }
         for run in runs {
             if let resent = run.resent { lines.append("resent (\(run.label)): \(resent) copies with their event's idempotency key") }
+            if let relocations = run.relocations {
+                lines.append("located again (\(run.label)): \(relocations) times, after a worker said it no longer serves an address")
+            }
             if let earlier = run.appliedEarlier {
                 lines.append("applied earlier (\(run.label)): \(earlier) copies answered already-applied, counted acknowledged once")
             }

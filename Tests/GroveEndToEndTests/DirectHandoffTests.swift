@@ -74,7 +74,7 @@ extension EndToEnd {
 
         /// fsm-load's direct legs with a window of events in flight while pool-1 is paused past
         /// the grace and resumed: what pool-1 held is resent with its keys through the
-        /// coordinator (its legs do not re-locate within a run), so the checks are fsm-load's
+        /// coordinator, and the connection locates the counters again. The checks are fsm-load's
         /// own: nothing lost, nothing refused, each event applied once, every count watched.
         @Test func aLoadOnTheDirectRoadLosesNothingWhileAWorkerIsHandedOff() async throws {
             let topology = try Self.pool(external: true)

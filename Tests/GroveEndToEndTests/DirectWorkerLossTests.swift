@@ -6,8 +6,9 @@ extension EndToEnd {
     /// Issue 39's first end-to-end promise (docs/DIRECT-ROUTES.md step 4): a load on the direct
     /// road while one of its workers is killed with -9 and restarted by fsm-launch. fsm-load's
     /// leg to the dead worker resends what it got no answer for, with each event's idempotency
-    /// key, through the coordinator: no event lost or applied twice, every request answered,
-    /// and a watcher sees every count of every driven counter.
+    /// key, through the coordinator, and the connection locates the counters again: no event
+    /// lost or applied twice, every request answered, and a watcher sees every count of every
+    /// driven counter.
     @Suite(.timeLimit(.minutes(3)))
     struct DirectWorkerLossTests {
         static let topology = TopologyFile(
@@ -70,6 +71,9 @@ extension EndToEnd {
                 #expect(number("lost") == 0 && number("failed") == 0 && number("acknowledged") == sent, "\(output)")
                 // The dead worker's events went again: the keys were put to work.
                 #expect((number("resent") ?? 0) > 0, "\(output)")
+                // The connection asked where the counters live now, rather than leaving the dead
+                // worker's share on the coordinator's road for the rest of the run.
+                #expect((number("relocations") ?? 0) > 0, "\(output)")
                 // Applied exactly once each: the counts grew by what was sent.
                 let verification = try #require(run["verification"]?.objectValue, "\(output)")
                 #expect(verification["applied"].flatMap(Self.integer) == sent, "\(output)")
