@@ -13,16 +13,10 @@ extension Socket {
         var descriptor: Int32 = -1
         var size = MemoryLayout<Int32>.size
         guard zmq_getsockopt(handle, ZMQ_FD, &descriptor, &size) == 0 else { throw ZMQError.last("get ZMQ_FD") }
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: timeout)
-        while true {
-            let remaining = clock.now.duration(to: deadline)
-            guard remaining > .zero else { return false }
-            let (seconds, attoseconds) = remaining.components
-            _ = grove_wait_readable(descriptor, max(1, seconds * 1_000_000 + attoseconds / 1_000_000_000_000))
-            // The descriptor is edge-triggered and also signals sends: ZMQ_EVENTS decides.
-            if try events(handle) & ZMQ_POLLIN != 0 { return true }
-        }
+        // The descriptor is edge-triggered and also signals sends: ZMQ_EVENTS decides.
+        return try Self.sleep(upTo: timeout, { _ = grove_wait_readable(descriptor, $0) }, until: { () throws(ZMQError) in
+            try events(handle) & ZMQ_POLLIN != 0
+        })
     }
 
     /// Waits until a message can be received on any of `sockets` or `timeout` passes, as
@@ -43,16 +37,24 @@ extension Socket {
             handles.append(handle)
             descriptors.append(descriptor)
         }
+        return try sleep(upTo: timeout, { _ = grove_wait_any_readable(descriptors, Int32(descriptors.count), $0) }, until: { () throws(ZMQError) in
+            for (socket, handle) in zip(sockets, handles) where try socket.events(handle) & ZMQ_POLLIN != 0 { return true }
+            return false
+        })
+    }
+
+    /// Sleeps in `wait` (given the microseconds left, at least 1) until `ready` says so or
+    /// `timeout` passes.
+    /// - Returns: Whether `ready` said so in time.
+    private static func sleep(upTo timeout: Duration, _ wait: (Int64) -> Void, until ready: () throws(ZMQError) -> Bool) throws(ZMQError) -> Bool {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: timeout)
         while true {
             let remaining = clock.now.duration(to: deadline)
             guard remaining > .zero else { return false }
             let (seconds, attoseconds) = remaining.components
-            _ = grove_wait_any_readable(descriptors, Int32(descriptors.count), max(1, seconds * 1_000_000 + attoseconds / 1_000_000_000_000))
-            for (socket, handle) in zip(sockets, handles) {
-                if try socket.events(handle) & ZMQ_POLLIN != 0 { return true }
-            }
+            wait(max(1, seconds * 1_000_000 + attoseconds / 1_000_000_000_000))
+            if try ready() { return true }
         }
     }
 
