@@ -126,8 +126,7 @@ extension WorkerRuntime {
             // event), with one lookup of the instance instead of two.
             if header.kind == .event, header.flags.isDisjoint(with: [.keyed, .traced]), let here = instances[address] {
                 here.touch(core.passivation.sweep)
-                let reply = StateReply(link: link, correlation: id, address: address, binary: header.flags.contains(.binary))
-                return deliver(payload, flags: header.flags, reply: reply, to: here)
+                return deliver(payload, flags: header.flags, correlation: id, address: address, to: here)
             }
             if existingOnly, let refusal = notSpawned(address) {
                 return link.send(WireMessage.error(refusal, correlation: id, address: address))

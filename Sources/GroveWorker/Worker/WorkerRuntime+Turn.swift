@@ -310,29 +310,32 @@ extension WorkerRuntime {
     /// answered `accepted` at once with the no-wait flag, else with the state it committed once
     /// it ran.
     func deliver(_ payload: ArraySlice<UInt8>, flags: Header.Flags, correlation: UInt64, address: String) {
-        let binary = flags.contains(.binary)
-        let reply = StateReply(link: link, correlation: correlation, address: address, binary: binary)
-        if flags.contains(.keyed) { return deliverKeyed(payload, flags: flags, reply: reply) }
+        if flags.contains(.keyed) {
+            let reply = StateReply(link: link, correlation: correlation, address: address, binary: flags.contains(.binary))
+            return deliverKeyed(payload, flags: flags, reply: reply)
+        }
         do {
-            deliver(payload, flags: flags, reply: reply, to: try instance(for: address))
+            deliver(payload, flags: flags, correlation: correlation, address: address, to: try instance(for: address))
         } catch {
-            reply.fail(error)
+            link.send(WireMessage.error(error, correlation: correlation, address: address))
         }
     }
 
     /// An event without an idempotency key for `target`, found already (``instance(for:spawning:)``
-    /// or, on the direct road, the instance that is here).
-    func deliver(_ payload: ArraySlice<UInt8>, flags: Header.Flags, reply: StateReply, to target: any HostedMachine) {
-        link.metrics.event(on: target.eventCounts)
+    /// or, on the direct road, the instance that is here). A no-wait event needs no
+    /// ``StateReply``: it is answered here.
+    func deliver(_ payload: ArraySlice<UInt8>, flags: Header.Flags, correlation: UInt64, address: String, to target: any HostedMachine) {
+        if link.metrics.isOn { link.metrics.event(on: target.eventCounts) }
         let binary = flags.contains(.binary)
         if flags.contains(.noWait) {
-            // A no-wait event is answered as soon as it is queued, or refused: either way at
-            // once, not in the machine's turn.
-            if let refused = target.enqueue(payload, binary: binary, correlation: reply.correlation) { return reply.fail(refused) }
-            link.send(.accepted, correlation: reply.correlation, address: reply.address)
-            return
+            // Answered as soon as it is queued, or refused: either way at once, not in the
+            // machine's turn.
+            if let refused = target.enqueue(payload, binary: binary, correlation: correlation) {
+                return link.send(WireMessage.error(refused, correlation: correlation, address: address))
+            }
+            return link.send(.accepted, correlation: correlation, address: address)
         }
-        target.send(payload, binary: binary, reply: reply)
+        target.send(payload, binary: binary, reply: StateReply(link: link, correlation: correlation, address: address, binary: binary))
     }
 
     /// The instance at `address`, started when the core says it may be.
