@@ -227,7 +227,7 @@ struct Passivation {
     /// The instance at `address` came back (a message for it, or its wake): its wake, if any,
     /// is forgotten. Stale heap entries are dropped when they outnumber the live ones.
     mutating func cameBack(_ address: String) {
-        guard wakeAt.removeValue(forKey: address) != nil else { return }
+        guard !wakeAt.isEmpty, wakeAt.removeValue(forKey: address) != nil else { return }
         if wakes.count > 2 * wakeAt.count + 64 {
             wakes = Heap(wakeAt.map { Wake(at: $0.value, address: $0.key) })
         }
