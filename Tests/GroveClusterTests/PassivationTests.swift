@@ -230,6 +230,43 @@ struct PassivationWalkTests {
         #expect(passivation.rescan)
     }
 
+    @Test func eachQueuedInstanceIsJudgedAtItsSweepHoweverManySweepsWentBefore() {
+        var passivation = Passivation()
+        passivation.adopt([PassivationTests.counters, PassivationTests.slow], now: t0)
+        var now = t0 + .milliseconds(500)
+        #expect(passivation.toJudge(now: now, live: []) == [])
+        var queuedFor: [String: Int] = [:]
+        var judgedAt: [String: Int] = [:]
+        // Queued at each of 30 sweeps, more than the longest wait (slow's, eight sweeps) three
+        // times over, then sweeps until all are due.
+        while passivation.sweep < 40 {
+            if passivation.sweep <= 30 {
+                for machine in ["counters", "slow"] {
+                    let address = "\(machine)/\(passivation.sweep)"
+                    queuedFor[address] = passivation.queue(address, machine: machine, touched: passivation.sweep)
+                }
+            }
+            now += .milliseconds(500)
+            for address in passivation.toJudge(now: now, live: []) {
+                #expect(judgedAt[address] == nil)
+                judgedAt[address] = passivation.sweep
+            }
+        }
+        #expect(queuedFor["counters/5"] == 8)
+        #expect(queuedFor["slow/5"] == 14)
+        #expect(judgedAt.count == 60)
+        #expect(judgedAt == queuedFor)
+        #expect(passivation.queuedCount == 0)
+    }
+
+    @Test func aWelcomeWithNothingThatPassivatesQueuesNothing() {
+        var passivation = adopted()
+        #expect(passivation.queue("counters/a", machine: "counters", touched: 0) == 3)
+        passivation.adopt([PassivationTests.staying], now: t0)
+        #expect(passivation.queue("counters/b", machine: "counters", touched: 0) == nil)
+        #expect(passivation.queuedCount == 0)
+    }
+
     @Test func noSweepBeginsBeforeItIsDueAndAnEmptyOneEndsAtOnce() {
         var passivation = adopted()
         #expect(passivation.toJudge(now: t0 + .milliseconds(500), live: [], perTick: 2) == [])

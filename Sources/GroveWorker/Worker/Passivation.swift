@@ -70,6 +70,10 @@ struct Passivation {
         guard let shortest = after.values.min() else {
             period = nil
             nextSweep = nil
+            // Nothing is judged any more: nothing is queued either (``queue(_:machine:touched:)``).
+            lag = [:]
+            queued = [[]]
+            lastQueued = nil
             return
         }
         let period = max(Self.shortestPeriod, shortest / 2)
@@ -81,8 +85,11 @@ struct Passivation {
             return sweeps
         }
         // What was queued was worked out from the settings before: the next sweep judges
-        // every live instance and queues each again from there.
+        // every live instance and queues each again from there, in a ring sized for the
+        // settings now.
         rescan = true
+        queued = Array(repeating: [], count: (lag.values.max() ?? 0) + 2)
+        lastQueued = nil
     }
 
     /// The machines of `machines` whose keyed instances may rest in the store: keyed, durable,
@@ -110,13 +117,20 @@ struct Passivation {
     /// The addresses the sweep under way has still to judge, the next last.
     private(set) var walk: [String] = []
 
-    /// The addresses queued to be judged at a later sweep (``queue(_:machine:touched:)``), by
-    /// its number: an instance is judged when it may first have been idle long enough, not at
-    /// every sweep (three times before it left, with sweeps every half of its timeout). An
-    /// address may be here more than once (made again after it left, or queued again by a
-    /// sweep that walked everything): the runtime judges the entry the instance last took
-    /// (``WorkerRuntime/passivateIdle(now:)``).
-    private var queued: [Int: [String]] = [:]
+    /// The addresses queued to be judged at a later sweep (``queue(_:machine:touched:)``), in
+    /// the slot of its number modulo the ring's size: an instance is judged when it may first
+    /// have been idle long enough, not at every sweep (three times before it left, with sweeps
+    /// every half of its timeout). A sweep queued for is at most the longest ``lag`` plus one
+    /// after the one under way, so no two sweeps queued for share a slot. A ring, not a
+    /// dictionary by sweep: each fresh key is queued, and a dictionary hashed its sweep's
+    /// number for each. An address may be here more than once (made again after it left, or
+    /// queued again by a sweep that walked everything): the runtime judges the entry the
+    /// instance last took (``WorkerRuntime/passivateIdle(now:)``).
+    private var queued: [[String]] = [[]]
+
+    /// The machine ``queue(_:machine:touched:)`` found last and its ``lag``: fresh keys of one
+    /// machine come in runs, and each was a lookup by its name.
+    private var lastQueued: (machine: String, lag: Int)?
 
     /// Whether the next sweep walks every live instance instead of those queued for it: the
     /// first after a welcome, whose settings may have changed what was queued and when.
@@ -138,10 +152,10 @@ struct Passivation {
             walkIsFull = rescan
             if rescan {
                 rescan = false
-                queued = [:]
+                for slot in queued.indices { queued[slot] = [] }
                 walk = live()
             } else {
-                walk = queued.removeValue(forKey: sweep) ?? []
+                walk = Swift.exchange(&queued[sweep % queued.count], with: [])
             }
         }
         let count = min(max(1, perTick), walk.count)
@@ -155,14 +169,22 @@ struct Passivation {
     /// - Returns: The number of that sweep; nil for a machine that does not passivate (its
     ///   instances are never judged).
     mutating func queue(_ address: String, machine: String, touched: Int) -> Int? {
-        guard let lag = lag[machine] else { return nil }
-        let at = max(touched + 1 + lag, sweep + 1)
-        queued[at, default: []].append(address)
+        let lag: Int
+        if let last = lastQueued, last.machine == machine {
+            lag = last.lag
+        } else {
+            guard let found = self.lag[machine] else { return nil }
+            lag = found
+            lastQueued = (machine, found)
+        }
+        // Within the ring (``queued``): `touched` is never past the sweep under way.
+        let at = min(max(touched + 1 + lag, sweep + 1), sweep + queued.count - 1)
+        queued[at % queued.count].append(address)
         return at
     }
 
     /// How many entries are queued for later sweeps, stale ones included.
-    var queuedCount: Int { queued.values.reduce(0) { $0 + $1.count } }
+    var queuedCount: Int { queued.reduce(0) { $0 + $1.count } }
 
     /// Whether `machine`'s instances may passivate at all.
     func passivates(_ machine: String) -> Bool { after[machine] != nil }
@@ -227,7 +249,7 @@ struct Passivation {
     /// The instance at `address` came back (a message for it, or its wake): its wake, if any,
     /// is forgotten. Stale heap entries are dropped when they outnumber the live ones.
     mutating func cameBack(_ address: String) {
-        guard wakeAt.removeValue(forKey: address) != nil else { return }
+        guard !wakeAt.isEmpty, wakeAt.removeValue(forKey: address) != nil else { return }
         if wakes.count > 2 * wakeAt.count + 64 {
             wakes = Heap(wakeAt.map { Wake(at: $0.value, address: $0.key) })
         }

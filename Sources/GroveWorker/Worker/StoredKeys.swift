@@ -66,46 +66,54 @@ struct ScalableBloomFilter {
 }
 
 /// One layer of a ``ScalableBloomFilter``: 12 bits per key of its capacity, 8 probes derived from
-/// one 64-bit hash (Kirsch and Mitzenmacher's double hashing).
+/// one 64-bit hash (Kirsch and Mitzenmacher's double hashing), all in one block of 512 bits
+/// (Putze, Sanders and Singler's blocked filter): a key costs one cache line to test or note, not
+/// eight (a worker noting a million fresh keys missed the cache at each probe), for a false
+/// positive rate a little above the unblocked one's (about 0.5 % against 0.3 %).
 struct BloomLayer {
     let capacity: Int
     private(set) var count = 0
     private var words: [UInt64]
-    private let bits: UInt64
+    /// How many blocks of ``wordsPerBlock`` words it has.
+    private let blocks: UInt64
 
     static let bitsPerKey = 12
     static let probes: UInt64 = 8
+    static let wordsPerBlock = 8
 
     init(capacity: Int) {
         self.capacity = capacity
-        let words = (capacity * Self.bitsPerKey + 63) / 64
-        self.words = Array(repeating: 0, count: words)
-        bits = UInt64(words * 64)
+        let blockBits = Self.wordsPerBlock * 64
+        let blocks = max(1, (capacity * Self.bitsPerKey + blockBits - 1) / blockBits)
+        self.words = Array(repeating: 0, count: blocks * Self.wordsPerBlock)
+        self.blocks = UInt64(blocks)
     }
 
     var isFull: Bool { count >= capacity }
 
     func mayContain(_ hash: Int) -> Bool {
-        let (first, step) = Self.split(hash)
+        let (block, first, step) = split(hash)
         for probe in 0..<Self.probes {
-            let bit = (first &+ probe &* step) % bits
-            if words[Int(bit / 64)] & (1 << (bit % 64)) == 0 { return false }
+            let bit = (first &+ probe &* step) & 511
+            if words[block + Int(bit >> 6)] & (1 << (bit & 63)) == 0 { return false }
         }
         return true
     }
 
     mutating func insert(_ hash: Int) {
-        let (first, step) = Self.split(hash)
+        let (block, first, step) = split(hash)
         for probe in 0..<Self.probes {
-            let bit = (first &+ probe &* step) % bits
-            words[Int(bit / 64)] |= 1 << (bit % 64)
+            let bit = (first &+ probe &* step) & 511
+            words[block + Int(bit >> 6)] |= 1 << (bit & 63)
         }
         count += 1
     }
 
-    /// The first probe and the step between probes: the hash's two halves, the step odd.
-    private static func split(_ hash: Int) -> (UInt64, UInt64) {
+    /// The first word of the key's block (the hash's high half picks it), the first probe in
+    /// the block and the odd step between probes (9 bits each of the low half).
+    private func split(_ hash: Int) -> (block: Int, first: UInt64, step: UInt64) {
         let bits = UInt64(bitPattern: Int64(hash))
-        return (bits & 0xFFFF_FFFF, (bits >> 32) | 1)
+        let block = Int((bits >> 32) % blocks) * Self.wordsPerBlock
+        return (block, bits & 511, ((bits >> 9) & 511) | 1)
     }
 }

@@ -61,6 +61,10 @@ protocol HostedMachineFactory: StoredEventCodec {
     /// The factory a worker uses: its instances answer through `wiring.link` with one reply
     /// handler, and are wired to the worker's turn, poison watch and core.
     func bound(to wiring: HostWiring) -> any HostedMachineFactory
+    /// The factory with its instances of type `type` noting their events in `flight` through
+    /// one ``RunRecorder`` made now (the worker's, once it opens), not one looked up in
+    /// ``SharedRecordings`` per instance made (4 % of a worker spawning fresh keys).
+    func recording(_ type: String, in flight: FlightRecorder) -> any HostedMachineFactory
     /// - Parameters:
     ///   - type: The type name the topology gives the machine.
     ///   - watched: Whether a watcher of `state:<address>` is subscribed.
@@ -119,6 +123,11 @@ struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event
     /// What its instances call around each event for the worker's flight recorder, shared the
     /// same way.
     private var recordings: SharedRecordings<M>?
+    /// The recorder of the instances of type ``recordedType`` for ``recordedFlight``
+    /// (``recording(_:in:)``); nil until the worker's flight recorder opens.
+    private var recordedType: String?
+    private var recordedFlight: FlightRecorder?
+    private var ownRecording: RunRecorder<M>?
 
     init(env: M.Env, path: HostedPath<M>, start: InstanceStart<M>? = nil) {
         self.env = env
@@ -143,6 +152,14 @@ struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event
         bound.endHandler = Hosted<M>.ending(durability: .none, link: wiring.link, turn: wiring.turn)
         bound.recordings = SharedRecordings(path: path)
         return bound
+    }
+
+    func recording(_ type: String, in flight: FlightRecorder) -> any HostedMachineFactory {
+        var recorded = self
+        recorded.recordedType = type
+        recorded.recordedFlight = flight
+        recorded.ownRecording = Hosted<M>.recording(type: type, in: flight, path: path)
+        return recorded
     }
 
     func make(address: String, type: String, mailboxCapacity: Int, io: any IOPerformer, watched: Bool, executor: (any SerialExecutor)?,
@@ -183,6 +200,7 @@ struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event
     /// worker records nothing, or for a `journal` instance, whose recorder is its own.
     private func recording(type: String, durability: Durability) -> RunRecorder<M>? {
         guard durability != .journal, let recordings, let flight = wiring?.poison.recorder else { return nil }
+        if let ownRecording, flight === recordedFlight, type == recordedType { return ownRecording }
         return recordings.recording(type: type, in: flight)
     }
 

@@ -28,6 +28,8 @@ extension WorkerRuntime {
             loop.spawn { [weak self] in await self?.forgive(identity, at: address) }
         }
         poison.recorder = recorder
+        // Each type's instances share one recorder, made now instead of found per instance.
+        for (type, factory) in factories { factories[type] = factory.recording(type, in: recorder) }
     }
 
     /// What the coordinator is told of `run`: its address, its machine's type, its event's case

@@ -78,7 +78,7 @@ extension WorkerRuntime {
     /// does not decode, or the store finds the journal `corrupt`, the instance is refused
     /// (``refuseUnreadable(_:why:)``): nil now, and an error for every request to it later.
     func restoreIfWaiting(_ address: String) -> (any HostedMachine)? {
-        guard let record = recovery.waiting.removeValue(forKey: address) else { return nil }
+        guard !recovery.waiting.isEmpty, let record = recovery.waiting.removeValue(forKey: address) else { return nil }
         let name = MachineAddress.machine(of: address)
         guard let welcome = core.lastWelcome, let machine = core.placed[name], let factory = factory(for: machine.type) else { return nil }
         var journal: [JournalEntry] = []

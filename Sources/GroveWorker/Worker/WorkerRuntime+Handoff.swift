@@ -11,8 +11,13 @@ extension WorkerRuntime {
     /// the worker that held it before can no longer write it, and restored as recovery does.
     /// Nil otherwise: a key never written starts afresh.
     func adoptHandedOff(_ address: String) -> (any HostedMachine)? {
-        let name = MachineAddress.machine(of: address)
-        guard let store, let machine = core.placed[name], machine.handoff == true else { return nil }
+        adoptHandedOff(address, placed: core.placed[MachineAddress.machine(of: address)])
+    }
+
+    /// ``adoptHandedOff(_:)`` given what the core places of its machine (`core.placed`), which
+    /// the caller looked up already.
+    func adoptHandedOff(_ address: String, placed: Welcome.HostedMachine?) -> (any HostedMachine)? {
+        guard let store, let machine = placed, machine.handoff == true else { return nil }
         let record: MachineRecord?
         do {
             record = try store.claim(address)

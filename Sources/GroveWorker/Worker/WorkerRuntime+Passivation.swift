@@ -51,10 +51,16 @@ extension WorkerRuntime {
         guard !leaving.isEmpty else { return }
         // What they ran since the last commit goes to the store before they leave.
         commitTurn()
-        // One the commit found moved to another worker has left already (``dropMoved(_:)``).
-        for (address, instance, verdict) in leaving where instances[address] === instance {
+        for (address, instance, verdict) in leaving {
+            // Removed and put back when it is not the one judged: one lookup, not two, for
+            // each that leaves. One the commit found moved to another worker has left already
+            // (``dropMoved(_:)``).
+            guard let held = instances.removeValue(forKey: address) else { continue }
+            guard held === instance else {
+                instances[address] = held
+                continue
+            }
             instance.passivate()
-            instances[address] = nil
             switch verdict {
             case .passivate(let wakeAt):
                 core.passivation.passivated(address, wakeAt: wakeAt)
@@ -106,7 +112,13 @@ extension WorkerRuntime {
     /// (``StoredKeys``).
     func restorePassivated(_ address: String) -> (any HostedMachine)? {
         let name = MachineAddress.machine(of: address)
-        guard core.passivation.passivates(name), let store, let machine = core.placed[name], (machine.durability ?? .none) != .none
+        return restorePassivated(address, of: name, placed: core.placed[name])
+    }
+
+    /// ``restorePassivated(_:)`` given its machine's name and what the core places of it
+    /// (`core.placed`), which the caller looked up already.
+    func restorePassivated(_ address: String, of name: String, placed: Welcome.HostedMachine?) -> (any HostedMachine)? {
+        guard let machine = placed, (machine.durability ?? .none) != .none, core.passivation.passivates(name), let store
         else { return nil }
         core.passivation.cameBack(address)
         if machine.handoff == true {

@@ -347,7 +347,9 @@ extension WorkerRuntime {
             existing.touch(sweep)
             return existing
         }
-        if let refusal = unreadable[address] { throw refusal }
+        // Empty tables are not searched: each search hashes the address first, and a fresh key
+        // finds nothing in any of them.
+        if !unreadable.isEmpty, let refusal = unreadable[address] { throw refusal }
         let name = MachineAddress.machine(of: address)
         let placed = core.placed[name]
         let spawns = spawning || recovery.waiting[address] != nil || core.passivation.passivates(name) || placed?.handoff == true
@@ -361,18 +363,18 @@ extension WorkerRuntime {
         }
         // A passivated instance comes back from the store before its message is handed over,
         // in this turn: messages behind it wait their turn as they always do.
-        if let restored = restorePassivated(address) {
+        if let restored = restorePassivated(address, of: name, placed: placed) {
             restored.touch(sweep)
             return restored
         }
         // A keyed instance that may have lived on another worker of the pool comes from there,
         // for a read too (it was spawned there).
-        if let adopted = adoptHandedOff(address) {
+        if let adopted = adoptHandedOff(address, placed: placed) {
             adopted.touch(sweep)
             return adopted
         }
         // Its record was there and did not read: refused, not started afresh over it.
-        if let refusal = unreadable[address] { throw refusal }
+        if !unreadable.isEmpty, let refusal = unreadable[address] { throw refusal }
         guard spawning || !MachineAddress.hasKey(address) else { throw WorkerCore.notSpawned(address) }
         guard let factory = factories[machine.type], let welcome = core.lastWelcome else {
             throw WireError(.unknownMachine, "worker \(link.worker) cannot host '\(address)' yet", address: address)

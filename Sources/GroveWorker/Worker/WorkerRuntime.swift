@@ -15,7 +15,8 @@ import ZeroMQ
 actor WorkerRuntime {
     let configuration: WorkerConfiguration
     /// The configuration's factories, bound to this worker's link, turn, poison watch and inlet.
-    let factories: [String: any HostedMachineFactory]
+    /// Each made anew when the flight recorder opens (``openFlightRecorder()``).
+    var factories: [String: any HostedMachineFactory]
     /// The socket to the coordinator.
     let link: WorkerLink
     /// What the current turn holds back until it ends (``endTurn()``): messages, woken hosts,
