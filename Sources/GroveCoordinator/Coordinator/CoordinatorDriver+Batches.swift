@@ -31,10 +31,13 @@ extension CoordinatorDriver {
                  backlog: ClientBacklog, sender: UInt32 = 0, io: LoopIO) {
         switch core.decide(client: identity, request, as: principal, backlog: backlog, sender: sender) {
         case .forward(let worker, let id):
+            // A keyed event's key is kept under the client's key, which the worker cannot see.
+            let bound = request.kind == .event && request.header.flags.contains(.keyed)
+                ? core.containment.key(of: sender).map { Array($0.utf8) } : nil
             if let tracing, let trace = request.traceBytes {
-                forward(request, traced: trace, to: worker, id: id, tracing: tracing, io: io)
+                forward(request, traced: trace, to: worker, id: id, sender: bound, tracing: tracing, io: io)
             } else {
-                toWorker(worker, io: io) { request.append(to: &$0, correlation: id) }
+                toWorker(worker, io: io) { request.append(to: &$0, correlation: id, sender: bound) }
             }
         case .act(let actions):
             apply(actions, io: io)
