@@ -130,6 +130,10 @@ struct KeyedSenderTests {
         let bound = try WorkerRuntime.boundToSender(keyed[...], header, userID: userID)
         #expect(try IdempotencyKey.split(bound, longest: IdempotencyKey.maximumBoundClientLength).key.client == Self.alice + Self.client)
         #expect(Array(try WorkerRuntime.boundToSender(keyed[...], header, userID: Gatekeeper.trustedUser)) == keyed)
+        // An envelope of a batch is a slice that does not start at 0.
+        let envelope = ([9, 9, 9] + keyed)[3...]
+        #expect(Array(try WorkerRuntime.boundToSender(envelope, header, userID: userID)) == Array(bound))
+        #expect(Array(try WorkerRuntime.boundToSender(envelope, header, userID: Gatekeeper.trustedUser)) == keyed)
         #expect(Array(try WorkerRuntime.boundToSender(keyed[...], Header(.get, correlation: 8), userID: userID)) == keyed)
         let tooLong = [UInt8(65)] + Array(repeating: 1, count: 73)
         #expect(throws: WireError.self) { try WorkerRuntime.boundToSender(tooLong[...], header, userID: Gatekeeper.trustedUser) }
