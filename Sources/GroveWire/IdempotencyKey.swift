@@ -32,9 +32,11 @@ public struct IdempotencyKey: Sendable, Hashable, CustomStringConvertible {
     public let client: [UInt8]
     public let sequence: UInt64
 
-    /// A key of `client` (1 to ``maximumClientLength`` bytes) and `sequence`.
+    /// A key of `client` (1 to ``maximumClientLength`` bytes as a client sends it, up to
+    /// ``maximumBoundClientLength`` once bound to its sender, ``bound(_:flags:to:correlation:)``)
+    /// and `sequence`.
     public init(client: [UInt8], sequence: UInt64) {
-        precondition((1...Self.maximumClientLength).contains(client.count), "a client id of 1 to \(Self.maximumClientLength) bytes")
+        precondition((1...Self.maximumBoundClientLength).contains(client.count), "a client id of 1 to \(Self.maximumBoundClientLength) bytes")
         self.client = client
         self.sequence = sequence
     }
@@ -46,28 +48,44 @@ public struct IdempotencyKey: Sendable, Hashable, CustomStringConvertible {
 
     /// Splits a payload whose header has ``Header/Flags/keyed`` (the trace context already split
     /// off): the key and the payload proper.
+    /// - Parameter longest: The longest client id taken: ``maximumClientLength`` from a client,
+    ///   ``maximumBoundClientLength`` where ids were bound to their senders on the way.
     /// - Throws: ``WireError`` `malformed-frame`, naming the payload frame, when the client id's
-    ///   length is 0 or over ``maximumClientLength``, or the key runs past the payload.
-    public static func split(_ payload: ArraySlice<UInt8>, correlation: UInt64 = 0)
+    ///   length is 0 or over `longest`, or the key runs past the payload.
+    public static func split(_ payload: ArraySlice<UInt8>, correlation: UInt64 = 0, longest: Int = maximumClientLength)
         throws(WireError) -> (key: IdempotencyKey, body: ArraySlice<UInt8>) {
+        let length = try clientLength(of: payload, correlation: correlation, longest: longest)
+        let start = payload.startIndex + 1
+        return (IdempotencyKey(client: Array(payload[start ..< start + length]), sequence: sequence(in: payload, clientLength: length)),
+                payload[(start + length + 8)...])
+    }
+
+    /// The length of the client id of the key `payload` starts with, once the key is checked.
+    /// - Throws: ``WireError`` `malformed-frame` as ``split(_:correlation:longest:)`` does.
+    static func clientLength<Bytes: Collection<UInt8>>(of payload: Bytes, correlation: UInt64, longest: Int = maximumClientLength)
+        throws(WireError) -> Int where Bytes.Index == Int {
         guard let length = payload.first.map(Int.init) else {
             throw malformed("the payload is empty", correlation: correlation)
         }
-        guard (1...maximumClientLength).contains(length) else {
-            throw malformed("its client id length byte says \(length); a client id has 1 to \(maximumClientLength) bytes",
+        guard (1...longest).contains(length) else {
+            throw malformed("its client id length byte says \(length); a client id has 1 to \(longest) bytes",
                             correlation: correlation)
         }
         guard payload.count >= 1 + length + 8 else {
             throw malformed("the key needs \(1 + length + 8) bytes (length, client id, 8-byte sequence) but the payload has \(payload.count)",
                             correlation: correlation)
         }
-        let start = payload.startIndex + 1
-        var sequence: UInt64 = 0
-        for byte in payload[(start + length) ..< (start + length + 8)] { sequence = sequence << 8 | UInt64(byte) }
-        guard sequence != reservedSequence else {
+        guard sequence(in: payload, clientLength: length) != reservedSequence else {
             throw malformed("its sequence is 0, which no key has; number a client's events to an address from 1", correlation: correlation)
         }
-        return (IdempotencyKey(client: Array(payload[start ..< start + length]), sequence: sequence), payload[(start + length + 8)...])
+        return length
+    }
+
+    private static func sequence<Bytes: Collection<UInt8>>(in payload: Bytes, clientLength length: Int) -> UInt64 where Bytes.Index == Int {
+        let start = payload.startIndex + 1 + length
+        var sequence: UInt64 = 0
+        for byte in payload[start ..< start + 8] { sequence = sequence << 8 | UInt64(byte) }
+        return sequence
     }
 
     static func malformed(_ what: String, correlation: UInt64) -> WireError {

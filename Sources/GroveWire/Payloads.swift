@@ -132,6 +132,11 @@
     /// so the worker never does (a reply too large is answered `reply-too-large` instead).
     /// Absent from an older coordinator: 16 MiB, the default.
     public var messageBytes: Int?
+    /// The most envelopes one batch between the coordinator and the worker may hold, either way
+    /// (the topology's `limits.batchEnvelopes`): each side refuses a larger batch from its header
+    /// before reading an envelope, and cuts its own batches at it. Absent from an older
+    /// coordinator: 10,000, the default.
+    public var batchEnvelopes: Int?
     /// Whether the topology serves metrics: then the worker's heartbeats carry what it counted
     /// (``MetricsReport``). Absent: no metrics.
     public var metrics: Bool?

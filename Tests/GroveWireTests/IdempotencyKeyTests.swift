@@ -47,3 +47,67 @@ struct IdempotencyKeyTests {
         #expect(first != second)
     }
 }
+
+/// Keys bound to their sender (issue 34, ``IdempotencyKey/appendBound(_:to:into:correlation:)``):
+/// the sender's key in front of the client id, the rest as it came; a key a client may not send
+/// is refused, never passed on unbound.
+@Suite("Idempotency keys bound to their sender", .timeLimit(.minutes(2)))
+struct IdempotencyKeySenderTests {
+    static let alice = Array(String(repeating: "A", count: IdempotencyKey.senderLength).utf8)
+    static let mallory = Array(String(repeating: "M", count: IdempotencyKey.senderLength).utf8)
+    static let client = Array(repeating: UInt8(0x5A), count: 16)
+
+    static func bound(_ payload: [UInt8], to sender: [UInt8]) throws -> [UInt8] {
+        var out: [UInt8] = []
+        try IdempotencyKey.appendBound(payload, to: sender, into: &out, correlation: 4)
+        return out
+    }
+
+    @Test func theSendersKeyGoesInFrontOfTheClientIdAndTheRestIsUnchanged() throws {
+        let payload = IdempotencyKey(client: Self.client, sequence: 7).prefixed(IdempotencyKeyTests.event)
+        let (key, body) = try IdempotencyKey.split(try Self.bound(payload, to: Self.alice)[...], longest: IdempotencyKey.maximumBoundClientLength)
+        #expect(key == IdempotencyKey(client: Self.alice + Self.client, sequence: 7))
+        #expect(Array(body) == IdempotencyKeyTests.event)
+        // Nothing bound for a trusted peer: the key as it was sent.
+        #expect(try Self.bound(payload, to: []) == payload)
+    }
+
+    @Test func theSameIdAndSequenceFromTwoSendersAreTwoKeys() throws {
+        let payload = IdempotencyKey(client: Self.client, sequence: 1).prefixed(IdempotencyKeyTests.event)
+        let longest = IdempotencyKey.maximumBoundClientLength
+        let real = try IdempotencyKey.split(try Self.bound(payload, to: Self.alice)[...], longest: longest).key
+        let forged = try IdempotencyKey.split(try Self.bound(payload, to: Self.mallory)[...], longest: longest).key
+        #expect(real != forged)
+        // A forger that puts the real sender's key in its own client id is bound behind its own.
+        let spoof = IdempotencyKey(client: Self.alice + Self.client, sequence: 1).prefixed(IdempotencyKeyTests.event)
+        #expect(try IdempotencyKey.split(try Self.bound(spoof, to: Self.mallory)[...], longest: longest).key != real)
+    }
+
+    @Test func theLongestClientIdBindsAndALongerOneIsRefused() throws {
+        let longest = IdempotencyKey(client: Array(repeating: 1, count: IdempotencyKey.maximumClientLength), sequence: 3).prefixed([UInt8]())
+        let bound = try Self.bound(longest, to: Self.alice)
+        #expect(bound.first == UInt8(IdempotencyKey.maximumBoundClientLength))
+        // What a client may send is checked before anything is bound: a bound-length id from a
+        // client would otherwise pass for another sender's.
+        let tooLong = [UInt8(IdempotencyKey.maximumClientLength + 1)] + Array(repeating: 1, count: 80)
+        var out: [UInt8] = [9]
+        #expect {
+            try IdempotencyKey.appendBound(tooLong, to: Self.alice, into: &out, correlation: 4)
+        } throws: { error in
+            (error as? WireError)?.code == .malformedFrame && (error as? WireError)?.message.contains("length byte says 65") == true
+        }
+        #expect(out == [9], "nothing appended")
+        #expect(throws: WireError.self) { try IdempotencyKey.check(tooLong) }
+    }
+
+    @Test func aTraceContextStaysInFrontOfTheBoundKey() throws {
+        let trace = Array("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".utf8)
+        let keyed = IdempotencyKey(client: Self.client, sequence: 2).prefixed(IdempotencyKeyTests.event)
+        let payload = TraceParent.prefixed(trace, keyed)
+        let bound = try IdempotencyKey.bound(payload[...], flags: [.keyed, .traced], to: Self.alice)
+        let (readTrace, rest) = try TraceParent.split(bound[...])
+        #expect(Array(readTrace) == trace)
+        #expect(try IdempotencyKey.split(rest, longest: IdempotencyKey.maximumBoundClientLength).key
+                == IdempotencyKey(client: Self.alice + Self.client, sequence: 2))
+    }
+}

@@ -1,4 +1,5 @@
 package import ZeroMQ
+import GroveWire
 
 /// Who may connect to the coordinator's endpoints and who they are once connected: the ZAP
 /// handler's decisions (RFC 27) as a pure value, in GroveCluster so that a worker serving clients
@@ -139,6 +140,15 @@ package struct Gatekeeper: Sendable {
     /// The `User-Id` of a trusted peer (an ipc peer of the launching user, or anyone on an
     /// insecure tcp endpoint). A CURVE peer's is its public key in Z85, a space and its address.
     package static let trustedUser = "trusted"
+
+    /// The client key a `User-Id` names, as the bytes of its Z85 text: what a keyed event's
+    /// client id is bound to (``IdempotencyKey/appendBound(_:to:into:correlation:)``); nil for a
+    /// trusted peer, which has no key.
+    package static func senderKey(ofUserID userID: String) -> [UInt8]? {
+        guard userID != trustedUser else { return nil }
+        let key = Array(userID.utf8.prefix(IdempotencyKey.senderLength))
+        return key.count == IdempotencyKey.senderLength ? key : nil
+    }
 
     /// The answer to one ZAP request: its frames after the REQ envelope.
     package func answer(_ request: [[UInt8]]) -> Answer {

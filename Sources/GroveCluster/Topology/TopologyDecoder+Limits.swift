@@ -19,7 +19,7 @@ extension TopologyDecoder {
         let address = count("addressBytes", defaults.addressBytes, "the longest address a request may name, in UTF-8 bytes")
         let payload = count("payloadBytes", defaults.payloadBytes, "the largest payload of one request, in bytes")
         let message = count("messageBytes", defaults.messageBytes, "the largest frame a client or worker may send, a batch's included")
-        let batch = count("batchEnvelopes", defaults.batchEnvelopes, "the most envelopes one batch from a client may hold")
+        let batch = count("batchEnvelopes", defaults.batchEnvelopes, "the most envelopes one batch from a client, or between the coordinator and a worker, may hold")
         let instances = count("instancesPerMachine", defaults.instancesPerMachine, "the keyed instances one keyed machine may have")
         let perWatcher = count("watcherSubscriptions", defaults.watcherSubscriptions, "the distinct topic prefixes one watcher's key may subscribe to")
         let subscriptions = count("subscriptions", defaults.subscriptions, "the distinct topic prefixes all watchers may subscribe to")

@@ -263,6 +263,7 @@ extension CoordinatorCore {
         let quarantined = quarantinedPatterns(forGroup: slot.group)
         if !quarantined.isEmpty { welcome.quarantined = quarantined }
         if topology.metrics.listen != nil { welcome.metrics = true }
+        welcome.batchEnvelopes = topology.limits.batchEnvelopes
         if durable, let postgres = topology.durability.postgres {
             welcome.store = SharedStore(postgres: postgres.url, topology: topology.name)
         }

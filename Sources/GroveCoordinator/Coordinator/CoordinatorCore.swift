@@ -384,6 +384,16 @@ struct CoordinatorCore {
                let refusal = containment.suspension(of: sender, address: address) {
                 return refuse(refusal)
             }
+            // A keyed event's key is read here, not only by the worker: the driver binds it to
+            // the client's key on the way (``MessageView/append(to:correlation:trace:sender:)``),
+            // and the worker takes bound ids longer than a client may send.
+            if request.kind == .event, request.header.flags.contains(.keyed) {
+                do {
+                    try IdempotencyKey.check(request.payloadBytes, correlation: correlation)
+                } catch {
+                    return refuse(error)
+                }
+            }
             // Only a key's events may witness a crash (`+Poison.swift`): nothing is read of others.
             let eventCase = sender != 0 && request.kind == .event
                 ? RequestCase.name(of: RequestCase.unkeyed(request.payloadBytes, flags: request.header.flags),

@@ -31,10 +31,13 @@ extension CoordinatorDriver {
                  backlog: ClientBacklog, sender: UInt32 = 0, io: LoopIO) {
         switch core.decide(client: identity, request, as: principal, backlog: backlog, sender: sender) {
         case .forward(let worker, let id):
+            // A keyed event's key is kept under the client's key, which the worker cannot see.
+            let bound = request.kind == .event && request.header.flags.contains(.keyed)
+                ? core.containment.key(of: sender).map { Array($0.utf8) } : nil
             if let tracing, let trace = request.traceBytes {
-                forward(request, traced: trace, to: worker, id: id, tracing: tracing, io: io)
+                forward(request, traced: trace, to: worker, id: id, sender: bound, tracing: tracing, io: io)
             } else {
-                toWorker(worker, io: io) { request.append(to: &$0, correlation: id) }
+                toWorker(worker, io: io) { request.append(to: &$0, correlation: id, sender: bound) }
             }
         case .act(let actions):
             apply(actions, io: io)
@@ -42,11 +45,13 @@ extension CoordinatorDriver {
     }
 
     /// A worker's batch: refused as a whole when its connection is no registered worker
-    /// process's (``CoordinatorCore/sender(_:userID:kind:now:)``) or it does not parse, else each
-    /// envelope in order.
+    /// process's (``CoordinatorCore/sender(_:userID:kind:now:)``), its header counts more
+    /// envelopes than `limits.batchEnvelopes` (before any is read, as a client's), or it does not
+    /// parse; else each envelope in order.
+    /// - Parameter count: The envelopes its header counts (its correlation).
     /// - Parameter userID: The message's ZAP user id (`nil` without CURVE).
     /// - Parameter addressCount: The size of the batch's address frame (it must be empty).
-    func forward(_ batch: [UInt8], addressCount: Int, fromWorker identity: [UInt8], userID: String?, io: LoopIO) {
+    func forward(_ batch: [UInt8], count: UInt64, addressCount: Int, fromWorker identity: [UInt8], userID: String?, io: LoopIO) {
         let worker: Int
         switch core.sender(identity, userID: userID, kind: .batch, now: io.now) {
         case .worker(let number): worker = number
@@ -57,8 +62,12 @@ extension CoordinatorDriver {
         let envelopes: [Envelope]
         do throws(WireError) {
             if let refusal = Batch.addressRefusal(addressCount) { throw refusal }
-            envelopes = try Batch.envelopes(in: batch)
+            if let refusal = core.workerBatchRefusal(count: count, from: worker) { throw refusal }
+            envelopes = try Batch.envelopes(in: batch, count: count)
         } catch {
+            // Ours never send such a batch: a peer with a worker's key is misbehaving. Logged
+            // once per message, never with the payload.
+            log.warning("refused a batch from worker \(core.workerNames[worker]): \(error.message)")
             apply([.toWorker(core.workerNames[worker], WireMessage.error(error, correlation: 0))], io: io)
             return
         }

@@ -64,6 +64,7 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
         self.context = context
         self.log = log
         toWorkers = Array(repeating: BatchBuilder(), count: core.workerNames.count)
+        toWorkerEnvelopes = max(1, core.topology.limits.batchEnvelopes)
         ready.withLock { $0.missing = core.unregistered }
     }
 
@@ -101,8 +102,8 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
             } else if inbound.socket == workers {
                 if rest.count == 3, inbound.frameCount == 4, let header = try? Header(rest[rest.startIndex]), header.kind != .register {
                     if header.kind == .batch {
-                        forward(rest[rest.startIndex + 2], addressCount: rest[rest.startIndex + 1].count, fromWorker: identity,
-                                userID: inbound.userID, io: io)
+                        forward(rest[rest.startIndex + 2], count: header.correlation, addressCount: rest[rest.startIndex + 1].count,
+                                fromWorker: identity, userID: inbound.userID, io: io)
                     } else {
                         MessageView.with(header, address: rest[rest.startIndex + 1], payload: rest[rest.startIndex + 2]) {
                             forward($0, fromWorker: identity, userID: inbound.userID, io: io)
@@ -200,6 +201,9 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
     /// callback and sent as one batch per destination by ``flush(io:)``: under load one ZeroMQ
     /// message carries many envelopes.
     @exclusivity(unchecked) var toWorkers: [BatchBuilder]
+    /// The most envelopes a batch to a worker holds (`limits.batchEnvelopes`, which the worker
+    /// checks): read once, not from the topology at every envelope.
+    let toWorkerEnvelopes: Int
     @exclusivity(unchecked) var toClients: [[UInt8]: BatchBuilder] = [:]
     /// Bytes freed by clients that went away, or by large messages refused, since the last trim.
     var releasedBytes = 0
@@ -213,7 +217,9 @@ final class CoordinatorDriver: IOLoopDelegate, @unchecked Sendable {
     /// leaves now.
     func toWorker(_ worker: Int, io: LoopIO, _ append: (inout BatchBuilder) -> Void) {
         append(&toWorkers[worker])
-        if toWorkers[worker].byteCount >= BatchBuilder.preferredByteCount {
+        // Cut at the bound the worker checks too (limits.batchEnvelopes): a turn that forwards
+        // many clients' batches to one worker sends it several.
+        if toWorkers[worker].byteCount >= BatchBuilder.preferredByteCount || toWorkers[worker].count >= toWorkerEnvelopes {
             // To the connection its registered process registered from; nowhere without one.
             if let identity = core.routingIDs[worker] { io.send(workers, [identity] + toWorkers[worker].frames()) }
             toWorkers[worker] = BatchBuilder()

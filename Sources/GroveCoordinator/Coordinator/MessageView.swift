@@ -114,8 +114,10 @@ struct MessageView {
 
     /// Appends the message's bytes to `batch` under `correlation`, as they are, with the trace
     /// context it came with unless `trace` replaces it (the coordinator's own span's; empty:
-    /// none).
-    func append(to batch: inout BatchBuilder, correlation: UInt64, trace: [UInt8]? = nil) {
+    /// none), and a keyed event's client id bound to `sender` when one is given (the client's
+    /// CURVE key in Z85, ``IdempotencyKey/appendBound(_:to:into:correlation:)``): the key is the
+    /// sender's, on whichever road it came.
+    func append(to batch: inout BatchBuilder, correlation: UInt64, trace: [UInt8]? = nil, sender: [UInt8]? = nil) {
         // Typed buffers (the bytes are arrays of UInt8): a raw buffer offers no contiguous
         // storage to `Array.append(contentsOf:)`, which then copies byte by byte.
         let payload = payloadBytes.assumingMemoryBound(to: UInt8.self)
@@ -127,15 +129,25 @@ struct MessageView {
         } else {
             traceparent = []
         }
-        guard !traceparent.isEmpty else {
+        let binds = sender != nil && header.kind == .event && header.flags.contains(.keyed)
+        guard !traceparent.isEmpty || binds else {
             batch.append(kind: header.kind, flags: header.flags, correlation: correlation,
                          address: addressBytes.assumingMemoryBound(to: UInt8.self), payload: payload)
             return
         }
-        batch.append(kind: header.kind, flags: header.flags.union(.traced), correlation: correlation,
+        let flags = traceparent.isEmpty ? header.flags : header.flags.union(.traced)
+        batch.append(kind: header.kind, flags: flags, correlation: correlation,
                      address: addressBytes.assumingMemoryBound(to: UInt8.self), writingPayload: { (bytes: inout [UInt8]) -> Void in
-            TraceParent.write(traceparent, into: &bytes)
-            bytes.append(contentsOf: payload)
+            if !traceparent.isEmpty { TraceParent.write(traceparent, into: &bytes) }
+            guard binds, let sender else { return bytes.append(contentsOf: payload) }
+            do {
+                try IdempotencyKey.appendBound(payload, to: sender, into: &bytes, correlation: correlation)
+            } catch {
+                // Not reached: the core refuses a malformed key before it forwards
+                // (``CoordinatorCore/decide(client:_:as:backlog:sender:)``). Were it, the key's
+                // length byte 0 has the worker refuse it, never keep it unbound.
+                bytes.append(0)
+            }
         })
     }
 }

@@ -131,7 +131,13 @@ extension WorkerRuntime {
             if existingOnly, let refusal = notSpawned(address) {
                 return link.send(WireMessage.error(refusal, correlation: id, address: address))
             }
-            decide(Header(header.kind, flags: header.flags, correlation: id), address: address, payload: payload, now: now)
+            let sent: ArraySlice<UInt8>
+            do {
+                sent = try Self.boundToSender(payload, header, userID: inbound.userID)
+            } catch {
+                return link.send(WireMessage.error(error, correlation: id, address: address))
+            }
+            decide(Header(header.kind, flags: header.flags, correlation: id), address: address, payload: sent, now: now)
         }
     }
 

@@ -205,7 +205,7 @@ package final class PostgresMachineStore: MachineStore {
             let (client, sequence, slot, kind, flags, payload) = try row.decode((ByteBuffer, Int64, Int64, Int32, Int32, ByteBuffer).self)
             let id = Array(client.readableBytesView)
             guard let kind = MessageKind(rawValue: UInt8(truncatingIfNeeded: kind)),
-                  (1...IdempotencyKey.maximumClientLength).contains(id.count) else { return nil }
+                  (1...IdempotencyKey.maximumBoundClientLength).contains(id.count) else { return nil }
             return AnswerEntry(key: IdempotencyKey(client: id, sequence: UInt64(bitPattern: sequence)), slot: UInt64(bitPattern: slot),
                                answer: KeptAnswer(kind: kind, flags: Header.Flags(rawValue: UInt8(truncatingIfNeeded: flags)),
                                                   payload: Array(payload.readableBytesView)))

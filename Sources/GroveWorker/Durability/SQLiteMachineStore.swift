@@ -300,7 +300,7 @@ package final class SQLiteMachineStore: MachineStore {
                 let kind: Int64 = row[3], flags: Int64 = row[4]
                 let client = Self.bytes(row[0])
                 guard let kind = MessageKind(rawValue: UInt8(truncatingIfNeeded: kind)),
-                      (1...IdempotencyKey.maximumClientLength).contains(client.count) else { return nil }
+                      (1...IdempotencyKey.maximumBoundClientLength).contains(client.count) else { return nil }
                 return AnswerEntry(key: IdempotencyKey(client: client, sequence: UInt64(bitPattern: row[1])),
                                    slot: UInt64(bitPattern: row[2]),
                                    answer: KeptAnswer(kind: kind, flags: Header.Flags(rawValue: UInt8(truncatingIfNeeded: flags)),

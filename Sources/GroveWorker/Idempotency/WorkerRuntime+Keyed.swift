@@ -9,7 +9,10 @@ extension WorkerRuntime {
     func deliverKeyed(_ payload: ArraySlice<UInt8>, flags: Header.Flags, reply: StateReply) {
         let address = reply.address
         do {
-            let (key, event) = try IdempotencyKey.split(payload, correlation: reply.correlation)
+            // Bound to its sender on the way (the coordinator, or the direct road), so longer
+            // than a client's own; a client's own length was checked there.
+            let (key, event) = try IdempotencyKey.split(payload, correlation: reply.correlation,
+                                                        longest: IdempotencyKey.maximumBoundClientLength)
             let target = try instance(for: address)
             link.metrics.event(on: target.eventCounts)
             if target.answersUnread(), let store {

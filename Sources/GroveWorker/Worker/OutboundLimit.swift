@@ -16,14 +16,19 @@ struct OutboundLimit: Sendable {
     /// The largest frame the coordinator accepts from this worker (the welcome's
     /// `messageBytes`; before a welcome, or from an older coordinator, the default 16 MiB).
     var messageBytes: Int
+    /// The most envelopes the coordinator accepts in one batch from this worker (the welcome's
+    /// `batchEnvelopes`; before a welcome, or from an older coordinator, the default 10,000):
+    /// it refuses a larger batch whole, from its header, as it refuses a client's.
+    var batchEnvelopes: Int
     /// The messages already logged, as kind and address, so each is logged once (what is too
     /// big once is usually too big at every event). Forgotten when it reaches ``toldCapacity``:
     /// then said again, and the memory stays bounded however many keyed instances grow.
     private(set) var told: Set<String> = []
     static let toldCapacity = 1024
 
-    init(messageBytes: Int = Topology.Limits().messageBytes) {
+    init(messageBytes: Int = Topology.Limits().messageBytes, batchEnvelopes: Int = Topology.Limits().batchEnvelopes) {
         self.messageBytes = messageBytes
+        self.batchEnvelopes = max(1, batchEnvelopes)
     }
 
     /// A batch envelope's fixed part: kind, flags, correlation, address length, payload length.
@@ -53,6 +58,13 @@ struct OutboundLimit: Sendable {
     /// bytes joins it: a batch is one frame, under the same limit as a lone message.
     func startsNewBatch(at byteCount: Int, adding envelope: Int) -> Bool {
         byteCount > 0 && byteCount + envelope > messageBytes
+    }
+
+    /// Whether `batch` leaves now: it reached its preferred size (``BatchBuilder/preferredByteCount``)
+    /// or the most envelopes the coordinator takes in one (``batchEnvelopes``). Asked after each
+    /// envelope joins a batch, so none ever holds more.
+    func isFull(_ batch: BatchBuilder) -> Bool {
+        batch.byteCount >= BatchBuilder.preferredByteCount || batch.count >= batchEnvelopes
     }
 
     /// Whether a message with an address and a payload of these sizes goes as it is: what

@@ -125,7 +125,8 @@ public enum Worker {
                                              metrics: link.metrics)
         }
         loop.start(WorkerLoopDelegate(onBatch: { batch in runtime.assumeIsolated { $0.handle(batch) } },
-                                      messageBytes: { link.messageBytes }, direct: directSockets))
+                                      messageBytes: { link.messageBytes }, batchEnvelopes: { link.batchEnvelopes },
+                                      direct: directSockets))
         await runtime.start()
         // From the first moment of a graceful stop, direct requests are answered `moved`
         // `stopping` (their clients locate again) rather than taken and left unanswered.

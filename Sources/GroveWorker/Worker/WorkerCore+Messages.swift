@@ -35,6 +35,7 @@ extension WorkerCore {
         ioTimeoutMs = welcome.ioTimeoutMs ?? Topology.IOLimits().timeoutMs
         localIOTimeoutsMs = welcome.localIOTimeoutsMs ?? [:]
         messageBytes = welcome.messageBytes ?? Topology.Limits().messageBytes
+        batchEnvelopes = welcome.batchEnvelopes ?? Topology.Limits().batchEnvelopes
         var actions: [WorkerAction] = [.openOutflow, .adopt(welcome, dropping: dropping), .reportInstances]
         if let restarted = noteEpoch(welcome) { actions.append(restarted) }
         // Paused or cut off long enough, this worker's keyed instances may have been adopted.

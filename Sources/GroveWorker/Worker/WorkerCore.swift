@@ -137,6 +137,9 @@ struct WorkerCore {
     /// From the last welcome: the largest frame the coordinator accepts from this worker
     /// (`limits.messageBytes`); the link holds every message to it (``OutboundLimit``).
     var messageBytes = Topology.Limits().messageBytes
+    /// The most envelopes a batch between the coordinator and this worker may hold, either way
+    /// (the welcome's `batchEnvelopes`, `limits.batchEnvelopes`; before a welcome, the default).
+    var batchEnvelopes = Topology.Limits().batchEnvelopes
     /// The instances that ended lately, or whose end an admin's `restart` waits for, by
     /// address (`WorkerCore+Lifecycle.swift`).
     var endings: [String: Ending] = [:]

@@ -76,6 +76,12 @@ final class WorkerLink: Sendable {
         set { outbound.messageBytes = newValue }
     }
 
+    /// The most envelopes a batch to the coordinator may hold, from its welcome (``OutboundLimit``).
+    var batchEnvelopes: Int {
+        get { outbound.batchEnvelopes }
+        set { outbound.batchEnvelopes = newValue }
+    }
+
     /// Sends a message whose payload `write` appends in place: while a batch is handled, straight
     /// into the batch of replies. Nothing is sent when `write` throws.
     func send<Failure: Error>(_ kind: MessageKind, flags: Header.Flags, correlation: UInt64, address: String,
@@ -116,12 +122,16 @@ final class WorkerLoopDelegate: IOLoopDelegate {
     /// The coordinator's frame limit now (``OutboundCollector/messageBytes``): a batch made of
     /// what was posted leaves before it would pass it.
     let messageBytes: @Sendable () -> Int
+    /// The coordinator's bound on a batch's envelopes now (``OutboundCollector/batchEnvelopes``):
+    /// a batch made of what was posted leaves before it would pass it.
+    let batchEnvelopes: @Sendable () -> Int
     let direct: DirectSockets?
 
     init(onBatch: @escaping @Sendable ([Inbound]) -> Void, messageBytes: @escaping @Sendable () -> Int = { OutboundLimit().messageBytes },
-         direct: DirectSockets? = nil) {
+         batchEnvelopes: @escaping @Sendable () -> Int = { OutboundLimit().batchEnvelopes }, direct: DirectSockets? = nil) {
         self.onBatch = onBatch
         self.messageBytes = messageBytes
+        self.batchEnvelopes = batchEnvelopes
         self.direct = direct
     }
 
@@ -183,13 +193,15 @@ final class WorkerLoopDelegate: IOLoopDelegate {
         // was posted in this loop turn leaves as one batch (several past 1 MiB, or past the
         // coordinator's frame limit), in the order posted; posted batches are merged into it,
         // since batches do not nest. Each posted message passed the limit on its own.
-        let limit = OutboundLimit(messageBytes: messageBytes())
+        let limit = OutboundLimit(messageBytes: messageBytes(), batchEnvelopes: batchEnvelopes())
         var batch = BatchBuilder()
         for message in messages {
             let frames = message.frames
             guard frames.count == 3, let header = try? Header(frames[0]) else { continue }
             let adding = header.kind == .batch ? frames[2].count : OutboundLimit.envelopeBytes(address: frames[1].count, payload: frames[2].count)
-            if limit.startsNewBatch(at: batch.byteCount, adding: adding) {
+            // A posted batch was cut at the bound itself (``OutboundCollector``).
+            let envelopes = header.kind == .batch ? Int(clamping: header.correlation) : 1
+            if limit.startsNewBatch(at: batch.byteCount, adding: adding) || batch.count + envelopes > limit.batchEnvelopes {
                 io.send(socket, batch.frames())
                 batch = BatchBuilder()
             }
@@ -199,7 +211,7 @@ final class WorkerLoopDelegate: IOLoopDelegate {
                 batch.append(kind: header.kind, flags: header.flags, correlation: header.correlation,
                              address: frames[1], payload: frames[2])
             }
-            if batch.byteCount >= BatchBuilder.preferredByteCount {
+            if limit.isFull(batch) {
                 io.send(socket, batch.frames())
                 batch = BatchBuilder()
             }
@@ -233,6 +245,12 @@ final class OutboundCollector: Sendable {
     var messageBytes: Int {
         get { state.withLock { $0.limit.messageBytes } }
         set { state.withLock { $0.limit.messageBytes = newValue } }
+    }
+
+    /// The coordinator's bound on a batch's envelopes, from its welcome.
+    var batchEnvelopes: Int {
+        get { state.withLock { $0.limit.batchEnvelopes } }
+        set { state.withLock { $0.limit.batchEnvelopes = newValue } }
     }
 
     func begin() { state.withLock { $0.collecting = true } }
@@ -287,7 +305,7 @@ final class OutboundCollector: Sendable {
     }
 
     private static func postIfFull(_ state: inout State, socket: SocketID, via loop: WorkerLoop) {
-        if state.batch.byteCount >= BatchBuilder.preferredByteCount {
+        if state.limit.isFull(state.batch) {
             loop.post(Outbound(socket: socket, frames: state.batch.frames()))
             state.batch = BatchBuilder()
         }

@@ -205,10 +205,16 @@ extension WorkerRuntime {
             let header = try Header(frames[0])
             if header.kind == .batch {
                 let envelopes: [Envelope]
-                do {
-                    envelopes = try Batch.envelopes(in: frames[2])
+                do throws(WireError) {
+                    // Bounded from the header before any envelope is read, as the coordinator
+                    // holds this worker's batches (the welcome's batchEnvelopes).
+                    if let refusal = BatchBound.refusal(count: header.correlation, limit: core.batchEnvelopes,
+                                                        answerer: "worker \(link.worker) (from the coordinator)") {
+                        throw refusal
+                    }
+                    envelopes = try Batch.envelopes(in: frames[2], count: header.correlation)
                 } catch {
-                    log.warning("dropped a malformed batch from the coordinator", metadata: ["error": "\(error)"])
+                    log.warning("dropped a batch from the coordinator", metadata: ["error": "\(error.message)"])
                     return
                 }
                 queue(envelopes: envelopes, from: 0, of: frames[2], now: now)

@@ -233,6 +233,7 @@ actor WorkerRuntime {
     private func adopt(_ welcome: Welcome, dropping: Set<String>) {
         // Before anything this welcome lets out: the coordinator refuses larger frames.
         link.messageBytes = core.messageBytes
+        link.batchEnvelopes = core.batchEnvelopes
         link.metrics.turn(on: welcome.metrics == true)
         if !dropping.isEmpty {
             // Iterates a copy (see `instances`).

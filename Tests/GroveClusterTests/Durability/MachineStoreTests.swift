@@ -53,6 +53,29 @@ import Testing
         #expect(try store.answers(of: "counter/b") == [Self.answer(1, slot: 1, "5", client: 2)])
     }
 
+    /// Keys bound to their sender (issue 34: a client key's Z85 text in front of the client id,
+    /// up to ``IdempotencyKey/maximumBoundClientLength`` bytes) come back as written, so a
+    /// relaunch or a handoff (another worker reading PostgreSQL) tells the same sender's repeats,
+    /// and not another's with the same client id and sequence. A store that read back only ids
+    /// a client may send (64 bytes) would drop the longer ones, and their repeats would apply again.
+    @Test(arguments: StoreKind.allCases) func answersUnderBoundClientIdsComeBackAsWritten(kind: StoreKind) throws {
+        let (store, cleanup) = try kind.make()
+        defer { cleanup() }
+        let alice = Array(String(repeating: "A", count: IdempotencyKey.senderLength).utf8)
+        let mallory = Array(String(repeating: "M", count: IdempotencyKey.senderLength).utf8)
+        let client = Array(repeating: UInt8(0x5A), count: IdempotencyKey.maximumClientLength)
+        func entry(_ sender: [UInt8], slot: UInt64, _ state: String) -> AnswerEntry {
+            AnswerEntry(key: IdempotencyKey(client: sender + client, sequence: 1), slot: slot,
+                        answer: KeptAnswer(kind: .state, payload: Array(state.utf8)))
+        }
+        var commit = F.commit(records: [F.record("counter/a", "101")])
+        commit.answers = [("counter/a", entry(mallory, slot: 1, "100")), ("counter/a", entry(alice, slot: 2, "101"))]
+        try store.commit(commit)
+        let read = try store.answers(of: "counter/a")
+        #expect(Set(read) == [entry(mallory, slot: 1, "100"), entry(alice, slot: 2, "101")])
+        #expect(read.allSatisfy { $0.key.client.count == IdempotencyKey.maximumBoundClientLength })
+    }
+
     @Test(arguments: StoreKind.allCases) func aRemovedMachineLosesItsAnswersUnlessTheCommitKeepsNewOnes(kind: StoreKind) throws {
         let (store, cleanup) = try kind.make()
         defer { cleanup() }

@@ -9,11 +9,15 @@ struct RoguePeer {
     /// One message to send: its kind, address and payload; `callIDs` sends it once for every id
     /// the coordinator may have given an io call so far (its epoch, from the welcome, and the
     /// counts 1 to 3000), else once with correlation 0.
+    /// `copies`: sends one batch of that many copies of the message instead, its header
+    /// counting `count` envelopes (default: `copies`).
     struct Step: Encodable {
         var kind: UInt8
         var address: String
         var payload: String
         var callIDs = false
+        var copies: Int?
+        var count: UInt64?
     }
 
     /// What the peer printed.
@@ -112,6 +116,11 @@ struct RoguePeer {
             return [(kind, payload) for kind, payload, _, _ in received]
 
         def run(step):
+            if step.get("copies"):
+                address, payload = step["address"].encode(), step["payload"].encode()
+                envelope = struct.pack(">BBQH", step["kind"], 0, 0, len(address)) + address + struct.pack(">I", len(payload)) + payload
+                send(0x07, "", envelope * step["copies"], step.get("count") or step["copies"])
+                return
             ids = [(report["epoch"] or 0) << 40 | n for n in range(1, 3001)] if step.get("callIDs") else [0]
             for correlation in ids:
                 send(step["kind"], step["address"], step["payload"].encode(), correlation)
