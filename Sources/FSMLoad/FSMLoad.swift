@@ -107,7 +107,7 @@ struct FSMLoad: ParsableCommand {
     @Flag(help: "Print the report as JSON on stdout.")
     var json = false
 
-    @Flag(help: "After each ack or reply run, read the driven machines' counts back (their state must be {\"count\": N}, as the shipped Counter's) and check that every acknowledged event was applied, none twice: for durability checks with workers killed during the run. Exit status 1 when it does not hold.")
+    @Flag(help: "After each ack or reply run, read the driven machines' counts back (their state must be {\"count\": N}, as the shipped Counter's) and check that every acknowledged event was applied, none twice: for durability checks with workers killed during the run, on a durable machine (a count that went back, its state lost, is told as such). Exit status 1 when it does not hold.")
     var verify = false
 
     @Flag(help: "Give every event an idempotency key and send it again with the same key when answered worker-lost, unavailable or busy, or not answered within 3 s (at most 12 sends, 100 ms doubling to 2 s apart; on the direct road also moved, and the copy goes through the coordinator, as does the rest of that worker's share once one did): the worker answers a key it applied already with its first answer (or already-applied, counted acknowledged once, when it no longer keeps it). At most 64 events per address are unanswered at once, so that no event that never ran is refused key-too-old. Implies --verify, which then reports events lost (acknowledged, not in the counts) and applied twice; exit status 1 when either is not 0.")
@@ -252,7 +252,7 @@ struct FSMLoad: ParsableCommand {
                     }
                 }
                 let counts = (verify || retry) && mode != .raw ? CountReader(endpoint: endpoint, credentials: credentials) : nil
-                let before = try counts?.total(of: addresses)
+                let before = try counts?.counts(of: addresses)
                 let scraped = metricsURL.flatMap { scrape($0) }
                 var run = try measure(plan, endpoint: endpoint, pids: pids, direct: road == .direct ? location : nil)
                 if road == .direct { run.route = road.rawValue }
@@ -260,7 +260,7 @@ struct FSMLoad: ParsableCommand {
                     run.topologyFigures = figures(since: scraped, at: metricsURL, acknowledged: mode == .raw ? 0 : run.acknowledged)
                 }
                 if let counts, let before {
-                    run.verification = Verification(acknowledged: run.acknowledged, sent: run.sent, applied: try counts.total(of: addresses) - before)
+                    run.verification = Verification(acknowledged: run.acknowledged, sent: run.sent, before: before, after: try counts.counts(of: addresses))
                 }
                 report.runs.append(run)
             }
