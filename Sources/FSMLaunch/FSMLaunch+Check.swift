@@ -38,6 +38,7 @@ extension FSMLaunch {
         print("coordinator: clients \(endpoints.clients), workers \(endpoints.workers), events \(endpoints.events)")
         for line in Self.machineLines(topology) { print(line) }
         print(Self.durabilitySummary(topology, dataDirectory: dataDirectory(of: topology, besides: topologyDirectory)))
+        print(Self.directSummary(topology))
         print(Self.auditSummary(topology, auditDirectory: topology.auditDirectory(besides: topologyDirectory)))
         print(Self.poisonSummary(topology))
         print(topology.queuesSummary)
@@ -63,6 +64,18 @@ extension FSMLaunch {
                 + "poison.suspendAfter at most supervision.intensity"
         }
         return line
+    }
+
+    /// `--check`'s line about direct routes: which groups' workers clients may reach without the
+    /// coordinator (`fsm-send --route direct`), so a topology that turns none on says how to.
+    static func directSummary(_ topology: Topology) -> String {
+        let direct = topology.workers.filter(\.direct).map(\.name)
+        guard !direct.isEmpty else {
+            return "direct routes: none (every request goes through the coordinator; set workers[].direct to let clients reach a group's workers)"
+        }
+        let others = topology.workers.filter { !$0.direct }.map(\.name)
+        return "direct routes: \(direct.joined(separator: ", ")) (fsm-send and fsm-load --route direct reach their machines without the coordinator)"
+            + (others.isEmpty ? "" : "; through the coordinator only: \(others.joined(separator: ", "))")
     }
 
     /// `--check`'s line about the audit log: which machines are logged, where and how.

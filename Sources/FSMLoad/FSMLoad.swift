@@ -107,7 +107,7 @@ struct FSMLoad: ParsableCommand {
     @Flag(help: "Print the report as JSON on stdout.")
     var json = false
 
-    @Flag(help: "After each ack or reply run, read the driven machines' counts back (their state must be {\"count\": N}, as the shipped Counter's) and check that every acknowledged event was applied, none twice: for durability checks with workers killed during the run. Exit status 1 when it does not hold.")
+    @Flag(help: "After each ack or reply run, read the driven machines' counts back (their state must be {\"count\": N}, as the shipped Counter's) and check that every acknowledged event was applied, none twice: for durability checks with workers killed during the run, on a durable machine (a count that went back, its state lost, is told as such). Exit status 1 when it does not hold.")
     var verify = false
 
     @Flag(help: "Give every event an idempotency key and send it again with the same key when answered worker-lost, unavailable or busy, or not answered within 3 s (at most 12 sends, 100 ms doubling to 2 s apart; on the direct road also moved, and the copy goes through the coordinator, as does the rest of that worker's share once one did): the worker answers a key it applied already with its first answer (or already-applied, counted acknowledged once, when it no longer keeps it). At most 64 events per address are unanswered at once, so that no event that never ran is refused key-too-old. Implies --verify, which then reports events lost (acknowledged, not in the counts) and applied twice; exit status 1 when either is not 0.")
@@ -198,9 +198,9 @@ struct FSMLoad: ParsableCommand {
         let credentials = try credentials
         let client = try Client(endpoint: endpoint, timeout: .seconds(5), credentials: credentials)
         let listing = try client.list()
-        var pids: [String: Int32] = ["fsm-load": getpid()]
-        if let pid = listing.coordinatorPid { pids["coordinator"] = pid }
-        for worker in listing.workers { if let pid = worker.pid { pids[worker.name] = pid } }
+        let pids = Self.processIDs(listing)
+        // A worker killed in one run is a new process in the next: each run asks again.
+        let relist = { (try? client.list()).map(Self.processIDs) }
         guard let spec = listing.machines.first(where: { $0.name == machine }) else {
             throw LoadError("topology '\(listing.topology)' has no machine '\(machine)'; it has \(listing.machines.map(\.name).joined(separator: ", "))")
         }
@@ -236,6 +236,12 @@ struct FSMLoad: ParsableCommand {
                     try spawnForDirect(plan, endpoint: endpoint)
                     spawned = true
                 }
+                if road == .direct {
+                    // Where the machine lives now: a worker killed in an earlier run came back on
+                    // a new endpoint, and a run that began with the old one would send that
+                    // worker's share through the coordinator until it located again.
+                    location = (try? locateForDirect(client: client, addresses: addresses)) ?? location
+                }
                 if warmup > 0 {
                     do {
                         let scraped = metricsURL.flatMap { scrape($0) }
@@ -252,15 +258,15 @@ struct FSMLoad: ParsableCommand {
                     }
                 }
                 let counts = (verify || retry) && mode != .raw ? CountReader(endpoint: endpoint, credentials: credentials) : nil
-                let before = try counts?.total(of: addresses)
+                let before = try counts?.counts(of: addresses)
                 let scraped = metricsURL.flatMap { scrape($0) }
-                var run = try measure(plan, endpoint: endpoint, pids: pids, direct: road == .direct ? location : nil)
+                var run = try measure(plan, endpoint: endpoint, pids: relist() ?? pids, relist: relist, direct: road == .direct ? location : nil)
                 if road == .direct { run.route = road.rawValue }
                 if let metricsURL, let scraped {
                     run.topologyFigures = figures(since: scraped, at: metricsURL, acknowledged: mode == .raw ? 0 : run.acknowledged)
                 }
                 if let counts, let before {
-                    run.verification = Verification(acknowledged: run.acknowledged, sent: run.sent, applied: try counts.total(of: addresses) - before)
+                    run.verification = Verification(acknowledged: run.acknowledged, sent: run.sent, before: before, after: try counts.counts(of: addresses))
                 }
                 report.runs.append(run)
             }
@@ -322,7 +328,19 @@ struct FSMLoad: ParsableCommand {
         return "; fsm-load sends note(String) events, which '\(machine)' does not accept: pick a machine whose Event has that case"
     }
 
-    func measure(_ plan: LoadPlan, endpoint: String, pids: [String: Int32], label: String? = nil, direct location: Location? = nil) throws -> RunReport {
+    /// The processes whose CPU a run reports, by name: fsm-load, the coordinator, each worker.
+    static func processIDs(_ listing: Listing) -> [String: Int32] {
+        var pids: [String: Int32] = ["fsm-load": getpid()]
+        if let pid = listing.coordinatorPid { pids["coordinator"] = pid }
+        for worker in listing.workers { if let pid = worker.pid { pids[worker.name] = pid } }
+        return pids
+    }
+
+    /// Runs `plan` and reports it, with the CPU each of `pids` spent meanwhile. `relist` names
+    /// the processes again after the run: a worker killed and restarted during it is reported by
+    /// its new process's CPU, and listed as restarted (the killed one's can no longer be read).
+    func measure(_ plan: LoadPlan, endpoint: String, pids: [String: Int32], relist: () -> [String: Int32]? = { nil },
+                 label: String? = nil, direct location: Location? = nil) throws -> RunReport {
         let before = pids.compactMapValues { ProcessStats.read(pid: $0) }
         let progress = LoadConnection.Progress()
         let results = Mutex(ConnectionResult())
@@ -365,10 +383,19 @@ struct FSMLoad: ParsableCommand {
         if let failure = failures.withLock({ $0.first }) {
             throw LoadError("a connection failed\(label.map { " during the \($0)" } ?? ""): \(failure)")
         }
-        let after = pids.compactMapValues { ProcessStats.read(pid: $0) }
+        let now = pids.isEmpty ? pids : relist() ?? pids
         var cpu: [String: Double] = [:]
-        for (name, stats) in after { if let start = before[name] { cpu[name] = stats.cpuSeconds - start.cpuSeconds } }
-        return RunReport(mode: plan.mode, result: results.withLock { $0 }, cpu: cpu)
+        var restarted: [String] = []
+        for (name, pid) in now {
+            guard let stats = ProcessStats.read(pid: pid) else { continue }
+            if pids[name] == pid, let start = before[name] {
+                cpu[name] = stats.cpuSeconds - start.cpuSeconds
+            } else if pids[name] != pid {
+                cpu[name] = stats.cpuSeconds // started during the run: all of it is the run's
+                restarted.append(name)
+            }
+        }
+        return RunReport(mode: plan.mode, result: results.withLock { $0 }, cpu: cpu, restarted: restarted.sorted())
     }
 
     /// Runs `plan` for ``warmup`` seconds, unreported. Refusals are told on stderr (the run that

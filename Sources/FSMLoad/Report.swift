@@ -18,6 +18,9 @@ struct RunReport: Codable, Sendable {
     var seconds: Double
     var latencyMicros: [String: UInt64]
     var cpuSeconds: [String: Double]
+    /// Processes that were new after the run (a worker killed and restarted during it): their
+    /// `cpuSeconds` are the new process's alone.
+    var restarted: [String]?
     /// This run's events/s over the raw baseline's in the same report, when one ran unpaced.
     var shareOfRaw: Double?
     /// With `--rate` (both paced alike): this run's p50 round trip over the raw baseline's.
@@ -37,7 +40,7 @@ struct RunReport: Codable, Sendable {
     /// The run's name in the text report: its mode, and its road when it is not the coordinator.
     var label: String { route.map { "\(mode)/\($0)" } ?? mode }
 
-    init(mode: LoadPlan.Mode, result: ConnectionResult, cpu: [String: Double]) {
+    init(mode: LoadPlan.Mode, result: ConnectionResult, cpu: [String: Double], restarted: [String] = []) {
         self.mode = mode.rawValue
         sent = result.sent
         messages = result.messages
@@ -56,6 +59,7 @@ struct RunReport: Codable, Sendable {
             "max": result.latency.max,
         ]
         cpuSeconds = cpu.mapValues { ($0 * 100).rounded() / 100 }
+        self.restarted = restarted.isEmpty ? nil : restarted
     }
 }
 
@@ -106,7 +110,10 @@ struct LoadReport: Codable, Sendable {
             lines.append("events per message: " + sizes.joined(separator: ", "))
         }
         for run in runs where !run.cpuSeconds.isEmpty {
-            let cpu = run.cpuSeconds.sorted { $0.key < $1.key }.map { String(format: "%@ %.2f", $0.key, $0.value) }
+            let restarted = Set(run.restarted ?? [])
+            let cpu = run.cpuSeconds.sorted { $0.key < $1.key }.map {
+                String(format: "%@ %.2f", $0.key, $0.value) + (restarted.contains($0.key) ? " (restarted during the run: its new process only)" : "")
+            }
             lines.append("cpu seconds (\(run.label)): " + cpu.joined(separator: ", "))
         }
         for run in runs {

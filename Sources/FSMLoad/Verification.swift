@@ -10,26 +10,47 @@ import GroveWire
 /// count shows (lost). An event may run without its answer arriving (its worker died after
 /// writing it, before the reply left), so `applied` can exceed `acknowledged` by up to the
 /// events left unanswered; beyond `sent`, some event was applied twice (`twice` counts at
-/// least that many).
+/// least that many). A count that went back during the run (`wentBack`) says a machine's state
+/// was lost, not that events were: the sums then prove nothing, and the text says why.
 struct Verification: Codable, Sendable {
     var acknowledged: Int
     var applied: Int
     var unanswered: Int
     var missing: Int
     var twice: Int
+    /// The driven addresses whose count was lower after the run than before it.
+    var wentBack: [CountWentBack]?
 
-    init(acknowledged: Int, sent: Int, applied: Int) {
-        self.acknowledged = acknowledged
-        self.applied = applied
-        unanswered = sent - acknowledged
-        missing = max(0, acknowledged - applied)
-        twice = max(0, applied - sent)
+    /// One address whose count fell during the run.
+    struct CountWentBack: Codable, Sendable, Equatable {
+        var address: String
+        var before: Int
+        var after: Int
     }
 
-    var holds: Bool { missing == 0 && twice == 0 }
+    init(acknowledged: Int, sent: Int, before: [String: Int], after: [String: Int]) {
+        self.acknowledged = acknowledged
+        applied = after.values.reduce(0, +) - before.values.reduce(0, +)
+        unanswered = sent - acknowledged
+        let fell = before.compactMap { address, count in
+            after[address, default: 0] < count ? CountWentBack(address: address, before: count, after: after[address, default: 0]) : nil
+        }
+        wentBack = fell.isEmpty ? nil : fell.sorted { $0.address < $1.address }
+        missing = fell.isEmpty ? max(0, acknowledged - applied) : 0
+        twice = fell.isEmpty ? max(0, applied - sent) : 0
+    }
+
+    var holds: Bool { missing == 0 && twice == 0 && wentBack == nil }
 
     var text: String {
-        "acknowledged \(acknowledged), applied \(applied) (\(unanswered) unanswered): "
+        if let wentBack, let first = wentBack.first {
+            let others = wentBack.count > 1 ? " (and \(wentBack.count - 1) other address(es))" : ""
+            return "acknowledged \(acknowledged), but the count of \(first.address) went back from \(first.before) to \(first.after)"
+                + "\(others) during the run: the machine's state was lost (it restarted, or its worker did, without durability), "
+                + "so the counts cannot tell lost or doubled events; drive a durable machine (durability \"state\" or \"journal\") "
+                + "to check a run with workers killed"
+        }
+        return "acknowledged \(acknowledged), applied \(applied) (\(unanswered) unanswered): "
             + (holds ? "every acknowledged event applied, none twice"
                      : "\(missing) acknowledged event(s) lost, at least \(twice) applied twice")
     }
@@ -40,11 +61,11 @@ struct CountReader {
     let endpoint: String
     let credentials: Credentials?
 
-    /// The sum of the counts at `addresses`; an instance not spawned yet counts 0. Waits up to
-    /// 60 s for a machine whose worker is restarting.
-    func total(of addresses: [String]) throws -> Int {
+    /// The count at each of `addresses`; an instance not spawned yet counts 0. Waits up to 60 s
+    /// for a machine whose worker is restarting.
+    func counts(of addresses: [String]) throws -> [String: Int] {
         let client = try Client(endpoint: endpoint, timeout: .seconds(60), retryUnavailable: true, credentials: credentials)
-        var total = 0
+        var counts: [String: Int] = [:]
         for address in addresses {
             let json: [UInt8]
             switch Result(catching: { () throws(WireError) -> [UInt8] in try client.state(of: address) }) {
@@ -52,15 +73,16 @@ struct CountReader {
                 json = state
             case .failure(let error):
                 guard error.code == .unknownMachine, address.contains("/") else { throw error }
-                continue // a keyed instance no event reached
+                counts[address] = 0 // a keyed instance no event reached
+                continue
             }
             guard let count = try? WireJSON.decode(Counted.self, from: json).count else {
                 throw LoadError("--verify reads each machine's count, but the state of \(address) is \(String(decoding: json, as: UTF8.self)); "
                     + "drive a machine whose state is {\"count\": N}, like the shipped Counter")
             }
-            total += count
+            counts[address] = count
         }
-        return total
+        return counts
     }
 
     private struct Counted: Decodable { var count: Int }

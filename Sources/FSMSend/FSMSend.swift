@@ -32,6 +32,11 @@ struct FSMSend: ParsableCommand {
             answers a key it applied already with its first answer, so the event applies once. \
             --no-retry sends events without a key, as an older fsm-send did.
 
+            --route direct (or FSM_ROUTE=direct) sends events, get, stop, restart and cancel straight \
+            to the worker that runs the machine, located through the coordinator (fsm-send locate \
+            shows where), when its group sets "direct": true in the topology; other machines and \
+            commands go through the coordinator.
+
             A coordinator that speaks CURVE (a topology with security.coordinatorKey) needs --key-file \
             (this client's NAME.key_secret) and --coordinator-key (the coordinator's .key), or \
             GROVE_KEY_FILE and GROVE_COORDINATOR_KEY.

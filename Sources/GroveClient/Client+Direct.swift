@@ -87,7 +87,9 @@ extension Client {
             try socket.setSendHighWaterMark(1000)
             try socket.setReceiveHighWaterMark(1000)
             try socket.setImmediate(true)
-            try socket.setSendTimeout(milliseconds: Self.milliseconds(timeout))
+            // A worker that takes nothing within its heartbeat timeout (stopped, or gone with its
+            // endpoint) is located again: nothing was sent (``transmit(_:kind:address:on:until:)``).
+            try socket.setSendTimeout(milliseconds: wait)
             try socket.setReceiveTimeout(milliseconds: wait)
             try socket.setHeartbeat(interval: max(1, wait / 4), timeout: wait, ttl: wait * 2)
             if let credentials {
@@ -108,18 +110,28 @@ extension Client {
         return socket
     }
 
-    /// Sends `message` by `road`.
-    func transmit(_ message: WireMessage, on road: Road) throws(WireError) {
-        guard case .direct(let target) = road else { return try transmit(message) }
-        let socket = try directSocket(for: target)
-        do {
-            guard try socket.send(message.frames, dontWait: false) else {
+    /// Sends `message` for `kind` to `address` by `road`. A direct socket that takes nothing
+    /// within the location's heartbeat timeout sent nothing (its worker is stopped, or was killed
+    /// and its endpoint is gone): the machine is located again and the message goes by the road
+    /// that answer gives (the worker's new endpoint, or the coordinator), until `deadline`.
+    func transmit(_ message: WireMessage, kind: MessageKind, address: String, on road: inout Road,
+                  until deadline: ContinuousClock.Instant) throws(WireError) {
+        while true {
+            guard case .direct(let target) = road else { return try transmit(message) }
+            let socket = try directSocket(for: target)
+            let taken: Bool
+            do {
+                taken = try socket.send(message.frames, dontWait: false)
+            } catch {
+                throw WireError(.unreachable, "sending to worker \(target.worker) at \(target.endpoint) failed: \(error)")
+            }
+            if taken { return }
+            guard ContinuousClock.now < deadline else {
                 throw WireError(.unreachable, "worker \(target.worker) at \(target.endpoint) took no request within \(timeout)")
             }
-        } catch let error as WireError {
-            throw error
-        } catch {
-            throw WireError(.unreachable, "sending to worker \(target.worker) at \(target.endpoint) failed: \(error)")
+            directSockets.removeValue(forKey: target.endpoint)?.close()
+            roads.silence(on: target, machine: MachineAddress.machine(of: address))
+            road = self.road(for: kind, address: address)
         }
     }
 

@@ -131,7 +131,7 @@ public final class Client {
         var message = core.start(kind, address: address, payload: payload, flags: flags, now: clock.now, trace: trace)
         var road = road(for: kind, address: address)
         let deadline = clock.now + timeout
-        try transmit(message, on: road)
+        try transmit(message, kind: kind, address: address, on: &road, until: deadline)
         while true {
             var frames: [[UInt8]]
             do {
@@ -149,7 +149,7 @@ public final class Client {
                     message = again
                     Thread.sleep(forTimeInterval: Self.seconds(pause))
                     road = self.road(for: kind, address: address)
-                    try transmit(message, on: road)
+                    try transmit(message, kind: kind, address: address, on: &road, until: deadline)
                     continue
                 }
             }
@@ -162,7 +162,7 @@ public final class Client {
                 case .resendByCoordinator:
                     road = .coordinator
                 }
-                try transmit(message, on: road)
+                try transmit(message, kind: kind, address: address, on: &road, until: deadline)
                 continue
             }
             switch core.received(frames, now: clock.now) {
@@ -172,7 +172,7 @@ public final class Client {
                 message = again
                 Thread.sleep(forTimeInterval: Self.seconds(pause))
                 road = self.road(for: kind, address: address)
-                try transmit(message, on: road)
+                try transmit(message, kind: kind, address: address, on: &road, until: deadline)
             case .reply(let reply):
                 return reply
             case .fail(let error):

@@ -77,6 +77,9 @@ extension EndToEnd {
                 // Applied exactly once each: the counts grew by what was sent.
                 let verification = try #require(run["verification"]?.objectValue, "\(output)")
                 #expect(verification["applied"].flatMap(Self.integer) == sent, "\(output)")
+                // The restarted worker's CPU is reported (its new process's), marked so.
+                #expect(run["cpuSeconds"]?.objectValue?["data-1"] != nil, "\(output)")
+                #expect(run["restarted"]?.arrayValue == [.string("data-1")], "\(output)")
 
                 // The events stream: every count of every driven counter, from the first event
                 // (through the coordinator) to the last, whichever road and process made it.
@@ -94,6 +97,42 @@ extension EndToEnd {
                 // One event per address started the instances, through the coordinator.
                 #expect(finals == sent + Self.addresses, "\(output)")
                 #expect(watcher.events.allSatisfy { $0.missed == nil }, "the watcher was told of a gap")
+            }
+        }
+
+        /// A run after the one a worker was killed in starts where the worker lives now: fsm-load
+        /// locates the machine before each run, so the next run sends the restarted worker's
+        /// share straight to its new endpoint, with nothing to resend and nothing to locate again
+        /// (it used to start from the endpoint of the process killed).
+        @Test func theRunAfterAWorkerRestartStartsOnItsNewEndpoint() async throws {
+            try await withCluster(Self.topology) { cluster in
+                let load = try await ChildProcess(
+                    Products.load, ["--endpoint", cluster.clients, "--machine", "counter", "--machines", "\(Self.addresses)",
+                                    "--mode", "ack,reply", "--no-baseline", "--route", "direct", "--retry",
+                                    "--connections", "1", "--rate", "200", "--duration", "6", "--json"],
+                    outputIn: cluster.directory, label: "fsm-load")
+                defer { load.stop(grace: .seconds(1)) }
+                try await waitUntil("the ack run to reach the counters", timeout: .seconds(30)) {
+                    let first = await Self.count(cluster, "counter/0") ?? 0
+                    let second = await Self.count(cluster, "counter/1") ?? 0
+                    return first > 3 && second > 3
+                }
+                let victim = try await cluster.workerPID("data-1")
+                kill(victim, SIGKILL)
+                try await waitUntil("data-1 to run as a new process", timeout: .seconds(30)) {
+                    (try? await cluster.workerPID("data-1")).map { $0 != victim } ?? false
+                }
+
+                let status = await load.waitForExit(timeout: .seconds(120))
+                let output = "\(load.stdout)\n\(load.stderr)"
+                #expect(status == 0, "fsm-load: \(output)")
+                let report = try JSONValue(parsing: Data(load.stdout.utf8))
+                let listed = report.objectValue?["runs"]?.arrayValue ?? []
+                let runs = listed.compactMap { $0.objectValue }
+                try #require(runs.map { $0["mode"]?.stringValue } == ["ack", "reply"], "\(output)")
+                #expect(runs[0]["resent"].flatMap(Self.integer) ?? 0 > 0, "the kill fell in the ack run: \(output)")
+                #expect(runs[1]["resent"] == nil && runs[1]["relocations"] == nil, "\(output)")
+                #expect(runs[1]["lost"].flatMap(Self.integer) == 0 && runs[1]["failed"].flatMap(Self.integer) == 0, "\(output)")
             }
         }
     }

@@ -120,6 +120,25 @@ extension EndToEnd {
             }
         }
 
+        /// The direct route's example: locate, the key's home by the page's hash, `moved`
+        /// `not-spawned` for a first event, then the worker's own answer.
+        @Test func theDocumentedDirectRouteClientWorks() async throws {
+            let example = try #require(try Self.examples().first { $0.contains("0x0C") }, "docs/PROTOCOL.md has no direct route example")
+            #expect(example.contains(Self.documentedEndpoint))
+            let topology = TopologyFile(
+                name: "pyzmq-direct", transport: .runtimeDirectory, workers: [.init(name: "data", count: 3, direct: true)],
+                machines: [.init(name: "counter", type: "Counter", worker: "data", keyed: true)])
+            try await withCluster(topology) { cluster in
+                // Three runs, three keys: each must find its home among three workers.
+                for run in 1...3 {
+                    let result = try await Self.run(example, as: "direct.py", in: cluster)
+                    #expect(result.status == 0, "python3 direct.py failed: \(result.stderr)")
+                    #expect(result.stdout.split(separator: "\n") == ["0x17 registered", "0x12 moved not-spawned", "0x10 {'count': 2}"],
+                            "run \(run): \(result)")
+                }
+            }
+        }
+
         @Test func theDocumentedCurveClientWorks() async throws {
             let example = try #require(try Self.examples().first { $0.contains("curve_serverkey") }, "docs/PROTOCOL.md has no CURVE example")
             let documentedEndpoint = #"ENDPOINT = "tcp://127.0.0.1:5555""#
