@@ -37,19 +37,19 @@ extension EndToEnd {
             Set(watcher.states(of: address).compactMap { $0.objectValue?["count"].flatMap(integer) })
         }
 
-        @Test func aWorkerKilledMidRunLosesNothingOnTheDirectRoad() async throws {
-            try await withCluster(Self.topology) { cluster in
-                let watcher = try await cluster.watch(["state:counter/"])
-                let load = try await ChildProcess(
-                    Products.load, ["--endpoint", cluster.clients, "--machine", "counter", "--machines", "\(Self.addresses)",
-                                    "--mode", "reply", "--no-baseline", "--route", "direct", "--retry", "--verify",
-                                    "--connections", "1", "--rate", "400", "--duration", "8", "--json"],
-                    outputIn: cluster.directory, label: "fsm-load")
-                defer { load.stop(grace: .seconds(1)) }
-                // Past the instances' start through the coordinator: the direct run is going.
+        /// Runs fsm-load on the direct road with `--retry` and `options` over the counters, kills
+        /// data-1 with -9 once the run reaches them (past their start through the coordinator),
+        /// waits for its new process, then for fsm-load's end.
+        /// - Returns: fsm-load's exit status and its process, for its output.
+        static func killDataOne(_ cluster: Cluster, during options: [String]) async throws -> (Int32?, ChildProcess) {
+            let load = try await ChildProcess(
+                Products.load, ["--endpoint", cluster.clients, "--machine", "counter", "--machines", "\(addresses)", "--no-baseline",
+                                "--route", "direct", "--retry", "--connections", "1", "--json"] + options,
+                outputIn: cluster.directory, label: "fsm-load")
+            do {
                 try await waitUntil("the direct run to reach the counters", timeout: .seconds(30)) {
-                    let first = await Self.count(cluster, "counter/0") ?? 0
-                    let second = await Self.count(cluster, "counter/1") ?? 0
+                    let first = await count(cluster, "counter/0") ?? 0
+                    let second = await count(cluster, "counter/1") ?? 0
                     return first > 3 && second > 3
                 }
                 let victim = try await cluster.workerPID("data-1")
@@ -57,8 +57,19 @@ extension EndToEnd {
                 try await waitUntil("data-1 to run as a new process", timeout: .seconds(30)) {
                     (try? await cluster.workerPID("data-1")).map { $0 != victim } ?? false
                 }
+            } catch {
+                load.stop(grace: .seconds(1))
+                throw error
+            }
+            let status = await load.waitForExit(timeout: .seconds(120))
+            if status == nil { load.stop(grace: .seconds(1)) }
+            return (status, load)
+        }
 
-                let status = await load.waitForExit(timeout: .seconds(120))
+        @Test func aWorkerKilledMidRunLosesNothingOnTheDirectRoad() async throws {
+            try await withCluster(Self.topology) { cluster in
+                let watcher = try await cluster.watch(["state:counter/"])
+                let (status, load) = try await Self.killDataOne(cluster, during: ["--mode", "reply", "--verify", "--rate", "400", "--duration", "8"])
                 let output = "\(load.stdout)\n\(load.stderr)"
                 #expect(status == 0, "fsm-load: \(output)")
                 let report = try JSONValue(parsing: Data(load.stdout.utf8))
@@ -106,24 +117,7 @@ extension EndToEnd {
         /// (it used to start from the endpoint of the process killed).
         @Test func theRunAfterAWorkerRestartStartsOnItsNewEndpoint() async throws {
             try await withCluster(Self.topology) { cluster in
-                let load = try await ChildProcess(
-                    Products.load, ["--endpoint", cluster.clients, "--machine", "counter", "--machines", "\(Self.addresses)",
-                                    "--mode", "ack,reply", "--no-baseline", "--route", "direct", "--retry",
-                                    "--connections", "1", "--rate", "200", "--duration", "6", "--json"],
-                    outputIn: cluster.directory, label: "fsm-load")
-                defer { load.stop(grace: .seconds(1)) }
-                try await waitUntil("the ack run to reach the counters", timeout: .seconds(30)) {
-                    let first = await Self.count(cluster, "counter/0") ?? 0
-                    let second = await Self.count(cluster, "counter/1") ?? 0
-                    return first > 3 && second > 3
-                }
-                let victim = try await cluster.workerPID("data-1")
-                kill(victim, SIGKILL)
-                try await waitUntil("data-1 to run as a new process", timeout: .seconds(30)) {
-                    (try? await cluster.workerPID("data-1")).map { $0 != victim } ?? false
-                }
-
-                let status = await load.waitForExit(timeout: .seconds(120))
+                let (status, load) = try await Self.killDataOne(cluster, during: ["--mode", "ack,reply", "--rate", "200", "--duration", "6"])
                 let output = "\(load.stdout)\n\(load.stderr)"
                 #expect(status == 0, "fsm-load: \(output)")
                 let report = try JSONValue(parsing: Data(load.stdout.utf8))
