@@ -13,11 +13,11 @@ extension LiveView {
     /// Each machine type's state graph, as the executable of the group hosting it describes it
     /// (`--describe TYPE`, what `fsm-check --worker` reads). A type its worker does not describe
     /// (no `worker.checkable`) has none: the page says so and draws no graph. Run once, as the
-    /// view starts; a description never starts a worker.
-    static func describe(_ topology: Topology, executableDirectory: URL, log: Logger) async -> [String: JSONValue] {
+    /// view starts, on its own thread, until `stop`; a description never starts a worker.
+    static func describe(_ topology: Topology, executableDirectory: URL, until stop: StopFlag, log: Logger) -> [String: JSONValue] {
         var graphs: [String: JSONValue] = [:]
         for (type, groupName) in ViewTopology.describedTypes(topology) {
-            guard !Task.isCancelled else { break }
+            guard !stop.isSet else { break }
             guard let group = topology.workers.first(where: { $0.name == groupName }), !group.external,
                   let executable = Supervisor.findExecutable(group.executable, besides: executableDirectory) else { continue }
             do {

@@ -74,9 +74,12 @@ final class LiveView: Service, Sendable {
             Self.watch(events, clients: clients, credentials: credentials, into: hub, until: stop, log: log)
         }
         watching.start()
-        let describing = Task.detached { [hub, executableDirectory, log] in
-            hub.setGraphs(await Self.describe(hub.topology, executableDirectory: executableDirectory, log: log))
+        // On a thread of its own, as the watcher: describing waits on child processes, and a
+        // task doing so could wait behind (or hold) one of the few threads Swift's pool has.
+        let describing = Thread { [hub, executableDirectory, log] in
+            hub.setGraphs(Self.describe(hub.topology, executableDirectory: executableDirectory, until: stop, log: log))
         }
+        describing.start()
         let ticking = Task { [hub, metricsSource] in
             var seconds: Int64 = 0
             while !Task.isCancelled {
@@ -95,7 +98,6 @@ final class LiveView: Service, Sendable {
         defer {
             stop.set()
             ticking.cancel()
-            describing.cancel()
             hub.closeAll()
         }
         try await app.runService()
