@@ -67,15 +67,6 @@ struct LoadRetries {
         return keyed(payload, attempt)
     }
 
-    /// Takes back the newest event made by ``first(_:address:correlation:now:)``, never sent (no
-    /// room on the socket): its sequence is given to the next event to its address. Take back
-    /// the newest first.
-    mutating func takeBack(_ correlation: UInt64) {
-        guard let attempt = inFlight.removeValue(forKey: correlation) else { return }
-        unanswered[attempt.address] -= 1
-        if nextSequence[attempt.address] == attempt.sequence + 1 { nextSequence[attempt.address] -= 1 }
-    }
-
     func keyed(_ payload: UnsafeBufferPointer<UInt8>, _ attempt: Attempt) -> [UInt8] {
         IdempotencyKey(client: client, sequence: attempt.sequence).prefixed(payload)
     }

@@ -66,16 +66,23 @@ extension EndToEnd {
             return (status, load)
         }
 
+        /// fsm-load's last run from its `--json` report, checked to have exited 0 on the direct
+        /// road, with its output for the expectations' messages.
+        static func lastDirectRun(of load: ChildProcess, status: Int32?) throws -> (run: [String: JSONValue], output: String) {
+            let output = "\(load.stdout)\n\(load.stderr)"
+            #expect(status == 0, "fsm-load: \(output)")
+            let report = try JSONValue(parsing: Data(load.stdout.utf8))
+            let run = try #require(report.objectValue?["runs"]?.arrayValue?.last?.objectValue, "\(output)")
+            #expect(run["route"]?.stringValue == "direct", "\(output)")
+            return (run, output)
+        }
+
         @Test func aWorkerKilledMidRunLosesNothingOnTheDirectRoad() async throws {
             try await withCluster(Self.topology) { cluster in
                 let watcher = try await cluster.watch(["state:counter/"])
                 let (status, load) = try await Self.killDataOne(cluster, during: ["--mode", "reply", "--verify", "--rate", "400", "--duration", "8"])
-                let output = "\(load.stdout)\n\(load.stderr)"
-                #expect(status == 0, "fsm-load: \(output)")
-                let report = try JSONValue(parsing: Data(load.stdout.utf8))
-                let run = try #require(report.objectValue?["runs"]?.arrayValue?.last?.objectValue, "\(output)")
+                let (run, output) = try Self.lastDirectRun(of: load, status: status)
                 func number(_ key: String) -> Int? { run[key].flatMap(Self.integer) }
-                #expect(run["route"]?.stringValue == "direct", "\(output)")
                 let sent = try #require(number("sent"), "\(output)")
                 #expect(sent > 0)
                 // Every request answered, none refused, none lost.
