@@ -53,6 +53,15 @@ extension IdempotencyKey {
         return out
     }
 
+    /// The sender a client id as a worker keeps it names: the first ``senderLength`` bytes of
+    /// a bound id (longer than them: the client key's Z85 text); empty for an id kept as sent
+    /// (a trusted peer's, 1 to ``senderLength`` bytes). Without CURVE every peer is one trusted
+    /// sender, and a trusted peer's id over ``senderLength`` bytes names a sender of its own:
+    /// only the launching user or an `insecure` endpoint's peers can send such ids unbound.
+    package static func sender(ofKept client: [UInt8]) -> ArraySlice<UInt8> {
+        client.count > senderLength ? client[..<senderLength] : []
+    }
+
     /// Checks the key `keyed` starts with (the payload of a keyed `event`, any trace context split
     /// off) as a client may send it.
     /// - Throws: ``WireError`` `malformed-frame` naming the payload frame, and what is wrong.

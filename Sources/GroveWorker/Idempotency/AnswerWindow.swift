@@ -37,8 +37,9 @@ package struct AnswerEntry: Sendable, Hashable {
 ///
 /// Bounded: the answers of the last ``capacity`` keys answered, per instance, whatever client
 /// sent them (the oldest goes first). Past its answer, a repeat is still told from a new event by
-/// its client's ``ClientSequences`` (the last ``maximumClients`` clients of the instance): it is
-/// refused as applied already, or as too old to tell, and never applied twice. Durable instances
+/// its client's ``ClientSequences`` (``maximumClients`` clients of the instance, shared among
+/// their senders: ``noteApplied(_:)``): it is refused as applied already, or as too old to tell,
+/// and never applied twice. Durable instances
 /// keep the window in their store, written in the commit of the state the answer reports
 /// (``takeWrites(replacingStored:)``); the others keep it in memory only, lost with the worker.
 ///
@@ -53,8 +54,9 @@ package struct AnswerWindow<Waiter> {
     /// go past it, and an answer larger than it alone is not kept (its repeats are refused
     /// `already-applied`). So a machine with a large state keeps fewer answers, not 128 states.
     package static var maximumBytes: Int { 256 * 1024 }
-    /// How many clients' sequences an instance keeps (the least lately used goes first; a
-    /// repeat from a client it forgot is applied again).
+    /// How many clients' sequences an instance keeps (past it one goes, its sender's least
+    /// lately used, the sender chosen as ``noteApplied(_:)`` says; a repeat from a client it
+    /// forgot is applied again).
     package static var maximumClients: Int { 1_000 }
 
     /// What becomes of a keyed event.
@@ -97,6 +99,10 @@ package struct AnswerWindow<Waiter> {
     /// Clients whose sequences changed since the last write, and forgotten ones written before.
     private var unwrittenBooks: Set<[UInt8]> = []
     private var forgottenBooks: [[UInt8]] = []
+    /// How many books each sender has (``IdempotencyKey/sender(ofKept:)``): counted when the
+    /// window is first full, and kept from then on; nil before, so that an instance with fewer
+    /// than ``maximumClients`` clients (nearly all) pays nothing for it.
+    private var booksBySender: [[UInt8]: Int]?
 
     package init() {}
 
@@ -159,6 +165,8 @@ package struct AnswerWindow<Waiter> {
             guard let read = ClientSequences(encoded: entry.answer.payload) else { continue }
             books[entry.key.client] = Book(sequences: read, lastUse: entry.slot)
             nextUse = max(nextUse, entry.slot + 1)
+            // Counted again, with the books read back, when next needed.
+            booksBySender = nil
         }
         let answers = entries.filter { $0.key.sequence != Self.sequencesMark }
         // Kept as when they were answered (a store written before ``maximumBytes`` may hold
@@ -195,20 +203,62 @@ package struct AnswerWindow<Waiter> {
     /// The sequence under which a client's ``ClientSequences`` are stored: no key has it.
     package static var sequencesMark: UInt64 { IdempotencyKey.reservedSequence }
 
-    /// `key` was applied: its client's sequences say so (the client least lately used is
-    /// forgotten past ``maximumClients``).
+    /// `key` was applied: its client's sequences say so. A new client past ``maximumClients``
+    /// makes one client be forgotten (``forgetOne(toMakeRoomFor:)``).
     private mutating func noteApplied(_ key: IdempotencyKey) {
-        if books[key.client] == nil, books.count >= Self.maximumClients,
-           let oldest = books.min(by: { $0.value.lastUse < $1.value.lastUse })?.key {
-            // Written or not, its row goes: a client's sequences are written again and again.
-            books[oldest] = nil
-            unwrittenBooks.remove(oldest)
-            forgottenBooks.append(oldest)
+        if books[key.client] == nil {
+            if books.count >= Self.maximumClients { forgetOne(toMakeRoomFor: key.client) }
+            booksBySender?[Array(IdempotencyKey.sender(ofKept: key.client)), default: 0] += 1
         }
         books[key.client, default: Book(lastUse: nextUse)].sequences.applied(key.sequence)
         books[key.client]!.lastUse = nextUse
         nextUse += 1
         unwrittenBooks.insert(key.client)
+    }
+
+    /// Forgets one client's sequences to make room for `newcomer`'s: the least lately used of
+    /// its own sender's when that sender has as many books as any other, else the least lately
+    /// used of the senders with the most. So a sender (a client key: issue 34) that makes client
+    /// ids without end forgets only its own, and takes a book from another sender only when that
+    /// one has more than it and at least as many as every other: `n` senders share the books
+    /// evenly at worst, and a sender with at most ``maximumClients``/`n` of them keeps them all.
+    /// With one sender (no CURVE, or one client key) it is the least lately used client, as
+    /// plain LRU. Costs a pass over the books, as that did.
+    private mutating func forgetOne(toMakeRoomFor newcomer: [UInt8]) {
+        if booksBySender == nil {
+            var counts: [[UInt8]: Int] = [:]
+            for client in books.keys { counts[Array(IdempotencyKey.sender(ofKept: client)), default: 0] += 1 }
+            booksBySender = counts
+        }
+        guard let oldest = leastLatelyUsed(giving: senders(givingTo: newcomer)) else { return }
+        // Written or not, its row goes: a client's sequences are written again and again.
+        books[oldest] = nil
+        unwrittenBooks.remove(oldest)
+        forgottenBooks.append(oldest)
+        let owner = Array(IdempotencyKey.sender(ofKept: oldest))
+        if let left = booksBySender?[owner], left > 1 { booksBySender?[owner] = left - 1 } else { booksBySender?[owner] = nil }
+    }
+
+    /// The senders one of which gives a book up for `newcomer`'s: its own sender when that one
+    /// has as many books as any other, else those with the most.
+    private func senders(givingTo newcomer: [UInt8]) -> Set<[UInt8]> {
+        let counts = booksBySender ?? [:]
+        let sender = Array(IdempotencyKey.sender(ofKept: newcomer))
+        let most = counts.values.max() ?? 0
+        return (counts[sender] ?? 0) >= most ? [sender] : Set(counts.filter { $0.value == most }.keys)
+    }
+
+    /// The client least lately used among those of `senders`.
+    private func leastLatelyUsed(giving senders: Set<[UInt8]>) -> [UInt8]? {
+        // One sender (nearly always): its bytes compared in place, nothing allocated per client.
+        let only = senders.count == 1 ? senders.first : nil
+        var oldest: (client: [UInt8], lastUse: UInt64)?
+        for (client, book) in books where book.lastUse < (oldest?.lastUse ?? .max) {
+            let owner = IdempotencyKey.sender(ofKept: client)
+            guard only.map({ owner.elementsEqual($0) }) ?? senders.contains(Array(owner)) else { continue }
+            oldest = (client, book.lastUse)
+        }
+        return oldest?.client
     }
 
     /// How many answers it keeps.
