@@ -18,9 +18,11 @@ extension EndToEnd {
                 let alice = try ForgedIdempotencyKeyTests.curve(cluster, "alice", server: server)
                 let mallory = try ForgedIdempotencyKeyTests.curve(cluster, "mallory", server: server)
                 let endpoint = cluster.clients
-                let aliceEvent = ForgedIdempotencyKeyTests.keyed("counter/m", sequence: 1, "\"increment\"", correlation: 1)
-                #expect(ForgedIdempotencyKeyTests.outcome(try await DirectRouteTests.request(aliceEvent, at: endpoint, curve: alice))
-                        == "count 1")
+                func aliceEvent(correlation: UInt64) -> WireMessage {
+                    ForgedIdempotencyKeyTests.keyed("counter/m", sequence: 1, "\"increment\"", correlation: correlation)
+                }
+                let first = try await DirectRouteTests.request(aliceEvent(correlation: 1), at: endpoint, curve: alice)
+                #expect(ForgedIdempotencyKeyTests.outcome(first) == "count 1")
 
                 // Mallory: one event under each of 1,100 fresh client ids, 100 in flight at a
                 // time, each applied (adding 0).
@@ -30,9 +32,10 @@ extension EndToEnd {
                     var outcomes: [String] = []
                     for start in stride(from: 0, to: clients, by: inFlight) {
                         for index in start..<min(start + inFlight, clients) {
-                            let client = Array("mallory-\(index)".utf8)
-                            try raw.send(WireMessage(Header(.event, flags: .keyed, correlation: UInt64(1_000 + index)), address: "counter/m",
-                                                     payload: IdempotencyKey(client: client, sequence: 1).prefixed(Array(#"{"add":{"_0":0}}"#.utf8))))
+                            let key = IdempotencyKey(client: Array("mallory-\(index)".utf8), sequence: 1)
+                            let header = Header(.event, flags: .keyed, correlation: UInt64(1_000 + index))
+                            let payload = key.prefixed(Array(#"{"add":{"_0":0}}"#.utf8))
+                            try raw.send(WireMessage(header, address: "counter/m", payload: payload))
                         }
                         outcomes += try raw.receiveReplies(min(inFlight, clients - start), timeout: .seconds(30))
                             .map(ForgedIdempotencyKeyTests.outcome)
@@ -44,8 +47,7 @@ extension EndToEnd {
 
                 // Alice's late repeat: told as applied (its answer left with the 128 kept), not
                 // applied again.
-                let repeated = try await DirectRouteTests.request(
-                    ForgedIdempotencyKeyTests.keyed("counter/m", sequence: 1, "\"increment\"", correlation: 2), at: endpoint, curve: alice)
+                let repeated = try await DirectRouteTests.request(aliceEvent(correlation: 2), at: endpoint, curve: alice)
                 let outcome = ForgedIdempotencyKeyTests.outcome(repeated)
                 #expect(outcome == "count 1" || repeated.error?.code == .alreadyApplied, "\(outcome)")
                 #expect(try await cluster.state("counter/m")["count"] == .integer(1))
@@ -57,9 +59,8 @@ extension EndToEnd {
                     guard let pid = try? await cluster.workerPID("main") else { return false }
                     return pid != before
                 }
-                let afterRestart = try await DirectRouteTests.request(
-                    ForgedIdempotencyKeyTests.keyed("counter/m", sequence: 1, "\"increment\"", correlation: 3), at: endpoint,
-                    curve: alice, timeout: .seconds(30))
+                let afterRestart = try await DirectRouteTests.request(aliceEvent(correlation: 3), at: endpoint, curve: alice,
+                                                                      timeout: .seconds(30))
                 #expect(afterRestart.error?.code == .alreadyApplied, "\(ForgedIdempotencyKeyTests.outcome(afterRestart))")
                 #expect(try await cluster.state("counter/m")["count"] == .integer(1))
             }

@@ -38,10 +38,10 @@ package struct AnswerEntry: Sendable, Hashable {
 /// Bounded: the answers of the last ``capacity`` keys answered, per instance, whatever client
 /// sent them (the oldest goes first). Past its answer, a repeat is still told from a new event by
 /// its client's ``ClientSequences`` (``maximumClients`` clients of the instance, shared among
-/// their senders: ``noteApplied(_:)``): it is refused as applied already, or as too old to tell,
-/// and never applied twice. Durable instances
-/// keep the window in their store, written in the commit of the state the answer reports
-/// (``takeWrites(replacingStored:)``); the others keep it in memory only, lost with the worker.
+/// their senders: ``forgetOne(toMakeRoomFor:)``): it is refused as applied already, or as too
+/// old to tell, and never applied twice. Durable instances keep the window in their store,
+/// written in the commit of the state the answer reports (``takeWrites(replacingStored:)``);
+/// the others keep it in memory only, lost with the worker.
 ///
 /// A client's sequences travel to the store as one more entry of that client, under sequence 0
 /// (a key never has it: ``IdempotencyKey/split(_:correlation:)`` refuses it), whose answer's
@@ -54,8 +54,8 @@ package struct AnswerWindow<Waiter> {
     /// go past it, and an answer larger than it alone is not kept (its repeats are refused
     /// `already-applied`). So a machine with a large state keeps fewer answers, not 128 states.
     package static var maximumBytes: Int { 256 * 1024 }
-    /// How many clients' sequences an instance keeps (past it one goes, its sender's least
-    /// lately used, the sender chosen as ``noteApplied(_:)`` says; a repeat from a client it
+    /// How many clients' sequences an instance keeps (past it one goes: a sender's least lately
+    /// used, the sender chosen as ``forgetOne(toMakeRoomFor:)`` says; a repeat from a client it
     /// forgot is applied again).
     package static var maximumClients: Int { 1_000 }
 
