@@ -7,11 +7,11 @@ import Testing
 /// its keyed durable instances placed on the pool's live workers; when it registers again they
 /// are released there first, refused meanwhile, then routed home. Times come from the ticks.
 @Suite(.timeLimit(.minutes(2))) struct CoordinatorCoreHandoffTests {
-    static func topology(handoff: Bool = true) -> Topology {
+    static func topology(handoff: Bool = true, direct: Bool = false) -> Topology {
         Topology(
             name: "handoff",
             coordinator: .init(clients: "inproc://clients", workers: "inproc://workers", events: "inproc://events"),
-            workers: [.init(name: "edge"), .init(name: "data", count: 3)],
+            workers: [.init(name: "edge"), .init(name: "data", count: 3, direct: direct)],
             machines: [
                 .init(name: "auth", type: "AuthFlow", worker: "edge"),
                 .init(name: "counter", type: "Counter", worker: "data", keyed: true, durability: .state),
@@ -28,24 +28,29 @@ import Testing
         try #require((0..<200).map { "k\($0)" }.first { topology.placement(ofMachine: machine, key: $0) == worker })
     }
 
-    static func registration(_ worker: String) -> Registration {
-        worker == "edge"
-            ? Registration(worker: worker, pid: 101, machineTypes: ["AuthFlow"], ioHandlers: [])
-            : Registration(worker: worker, pid: 200 + Int32(worker.last!.wholeNumberValue!), machineTypes: ["Counter", "Sink"], ioHandlers: [])
+    static func registration(_ worker: String, direct: Bool = false) -> Registration {
+        guard worker != "edge" else { return Registration(worker: worker, pid: 101, machineTypes: ["AuthFlow"], ioHandlers: []) }
+        var registration = Registration(worker: worker, pid: 200 + Int32(worker.last!.wholeNumberValue!), machineTypes: ["Counter", "Sink"],
+                                        ioHandlers: [])
+        if direct { registration.direct = "ipc:///run/grove/unit/direct/\(worker)" }
+        return registration
     }
 
     struct Fixture {
         var core: CoordinatorCore
         let t0 = ContinuousClock.now
         var correlation: UInt64 = 0
+        /// Whether the pool's workers register a direct endpoint.
+        let direct: Bool
 
         init(topology: Topology = CoordinatorCoreHandoffTests.topology()) {
             core = CoordinatorCore(topology: topology, eventsEndpoint: "inproc://events")
+            direct = topology.workers.contains { $0.direct }
         }
 
         @discardableResult
         mutating func register(_ name: String, at seconds: Double = 0) -> [CoordinatorAction] {
-            let payload = try! WireJSON.encode(CoordinatorCoreHandoffTests.registration(name))
+            let payload = try! WireJSON.encode(CoordinatorCoreHandoffTests.registration(name, direct: direct))
             return core.fromWorker(Array(name.utf8), WireMessage(Header(.register), address: name, payload: payload).frames[...],
                                    now: t0 + .seconds(seconds))
         }
@@ -77,8 +82,8 @@ import Testing
             return .failure(WireError(.malformedFrame, "no answer in \(actions)"))
         }
 
-        mutating func released(_ addresses: [String], by worker: String) -> [CoordinatorAction] {
-            let payload = try! WireJSON.encode(HandoffRelease(addresses: addresses))
+        mutating func released(_ addresses: [String], homes: [String]? = nil, by worker: String) -> [CoordinatorAction] {
+            let payload = try! WireJSON.encode(HandoffRelease(addresses: addresses, homes: homes))
             return core.fromWorker(Array(worker.utf8), WireMessage(Header(.release), address: worker, payload: payload).frames[...],
                                    now: t0)
         }
@@ -208,6 +213,88 @@ import Testing
         _ = fixture.tick(at: 0.1)
         _ = fixture.tick(at: 100)
         #expect(fixture.send(to: address).failureCode == .unavailable)
+    }
+
+    /// The releases in `actions` as sent, by worker, in order.
+    static func releaseMessages(in actions: [CoordinatorAction]) -> [String: [HandoffRelease]] {
+        var found: [String: [HandoffRelease]] = [:]
+        for case .toWorker(let worker, let message) in actions where message.header.kind == .release {
+            if let release = try? WireJSON.decode(HandoffRelease.self, from: message.payload) { found[worker, default: []].append(release) }
+        }
+        return found
+    }
+
+    /// Whether worker `worker` may publish a state of `address` now.
+    static func publishes(_ fixture: inout Fixture, _ address: String, from worker: String) throws -> Bool {
+        let change = try WireJSON.encode(StateChange(address: address, worker: worker, state: .object([:])))
+        let actions = fixture.core.fromWorker(Array(worker.utf8), WireMessage(Header(.stateChanged), address: address, payload: change).frames[...],
+                                              now: fixture.t0)
+        return actions.contains { if case .publish(let topic, _) = $0 { topic == "state:" + address } else { false } }
+    }
+
+    /// A direct pool: a client may have had a key of data-1's adopted without the coordinator
+    /// routing it, so each other worker is told to release all of data-1's, and the keys stay
+    /// placed on their adopter (its states published, clients refused) until it answered.
+    @Test func aDirectPoolReleasesEveryInstanceOfTheReturningWorker() throws {
+        var fixture = Fixture(topology: Self.topology(direct: true))
+        for name in ["edge", "data-1", "data-2", "data-3"] { fixture.register(name) }
+        let address = "counter/\(try Self.key(on: "data-1"))"
+        _ = fixture.core.lose("data-1", reason: "killed", cause: .exited)
+        _ = fixture.tick(at: 0.1)
+        _ = fixture.tick(at: 1.2)
+        let adopter = try #require(Self.topology().placement(ofKey: String(address.dropFirst("counter/".count)), among: ["data-2", "data-3"]))
+        let other = adopter == "data-2" ? "data-3" : "data-2"
+        // No request for it went through the coordinator: it knows of no adoption.
+        #expect(try Self.publishes(&fixture, address, from: adopter))
+
+        let back = fixture.register("data-1", at: 2)
+        let releases = Self.releaseMessages(in: back)
+        #expect(releases[adopter] == [HandoffRelease(addresses: [], homes: ["data-1"])])
+        #expect(releases[other] == [HandoffRelease(addresses: [], homes: ["data-1"])])
+        // The placement reaches each worker before its release.
+        let kinds = back.compactMap { action -> MessageKind? in
+            if case .toWorker(adopter, let message) = action, [.placement, .release].contains(message.header.kind) { message.header.kind } else { nil }
+        }
+        #expect(kinds == [.placement, .release])
+        #expect(fixture.send(to: address).failureMessage.contains("being handed back to its own worker data-1"))
+        #expect(try Self.publishes(&fixture, address, from: adopter), "still the adopter's until it let go")
+        #expect(try !Self.publishes(&fixture, address, from: "data-1"))
+        // Its report of the instances it kept is its own worker's, not a stray's.
+        let report = try WireJSON.encode(InstancesReport(instances: [address]))
+        let reported = fixture.core.fromWorker(Array("data-1".utf8), WireMessage(Header(.instances), address: "data-1", payload: report).frames[...],
+                                               now: fixture.t0)
+        #expect(!reported.contains { if case .toWorker(_, let message) = $0 { message.header.kind == .error } else { false } }, "\(reported)")
+
+        // One answer is not enough; what the adopter names goes home with its answer.
+        #expect(Self.releases(in: fixture.released([], homes: ["data-1"], by: other), kind: .returned).isEmpty)
+        #expect(fixture.send(to: address).failureCode == .unavailable)
+        let answered = fixture.released([address], homes: ["data-1"], by: adopter)
+        #expect(Self.releases(in: answered, kind: .returned) == ["data-1": [address]])
+        #expect(try fixture.send(to: address).get() == "data-1")
+        #expect(try !Self.publishes(&fixture, address, from: adopter))
+    }
+
+    @Test func aDirectAdopterLostWhileReleasingHoldsNothingBack() throws {
+        var fixture = Fixture(topology: Self.topology(direct: true))
+        for name in ["edge", "data-1", "data-2", "data-3"] { fixture.register(name) }
+        let address = "counter/\(try Self.key(on: "data-1"))"
+        _ = fixture.core.lose("data-1", reason: "killed", cause: .exited)
+        _ = fixture.tick(at: 0.1)
+        _ = fixture.tick(at: 1.2)
+        _ = fixture.register("data-1", at: 2)
+        _ = fixture.core.lose("data-2", reason: "killed", cause: .exited)
+        #expect(fixture.send(to: address).failureCode == .unavailable)
+        _ = fixture.released([], homes: ["data-1"], by: "data-3")
+        #expect(try fixture.send(to: address).get() == "data-1")
+    }
+
+    @Test func releasePagesCarryTheHomesLast() {
+        let addresses = (0..<(HandoffRelease.pageSize + 3)).map { "counter/k\($0)" }
+        let pages = HandoffRelease.pages(of: addresses, homes: ["data-1"])
+        #expect(pages.map(\.addresses.count) == [HandoffRelease.pageSize, 3])
+        #expect(pages.map(\.homes) == [nil, ["data-1"]])
+        #expect(HandoffRelease.pages(of: [], homes: ["data-1"]) == [HandoffRelease(addresses: [], homes: ["data-1"])])
+        #expect(HandoffRelease.pages(of: []).isEmpty)
     }
 
     @Test func anAdoptingWorkerSpeaksForWhatItAdopted() throws {

@@ -71,6 +71,7 @@ extension CoordinatorCore {
             let parsed = MachineAddress(address)
             if let home = topology.placement(ofMachine: parsed.machine, key: parsed.key), members.contains(home) { homes.insert(home) }
         }
+        homes.formUnion(handoff.homesBack.keys.filter(members.contains))
         return PlacementView(generation: registrations, handedOff: members.filter(handoff.handedOff.contains), handingBack: homes.sorted())
     }
 

@@ -15,6 +15,11 @@ extension CoordinatorCore {
         guard let home = topology.placement(ofMachine: spec.name, key: key) else { return nil }
         guard !handoff.isIdle, let key else { return home }
         if let releasing = handoff.releasing[spec.name + "/" + key] { return releasing }
+        if handoff.homesBack[home] != nil, topology.handsOff(spec) {
+            // Where the pool placed it while its own worker was handed off, until the worker
+            // there said it let go (`homesBack`).
+            return Topology.host(ofKey: key, pool: topology.instances(of: spec.worker), handedOff: handoff.handedOff.union([home])) ?? home
+        }
         guard handoff.handedOff.contains(home), topology.handsOff(spec) else { return home }
         // Every worker of the pool handed off: the instance waits for its own, as without handoff.
         return Topology.host(ofKey: key, pool: topology.instances(of: spec.worker), handedOff: handoff.handedOff) ?? home
@@ -23,9 +28,30 @@ extension CoordinatorCore {
     /// Why a client's request for `address` (placed on worker `worker`) waits: its instance is
     /// being released by the worker that adopted it. `nil` when it may go.
     func handoffRefusal(_ address: String) -> WireError? {
-        guard let releasing = handoff.releasing[address] else { return nil }
-        return WireError(.unavailable, "machine '\(address)' is being handed back from worker \(releasing) to its own worker, "
-                         + "which registered again; retry shortly", address: address)
+        if let releasing = handoff.releasing[address] {
+            return WireError(.unavailable, "machine '\(address)' is being handed back from worker \(releasing) to its own worker, "
+                             + "which registered again; retry shortly", address: address)
+        }
+        guard !handoff.homesBack.isEmpty, let home = homeBeingReleased(address) else { return nil }
+        return WireError(.unavailable, "machine '\(address)' is being handed back to its own worker \(home), which registered again; "
+                         + "retry shortly", address: address)
+    }
+
+    /// The own worker of keyed instance `address` when the other workers of its direct pool are
+    /// releasing that worker's instances as a whole (`homesBack`); `nil` otherwise.
+    func homeBeingReleased(_ address: String) -> String? {
+        let parsed = MachineAddress(address)
+        guard let key = parsed.key, let spec = topology.machine(named: parsed.machine), spec.keyed, topology.handsOff(spec),
+              let home = topology.placement(ofMachine: spec.name, key: key), handoff.homesBack[home] != nil else { return nil }
+        return home
+    }
+
+    /// The workers that release the instances of `name` as a whole when it registers again:
+    /// the other registered workers of its group when that group serves direct routes, where a
+    /// client may have had one adopted without the coordinator routing a request for it.
+    func directAdopters(of name: String) -> Set<String> {
+        guard let group = workers[name]?.group, topology.workers.first(where: { $0.name == group })?.direct == true else { return [] }
+        return Set(topology.instances(of: group).filter { $0 != name && servesDirect($0) })
     }
 
     /// Notes that a request for `address` went to `worker`: when that is not its own worker,
@@ -78,6 +104,13 @@ extension CoordinatorCore {
     mutating func handoffLost(_ name: String) -> [CoordinatorAction] {
         guard handoff.grace != nil else { return [] }
         handoff.justLost.insert(name)
+        // What it held of others' instances the store fences; what others held of its own
+        // waits for it as before it registered.
+        handoff.homesBack[name] = nil
+        for home in handoff.homesBack.keys {
+            handoff.homesBack[home]?.remove(name)
+            if handoff.homesBack[home]?.isEmpty == true { handoff.homesBack[home] = nil }
+        }
         let freed = handoff.releasing.filter { $0.value == name }.keys
         handoff.releasing = handoff.releasing.filter { $0.value != name }
         return returnedHome(Array(freed))
@@ -96,7 +129,8 @@ extension CoordinatorCore {
     }
 
     /// Worker `name` registered: its own instances come back to it. Those other workers
-    /// adopted meanwhile are released first: the `release` messages to send.
+    /// adopted meanwhile are released first: the `release` messages to send. In a direct
+    /// pool each other worker releases every one of them it holds (`homes`), named or not.
     mutating func handoffRegistered(_ name: String) -> [CoordinatorAction] {
         handoff.justLost.remove(name)
         handoff.lostSince[name] = nil
@@ -115,20 +149,20 @@ extension CoordinatorCore {
             handoff.releasing[address] = worker
             byWorker[worker, default: []].append(address)
         }
+        let adopters = directAdopters(of: name)
+        if !adopters.isEmpty { handoff.homesBack[name] = adopters }
         var actions: [CoordinatorAction] = []
-        for (worker, addresses) in byWorker.sorted(by: { $0.key < $1.key }) {
-            actions += Self.pages(of: addresses, kind: .release, to: worker)
+        for worker in Set(byWorker.keys).union(adopters).sorted() {
+            actions += Self.pages(of: byWorker[worker] ?? [], kind: .release, to: worker, homes: adopters.contains(worker) ? [name] : [])
         }
         return actions + returnedHome(back)
     }
 
     /// `addresses` in order, in `kind` messages (`release` or `returned`) to `worker`, at most
-    /// ``HandoffRelease/pageSize`` a message.
-    static func pages(of addresses: [String], kind: MessageKind, to worker: String) -> [CoordinatorAction] {
-        let sorted = addresses.sorted()
-        return stride(from: 0, to: sorted.count, by: HandoffRelease.pageSize).compactMap { start in
-            let page = Array(sorted[start..<min(start + HandoffRelease.pageSize, sorted.count)])
-            guard let payload = try? WireJSON.encode(HandoffRelease(addresses: page)) else { return nil }
+    /// ``HandoffRelease/pageSize`` a message, `homes` in the last (``HandoffRelease/pages(of:homes:)``).
+    static func pages(of addresses: [String], kind: MessageKind, to worker: String, homes: [String] = []) -> [CoordinatorAction] {
+        HandoffRelease.pages(of: addresses, homes: homes).compactMap { page in
+            guard let payload = try? WireJSON.encode(page) else { return nil }
             return .toWorker(worker, WireMessage(Header(kind), address: worker, payload: payload))
         }
     }
@@ -142,11 +176,21 @@ extension CoordinatorCore {
         }
         // Each goes back to its own worker, which takes those with work due from the store.
         var freed: [String] = []
-        for address in answer.addresses where handoff.releasing[address] == name {
-            handoff.releasing[address] = nil
-            freed.append(address)
+        for address in answer.addresses {
+            if handoff.releasing[address] == name {
+                handoff.releasing[address] = nil
+                freed.append(address)
+            } else if let home = homeBeingReleased(address), handoff.homesBack[home]?.contains(name) == true {
+                // One a direct client had it adopt: told to its own worker as any other.
+                freed.append(address)
+            }
         }
-        if !freed.isEmpty { registrations += 1 }
+        var homesDone = false
+        for home in answer.homes ?? [] where handoff.homesBack[home]?.remove(name) != nil {
+            if handoff.homesBack[home]?.isEmpty == true { handoff.homesBack[home] = nil }
+            homesDone = true
+        }
+        if !freed.isEmpty || homesDone { registrations += 1 }
         return returnedHome(freed) + pushPlacement()
     }
 }

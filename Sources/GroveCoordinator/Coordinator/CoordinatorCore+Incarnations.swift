@@ -164,8 +164,9 @@ extension CoordinatorCore {
             // As a client's address is held: within limits.addressBytes, printable, in NFC.
             let wellFormed = AddressChecks.addressFormProblem(address, limit: limits.addressBytes) == nil
             let parsed = MachineAddress(address)
+            // Its own instances being released to it (handoff) are its own already.
             guard wellFormed, let key = parsed.key, !key.isEmpty, let spec = topology.machine(named: parsed.machine), spec.keyed,
-                  host(of: spec, key: key) == worker else {
+                  host(of: spec, key: key) == worker || (!handoff.homesBack.isEmpty && homeBeingReleased(address) == worker) else {
                 strays.append(address)
                 continue
             }

@@ -75,8 +75,11 @@ extension CoordinatorCore {
 
     /// The own workers of `machine`'s instances being handed back to them now, sorted.
     func handingBack(of machine: String) -> [String] {
-        guard !handoff.releasing.isEmpty else { return [] }
+        guard !handoff.releasesNone else { return [] }
         var homes: Set<String> = []
+        if let spec = topology.machine(named: machine) {
+            homes.formUnion(handoff.homesBack.keys.filter(topology.instances(of: spec.worker).contains))
+        }
         for address in handoff.releasing.keys {
             let parsed = MachineAddress(address)
             if parsed.machine == machine, let home = topology.placement(ofMachine: machine, key: parsed.key) { homes.insert(home) }

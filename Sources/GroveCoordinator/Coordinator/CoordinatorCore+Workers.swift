@@ -275,9 +275,11 @@ extension CoordinatorCore {
         if welcome.direct != nil { actions += pushAccess(to: name) }
         actions.append(observe(for: name))
         actions.append(publishWorker(WorkerEvent(worker: name, phase: .registered, machines: machines(on: name))))
-        actions += handoffRegistered(name)
+        // The placement before the releases: a worker reads that its adopted instances are going
+        // home before it lets go of them, so no direct request between the two brings one back.
+        let releases = handoffRegistered(name)
         actions += pushPlacement(fresh: name)
-        return actions
+        return actions + releases
     }
 
     func observe(for worker: String) -> CoordinatorAction {

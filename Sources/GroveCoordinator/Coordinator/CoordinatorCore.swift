@@ -447,7 +447,7 @@ struct CoordinatorCore {
                         readsSlowly: Bool = false, sender: UInt32 = 0,
                         eventCase: String? = nil) -> Result<(worker: Int, id: UInt64), WireError> {
         let worker: Int
-        if !handoff.releasing.isEmpty, let refusal = handoffRefusal(address) { return .failure(refusal) }
+        if !handoff.releasesNone, let refusal = handoffRefusal(address) { return .failure(refusal) }
         if resolvedAt != registrations {
             resolved.removeAll(keepingCapacity: true)
             resolvedBytes = 0

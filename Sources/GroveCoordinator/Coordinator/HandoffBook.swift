@@ -22,11 +22,20 @@ struct HandoffBook {
     /// Instances being released (address → the worker releasing them): routed nowhere (clients
     /// are answered `unavailable`) until that worker says they left, or is lost.
     var releasing: [String: String] = [:]
+    /// Workers registered again whose instances the other workers of a direct pool release as a
+    /// whole (own worker → those yet to answer): a direct client may have had them adopted
+    /// without the coordinator routing a request for them, so no address list names them all.
+    /// Each of their keys stays placed on the worker that adopted it, and is refused to
+    /// clients, until every one of those answered (or was lost).
+    var homesBack: [String: Set<String>] = [:]
 
     init(topology: Topology) {
         grace = topology.durability.handoff.map { .milliseconds($0.graceMs) }
     }
 
     /// Whether placement is the topology's everywhere: nothing handed off or being released.
-    var isIdle: Bool { handedOff.isEmpty && releasing.isEmpty }
+    var isIdle: Bool { handedOff.isEmpty && releasesNone }
+
+    /// Whether no instance is being released: every request may go where it is placed.
+    var releasesNone: Bool { releasing.isEmpty && homesBack.isEmpty }
 }

@@ -74,6 +74,9 @@ final class DirectRoute: Sendable {
 
     func placement(_ view: PlacementView) { state.withLock { $0.core.placement(view) } }
 
+    /// The pool a keyed instance's key is hashed over, from the welcome; `nil` before it.
+    var pool: [String]? { state.withLock { $0.core.settings?.pool } }
+
     /// The worker began a graceful stop (SIGTERM): every request from now on is answered `moved`
     /// `stopping` before it reaches a machine; what was delivered is still answered.
     func beginStopping() { state.withLock { $0.core.beginStopping() } }

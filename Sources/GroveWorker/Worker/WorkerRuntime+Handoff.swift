@@ -30,25 +30,73 @@ extension WorkerRuntime {
         return restoreIfWaiting(address)
     }
 
-    /// Writes the instances `release` names that are here, lets them leave memory (their
-    /// timers with them: their own worker wakes them), and answers `release` with every
-    /// address named, those not here included (nothing of them is live here).
+    /// Notes `release`, carried out at the end of the turn (``releaseAfterCommit()``): the
+    /// events this turn handed to its instances run first, and their states and answers are
+    /// committed together. Written here, mid-turn, an instance restored for an event still
+    /// queued could be stored without that event's answer, and the event applied twice.
     /// - Parameter address: The message's address, this worker's name.
     func release(_ release: HandoffRelease, address: String) {
-        let here = release.addresses.filter { instances[$0] != nil }
-        // What they ran since the last commit goes to the store before they leave.
-        if !here.isEmpty { commitTurn() }
-        for address in here {
-            instances[address]?.passivate()
-            instances[address] = nil
+        releases.append((release, address))
+    }
+
+    /// Carries out the turn's `release` messages once it has committed, in a task of its own
+    /// on the worker's loop: after the tasks this turn woke, so the watchers' publications of
+    /// the instances' last states leave before the answer, which the coordinator takes as the
+    /// end of their publishing from here.
+    func releaseAfterCommit() {
+        guard !releases.isEmpty else { return }
+        let due = Swift.exchange(&releases, with: [])
+        _ = link.loop.spawn { [weak self] in await self?.carryOut(due) }
+    }
+
+    /// Each instance `due` names, and with `homes` each keyed instance here whose own worker
+    /// is one of them (a direct client may have had it adopted without the coordinator
+    /// knowing), leaves memory if it rests (its timers with it: its own worker wakes them). One
+    /// with work still in flight (an event queued, an io call) stays until it is done: its next
+    /// commit lands before its own worker claims it, or is refused and drops it
+    /// (``dropMoved(_:)``). Each message is answered with every address named or found, those
+    /// not here included, `homes` last.
+    func carryOut(_ due: [(release: HandoffRelease, address: String)]) {
+        // What ran since the turn's commit goes to the store first.
+        commitTurn()
+        for (release, address) in due {
+            let homes = Set(release.homes ?? [])
+            let named = homes.isEmpty ? release.addresses : Array(Set(release.addresses).union(instances(homedOn: homes)))
+            var released = 0, busy = 0
+            for address in named {
+                guard let instance = instances[address] else { continue }
+                guard instance.resting != .busy else {
+                    busy += 1
+                    continue
+                }
+                instance.passivate()
+                instances[address] = nil
+                released += 1
+            }
+            // A passivated one waits for a timer here no more: its own worker keeps it now.
+            for address in named where instances[address] == nil { core.passivation.cameBack(address) }
+            log.notice("released instances to their own worker", metadata: ["released": "\(released)", "busy": "\(busy)",
+                                                                           "named": "\(named.count)",
+                                                                           "homes": "\(homes.sorted().joined(separator: ","))"])
+            for page in HandoffRelease.pages(of: named, homes: release.homes ?? []) {
+                guard let payload = try? WireJSON.encode(page) else { continue }
+                link.send(.release, address: address, payload: payload)
+            }
         }
-        // A passivated one waits for a timer here no more: its own worker keeps it now.
-        for address in release.addresses { core.passivation.cameBack(address) }
         scheduleWake()
-        log.notice("released instances to their own worker", metadata: ["released": "\(here.count)",
-                                                                       "named": "\(release.addresses.count)"])
-        guard let payload = try? WireJSON.encode(release) else { return }
-        link.send(.release, address: address, payload: payload)
+        link.flush()
+    }
+
+    /// The keyed instances here of machines that hand off whose own worker (their key hashed
+    /// over the direct pool, nothing handed off) is one of `homes`.
+    func instances(homedOn homes: Set<String>) -> [String] {
+        guard let pool = link.direct?.pool else { return [] }
+        return instances.keys.filter { address in
+            let parsed = MachineAddress(address)
+            guard let key = parsed.key, core.placed[parsed.machine]?.handoff == true,
+                  let home = Topology.host(ofKey: key, pool: pool, handedOff: []) else { return false }
+            return homes.contains(home)
+        }
     }
 
     /// Takes back from the shared store those instances `returned` names whose record holds

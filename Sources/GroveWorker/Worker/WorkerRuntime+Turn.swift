@@ -53,6 +53,7 @@ extension WorkerRuntime {
         turn.woken.drainCollected { drained($0) }
         settleEndings()
         commitTurn()
+        releaseAfterCommit()
         link.flush()
     }
 

@@ -90,6 +90,9 @@ actor WorkerRuntime {
     /// request to them is answered with (``refuseUnreadable(_:why:)``): never started afresh
     /// over what they acknowledged.
     var unreadable: [String: WireError] = [:]
+    /// `release` messages of this turn, carried out once it has drained and committed
+    /// (``releaseAfterCommit()``), with the name they were addressed to.
+    var releases: [(release: HandoffRelease, address: String)] = []
     /// What the io performers of its instances share (``sharedIO()``), made again when a
     /// welcome places other io elsewhere.
     var clusterIO: ClusterIO?

@@ -257,7 +257,10 @@ final class Cluster: Sendable {
         return problems
     }
 
+    /// Removes the cluster's directory, logs included; kept when `GROVE_TEST_KEEP` is set, so
+    /// that the logs of a run that failed without throwing (an `#expect`) can be read.
     func removeDirectory() {
+        if ProcessInfo.processInfo.environment["GROVE_TEST_KEEP"] != nil { return }
         try? FileManager.default.removeItem(at: directory)
     }
 }
