@@ -94,20 +94,18 @@ extension Socket {
     ///     extra frames dropped and is reported with `frameCount` above the buffer's count).
     /// - Returns: What `body` returned, or `nil` on `EAGAIN`.
     /// - Throws: `ZMQError` for other failures, e.g. `ETERM` after the context ended.
-    @inlinable
     package func receive<Result>(
         dontWait: Bool, _ body: (_ frames: UnsafeBufferPointer<UnsafeRawBufferPointer>, _ frameCount: Int) -> Result
     ) throws(ZMQError) -> Result? {
-        // Generic only here, where the caller specializes it: the receiving itself is not, as
-        // asking for `Result?`'s metadata on every message was 5 % of fsm-load's time.
         var result: Result?
-        guard try receiveLending(dontWait: dontWait, { frames, count in result = body(frames, count) }) else { return nil }
+        guard try receiveBorrowed(dontWait: dontWait, { frames, count in result = body(frames, count) }) else { return nil }
         return result
     }
 
-    /// ``receive(dontWait:_:)`` without a result: `false` on `EAGAIN`, `true` once `body` ran.
-    @usableFromInline
-    func receiveLending(
+    /// ``receive(dontWait:_:)`` without a result, for hot paths: `false` on `EAGAIN`, `true`
+    /// once `body` ran. Not generic, as the generic one is not specialized across modules:
+    /// asking for `Result?`'s metadata on every message was 5 % of fsm-load's time.
+    package func receiveBorrowed(
         dontWait: Bool, _ body: (_ frames: UnsafeBufferPointer<UnsafeRawBufferPointer>, _ frameCount: Int) -> Void
     ) throws(ZMQError) -> Bool {
         let handle = try open("receive on \(type)")

@@ -88,6 +88,10 @@ package final class Socket {
     /// On a ROUTER, counts the large frames sent to each peer until libzmq lets them go
     /// (``HeldBytes``); `nil` counts nothing. Set before adding the socket to a loop.
     @exclusivity(unchecked) package var heldBytes: HeldBytes?
+    /// On a ROUTER, the routing ids of the last senders (``routingID(_:)``); touched only by
+    /// the receiving thread.
+    @exclusivity(unchecked) private var recentRoutingIDs: [[UInt8]] = []
+    @exclusivity(unchecked) private var oldestRoutingID = 0
 
     /// Creates a socket of `type` in `context`.
     /// - Parameters:
@@ -268,8 +272,10 @@ package final class Socket {
                 // Past the frames a message may have: received (freed by the next receive) and dropped.
             } else if size == 0 {
                 frames.append([])
+            } else if count == 1, type == .router {
+                frames.append(routingID(UnsafeRawBufferPointer(start: zmq_msg_data(&message), count: size)))
             } else {
-                frames.append(Array(UnsafeRawBufferPointer(start: zmq_msg_data(&message), count: size)))
+                frames.append(Self.copy(UnsafeRawBufferPointer(start: zmq_msg_data(&message), count: size)))
             }
             if zmq_msg_more(&message) == 0 {
                 if let userID, let text = zmq_msg_gets(&message, "User-Id") { userID.pointee = String(cString: text) }
@@ -281,6 +287,34 @@ package final class Socket {
     /// The frames a received message is given room for at once: Grove's messages have three,
     /// four with a ROUTER's routing id.
     static let framesReserved = 4
+
+    /// A received frame as an array: one allocation and a `memcpy`.
+    private static func copy(_ bytes: UnsafeRawBufferPointer) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: bytes.count) { buffer, initialized in
+            buffer.baseAddress!.initialize(from: bytes.bindMemory(to: UInt8.self).baseAddress!, count: bytes.count)
+            initialized = bytes.count
+        }
+    }
+
+    /// A ROUTER's frame 0, the sender's routing id: the array of one of the last few senders
+    /// when it is theirs, shared instead of copied, as a few peers send most messages (a
+    /// coordinator's clients and workers); otherwise copied and kept in place of the oldest.
+    private func routingID(_ bytes: UnsafeRawBufferPointer) -> [UInt8] {
+        for index in recentRoutingIDs.indices where recentRoutingIDs[index].elementsEqual(bytes) {
+            return recentRoutingIDs[index]
+        }
+        let id = Self.copy(bytes)
+        if recentRoutingIDs.count < Self.recentRoutingIDLimit {
+            recentRoutingIDs.append(id)
+        } else {
+            recentRoutingIDs[oldestRoutingID] = id
+            oldestRoutingID = (oldestRoutingID + 1) % Self.recentRoutingIDLimit
+        }
+        return id
+    }
+
+    /// How many senders' routing ids ``routingID(_:)`` keeps.
+    static let recentRoutingIDLimit = 4
 
     /// The open handle, or `ENOTSOCK` naming `operation` when closed.
     func open(_ operation: @autoclosure () -> String) throws(ZMQError) -> UnsafeMutableRawPointer {
