@@ -275,7 +275,7 @@ package final class Socket {
             } else if count == 1, type == .router {
                 frames.append(routingID(UnsafeRawBufferPointer(start: zmq_msg_data(&message), count: size)))
             } else {
-                frames.append(Self.copy(UnsafeRawBufferPointer(start: zmq_msg_data(&message), count: size)))
+                frames.append(Array(UnsafeRawBufferPointer(start: zmq_msg_data(&message), count: size)))
             }
             if zmq_msg_more(&message) == 0 {
                 if let userID, let text = zmq_msg_gets(&message, "User-Id") { userID.pointee = String(cString: text) }
@@ -288,22 +288,14 @@ package final class Socket {
     /// four with a ROUTER's routing id.
     static let framesReserved = 4
 
-    /// A received frame as an array: one allocation and a `memcpy`.
-    private static func copy(_ bytes: UnsafeRawBufferPointer) -> [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: bytes.count) { buffer, initialized in
-            buffer.baseAddress!.initialize(from: bytes.bindMemory(to: UInt8.self).baseAddress!, count: bytes.count)
-            initialized = bytes.count
-        }
-    }
-
     /// A ROUTER's frame 0, the sender's routing id: the array of one of the last few senders
     /// when it is theirs, shared instead of copied, as a few peers send most messages (a
     /// coordinator's clients and workers); otherwise copied and kept in place of the oldest.
     private func routingID(_ bytes: UnsafeRawBufferPointer) -> [UInt8] {
-        for index in recentRoutingIDs.indices where recentRoutingIDs[index].elementsEqual(bytes) {
+        for index in recentRoutingIDs.indices where Self.same(recentRoutingIDs[index], bytes) {
             return recentRoutingIDs[index]
         }
-        let id = Self.copy(bytes)
+        let id = Array(bytes)
         if recentRoutingIDs.count < Self.recentRoutingIDLimit {
             recentRoutingIDs.append(id)
         } else {
@@ -311,6 +303,19 @@ package final class Socket {
             oldestRoutingID = (oldestRoutingID + 1) % Self.recentRoutingIDLimit
         }
         return id
+    }
+
+    /// Whether `id` holds `bytes` (`elementsEqual` walked both as sequences: most of the lookup).
+    private static func same(_ id: [UInt8], _ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard id.count == bytes.count else { return false }
+        return id.withUnsafeBytes { kept in
+            var index = 0
+            while index < kept.count {
+                if kept[index] != bytes[index] { return false }
+                index += 1
+            }
+            return true
+        }
     }
 
     /// How many senders' routing ids ``routingID(_:)`` keeps.
