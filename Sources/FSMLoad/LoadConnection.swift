@@ -359,17 +359,16 @@ final class LoadConnection: @unchecked Sendable {
                         }
                     } else {
                         // Replies one at a time, read where libzmq holds them: no arrays made.
-                        let got: Bool? = try socket.receive(dontWait: true) { frames, count in
-                            guard count == 3, let header = try? Header(frames[0]) else { return true }
+                        let got = try socket.receiveBorrowed(dontWait: true) { frames, count in
+                            guard count == 3, let header = try? Header(frames[0]) else { return }
                             let arrived = nanosSinceStart(clock.now)
                             if header.kind == .batch {
                                 recordBatch(Array(frames[2]), arrived: arrived, leg: leg)
                             } else {
                                 record(header.kind, header.correlation, arrived: arrived, leg: leg, Array(frames[2]))
                             }
-                            return true
                         }
-                        guard got != nil else { break }
+                        guard got else { break }
                         received += 1
                     }
                 }

@@ -105,6 +105,10 @@ public enum Batch {
     /// The first `limit` envelopes of a batch payload, and whether they are all of it.
     private static func envelopes(in payload: [UInt8], atMost limit: Int) throws(WireError) -> (envelopes: [Envelope], complete: Bool) {
         var envelopes: [Envelope] = []
+        // Room at once rather than grown envelope by envelope (each growth an allocation and a
+        // copy): at most one per 16 bytes (an envelope's least), `limit`, or 4,096, past which
+        // it grows as before, so a large payload reserves no more than 4,096 can fill.
+        envelopes.reserveCapacity(min(limit, payload.count / 16, 4096))
         var offset = 0
         func truncated() -> WireError {
             WireError(.malformedFrame,

@@ -215,12 +215,12 @@ public struct Header: Sendable, Hashable {
     ///   - raw: The flags byte as it came.
     ///   - correlation: The message's correlation id, for the reply.
     ///   - place: Where the byte was, for the message: "the header (frame 0)", "batch envelope 3".
-    static func undefinedFlags(_ raw: UInt8, correlation: UInt64, where place: String) -> WireError? {
+    static func undefinedFlags(_ raw: UInt8, correlation: UInt64, where place: @autoclosure () -> String) -> WireError? {
         let undefined = raw & ~Flags.defined.rawValue
         guard undefined != 0 else { return nil }
         let bits = (0 ..< 8).filter { undefined & (1 << $0) != 0 }.map(String.init).joined(separator: ", ")
         return WireError(.malformedFrame, """
-            \(place) sets flag bits 0x\(String(undefined, radix: 16)) (bit \(bits)), which protocol v1 does not define; \
+            \(place()) sets flag bits 0x\(String(undefined, radix: 16)) (bit \(bits)), which protocol v1 does not define; \
             clear them: only bits 0–4 (binary, no-wait, unhandled, traced, keyed) have a meaning. See docs/PROTOCOL.md, 'Frames'
             """, correlation: correlation)
     }

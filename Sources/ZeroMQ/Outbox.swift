@@ -75,8 +75,9 @@ struct Outbox {
 
     /// The messages and bytes waiting for `peer`.
     func backlog(peer: [UInt8]) -> Backlog {
-        guard count > 0, let queue = queues[keyedByPeer ? peer : []] else { return .empty }
-        return Backlog(messages: queue.messages, bytes: queue.bytes)
+        // Read in place: a copy of the queue out of the dictionary cost retains per message.
+        guard count > 0, let index = queues.index(forKey: keyedByPeer ? peer : []) else { return .empty }
+        return Backlog(messages: queues.values[index].messages, bytes: queues.values[index].bytes)
     }
 
     mutating func enqueue(_ frames: [[UInt8]]) {

@@ -88,6 +88,10 @@ package final class Socket {
     /// On a ROUTER, counts the large frames sent to each peer until libzmq lets them go
     /// (``HeldBytes``); `nil` counts nothing. Set before adding the socket to a loop.
     @exclusivity(unchecked) package var heldBytes: HeldBytes?
+    /// On a ROUTER, the routing ids of the last senders (``routingID(_:)``); touched only by
+    /// the receiving thread.
+    @exclusivity(unchecked) private var recentRoutingIDs: [[UInt8]] = []
+    @exclusivity(unchecked) private var oldestRoutingID = 0
 
     /// Creates a socket of `type` in `context`.
     /// - Parameters:
@@ -268,6 +272,8 @@ package final class Socket {
                 // Past the frames a message may have: received (freed by the next receive) and dropped.
             } else if size == 0 {
                 frames.append([])
+            } else if count == 1, type == .router {
+                frames.append(routingID(UnsafeRawBufferPointer(start: zmq_msg_data(&message), count: size)))
             } else {
                 frames.append(Array(UnsafeRawBufferPointer(start: zmq_msg_data(&message), count: size)))
             }
@@ -281,6 +287,39 @@ package final class Socket {
     /// The frames a received message is given room for at once: Grove's messages have three,
     /// four with a ROUTER's routing id.
     static let framesReserved = 4
+
+    /// A ROUTER's frame 0, the sender's routing id: the array of one of the last few senders
+    /// when it is theirs, shared instead of copied, as a few peers send most messages (a
+    /// coordinator's clients and workers); otherwise copied and kept in place of the oldest.
+    private func routingID(_ bytes: UnsafeRawBufferPointer) -> [UInt8] {
+        for index in recentRoutingIDs.indices where Self.same(recentRoutingIDs[index], bytes) {
+            return recentRoutingIDs[index]
+        }
+        let id = Array(bytes)
+        if recentRoutingIDs.count < Self.recentRoutingIDLimit {
+            recentRoutingIDs.append(id)
+        } else {
+            recentRoutingIDs[oldestRoutingID] = id
+            oldestRoutingID = (oldestRoutingID + 1) % Self.recentRoutingIDLimit
+        }
+        return id
+    }
+
+    /// Whether `id` holds `bytes` (`elementsEqual` walked both as sequences: most of the lookup).
+    private static func same(_ id: [UInt8], _ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard id.count == bytes.count else { return false }
+        return id.withUnsafeBytes { kept in
+            var index = 0
+            while index < kept.count {
+                if kept[index] != bytes[index] { return false }
+                index += 1
+            }
+            return true
+        }
+    }
+
+    /// How many senders' routing ids ``routingID(_:)`` keeps.
+    static let recentRoutingIDLimit = 4
 
     /// The open handle, or `ENOTSOCK` naming `operation` when closed.
     func open(_ operation: @autoclosure () -> String) throws(ZMQError) -> UnsafeMutableRawPointer {

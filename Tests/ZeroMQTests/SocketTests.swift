@@ -82,6 +82,30 @@ import Testing
         #expect(try right.receive(dontWait: false) == [[]])
     }
 
+    /// A ROUTER shares the routing id of its last few senders instead of copying it per
+    /// message: with more senders than it keeps, taking turns, and ids of one length that differ
+    /// only in their last byte, every message still names its own sender.
+    @Test func aRouterNamesEachSenderWithMoreSendersThanItKeeps() throws {
+        let context = try ZMQContext()
+        defer { context.terminate() }
+        let (router, endpoint) = try makeRouter(context)
+        try router.setReceiveTimeout(milliseconds: 5000)
+        let names = (0 ..< Socket.recentRoutingIDLimit + 3).map { "peer-\($0)" }
+        let dealers = try names.map { try makeDealer(context, id: $0, endpoint: endpoint) }
+        defer { router.close(); dealers.forEach { $0.close() } }
+
+        var expected: [[[UInt8]]] = []
+        for round in 0 ..< 3 {
+            // Each sender's message waits until it arrived, so the order across senders is known.
+            for (index, dealer) in dealers.enumerated() where round != 1 || index % 2 == 0 {
+                let body = bytes("\(names[index]) \(round)")
+                #expect(try dealer.send([body], dontWait: false))
+                expected.append([bytes(names[index]), body])
+                #expect(try router.receive(dontWait: false) == expected.last)
+            }
+        }
+    }
+
     /// Frames past ``Socket/maximumFrames`` are dropped unread, but counted: the coordinator's
     /// refusal of a 10-frame message said "7 frames" (the frames kept) until the count came along.
     @Test func framesPastTheMaximumAreDroppedButCounted() throws {

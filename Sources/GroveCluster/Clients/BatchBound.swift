@@ -11,9 +11,9 @@ package enum BatchBound {
     /// when it is within `limit`. `oversized`, as a payload over `limits.payloadBytes` is, under
     /// correlation 0 as every refusal of a whole batch (docs/PROTOCOL.md, "Batches").
     /// - Parameter answerer: Who refuses it, for the text ("the coordinator", "worker NAME").
-    package static func refusal(count: UInt64, limit: Int, answerer: String = "the coordinator") -> WireError? {
+    package static func refusal(count: UInt64, limit: Int, answerer: @autoclosure () -> String = "the coordinator") -> WireError? {
         guard count > UInt64(max(limit, 0)) else { return nil }
-        return tooMany(count, limit: limit, answerer: answerer)
+        return tooMany(count, limit: limit, answerer: answerer())
     }
 
     private static func tooMany(_ count: UInt64, limit: Int, answerer: String) -> WireError {
