@@ -232,16 +232,24 @@ import Testing
         return actions.contains { if case .publish(let topic, _) = $0 { topic == "state:" + address } else { false } }
     }
 
-    /// A direct pool: a client may have had a key of data-1's adopted without the coordinator
-    /// routing it, so each other worker is told to release all of data-1's, and the keys stay
-    /// placed on their adopter (its states published, clients refused) until it answered.
-    @Test func aDirectPoolReleasesEveryInstanceOfTheReturningWorker() throws {
+    /// A direct pool of three with data-1 lost past the grace, and an address of data-1's.
+    static func directPoolWithDataOneHandedOff() throws -> (fixture: Fixture, address: String) {
         var fixture = Fixture(topology: Self.topology(direct: true))
         for name in ["edge", "data-1", "data-2", "data-3"] { fixture.register(name) }
         let address = "counter/\(try Self.key(on: "data-1"))"
         _ = fixture.core.lose("data-1", reason: "killed", cause: .exited)
         _ = fixture.tick(at: 0.1)
         _ = fixture.tick(at: 1.2)
+        return (fixture, address)
+    }
+
+    /// A direct pool: a client may have had a key of data-1's adopted without the coordinator
+    /// routing it, so each other worker is told to release all of data-1's, and the keys stay
+    /// placed on their adopter (its states published, clients refused) until it answered.
+    @Test func aDirectPoolReleasesEveryInstanceOfTheReturningWorker() throws {
+        let handedOff = try Self.directPoolWithDataOneHandedOff()
+        var fixture = handedOff.fixture
+        let address = handedOff.address
         let adopter = try #require(Self.topology().placement(ofKey: String(address.dropFirst("counter/".count)), among: ["data-2", "data-3"]))
         let other = adopter == "data-2" ? "data-3" : "data-2"
         // No request for it went through the coordinator: it knows of no adoption.
@@ -275,12 +283,9 @@ import Testing
     }
 
     @Test func aDirectAdopterLostWhileReleasingHoldsNothingBack() throws {
-        var fixture = Fixture(topology: Self.topology(direct: true))
-        for name in ["edge", "data-1", "data-2", "data-3"] { fixture.register(name) }
-        let address = "counter/\(try Self.key(on: "data-1"))"
-        _ = fixture.core.lose("data-1", reason: "killed", cause: .exited)
-        _ = fixture.tick(at: 0.1)
-        _ = fixture.tick(at: 1.2)
+        let handedOff = try Self.directPoolWithDataOneHandedOff()
+        var fixture = handedOff.fixture
+        let address = handedOff.address
         _ = fixture.register("data-1", at: 2)
         _ = fixture.core.lose("data-2", reason: "killed", cause: .exited)
         #expect(fixture.send(to: address).failureCode == .unavailable)
