@@ -293,6 +293,21 @@ import Testing
         #expect(try fixture.send(to: address).get() == "data-1")
     }
 
+    /// A worker that never answers with `homes` (an earlier build) holds its pool-mate's keys
+    /// back only so long: then they go home, and the store fences what it still has.
+    @Test func aReleaseByHomeNeverAnsweredEndsAfterItsLimit() throws {
+        let handedOff = try Self.directPoolWithDataOneHandedOff()
+        var fixture = handedOff.fixture
+        _ = fixture.register("data-1", at: 2)
+        _ = fixture.tick(at: 2.1)
+        #expect(fixture.send(to: handedOff.address).failureCode == .unavailable)
+        let limit = Double(fixture.core.homesBackLimit.components.seconds)
+        // One tick that late is taken for the coordinator's own pause: no worker is lost for it.
+        let expired = fixture.tick(at: 2.1 + limit + 0.5)
+        #expect(expired.contains { if case .warn(let text) = $0 { text.contains("did not answer the release of worker data-1") } else { false } })
+        #expect(try fixture.send(to: handedOff.address).get() == "data-1")
+    }
+
     @Test func releasePagesCarryTheHomesLast() {
         let addresses = (0..<(HandoffRelease.pageSize + 3)).map { "counter/k\($0)" }
         let pages = HandoffRelease.pages(of: addresses, homes: ["data-1"])

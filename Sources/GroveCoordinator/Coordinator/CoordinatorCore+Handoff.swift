@@ -76,7 +76,7 @@ extension CoordinatorCore {
             handoff.lostSince[name] = now
         }
         handoff.justLost.removeAll()
-        var actions: [CoordinatorAction] = []
+        var actions = expireHomesBack(now: now)
         for (name, since) in handoff.lostSince.sorted(by: { $0.key < $1.key }) where now - since >= grace {
             handoff.lostSince[name] = nil
             handoff.handedOff.insert(name)
@@ -86,6 +86,31 @@ extension CoordinatorCore {
             actions.append(.warn("worker \(name) was lost for more than durability.handoff.graceMs (\(grace.wholeMilliseconds) ms): "
                 + (live.isEmpty ? "every worker of group '\(group)' is lost, so its keyed instances wait for it"
                     : "its keyed durable instances are placed on \(live.joined(separator: ", ")) until it registers again")))
+        }
+        return actions
+    }
+
+    /// How long a returning worker's keys wait for the other workers of its direct pool to
+    /// answer `release` with `homes`: five heartbeat timeouts, at least 10 s. Past it they go
+    /// home all the same; what a silent worker still holds of them, the store fences.
+    var homesBackLimit: Duration { .milliseconds(max(10_000, 5 * topology.heartbeat.timeoutMs)) }
+
+    /// Ends the waits of `homesBack` older than ``homesBackLimit``, saying whom they waited for.
+    mutating func expireHomesBack(now: ContinuousClock.Instant) -> [CoordinatorAction] {
+        handoff.homesBackSince = handoff.homesBackSince.filter { handoff.homesBack[$0.key] != nil }
+        var actions: [CoordinatorAction] = []
+        for (home, adopters) in handoff.homesBack.sorted(by: { $0.key < $1.key }) {
+            guard let since = handoff.homesBackSince[home] else {
+                handoff.homesBackSince[home] = now
+                continue
+            }
+            guard now - since >= homesBackLimit else { continue }
+            handoff.homesBack[home] = nil
+            handoff.homesBackSince[home] = nil
+            registrations += 1
+            actions.append(.warn("worker(s) \(adopters.sorted().joined(separator: ", ")) did not answer the release of worker \(home)'s "
+                + "instances within \(homesBackLimit.wholeMilliseconds) ms (an earlier Grove build?); they go to \(home) now, and the "
+                + "shared store refuses any write of them from those workers"))
         }
         return actions
     }

@@ -28,6 +28,9 @@ struct HandoffBook {
     /// Each of their keys stays placed on the worker that adopted it, and is refused to
     /// clients, until every one of those answered (or was lost).
     var homesBack: [String: Set<String>] = [:]
+    /// When each of `homesBack` was first seen by a tick: past ``homesBackLimit`` the workers
+    /// yet to answer are no longer waited for (one of an earlier build never answers `homes`).
+    var homesBackSince: [String: ContinuousClock.Instant] = [:]
 
     init(topology: Topology) {
         grace = topology.durability.handoff.map { .milliseconds($0.graceMs) }
