@@ -32,8 +32,9 @@ extension WorkerRuntime {
 
     /// Notes `release`, carried out at the end of the turn (``releaseAfterCommit()``): the
     /// events this turn handed to its instances run first, and their states and answers are
-    /// committed together. Written here, mid-turn, an instance restored for an event still
-    /// queued could be stored without that event's answer, and the event applied twice.
+    /// committed together. Released here, mid-turn, an instance claimed for an event still
+    /// queued was dropped with that event in it, never answered, and its retry ran at home
+    /// while the store counted it once already (issue 39's handoff case).
     /// - Parameter address: The message's address, this worker's name.
     func release(_ release: HandoffRelease, address: String) {
         releases.append((release, address))
