@@ -106,6 +106,25 @@ struct TopologyTests {
         #expect(topology.placement(ofMachine: "sink", key: nil) == "bench-1")
     }
 
+    /// What the coordinator places a fresh key by, reading the key inside its address, is what
+    /// every other process computes from the key alone.
+    @Test(arguments: [1, 2, 3, 5])
+    func poolIndexInsideAnAddressIsThePlacementOfItsKey(poolSize: Int) {
+        let topology = Topology(
+            name: "pool-index",
+            coordinator: .init(clients: "inproc://c", workers: "inproc://w", events: "inproc://e"),
+            workers: [Topology.WorkerGroup(name: "pool", count: poolSize)],
+            machines: [Topology.MachineSpec(name: "m", type: "Counter", worker: "pool", keyed: true)]
+        )
+        let pool = topology.instances(of: "pool")
+        for key in (0..<200).map({ "user-\($0)" }) + ["a", "a/b", "clé-é", "e\u{301}", String(repeating: "x", count: 40)] {
+            let address = "m/" + key
+            let slash = address.utf8.firstIndex(of: UInt8(ascii: "/"))!
+            let index = Topology.poolIndex(ofKeyIn: address, after: slash, poolSize: poolSize)
+            #expect(pool[index] == topology.placement(ofMachine: "m", key: key), "key \(key)")
+        }
+    }
+
     @Test func keyedPlacementSpreadsKeysOverAPool() {
         let topology = Topology(
             name: "spread",

@@ -126,6 +126,16 @@ extension Topology {
         return key.withUTF8 { stableHash($0) }
     }
 
+    /// The index, in a pool of `poolSize` workers, of the one hosting the keyed instance at
+    /// `address`, whose key follows the `/` at `slash`: what ``placement(ofMachine:key:)`` picks,
+    /// without making the key a string of its own.
+    package static func poolIndex(ofKeyIn address: String, after slash: String.Index, poolSize: Int) -> Int {
+        let keyStart = address.utf8.index(after: slash)
+        let hash = address.utf8[keyStart...].withContiguousStorageIfAvailable { stableHash($0) }
+            ?? stableHash(String(address[keyStart...]))
+        return Int(hash % UInt64(poolSize))
+    }
+
     /// ``stableHash(_:)-(String)`` of a key's UTF-8 bytes.
     @usableFromInline
     static func stableHash(_ key: UnsafeBufferPointer<UInt8>) -> UInt64 {

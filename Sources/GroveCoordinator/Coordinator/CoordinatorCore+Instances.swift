@@ -11,9 +11,9 @@ extension CoordinatorCore {
     /// or, when that machine has `limits.instancesPerMachine` instances already and this is a
     /// new one, the `busy` that refuses the event. Single machines are not counted.
     mutating func admitInstance(_ address: String) -> WireError? {
-        let parsed = MachineAddress(address)
-        guard parsed.key != nil else { return nil }
-        let name = parsed.machine
+        // The name alone: the key is not made a string of its own.
+        guard MachineAddress.hasKey(address) else { return nil }
+        let name = MachineAddress.machine(of: address)
         let limit = topology.limits.instancesPerMachine
         if let listed = keyedInstances[name], listed.count >= limit, !listed.contains(address) {
             return WireError(.busy,

@@ -221,6 +221,7 @@ extension CoordinatorCore {
         // from its predecessor's crash may quarantine a pattern it must refuse from the start.
         actions += attributeCrash(registration, of: name, now: now)
         workers[name]?.registered = true
+        registeredNumbers[number(of: name)] = true
         registrations += 1
         workers[name]?.pid = registration.pid
         workers[name]?.lastHeard = now
@@ -329,6 +330,7 @@ extension CoordinatorCore {
     mutating func lose(_ name: String, reason: String, cause: WorkerLoss) -> [CoordinatorAction] {
         guard workers[name]?.registered == true else { return [] }
         workers[name]?.registered = false
+        registeredNumbers[number(of: name)] = false
         registrations += 1
         let returned = handoffLost(name)
         let pid = workers[name]?.pid

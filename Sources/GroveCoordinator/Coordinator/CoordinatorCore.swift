@@ -120,6 +120,12 @@ struct CoordinatorCore {
     /// names, so it indexes arrays instead of hashing strings.
     let workerNames: [String]
     let workerNumbers: [String: Int]
+    /// Where each machine's requests go, by machine name, worked out from the topology once
+    /// (`+Resolve.swift`).
+    let routes: MachineRoutes
+    /// Whether each worker (by number) has a registered process: `workers[name].registered`,
+    /// kept beside it so that placing a request does not copy the worker's slot.
+    var registeredNumbers: [Bool]
     var pending = PendingTable()
     /// Requests forwarded to each worker (by number) and not answered yet (the entries of
     /// `pending` by worker).
@@ -230,6 +236,8 @@ struct CoordinatorCore {
         inFlightBytes = inFlight
         expectedReplyBytes = inFlight
         routingIDs = Array(repeating: nil, count: workerNames.count)
+        registeredNumbers = Array(repeating: false, count: workerNames.count)
+        routes = MachineRoutes(topology: topology, workerNumbers: workerNumbers)
         for instance in topology.workerInstances {
             workers[instance.name] = WorkerSlot(name: instance.name, group: instance.group)
         }
@@ -464,7 +472,7 @@ struct CoordinatorCore {
             }
         } else {
             do {
-                worker = try number(of: resolve(address))
+                worker = try resolveNumber(address)
             } catch {
                 return .failure(error)
             }
@@ -472,7 +480,10 @@ struct CoordinatorCore {
             // clients try. Only events list a keyed instance (gets, stops, cancels and echoes do
             // not spawn one), and only within limits.instancesPerMachine.
             if resolved.count >= 100_000 || resolvedBytes >= resolvedBytesLimit {
-                resolved.removeAll(keepingCapacity: resolved.count < 100_000)
+                // Its capacity kept (a few MiB at 100,000 entries; the addresses' bytes go):
+                // with a stream of fresh keys, growing it again from nothing rehashed every
+                // entry at each doubling.
+                resolved.removeAll(keepingCapacity: true)
                 resolvedBytes = 0
             }
             let refusal = spawns ? admitInstance(address) : nil
@@ -510,34 +521,6 @@ struct CoordinatorCore {
             preconditionFailure("worker \(worker) is not an instance of topology \(topology.name)")
         }
         return number
-    }
-
-    /// The worker instance hosting `address`.
-    /// - Throws: ``WireError`` `unknown-machine` or `unavailable`, with what to do next.
-    func resolve(_ address: String) throws(WireError) -> String {
-        let parsed = MachineAddress(address)
-        let name = parsed.machine
-        guard let spec = topology.machine(named: name) else {
-            let known = topology.machines.map(\.name).joined(separator: ", ")
-            throw WireError(.unknownMachine, "no machine named '\(name)' in topology '\(topology.name)'; known machines: \(known)",
-                            address: address)
-        }
-        let key = parsed.key
-        if spec.keyed, key == nil || key!.isEmpty {
-            throw WireError(.unknownMachine, "machine '\(name)' is keyed; address an instance as \(name)/<key>", address: address)
-        }
-        if !spec.keyed, key != nil {
-            throw WireError(.unknownMachine, "machine '\(name)' is not keyed; address it as \(name)", address: address)
-        }
-        guard let worker = host(of: spec, key: key) else {
-            throw WireError(.unknownMachine, "machine '\(name)' has no worker", address: address)
-        }
-        guard workers[worker]?.registered == true else {
-            throw WireError(.unavailable,
-                "machine '\(address)' lives on worker \(worker), which is not registered (starting, restarting or lost); retry shortly",
-                address: address)
-        }
-        return worker
     }
 
     mutating func noteInstance(_ address: String) {
