@@ -87,12 +87,23 @@ protocol HostedMachineFactory: StoredEventCodec {
 /// socket their messages leave by, the turn they note wake-ups, durable changes and ends in,
 /// the quarantined events they refuse, the way into the core for their outputs, and the clock
 /// their timers run on.
-struct HostWiring: Sendable {
+///
+/// A class, so that a factory hands it on with one reference: as a struct of four references
+/// and a clock it was copied, each field retained and released, at each instance made.
+final class HostWiring: Sendable {
     let link: WorkerLink
     let turn: Turn
     let poison: PoisonWatch
     let inlet: CoreInlet
-    var clock: any HostClock = WallClock()
+    let clock: any HostClock
+
+    init(link: WorkerLink, turn: Turn, poison: PoisonWatch, inlet: CoreInlet, clock: any HostClock = WallClock()) {
+        self.link = link
+        self.turn = turn
+        self.poison = poison
+        self.inlet = inlet
+        self.clock = clock
+    }
 }
 
 /// How a durable instance starts: its type name and durability, and the record it continues
