@@ -106,16 +106,21 @@ struct TopologyTests {
         #expect(topology.placement(ofMachine: "sink", key: nil) == "bench-1")
     }
 
+    /// A topology named `name` with one keyed machine, `m`, on a pool of `workers`.
+    static func pooled(_ name: String, workers: Int) -> Topology {
+        Topology(
+            name: name,
+            coordinator: .init(clients: "inproc://c", workers: "inproc://w", events: "inproc://e"),
+            workers: [Topology.WorkerGroup(name: "pool", count: workers)],
+            machines: [Topology.MachineSpec(name: "m", type: "Counter", worker: "pool", keyed: true)]
+        )
+    }
+
     /// What the coordinator places a fresh key by, reading the key inside its address, is what
     /// every other process computes from the key alone.
     @Test(arguments: [1, 2, 3, 5])
     func poolIndexInsideAnAddressIsThePlacementOfItsKey(poolSize: Int) {
-        let topology = Topology(
-            name: "pool-index",
-            coordinator: .init(clients: "inproc://c", workers: "inproc://w", events: "inproc://e"),
-            workers: [Topology.WorkerGroup(name: "pool", count: poolSize)],
-            machines: [Topology.MachineSpec(name: "m", type: "Counter", worker: "pool", keyed: true)]
-        )
+        let topology = Self.pooled("pool-index", workers: poolSize)
         let pool = topology.instances(of: "pool")
         for key in (0..<200).map({ "user-\($0)" }) + ["a", "a/b", "clé-é", "e\u{301}", String(repeating: "x", count: 40)] {
             let address = "m/" + key
@@ -126,12 +131,7 @@ struct TopologyTests {
     }
 
     @Test func keyedPlacementSpreadsKeysOverAPool() {
-        let topology = Topology(
-            name: "spread",
-            coordinator: .init(clients: "inproc://c", workers: "inproc://w", events: "inproc://e"),
-            workers: [Topology.WorkerGroup(name: "pool", count: 4)],
-            machines: [Topology.MachineSpec(name: "m", type: "Counter", worker: "pool", keyed: true)]
-        )
+        let topology = Self.pooled("spread", workers: 4)
         var counts: [String: Int] = [:]
         for index in 0..<4000 {
             counts[topology.placement(ofMachine: "m", key: "user-\(index)") ?? "none", default: 0] += 1
@@ -146,12 +146,7 @@ struct TopologyTests {
     /// 0x71): FNV-1a alone put all 64 on one instance of a pool of 2, 4 or 8.
     @Test(arguments: [2, 4, 8])
     func keyedPlacementSpreadsKeysThatDifferOnlyInHighBits(poolSize: Int) {
-        let topology = Topology(
-            name: "spread",
-            coordinator: .init(clients: "inproc://c", workers: "inproc://w", events: "inproc://e"),
-            workers: [Topology.WorkerGroup(name: "pool", count: poolSize)],
-            machines: [Topology.MachineSpec(name: "m", type: "Counter", worker: "pool", keyed: true)]
-        )
+        let topology = Self.pooled("spread", workers: poolSize)
         let letters = ["A", "Q", "a", "q"]
         var counts: [String: Int] = [:]
         for first in letters {
