@@ -36,7 +36,7 @@ extension EndToEnd {
                 try await Self.reachTwoFactor(cluster)
                 let typed = try await cluster.send("auth", #"{"updateTwoFactorCode":{"_0":"1111"}}"#)
                 #expect(typed.step == "enteringTwoFactor", "\(typed)")
-                try await StateTimeoutRestartTests.killAndAwaitRestart(cluster)
+                try await cluster.killAndAwaitRestart("w", timeout: .seconds(20))
 
                 let restored = try await cluster.state("auth")
                 #expect(restored.step == "enteringTwoFactor", "restored in `enteringCode`: \(restored)")
@@ -97,7 +97,7 @@ extension EndToEnd {
                 let next = try await cluster.submitCode("auth", "424242")
                 #expect(next.step == "verifyingTwoFactor", "kept while the first code is checked: \(next)")
                 let judgedBeforeTheKill = watcher.effects(of: "auth", "completed", id: "verify-two-factor")
-                try await StateTimeoutRestartTests.killAndAwaitRestart(cluster)
+                try await cluster.killAndAwaitRestart("w", timeout: .seconds(20))
 
                 let signedIn = try await cluster.waitForState("auth", "signed in by the postponed code", timeout: .seconds(30)) {
                     $0.step == "authenticated"
@@ -140,7 +140,7 @@ extension EndToEnd {
                 // A move inside `twoFactor` keeps its level timeout.
                 let typed = try await cluster.send("auth", #"{"updateTwoFactorCode":{"_0":"1111"}}"#)
                 #expect(typed.step == "enteringTwoFactor", "\(typed)")
-                try await StateTimeoutRestartTests.killAndAwaitRestart(cluster)
+                try await cluster.killAndAwaitRestart("w", timeout: .seconds(20))
                 let killedEarly = StateTimeoutRestartTests.nowNs < deadline
                 #expect(killedEarly, "the worker was killed before the deadline")
 

@@ -28,11 +28,7 @@ extension EndToEnd {
                             == json(#"{"state":0,"inTransition":\#(five),"waiting":[\#(seven)],"started":1}"#))
                 }
 
-                let worker = try await cluster.workerPID("w")
-                kill(worker, SIGKILL)
-                try await waitUntil("w to come back as a new process", timeout: .seconds(20)) {
-                    (try? await cluster.workerPID("w")).map { $0 != worker } ?? false
-                }
+                try await cluster.killAndAwaitRestart("w", timeout: .seconds(20))
                 // Restored with the transition in flight: it runs again (run 2), 7 still waits.
                 for address in ["adder", "adders/x"] {
                     try await cluster.waitForState(address, "the transition started again") {

@@ -31,7 +31,7 @@ extension EndToEnd {
                     // Not online (no linkUp yet), so the send is kept, whatever timeout fired.
                     #expect(reply["online"] == nil, "\(text) is postponed while not online: \(reply)")
                 }
-                try await StateTimeoutRestartTests.killAndAwaitRestart(cluster)
+                try await cluster.killAndAwaitRestart("w", timeout: .seconds(20))
 
                 let restored = try await cluster.state("link")
                 #expect(restored["online"] == nil, "restored before the link came up: \(restored)")

@@ -216,11 +216,7 @@ extension EndToEnd {
                     #expect(try await cluster.send(address, #"{"dataFetched":{"_0":{"failure":{"_0":{"message":"offline"}}}}}"#) == failed)
                 }
 
-                let worker = try await cluster.workerPID("dialects")
-                kill(worker, SIGKILL)
-                try await waitUntil("dialects to come back as a new process", timeout: .seconds(20)) {
-                    (try? await cluster.workerPID("dialects")).map { $0 != worker } ?? false
-                }
+                try await cluster.killAndAwaitRestart("dialects", timeout: .seconds(20))
                 #expect(try await cluster.state("awaiting-loader/a") == loadedValue)
                 #expect(try await cluster.state("awaiting-loader/b") == failedLoad)
                 // From `failed`, a new request loads.

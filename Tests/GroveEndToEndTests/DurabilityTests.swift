@@ -37,11 +37,7 @@ extension EndToEnd {
                 try await cluster.waitForState("loader", "loaded by the route", isLoaded)
                 #expect(try await cluster.send("poller/eu", #"{"startPolling":{"interval":0.2}}"#).caseName == "polling")
 
-                let edge = try await cluster.workerPID("edge")
-                kill(edge, SIGKILL)
-                try await waitUntil("edge to come back as a new process", timeout: .seconds(20)) {
-                    (try? await cluster.workerPID("edge")).map { $0 != edge } ?? false
-                }
+                try await cluster.killAndAwaitRestart("edge", timeout: .seconds(20))
                 let auth = try await cluster.state("auth")
                 #expect(auth.step == "authenticated", "\(auth)")
                 #expect(auth["step"]?["authenticated"]?["_0"] == AuthenticationTests.grace)

@@ -62,12 +62,7 @@ extension EndToEnd {
                 #expect(try await cluster.state("counter/c")["count"] == .integer(101))
 
                 // After kill -9 the kept keys come back from the store with their senders.
-                let before = try await cluster.workerPID("main")
-                kill(before, SIGKILL)
-                try await waitUntil("main to come back as a new process", timeout: .seconds(30)) {
-                    guard let pid = try? await cluster.workerPID("main") else { return false }
-                    return pid != before
-                }
+                try await cluster.killAndAwaitRestart("main")
                 #expect(try await send(Self.keyed("counter/c", sequence: 1, "\"increment\"", correlation: 5), as: alice) == "count 101")
                 #expect(try await send(Self.keyed("counter/c", sequence: 1, #"{"add":{"_0":100}}"#, correlation: 6), as: mallory) == "count 100")
                 #expect(try await send(Self.keyed("counter/c", sequence: 2, "\"increment\"", correlation: 7), as: alice) == "count 102")

@@ -74,11 +74,7 @@ extension EndToEnd {
                 #expect(try await cluster.send("counters/a", #"{"add":{"_0":3}}"#) == json(#"{"count":3}"#))
                 #expect(try await cluster.list().machines.first { $0.name == "counters" }?.instances == ["counters/a"])
 
-                let killed = try await cluster.workerPID("w")
-                kill(killed, SIGKILL)
-                try await waitUntil("w to come back as a new process", timeout: .seconds(20)) {
-                    (try? await cluster.workerPID("w")).map { $0 != killed } ?? false
-                }
+                try await cluster.killAndAwaitRestart("w", timeout: .seconds(20))
                 // Listed again once the worker reports what it brought back: no event to it.
                 try await waitUntil("counters/a to be listed again", timeout: .seconds(10)) {
                     (try? await cluster.list())?.machines.first { $0.name == "counters" }?.instances == ["counters/a"]

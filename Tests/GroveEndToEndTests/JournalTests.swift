@@ -130,11 +130,7 @@ extension EndToEnd {
                 for expected in 1...8 {
                     #expect(try await cluster.send("counter", "increment") == json(#"{"count":\#(expected)}"#))
                 }
-                let worker = try await cluster.workerPID("w")
-                kill(worker, SIGKILL)
-                try await waitUntil("w to come back as a new process", timeout: .seconds(20)) {
-                    (try? await cluster.workerPID("w")).map { $0 != worker } ?? false
-                }
+                try await cluster.killAndAwaitRestart("w", timeout: .seconds(20))
                 // The record of event 5, then events 6 to 8 replayed once each.
                 #expect(try await cluster.send("counter", "increment") == json(#"{"count":9}"#))
             }

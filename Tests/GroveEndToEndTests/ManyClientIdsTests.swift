@@ -53,12 +53,7 @@ extension EndToEnd {
                 #expect(try await cluster.state("counter/m")["count"] == .integer(1))
 
                 // And after kill -9, from the store.
-                let before = try await cluster.workerPID("main")
-                kill(before, SIGKILL)
-                try await waitUntil("main to come back as a new process", timeout: .seconds(30)) {
-                    guard let pid = try? await cluster.workerPID("main") else { return false }
-                    return pid != before
-                }
+                try await cluster.killAndAwaitRestart("main")
                 let afterRestart = try await DirectRouteTests.request(aliceEvent(correlation: 3), at: endpoint, curve: alice,
                                                                       timeout: .seconds(30))
                 #expect(afterRestart.error?.code == .alreadyApplied, "\(ForgedIdempotencyKeyTests.outcome(afterRestart))")

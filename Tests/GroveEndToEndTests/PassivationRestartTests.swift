@@ -38,11 +38,7 @@ extension EndToEnd {
                     try await cluster.list().machines.first { $0.name == "counters" }?.instanceCount == 1000
                 }
 
-                let edge = try await cluster.workerPID("edge")
-                kill(edge, SIGKILL)
-                try await waitUntil("edge to come back as a new process", timeout: .seconds(20)) {
-                    (try? await cluster.workerPID("edge")).map { $0 != edge } ?? false
-                }
+                try await cluster.killAndAwaitRestart("edge", timeout: .seconds(20))
                 // The poller holds a timer: it comes back at start; the counters stay in the store.
                 try await cluster.waitForLog("bringing back 1 durable instance(s)", timeout: .seconds(20))
                 #expect(!cluster.log.contains("bringing back 1001"), "\(cluster.log)")

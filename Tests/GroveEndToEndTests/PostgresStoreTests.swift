@@ -25,11 +25,7 @@ extension EndToEnd {
             defer { PostgresServer.drop(topology.name) }
             try await withCluster(topology) { cluster in
                 try await DurabilityTests.fill(cluster)
-                let worker = try await cluster.workerPID("w")
-                kill(worker, SIGKILL)
-                try await waitUntil("w to come back as a new process", timeout: .seconds(20)) {
-                    (try? await cluster.workerPID("w")).map { $0 != worker } ?? false
-                }
+                try await cluster.killAndAwaitRestart("w", timeout: .seconds(20))
                 try await DurabilityTests.expectFilled(cluster)
                 // Nothing went to a file beside the worker: the records are in the database.
                 let files = FileManager.default.enumerator(atPath: cluster.directory.path)?.compactMap { $0 as? String } ?? []

@@ -26,7 +26,7 @@ extension EndToEnd {
                     #expect(reply["locked"] == json("true"), "\(rider) waits at the locked gate: \(reply)")
                     #expect(reply["passed"] == json("[]"), "\(reply)")
                 }
-                try await StateTimeoutRestartTests.killAndAwaitRestart(cluster)
+                try await cluster.killAndAwaitRestart("w", timeout: .seconds(20))
 
                 let restored = try await cluster.state("gate")
                 #expect(restored["locked"] == json("true"), "\(restored)")

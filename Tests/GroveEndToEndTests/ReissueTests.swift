@@ -26,11 +26,7 @@ extension EndToEnd {
                 #expect(try await cluster.login("auth", email: "ada@example.com", password: "analytical").step == "authenticating")
                 _ = try await watcher.waitFor("the fetch to start on data-io") { $0.isEffect("loader", "started", id: "fetch-items") }
 
-                let edge = try await cluster.workerPID("edge")
-                kill(edge, SIGKILL)
-                try await waitUntil("edge to come back as a new process", timeout: .seconds(20)) {
-                    (try? await cluster.workerPID("edge")).map { $0 != edge } ?? false
-                }
+                try await cluster.killAndAwaitRestart("edge", timeout: .seconds(20))
 
                 // The fetch ran again, under its id, and its result loaded the loader.
                 try await cluster.waitForState("loader", "loaded by the re-issued fetch", isLoaded)

@@ -56,11 +56,7 @@ extension EndToEnd {
                 let loaded = json(#"{"loaded":{"_0":"\#(ada)"}}"#)
                 try await cluster.waitForState("errors-journal/a", "loaded") { $0 == loaded }
 
-                let worker = try await cluster.workerPID("tcasm")
-                kill(worker, SIGKILL)
-                try await waitUntil("tcasm to come back as a new process", timeout: .seconds(20)) {
-                    (try? await cluster.workerPID("tcasm")).map { $0 != worker } ?? false
-                }
+                try await cluster.killAndAwaitRestart("tcasm", timeout: .seconds(20))
                 #expect(try await cluster.state("my-state/a") == located)
                 #expect(try await cluster.state("errors-journal/a") == loaded)
                 // And they run on, with the new process's reducers.

@@ -19,15 +19,6 @@ extension EndToEnd {
             )
         }
 
-        /// Kills worker `w` with SIGKILL and waits for fsm-launch to bring it back.
-        static func killAndAwaitRestart(_ cluster: Cluster) async throws {
-            let worker = try await cluster.workerPID("w")
-            kill(worker, SIGKILL)
-            try await waitUntil("w to come back as a new process", timeout: .seconds(20)) {
-                (try? await cluster.workerPID("w")).map { $0 != worker } ?? false
-            }
-        }
-
         /// The deadlines (ns since 1970, the worker's clock) of the first `count` `started`
         /// events of `address`'s timer `id` that `watcher` printed. A restarted worker, watched,
         /// announces the timers it restored as started.
@@ -62,7 +53,7 @@ extension EndToEnd {
                 // Time itself is what this waits for: the restore then comes a good while after
                 // the arming, so a timeout armed afresh on restore would fire after the probe.
                 try await Task.sleep(until: armed + .milliseconds(1500))
-                try await Self.killAndAwaitRestart(cluster)
+                try await cluster.killAndAwaitRestart("w", timeout: .seconds(20))
 
                 let restored = try await cluster.state("question")
                 if ContinuousClock.now < deadline {
@@ -86,7 +77,7 @@ extension EndToEnd {
             try await withCluster(Self.topology("state-timeout-cancelled")) { cluster in
                 let deadline = ContinuousClock.now + .seconds(10)
                 #expect(try await cluster.send("question", #"{"arm":{"ms":10000}}"#)["phase"] == json(#""waiting""#))
-                try await Self.killAndAwaitRestart(cluster)
+                try await cluster.killAndAwaitRestart("w", timeout: .seconds(20))
 
                 let answered = try await cluster.send("question", "answer")
                 #expect(answered["phase"] == json(#""answered""#), "answered before the deadline: \(answered)")
@@ -110,7 +101,7 @@ extension EndToEnd {
                 let watcher = try await cluster.watch(["effect:question"])
                 _ = try await cluster.send("question", #"{"quiet":{"ms":6000}}"#)
                 let deadline = try await Self.timerDeadlines(watcher, "question", id: Self.eventTimeoutID, count: 1)[0]
-                try await Self.killAndAwaitRestart(cluster)
+                try await cluster.killAndAwaitRestart("w", timeout: .seconds(20))
                 let killedEarly = Self.nowNs < deadline
                 #expect(killedEarly, "the worker was killed before the deadline")
 
@@ -132,7 +123,7 @@ extension EndToEnd {
                 let watcher = try await cluster.watch(["effect:question"])
                 _ = try await cluster.send("question", #"{"quiet":{"ms":8000}}"#)
                 let deadline = try await Self.timerDeadlines(watcher, "question", id: Self.eventTimeoutID, count: 1)[0]
-                try await Self.killAndAwaitRestart(cluster)
+                try await cluster.killAndAwaitRestart("w", timeout: .seconds(20))
                 // Restored pending: the next event, not the restore, is what ends it.
                 _ = try await Self.timerDeadlines(watcher, "question", id: Self.eventTimeoutID, count: 2)
                 let cancelledBefore = watcher.effects(of: "question", "cancelled").filter { $0.effect == Self.eventTimeoutID }

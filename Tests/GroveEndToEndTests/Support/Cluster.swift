@@ -171,6 +171,21 @@ final class Cluster: Sendable {
         return pid
     }
 
+    /// Kills worker instance `name` with SIGKILL and waits until it is registered again as
+    /// another process (its supervisor restarts it); returns the new pid.
+    @discardableResult
+    func killAndAwaitRestart(_ name: String, timeout: Duration = .seconds(30)) async throws -> Int32 {
+        let before = try await workerPID(name)
+        kill(before, SIGKILL)
+        var after = before
+        try await waitUntil("\(name) to come back as a new process", timeout: timeout) {
+            guard let pid = try? await workerPID(name), pid != before else { return false }
+            after = pid
+            return true
+        }
+        return after
+    }
+
     // MARK: - Watching and logs
 
     /// Starts `fsm-send watch` for `prefixes` and returns once it demonstrably receives: the
