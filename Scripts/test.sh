@@ -26,7 +26,10 @@ run_step() {
     local name=$1
     shift
     step "$name"
-    local log="$logs/${name// /-}.log" start=$SECONDS status=0
+    # The step's name made a file name: a long --filter made one past the 255-byte limit, tee
+    # could not open it, and tests that all passed were reported FAILED.
+    local safe=${name//[^A-Za-z0-9._-]/-}
+    local log="$logs/$((${#results[@]} + 1))-${safe:0:80}.log" start=$SECONDS status=0
     swift test --skip-build "$@" 2>&1 | tee "$log" || status=$?
     local elapsed=$((SECONDS - start))
     # Swift Testing's last line, e.g. "Test run with 540 tests in 70 suites passed after 80.1 seconds."
