@@ -16,8 +16,6 @@ struct MachineRoutes {
     }
 
     private let byName: [String: Route]
-    /// The machines' names, for the error naming an unknown one.
-    let names: [String]
 
     init(topology: Topology, workerNumbers: [String: Int]) {
         var byName: [String: Route] = [:]
@@ -26,7 +24,6 @@ struct MachineRoutes {
             byName[spec.name] = Route(keyed: spec.keyed, pool: pool)
         }
         self.byName = byName
-        names = topology.machines.map(\.name)
     }
 
     subscript(machine: String) -> Route? { byName[machine] }
@@ -44,8 +41,9 @@ extension CoordinatorCore {
         let slash = address.utf8.firstIndex(of: UInt8(ascii: "/"))
         let name = slash.map { String(address[..<$0]) } ?? address
         guard let route = routes[name] else {
-            throw WireError(.unknownMachine, "no machine named '\(name)' in topology '\(topology.name)'; known machines: "
-                                + routes.names.joined(separator: ", "), address: address)
+            let known = topology.machines.map(\.name).joined(separator: ", ")
+            throw WireError(.unknownMachine, "no machine named '\(name)' in topology '\(topology.name)'; known machines: \(known)",
+                            address: address)
         }
         if route.keyed, slash == nil || address.utf8.index(after: slash!) == address.utf8.endIndex {
             throw WireError(.unknownMachine, "machine '\(name)' is keyed; address an instance as \(name)/<key>", address: address)
