@@ -474,6 +474,33 @@ public final actor MachineHost<M: Machine> {
         return true
     }
 
+    /// Takes over an event whose `update` already ran outside the host, on the state the host
+    /// holds now: `state` is what it committed and `effect` what it returned. Commits them and
+    /// runs the effect as ``sendNow(_:answering:)`` would have after its own `update`, and
+    /// answers with the state committed (nil `answer`: a sender that waits for nothing). For a
+    /// worker that runs a resting instance's event on its state alone and makes a host only when
+    /// the transition needs one (an effect, an observer, a terminal state): `update` runs once.
+    /// Returns false and does nothing when the host is not idle (``sendNow(_:answering:)``).
+    @inlinable
+    package func takeOverNow(_ state: M.State, effect: MachineEffect<M>, after event: M.Event,
+                             answering answer: ((Result<M.State, HostError>, _ unhandled: Bool) -> Void)?) -> Bool {
+        guard isIdle else { return false }
+        unhandledLast = false
+        _state = state
+        committed(effect, event: event, origin: .sent)
+        let unhandled = unhandledLast
+        if !inline.isEmpty || !inlineBuffer.isEmpty { runInline() }
+        if let answer {
+            if !isRunning, let outcome, case .failed(let error) = outcome {
+                answer(.failure(error), false)
+            } else {
+                answer(.success(_state), unhandled)
+            }
+        }
+        if !isRunning { finishRun(droppedBefore: EmptyCollection()) }
+        return true
+    }
+
     /// Runs `body` isolated to the host, for a caller already running on the host's executor
     /// (``HostOptions/executor``): a worker's I/O loop handing an event to one of its hosts.
     ///

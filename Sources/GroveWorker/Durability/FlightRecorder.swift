@@ -116,6 +116,7 @@ extension FlightLog {
 /// does not count towards quarantining that event forever.
 ///
 /// Used from the worker's loop thread only (its hosts run there): no locking on the hot path.
+@usableFromInline
 package final class FlightRecorder: @unchecked Sendable {
     /// What the recorder reads and writes per event, behind a pointer: a class's stored `var`
     /// passed inout to a closure, or read around one, costs a dynamic exclusivity check per

@@ -85,6 +85,10 @@ protocol HostedMachine: AnswerKeeper {
     /// It leaves memory (passivation): its timers cancelled, its streams finished, without
     /// ending. Its record, written before, holds what it had.
     func passivate()
+    /// Takes over the transition a resting instance ran on the state it was made from
+    /// (``RestingOutcome/needsHost(_:)``), on the worker's loop, just made: commits it, runs its
+    /// effect and answers `reply` (nil: a no-wait event, answered already).
+    func takeOver(_ start: any RestingStart, reply: StateReply?)
     /// Its host was drained by `target`, on the worker's loop (``WorkerRuntime/drained(_:)``):
     /// a durable instance that ran something joins the turn's writes.
     func drained(_ target: DrainTarget)
@@ -262,6 +266,9 @@ final class HostedPath<M: Machine>: Sendable {
     /// Whether the type's states have secrets (``Redacting``): then what leaves the worker is
     /// their redacted form. Found once per machine type, so a reply pays one branch.
     @usableFromInline let redacts: Bool
+    /// What runs per event and per sweep on the resting states of the type's instances
+    /// (``RestingStates``).
+    @usableFromInline let restingStates: RestingPath<M>
 
     /// Mailbox batches a host drains per turn of the worker's I/O thread, which its hosts share:
     /// an effect that sends results as fast as they are handled gets the rest drained later,
@@ -269,9 +276,10 @@ final class HostedPath<M: Machine>: Sendable {
     @usableFromInline static var drainRounds: Int { 8 }
 
     @inlinable
-    init() where M.Event: Codable, M.State: Codable {
+    init() where M.Event: Codable, M.State: Codable, M.Output: Encodable {
         let redacts = Redaction.applies(to: M.State.self)
         self.redacts = redacts
+        restingStates = RestingPath()
         send = { host, event throws(HostError) in try host.send(event) }
         sendReplying = { host, event, token throws(HostError) in try host.send(event, replyToken: token) }
         // Per event, and per instance in a passivation sweep: no closure boxed per call

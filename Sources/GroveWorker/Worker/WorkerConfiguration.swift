@@ -75,12 +75,25 @@ protocol HostedMachineFactory: StoredEventCodec {
     /// - Throws: When the record does not decode as this type's snapshot; when the factory is
     ///   not ``bound(to:)`` a worker.
     func make(address: String, type: String, mailboxCapacity: Int, io: any IOPerformer, watched: Bool, executor: (any SerialExecutor)?,
-              durable: DurableStart?, startsNow: Bool) throws(WireError) -> any HostedMachine
+              durable: DurableStart?, startsNow: Bool, resting: (any RestingStart)?) throws(WireError) -> any HostedMachine
+    /// A table for the resting states of this type's instances, made at `type` (``RestingStates``);
+    /// nil when they cannot rest as their state alone (``RestingStates/admits(initial:)``).
+    func restingTable(type: String) -> (any RestingTable)?
     /// Why a JSON event does not decode as the type's event, or nil when it does.
     func check(event json: [UInt8], address: String) -> WireError?
     /// The case of an event in either codec, in whatever form its sender wrote it, as this
     /// type's event encodes it (``EventCase``); nil when it does not decode or has no case.
     func eventCase(of event: [UInt8], binary: Bool) -> String?
+}
+
+extension HostedMachineFactory {
+    /// ``make(address:type:mailboxCapacity:io:watched:executor:durable:startsNow:resting:)`` for
+    /// an instance that was not resting.
+    func make(address: String, type: String, mailboxCapacity: Int, io: any IOPerformer, watched: Bool, executor: (any SerialExecutor)?,
+              durable: DurableStart?, startsNow: Bool) throws(WireError) -> any HostedMachine {
+        try make(address: address, type: type, mailboxCapacity: mailboxCapacity, io: io, watched: watched, executor: executor,
+                 durable: durable, startsNow: startsNow, resting: nil)
+    }
 }
 
 /// What a worker's hosts are wired to, each named for what they use it for (``Hosted``): the
@@ -174,7 +187,7 @@ struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event
     }
 
     func make(address: String, type: String, mailboxCapacity: Int, io: any IOPerformer, watched: Bool, executor: (any SerialExecutor)?,
-              durable: DurableStart?, startsNow: Bool) throws(WireError) -> any HostedMachine {
+              durable: DurableStart?, startsNow: Bool, resting: (any RestingStart)?) throws(WireError) -> any HostedMachine {
         guard let wiring else {
             throw WireError(.unknownMachine, "\(M.self)'s factory is not bound to a worker (bound(to:)); '\(address)' was not made",
                             address: address)
@@ -203,7 +216,8 @@ struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event
                          turn: wiring.turn, poison: wiring.poison, inlet: wiring.inlet, watched: watched, clock: wiring.clock,
                          executor: executor, replyHandler: replyHandler,
                          endHandler: durability == .none ? endHandler : durableEndHandler,
-                         recording: recording(type: type, durability: durability), initialState: start?.initialState,
+                         recording: recording(type: type, durability: durability),
+                         initialState: (resting as? RestingStates<M>.Start)?.state ?? start?.initialState,
                          type: type, durability: durability, restoring: restoring, cursor: cursor, startsNow: startsNow)
     }
 
@@ -213,6 +227,12 @@ struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event
         guard durability != .journal, let recordings, let flight = wiring?.poison.recorder else { return nil }
         if let ownRecording, flight === recordedFlight, type == recordedType { return ownRecording }
         return recordings.recording(type: type, in: flight)
+    }
+
+    func restingTable(type: String) -> (any RestingTable)? {
+        let initial = start?.initialState ?? M.initialState
+        guard RestingStates<M>.admits(initial: initial) else { return nil }
+        return RestingStates(initial: initial, type: type, path: path)
     }
 
     func check(event json: [UInt8], address: String) -> WireError? {

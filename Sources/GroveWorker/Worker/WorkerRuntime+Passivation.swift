@@ -18,21 +18,34 @@ extension WorkerRuntime {
         var written = 0, dropped = 0
         defer {
             // At every tick, so what the last lines' window summed is told once it is over.
-            if let line = Passivation.line(&passivationTally, written: written, dropped: dropped, live: instances.count,
+            if let line = Passivation.line(&passivationTally, written: written, dropped: dropped, live: instances.count + restingCount,
                                            waiting: core.passivation.waitingForTimers, now: now) {
                 log.notice("\(line)")
             }
         }
-        let addresses = core.passivation.toJudge(now: now, live: Array(instances.keys))
+        let addresses = core.passivation.toJudge(now: now, live: Array(instances.keys) + restingAddresses)
         guard !addresses.isEmpty else { return }
         var leaving: [(address: String, instance: any HostedMachine, verdict: Passivation.Verdict)] = []
         let judging = core.passivation.judging
         let full = core.passivation.walkIsFull
         for address in addresses {
+            let machine = MachineAddress.machine(of: address)
+            // A resting instance is judged in its table; dropped there when idle long enough.
+            if !resting.isEmpty, let table = resting[machine] {
+                let judged = table.judge(address, sweep: judging.sweep, full: full,
+                                         idleLongEnough: { judging.idleLongEnough(machine: machine, touched: $0) },
+                                         requeue: { core.passivation.queue(address, machine: machine, touched: $0) })
+                switch judged {
+                case .absent: break
+                case .kept: continue
+                case .dropped:
+                    dropped += 1
+                    continue
+                }
+            }
             // One a message ended, or that left, since the sweep began is not judged; nor an
             // entry the instance no longer stands for (it was queued again since, or made anew).
             guard let instance = instances[address], full || instance.judgedAtSweep == judging.sweep else { continue }
-            let machine = MachineAddress.machine(of: address)
             let touched = instance.touchedSweep
             // Judged by what the sweep took once (``Passivation/judging``), not by calls on
             // `core.passivation`, each of which would work on a copy of it.

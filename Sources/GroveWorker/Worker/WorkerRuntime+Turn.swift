@@ -292,6 +292,7 @@ extension WorkerRuntime {
                 instance.setWatched(observation.watches("state:" + address))
                 instance.setEffectsWatched(observation.watches("effect:" + address))
             }
+            hostWatchedResting()
         case .quarantine(let quarantined):
             adoptPatterns(quarantined.patterns)
         case .release(let release):
@@ -322,6 +323,15 @@ extension WorkerRuntime {
             return deliverKeyed(payload, flags: flags, reply: reply)
         }
         do {
+            if !resting.isEmpty {
+                if let existing = instances[address] {
+                    existing.touch(core.passivation.sweep)
+                    return deliver(payload, flags: flags, correlation: correlation, address: address, to: existing)
+                }
+                if let table = restingTable(for: address) {
+                    return deliverResting(payload, flags: flags, correlation: correlation, address: address, to: table)
+                }
+            }
             deliver(payload, flags: flags, correlation: correlation, address: address, to: try instance(for: address))
         } catch {
             link.send(WireMessage.error(error, correlation: correlation, address: address))
@@ -353,6 +363,12 @@ extension WorkerRuntime {
             // What passivation counts idleness by: one store per message.
             existing.touch(sweep)
             return existing
+        }
+        // A resting instance moves to a host for what reaches it here (a plain event for it runs
+        // in its table: ``deliverResting``).
+        if let host = try hostIfResting(address) {
+            host.touch(sweep)
+            return host
         }
         // Empty tables are not searched: each search hashes the address first, and a fresh key
         // finds nothing in any of them.

@@ -47,6 +47,10 @@ actor WorkerRuntime {
     /// cost time on each). Safe because nothing touches it while it is being modified: it is
     /// only read, assigned, or iterated over a copy.
     @exclusivity(unchecked) var instances: [String: any HostedMachine] = [:]
+    /// The resting states of the instances of machines that keep nothing and passivate, by
+    /// machine name (``RestingStates``): an instance is in `instances` or here, never both.
+    /// Looked up for every event while not empty: `@exclusivity(unchecked)` like `instances`.
+    @exclusivity(unchecked) var resting: [String: any RestingTable] = [:]
     /// The tasks running io requests for other workers' machines, by call id: what to cancel
     /// when the core says so.
     var serving: [UInt64: Task<Void, Never>] = [:]
@@ -247,6 +251,7 @@ actor WorkerRuntime {
         checkRouteEvents(welcome)
         adoptAudit(welcome)
         adoptPatterns(welcome.quarantined ?? [])
+        adoptResting(welcome)
         if store == nil, welcome.machines.contains(where: { ($0.durability ?? .none) != .none }) {
             openStoreAndRecover(welcome)
         }
@@ -284,7 +289,8 @@ actor WorkerRuntime {
     /// - Parameter startsNow: Whether a new one boots here (``Hosted``'s `startsNow`): a keyed
     ///   instance made for the event in hand.
     func make(_ address: String, _ machine: Welcome.HostedMachine, factory: any HostedMachineFactory, welcome: Welcome,
-              record: MachineRecord?, journal: [JournalEntry] = [], startsNow: Bool = false) throws(WireError) -> any HostedMachine {
+              record: MachineRecord?, journal: [JournalEntry] = [], startsNow: Bool = false,
+              resting: (any RestingStart)? = nil) throws(WireError) -> any HostedMachine {
         let io = ClusterIOPerformer(address: address, shared: sharedIO())
         var durable: DurableStart?
         if let durability = machine.durability, durability != .none {
@@ -298,7 +304,7 @@ actor WorkerRuntime {
         }
         let instance = try factory.make(address: address, type: machine.type, mailboxCapacity: welcome.mailboxCapacity, io: io,
                                         watched: observation.watches(stateOf: address), executor: link.loop.executor, durable: durable,
-                                        startsNow: startsNow)
+                                        startsNow: startsNow, resting: resting)
         // What is in flight as it starts is told first (``MachineHost/effects()``): it may begin after the host.
         if observation.watches(effectsOf: address) { instance.setEffectsWatched(true) }
         return instance

@@ -1,0 +1,123 @@
+import GroveCluster
+@_spi(GroveInternal) import GroveWire
+
+// The runtime's side of resting states (RestingStates.swift): which machines rest as their
+// state alone, events run there, and the hosts made when a transition or a request needs one.
+
+extension WorkerRuntime {
+    /// The tables of the machines a welcome places here whose idle instances may rest as their
+    /// state alone: keyed, passivating, keeping nothing in a store, of a type that starts with
+    /// no effect and has no outputs (``RestingStates/admits(initial:)``), not audited (the audit
+    /// trail is the host's), and with metrics off (a host times its transitions for them). A
+    /// table kept from the last welcome keeps its entries; the entries of one that no longer
+    /// applies become hosts, and those of a machine no longer placed here go with it.
+    func adoptResting(_ welcome: Welcome) {
+        var tables: [String: any RestingTable] = [:]
+        let audited = Set(welcome.audit?.machines ?? [])
+        let metricsOn = welcome.metrics == true
+        for machine in welcome.machines
+        where machine.keyed && (machine.durability ?? Durability.none) == Durability.none && (machine.passivateAfterMs ?? 0) > 0
+            && !audited.contains(machine.name) && !metricsOn {
+            if let kept = resting[machine.name] {
+                tables[machine.name] = kept
+            } else if let table = factories[machine.type]?.restingTable(type: machine.type) {
+                tables[machine.name] = table
+            }
+        }
+        let left = resting.filter { tables[$0.key] == nil }
+        resting = tables
+        for (name, table) in left {
+            let entries = table.takeAll()
+            guard core.placed[name] != nil else { continue }
+            for (address, start) in entries where instances[address] == nil {
+                do {
+                    _ = try hostResting(address, from: start)
+                } catch {
+                    log.warning("the resting instance \(address) could not move to a host: \(error.message); it starts afresh at its next event")
+                }
+            }
+        }
+    }
+
+    /// The table `address` would rest in, for an event that may run there: none while a
+    /// quarantine pattern is in force (checked by hosts), or while the address is watched
+    /// (a watcher needs a host to publish from).
+    func restingTable(for address: String) -> (any RestingTable)? {
+        guard MachineAddress.hasKey(address), core.welcomed, !poison.hasPatterns,
+              let table = resting[MachineAddress.machine(of: address)],
+              !observation.watches(stateOf: address), !observation.watches(effectsOf: address) else { return nil }
+        return table
+    }
+
+    /// An event without an idempotency key for the resting instance at `address` in `table`
+    /// (a key never seen starts there): committed in the table, or taken over by a host made
+    /// for it. A no-wait event is answered `accepted` once it ran, as a host's is.
+    func deliverResting(_ payload: ArraySlice<UInt8>, flags: Header.Flags, correlation: UInt64, address: String,
+                        to table: any RestingTable) {
+        let binary = flags.contains(.binary)
+        let noWait = flags.contains(.noWait)
+        let sweep = core.passivation.sweep
+        let reply = noWait ? nil : StateReply(link: link, correlation: correlation, address: address, binary: binary)
+        let event = RestingEvent(address: address, payload: payload, binary: binary, correlation: correlation, reply: reply,
+                                 sweep: sweep, recorder: poison.recorder)
+        let name = MachineAddress.machine(of: address)
+        let outcome = table.run(event) { fresh in core.passivation.queue(fresh, machine: name, touched: sweep) }
+        switch outcome {
+        case .ran:
+            if noWait { link.send(.accepted, correlation: correlation, address: address) }
+        case .refused(let error):
+            link.send(WireMessage.error(error, correlation: correlation, address: address))
+        case .needsHost(let start):
+            let made: any HostedMachine
+            do {
+                made = try hostResting(address, from: start)
+            } catch {
+                return link.send(WireMessage.error(error, correlation: correlation, address: address))
+            }
+            made.takeOver(start, reply: reply)
+            if noWait { link.send(.accepted, correlation: correlation, address: address) }
+        }
+    }
+
+    /// The resting instance at `address` taken out of its table for a host, when it rests:
+    /// what a request other than a plain event (a read, a stop, an idempotency key, a watcher)
+    /// finds instead of a table entry.
+    func hostIfResting(_ address: String) throws(WireError) -> (any HostedMachine)? {
+        guard !resting.isEmpty, MachineAddress.hasKey(address), let table = resting[MachineAddress.machine(of: address)],
+              let start = table.take(address) else { return nil }
+        return try hostResting(address, from: start)
+    }
+
+    /// A host at `address`, started from `start`, listed and queued for the passivation sweep
+    /// like any instance made for an event.
+    func hostResting(_ address: String, from start: any RestingStart) throws(WireError) -> any HostedMachine {
+        let name = MachineAddress.machine(of: address)
+        guard let machine = core.placed[name], let factory = factories[machine.type], let welcome = core.lastWelcome else {
+            throw WireError(.unknownMachine, "worker \(link.worker) cannot host '\(address)' now", address: address)
+        }
+        let made = try make(address, machine, factory: factory, welcome: welcome, record: nil, startsNow: true, resting: start)
+        made.touch(core.passivation.sweep)
+        instances[address] = made
+        queueForSweep(address, made, machine: name)
+        return made
+    }
+
+    /// Moves the resting instances a watcher now watches to hosts, which publish.
+    func hostWatchedResting() {
+        for table in resting.values {
+            for address in table.addresses where observation.watches(stateOf: address) || observation.watches(effectsOf: address) {
+                do {
+                    _ = try hostIfResting(address)
+                } catch {
+                    log.warning("the resting instance \(address) could not move to a host for its watcher: \(error.message)")
+                }
+            }
+        }
+    }
+
+    /// How many instances rest as their state alone.
+    var restingCount: Int { resting.values.reduce(0) { $0 + $1.count } }
+
+    /// The addresses of the instances resting as their state alone.
+    var restingAddresses: [String] { resting.values.flatMap(\.addresses) }
+}
