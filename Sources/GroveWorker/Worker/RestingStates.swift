@@ -18,10 +18,11 @@ public import GroveWire
 /// The resting states of one machine's instances on this worker (``RestingStates``), as the
 /// runtime sees them: not generic, so that it holds one per machine.
 protocol RestingTable: AnyObject {
-    /// Runs an event on the state of `event.address` (its initial state for a key never seen):
-    /// see ``RestingOutcome``. `queueFresh` queues an entry made now for the passivation sweep
-    /// and returns the sweep it is to be judged at.
-    func run(_ event: RestingEvent, queueFresh: (_ address: String) -> Int?) -> RestingOutcome
+    /// Runs an event on the state of `event.address`: see ``RestingOutcome``. With `fresh`,
+    /// an address with no entry starts one at the initial state, and `queueFresh` queues it for
+    /// the passivation sweep and returns the sweep it is to be judged at; without, such an
+    /// address is ``RestingOutcome/absent`` (it may be a host's).
+    func run(_ event: RestingEvent, fresh: Bool, queueFresh: (_ address: String) -> Int?) -> RestingOutcome
     /// The entry at `address` leaves the table for a host that starts at its state; nil when
     /// there is none.
     func take(_ address: String) -> (any RestingStart)?
@@ -78,6 +79,8 @@ enum RestingOutcome {
     /// Its transition needs a host: the entry left the table, and a host made from `start`
     /// takes the transition over (``Hosted/takeOver(_:reply:)``).
     case needsHost(any RestingStart)
+    /// No entry there, and it was not to start one: nothing ran.
+    case absent
 }
 
 /// What a sweep did with one address (``RestingTable/judge(_:sweep:full:idleLongEnough:requeue:)``).
@@ -152,8 +155,8 @@ extension RestingStates: RestingTable where M.State: Codable, M.Event: Codable, 
         return false
     }
 
-    func run(_ event: RestingEvent, queueFresh: (String) -> Int?) -> RestingOutcome {
-        path.restingStates.run(self, event, queueFresh)
+    func run(_ event: RestingEvent, fresh: Bool, queueFresh: (String) -> Int?) -> RestingOutcome {
+        path.restingStates.run(self, event, fresh, queueFresh)
     }
 
     func judge(_ address: String, sweep: Int, full: Bool, idleLongEnough: (Int) -> Bool, requeue: (Int) -> Int?) -> RestingJudgement {
@@ -176,12 +179,19 @@ extension RestingStates: RestingTable where M.State: Codable, M.Event: Codable, 
 
     /// ``run(_:queueFresh:)`` where `M` is known (``HostedPath/restingStates``).
     @inlinable
-    func runSpecialized(_ event: RestingEvent, queueFresh: (String) -> Int?) -> RestingOutcome {
+    func runSpecialized(_ event: RestingEvent, fresh: Bool, queueFresh: (String) -> Int?) -> RestingOutcome {
         let index = entries.index(forKey: event.address)
+        if index == nil, !fresh { return .absent }
         let state = index.map { entries.values[$0].state } ?? initial
         let decoded: M.Event
         do {
-            decoded = try RestingRuns.decode(event.payload, binary: event.binary, address: event.address, path: path)
+            // The binary codec decoded here, specialized; JSON, and why an event does not
+            // decode, as a host finds it.
+            if event.binary, let quick = try? path.decodeBinary(event.payload), M.refusal(of: quick) == nil {
+                decoded = quick
+            } else {
+                decoded = try RestingRuns.decode(event.payload, binary: event.binary, address: event.address, path: path)
+            }
         } catch {
             if index == nil { insertFresh(event.address, state: state, sweep: event.sweep, queueFresh: queueFresh) }
             return .refused(error)
@@ -235,12 +245,12 @@ extension RestingStates: RestingTable where M.State: Codable, M.Event: Codable, 
 /// (``HostedPath``'s inlinable init), so specialized for it.
 @usableFromInline
 struct RestingPath<M: Machine>: Sendable {
-    @usableFromInline let run: @Sendable (RestingStates<M>, RestingEvent, (String) -> Int?) -> RestingOutcome
+    @usableFromInline let run: @Sendable (RestingStates<M>, RestingEvent, Bool, (String) -> Int?) -> RestingOutcome
     @usableFromInline let judge: @Sendable (RestingStates<M>, String, Int, Bool, (Int) -> Bool, (Int) -> Int?) -> RestingJudgement
 
     @inlinable
     init() where M.State: Codable, M.Event: Codable, M.Output: Encodable {
-        run = { table, event, queueFresh in table.runSpecialized(event, queueFresh: queueFresh) }
+        run = { table, event, fresh, queueFresh in table.runSpecialized(event, fresh: fresh, queueFresh: queueFresh) }
         judge = { table, address, sweep, full, idle, requeue in
             table.judgeSpecialized(address, sweep: sweep, full: full, idleLongEnough: idle, requeue: requeue)
         }

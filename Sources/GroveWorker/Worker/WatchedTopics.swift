@@ -5,9 +5,15 @@ import Synchronization
 /// starts publishing its state changes.
 final class WatchedTopics: Sendable {
     private let observation = Mutex(Observation(prefixes: []))
+    /// Whether anything is watched at all, read without the lock: asked per event of a resting
+    /// instance (``WorkerRuntime/restingTable(for:named:)``), where the lock was a visible share.
+    private let watchesAny = Atomic<Bool>(false)
 
     func update(_ observation: Observation) {
-        self.observation.withLock { $0 = observation }
+        self.observation.withLock {
+            $0 = observation
+            watchesAny.store(!observation.prefixes.isEmpty, ordering: .releasing)
+        }
     }
 
     func watches(_ topic: String) -> Bool {
@@ -17,11 +23,13 @@ final class WatchedTopics: Sendable {
     /// Whether `state:<address>` is watched: with no watcher subscribed (the common case, asked
     /// once per instance made), without building the topic.
     func watches(stateOf address: String) -> Bool {
-        observation.withLock { $0.prefixes.isEmpty ? false : $0.watches("state:" + address) }
+        guard watchesAny.load(ordering: .acquiring) else { return false }
+        return observation.withLock { $0.prefixes.isEmpty ? false : $0.watches("state:" + address) }
     }
 
     /// Whether `effect:<address>` is watched, the same way.
     func watches(effectsOf address: String) -> Bool {
-        observation.withLock { $0.prefixes.isEmpty ? false : $0.watches("effect:" + address) }
+        guard watchesAny.load(ordering: .acquiring) else { return false }
+        return observation.withLock { $0.prefixes.isEmpty ? false : $0.watches("effect:" + address) }
     }
 }

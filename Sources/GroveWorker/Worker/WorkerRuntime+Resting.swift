@@ -39,30 +39,36 @@ extension WorkerRuntime {
         }
     }
 
-    /// The table `address` would rest in, for an event that may run there: none while a
-    /// quarantine pattern is in force (checked by hosts), or while the address is watched
-    /// (a watcher needs a host to publish from).
-    func restingTable(for address: String) -> (any RestingTable)? {
-        guard MachineAddress.hasKey(address), core.welcomed, !poison.hasPatterns,
-              let table = resting[MachineAddress.machine(of: address)],
-              !observation.watches(stateOf: address), !observation.watches(effectsOf: address) else { return nil }
-        return table
-    }
-
-    /// An event without an idempotency key for the resting instance at `address` in `table`
-    /// (a key never seen starts there): committed in the table, or taken over by a host made
-    /// for it. A no-wait event is answered `accepted` once it ran, as a host's is.
-    func deliverResting(_ payload: ArraySlice<UInt8>, flags: Header.Flags, correlation: UInt64, address: String,
-                        to table: any RestingTable) {
+    /// An event without an idempotency key for `address`, when its machine's instances rest
+    /// here (``resting``): run in the table, on its host when it has one, or, for a key not
+    /// in memory, in a new entry. False when the event is not for the table: not a resting
+    /// machine's, a quarantine pattern is in force (checked by hosts), or the address is
+    /// watched (a watcher needs a host to publish from).
+    func deliverIfResting(_ payload: ArraySlice<UInt8>, flags: Header.Flags, correlation: UInt64, address: String) -> Bool {
+        guard MachineAddress.hasKey(address) else { return false }
+        let name = MachineAddress.machine(of: address)
+        guard let table = resting[name], core.welcomed, !poison.hasPatterns,
+              !observation.watches(stateOf: address), !observation.watches(effectsOf: address) else { return false }
         let binary = flags.contains(.binary)
         let noWait = flags.contains(.noWait)
         let sweep = core.passivation.sweep
         let reply = noWait ? nil : StateReply(link: link, correlation: correlation, address: address, binary: binary)
         let event = RestingEvent(address: address, payload: payload, binary: binary, correlation: correlation, reply: reply,
                                  sweep: sweep, recorder: poison.recorder)
-        let name = MachineAddress.machine(of: address)
-        let outcome = table.run(event) { fresh in core.passivation.queue(fresh, machine: name, touched: sweep) }
+        // Most events of such a machine find their entry: the table is asked first, and the
+        // hosts only when it has none.
+        var outcome = table.run(event, fresh: false) { _ in nil }
+        if case .absent = outcome {
+            if let existing = instances[address] {
+                existing.touch(sweep)
+                deliver(payload, flags: flags, correlation: correlation, address: address, to: existing)
+                return true
+            }
+            outcome = table.run(event, fresh: true) { fresh in core.passivation.queue(fresh, machine: name, touched: sweep) }
+        }
         switch outcome {
+        case .absent:
+            preconditionFailure("a resting table made no entry for \(address) when told to")
         case .ran:
             if noWait { link.send(.accepted, correlation: correlation, address: address) }
         case .refused(let error):
@@ -72,11 +78,13 @@ extension WorkerRuntime {
             do {
                 made = try hostResting(address, from: start)
             } catch {
-                return link.send(WireMessage.error(error, correlation: correlation, address: address))
+                link.send(WireMessage.error(error, correlation: correlation, address: address))
+                return true
             }
             made.takeOver(start, reply: reply)
             if noWait { link.send(.accepted, correlation: correlation, address: address) }
         }
+        return true
     }
 
     /// The resting instance at `address` taken out of its table for a host, when it rests:

@@ -323,15 +323,7 @@ extension WorkerRuntime {
             return deliverKeyed(payload, flags: flags, reply: reply)
         }
         do {
-            if !resting.isEmpty {
-                if let existing = instances[address] {
-                    existing.touch(core.passivation.sweep)
-                    return deliver(payload, flags: flags, correlation: correlation, address: address, to: existing)
-                }
-                if let table = restingTable(for: address) {
-                    return deliverResting(payload, flags: flags, correlation: correlation, address: address, to: table)
-                }
-            }
+            if !resting.isEmpty, deliverIfResting(payload, flags: flags, correlation: correlation, address: address) { return }
             deliver(payload, flags: flags, correlation: correlation, address: address, to: try instance(for: address))
         } catch {
             link.send(WireMessage.error(error, correlation: correlation, address: address))
