@@ -74,6 +74,24 @@ struct PassivationTests {
         #expect(passivation.verdict(machine: "slow", touched: 1, resting: .idle(earliestTimer: nil), durable: true) == .passivate(wakeAt: nil))
     }
 
+    /// What a resting table drops by (`idleThrough`) is what judges a host, and a slot worked
+    /// out before is where `queue` puts the same instance.
+    @Test func theRestingThresholdAndSlotAgreeWithTheHostsJudgement() {
+        var passivation = adopted()
+        sweep(&passivation, to: 12)
+        let judging = passivation.judging
+        for machine in ["counters", "slow", "staying"] {
+            let through = judging.idleThrough(machine: machine)
+            #expect((through == nil) == (machine == "staying"))
+            for touched in 0 ... 12 {
+                #expect(judging.idleLongEnough(machine: machine, touched: touched) == (through.map { touched <= $0 } ?? false),
+                        "\(machine) touched at \(touched)")
+                var copy = passivation
+                #expect(copy.slot(machine: machine, touched: touched) == copy.queue("\(machine)/k", machine: machine, touched: touched))
+            }
+        }
+    }
+
     @Test func theHostIsAskedWhetherItRestsOnlyOnceItWasIdleLongEnough() {
         var passivation = adopted()
         sweep(&passivation, to: 3)

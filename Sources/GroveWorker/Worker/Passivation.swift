@@ -169,6 +169,14 @@ struct Passivation {
     /// - Returns: The number of that sweep; nil for a machine that does not passivate (its
     ///   instances are never judged).
     mutating func queue(_ address: String, machine: String, touched: Int) -> Int? {
+        guard let at = slot(machine: machine, touched: touched) else { return nil }
+        enqueue(address, at: at)
+        return at
+    }
+
+    /// The sweep ``queue(_:machine:touched:)`` would queue an instance of `machine` last reached
+    /// at sweep `touched` for, without queueing it; nil for a machine that does not passivate.
+    mutating func slot(machine: String, touched: Int) -> Int? {
         let lag: Int
         if let last = lastQueued, last.machine == machine {
             lag = last.lag
@@ -178,9 +186,12 @@ struct Passivation {
             lastQueued = (machine, found)
         }
         // Within the ring (``queued``): `touched` is never past the sweep under way.
-        let at = min(max(touched + 1 + lag, sweep + 1), sweep + queued.count - 1)
+        return min(max(touched + 1 + lag, sweep + 1), sweep + queued.count - 1)
+    }
+
+    /// Queues `address` for sweep `at`, which ``slot(machine:touched:)`` gave at this sweep.
+    mutating func enqueue(_ address: String, at: Int) {
         queued[at % queued.count].append(address)
-        return at
     }
 
     /// How many entries are queued for later sweeps, stale ones included.
@@ -217,6 +228,16 @@ struct Passivation {
         let after: [String: Duration]
         let period: Duration?
         let sweep: Int
+
+        /// The last sweep an instance of `machine` may have been reached at to be idle long
+        /// enough now: ``idleLongEnough(machine:touched:)`` is `touched <= idleThrough(machine)`.
+        /// Nil for a machine that does not passivate.
+        func idleThrough(machine: String) -> Int? {
+            guard let after = after[machine], let period else { return nil }
+            var lag = 0
+            while period * lag < after { lag += 1 }
+            return sweep - 1 - lag
+        }
 
         func idleLongEnough(machine: String, touched: Int) -> Bool {
             guard let after = after[machine], let period, (sweep - touched - 1) >= 0, period * (sweep - touched - 1) >= after else {

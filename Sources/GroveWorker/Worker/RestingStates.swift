@@ -19,16 +19,18 @@ public import GroveWire
 /// runtime sees them: not generic, so that it holds one per machine.
 protocol RestingTable: AnyObject {
     /// Runs an event on the state of `event.address`: see ``RestingOutcome``. With `fresh`,
-    /// an address with no entry starts one at the initial state, and `queueFresh` queues it for
-    /// the passivation sweep and returns the sweep it is to be judged at; without, such an
+    /// an address with no entry starts one at the initial state, to be judged at sweep
+    /// `event.judgedAt` (the caller queues it there unless it needs a host); without, such an
     /// address is ``RestingOutcome/absent`` (it may be a host's).
-    func run(_ event: RestingEvent, fresh: Bool, queueFresh: (_ address: String) -> Int?) -> RestingOutcome
+    func run(_ event: RestingEvent, fresh: Bool) -> RestingOutcome
     /// The entry at `address` leaves the table for a host that starts at its state; nil when
     /// there is none.
     func take(_ address: String) -> (any RestingStart)?
-    /// Judges the entry at `address` in a passivation sweep (``Passivation``).
-    func judge(_ address: String, sweep: Int, full: Bool, idleLongEnough: (_ touched: Int) -> Bool,
-               requeue: (_ touched: Int) -> Int?) -> RestingJudgement
+    /// Judges the entry at `address` in passivation sweep `sweep` (``Passivation``): dropped
+    /// when last reached at sweep `idleThrough` or before.
+    func judge(_ address: String, sweep: Int, full: Bool, idleThrough: Int) -> RestingJudgement
+    /// The entry at `address` was queued again, for sweep `sweep`.
+    func judged(_ address: String, atSweep sweep: Int)
     var count: Int { get }
     var addresses: [String] { get }
     /// Empties the table: the states that were in it, to start hosts from.
@@ -51,12 +53,15 @@ struct RestingEvent {
     @usableFromInline let reply: StateReply?
     /// The passivation sweep under way: what the entry notes as its last message.
     @usableFromInline let sweep: Int
+    /// The sweep a new entry is queued to be judged at.
+    @usableFromInline let judgedAt: Int
     /// The worker's flight recorder: the event is noted before `update` runs, as a host notes
     /// it, so a crash in `update` is attributed to it.
     @usableFromInline let recorder: FlightRecorder?
 
     init(address: String, payload: ArraySlice<UInt8>, binary: Bool, correlation: UInt64, reply: StateReply?, sweep: Int,
-         recorder: FlightRecorder?) {
+         judgedAt: Int, recorder: FlightRecorder?) {
+        self.judgedAt = judgedAt
         self.address = address
         self.payload = payload
         self.binary = binary
@@ -83,13 +88,16 @@ enum RestingOutcome {
     case absent
 }
 
-/// What a sweep did with one address (``RestingTable/judge(_:sweep:full:idleLongEnough:requeue:)``).
+/// What a sweep did with one address (``RestingTable/judge(_:sweep:full:idleThrough:)``).
 @usableFromInline
 enum RestingJudgement {
     /// No entry there: the address is a host's, if anything's.
     case absent
-    /// Kept: reached since, or a stale entry of the sweep's queue (queued again since).
+    /// Kept: a stale entry of the sweep's queue (queued again since).
     case kept
+    /// Kept, reached at sweep `touched`, since it was queued: to queue again
+    /// (``RestingTable/judged(_:atSweep:)``).
+    case reached(touched: Int)
     /// Idle long enough: dropped, state and all, as a passivated non-durable host is.
     case dropped
 }
@@ -155,12 +163,16 @@ extension RestingStates: RestingTable where M.State: Codable, M.Event: Codable, 
         return false
     }
 
-    func run(_ event: RestingEvent, fresh: Bool, queueFresh: (String) -> Int?) -> RestingOutcome {
-        path.restingStates.run(self, event, fresh, queueFresh)
+    func run(_ event: RestingEvent, fresh: Bool) -> RestingOutcome {
+        path.restingStates.run(self, event, fresh)
     }
 
-    func judge(_ address: String, sweep: Int, full: Bool, idleLongEnough: (Int) -> Bool, requeue: (Int) -> Int?) -> RestingJudgement {
-        path.restingStates.judge(self, address, sweep, full, idleLongEnough, requeue)
+    func judge(_ address: String, sweep: Int, full: Bool, idleThrough: Int) -> RestingJudgement {
+        path.restingStates.judge(self, address, sweep, full, idleThrough)
+    }
+
+    func judged(_ address: String, atSweep sweep: Int) {
+        path.restingStates.judged(self, address, sweep)
     }
 
     func take(_ address: String) -> (any RestingStart)? {
@@ -179,7 +191,7 @@ extension RestingStates: RestingTable where M.State: Codable, M.Event: Codable, 
 
     /// ``run(_:queueFresh:)`` where `M` is known (``HostedPath/restingStates``).
     @inlinable
-    func runSpecialized(_ event: RestingEvent, fresh: Bool, queueFresh: (String) -> Int?) -> RestingOutcome {
+    func runSpecialized(_ event: RestingEvent, fresh: Bool) -> RestingOutcome {
         let index = entries.index(forKey: event.address)
         if index == nil, !fresh { return .absent }
         let state = index.map { entries.values[$0].state } ?? initial
@@ -193,7 +205,7 @@ extension RestingStates: RestingTable where M.State: Codable, M.Event: Codable, 
                 decoded = try RestingRuns.decode(event.payload, binary: event.binary, address: event.address, path: path)
             }
         } catch {
-            if index == nil { insertFresh(event.address, state: state, sweep: event.sweep, queueFresh: queueFresh) }
+            if index == nil { entries[event.address] = Entry(state: state, touched: event.sweep, judgedAt: event.judgedAt) }
             return .refused(error)
         }
         var next = state
@@ -214,30 +226,30 @@ extension RestingStates: RestingTable where M.State: Codable, M.Event: Codable, 
             entries.values[index].state = next
             entries.values[index].touched = event.sweep
         } else {
-            insertFresh(event.address, state: next, sweep: event.sweep, queueFresh: queueFresh)
+            entries[event.address] = Entry(state: next, touched: event.sweep, judgedAt: event.judgedAt)
         }
         if let reply = event.reply { HostedPath<M>.answer(reply, with: .success(next), redacting: path.redacts) }
         return .ran
     }
 
+    /// ``judge(_:sweep:full:idleThrough:)`` where `M` is known.
     @inlinable
-    func insertFresh(_ address: String, state: M.State, sweep: Int, queueFresh: (String) -> Int?) {
-        entries[address] = Entry(state: state, touched: sweep, judgedAt: queueFresh(address) ?? -1)
-    }
-
-    /// ``judge(_:sweep:full:idleLongEnough:requeue:)`` where `M` is known.
-    @inlinable
-    func judgeSpecialized(_ address: String, sweep: Int, full: Bool, idleLongEnough: (Int) -> Bool,
-                          requeue: (Int) -> Int?) -> RestingJudgement {
+    func judgeSpecialized(_ address: String, sweep: Int, full: Bool, idleThrough: Int) -> RestingJudgement {
         guard let index = entries.index(forKey: address) else { return .absent }
         let entry = entries.values[index]
         guard full || entry.judgedAt == sweep else { return .kept }
-        if idleLongEnough(entry.touched) {
+        if entry.touched <= idleThrough {
             entries.remove(at: index)
             return .dropped
         }
-        entries.values[index].judgedAt = requeue(entry.touched) ?? -1
-        return .kept
+        return .reached(touched: entry.touched)
+    }
+
+    /// ``judged(_:atSweep:)`` where `M` is known.
+    @inlinable
+    func judgedSpecialized(_ address: String, atSweep sweep: Int) {
+        guard let index = entries.index(forKey: address) else { return }
+        entries.values[index].judgedAt = sweep
     }
 }
 
@@ -245,15 +257,17 @@ extension RestingStates: RestingTable where M.State: Codable, M.Event: Codable, 
 /// (``HostedPath``'s inlinable init), so specialized for it.
 @usableFromInline
 struct RestingPath<M: Machine>: Sendable {
-    @usableFromInline let run: @Sendable (RestingStates<M>, RestingEvent, Bool, (String) -> Int?) -> RestingOutcome
-    @usableFromInline let judge: @Sendable (RestingStates<M>, String, Int, Bool, (Int) -> Bool, (Int) -> Int?) -> RestingJudgement
+    @usableFromInline let run: @Sendable (RestingStates<M>, RestingEvent, Bool) -> RestingOutcome
+    @usableFromInline let judge: @Sendable (RestingStates<M>, String, Int, Bool, Int) -> RestingJudgement
+    @usableFromInline let judged: @Sendable (RestingStates<M>, String, Int) -> Void
 
     @inlinable
     init() where M.State: Codable, M.Event: Codable, M.Output: Encodable {
-        run = { table, event, fresh, queueFresh in table.runSpecialized(event, fresh: fresh, queueFresh: queueFresh) }
-        judge = { table, address, sweep, full, idle, requeue in
-            table.judgeSpecialized(address, sweep: sweep, full: full, idleLongEnough: idle, requeue: requeue)
+        run = { table, event, fresh in table.runSpecialized(event, fresh: fresh) }
+        judge = { table, address, sweep, full, idleThrough in
+            table.judgeSpecialized(address, sweep: sweep, full: full, idleThrough: idleThrough)
         }
+        judged = { table, address, sweep in table.judgedSpecialized(address, atSweep: sweep) }
     }
 }
 

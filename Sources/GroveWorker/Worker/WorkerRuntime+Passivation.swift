@@ -28,16 +28,24 @@ extension WorkerRuntime {
         var leaving: [(address: String, instance: any HostedMachine, verdict: Passivation.Verdict)] = []
         let judging = core.passivation.judging
         let full = core.passivation.walkIsFull
+        // A resting table's threshold (``Passivation/Judging/idleThrough(machine:)``), for the
+        // machine asked last: a sweep's addresses come in runs of one machine.
+        var restingIdleThrough: (machine: String, sweep: Int)?
         for address in addresses {
             let machine = MachineAddress.machine(of: address)
             // A resting instance is judged in its table; dropped there when idle long enough.
             if !resting.isEmpty, let table = resting[machine] {
-                let judged = table.judge(address, sweep: judging.sweep, full: full,
-                                         idleLongEnough: { judging.idleLongEnough(machine: machine, touched: $0) },
-                                         requeue: { core.passivation.queue(address, machine: machine, touched: $0) })
-                switch judged {
-                case .absent: break
-                case .kept: continue
+                if restingIdleThrough?.machine != machine {
+                    restingIdleThrough = (machine, judging.idleThrough(machine: machine) ?? .min)
+                }
+                switch table.judge(address, sweep: judging.sweep, full: full, idleThrough: restingIdleThrough?.sweep ?? .min) {
+                case .absent:
+                    break
+                case .kept:
+                    continue
+                case .reached(let touched):
+                    if let at = core.passivation.queue(address, machine: machine, touched: touched) { table.judged(address, atSweep: at) }
+                    continue
                 case .dropped:
                     dropped += 1
                     continue

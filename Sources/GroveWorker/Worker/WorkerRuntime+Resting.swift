@@ -52,26 +52,32 @@ extension WorkerRuntime {
         let binary = flags.contains(.binary)
         let noWait = flags.contains(.noWait)
         let sweep = core.passivation.sweep
+        // Where a new entry is judged first: worked out before, so that the table calls nothing back.
+        let judgedAt = core.passivation.slot(machine: name, touched: sweep) ?? -1
         let reply = noWait ? nil : StateReply(link: link, correlation: correlation, address: address, binary: binary)
         let event = RestingEvent(address: address, payload: payload, binary: binary, correlation: correlation, reply: reply,
-                                 sweep: sweep, recorder: poison.recorder)
+                                 sweep: sweep, judgedAt: judgedAt, recorder: poison.recorder)
         // Most events of such a machine find their entry: the table is asked first, and the
         // hosts only when it has none.
-        var outcome = table.run(event, fresh: false) { _ in nil }
+        var outcome = table.run(event, fresh: false)
+        var fresh = false
         if case .absent = outcome {
             if let existing = instances[address] {
                 existing.touch(sweep)
                 deliver(payload, flags: flags, correlation: correlation, address: address, to: existing)
                 return true
             }
-            outcome = table.run(event, fresh: true) { fresh in core.passivation.queue(fresh, machine: name, touched: sweep) }
+            outcome = table.run(event, fresh: true)
+            fresh = true
         }
         switch outcome {
         case .absent:
             preconditionFailure("a resting table made no entry for \(address) when told to")
         case .ran:
+            if fresh, judgedAt >= 0 { core.passivation.enqueue(address, at: judgedAt) }
             if noWait { link.send(.accepted, correlation: correlation, address: address) }
         case .refused(let error):
+            if fresh, judgedAt >= 0 { core.passivation.enqueue(address, at: judgedAt) }
             link.send(WireMessage.error(error, correlation: correlation, address: address))
         case .needsHost(let start):
             let made: any HostedMachine
