@@ -54,7 +54,7 @@ struct RestingEvent {
     /// The passivation sweep under way: what the entry notes as its last message.
     @usableFromInline let sweep: Int
     /// The sweep a new entry is queued to be judged at.
-    @usableFromInline let judgedAt: Int
+    @usableFromInline var judgedAt: Int
     /// The worker's flight recorder: the event is noted before `update` runs, as a host notes
     /// it, so a crash in `update` is attributed to it.
     @usableFromInline let recorder: FlightRecorder?

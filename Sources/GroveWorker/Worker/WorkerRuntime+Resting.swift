@@ -45,28 +45,39 @@ extension WorkerRuntime {
     /// machine's, a quarantine pattern is in force (checked by hosts), or the address is
     /// watched (a watcher needs a host to publish from).
     func deliverIfResting(_ payload: ArraySlice<UInt8>, flags: Header.Flags, correlation: UInt64, address: String) -> Bool {
-        guard MachineAddress.hasKey(address) else { return false }
-        let name = MachineAddress.machine(of: address)
-        guard let table = resting[name], core.welcomed, !poison.hasPatterns,
-              !observation.watches(stateOf: address), !observation.watches(effectsOf: address) else { return false }
+        guard let slash = address.utf8.firstIndex(of: UInt8(ascii: "/")) else { return false }
+        let name = String(address[..<slash])
+        let table: any RestingTable
+        if let last = lastResting, last.name == name {
+            table = last.table
+        } else {
+            guard let found = resting[name] else { return false }
+            table = found
+            lastResting = (name, found)
+        }
+        guard core.welcomed, !poison.hasPatterns, !observation.watches(stateOf: address), !observation.watches(effectsOf: address)
+        else { return false }
         let binary = flags.contains(.binary)
         let noWait = flags.contains(.noWait)
         let sweep = core.passivation.sweep
-        // Where a new entry is judged first: worked out before, so that the table calls nothing back.
-        let judgedAt = core.passivation.slot(machine: name, touched: sweep) ?? -1
         let reply = noWait ? nil : StateReply(link: link, correlation: correlation, address: address, binary: binary)
-        let event = RestingEvent(address: address, payload: payload, binary: binary, correlation: correlation, reply: reply,
-                                 sweep: sweep, judgedAt: judgedAt, recorder: poison.recorder)
+        var event = RestingEvent(address: address, payload: payload, binary: binary, correlation: correlation, reply: reply,
+                                 sweep: sweep, judgedAt: -1, recorder: poison.recorder)
         // Most events of such a machine find their entry: the table is asked first, and the
         // hosts only when it has none.
         var outcome = table.run(event, fresh: false)
         var fresh = false
+        var judgedAt = -1
         if case .absent = outcome {
             if let existing = instances[address] {
                 existing.touch(sweep)
                 deliver(payload, flags: flags, correlation: correlation, address: address, to: existing)
                 return true
             }
+            // Where the new entry is judged first: worked out here, so that the table calls
+            // nothing back.
+            judgedAt = core.passivation.slot(machine: name, touched: sweep) ?? -1
+            event.judgedAt = judgedAt
             outcome = table.run(event, fresh: true)
             fresh = true
         }

@@ -50,7 +50,12 @@ actor WorkerRuntime {
     /// The resting states of the instances of machines that keep nothing and passivate, by
     /// machine name (``RestingStates``): an instance is in `instances` or here, never both.
     /// Looked up for every event while not empty: `@exclusivity(unchecked)` like `instances`.
-    @exclusivity(unchecked) var resting: [String: any RestingTable] = [:]
+    @exclusivity(unchecked) var resting: [String: any RestingTable] = [:] {
+        didSet { lastResting = nil }
+    }
+    /// The table of ``resting`` found last, by its machine's name: a keyed machine's events come
+    /// in runs, and each was a lookup by the name.
+    @exclusivity(unchecked) var lastResting: (name: String, table: any RestingTable)?
     /// The tasks running io requests for other workers' machines, by call id: what to cancel
     /// when the core says so.
     var serving: [UInt64: Task<Void, Never>] = [:]
