@@ -17,11 +17,13 @@ extension EndToEnd {
     struct CrashContainmentTests {
         static let overflow = #"{"add":{"_0":9223372036854775807}}"#
 
-        static func topology(_ name: String, counter type: String) -> TopologyFile {
+        /// - Parameter passivateAfterMs: For `counter`: with it, its idle instances rest as their
+        ///   state alone (it keeps nothing), so the trapping event runs on a resting state.
+        static func topology(_ name: String, counter type: String, passivateAfterMs: Int? = nil) -> TopologyFile {
             TopologyFile(
                 name: name, transport: .tcp,
                 workers: [.init(name: "main", arguments: ["--with-test-machines"]), .init(name: "side")],
-                machines: [.init(name: "counter", type: type, worker: "main", keyed: true),
+                machines: [.init(name: "counter", type: type, worker: "main", keyed: true, passivateAfterMs: passivateAfterMs),
                            .init(name: "neighbour", type: "Counter", worker: "main"),
                            .init(name: "other", type: "Counter", worker: "side", keyed: true)],
                 security: """
@@ -70,8 +72,9 @@ extension EndToEnd {
             }
         }
 
-        @Test func overflowingAddsOnFreshKeysAreContainedAndTheSenderSuspended() async throws {
-            try await withCluster(Self.topology("overflow", counter: "CrashTestCounter")) { cluster in
+        @Test(arguments: [nil, 60_000])
+        func overflowingAddsOnFreshKeysAreContainedAndTheSenderSuspended(passivateAfterMs: Int?) async throws {
+            try await withCluster(Self.topology("overflow", counter: "CrashTestCounter", passivateAfterMs: passivateAfterMs)) { cluster in
                 #expect(try await cluster.send("neighbour", "increment")["count"] == .integer(1))
                 let launcher = cluster.launch.pid
                 let bystander = Bystander(cluster)
