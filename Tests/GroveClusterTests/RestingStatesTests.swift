@@ -19,6 +19,8 @@ enum RestingProbe: Machine {
         case counted(token: String)
         /// Ends the machine (a terminal state).
         case finish
+        /// Not handled (`.unhandled`).
+        case ignored
     }
 
     struct State: Codable, Sendable, Equatable {
@@ -45,6 +47,8 @@ enum RestingProbe: Machine {
         case .finish:
             state.done = true
             return .none
+        case .ignored:
+            return .unhandled
         }
     }
 }
@@ -149,6 +153,15 @@ struct RestingStatesTests {
         #expect(RestingProbe.calls.withLock { $0[token] } == 1, "update ran once for the event a host took over")
         #expect(Self.where_("probes/x", on: worker) == (true, false))
         #expect(Self.where_("probes/y", on: worker) == (true, false))
+    }
+
+    @Test func anUnhandledEventIsAnsweredAsAHostAnswersIt() throws {
+        let cluster = InMemoryCluster(topology: Self.topology())
+        let worker = try Self.worker(in: cluster)
+        defer { worker.stop() }
+        let replies = try Self.send([("probes/u", #"{"add":{"_0":2}}"#, 1), ("probes/u", #""ignored""#, 2)], through: cluster, to: worker)
+        #expect(Self.state(replies[1]) == Self.total(2))
+        #expect(replies[1].header.flags.contains(.unhandled), "\(replies[1].header)")
     }
 
     @Test func aTerminalTransitionEndsTheInstanceOnAHost() throws {

@@ -31,6 +31,8 @@ protocol RestingTable: AnyObject {
     func judge(_ address: String, sweep: Int, full: Bool, idleThrough: Int) -> RestingJudgement
     /// The entry at `address` was queued again, for sweep `sweep`.
     func judged(_ address: String, atSweep sweep: Int)
+    /// Whether an entry is at `address`.
+    func holds(_ address: String) -> Bool
     var count: Int { get }
     var addresses: [String] { get }
     /// Empties the table: the states that were in it, to start hosts from.
@@ -180,6 +182,8 @@ extension RestingStates: RestingTable where M.State: Codable, M.Event: Codable, 
         return Start(state: entry.state, stepped: nil)
     }
 
+    func holds(_ address: String) -> Bool { entries[address] != nil }
+
     var count: Int { entries.count }
 
     var addresses: [String] { Array(entries.keys) }
@@ -319,8 +323,20 @@ extension Hosted {
                 { result, unhandled in HostedPath<M>.answer(reply, with: result, unhandled: unhandled, redacting: redacts) }
             })
         }
-        // Made for it on this loop and booted (a resting machine starts with no effect): idle.
-        assert(taken, "a host made for a resting instance's transition was not idle")
+        // Made for it on this loop and booted (a resting machine starts with no effect), it is
+        // idle. Were it not, the event is queued on the state it ran on instead, and runs again
+        // from there: `update` is pure, so it commits the same.
+        if !taken {
+            do {
+                if let reply {
+                    try host.send(stepped.event) { HostedPath<M>.answer(reply, with: $0, unhandled: $1, redacting: redacts) }
+                } else {
+                    try host.send(stepped.event)
+                }
+            } catch {
+                reply?.fail(WireError(refusal: error, address: address))
+            }
+        }
         changed()
     }
 }

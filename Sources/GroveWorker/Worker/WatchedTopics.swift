@@ -16,6 +16,9 @@ final class WatchedTopics: Sendable {
         }
     }
 
+    /// Whether any topic is watched at all.
+    var watchesAnything: Bool { watchesAny.load(ordering: .acquiring) }
+
     func watches(_ topic: String) -> Bool {
         observation.withLock { $0.watches(topic) }
     }

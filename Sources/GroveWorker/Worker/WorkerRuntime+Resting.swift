@@ -10,25 +10,26 @@ extension WorkerRuntime {
     /// no effect and has no outputs (``RestingStates/admits(initial:)``), not audited (the audit
     /// trail is the host's), and with metrics off (a host times its transitions for them). A
     /// table kept from the last welcome keeps its entries; the entries of one that no longer
-    /// applies become hosts, and those of a machine no longer placed here go with it.
-    func adoptResting(_ welcome: Welcome) {
+    /// applies become hosts, and those of a machine in `dropping` (no longer placed here as
+    /// before) go with it, as its hosts do.
+    func adoptResting(_ welcome: Welcome, dropping: Set<String>) {
         var tables: [String: any RestingTable] = [:]
         let audited = Set(welcome.audit?.machines ?? [])
         let metricsOn = welcome.metrics == true
         for machine in welcome.machines
         where machine.keyed && (machine.durability ?? Durability.none) == Durability.none && (machine.passivateAfterMs ?? 0) > 0
             && !audited.contains(machine.name) && !metricsOn {
-            if let kept = resting[machine.name] {
+            if let kept = resting[machine.name], !dropping.contains(machine.name) {
                 tables[machine.name] = kept
             } else if let table = factories[machine.type]?.restingTable(type: machine.type) {
                 tables[machine.name] = table
             }
         }
-        let left = resting.filter { tables[$0.key] == nil }
+        let left = resting.filter { tables[$0.key] !== $0.value }
         resting = tables
         for (name, table) in left {
             let entries = table.takeAll()
-            guard core.placed[name] != nil else { continue }
+            guard core.placed[name] != nil, !dropping.contains(name) else { continue }
             for (address, start) in entries where instances[address] == nil {
                 do {
                     _ = try hostResting(address, from: start)
@@ -129,6 +130,7 @@ extension WorkerRuntime {
 
     /// Moves the resting instances a watcher now watches to hosts, which publish.
     func hostWatchedResting() {
+        guard observation.watchesAnything else { return }
         for table in resting.values {
             for address in table.addresses where observation.watches(stateOf: address) || observation.watches(effectsOf: address) {
                 do {
@@ -138,6 +140,14 @@ extension WorkerRuntime {
                 }
             }
         }
+    }
+
+    /// Whether the instance at `address` rests here as its state alone.
+    func holdsResting(_ address: String) -> Bool {
+        guard !resting.isEmpty, MachineAddress.hasKey(address), let table = resting[MachineAddress.machine(of: address)] else {
+            return false
+        }
+        return table.holds(address)
     }
 
     /// How many instances rest as their state alone.

@@ -256,7 +256,7 @@ actor WorkerRuntime {
         checkRouteEvents(welcome)
         adoptAudit(welcome)
         adoptPatterns(welcome.quarantined ?? [])
-        adoptResting(welcome)
+        adoptResting(welcome, dropping: dropping)
         if store == nil, welcome.machines.contains(where: { ($0.durability ?? .none) != .none }) {
             openStoreAndRecover(welcome)
         }
