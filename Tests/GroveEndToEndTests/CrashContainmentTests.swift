@@ -18,7 +18,8 @@ extension EndToEnd {
         static let overflow = #"{"add":{"_0":9223372036854775807}}"#
 
         /// - Parameter passivateAfterMs: For `counter`: with it, its idle instances rest as their
-        ///   state alone (it keeps nothing), so the trapping event runs on a resting state.
+        ///   state alone (it keeps nothing), so the trapping event, sent without an idempotency
+        ///   key, runs on a resting state.
         static func topology(_ name: String, counter type: String, passivateAfterMs: Int? = nil) -> TopologyFile {
             TopologyFile(
                 name: name, transport: .tcp,
@@ -79,12 +80,18 @@ extension EndToEnd {
                 let launcher = cluster.launch.pid
                 let bystander = Bystander(cluster)
                 var outcomes: [String] = []
+                // Passivating, without idempotency keys, so that the adds run on resting states
+                // (an event with a key moves its instance to a host).
+                let once = passivateAfterMs == nil ? [] : ["--no-retry"]
                 for key in 1...12 {
                     for attempt in 1...2 {
-                        let sent = try await cluster.fsmSend(["counter/k-\(key)", Self.overflow], as: "sender")
+                        let sent = try await cluster.fsmSend(["counter/k-\(key)", Self.overflow] + once, as: "sender")
                         outcomes.append("k-\(key)#\(attempt): \(sent.status) \(sent.stderr.prefix(160))")
                     }
                     #expect(ProcessTable.isAlive(launcher), "fsm-launch stopped after key \(key):\n\(outcomes.joined(separator: "\n"))")
+                }
+                if passivateAfterMs != nil {
+                    #expect(cluster.log.contains("the idle instances of counter rest as their state alone"), "\(cluster.log.suffix(2000))")
                 }
                 let (failures, answers) = await bystander.stop()
                 #expect(failures.isEmpty, "a machine on another worker did not answer: \(failures.prefix(3))")

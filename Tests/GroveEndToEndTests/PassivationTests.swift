@@ -14,6 +14,7 @@ extension EndToEnd {
             machines: [.init(name: "counters", type: "Counter", worker: "edge", keyed: true, durability: "state", passivateAfterMs: 200),
                        .init(name: "ledgers", type: "Counter", worker: "edge", keyed: true, durability: "journal", passivateAfterMs: 200),
                        .init(name: "scratch", type: "Counter", worker: "edge", keyed: true, passivateAfterMs: 200),
+                       .init(name: "notes", type: "Counter", worker: "edge", keyed: true, passivateAfterMs: 600_000),
                        .init(name: "poller", type: "PollingService", worker: "edge", keyed: true, durability: "state",
                              passivateAfterMs: 200)],
             io: [("FetchData", "data-io")]
@@ -36,6 +37,39 @@ extension EndToEnd {
                 try await cluster.waitForLog("passivated", " 1 in memory", count: 2, timeout: .seconds(20))
                 #expect(try await cluster.send("counters/a", "increment") == json(#"{"count":5}"#))
                 #expect(try await cluster.send("ledgers/a", "increment") == json(#"{"count":5}"#))
+            }
+        }
+
+        /// `notes` and `scratch` keep nothing: their idle instances rest as their state alone
+        /// (an event without an idempotency key runs there); a watcher, a read and an event with
+        /// a key move one to a host; a resting one leaves memory as a host does.
+        @Test func aMachineThatKeepsNothingRestsAsItsStateAlone() async throws {
+            try await withCluster(Self.topology) { cluster in
+                func send(_ address: String, _ event: String) async throws -> String {
+                    let sent = try await cluster.fsmSend(["send", address, event, "--no-retry"])
+                    #expect(sent.status == 0, "\(sent)")
+                    return sent.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+                }
+                #expect(try await send("notes/r1", #"{"add":{"_0":4}}"#) == #"{"count":4}"#)
+                #expect(try await send("notes/r1", "increment") == #"{"count":5}"#)
+                #expect(try await send("notes/r2", "increment") == #"{"count":1}"#)
+                #expect(cluster.log.contains("the idle instances of notes rest as their state alone"), "\(cluster.log.suffix(2000))")
+                let refused = try await cluster.fsmSend(["send", "notes/r1", #"{"add":{"_0":"x"}}"#, "--no-retry"])
+                #expect(refused.status == 2 && refused.stderr.contains("undecodable-event at notes/r1"), "\(refused)")
+                let watcher = try await cluster.watch(["state:notes/r1"])
+                #expect(try await send("notes/r1", "increment") == #"{"count":6}"#)
+                try await waitUntil("the watcher to see notes/r1 at 6", timeout: .seconds(10)) {
+                    watcher.states(of: "notes/r1").contains(json(#"{"count":6}"#))
+                }
+                #expect(try await cluster.state("notes/r2") == json(#"{"count":1}"#))
+                #expect(try await cluster.send("notes/r2", "increment") == json(#"{"count":2}"#))
+                #expect(try await send("notes/r2", "increment") == #"{"count":3}"#)
+                // Idle for `scratch`'s 200 ms, one leaves: not durable, its key starts afresh.
+                #expect(try await send("scratch/r3", #"{"add":{"_0":9}}"#) == #"{"count":9}"#)
+                try await cluster.waitForLog("passivated", "not durable dropped", timeout: .seconds(20))
+                try await waitUntil("scratch/r3 to leave memory and start afresh", timeout: .seconds(20)) {
+                    try await send("scratch/r3", "increment") == #"{"count":1}"#
+                }
             }
         }
 

@@ -23,6 +23,7 @@ extension WorkerRuntime {
                 tables[machine.name] = kept
             } else if let table = factories[machine.type]?.restingTable(type: machine.type) {
                 tables[machine.name] = table
+                log.notice("the idle instances of \(machine.name) rest as their state alone: a host is made for one only when a transition or a request needs it")
             }
         }
         let left = resting.filter { tables[$0.key] !== $0.value }
