@@ -204,7 +204,7 @@ package final class FlightRecorder: @unchecked Sendable {
     }
 
     /// The event returned.
-    @inline(__always)
+    @inline(__always) @usableFromInline
     package func didRun() {
         log.end()
         if perEvent.pointee.suspect != nil { clearSuspect() }
@@ -286,4 +286,18 @@ package final class MemoryFlightLog: FlightLog {
 
     /// The last event begun, ended or not.
     package var last: RecordedRun? { entry.withLock { $0?.run } }
+}
+
+extension FlightRecorder {
+    /// Notes that the resting instance `event.address` (``RestingStates``) of type `type` runs
+    /// `event`, as the bytes received, as ``willRun(address:type:origin:correlation:encode:)``
+    /// notes a sent event its host runs on arrival; ``didRun()`` when it returned.
+    @usableFromInline
+    func willRun(resting event: RestingEvent, type: String, encode: (inout [UInt8]) -> Bool?) {
+        event.payload.withUnsafeBytes { bytes in
+            log.begin(address: event.address, type: type, correlation: event.correlation, event: bytes, binary: event.binary,
+                      origin: .sent)
+        }
+        if perEvent.pointee.watching { watch(event.address, encode: encode) }
+    }
 }

@@ -141,7 +141,9 @@ final class RestingStates<M: Machine> {
         }
     }
 
-    @usableFromInline var entries: [String: Entry] = [:]
+    /// Read and written per event, on the worker's loop only: `@exclusivity(unchecked)`, as the
+    /// runtime's `instances` (each access paid a dynamic exclusivity check).
+    @usableFromInline @exclusivity(unchecked) var entries: [String: Entry] = [:]
     /// Where a key never seen starts.
     @usableFromInline let initial: M.State
     /// The type name the topology gives the machine, for the flight recorder.
@@ -213,22 +215,19 @@ extension RestingStates: RestingTable where M.State: Codable, M.Event: Codable, 
             return .refused(error)
         }
         var next = state
-        var effect = MachineEffect<M>.none
-        if let recorder = event.recorder {
+        let recorder = event.recorder
+        if let recorder {
             let encodeEvent = path.encodeEvent
-            recorder.arrivingForResting(event, type: type, encode: { encodeEvent(decoded, &$0) }) {
-                effect = M.step(&next, event: decoded)
-            }
-        } else {
-            effect = M.step(&next, event: decoded)
+            recorder.willRun(resting: event, type: type) { encodeEvent(decoded, &$0) }
         }
+        let effect = M.step(&next, event: decoded)
+        recorder?.didRun()
         guard case .none = effect.kind, !M.isTerminal(next) else {
             if let index { entries.remove(at: index) }
             return .needsHost(Start(state: state, stepped: (next, effect, decoded)))
         }
         if let index {
-            entries.values[index].state = next
-            entries.values[index].touched = event.sweep
+            entries.values[index] = Entry(state: next, touched: event.sweep, judgedAt: entries.values[index].judgedAt)
         } else {
             entries[event.address] = Entry(state: next, touched: event.sweep, judgedAt: event.judgedAt)
         }
@@ -298,19 +297,6 @@ enum RestingRuns {
         }
         try Hosted<M>.check(event, address: address)
         return event
-    }
-}
-
-extension FlightRecorder {
-    /// Runs `step`, the transition of `event` on a resting instance, noted as a host notes the
-    /// events it runs on arrival: as the bytes received, while it runs.
-    @usableFromInline
-    func arrivingForResting(_ event: RestingEvent, type: String, encode: (inout [UInt8]) -> Bool?, _ step: () -> Void) {
-        arriving(event.payload, binary: event.binary, correlation: event.correlation) {
-            willRun(address: event.address, type: type, origin: .sent, correlation: event.correlation, encode: encode)
-            step()
-            didRun()
-        }
     }
 }
 

@@ -28,6 +28,7 @@ extension WorkerRuntime {
             loop.spawn { [weak self] in await self?.forgive(identity, at: address) }
         }
         poison.recorder = recorder
+        flightRecorder = recorder
         // Each type's instances share one recorder, made now instead of found per instance.
         for (type, factory) in factories { factories[type] = factory.recording(type, in: recorder) }
     }

@@ -48,11 +48,14 @@ extension WorkerRuntime {
     /// watched (a watcher needs a host to publish from).
     func deliverIfResting(_ payload: ArraySlice<UInt8>, flags: Header.Flags, correlation: UInt64, address: String) -> Bool {
         guard let slash = address.utf8.firstIndex(of: UInt8(ascii: "/")) else { return false }
-        let name = String(address[..<slash])
+        let name: String
         let table: any RestingTable
-        if let last = lastResting, last.name == name {
-            table = last.table
+        // The name compared in place with the last one's (a byte comparison for the ASCII names
+        // topologies mostly have): a run of one machine's events makes no string of it.
+        if let last = lastResting, address[..<slash] == last.name {
+            (name, table) = last
         } else {
+            name = String(address[..<slash])
             guard let found = resting[name] else { return false }
             table = found
             lastResting = (name, found)
@@ -64,7 +67,7 @@ extension WorkerRuntime {
         let sweep = core.passivation.sweep
         let reply = noWait ? nil : StateReply(link: link, correlation: correlation, address: address, binary: binary)
         var event = RestingEvent(address: address, payload: payload, binary: binary, correlation: correlation, reply: reply,
-                                 sweep: sweep, judgedAt: -1, recorder: poison.recorder)
+                                 sweep: sweep, judgedAt: -1, recorder: flightRecorder)
         // Most events of such a machine find their entry: the table is asked first, and the
         // hosts only when it has none.
         var outcome = table.run(event, fresh: false)

@@ -53,6 +53,9 @@ actor WorkerRuntime {
     @exclusivity(unchecked) var resting: [String: any RestingTable] = [:] {
         didSet { lastResting = nil }
     }
+    /// The flight recorder once it opened, as `poison.recorder` (behind a lock) holds it: read
+    /// per event of a resting instance.
+    @exclusivity(unchecked) var flightRecorder: FlightRecorder?
     /// The table of ``resting`` found last, by its machine's name: a keyed machine's events come
     /// in runs, and each was a lookup by the name.
     @exclusivity(unchecked) var lastResting: (name: String, table: any RestingTable)?
