@@ -31,6 +31,9 @@ protocol RestingTable: AnyObject {
     func judge(_ address: String, sweep: Int, full: Bool, idleThrough: Int) -> RestingJudgement
     /// The entry at `address` was queued again, for sweep `sweep`.
     func judged(_ address: String, atSweep sweep: Int)
+    /// Whether an instance of the machine may be a host (in the runtime's `instances`): set
+    /// when one is made, never cleared. While false, an address with no entry is new.
+    var mayHaveHosts: Bool { get set }
     /// Whether an entry is at `address`.
     func holds(_ address: String) -> Bool
     var count: Int { get }
@@ -149,6 +152,7 @@ final class RestingStates<M: Machine> {
     /// The type name the topology gives the machine, for the flight recorder.
     @usableFromInline let type: String
     @usableFromInline let path: HostedPath<M>
+    var mayHaveHosts = false
 
     init(initial: M.State, type: String, path: HostedPath<M>) {
         self.initial = initial

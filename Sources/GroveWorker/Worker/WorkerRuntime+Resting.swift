@@ -22,6 +22,7 @@ extension WorkerRuntime {
             if let kept = resting[machine.name], !dropping.contains(machine.name) {
                 tables[machine.name] = kept
             } else if let table = factories[machine.type]?.restingTable(type: machine.type) {
+                table.mayHaveHosts = instances.keys.contains { MachineAddress.machine(of: $0) == machine.name }
                 tables[machine.name] = table
                 log.notice("the idle instances of \(machine.name) rest as their state alone: a host is made for one only when a transition or a request needs it")
             }
@@ -74,7 +75,7 @@ extension WorkerRuntime {
         var fresh = false
         var judgedAt = -1
         if case .absent = outcome {
-            if let existing = instances[address] {
+            if table.mayHaveHosts, let existing = instances[address] {
                 existing.touch(sweep)
                 deliver(payload, flags: flags, correlation: correlation, address: address, to: existing)
                 return true

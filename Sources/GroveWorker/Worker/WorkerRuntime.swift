@@ -310,6 +310,8 @@ actor WorkerRuntime {
             // From now on it may be written: its key's next start reads the store.
             storedKeys.made(address, machine: machine.name)
         }
+        // A resting machine's hosts are looked for only once it may have some.
+        if !self.resting.isEmpty, let table = self.resting[machine.name], !table.mayHaveHosts { table.mayHaveHosts = true }
         let instance = try factory.make(address: address, type: machine.type, mailboxCapacity: welcome.mailboxCapacity, io: io,
                                         watched: observation.watches(stateOf: address), executor: link.loop.executor, durable: durable,
                                         startsNow: startsNow, resting: resting)
