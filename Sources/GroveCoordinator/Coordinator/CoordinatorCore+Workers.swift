@@ -384,10 +384,10 @@ extension CoordinatorCore {
         var addresses: [String] = []
         for spec in topology.machines {
             if spec.keyed {
-                addresses += (keyedInstances[spec.name] ?? []).filter { address in
+                addresses += (keyedInstances[spec.name]?.filter { address in
                     let key = String(address.dropFirst(spec.name.count + 1))
                     return host(of: spec, key: key) == worker
-                }.sorted()
+                } ?? []).sorted()
             } else if topology.placement(ofMachine: spec.name, key: nil) == worker {
                 addresses.append(spec.name)
             }

@@ -464,7 +464,7 @@ struct CoordinatorCore {
         if let known = resolved[address] {
             worker = known.worker
             if spawns, !known.listed {
-                if let refusal = admitInstance(address) {
+                if case .refused(let refusal) = admitInstance(address) {
                     counts.busy += 1
                     return .failure(refusal)
                 }
@@ -476,20 +476,20 @@ struct CoordinatorCore {
             } catch {
                 return .failure(error)
             }
-            // A cache, not a registry: bounded in entries and bytes, however many addresses
-            // clients try. Only events list a keyed instance (gets, stops, cancels and echoes do
-            // not spawn one), and only within limits.instancesPerMachine.
-            if resolved.count >= 100_000 || resolvedBytes >= resolvedBytesLimit {
-                // Its capacity kept (a few MiB at 100,000 entries; the addresses' bytes go):
-                // with a stream of fresh keys, growing it again from nothing rehashed every
-                // entry at each doubling.
-                resolved.removeAll(keepingCapacity: true)
-                resolvedBytes = 0
-            }
-            let refusal = spawns ? admitInstance(address) : nil
-            resolved[address] = (worker, spawns && refusal == nil)
-            resolvedBytes += address.utf8.count
-            if let refusal {
+            // Only events list a keyed instance (gets, stops, cancels and echoes do not spawn
+            // one), and only within limits.instancesPerMachine.
+            let admission = spawns ? admitInstance(address) : .known
+            switch admission {
+            case .listedNow:
+                // A key's first event is not cached: with a stream of fresh keys most are
+                // never addressed again, and caching each cost an insertion, and every
+                // 100,000 of them emptied the cache of the live keys too. Its next event finds
+                // it listed, and caches it.
+                break
+            case .known:
+                remember(address, worker: worker, listed: spawns)
+            case .refused(let refusal):
+                remember(address, worker: worker, listed: false)
                 counts.busy += 1
                 return .failure(refusal)
             }
@@ -503,6 +503,21 @@ struct CoordinatorCore {
         track(id, Pending(origin: .client(identity, correlation), worker: worker, address: address, bytes: bytes, sender: sender,
                           eventCase: eventCase))
         return .success((worker, id))
+    }
+
+    /// Caches where `address` goes (``resolved``), and whether it is listed.
+    mutating func remember(_ address: String, worker: Int, listed: Bool) {
+        // A cache, not a registry: bounded in entries and bytes, however many addresses
+        // clients try.
+        if resolved.count >= 100_000 || resolvedBytes >= resolvedBytesLimit {
+            // Its capacity kept (a few MiB at 100,000 entries; the addresses' bytes go):
+            // with a stream of fresh keys, growing it again from nothing rehashed every
+            // entry at each doubling.
+            resolved.removeAll(keepingCapacity: true)
+            resolvedBytes = 0
+        }
+        resolved[address] = (worker, listed)
+        resolvedBytes += address.utf8.count
     }
 
     /// Remembers a request forwarded under `id` until its worker answers or is lost.
@@ -548,7 +563,7 @@ struct CoordinatorCore {
     /// ``ListRequest/pageSize`` of its instances: the first ones in byte order, or with `page`
     /// only that machine's, after `page.after`.
     func listing(page: ListRequest? = nil) -> Listing {
-        func shown(_ instances: Set<String>?, of name: String) -> [String] {
+        func shown(_ instances: AddressSet?, of name: String) -> [String] {
             guard let instances, page == nil || page?.machine == name else { return [] }
             let after = page?.after.map { Array($0.utf8) }
             func precedes(_ a: String, _ b: String) -> Bool { a.utf8.lexicographicallyPrecedes(b.utf8) }
