@@ -3,7 +3,7 @@ import Testing
 
 /// ``AddressSet`` is the instance book's per-machine set: it must answer as `Set<String>` did,
 /// through growth, removals that shift runs back (wrapping past the table's end) and the limit.
-@Suite("AddressSet")
+@Suite("AddressSet", .timeLimit(.minutes(2)))
 struct AddressSetTests {
     /// A seeded generator: a failure is the same failure when run again.
     struct SplitMix: RandomNumberGenerator {
