@@ -72,6 +72,11 @@ public struct HostOptions<M: Machine>: Sendable {
     /// (a state whose collections `update` changes is then copied whole, per event) and costs
     /// other machine types nothing; a worker sets it for its durable machines.
     public var reissuesIO = false
+    /// Whether the host continues an instance that started before, elsewhere than in a host (a
+    /// worker's table of states): its initial state is where the instance is now, and its boot
+    /// runs no start effect (``Machine/startEffect(_:)``), as a host restored from a snapshot
+    /// runs none. `false` (the default): a new instance, which runs it.
+    @usableFromInline package var resumes = false
     /// Where the task of each `.io` call starts. `nil` (the default): the shared pool. A test
     /// that runs a worker on an executor of its own gives that executor here, so the call into
     /// the worker runs when the test runs it, never on a thread the test does not drive.

@@ -249,6 +249,7 @@ public final actor MachineHost<M: Machine> {
             executorReference = isolation.unownedExecutor
         }
         self._state = initialState ?? M.initialState
+        if options.resumes { startsAfresh = false }
         if let snapshot {
             startsAfresh = false
             let restored = Self.restored(from: snapshot, into: mailbox)

@@ -3,7 +3,7 @@
 @testable import GroveWorker
 import Grove
 import GroveRuntime
-import GroveWire
+@_spi(GroveInternal) import GroveWire
 import Synchronization
 import Testing
 
@@ -32,6 +32,9 @@ enum RestingProbe: Machine {
 
     static var initialState: State { State() }
     static func isTerminal(_ state: State) -> Bool { state.done }
+    /// None at the initial state (so its instances may rest); 100 more past it, which a host
+    /// made for a resting instance must not run: the instance started long before.
+    static func startEffect(_ state: State) -> Effect { state.total == 0 ? .none : .events(.add(100)) }
 
     static func update(_ state: inout State, event: Event) -> Effect {
         switch event {
@@ -117,7 +120,7 @@ struct RestingStatesTests {
         }
     }
 
-    @Test func plainEventsRunOnTheStateAloneAndAReadMovesTheInstanceToAHost() throws {
+    @Test func plainEventsRunOnTheStateAloneAndAReadIsAnsweredThere() throws {
         let cluster = InMemoryCluster(topology: Self.topology())
         let worker = try Self.worker(in: cluster)
         defer { worker.stop() }
@@ -134,10 +137,14 @@ struct RestingStatesTests {
 
         let state = try Self.get("probes/a", correlation: 6, through: cluster, to: worker)
         #expect(Self.state(state) == Self.total(5))
+        #expect(Self.where_("probes/a", on: worker) == (false, true))
+        // A host made for it goes on from there, without the start effect of a new instance.
+        let echoed = try Self.send([("probes/a", #"{"echo":{"_0":1}}"#, 7)], through: cluster, to: worker)
+        #expect(Self.state(echoed[0]) == Self.total(7))
         #expect(Self.where_("probes/a", on: worker) == (true, false))
-        // On its host it goes on from there.
-        let after = try Self.send([("probes/a", #"{"add":{"_0":1}}"#, 7)], through: cluster, to: worker)
-        #expect(Self.state(after[0]) == Self.total(6))
+        let after = try Self.send([("probes/a", #"{"add":{"_0":1}}"#, 8)], through: cluster, to: worker)
+        #expect(Self.state(after[0]) == Self.total(8))
+        #expect(Self.state(try Self.get("probes/a", correlation: 9, through: cluster, to: worker)) == Self.total(8))
     }
 
     @Test func aTransitionWithAnEffectIsTakenOverByAHostAndRunsOnce() throws {
@@ -153,6 +160,28 @@ struct RestingStatesTests {
         #expect(RestingProbe.calls.withLock { $0[token] } == 1, "update ran once for the event a host took over")
         #expect(Self.where_("probes/x", on: worker) == (true, false))
         #expect(Self.where_("probes/y", on: worker) == (true, false))
+    }
+
+    /// A watcher's prefixes move what they cover to hosts (which publish), and only that: a
+    /// watcher of one address, of part of a key, of another machine, of the whole machine.
+    @Test func aWatcherMovesWhatItWatchesToHostsAndNothingElse() throws {
+        let cluster = InMemoryCluster(topology: Self.topology())
+        let worker = try Self.worker(in: cluster)
+        defer { worker.stop() }
+        let keys = ["w1", "w2", "x1", "x2", "y1"]
+        _ = try Self.send(keys.enumerated().map { ("probes/\($1)", #"{"add":{"_0":1}}"#, UInt64($0 + 1)) }, through: cluster, to: worker)
+        func watch(_ prefixes: [String]) -> [String] {
+            worker.onLoop { runtime in
+                runtime.observation.update(Observation(prefixes: prefixes))
+                runtime.hostWatchedResting()
+            }
+            return keys.filter { Self.where_("probes/\($0)", on: worker).host }
+        }
+        #expect(watch(["state:held/"]) == [], "another machine's watcher moves nothing")
+        #expect(watch(["state:probes/w1"]) == ["w1"])
+        #expect(watch(["effect:probes/x"]) == ["w1", "x1", "x2"])
+        #expect(watch(["state:probes"]) == keys)
+        #expect(worker.onLoop { $0.resting["probes"]?.count } == 0)
     }
 
     @Test func anUnhandledEventIsAnsweredAsAHostAnswersIt() throws {
@@ -194,6 +223,7 @@ struct RestingStatesTests {
         #expect(replies.map(\.header.kind) == [.accepted, .accepted, .accepted])
         #expect(Self.where_("probes/n", on: worker) == (true, false), "the echo moved it to a host")
         #expect(Self.where_("probes/m", on: worker) == (false, true))
+        // The bare `add(1)` the echo's host runs inline, not the start effect's 100.
         #expect(Self.state(try Self.get("probes/n", correlation: 4, through: cluster, to: worker)) == Self.total(4))
         #expect(Self.state(try Self.get("probes/m", correlation: 5, through: cluster, to: worker)) == Self.total(5))
     }

@@ -91,13 +91,15 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     ///   - startsNow: Whether a new instance with an executor starts and boots here, on it
     ///     (the caller runs there: a worker making a keyed instance for its first event), so
     ///     that event finds it idle and runs at once, with no drain to schedule.
+    ///   - resumes: Whether it continues, at `initialState`, an instance that rested as its
+    ///     state alone (``RestingStates``): its start effect ran, if it had one, when it began.
     init(address: String, env: M.Env, path: HostedPath<M>, mailboxCapacity: Int, io: any IOPerformer, link: WorkerLink,
          turn: Turn, poison: PoisonWatch = PoisonWatch(), inlet: CoreInlet = CoreInlet(), watched: Bool = false,
          clock: any HostClock = WallClock(),
          executor: (any SerialExecutor)? = nil, replyHandler: HostedPath<M>.ReplyHandler? = nil, endHandler: EndHandler? = nil,
          recording: RunRecorder<M>? = nil, initialState: M.State? = nil,
          type: String = "", durability: Durability = .none, restoring: Snapshot<M>? = nil, cursor: JournalCursor? = nil,
-         startsNow: Bool = false) {
+         startsNow: Bool = false, resumes: Bool = false) {
         // Durability, snapshot and cursor apart, not an optional tuple of them: in this generic
         // code a tuple's metadata is built, and its copies go through value witnesses, per
         // instance.
@@ -120,6 +122,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
         options.executor = executor
         // A durable machine's snapshots carry the io its request types re-issue.
         options.reissuesIO = durability != .none
+        options.resumes = resumes
         handlesOnArrival = executor != nil
         // On a test's driven loop, io calls into the worker start there too (``WorkerLoop/spawn(_:)``).
         if case .driven(let loop) = link.loop { options.ioExecutor = loop }

@@ -87,8 +87,9 @@ protocol HostedMachine: AnswerKeeper {
     func passivate()
     /// Takes over the transition a resting instance ran on the state it was made from
     /// (``RestingOutcome/needsHost(_:)``), on the worker's loop, just made: commits it, runs its
-    /// effect and answers `reply` (nil: a no-wait event, answered already).
-    func takeOver(_ start: any RestingStart, reply: StateReply?)
+    /// effect and answers `reply`. For a no-wait event (`reply` nil), why it was refused, for the
+    /// caller to answer instead of `accepted`; nil once taken.
+    func takeOver(_ start: any RestingStart, reply: StateReply?) -> WireError?
     /// Its host was drained by `target`, on the worker's loop (``WorkerRuntime/drained(_:)``):
     /// a durable instance that ran something joins the turn's writes.
     func drained(_ target: DrainTarget)

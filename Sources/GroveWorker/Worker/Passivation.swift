@@ -221,11 +221,13 @@ struct Passivation {
     /// What judges idleness at the sweep under way, taken once per tick: a driver that asked
     /// ``idleLongEnough(machine:touched:)`` of its stored `Passivation` per instance would
     /// work on a copy of all of it each time.
-    var judging: Judging { Judging(after: after, period: period, sweep: sweep) }
+    var judging: Judging { Judging(after: after, lag: lag, period: period, sweep: sweep) }
 
     /// ``idleLongEnough(machine:touched:)`` at one sweep.
     struct Judging {
         let after: [String: Duration]
+        /// ``Passivation/lag``.
+        let lag: [String: Int]
         let period: Duration?
         let sweep: Int
 
@@ -233,9 +235,7 @@ struct Passivation {
         /// enough now: ``idleLongEnough(machine:touched:)`` is `touched <= idleThrough(machine)`.
         /// Nil for a machine that does not passivate.
         func idleThrough(machine: String) -> Int? {
-            guard let after = after[machine], let period else { return nil }
-            var lag = 0
-            while period * lag < after { lag += 1 }
+            guard let lag = lag[machine] else { return nil }
             return sweep - 1 - lag
         }
 

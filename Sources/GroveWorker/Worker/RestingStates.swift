@@ -26,6 +26,13 @@ protocol RestingTable: AnyObject {
     /// The entry at `address` leaves the table for a host that starts at its state; nil when
     /// there is none.
     func take(_ address: String) -> (any RestingStart)?
+    /// Puts back what ``take(_:)`` or a ``RestingOutcome/needsHost(_:)`` took out, at the state
+    /// it was taken at, when no host could be made for it: reached at sweep `touched`, to be
+    /// judged at sweep `judgedAt`.
+    func putBack(_ address: String, _ start: any RestingStart, touched: Int, judgedAt: Int)
+    /// The state at `address` as JSON for a `get` (redacted when it has secrets), or why it
+    /// does not encode; nil when there is no entry.
+    func state(at address: String) -> Result<[UInt8], WireError>?
     /// Judges the entry at `address` in passivation sweep `sweep` (``Passivation``): dropped
     /// when last reached at sweep `idleThrough` or before.
     func judge(_ address: String, sweep: Int, full: Bool, idleThrough: Int) -> RestingJudgement
@@ -190,6 +197,16 @@ extension RestingStates: RestingTable where M.State: Codable, M.Event: Codable, 
 
     func holds(_ address: String) -> Bool { entries[address] != nil }
 
+    func putBack(_ address: String, _ start: any RestingStart, touched: Int, judgedAt: Int) {
+        guard let start = start as? Start else { return }
+        entries[address] = Entry(state: start.state, touched: touched, judgedAt: judgedAt)
+    }
+
+    func state(at address: String) -> Result<[UInt8], WireError>? {
+        guard let entry = entries[address] else { return nil }
+        return Hosted<M>.encode(entry.state, outcome: "the machine is running", address: address)
+    }
+
     var count: Int { entries.count }
 
     var addresses: [String] { Array(entries.keys) }
@@ -199,7 +216,7 @@ extension RestingStates: RestingTable where M.State: Codable, M.Event: Codable, 
         return entries.map { ($0.key, Start(state: $0.value.state, stepped: nil)) }
     }
 
-    /// ``run(_:queueFresh:)`` where `M` is known (``HostedPath/restingStates``).
+    /// ``run(_:fresh:)`` where `M` is known (``HostedPath/restingStates``).
     @inlinable
     func runSpecialized(_ event: RestingEvent, fresh: Bool) -> RestingOutcome {
         let index = entries.index(forKey: event.address)
@@ -215,7 +232,12 @@ extension RestingStates: RestingTable where M.State: Codable, M.Event: Codable, 
                 decoded = try RestingRuns.decode(event.payload, binary: event.binary, address: event.address, path: path)
             }
         } catch {
-            if index == nil { entries[event.address] = Entry(state: state, touched: event.sweep, judgedAt: event.judgedAt) }
+            // A refused event counts as a message, as it does for a host.
+            if let index {
+                entries.values[index].touched = event.sweep
+            } else {
+                entries[event.address] = Entry(state: state, touched: event.sweep, judgedAt: event.judgedAt)
+            }
             return .refused(error)
         }
         var next = state
@@ -305,8 +327,10 @@ enum RestingRuns {
 }
 
 extension Hosted {
-    func takeOver(_ start: any RestingStart, reply: StateReply?) {
-        guard let stepped = (start as? RestingStates<M>.Start)?.stepped else { return }
+    func takeOver(_ start: any RestingStart, reply: StateReply?) -> WireError? {
+        guard let stepped = (start as? RestingStates<M>.Start)?.stepped else {
+            preconditionFailure("\(address) was given a transition of another machine type to take over")
+        }
         let redacts = path.redacts
         let taken = host.onOwnExecutor { host in
             host.takeOverNow(stepped.state, effect: stepped.effect, after: stepped.event, answering: reply.map { reply in
@@ -324,9 +348,13 @@ extension Hosted {
                     try host.send(stepped.event)
                 }
             } catch {
-                reply?.fail(WireError(refusal: error, address: address))
+                let refusal = WireError(refusal: error, address: address)
+                guard let reply else { return refusal }
+                reply.fail(refusal)
+                return nil
             }
         }
         changed()
+        return nil
     }
 }

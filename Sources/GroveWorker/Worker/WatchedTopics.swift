@@ -6,7 +6,7 @@ import Synchronization
 final class WatchedTopics: Sendable {
     private let observation = Mutex(Observation(prefixes: []))
     /// Whether anything is watched at all, read without the lock: asked per event of a resting
-    /// instance (``WorkerRuntime/restingTable(for:named:)``), where the lock was a visible share.
+    /// instance (``WorkerRuntime/deliverIfResting(_:flags:correlation:address:)``), where the lock was a visible share.
     private let watchesAny = Atomic<Bool>(false)
 
     func update(_ observation: Observation) {
@@ -18,6 +18,9 @@ final class WatchedTopics: Sendable {
 
     /// Whether any topic is watched at all.
     var watchesAnything: Bool { watchesAny.load(ordering: .acquiring) }
+
+    /// The watched topic prefixes.
+    var prefixes: [String] { observation.withLock { $0.prefixes } }
 
     func watches(_ topic: String) -> Bool {
         observation.withLock { $0.watches(topic) }

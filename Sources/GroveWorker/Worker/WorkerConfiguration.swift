@@ -218,7 +218,8 @@ struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event
                          endHandler: durability == .none ? endHandler : durableEndHandler,
                          recording: recording(type: type, durability: durability),
                          initialState: (resting as? RestingStates<M>.Start)?.state ?? start?.initialState,
-                         type: type, durability: durability, restoring: restoring, cursor: cursor, startsNow: startsNow)
+                         type: type, durability: durability, restoring: restoring, cursor: cursor, startsNow: startsNow,
+                         resumes: resting != nil)
     }
 
     /// The flight recorder's shared ``RunRecorder`` for an instance of type `type`; nil when the

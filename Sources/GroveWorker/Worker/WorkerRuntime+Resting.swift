@@ -101,22 +101,50 @@ extension WorkerRuntime {
             do {
                 made = try hostResting(address, from: start)
             } catch {
+                // Not committed: the entry stays where it was, and the event is refused.
+                if !fresh { putBack(address, start, in: table, machine: name) }
                 link.send(WireMessage.error(error, correlation: correlation, address: address))
                 return true
             }
-            made.takeOver(start, reply: reply)
-            if noWait { link.send(.accepted, correlation: correlation, address: address) }
+            if let refused = made.takeOver(start, reply: reply) {
+                link.send(WireMessage.error(refused, correlation: correlation, address: address))
+            } else if noWait {
+                link.send(.accepted, correlation: correlation, address: address)
+            }
         }
         return true
+    }
+
+    /// Puts back in `table` the entry at `address` that `start` took out for a host that could
+    /// not be made, queued for the sweep as a new one is.
+    private func putBack(_ address: String, _ start: any RestingStart, in table: any RestingTable, machine: String) {
+        let sweep = core.passivation.sweep
+        let judgedAt = core.passivation.queue(address, machine: machine, touched: sweep) ?? -1
+        table.putBack(address, start, touched: sweep, judgedAt: judgedAt)
     }
 
     /// The resting instance at `address` taken out of its table for a host, when it rests:
     /// what a request other than a plain event (a read, a stop, an idempotency key, a watcher)
     /// finds instead of a table entry.
     func hostIfResting(_ address: String) throws(WireError) -> (any HostedMachine)? {
-        guard !resting.isEmpty, MachineAddress.hasKey(address), let table = resting[MachineAddress.machine(of: address)],
-              let start = table.take(address) else { return nil }
-        return try hostResting(address, from: start)
+        guard !resting.isEmpty, MachineAddress.hasKey(address) else { return nil }
+        let name = MachineAddress.machine(of: address)
+        guard let table = resting[name], let start = table.take(address) else { return nil }
+        do {
+            return try hostResting(address, from: start)
+        } catch {
+            putBack(address, start, in: table, machine: name)
+            throw error
+        }
+    }
+
+    /// The state of the resting instance at `address`, for a `get`, answered from its table
+    /// (nothing is queued ahead of it there); nil when it does not rest here.
+    func restingState(_ address: String) -> Result<[UInt8], WireError>? {
+        guard !resting.isEmpty, MachineAddress.hasKey(address), let table = resting[MachineAddress.machine(of: address)] else {
+            return nil
+        }
+        return table.state(at: address)
     }
 
     /// A host at `address`, started from `start`, listed and queued for the passivation sweep
@@ -133,11 +161,41 @@ extension WorkerRuntime {
         return made
     }
 
-    /// Moves the resting instances a watcher now watches to hosts, which publish.
+    /// Moves the resting instances a watcher now watches to hosts, which publish. Per table,
+    /// the prefixes are read against its machine's topics first: a prefix that names an
+    /// instance resting here (the common case) moves that one; one that covers the whole
+    /// machine moves them all; one that names part of a key (or an instance not resting here)
+    /// walks the table for addresses it begins; and a table no prefix reaches is not walked: a
+    /// watcher of another machine costs no walk of a million entries.
     func hostWatchedResting() {
-        guard observation.watchesAnything else { return }
-        for table in resting.values {
-            for address in table.addresses where observation.watches(stateOf: address) || observation.watches(effectsOf: address) {
+        guard observation.watchesAnything, !resting.isEmpty else { return }
+        let prefixes = observation.prefixes
+        for (name, table) in resting {
+            var named: Set<String> = []
+            var keyPrefixes: [String] = []
+            var all = false
+            for prefix in prefixes {
+                for kind in ["state:", "effect:"] {
+                    let machineTopic = kind + name + "/"
+                    if machineTopic.hasPrefix(prefix) {
+                        all = true
+                    } else if prefix.hasPrefix(machineTopic) {
+                        let address = String(prefix.dropFirst(kind.count))
+                        if table.holds(address) {
+                            named.insert(address)
+                        } else if instances[address] == nil {
+                            keyPrefixes.append(address)
+                        }
+                    }
+                }
+            }
+            var watched = Array(named)
+            if all {
+                watched = table.addresses
+            } else if !keyPrefixes.isEmpty {
+                watched += table.addresses.filter { address in !named.contains(address) && keyPrefixes.contains { address.hasPrefix($0) } }
+            }
+            for address in watched {
                 do {
                     _ = try hostIfResting(address)
                 } catch {

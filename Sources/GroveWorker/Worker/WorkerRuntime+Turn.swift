@@ -357,7 +357,7 @@ extension WorkerRuntime {
             return existing
         }
         // A resting instance moves to a host for what reaches it here (a plain event for it runs
-        // in its table: ``deliverResting``).
+        // in its table: ``deliverIfResting(_:flags:correlation:address:)``).
         if let host = try hostIfResting(address) {
             host.touch(sweep)
             return host

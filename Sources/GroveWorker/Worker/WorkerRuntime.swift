@@ -334,6 +334,8 @@ actor WorkerRuntime {
     func request(_ request: WorkerCore.MachineRequest, correlation: UInt64, address: String, payload: ArraySlice<UInt8>) {
         let link = link
         let answer = Self.stateAnswer(link, correlation: correlation, address: address)
+        // A resting instance's state is read where it rests: no host made for a read.
+        if case .state = request, let state = restingState(address) { return answer(state) }
         let instance: any HostedMachine
         do {
             instance = try self.instance(for: address, spawning: false)
