@@ -146,7 +146,7 @@ extension WorkerRuntime {
     /// (docs/DIRECT-ROUTES.md, 2.6). `nil` when it is here now, or when it is refused for
     /// another reason, which the request's own road then answers.
     private func notSpawned(_ address: String) -> WireError? {
-        guard instances[address] == nil, !holdsResting(address) else { return nil }
+        guard instances[address] == nil, !inStateTable(address) else { return nil }
         do {
             _ = try instance(for: address, spawning: false)
             return nil

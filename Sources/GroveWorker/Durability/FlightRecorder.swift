@@ -289,11 +289,11 @@ package final class MemoryFlightLog: FlightLog {
 }
 
 extension FlightRecorder {
-    /// Notes that the resting instance `event.address` (``RestingStates``) of type `type` runs
+    /// Notes that the resting instance `event.address` (``StateTable``) of type `type` runs
     /// `event`, as the bytes received, as ``willRun(address:type:origin:correlation:encode:)``
     /// notes a sent event its host runs on arrival; ``didRun()`` when it returned.
     @usableFromInline
-    func willRun(resting event: RestingEvent, type: String, encode: (inout [UInt8]) -> Bool?) {
+    func willRun(tableEvent event: TableEvent, type: String, encode: (inout [UInt8]) -> Bool?) {
         event.payload.withUnsafeBytes { bytes in
             log.begin(address: event.address, type: type, correlation: event.correlation, event: bytes, binary: event.binary,
                       origin: .sent)

@@ -92,7 +92,7 @@ final class Hosted<M: Machine>: HostedMachine where M.State: Codable, M.Event: C
     ///     (the caller runs there: a worker making a keyed instance for its first event), so
     ///     that event finds it idle and runs at once, with no drain to schedule.
     ///   - resumes: Whether it continues, at `initialState`, an instance that rested as its
-    ///     state alone (``RestingStates``): its start effect ran, if it had one, when it began.
+    ///     state alone (``StateTable``): its start effect ran, if it had one, when it began.
     init(address: String, env: M.Env, path: HostedPath<M>, mailboxCapacity: Int, io: any IOPerformer, link: WorkerLink,
          turn: Turn, poison: PoisonWatch = PoisonWatch(), inlet: CoreInlet = CoreInlet(), watched: Bool = false,
          clock: any HostClock = WallClock(),

@@ -86,10 +86,10 @@ protocol HostedMachine: AnswerKeeper {
     /// ending. Its record, written before, holds what it had.
     func passivate()
     /// Takes over the transition a resting instance ran on the state it was made from
-    /// (``RestingOutcome/needsHost(_:)``), on the worker's loop, just made: commits it, runs its
+    /// (``TableOutcome/needsHost(_:)``), on the worker's loop, just made: commits it, runs its
     /// effect and answers `reply`. For a no-wait event (`reply` nil), why it was refused, for the
     /// caller to answer instead of `accepted`; nil once taken.
-    func takeOver(_ start: any RestingStart, reply: StateReply?) -> WireError?
+    func takeOver(_ start: any TableHandover, reply: StateReply?) -> WireError?
     /// Its host was drained by `target`, on the worker's loop (``WorkerRuntime/drained(_:)``):
     /// a durable instance that ran something joins the turn's writes.
     func drained(_ target: DrainTarget)
@@ -268,8 +268,8 @@ final class HostedPath<M: Machine>: Sendable {
     /// their redacted form. Found once per machine type, so a reply pays one branch.
     @usableFromInline let redacts: Bool
     /// What runs per event and per sweep on the resting states of the type's instances
-    /// (``RestingStates``).
-    @usableFromInline let restingStates: RestingPath<M>
+    /// (``StateTable``).
+    @usableFromInline let stateTable: StateTablePath<M>
 
     /// Mailbox batches a host drains per turn of the worker's I/O thread, which its hosts share:
     /// an effect that sends results as fast as they are handled gets the rest drained later,
@@ -280,7 +280,7 @@ final class HostedPath<M: Machine>: Sendable {
     init() where M.Event: Codable, M.State: Codable, M.Output: Encodable {
         let redacts = Redaction.applies(to: M.State.self)
         self.redacts = redacts
-        restingStates = RestingPath()
+        stateTable = StateTablePath()
         send = { host, event throws(HostError) in try host.send(event) }
         sendReplying = { host, event, token throws(HostError) in try host.send(event, replyToken: token) }
         // Per event, and per instance in a passivation sweep: no closure boxed per call

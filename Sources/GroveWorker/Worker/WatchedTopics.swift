@@ -6,7 +6,7 @@ import Synchronization
 final class WatchedTopics: Sendable {
     private let observation = Mutex(Observation(prefixes: []))
     /// Whether anything is watched at all, read without the lock: asked per event of a resting
-    /// instance (``WorkerRuntime/deliverIfResting(_:flags:correlation:address:)``), where the lock was a visible share.
+    /// instance (``WorkerRuntime/deliverIfInTable(_:flags:correlation:address:)``), where the lock was a visible share.
     private let watchesAny = Atomic<Bool>(false)
 
     func update(_ observation: Observation) {

@@ -75,10 +75,10 @@ protocol HostedMachineFactory: StoredEventCodec {
     /// - Throws: When the record does not decode as this type's snapshot; when the factory is
     ///   not ``bound(to:)`` a worker.
     func make(address: String, type: String, mailboxCapacity: Int, io: any IOPerformer, watched: Bool, executor: (any SerialExecutor)?,
-              durable: DurableStart?, startsNow: Bool, resting: (any RestingStart)?) throws(WireError) -> any HostedMachine
-    /// A table for the resting states of this type's instances, made at `type` (``RestingStates``);
-    /// nil when they cannot rest as their state alone (``RestingStates/admits(initial:)``).
-    func restingTable(type: String) -> (any RestingTable)?
+              durable: DurableStart?, startsNow: Bool, handover: (any TableHandover)?) throws(WireError) -> any HostedMachine
+    /// A table for the resting states of this type's instances, made at `type` (``StateTable``);
+    /// nil when they cannot rest as their state alone (``StateTable/admits(initial:)``).
+    func restingTable(type: String) -> (any AnyStateTable)?
     /// Why a JSON event does not decode as the type's event, or nil when it does.
     func check(event json: [UInt8], address: String) -> WireError?
     /// The case of an event in either codec, in whatever form its sender wrote it, as this
@@ -92,7 +92,7 @@ extension HostedMachineFactory {
     func make(address: String, type: String, mailboxCapacity: Int, io: any IOPerformer, watched: Bool, executor: (any SerialExecutor)?,
               durable: DurableStart?, startsNow: Bool) throws(WireError) -> any HostedMachine {
         try make(address: address, type: type, mailboxCapacity: mailboxCapacity, io: io, watched: watched, executor: executor,
-                 durable: durable, startsNow: startsNow, resting: nil)
+                 durable: durable, startsNow: startsNow, handover: nil)
     }
 }
 
@@ -187,7 +187,7 @@ struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event
     }
 
     func make(address: String, type: String, mailboxCapacity: Int, io: any IOPerformer, watched: Bool, executor: (any SerialExecutor)?,
-              durable: DurableStart?, startsNow: Bool, resting: (any RestingStart)?) throws(WireError) -> any HostedMachine {
+              durable: DurableStart?, startsNow: Bool, handover: (any TableHandover)?) throws(WireError) -> any HostedMachine {
         guard let wiring else {
             throw WireError(.unknownMachine, "\(M.self)'s factory is not bound to a worker (bound(to:)); '\(address)' was not made",
                             address: address)
@@ -217,9 +217,9 @@ struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event
                          executor: executor, replyHandler: replyHandler,
                          endHandler: durability == .none ? endHandler : durableEndHandler,
                          recording: recording(type: type, durability: durability),
-                         initialState: (resting as? RestingStates<M>.Start)?.state ?? start?.initialState,
+                         initialState: (handover as? StateTable<M>.Start)?.state ?? start?.initialState,
                          type: type, durability: durability, restoring: restoring, cursor: cursor, startsNow: startsNow,
-                         resumes: resting != nil)
+                         resumes: handover != nil)
     }
 
     /// The flight recorder's shared ``RunRecorder`` for an instance of type `type`; nil when the
@@ -230,10 +230,10 @@ struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event
         return recordings.recording(type: type, in: flight)
     }
 
-    func restingTable(type: String) -> (any RestingTable)? {
+    func restingTable(type: String) -> (any AnyStateTable)? {
         let initial = start?.initialState ?? M.initialState
-        guard RestingStates<M>.admits(initial: initial) else { return nil }
-        return RestingStates(initial: initial, type: type, path: path)
+        guard StateTable<M>.admits(initial: initial) else { return nil }
+        return StateTable(initial: initial, type: type, path: path)
     }
 
     func check(event json: [UInt8], address: String) -> WireError? {

@@ -10,7 +10,7 @@ extension WorkerRuntime {
     func reportInstances() {
         var keyed = Set(instances.keys.filter(MachineAddress.hasKey))
         keyed.formUnion(recovery.waiting.keys.filter(MachineAddress.hasKey))
-        keyed.formUnion(restingAddresses)
+        keyed.formUnion(tableAddresses)
         keyed.formUnion(restingInstances())
         for report in InstancesReport.reports(for: keyed, maxBytes: link.messageBytes) {
             link.publish(.instances, address: link.worker, payload: report)

@@ -18,27 +18,27 @@ extension WorkerRuntime {
         var written = 0, dropped = 0
         defer {
             // At every tick, so what the last lines' window summed is told once it is over.
-            if let line = Passivation.line(&passivationTally, written: written, dropped: dropped, live: instances.count + restingCount,
+            if let line = Passivation.line(&passivationTally, written: written, dropped: dropped, live: instances.count + tableEntryCount,
                                            waiting: core.passivation.waitingForTimers, now: now) {
                 log.notice("\(line)")
             }
         }
-        let addresses = core.passivation.toJudge(now: now, live: Array(instances.keys) + restingAddresses)
+        let addresses = core.passivation.toJudge(now: now, live: Array(instances.keys) + tableAddresses)
         guard !addresses.isEmpty else { return }
         var leaving: [(address: String, instance: any HostedMachine, verdict: Passivation.Verdict)] = []
         let judging = core.passivation.judging
         let full = core.passivation.walkIsFull
         // A resting table's threshold (``Passivation/Judging/idleThrough(machine:)``), for the
         // machine asked last: a sweep's addresses come in runs of one machine.
-        var restingIdleThrough: (machine: String, sweep: Int)?
+        var tableIdleThrough: (machine: String, sweep: Int)?
         for address in addresses {
             let machine = MachineAddress.machine(of: address)
             // A resting instance is judged in its table; dropped there when idle long enough.
-            if !resting.isEmpty, let table = resting[machine] {
-                if restingIdleThrough?.machine != machine {
-                    restingIdleThrough = (machine, judging.idleThrough(machine: machine) ?? .min)
+            if !stateTables.isEmpty, let table = stateTables[machine] {
+                if tableIdleThrough?.machine != machine {
+                    tableIdleThrough = (machine, judging.idleThrough(machine: machine) ?? .min)
                 }
-                switch table.judge(address, sweep: judging.sweep, full: full, idleThrough: restingIdleThrough?.sweep ?? .min) {
+                switch table.judge(address, sweep: judging.sweep, full: full, idleThrough: tableIdleThrough?.sweep ?? .min) {
                 case .absent:
                     break
                 case .kept:

@@ -292,7 +292,7 @@ extension WorkerRuntime {
                 instance.setWatched(observation.watches("state:" + address))
                 instance.setEffectsWatched(observation.watches("effect:" + address))
             }
-            hostWatchedResting()
+            hostWatchedTableEntries()
         case .quarantine(let quarantined):
             adoptPatterns(quarantined.patterns)
         case .release(let release):
@@ -323,7 +323,7 @@ extension WorkerRuntime {
             return deliverKeyed(payload, flags: flags, reply: reply)
         }
         do {
-            if !resting.isEmpty, deliverIfResting(payload, flags: flags, correlation: correlation, address: address) { return }
+            if !stateTables.isEmpty, deliverIfInTable(payload, flags: flags, correlation: correlation, address: address) { return }
             deliver(payload, flags: flags, correlation: correlation, address: address, to: try instance(for: address))
         } catch {
             link.send(WireMessage.error(error, correlation: correlation, address: address))
@@ -357,8 +357,8 @@ extension WorkerRuntime {
             return existing
         }
         // A resting instance moves to a host for what reaches it here (a plain event for it runs
-        // in its table: ``deliverIfResting(_:flags:correlation:address:)``).
-        if let host = try hostIfResting(address) {
+        // in its table: ``deliverIfInTable(_:flags:correlation:address:)``).
+        if let host = try hostFromTable(address) {
             host.touch(sweep)
             return host
         }

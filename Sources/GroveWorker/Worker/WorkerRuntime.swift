@@ -48,17 +48,17 @@ actor WorkerRuntime {
     /// only read, assigned, or iterated over a copy.
     @exclusivity(unchecked) var instances: [String: any HostedMachine] = [:]
     /// The resting states of the instances of machines that keep nothing and passivate, by
-    /// machine name (``RestingStates``): an instance is in `instances` or here, never both.
+    /// machine name (``StateTable``): an instance is in `instances` or here, never both.
     /// Looked up for every event while not empty: `@exclusivity(unchecked)` like `instances`.
-    @exclusivity(unchecked) var resting: [String: any RestingTable] = [:] {
-        didSet { lastResting = nil }
+    @exclusivity(unchecked) var stateTables: [String: any AnyStateTable] = [:] {
+        didSet { lastStateTable = nil }
     }
     /// The flight recorder once it opened, as `poison.recorder` (behind a lock) holds it: read
     /// per event of a resting instance.
     @exclusivity(unchecked) var flightRecorder: FlightRecorder?
     /// The table of ``resting`` found last, by its machine's name: a keyed machine's events come
     /// in runs, and each was a lookup by the name.
-    @exclusivity(unchecked) var lastResting: (name: String, table: any RestingTable)?
+    @exclusivity(unchecked) var lastStateTable: (name: String, table: any AnyStateTable)?
     /// The tasks running io requests for other workers' machines, by call id: what to cancel
     /// when the core says so.
     var serving: [UInt64: Task<Void, Never>] = [:]
@@ -259,7 +259,7 @@ actor WorkerRuntime {
         checkRouteEvents(welcome)
         adoptAudit(welcome)
         adoptPatterns(welcome.quarantined ?? [])
-        adoptResting(welcome, dropping: dropping)
+        adoptStateTables(welcome, dropping: dropping)
         if store == nil, welcome.machines.contains(where: { ($0.durability ?? .none) != .none }) {
             openStoreAndRecover(welcome)
         }
@@ -298,7 +298,7 @@ actor WorkerRuntime {
     ///   instance made for the event in hand.
     func make(_ address: String, _ machine: Welcome.HostedMachine, factory: any HostedMachineFactory, welcome: Welcome,
               record: MachineRecord?, journal: [JournalEntry] = [], startsNow: Bool = false,
-              resting: (any RestingStart)? = nil) throws(WireError) -> any HostedMachine {
+              handover: (any TableHandover)? = nil) throws(WireError) -> any HostedMachine {
         let io = ClusterIOPerformer(address: address, shared: sharedIO())
         var durable: DurableStart?
         if let durability = machine.durability, durability != .none {
@@ -311,10 +311,10 @@ actor WorkerRuntime {
             storedKeys.made(address, machine: machine.name)
         }
         // A resting machine's hosts are looked for only once it may have some.
-        if !self.resting.isEmpty, let table = self.resting[machine.name], !table.mayHaveHosts { table.mayHaveHosts = true }
+        if !self.stateTables.isEmpty, let table = self.stateTables[machine.name], !table.mayHaveHosts { table.mayHaveHosts = true }
         let instance = try factory.make(address: address, type: machine.type, mailboxCapacity: welcome.mailboxCapacity, io: io,
                                         watched: observation.watches(stateOf: address), executor: link.loop.executor, durable: durable,
-                                        startsNow: startsNow, resting: resting)
+                                        startsNow: startsNow, handover: handover)
         // What is in flight as it starts is told first (``MachineHost/effects()``): it may begin after the host.
         if observation.watches(effectsOf: address) { instance.setEffectsWatched(true) }
         return instance
@@ -335,7 +335,7 @@ actor WorkerRuntime {
         let link = link
         let answer = Self.stateAnswer(link, correlation: correlation, address: address)
         // A resting instance's state is read where it rests: no host made for a read.
-        if case .state = request, let state = restingState(address) { return answer(state) }
+        if case .state = request, let state = tableState(address) { return answer(state) }
         let instance: any HostedMachine
         do {
             instance = try self.instance(for: address, spawning: false)

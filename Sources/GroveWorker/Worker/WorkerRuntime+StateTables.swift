@@ -1,25 +1,25 @@
 import GroveCluster
 @_spi(GroveInternal) import GroveWire
 
-// The runtime's side of resting states (RestingStates.swift): which machines rest as their
+// The runtime's side of resting states (StateTable.swift): which machines rest as their
 // state alone, events run there, and the hosts made when a transition or a request needs one.
 
 extension WorkerRuntime {
     /// The tables of the machines a welcome places here whose idle instances may rest as their
     /// state alone: keyed, passivating, keeping nothing in a store, of a type that starts with
-    /// no effect and has no outputs (``RestingStates/admits(initial:)``), not audited (the audit
+    /// no effect and has no outputs (``StateTable/admits(initial:)``), not audited (the audit
     /// trail is the host's), and with metrics off (a host times its transitions for them). A
     /// table kept from the last welcome keeps its entries; the entries of one that no longer
     /// applies become hosts, and those of a machine in `dropping` (no longer placed here as
     /// before) go with it, as its hosts do.
-    func adoptResting(_ welcome: Welcome, dropping: Set<String>) {
-        var tables: [String: any RestingTable] = [:]
+    func adoptStateTables(_ welcome: Welcome, dropping: Set<String>) {
+        var tables: [String: any AnyStateTable] = [:]
         let audited = Set(welcome.audit?.machines ?? [])
         let metricsOn = welcome.metrics == true
         for machine in welcome.machines
         where machine.keyed && (machine.durability ?? Durability.none) == Durability.none && (machine.passivateAfterMs ?? 0) > 0
             && !audited.contains(machine.name) && !metricsOn {
-            if let kept = resting[machine.name], !dropping.contains(machine.name) {
+            if let kept = stateTables[machine.name], !dropping.contains(machine.name) {
                 tables[machine.name] = kept
             } else if let table = factories[machine.type]?.restingTable(type: machine.type) {
                 table.mayHaveHosts = instances.keys.contains { MachineAddress.machine(of: $0) == machine.name }
@@ -27,14 +27,14 @@ extension WorkerRuntime {
                 log.notice("the idle instances of \(machine.name) rest as their state alone: a host is made for one only when a transition or a request needs it")
             }
         }
-        let left = resting.filter { tables[$0.key] !== $0.value }
-        resting = tables
+        let left = stateTables.filter { tables[$0.key] !== $0.value }
+        stateTables = tables
         for (name, table) in left {
             let entries = table.takeAll()
             guard core.placed[name] != nil, !dropping.contains(name) else { continue }
             for (address, start) in entries where instances[address] == nil {
                 do {
-                    _ = try hostResting(address, from: start)
+                    _ = try makeHost(fromTable: address, from: start)
                 } catch {
                     log.warning("the resting instance \(address) could not move to a host: \(error.message); it starts afresh at its next event")
                 }
@@ -47,19 +47,19 @@ extension WorkerRuntime {
     /// in memory, in a new entry. False when the event is not for the table: not a resting
     /// machine's, a quarantine pattern is in force (checked by hosts), or the address is
     /// watched (a watcher needs a host to publish from).
-    func deliverIfResting(_ payload: ArraySlice<UInt8>, flags: Header.Flags, correlation: UInt64, address: String) -> Bool {
+    func deliverIfInTable(_ payload: ArraySlice<UInt8>, flags: Header.Flags, correlation: UInt64, address: String) -> Bool {
         guard let slash = address.utf8.firstIndex(of: UInt8(ascii: "/")) else { return false }
         let name: String
-        let table: any RestingTable
+        let table: any AnyStateTable
         // The name compared in place with the last one's (a byte comparison for the ASCII names
         // topologies mostly have): a run of one machine's events makes no string of it.
-        if let last = lastResting, address[..<slash] == last.name {
+        if let last = lastStateTable, address[..<slash] == last.name {
             (name, table) = last
         } else {
             name = String(address[..<slash])
-            guard let found = resting[name] else { return false }
+            guard let found = stateTables[name] else { return false }
             table = found
-            lastResting = (name, found)
+            lastStateTable = (name, found)
         }
         guard core.welcomed, !poison.hasPatterns, !observation.watches(stateOf: address), !observation.watches(effectsOf: address)
         else { return false }
@@ -67,7 +67,7 @@ extension WorkerRuntime {
         let noWait = flags.contains(.noWait)
         let sweep = core.passivation.sweep
         let reply = noWait ? nil : StateReply(link: link, correlation: correlation, address: address, binary: binary)
-        var event = RestingEvent(address: address, payload: payload, binary: binary, correlation: correlation, reply: reply,
+        var event = TableEvent(address: address, payload: payload, binary: binary, correlation: correlation, reply: reply,
                                  sweep: sweep, judgedAt: -1, recorder: flightRecorder)
         // Most events of such a machine find their entry: the table is asked first, and the
         // hosts only when it has none.
@@ -99,7 +99,7 @@ extension WorkerRuntime {
         case .needsHost(let start):
             let made: any HostedMachine
             do {
-                made = try hostResting(address, from: start)
+                made = try makeHost(fromTable: address, from: start)
             } catch {
                 // Not committed: the entry stays where it was, and the event is refused.
                 if !fresh { putBack(address, start, in: table, machine: name) }
@@ -117,7 +117,7 @@ extension WorkerRuntime {
 
     /// Puts back in `table` the entry at `address` that `start` took out for a host that could
     /// not be made, queued for the sweep as a new one is.
-    private func putBack(_ address: String, _ start: any RestingStart, in table: any RestingTable, machine: String) {
+    private func putBack(_ address: String, _ start: any TableHandover, in table: any AnyStateTable, machine: String) {
         let sweep = core.passivation.sweep
         let judgedAt = core.passivation.queue(address, machine: machine, touched: sweep) ?? -1
         table.putBack(address, start, touched: sweep, judgedAt: judgedAt)
@@ -126,12 +126,12 @@ extension WorkerRuntime {
     /// The resting instance at `address` taken out of its table for a host, when it rests:
     /// what a request other than a plain event (a read, a stop, an idempotency key, a watcher)
     /// finds instead of a table entry.
-    func hostIfResting(_ address: String) throws(WireError) -> (any HostedMachine)? {
-        guard !resting.isEmpty, MachineAddress.hasKey(address) else { return nil }
+    func hostFromTable(_ address: String) throws(WireError) -> (any HostedMachine)? {
+        guard !stateTables.isEmpty, MachineAddress.hasKey(address) else { return nil }
         let name = MachineAddress.machine(of: address)
-        guard let table = resting[name], let start = table.take(address) else { return nil }
+        guard let table = stateTables[name], let start = table.take(address) else { return nil }
         do {
-            return try hostResting(address, from: start)
+            return try makeHost(fromTable: address, from: start)
         } catch {
             putBack(address, start, in: table, machine: name)
             throw error
@@ -140,8 +140,8 @@ extension WorkerRuntime {
 
     /// The state of the resting instance at `address`, for a `get`, answered from its table
     /// (nothing is queued ahead of it there); nil when it does not rest here.
-    func restingState(_ address: String) -> Result<[UInt8], WireError>? {
-        guard !resting.isEmpty, MachineAddress.hasKey(address), let table = resting[MachineAddress.machine(of: address)] else {
+    func tableState(_ address: String) -> Result<[UInt8], WireError>? {
+        guard !stateTables.isEmpty, MachineAddress.hasKey(address), let table = stateTables[MachineAddress.machine(of: address)] else {
             return nil
         }
         return table.state(at: address)
@@ -149,12 +149,12 @@ extension WorkerRuntime {
 
     /// A host at `address`, started from `start`, listed and queued for the passivation sweep
     /// like any instance made for an event.
-    func hostResting(_ address: String, from start: any RestingStart) throws(WireError) -> any HostedMachine {
+    func makeHost(fromTable address: String, from start: any TableHandover) throws(WireError) -> any HostedMachine {
         let name = MachineAddress.machine(of: address)
         guard let machine = core.placed[name], let factory = factories[machine.type], let welcome = core.lastWelcome else {
             throw WireError(.unknownMachine, "worker \(link.worker) cannot host '\(address)' now", address: address)
         }
-        let made = try make(address, machine, factory: factory, welcome: welcome, record: nil, startsNow: true, resting: start)
+        let made = try make(address, machine, factory: factory, welcome: welcome, record: nil, startsNow: true, handover: start)
         made.touch(core.passivation.sweep)
         instances[address] = made
         queueForSweep(address, made, machine: name)
@@ -167,10 +167,10 @@ extension WorkerRuntime {
     /// machine moves them all; one that names part of a key (or an instance not resting here)
     /// walks the table for addresses it begins; and a table no prefix reaches is not walked: a
     /// watcher of another machine costs no walk of a million entries.
-    func hostWatchedResting() {
-        guard observation.watchesAnything, !resting.isEmpty else { return }
+    func hostWatchedTableEntries() {
+        guard observation.watchesAnything, !stateTables.isEmpty else { return }
         let prefixes = observation.prefixes
-        for (name, table) in resting {
+        for (name, table) in stateTables {
             var named: Set<String> = []
             var keyPrefixes: [String] = []
             var all = false
@@ -197,7 +197,7 @@ extension WorkerRuntime {
             }
             for address in watched {
                 do {
-                    _ = try hostIfResting(address)
+                    _ = try hostFromTable(address)
                 } catch {
                     log.warning("the resting instance \(address) could not move to a host for its watcher: \(error.message)")
                 }
@@ -206,16 +206,16 @@ extension WorkerRuntime {
     }
 
     /// Whether the instance at `address` rests here as its state alone.
-    func holdsResting(_ address: String) -> Bool {
-        guard !resting.isEmpty, MachineAddress.hasKey(address), let table = resting[MachineAddress.machine(of: address)] else {
+    func inStateTable(_ address: String) -> Bool {
+        guard !stateTables.isEmpty, MachineAddress.hasKey(address), let table = stateTables[MachineAddress.machine(of: address)] else {
             return false
         }
         return table.holds(address)
     }
 
     /// How many instances rest as their state alone.
-    var restingCount: Int { resting.values.reduce(0) { $0 + $1.count } }
+    var tableEntryCount: Int { stateTables.values.reduce(0) { $0 + $1.count } }
 
     /// The addresses of the instances resting as their state alone.
-    var restingAddresses: [String] { resting.values.flatMap(\.addresses) }
+    var tableAddresses: [String] { stateTables.values.flatMap(\.addresses) }
 }

@@ -9,7 +9,7 @@ import Testing
 
 /// A machine whose events say what their transition returns, and which counts its `update`
 /// calls per token: whether a transition that moved its instance to a host ran once.
-enum RestingProbe: Machine {
+enum TableProbe: Machine {
     enum Event: Codable, Sendable {
         /// No effect.
         case add(Int)
@@ -57,18 +57,18 @@ enum RestingProbe: Machine {
 }
 
 /// Issue 37: the idle instances of a keyed machine that passivates and keeps nothing rest as
-/// their state alone (`RestingStates`), with a real worker runtime and coordinator in one
+/// their state alone (`StateTable`), with a real worker runtime and coordinator in one
 /// process (`InMemoryWorker`): plain events run there, anything more moves the instance to a host.
 @Suite(.timeLimit(.minutes(2)))
-struct RestingStatesTests {
+struct StateTableTests {
     static func topology(passivateAfterMs: Int = 60_000, metrics: Bool = false) -> Topology {
         var topology = Topology(
             name: "resting",
             coordinator: .init(clients: "inproc://clients", workers: "inproc://workers", events: "inproc://events"),
             workers: [.init(name: "w")],
-            machines: [.init(name: "probes", type: "RestingProbe", worker: "w", keyed: true, passivateAfterMs: passivateAfterMs),
-                       .init(name: "held", type: "RestingProbe", worker: "w", keyed: true),
-                       .init(name: "kept", type: "RestingProbe", worker: "w", keyed: true, durability: .state,
+            machines: [.init(name: "probes", type: "TableProbe", worker: "w", keyed: true, passivateAfterMs: passivateAfterMs),
+                       .init(name: "held", type: "TableProbe", worker: "w", keyed: true),
+                       .init(name: "kept", type: "TableProbe", worker: "w", keyed: true, durability: .state,
                              passivateAfterMs: passivateAfterMs)],
             heartbeat: .init(intervalMs: 50, timeoutMs: 200))
         if metrics { topology.metrics = .init(listen: "tcp://127.0.0.1:0") }
@@ -77,7 +77,7 @@ struct RestingStatesTests {
 
     private static func worker(in cluster: InMemoryCluster) throws -> InMemoryWorker {
         var configuration = WorkerConfiguration()
-        configuration.register(RestingProbe.self)
+        configuration.register(TableProbe.self)
         let store = RememberingStore()
         let session = RememberingStore.Session(store)
         let worker = try InMemoryWorker(name: "w", configuration: configuration, openStore: { session })
@@ -114,9 +114,9 @@ struct RestingStatesTests {
         return replies[0]
     }
 
-    private static func where_(_ address: String, on worker: InMemoryWorker) -> (host: Bool, resting: Bool) {
+    private static func where_(_ address: String, on worker: InMemoryWorker) -> (host: Bool, table: Bool) {
         worker.onLoop { runtime in
-            (runtime.instances[address] != nil, runtime.resting[MachineAddress.machine(of: address)]?.addresses.contains(address) == true)
+            (runtime.instances[address] != nil, runtime.stateTables[MachineAddress.machine(of: address)]?.addresses.contains(address) == true)
         }
     }
 
@@ -157,7 +157,7 @@ struct RestingStatesTests {
                                     through: cluster, to: worker)
         // The reply follows the inline event the transition started, as a host's does.
         #expect(replies.map(Self.state) == [Self.total(2), Self.total(8), Self.total(1)])
-        #expect(RestingProbe.calls.withLock { $0[token] } == 1, "update ran once for the event a host took over")
+        #expect(TableProbe.calls.withLock { $0[token] } == 1, "update ran once for the event a host took over")
         #expect(Self.where_("probes/x", on: worker) == (true, false))
         #expect(Self.where_("probes/y", on: worker) == (true, false))
     }
@@ -173,7 +173,7 @@ struct RestingStatesTests {
         func watch(_ prefixes: [String]) -> [String] {
             worker.onLoop { runtime in
                 runtime.observation.update(Observation(prefixes: prefixes))
-                runtime.hostWatchedResting()
+                runtime.hostWatchedTableEntries()
             }
             return keys.filter { Self.where_("probes/\($0)", on: worker).host }
         }
@@ -181,7 +181,7 @@ struct RestingStatesTests {
         #expect(watch(["state:probes/w1"]) == ["w1"])
         #expect(watch(["effect:probes/x"]) == ["w1", "x1", "x2"])
         #expect(watch(["state:probes"]) == keys)
-        #expect(worker.onLoop { $0.resting["probes"]?.count } == 0)
+        #expect(worker.onLoop { $0.stateTables["probes"]?.count } == 0)
     }
 
     @Test func anUnhandledEventIsAnsweredAsAHostAnswersIt() throws {
@@ -199,7 +199,7 @@ struct RestingStatesTests {
         defer { worker.stop() }
         let replies = try Self.send([("probes/z", #"{"add":{"_0":4}}"#, 1), ("probes/z", #""finish""#, 2)], through: cluster, to: worker)
         #expect(Self.state(replies[1]) == Self.total(4, done: true))
-        #expect(Self.where_("probes/z", on: worker).resting == false)
+        #expect(Self.where_("probes/z", on: worker).table == false)
         let ended = worker.onLoop { $0.instances["probes/z"]?.hasEnded }
         #expect(ended == true)
     }
@@ -235,7 +235,7 @@ struct RestingStatesTests {
         _ = try Self.send([("probes/s", #"{"add":{"_0":9}}"#, 1)], through: cluster, to: worker)
         // Sweeps far enough apart, whatever the clock says: each begins one.
         let start = ContinuousClock.now + .seconds(3600)
-        for sweep in 0 ..< 6 where Self.where_("probes/s", on: worker).resting {
+        for sweep in 0 ..< 6 where Self.where_("probes/s", on: worker).table {
             worker.onLoop { $0.passivateIdle(now: start + .seconds(sweep)) }
         }
         #expect(Self.where_("probes/s", on: worker) == (false, false))
@@ -249,13 +249,13 @@ struct RestingStatesTests {
         defer { worker.stop() }
         _ = try Self.send([("probes/t", #"{"add":{"_0":1}}"#, 1)], through: cluster, to: worker)
         #expect(Self.where_("probes/t", on: worker) == (true, false))
-        #expect(worker.onLoop { $0.resting.isEmpty })
+        #expect(worker.onLoop { $0.stateTables.isEmpty })
     }
 
     /// The state a reply carries; nil for another reply.
-    static func state(_ reply: WireMessage) -> RestingProbe.State? {
-        reply.header.kind == .state ? try? WireJSON.decode(RestingProbe.State.self, from: reply.payload) : nil
+    static func state(_ reply: WireMessage) -> TableProbe.State? {
+        reply.header.kind == .state ? try? WireJSON.decode(TableProbe.State.self, from: reply.payload) : nil
     }
 
-    static func total(_ total: Int, done: Bool = false) -> RestingProbe.State { RestingProbe.State(total: total, done: done) }
+    static func total(_ total: Int, done: Bool = false) -> TableProbe.State { TableProbe.State(total: total, done: done) }
 }
