@@ -36,6 +36,30 @@ struct CoordinatorCoreListingTests {
         #expect(try errorReply(in: fixture.fromClient("A", bad), to: "A", correlation: 10).code == .malformedJSON)
     }
 
+    /// Pages come in byte order, which `AddressOrder` compares with `memcmp`: the same order as
+    /// the UTF-8 views', for keys of every length and script, and the pages of a listing whose
+    /// first page is kept with a cutoff hold exactly the sorted addresses.
+    @Test func pagesAreInByteOrderForKeysOfAnyScript() throws {
+        let pieces = ["a", "b", "z", "0", "é", "e\u{301}", "ß", "日本", "🙂", "A", "-", "~"]
+        var generator = SystemRandomNumberGenerator()
+        let keys = (0..<1500).map { _ in
+            (0..<Int.random(in: 1...4, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
+        }
+        for (a, b) in zip(keys, keys.shuffled()) {
+            #expect(AddressOrder.precedes(a, b) == a.utf8.lexicographicallyPrecedes(b.utf8), "\(a) \(b)")
+        }
+        var fixture = CoreFixture()
+        fixture.registerAll()
+        let all = Set(keys.map { "counter/" + $0 })
+        for address in all { fixture.core.noteInstance(address) }
+        let sorted = all.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        let first = try #require(fixture.listing().machines.first { $0.name == "counter" })
+        #expect(first.instances == Array(sorted.prefix(ListRequest.pageSize)))
+        let second = try #require(fixture.core.listing(page: ListRequest(machine: "counter", after: first.instances.last)).machines
+            .first { $0.name == "counter" })
+        #expect(second.instances == Array(sorted.dropFirst(ListRequest.pageSize).prefix(ListRequest.pageSize)))
+    }
+
     @Test func readsDoNotListAKeyedInstanceOnlyEventsDo() throws {
         var fixture = CoreFixture()
         fixture.registerAll()
