@@ -84,11 +84,11 @@ struct TableEvent {
 @usableFromInline
 enum TableOutcome {
     /// Its transition returned no effect and was committed in the table; a sender that waits
-    /// was answered.
-    case ran
+    /// was answered. `madeEntry`: the key was new, and its entry is to be queued for the sweep.
+    case ran(madeEntry: Bool)
     /// It did not decode, or the machine refuses it: nothing ran. A key never seen is entered
-    /// at its initial state anyway, as a host is made for such an event.
-    case refused(WireError)
+    /// at its initial state anyway (`madeEntry`), as a host is made for such an event.
+    case refused(WireError, madeEntry: Bool)
     /// Its transition needs a host: the entry left the table, and a host made from `start`
     /// takes the transition over (``Hosted/takeOver(_:reply:)``).
     case needsHost(any TableHandover)

@@ -140,7 +140,7 @@ extension StateTable: AnyStateTable where M.State: Codable, M.Event: Codable, M.
             } else {
                 entries[event.address] = Entry(state: state, touched: event.sweep, judgedAt: event.judgedAt)
             }
-            return .refused(error)
+            return .refused(error, madeEntry: index == nil)
         }
         var next = state
         let recorder = event.recorder
@@ -160,7 +160,7 @@ extension StateTable: AnyStateTable where M.State: Codable, M.Event: Codable, M.
             entries[event.address] = Entry(state: next, touched: event.sweep, judgedAt: event.judgedAt)
         }
         if let reply = event.reply { HostedPath<M>.answer(reply, with: .success(next), redacting: path.redacts) }
-        return .ran
+        return .ran(madeEntry: index == nil)
     }
 
     /// ``judge(_:sweep:full:idleThrough:)`` where `M` is known.

@@ -67,42 +67,41 @@ extension WorkerRuntime {
         let noWait = flags.contains(.noWait)
         let sweep = core.passivation.sweep
         let reply = noWait ? nil : StateReply(link: link, correlation: correlation, address: address, binary: binary)
+        // Where a new entry is judged first: worked out before, so that the table calls nothing
+        // back. While the machine has had no host, a key with no entry is new, and the one
+        // call makes it; else the hosts are asked first.
+        let hostless = !table.mayHaveHosts
+        var judgedAt = hostless ? core.passivation.slot(machine: name, touched: sweep) ?? -1 : -1
         var event = TableEvent(address: address, payload: payload, binary: binary, correlation: correlation, reply: reply,
-                                 sweep: sweep, judgedAt: -1, recorder: flightRecorder)
-        // Most events of such a machine find their entry: the table is asked first, and the
-        // hosts only when it has none.
-        var outcome = table.run(event, fresh: false)
-        var fresh = false
-        var judgedAt = -1
+                               sweep: sweep, judgedAt: judgedAt, recorder: flightRecorder)
+        var outcome = table.run(event, fresh: hostless)
         if case .absent = outcome {
-            if table.mayHaveHosts, let existing = instances[address] {
+            if let existing = instances[address] {
                 existing.touch(sweep)
                 deliver(payload, flags: flags, correlation: correlation, address: address, to: existing)
                 return true
             }
-            // Where the new entry is judged first: worked out here, so that the table calls
-            // nothing back.
             judgedAt = core.passivation.slot(machine: name, touched: sweep) ?? -1
             event.judgedAt = judgedAt
             outcome = table.run(event, fresh: true)
-            fresh = true
         }
         switch outcome {
         case .absent:
-            preconditionFailure("a resting table made no entry for \(address) when told to")
-        case .ran:
-            if fresh, judgedAt >= 0 { core.passivation.enqueue(address, at: judgedAt) }
+            preconditionFailure("a state table made no entry for \(address) when told to")
+        case .ran(let madeEntry):
+            if madeEntry, judgedAt >= 0 { core.passivation.enqueue(address, at: judgedAt) }
             if noWait { link.send(.accepted, correlation: correlation, address: address) }
-        case .refused(let error):
-            if fresh, judgedAt >= 0 { core.passivation.enqueue(address, at: judgedAt) }
+        case .refused(let error, let madeEntry):
+            if madeEntry, judgedAt >= 0 { core.passivation.enqueue(address, at: judgedAt) }
             link.send(WireMessage.error(error, correlation: correlation, address: address))
         case .needsHost(let start):
             let made: any HostedMachine
             do {
                 made = try makeHost(fromTable: address, from: start)
             } catch {
-                // Not committed: the entry stays where it was, and the event is refused.
-                if !fresh { putBack(address, start, in: table, machine: name) }
+                // Not committed: the entry stays where it was (a new key at its initial state,
+                // as for any refused event), and the event is refused.
+                putBack(address, start, in: table, machine: name)
                 link.send(WireMessage.error(error, correlation: correlation, address: address))
                 return true
             }
