@@ -28,17 +28,18 @@ extension WorkerRuntime {
         var leaving: [(address: String, instance: any HostedMachine, verdict: Passivation.Verdict)] = []
         let judging = core.passivation.judging
         let full = core.passivation.walkIsFull
-        // A resting table's threshold (``Passivation/Judging/idleThrough(machine:)``), for the
-        // machine asked last: a sweep's addresses come in runs of one machine.
-        var tableIdleThrough: (machine: String, sweep: Int)?
+        // The state table of the machine asked last, and its threshold
+        // (``Passivation/Judging/idleThrough(machine:)``): a sweep's addresses come in runs of
+        // one machine, and each was a lookup by its name.
+        var swept: (machine: String, table: any AnyStateTable, idleThrough: Int)?
         for address in addresses {
             let machine = MachineAddress.machine(of: address)
             // A resting instance is judged in its table; dropped there when idle long enough.
-            if !stateTables.isEmpty, let table = stateTables[machine] {
-                if tableIdleThrough?.machine != machine {
-                    tableIdleThrough = (machine, judging.idleThrough(machine: machine) ?? .min)
+            if !stateTables.isEmpty, let table = swept?.machine == machine ? swept?.table : stateTables[machine] {
+                if swept?.machine != machine {
+                    swept = (machine, table, judging.idleThrough(machine: machine) ?? .min)
                 }
-                switch table.judge(address, sweep: judging.sweep, full: full, idleThrough: tableIdleThrough?.sweep ?? .min) {
+                switch table.judge(address, sweep: judging.sweep, full: full, idleThrough: swept?.idleThrough ?? .min) {
                 case .absent:
                     break
                 case .kept:
