@@ -5,20 +5,8 @@ import Testing
 /// through growth, removals that shift runs back (wrapping past the table's end) and the limit.
 @Suite("AddressSet", .timeLimit(.minutes(2)))
 struct AddressSetTests {
-    /// A seeded generator: a failure is the same failure when run again.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9e37_79b9_7f4a_7c15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-            z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-            return z ^ (z >> 31)
-        }
-    }
-
     @Test(arguments: [40, 5000]) func itAnswersAsASetThroughInsertionsAndRemovals(keys: Int) {
-        var random = SplitMix(state: UInt64(keys))
+        var random = SeededRandom(seed: UInt64(keys))
         var set = AddressSet()
         var model = Set<String>()
         for step in 0..<60_000 {

@@ -44,14 +44,7 @@ struct KeyedWorkerTests {
 
     /// Sends `messages` as client "c" and returns the replies by correlation.
     private static func exchange(_ messages: [WireMessage], cluster: InMemoryCluster, worker: InMemoryWorker) throws -> [WireMessage] {
-        cluster.fromClients(messages.map { ("c", $0) })
-        var replies: [WireMessage] = []
-        let answered = cluster.settle(worker) {
-            replies += cluster.toClient("c")
-            return replies.count >= messages.count
-        }
-        try #require(answered, "\(replies.count) replies of \(messages.count): \(cluster.warnings)")
-        return replies.sorted { $0.header.correlation < $1.header.correlation }
+        try cluster.exchange(messages, with: worker)
     }
 
     private static func started(_ session: StoreSession, cluster: InMemoryCluster) throws -> (InMemoryWorker, () -> Void) {

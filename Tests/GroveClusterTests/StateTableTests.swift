@@ -90,17 +90,9 @@ struct StateTableTests {
     /// returns the replies in correlation order.
     private static func send(_ events: [(String, String, UInt64)], noWait: Bool = false, through cluster: InMemoryCluster,
                              to worker: InMemoryWorker) throws -> [WireMessage] {
-        cluster.fromClients(events.map { address, json, correlation in
-            ("c", WireMessage(Header(.event, flags: noWait ? [.noWait] : [], correlation: correlation), address: address,
-                              payload: Array(json.utf8)))
-        })
-        var replies: [WireMessage] = []
-        let answered = cluster.settle(worker) {
-            replies += cluster.toClient("c")
-            return replies.count >= events.count
-        }
-        try #require(answered, "\(replies.count) replies of \(events.count): \(cluster.warnings)")
-        return replies.sorted { $0.header.correlation < $1.header.correlation }
+        try cluster.exchange(events.map { address, json, correlation in
+            WireMessage(Header(.event, flags: noWait ? [.noWait] : [], correlation: correlation), address: address, payload: Array(json.utf8))
+        }, with: worker)
     }
 
     private static func get(_ address: String, correlation: UInt64, through cluster: InMemoryCluster,

@@ -60,24 +60,11 @@ struct TableEvent {
     @usableFromInline let reply: StateReply?
     /// The passivation sweep under way: what the entry notes as its last message.
     @usableFromInline let sweep: Int
-    /// The sweep a new entry is queued to be judged at.
+    /// The sweep a new entry is queued to be judged at; -1 while no entry is to be made.
     @usableFromInline var judgedAt: Int
     /// The worker's flight recorder: the event is noted before `update` runs, as a host notes
     /// it, so a crash in `update` is attributed to it.
     @usableFromInline let recorder: FlightRecorder?
-
-    /// - Parameter judgedAt: The sweep a new entry is queued to be judged at; -1 while no entry is to be made.
-    init(address: String, payload: ArraySlice<UInt8>, binary: Bool, correlation: UInt64, reply: StateReply?, sweep: Int,
-         judgedAt: Int, recorder: FlightRecorder?) {
-        self.judgedAt = judgedAt
-        self.address = address
-        self.payload = payload
-        self.binary = binary
-        self.correlation = correlation
-        self.reply = reply
-        self.sweep = sweep
-        self.recorder = recorder
-    }
 }
 
 /// What became of an event for a resting instance.

@@ -178,6 +178,19 @@ extension InMemoryCluster {
         }
     }
 
+    /// Sends `messages` as client `client` in one turn, and returns its replies (at least one
+    /// per message) in correlation order, once `worker` has answered them all.
+    func exchange(_ messages: [WireMessage], as client: String = "c", with worker: InMemoryWorker) throws -> [WireMessage] {
+        fromClients(messages.map { (client, $0) })
+        var replies: [WireMessage] = []
+        let answered = settle(worker) {
+            replies += toClient(client)
+            return replies.count >= messages.count
+        }
+        try #require(answered, "\(replies.count) replies of \(messages.count): \(warnings)")
+        return replies.sorted { $0.header.correlation < $1.header.correlation }
+    }
+
     /// Pumps until `done` holds, at most for `deadline`, for what comes from outside the worker's
     /// own turns (a machine's `.task` on the shared pool, a handler that answers later); the
     /// last value of `done`, after a last pump, tells whether it held.
