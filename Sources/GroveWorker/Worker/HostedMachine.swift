@@ -180,6 +180,11 @@ extension Hosted {
 
     /// An event in GroveWire's binary codec (the header's binary flag).
     func decodeBinaryEvent(_ payload: ArraySlice<UInt8>) throws(WireError) -> M.Event {
+        try Self.decodeBinaryEvent(payload, address: address, path: path)
+    }
+
+    /// ``decodeBinaryEvent(_:)`` for the machine at `address`, whose type's path is `path`.
+    static func decodeBinaryEvent(_ payload: ArraySlice<UInt8>, address: String, path: HostedPath<M>) throws(WireError) -> M.Event {
         do {
             return try path.decodeBinary(payload)
         } catch {

@@ -212,17 +212,8 @@ enum StateTableRuns {
     static func decode<M: Machine>(_ payload: ArraySlice<UInt8>, binary: Bool, address: String,
                                    path: HostedPath<M>) throws(WireError) -> M.Event
     where M.State: Codable, M.Event: Codable, M.Output: Encodable {
-        let event: M.Event
-        if binary {
-            do {
-                event = try path.decodeBinary(payload)
-            } catch {
-                throw WireError(.undecodableEvent, "the binary event does not decode as \(M.self).Event: \(error.message)",
-                                address: address, path: error.path)
-            }
-        } else {
-            event = try Hosted<M>.decodeEvent(payload, address: address)
-        }
+        let event = binary ? try Hosted<M>.decodeBinaryEvent(payload, address: address, path: path)
+                           : try Hosted<M>.decodeEvent(payload, address: address)
         try Hosted<M>.check(event, address: address)
         return event
     }

@@ -78,7 +78,7 @@ protocol HostedMachineFactory: StoredEventCodec {
               durable: DurableStart?, startsNow: Bool, handover: (any TableHandover)?) throws(WireError) -> any HostedMachine
     /// A table for the resting states of this type's instances, made at `type` (``StateTable``);
     /// nil when they cannot rest as their state alone (``StateTable/admits(initial:)``).
-    func restingTable(type: String) -> (any AnyStateTable)?
+    func stateTable(type: String) -> (any AnyStateTable)?
     /// Why a JSON event does not decode as the type's event, or nil when it does.
     func check(event json: [UInt8], address: String) -> WireError?
     /// The case of an event in either codec, in whatever form its sender wrote it, as this
@@ -230,7 +230,7 @@ struct Factory<M: Machine>: HostedMachineFactory where M.State: Codable, M.Event
         return recordings.recording(type: type, in: flight)
     }
 
-    func restingTable(type: String) -> (any AnyStateTable)? {
+    func stateTable(type: String) -> (any AnyStateTable)? {
         let initial = start?.initialState ?? M.initialState
         guard StateTable<M>.admits(initial: initial) else { return nil }
         return StateTable(initial: initial, type: type, path: path)

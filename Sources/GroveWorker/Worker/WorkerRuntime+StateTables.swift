@@ -21,7 +21,7 @@ extension WorkerRuntime {
             && !audited.contains(machine.name) && !metricsOn {
             if let kept = stateTables[machine.name], !dropping.contains(machine.name) {
                 tables[machine.name] = kept
-            } else if let table = factories[machine.type]?.restingTable(type: machine.type) {
+            } else if let table = factories[machine.type]?.stateTable(type: machine.type) {
                 table.mayHaveHosts = instances.keys.contains { MachineAddress.machine(of: $0) == machine.name }
                 tables[machine.name] = table
                 log.notice("the idle instances of \(machine.name) rest as their state alone: a host is made for one only when a transition or a request needs it")
