@@ -1,5 +1,5 @@
 public import Grove
-import GroveCluster
+public import GroveCluster
 import GroveRuntime
 public import GroveWire
 
@@ -54,8 +54,10 @@ final class StateTable<M: Machine> {
     }
 
     /// Read and written per event, on the worker's loop only: `@exclusivity(unchecked)`, as the
-    /// runtime's `instances` (each access paid a dynamic exclusivity check).
-    @usableFromInline @exclusivity(unchecked) var entries: [String: Entry] = [:]
+    /// runtime's `instances` (each access paid a dynamic exclusivity check). An
+    /// ``AddressTable``: a fresh key is hashed once for its lookup, its entry, and the sweep's
+    /// judgement that drops it, where a dictionary hashed it four times and more.
+    @usableFromInline @exclusivity(unchecked) var entries = AddressTable<Entry>()
     /// Where a key never seen starts.
     @usableFromInline let initial: M.State
     /// The type name the topology gives the machine, for the flight recorder.
@@ -97,7 +99,7 @@ extension StateTable: AnyStateTable where M.State: Codable, M.Event: Codable, M.
         return Start(state: entry.state, stepped: nil)
     }
 
-    func holds(_ address: String) -> Bool { entries[address] != nil }
+    func holds(_ address: String) -> Bool { entries.probe(address).found }
 
     func putBack(_ address: String, _ start: any TableHandover, touched: Int, judgedAt: Int) {
         guard let start = start as? Start else { return }
@@ -111,19 +113,21 @@ extension StateTable: AnyStateTable where M.State: Codable, M.Event: Codable, M.
 
     var count: Int { entries.count }
 
-    var addresses: [String] { Array(entries.keys) }
+    var addresses: [String] { entries.addresses }
 
     func takeAll() -> [(address: String, start: any TableHandover)] {
-        defer { entries = [:] }
-        return entries.map { ($0.key, Start(state: $0.value.state, stepped: nil)) }
+        defer { entries.removeAll() }
+        return entries.map { ($0.address, Start(state: $0.value.state, stepped: nil)) }
     }
 
     /// ``run(_:fresh:)`` where `M` is known (``HostedPath/stateTable``).
     @inlinable
     func runSpecialized(_ event: TableEvent, fresh: Bool) -> TableOutcome {
-        let index = entries.index(forKey: event.address)
-        if index == nil, !fresh { return .absent }
-        let state = index.map { entries.values[$0].state } ?? initial
+        // Looked up once: a key not held is added where the probe stopped (nothing changes
+        // the table before then).
+        let probe = entries.probe(event.address)
+        if !probe.found, !fresh { return .absent }
+        let state = probe.found ? entries[found: probe].state : initial
         let decoded: M.Event
         do {
             // The binary codec decoded here, specialized; JSON, and why an event does not
@@ -135,12 +139,12 @@ extension StateTable: AnyStateTable where M.State: Codable, M.Event: Codable, M.
             }
         } catch {
             // A refused event counts as a message, as it does for a host.
-            if let index {
-                entries.values[index].touched = event.sweep
+            if probe.found {
+                entries[found: probe].touched = event.sweep
             } else {
-                entries[event.address] = Entry(state: state, touched: event.sweep, judgedAt: event.judgedAt)
+                entries.insert(Entry(state: state, touched: event.sweep, judgedAt: event.judgedAt), for: event.address, at: probe)
             }
-            return .refused(error, madeEntry: index == nil)
+            return .refused(error, madeEntry: !probe.found)
         }
         var next = state
         let recorder = event.recorder
@@ -151,26 +155,28 @@ extension StateTable: AnyStateTable where M.State: Codable, M.Event: Codable, M.
         let effect = M.step(&next, event: decoded)
         recorder?.didRun()
         guard case .none = effect.kind, !M.isTerminal(next) else {
-            if let index { entries.remove(at: index) }
+            if probe.found { entries.remove(at: probe) }
             return .needsHost(Start(state: state, stepped: (next, effect, decoded)))
         }
-        if let index {
-            entries.values[index] = Entry(state: next, touched: event.sweep, judgedAt: entries.values[index].judgedAt)
+        if probe.found {
+            entries[found: probe].state = next
+            entries[found: probe].touched = event.sweep
         } else {
-            entries[event.address] = Entry(state: next, touched: event.sweep, judgedAt: event.judgedAt)
+            entries.insert(Entry(state: next, touched: event.sweep, judgedAt: event.judgedAt), for: event.address, at: probe)
         }
         if let reply = event.reply { HostedPath<M>.answer(reply, with: .success(next), redacting: path.redacts) }
-        return .ran(madeEntry: index == nil)
+        return .ran(madeEntry: !probe.found)
     }
 
     /// ``judge(_:sweep:full:idleThrough:)`` where `M` is known.
     @inlinable
     func judgeSpecialized(_ address: String, sweep: Int, full: Bool, idleThrough: Int) -> TableJudgement {
-        guard let index = entries.index(forKey: address) else { return .absent }
-        let entry = entries.values[index]
+        let probe = entries.probe(address)
+        guard probe.found else { return .absent }
+        let entry = entries[found: probe]
         guard full || entry.judgedAt == sweep else { return .kept }
         if entry.touched <= idleThrough {
-            entries.remove(at: index)
+            entries.remove(at: probe)
             return .dropped
         }
         return .reached(touched: entry.touched)
@@ -179,8 +185,9 @@ extension StateTable: AnyStateTable where M.State: Codable, M.Event: Codable, M.
     /// ``judged(_:atSweep:)`` where `M` is known.
     @inlinable
     func judgedSpecialized(_ address: String, atSweep sweep: Int) {
-        guard let index = entries.index(forKey: address) else { return }
-        entries.values[index].judgedAt = sweep
+        let probe = entries.probe(address)
+        guard probe.found else { return }
+        entries[found: probe].judgedAt = sweep
     }
 }
 
