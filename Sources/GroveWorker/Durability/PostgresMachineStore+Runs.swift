@@ -41,13 +41,17 @@ extension PostgresMachineStore {
             END IF;
             IF cardinality(p_address) > 0 OR cardinality(p_j_address) > 0 OR cardinality(p_t_address) > 0 THEN
                 -- A machine adopted by another worker (handoff) is no longer this one's to write: its
-                -- row locked (in address order) and its owner read in one scan.
+                -- row locked (in address order) and its owner read in one scan. Joined to the
+                -- commit's addresses, each once: as `address = ANY(...)` the planner filtered every
+                -- row of the topology against the whole list, an entry per event (three quarters of
+                -- the server's time under load, docs/BENCHMARKS.md).
                 SELECT array_agg(l.address ORDER BY l.address COLLATE "C") FILTER (WHERE l.owner <> p_worker),
                        string_agg(l.address || ' (owned by ' || l.owner || ')', ', ' ORDER BY l.address COLLATE "C") FILTER (WHERE l.owner <> p_worker)
                     INTO refused, owners
                     FROM (SELECT m.address, m.owner FROM grove_machines m
-                          WHERE m.topology = p_topology AND m.address = ANY(p_address || p_j_address || p_t_address)
-                          ORDER BY m.address COLLATE "C" FOR SHARE) l;
+                          JOIN (SELECT DISTINCT u.a FROM unnest(p_address || p_j_address || p_t_address) AS u(a)) u
+                              ON m.topology = p_topology AND m.address = u.a
+                          ORDER BY m.address COLLATE "C" FOR SHARE OF m) l;
                 IF refused IS NOT NULL THEN
                     RAISE EXCEPTION 'worker % of topology % cannot write %', p_worker, p_topology, owners
                         USING ERRCODE = 'GR002', DETAIL = to_json(refused)::text;
