@@ -114,7 +114,14 @@
     @discardableResult
     @usableFromInline package mutating func remove(at probe: Probe) -> Value {
         precondition(probe.found, "a removal where the table holds nothing")
-        var hole = probe.index
+        return removeSlot(probe.index)
+    }
+
+    /// Takes out the address in slot `index`, which holds one; its value.
+    @inlinable
+    @discardableResult
+    mutating func removeSlot(_ index: Int) -> Value {
+        var hole = index
         let removed = slots[hole]!.value
         // Backward shift: each address after the hole, up to the next free slot, moves into it
         // unless its home slot lies after the hole (cyclically), where a lookup starts.
@@ -131,6 +138,34 @@
         slots[hole] = nil
         held -= 1
         return removed
+    }
+
+    /// How many slots the table has: where ``removeAll(fromSlot:slots:where:)`` walks.
+    @inlinable
+    @usableFromInline package var capacity: Int { slots.count }
+
+    /// Takes out each value `leaves` picks, walking at most `count` slots in order from slot
+    /// `start`: a sweep over the whole table, a part at a time, with no lookup by address.
+    /// - Returns: How many it took out, and the slot to go on from; nil once the walk is past
+    ///   the last. A removal moves later addresses back into the slot, which is read again;
+    ///   one that wraps past the end moves an address from the front, read a second time.
+    ///   Between two calls, a change may move an address not yet walked behind `start`: it is
+    ///   passed over by this walk.
+    @inlinable
+    @usableFromInline package mutating func removeAll(fromSlot start: Int, slots count: Int,
+                                                      where leaves: (Value) -> Bool) -> (removed: Int, next: Int?) {
+        var index = Swift.max(0, start)
+        let end = Swift.min(slots.count, index + Swift.max(1, count))
+        var removed = 0
+        while index < end {
+            if let value = slots[index]?.value, leaves(value) {
+                removeSlot(index)
+                removed += 1
+            } else {
+                index += 1
+            }
+        }
+        return (removed, index < slots.count ? index : nil)
     }
 
     /// The value of `address`; setting nil takes it out.

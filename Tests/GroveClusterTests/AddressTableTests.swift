@@ -66,6 +66,66 @@ struct AddressTableTests {
         #expect(table.count == 1 && table["counter/1"] == 1, "usable again once emptied")
     }
 
+    /// A sweep walks the table a part at a time (``AddressTable/removeAll(fromSlot:slots:where:)``):
+    /// with nothing changed between parts, it takes out exactly what it picks, whatever the
+    /// part's size (removals shift runs back, across the table's end too).
+    @Test(arguments: [1, 7, 1000, 100_000]) func aWalkInPartsTakesOutExactlyWhatItPicks(part: Int) {
+        var random = SeededRandom(seed: UInt64(part))
+        var table = AddressTable<Int>()
+        var model: [String: Int] = [:]
+        for index in 0..<3000 {
+            let value = Int.random(in: 0..<10, using: &random)
+            table["counter/\(index)"] = value
+            model["counter/\(index)"] = value
+        }
+        var next: Int? = 0
+        var removed = 0
+        while let start = next {
+            let walked = table.removeAll(fromSlot: start, slots: part) { $0 < 3 }
+            removed += walked.removed
+            next = walked.next
+        }
+        let kept = model.filter { $0.value >= 3 }
+        #expect(contents(of: table) == kept)
+        #expect(removed == model.count - kept.count)
+        #expect(kept.keys.allSatisfy { table.probe($0).found } && table.count == kept.count)
+    }
+
+    /// Between two parts of a walk the table changes (events add keys, take some out): what the
+    /// walk takes out is only what it picks, and the table answers for the rest as before.
+    @Test func aWalkInPartsBesideChangesTakesOutOnlyWhatItPicks() {
+        var random = SeededRandom(seed: 99)
+        var table = AddressTable<Int>()
+        var model: [String: Int] = [:]
+        var nextID = 0
+        func add() {
+            let address = "counter/\(nextID)"
+            // Even values stay, odd ones may be picked: the value is an id, unique.
+            table[address] = nextID
+            model[address] = nextID
+            nextID += 1
+        }
+        for _ in 0..<2000 { add() }
+        var picked: Set<Int> = []
+        var next: Int? = 0
+        while let start = next {
+            next = table.removeAll(fromSlot: start, slots: 50) { value in
+                guard value % 2 == 1 else { return false }
+                picked.insert(value)
+                return true
+            }.next
+            for _ in 0..<5 { add() }
+            if let gone = model.keys.randomElement(using: &random) {
+                table[gone] = nil
+                model[gone] = nil
+            }
+        }
+        for (address, value) in model where picked.contains(value) { model[address] = nil }
+        #expect(contents(of: table) == model)
+        #expect(model.keys.allSatisfy { table[$0] == model[$0] })
+        #expect(picked.allSatisfy { $0 % 2 == 1 })
+    }
+
     /// Swift compares strings canonically (`e` and a combining accent equal `é`), as a
     /// dictionary does (the coordinator refuses addresses not in NFC before they get here).
     @Test func itComparesAsSwiftStringsDo() {

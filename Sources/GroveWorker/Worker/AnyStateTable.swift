@@ -10,25 +10,22 @@ public import GroveWire
 /// runtime sees them: not generic, so that it holds one per machine.
 protocol AnyStateTable: AnyObject {
     /// Runs an event on the state of `event.address`: see ``TableOutcome``. With `fresh`,
-    /// an address with no entry starts one at the initial state, to be judged at sweep
-    /// `event.judgedAt` (the caller queues it there unless it needs a host); without, such an
-    /// address is ``TableOutcome/absent`` (it may be a host's).
+    /// an address with no entry starts one at the initial state; without, such an address is
+    /// ``TableOutcome/absent`` (it may be a host's).
     func run(_ event: TableEvent, fresh: Bool) -> TableOutcome
     /// The entry at `address` leaves the table for a host that starts at its state; nil when
     /// there is none.
     func take(_ address: String) -> (any TableHandover)?
     /// Puts back what ``take(_:)`` or a ``TableOutcome/needsHost(_:)`` took out, at the state
-    /// it was taken at, when no host could be made for it: reached at sweep `touched`, to be
-    /// judged at sweep `judgedAt`.
-    func putBack(_ address: String, _ start: any TableHandover, touched: Int, judgedAt: Int)
+    /// it was taken at, when no host could be made for it: reached at sweep `touched`.
+    func putBack(_ address: String, _ start: any TableHandover, touched: Int)
     /// The state at `address` as JSON for a `get` (redacted when it has secrets), or why it
     /// does not encode; nil when there is no entry.
     func state(at address: String) -> Result<[UInt8], WireError>?
-    /// Judges the entry at `address` in passivation sweep `sweep` (``Passivation``): dropped
-    /// when last reached at sweep `idleThrough` or before.
-    func judge(_ address: String, sweep: Int, full: Bool, idleThrough: Int) -> TableJudgement
-    /// The entry at `address` was queued again, for sweep `sweep`.
-    func judged(_ address: String, atSweep sweep: Int)
+    /// Walks on through the table for passivation sweep `sweep` (``Passivation``), at most
+    /// `slots` slots, from where this sweep's walk stopped (from the start at a new sweep):
+    /// each entry last reached at sweep `idleThrough` or before is dropped. How many were.
+    func sweep(_ sweep: Int, idleThrough: Int, slots: Int) -> Int
     /// Whether an instance of the machine may be a host (in the runtime's `instances`): set
     /// when one is made, never cleared. While false, an address with no entry is new.
     var mayHaveHosts: Bool { get set }
@@ -36,7 +33,7 @@ protocol AnyStateTable: AnyObject {
     func holds(_ address: String) -> Bool
     /// How many entries it holds: instances at rest in memory.
     var count: Int { get }
-    /// The addresses of its entries (a copy: for a rescan, a report, a watcher).
+    /// The addresses of its entries (a copy: for a report, a watcher).
     var addresses: [String] { get }
     /// Empties the table: the states that were in it, to start hosts from.
     func takeAll() -> [(address: String, start: any TableHandover)]
@@ -60,8 +57,6 @@ struct TableEvent {
     @usableFromInline let reply: StateReply?
     /// The passivation sweep under way: what the entry notes as its last message.
     @usableFromInline let sweep: Int
-    /// The sweep a new entry is queued to be judged at; -1 while no entry is to be made.
-    @usableFromInline var judgedAt: Int
     /// The worker's flight recorder: the event is noted before `update` runs, as a host notes
     /// it, so a crash in `update` is attributed to it.
     @usableFromInline let recorder: FlightRecorder?
@@ -71,28 +66,14 @@ struct TableEvent {
 @usableFromInline
 enum TableOutcome {
     /// Its transition returned no effect and was committed in the table; a sender that waits
-    /// was answered. `madeEntry`: the key was new, and its entry is to be queued for the sweep.
-    case ran(madeEntry: Bool)
+    /// was answered.
+    case ran
     /// It did not decode, or the machine refuses it: nothing ran. A key never seen is entered
-    /// at its initial state anyway (`madeEntry`), as a host is made for such an event.
-    case refused(WireError, madeEntry: Bool)
+    /// at its initial state anyway, as a host is made for such an event.
+    case refused(WireError)
     /// Its transition needs a host: the entry left the table, and a host made from `start`
     /// takes the transition over (``Hosted/takeOver(_:reply:)``).
     case needsHost(any TableHandover)
     /// No entry there, and it was not to start one: nothing ran.
     case absent
-}
-
-/// What a sweep did with one address (``AnyStateTable/judge(_:sweep:full:idleThrough:)``).
-@usableFromInline
-enum TableJudgement {
-    /// No entry there: the address is a host's, if anything's.
-    case absent
-    /// Kept: a stale entry of the sweep's queue (queued again since).
-    case kept
-    /// Kept, reached at sweep `touched`, since it was queued: to queue again
-    /// (``AnyStateTable/judged(_:atSweep:)``).
-    case reached(touched: Int)
-    /// Idle long enough: dropped, state and all, as a passivated non-durable host is.
-    case dropped
 }

@@ -13,7 +13,8 @@ public import GroveWire
 // (``MachineHost/takeOverNow(_:effect:after:answering:)``): `update` runs once either way.
 // Anything else that reaches such an instance (a read, a stop, a watcher, an idempotency key)
 // first moves it to a host (``WorkerRuntime/instance(for:spawning:)``), so the rest of the
-// worker sees hosts only. Passivation drops idle entries as it drops idle hosts.
+// worker sees hosts only. Passivation drops idle entries as it drops idle hosts, walking each
+// table in slot order instead of queueing each key.
 
 /// The resting states of the instances of one machine of type `M` (see the top of the file).
 ///
@@ -28,14 +29,11 @@ final class StateTable<M: Machine> {
         @usableFromInline var state: M.State
         /// The passivation sweep under way when a message last reached it.
         @usableFromInline var touched: Int
-        /// The sweep it is queued to be judged at: an entry of another sweep's queue is stale.
-        @usableFromInline var judgedAt: Int
 
         @inlinable
-        init(state: M.State, touched: Int, judgedAt: Int) {
+        init(state: M.State, touched: Int) {
             self.state = state
             self.touched = touched
-            self.judgedAt = judgedAt
         }
     }
 
@@ -55,8 +53,9 @@ final class StateTable<M: Machine> {
 
     /// Read and written per event, on the worker's loop only: `@exclusivity(unchecked)`, as the
     /// runtime's `instances` (each access paid a dynamic exclusivity check). An
-    /// ``AddressTable``: a fresh key is hashed once for its lookup, its entry, and the sweep's
-    /// judgement that drops it, where a dictionary hashed it four times and more.
+    /// ``AddressTable``: a fresh key is hashed once, for its lookup and its entry, and the
+    /// sweep walks the slots (``sweepSpecialized(_:idleThrough:slots:)``), where a dictionary
+    /// and a queue per key hashed it four times and more.
     @usableFromInline @exclusivity(unchecked) var entries = AddressTable<Entry>()
     /// Where a key never seen starts.
     @usableFromInline let initial: M.State
@@ -64,6 +63,10 @@ final class StateTable<M: Machine> {
     @usableFromInline let type: String
     @usableFromInline let path: HostedPath<M>
     var mayHaveHosts = false
+    /// The passivation sweep whose walk of the table is under way or done, the slot it goes
+    /// on from (nil: done), and the table's size when it began (a table that grew since is
+    /// walked again from the start).
+    @usableFromInline var walk: (sweep: Int, next: Int?, capacity: Int) = (-1, nil, 0)
 
     init(initial: M.State, type: String, path: HostedPath<M>) {
         self.initial = initial
@@ -86,12 +89,8 @@ extension StateTable: AnyStateTable where M.State: Codable, M.Event: Codable, M.
         path.stateTable.run(self, event, fresh)
     }
 
-    func judge(_ address: String, sweep: Int, full: Bool, idleThrough: Int) -> TableJudgement {
-        path.stateTable.judge(self, address, sweep, full, idleThrough)
-    }
-
-    func judged(_ address: String, atSweep sweep: Int) {
-        path.stateTable.judged(self, address, sweep)
+    func sweep(_ sweep: Int, idleThrough: Int, slots: Int) -> Int {
+        path.stateTable.sweep(self, sweep, idleThrough, slots)
     }
 
     func take(_ address: String) -> (any TableHandover)? {
@@ -101,9 +100,9 @@ extension StateTable: AnyStateTable where M.State: Codable, M.Event: Codable, M.
 
     func holds(_ address: String) -> Bool { entries.probe(address).found }
 
-    func putBack(_ address: String, _ start: any TableHandover, touched: Int, judgedAt: Int) {
+    func putBack(_ address: String, _ start: any TableHandover, touched: Int) {
         guard let start = start as? Start else { return }
-        entries[address] = Entry(state: start.state, touched: touched, judgedAt: judgedAt)
+        entries[address] = Entry(state: start.state, touched: touched)
     }
 
     func state(at address: String) -> Result<[UInt8], WireError>? {
@@ -142,9 +141,9 @@ extension StateTable: AnyStateTable where M.State: Codable, M.Event: Codable, M.
             if probe.found {
                 entries[found: probe].touched = event.sweep
             } else {
-                entries.insert(Entry(state: state, touched: event.sweep, judgedAt: event.judgedAt), for: event.address, at: probe)
+                entries.insert(Entry(state: state, touched: event.sweep), for: event.address, at: probe)
             }
-            return .refused(error, madeEntry: !probe.found)
+            return .refused(error)
         }
         var next = state
         let recorder = event.recorder
@@ -162,32 +161,25 @@ extension StateTable: AnyStateTable where M.State: Codable, M.Event: Codable, M.
             entries[found: probe].state = next
             entries[found: probe].touched = event.sweep
         } else {
-            entries.insert(Entry(state: next, touched: event.sweep, judgedAt: event.judgedAt), for: event.address, at: probe)
+            entries.insert(Entry(state: next, touched: event.sweep), for: event.address, at: probe)
         }
         if let reply = event.reply { HostedPath<M>.answer(reply, with: .success(next), redacting: path.redacts) }
-        return .ran(madeEntry: !probe.found)
+        return .ran
     }
 
-    /// ``judge(_:sweep:full:idleThrough:)`` where `M` is known.
+    /// ``sweep(_:idleThrough:slots:)`` where `M` is known: the table walked in slot order, a
+    /// part of at most `slots` slots per call, each entry last reached at sweep `idleThrough`
+    /// or before dropped. A fresh key is neither queued for the sweep nor looked up by it.
     @inlinable
-    func judgeSpecialized(_ address: String, sweep: Int, full: Bool, idleThrough: Int) -> TableJudgement {
-        let probe = entries.probe(address)
-        guard probe.found else { return .absent }
-        let entry = entries[found: probe]
-        guard full || entry.judgedAt == sweep else { return .kept }
-        if entry.touched <= idleThrough {
-            entries.remove(at: probe)
-            return .dropped
+    func sweepSpecialized(_ sweep: Int, idleThrough: Int, slots: Int) -> Int {
+        if walk.sweep != sweep || walk.capacity != entries.capacity {
+            walk = (sweep, 0, entries.capacity)
         }
-        return .reached(touched: entry.touched)
-    }
-
-    /// ``judged(_:atSweep:)`` where `M` is known.
-    @inlinable
-    func judgedSpecialized(_ address: String, atSweep sweep: Int) {
-        let probe = entries.probe(address)
-        guard probe.found else { return }
-        entries[found: probe].judgedAt = sweep
+        guard let start = walk.next else { return 0 }
+        let (dropped, next) = entries.removeAll(fromSlot: start, slots: slots) { $0.touched <= idleThrough }
+        walk.next = next
+        walk.capacity = entries.capacity
+        return dropped
     }
 }
 
@@ -196,16 +188,12 @@ extension StateTable: AnyStateTable where M.State: Codable, M.Event: Codable, M.
 @usableFromInline
 struct StateTablePath<M: Machine>: Sendable {
     @usableFromInline let run: @Sendable (StateTable<M>, TableEvent, Bool) -> TableOutcome
-    @usableFromInline let judge: @Sendable (StateTable<M>, String, Int, Bool, Int) -> TableJudgement
-    @usableFromInline let judged: @Sendable (StateTable<M>, String, Int) -> Void
+    @usableFromInline let sweep: @Sendable (StateTable<M>, Int, Int, Int) -> Int
 
     @inlinable
     init() where M.State: Codable, M.Event: Codable, M.Output: Encodable {
         run = { table, event, fresh in table.runSpecialized(event, fresh: fresh) }
-        judge = { table, address, sweep, full, idleThrough in
-            table.judgeSpecialized(address, sweep: sweep, full: full, idleThrough: idleThrough)
-        }
-        judged = { table, address, sweep in table.judgedSpecialized(address, atSweep: sweep) }
+        sweep = { table, sweep, idleThrough, slots in table.sweepSpecialized(sweep, idleThrough: idleThrough, slots: slots) }
     }
 }
 

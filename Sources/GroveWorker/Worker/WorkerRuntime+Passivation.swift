@@ -8,11 +8,17 @@ import GroveRuntime
 // wakes is `Passivation`'s (pure); this only carries it out.
 
 extension WorkerRuntime {
+    /// Slots of each state table walked per tick: a slot is read in order and judged by one
+    /// comparison, so a tick walks many more of them than the hosts it judges
+    /// (``Passivation/judgedPerTick``): a table of a million entries (two million slots) is walked
+    /// in eight ticks.
+    static let tableSlotsPerTick = 262_144
+
     /// A part of a sweep, at each tick while one is under way (``Passivation/toJudge``, at most
-    /// ``Passivation/judgedPerTick`` instances): each instance of a passivating machine that
-    /// the core judges idle long enough leaves memory, durable ones after a commit of what they
-    /// ran since the last (so their record is whole), with their timers' wake times kept in
-    /// the core.
+    /// ``Passivation/judgedPerTick`` hosts, and each state table's next ``tableSlotsPerTick``
+    /// slots): each instance of a passivating machine that the core judges idle long enough
+    /// leaves memory, durable ones after a commit of what they ran since the last (so their
+    /// record is whole), with their timers' wake times kept in the core.
     func passivateIdle(now: ContinuousClock.Instant) {
         guard core.passivation.period != nil else { return }
         var written = 0, dropped = 0
@@ -23,35 +29,20 @@ extension WorkerRuntime {
                 log.notice("\(line)")
             }
         }
-        let addresses = core.passivation.toJudge(now: now, live: Array(instances.keys) + tableAddresses)
+        let addresses = core.passivation.toJudge(now: now, live: Array(instances.keys))
+        let judging = core.passivation.judging
+        // Resting instances: each table walked in slot order, a part per tick, its idle
+        // entries dropped; they are not queued per key as hosts are.
+        for (machine, table) in stateTables {
+            if let idleThrough = judging.idleThrough(machine: machine) {
+                dropped += table.sweep(judging.sweep, idleThrough: idleThrough, slots: Self.tableSlotsPerTick)
+            }
+        }
         guard !addresses.isEmpty else { return }
         var leaving: [(address: String, instance: any HostedMachine, verdict: Passivation.Verdict)] = []
-        let judging = core.passivation.judging
         let full = core.passivation.walkIsFull
-        // The state table of the machine asked last, and its threshold
-        // (``Passivation/Judging/idleThrough(machine:)``): a sweep's addresses come in runs of
-        // one machine, and each was a lookup by its name.
-        var swept: (machine: String, table: any AnyStateTable, idleThrough: Int)?
         for address in addresses {
             let machine = MachineAddress.machine(of: address)
-            // A resting instance is judged in its table; dropped there when idle long enough.
-            if !stateTables.isEmpty, let table = swept?.machine == machine ? swept?.table : stateTables[machine] {
-                if swept?.machine != machine {
-                    swept = (machine, table, judging.idleThrough(machine: machine) ?? .min)
-                }
-                switch table.judge(address, sweep: judging.sweep, full: full, idleThrough: swept?.idleThrough ?? .min) {
-                case .absent:
-                    break
-                case .kept:
-                    continue
-                case .reached(let touched):
-                    if let at = core.passivation.queue(address, machine: machine, touched: touched) { table.judged(address, atSweep: at) }
-                    continue
-                case .dropped:
-                    dropped += 1
-                    continue
-                }
-            }
             // One a message ended, or that left, since the sweep began is not judged; nor an
             // entry the instance no longer stands for (it was queued again since, or made anew).
             guard let instance = instances[address], full || instance.judgedAtSweep == judging.sweep else { continue }

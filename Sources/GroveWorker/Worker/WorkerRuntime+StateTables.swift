@@ -67,13 +67,12 @@ extension WorkerRuntime {
         let noWait = flags.contains(.noWait)
         let sweep = core.passivation.sweep
         let reply = noWait ? nil : StateReply(link: link, correlation: correlation, address: address, binary: binary)
-        // Where a new entry is judged first: worked out before, so that the table calls nothing
-        // back. While the machine has had no host, a key with no entry is new, and the one
-        // call makes it; else the hosts are asked first.
+        // While the machine has had no host, a key with no entry is new, and the one call
+        // makes it; else the hosts are asked first. A new entry is not queued for passivation:
+        // the sweep walks the table (``AnyStateTable/sweep(_:idleThrough:slots:)``).
         let hostless = !table.mayHaveHosts
-        var judgedAt = hostless ? core.passivation.slot(machine: name, touched: sweep) ?? -1 : -1
-        var event = TableEvent(address: address, payload: payload, binary: binary, correlation: correlation, reply: reply,
-                               sweep: sweep, judgedAt: judgedAt, recorder: flightRecorder)
+        let event = TableEvent(address: address, payload: payload, binary: binary, correlation: correlation, reply: reply,
+                               sweep: sweep, recorder: flightRecorder)
         var outcome = table.run(event, fresh: hostless)
         if case .absent = outcome {
             if let existing = instances[address] {
@@ -81,18 +80,14 @@ extension WorkerRuntime {
                 deliver(payload, flags: flags, correlation: correlation, address: address, to: existing)
                 return true
             }
-            judgedAt = core.passivation.slot(machine: name, touched: sweep) ?? -1
-            event.judgedAt = judgedAt
             outcome = table.run(event, fresh: true)
         }
         switch outcome {
         case .absent:
             preconditionFailure("a state table made no entry for \(address) when told to")
-        case .ran(let madeEntry):
-            if madeEntry, judgedAt >= 0 { core.passivation.enqueue(address, at: judgedAt) }
+        case .ran:
             if noWait { link.send(.accepted, correlation: correlation, address: address) }
-        case .refused(let error, let madeEntry):
-            if madeEntry, judgedAt >= 0 { core.passivation.enqueue(address, at: judgedAt) }
+        case .refused(let error):
             link.send(WireMessage.error(error, correlation: correlation, address: address))
         case .needsHost(let start):
             let made: any HostedMachine
@@ -101,7 +96,7 @@ extension WorkerRuntime {
             } catch {
                 // Not committed: the entry stays where it was (a new key at its initial state,
                 // as for any refused event), and the event is refused.
-                putBack(address, start, in: table, machine: name)
+                table.putBack(address, start, touched: core.passivation.sweep)
                 link.send(WireMessage.error(error, correlation: correlation, address: address))
                 return true
             }
@@ -114,14 +109,6 @@ extension WorkerRuntime {
         return true
     }
 
-    /// Puts back in `table` the entry at `address` that `start` took out for a host that could
-    /// not be made, queued for the sweep as a new one is.
-    private func putBack(_ address: String, _ start: any TableHandover, in table: any AnyStateTable, machine: String) {
-        let sweep = core.passivation.sweep
-        let judgedAt = core.passivation.queue(address, machine: machine, touched: sweep) ?? -1
-        table.putBack(address, start, touched: sweep, judgedAt: judgedAt)
-    }
-
     /// The resting instance at `address` taken out of its table for a host, when it rests:
     /// what a request other than a plain event (a read, a stop, an idempotency key, a watcher)
     /// finds instead of a table entry.
@@ -132,7 +119,7 @@ extension WorkerRuntime {
         do {
             return try makeHost(fromTable: address, from: start)
         } catch {
-            putBack(address, start, in: table, machine: name)
+            table.putBack(address, start, touched: core.passivation.sweep)
             throw error
         }
     }
