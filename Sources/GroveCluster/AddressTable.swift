@@ -43,6 +43,8 @@
     @usableFromInline package var count: Int { held }
     /// 32 minus the table's log2 size: a tag shifted right by it is its home slot.
     @usableFromInline var shift: UInt32
+    /// The slot ``walk(slots:removing:)`` goes on from.
+    @usableFromInline var walkCursor = 0
 
     @inlinable
     @usableFromInline package init() {
@@ -72,7 +74,8 @@
     /// Where `address` is, or the free slot where it would go: the one hash of it.
     @inlinable
     @usableFromInline package func probe(_ address: String) -> Probe {
-        let tag = UInt32(truncatingIfNeeded: UInt64(bitPattern: Int64(address.hashValue)) >> 32)
+        // The top 32 bits of the hash, on any word size.
+        let tag = UInt32(truncatingIfNeeded: UInt(bitPattern: address.hashValue) >> (UInt.bitWidth - 32))
         let mask = slots.count - 1
         var index = Int(tag >> shift)
         // The tag read alone, and the address only when it matches: no copy of a slot.
@@ -86,7 +89,10 @@
     /// The value of the address `probe` found.
     @inlinable
     @usableFromInline package subscript(found probe: Probe) -> Value {
-        get { slots[probe.index]!.value }
+        get {
+            precondition(probe.found, "a value read where the table holds nothing")
+            return slots[probe.index]!.value
+        }
         _modify {
             precondition(probe.found, "a value read where the table holds nothing")
             yield &slots[probe.index]!.value
@@ -99,6 +105,7 @@
     @usableFromInline package mutating func insert(_ value: Value, for address: String, at probe: Probe) {
         precondition(!probe.found, "an address added where the table holds it already")
         var index = probe.index
+        precondition(slots[index] == nil, "a probe used after its table changed")
         if (count + 1) * 4 > slots.count * 3 {
             grow()
             let mask = slots.count - 1
@@ -130,6 +137,9 @@
         while let tag = slots[next]?.tag {
             let home = Int(tag >> shift)
             if (next - home) & mask >= (next - hole) & mask {
+                // An address the walk has still to reach, moved behind where it stands: the walk
+                // goes back for it.
+                if next >= walkCursor, hole < walkCursor { walkCursor = hole }
                 slots.swapAt(hole, next)
                 hole = next
             }
@@ -140,32 +150,33 @@
         return removed
     }
 
-    /// How many slots the table has: where ``removeAll(fromSlot:slots:where:)`` walks.
+    /// How many slots the table has: what ``walk(slots:removing:)`` goes round.
     @inlinable
     @usableFromInline package var capacity: Int { slots.count }
 
-    /// Takes out each value `leaves` picks, walking at most `count` slots in order from slot
-    /// `start`: a sweep over the whole table, a part at a time, with no lookup by address.
-    /// - Returns: How many it took out, and the slot to go on from; nil once the walk is past
-    ///   the last. A removal moves later addresses back into the slot, which is read again;
-    ///   one that wraps past the end moves an address from the front, read a second time.
-    ///   Between two calls, a change may move an address not yet walked behind `start`: it is
-    ///   passed over by this walk.
+    /// Walks on `count` slots (at most the table's size) from where the last walk stopped,
+    /// round the table, taking out each value `leaves` picks: a sweep a part at a time, with no
+    /// lookup by address. The walk reaches every address once per round, whatever changes
+    /// between two calls: an address a removal moves back behind the walk takes the walk back
+    /// to it (``removeSlot(_:)``), one added behind it is new, and a doubling starts the round
+    /// again. A removal moves later addresses back into the slot walked, which is read again.
+    /// - Returns: How many it took out, and how many slots it walked.
     @inlinable
-    @usableFromInline package mutating func removeAll(fromSlot start: Int, slots count: Int,
-                                                      where leaves: (Value) -> Bool) -> (removed: Int, next: Int?) {
-        var index = Swift.max(0, start)
-        let end = Swift.min(slots.count, index + Swift.max(1, count))
+    @usableFromInline package mutating func walk(slots count: Int, removing leaves: (Value) -> Bool) -> (removed: Int, walked: Int) {
+        let count = Swift.min(Swift.max(0, count), slots.count)
         var removed = 0
-        while index < end {
-            if let value = slots[index]?.value, leaves(value) {
-                removeSlot(index)
+        var walked = 0
+        while walked < count {
+            if walkCursor >= slots.count { walkCursor = 0 }
+            if slots[walkCursor] != nil, leaves(slots[walkCursor]!.value) {
+                removeSlot(walkCursor)
                 removed += 1
             } else {
-                index += 1
+                walkCursor += 1
+                walked += 1
             }
         }
-        return (removed, index < slots.count ? index : nil)
+        return (removed, walked)
     }
 
     /// The value of `address`; setting nil takes it out.
@@ -209,6 +220,7 @@
         precondition(size <= 1 << 31, "an address table of more than 2^31 slots")
         slots = Array(repeating: nil, count: size)
         shift -= 1
+        walkCursor = 0
         let mask = size - 1
         for case let slot? in old {
             var index = Int(slot.tag >> shift)

@@ -235,6 +235,30 @@ struct StateTableTests {
         #expect(Self.state(again[0]) == Self.total(1), "not durable: it starts afresh")
     }
 
+    /// A table larger than one sweep's ticks can walk goes on at the next sweep from where it
+    /// stopped, so every idle entry leaves: a walk that began again at the first slot at each
+    /// sweep reached only the part that fits, and the rest stayed for good.
+    @Test func aTableLargerThanOneSweepsWalkIsDroppedWhole() {
+        let machine = Welcome.HostedMachine(name: "probes", type: "TableProbe", keyed: true, passivateAfterMs: 200)
+        var passivation = Passivation()
+        var now = ContinuousClock.now
+        passivation.adopt([machine], now: now)
+        let table = StateTable<TableProbe>(initial: .init(), type: "TableProbe", path: HostedPath<TableProbe>())
+        for index in 0..<5_000 { table.entries["probes/\(index)"] = .init(state: .init(), touched: 0) }
+        // 8,192 slots, 512 walked per tick, two ticks per sweep: a sweep walks an eighth.
+        #expect(table.entries.capacity == 8_192)
+        var dropped = 0
+        for _ in 0..<100 {
+            now += .milliseconds(50)
+            _ = passivation.toJudge(now: now, live: [])
+            let judging = passivation.judging
+            if let idleThrough = judging.idleThrough(machine: "probes") {
+                dropped += table.sweep(judging.sweep, idleThrough: idleThrough, slots: 512).dropped
+            }
+        }
+        #expect(dropped == 5_000 && table.count == 0)
+    }
+
     @Test func withMetricsOnEveryInstanceIsAHost() throws {
         let cluster = InMemoryCluster(topology: Self.topology(metrics: true))
         let worker = try Self.worker(in: cluster)

@@ -23,9 +23,10 @@ protocol AnyStateTable: AnyObject {
     /// does not encode; nil when there is no entry.
     func state(at address: String) -> Result<[UInt8], WireError>?
     /// Walks on through the table for passivation sweep `sweep` (``Passivation``), at most
-    /// `slots` slots, from where this sweep's walk stopped (from the start at a new sweep):
-    /// each entry last reached at sweep `idleThrough` or before is dropped. How many were.
-    func sweep(_ sweep: Int, idleThrough: Int, slots: Int) -> Int
+    /// `slots` slots, round it from where the last part stopped, and at most once round per
+    /// sweep: each entry last reached at sweep `idleThrough` or before is dropped. How many
+    /// were, and how many slots it walked.
+    func sweep(_ sweep: Int, idleThrough: Int, slots: Int) -> (dropped: Int, walked: Int)
     /// Whether an instance of the machine may be a host (in the runtime's `instances`): set
     /// when one is made, never cleared. While false, an address with no entry is new.
     var mayHaveHosts: Bool { get set }

@@ -63,10 +63,9 @@ final class StateTable<M: Machine> {
     @usableFromInline let type: String
     @usableFromInline let path: HostedPath<M>
     var mayHaveHosts = false
-    /// The passivation sweep whose walk of the table is under way or done, the slot it goes
-    /// on from (nil: done), and the table's size when it began (a table that grew since is
-    /// walked again from the start).
-    @usableFromInline var walk: (sweep: Int, next: Int?, capacity: Int) = (-1, nil, 0)
+    /// The passivation sweep whose walk of the table is under way or done, and the slots walked
+    /// in it: one round of the table per sweep at most (``sweepSpecialized(_:idleThrough:slots:)``).
+    @usableFromInline var walk: (sweep: Int, walked: Int) = (-1, 0)
 
     init(initial: M.State, type: String, path: HostedPath<M>) {
         self.initial = initial
@@ -89,7 +88,7 @@ extension StateTable: AnyStateTable where M.State: Codable, M.Event: Codable, M.
         path.stateTable.run(self, event, fresh)
     }
 
-    func sweep(_ sweep: Int, idleThrough: Int, slots: Int) -> Int {
+    func sweep(_ sweep: Int, idleThrough: Int, slots: Int) -> (dropped: Int, walked: Int) {
         path.stateTable.sweep(self, sweep, idleThrough, slots)
     }
 
@@ -167,19 +166,20 @@ extension StateTable: AnyStateTable where M.State: Codable, M.Event: Codable, M.
         return .ran
     }
 
-    /// ``sweep(_:idleThrough:slots:)`` where `M` is known: the table walked in slot order, a
-    /// part of at most `slots` slots per call, each entry last reached at sweep `idleThrough`
-    /// or before dropped. A fresh key is neither queued for the sweep nor looked up by it.
+    /// ``sweep(_:idleThrough:slots:)`` where `M` is known: at most `slots` more slots of the
+    /// table walked, round it from where the last part stopped (``AddressTable/walk(slots:removing:)``),
+    /// each entry last reached at sweep `idleThrough` or before dropped; at most one round per
+    /// sweep. A table too large for one sweep's ticks goes on at the next from where it stopped,
+    /// so every entry is reached within a round. A fresh key is neither queued for the sweep
+    /// nor looked up by it.
     @inlinable
-    func sweepSpecialized(_ sweep: Int, idleThrough: Int, slots: Int) -> Int {
-        if walk.sweep != sweep || walk.capacity != entries.capacity {
-            walk = (sweep, 0, entries.capacity)
-        }
-        guard let start = walk.next else { return 0 }
-        let (dropped, next) = entries.removeAll(fromSlot: start, slots: slots) { $0.touched <= idleThrough }
-        walk.next = next
-        walk.capacity = entries.capacity
-        return dropped
+    func sweepSpecialized(_ sweep: Int, idleThrough: Int, slots: Int) -> (dropped: Int, walked: Int) {
+        if walk.sweep != sweep { walk = (sweep, 0) }
+        let budget = min(slots, entries.capacity - walk.walked)
+        guard budget > 0 else { return (0, 0) }
+        let (dropped, walked) = entries.walk(slots: budget) { $0.touched <= idleThrough }
+        walk.walked += walked
+        return (dropped, walked)
     }
 }
 
@@ -188,7 +188,7 @@ extension StateTable: AnyStateTable where M.State: Codable, M.Event: Codable, M.
 @usableFromInline
 struct StateTablePath<M: Machine>: Sendable {
     @usableFromInline let run: @Sendable (StateTable<M>, TableEvent, Bool) -> TableOutcome
-    @usableFromInline let sweep: @Sendable (StateTable<M>, Int, Int, Int) -> Int
+    @usableFromInline let sweep: @Sendable (StateTable<M>, Int, Int, Int) -> (dropped: Int, walked: Int)
 
     @inlinable
     init() where M.State: Codable, M.Event: Codable, M.Output: Encodable {

@@ -8,14 +8,15 @@ import GroveRuntime
 // wakes is `Passivation`'s (pure); this only carries it out.
 
 extension WorkerRuntime {
-    /// Slots of each state table walked per tick: a slot is read in order and judged by one
-    /// comparison, so a tick walks many more of them than the hosts it judges
-    /// (``Passivation/judgedPerTick``): a table of a million entries (two million slots) is walked
-    /// in eight ticks.
-    static let tableSlotsPerTick = 262_144
+    /// Slots of the state tables walked per tick, shared among them: a slot is read in order
+    /// and judged by one comparison, so a tick walks more of them than the hosts it judges
+    /// (``Passivation/judgedPerTick``), yet few enough that a tick that drops every entry it
+    /// walks (each removal shifts its run back) holds the loop for milliseconds, not tens: a
+    /// table of a million entries (two million slots) goes round in 32 ticks.
+    static let tableSlotsPerTick = 65_536
 
     /// A part of a sweep, at each tick while one is under way (``Passivation/toJudge``, at most
-    /// ``Passivation/judgedPerTick`` hosts, and each state table's next ``tableSlotsPerTick``
+    /// ``Passivation/judgedPerTick`` hosts, and the state tables' next ``tableSlotsPerTick``
     /// slots): each instance of a passivating machine that the core judges idle long enough
     /// leaves memory, durable ones after a commit of what they ran since the last (so their
     /// record is whole), with their timers' wake times kept in the core.
@@ -32,10 +33,17 @@ extension WorkerRuntime {
         let addresses = core.passivation.toJudge(now: now, live: Array(instances.keys))
         let judging = core.passivation.judging
         // Resting instances: each table walked in slot order, a part per tick, its idle
-        // entries dropped; they are not queued per key as hosts are.
-        for (machine, table) in stateTables {
-            if let idleThrough = judging.idleThrough(machine: machine) {
-                dropped += table.sweep(judging.sweep, idleThrough: idleThrough, slots: Self.tableSlotsPerTick)
+        // entries dropped; they are not queued per key as hosts are. What a table leaves of
+        // the tick's slots (its round for this sweep done) goes to the next, and each gets its
+        // equal part at least: a tick walks at most twice ``tableSlotsPerTick``.
+        if !stateTables.isEmpty {
+            var left = Self.tableSlotsPerTick
+            let share = max(1, Self.tableSlotsPerTick / stateTables.count)
+            for (machine, table) in stateTables {
+                guard let idleThrough = judging.idleThrough(machine: machine) else { continue }
+                let part = table.sweep(judging.sweep, idleThrough: idleThrough, slots: max(share, left))
+                dropped += part.dropped
+                left = max(0, left - part.walked)
             }
         }
         guard !addresses.isEmpty else { return }
